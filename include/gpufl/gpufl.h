@@ -1,0 +1,212 @@
+/*
+ * gpufl: a flight recorder for GPU workloads. Public C API.
+ *
+ * A program calls gpufl_init() once, marks the phases it cares about with
+ * scopes, and calls gpufl_shutdown() before it exits (a library destructor
+ * does it otherwise). Everything recorded goes to
+ *     <log_path>/<session_id>/{session.json,device.log,scope.log,system.log}
+ *
+ * Every function here may be called from any thread, before init, after
+ * shutdown and while disabled: such calls are cheap no-ops. The library never
+ * aborts, exits or writes to stdout; problems go to stderr (one line each,
+ * prefixed "gpufl:"), into the session's system.log and, for the call that
+ * failed, gpufl_last_error().
+ */
+#ifndef GPUFL_GPUFL_H
+#define GPUFL_GPUFL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GPUFL_STATIC_DEFINE)
+#define GPUFL_API
+#else
+#define GPUFL_API __attribute__((visibility("default")))
+#endif
+
+#define GPUFL_VERSION_MAJOR 0
+#define GPUFL_VERSION_MINOR 1
+#define GPUFL_VERSION_PATCH 0
+#define GPUFL_VERSION_STRING "0.1.0"
+
+/* Which GPU vendor to record. AUTO picks what the machine has and records
+ * host metrics and scopes when it has no GPU. Values are append-only. */
+typedef enum gpufl_backend {
+    GPUFL_BACKEND_AUTO = 0,
+    GPUFL_BACKEND_NVIDIA = 1,
+    GPUFL_BACKEND_AMD = 2,
+    GPUFL_BACKEND_NONE = 3
+} gpufl_backend;
+
+/* How much to record, cheapest first. MONITOR (NVML, host metrics, scopes)
+ * never loads CUPTI; every later engine loads the CUPTI plugin. */
+typedef enum gpufl_engine {
+    GPUFL_ENGINE_MONITOR = 0,
+    GPUFL_ENGINE_TRACE = 1,
+    GPUFL_ENGINE_PC_SAMPLING = 2,
+    GPUFL_ENGINE_SASS_METRICS = 3,
+    GPUFL_ENGINE_RANGE_PROFILER = 4,
+    GPUFL_ENGINE_DEEP = 5
+} gpufl_engine;
+
+/* Error codes returned by int-valued functions. Append-only. */
+typedef enum gpufl_err {
+    GPUFL_OK = 0,
+    GPUFL_EINVAL = -1,      /* a bad argument or option value */
+    GPUFL_ENOMEM = -2,      /* out of memory */
+    GPUFL_EIO = -3,         /* a file could not be read or written */
+    GPUFL_ESTATE = -4,      /* not valid in the current state (e.g. no session) */
+    GPUFL_ENOTFOUND = -5,   /* a file, library or session does not exist */
+    GPUFL_EUNSUPPORTED = -6,/* not available on this machine or build */
+    GPUFL_ECONFIG = -7      /* a config file or environment variable is invalid */
+} gpufl_err;
+
+/*
+ * Options. Always start from gpufl_options_init(), which fills in the
+ * defaults and struct_size; then set what you need. Strings are copied by
+ * gpufl_init(); NULL and "" both mean "use the default".
+ *
+ * Precedence, lowest first: built-in defaults, config_file (JSON), environment
+ * variables (GPUFL_<FIELD NAME IN CAPITALS>), fields set in code (a field set
+ * in code is one whose value differs from its default). GPUFL_DISABLED=1 and
+ * enabled=false win over everything. README.md has the full table.
+ *
+ * New fields are only ever appended; struct_size tells the library which
+ * fields the caller knows about.
+ */
+typedef struct gpufl_options {
+    size_t struct_size;              /* set by gpufl_options_init() */
+    const char *app_name;            /* "gpufl"; names the session */
+    const char *log_path;            /* "" = a directory named after app_name */
+    const char *backend_url;         /* collector server URL for uploads */
+    const char *api_key;             /* never written to any file */
+    const char *api_path;            /* "" = "/api/v1" */
+    bool remote_upload;              /* deprecated, no effect */
+    bool enable_stack_trace;         /* CPU stacks at launch and sync points */
+    bool enable_source_collection;   /* true: collect source for SASS views */
+    bool enable_external_correlation;/* true: framework correlation ids */
+    bool enable_synchronization;     /* true: record syncs (Trace and up) */
+    bool enable_memory_tracking;     /* record device allocations */
+    bool enable_cuda_graphs_tracking;/* record CUDA graph launches */
+    uint32_t system_sample_rate_ms;  /* host/GPU metric period; 0 = off */
+    uint32_t kernel_sample_rate_ms;  /* deprecated, no effect */
+    bool continuous_system_sampling; /* sample from init to shutdown, not
+                                        only inside scopes and system windows */
+    gpufl_backend backend;           /* AUTO */
+    gpufl_engine profiling_engine;   /* MONITOR */
+    const char *config_file;         /* JSON file of options, "" = none */
+    bool flush_logs_always;          /* fdatasync every write */
+    bool enable_debug_output;        /* debug lines on stderr */
+    bool enabled;                    /* true; false makes every call a no-op */
+    uint64_t log_rotate_bytes;       /* 64 MiB; rotate a log past this size */
+    uint64_t session_max_bytes;      /* 4 GiB; stop writing past this total */
+    uint64_t min_free_bytes;         /* 512 MiB; stop when the disk has less */
+    uint32_t ring_events;            /* 8192; per-thread ring capacity */
+    const char *device_plugin;       /* "" = libgpufl_cupti.so; for tests */
+} gpufl_options;
+
+/* Fills *opts with the defaults. */
+GPUFL_API void gpufl_options_init(gpufl_options *opts);
+
+/*
+ * Starts a session. opts may be NULL for all defaults. Returns true when a
+ * session is recording, when gpufl is disabled (nothing is started then), and
+ * when a session is already running (the new options are ignored, so a
+ * program run under `gpufl run` that also calls gpufl_init is recorded once).
+ * Returns false when the options, config file or environment are invalid or
+ * the log directory cannot be created; gpufl_last_error() says why and
+ * nothing is left running.
+ */
+GPUFL_API bool gpufl_init(const gpufl_options *opts);
+
+/* Ends the session: drains every event, closes the logs and finishes
+ * session.json. Harmless without a session. */
+GPUFL_API void gpufl_shutdown(void);
+
+/* True while a session is recording. */
+GPUFL_API bool gpufl_is_recording(void);
+
+/* The message for the last failed call on this thread, or "". */
+GPUFL_API const char *gpufl_last_error(void);
+
+/* Directory of the current or last session, or "" if there was none. */
+GPUFL_API const char *gpufl_session_dir(void);
+
+/* The library version, e.g. "0.1.0". */
+GPUFL_API const char *gpufl_version(void);
+
+/*
+ * Scopes mark logical phases ("epoch", "forward", "allreduce"). They nest per
+ * thread; each carries the thread id, its depth and its parent. The name is
+ * interned on first use, so a scope costs two timestamps and two ring writes.
+ *
+ * gpufl_scope_begin() returns a token for gpufl_scope_end(). Ending a scope
+ * also ends any scope opened inside it and still open (they are marked
+ * "implicit"); ending a token twice, or the 0 token returned while not
+ * recording, does nothing.
+ */
+typedef uint64_t gpufl_scope;
+GPUFL_API gpufl_scope gpufl_scope_begin(const char *name);
+GPUFL_API void gpufl_scope_end(gpufl_scope scope);
+
+/* Runs fn(arg) inside a scope called name. */
+GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *arg), void *arg);
+
+/*
+ * System metric windows. Without continuous_system_sampling, metrics are
+ * sampled only while some thread is inside a scope or between a start and
+ * the matching stop. Windows are counted per name (NULL = "system"); a stop
+ * without a matching start is ignored.
+ */
+GPUFL_API void gpufl_system_start(const char *name);
+GPUFL_API void gpufl_system_stop(const char *name);
+
+/*
+ * Writes a text summary of the current or last session to output_path (NULL
+ * or "" = <session dir>/summary.txt). Returns 0 or a negative gpufl_err.
+ */
+GPUFL_API int gpufl_generate_report(const char *output_path);
+
+/* ---- Scope macros ------------------------------------------------------
+ *
+ *   GFL_SCOPE("forward") { ... }   the block is the scope; leaving it by any
+ *                                   path (return, goto, break) ends it. Note
+ *                                   that break and continue inside the block
+ *                                   leave the block, not an enclosing loop.
+ *   GFL_SCOPED("step");            a scope that ends with the enclosing block.
+ */
+typedef struct gpufl__scope_guard {
+    gpufl_scope token;
+    int live;
+} gpufl__scope_guard;
+
+static inline void gpufl__scope_guard_end(gpufl__scope_guard *guard)
+{
+    gpufl_scope_end(guard->token);
+}
+
+#define GFL__CAT2(a, b) a##b
+#define GFL__CAT(a, b) GFL__CAT2(a, b)
+#define GFL__SCOPE_FOR(name, guard)                                                   \
+    for (gpufl__scope_guard guard __attribute__((cleanup(gpufl__scope_guard_end))) = \
+             {gpufl_scope_begin(name), 1};                                            \
+         guard.live; guard.live = 0)
+
+#define GFL_SCOPED(name)                                                      \
+    gpufl__scope_guard GFL__CAT(gfl__scoped_, __COUNTER__)                    \
+        __attribute__((cleanup(gpufl__scope_guard_end), unused)) = {gpufl_scope_begin(name), 1}
+
+#ifndef GFL_SCOPE
+#define GFL_SCOPE(name) GFL__SCOPE_FOR(name, GFL__CAT(gfl__scope_, __COUNTER__))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUFL_GPUFL_H */

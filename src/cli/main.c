@@ -1,0 +1,54 @@
+/*
+ * `gpufl` entry point: finds the subcommand and hands it its arguments.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "gpufl/gpufl.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *usage;
+} command;
+
+static const command commands[] = {
+    {"summary", gpufl_cmd_summary, "summary SESSION [--json]   what a session recorded, from its session.json"},
+    {"options", gpufl_cmd_options, "options [--markdown]       every option, its default and variable"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "gpufl %s: a flight recorder for GPU workloads\n\nusage: gpufl COMMAND [ARGS]\n\n",
+            gpufl_version());
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  gpufl %s\n", commands[i].usage);
+    fprintf(out, "  gpufl version                  the version\n"
+                 "  gpufl help                     this text\n\n"
+                 "SESSION is a session directory (<log_path>/<session id>) or its session.json.\n"
+                 "Exit codes: 0 success, 1 the input has a problem, 2 bad usage.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return GFL_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return GFL_EXIT_OK;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("gpufl %s\n", gpufl_version());
+        return GFL_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "gpufl: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return GFL_EXIT_USAGE;
+}

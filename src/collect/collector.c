@@ -1,0 +1,296 @@
+/*
+ * The collector thread (see collector.h).
+ */
+#include "collect/collector.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect/stats.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/session_json.h"
+#include "gpufl/gpufl.h"
+#include "ring/producer.h"
+
+#define BATCH_PER_PRODUCER 4096
+#define TICK_NS 100000000ull        /* write buffers out every 100 ms */
+#define CHECKPOINT_NS 2000000000ull /* rewrite session.json every 2 s */
+#define MIN_SLEEP_NS 1000000ull
+#define MAX_SLEEP_NS 10000000ull
+#define FINAL_PASSES 64
+
+struct gpufl__collector {
+    gpufl__collector_config cfg;
+    pthread_t thread;
+    pthread_mutex_t lock;  /* guards stats, stop and the sinks' status */
+    pthread_cond_t wake;
+    bool stop;
+    gpufl__stats stats;
+    uint64_t last_tick_ns, last_checkpoint_ns;
+    uint64_t checkpoint_failures;
+};
+
+/* ---- one event ---------------------------------------------------------- */
+
+static void deliver(gpufl__collector *c, const gfl_event *ev, uint64_t now)
+{
+    gpufl__stats_add(&c->stats, ev);
+    for (size_t i = 0; i < c->cfg.nsinks; i++)
+        (void)c->cfg.sinks[i].event(c->cfg.sinks[i].self, ev, now);
+}
+
+static void process(gpufl__collector *c, const gfl_event *ev, uint64_t now)
+{
+    if (ev->h.type == GFL_EV_NONE || ev->h.type >= GFL_EV_TYPE_COUNT) {
+        gpufl__stats_drop(&c->stats, GFL_DROP_BAD_EVENT, GFL_CHANNEL_DEVICE, 1);
+        return;
+    }
+    /* Left in a ring by a thread that raced the previous session's end. */
+    if (ev->h.ts < c->cfg.info->start_ns) {
+        gpufl__stats_drop(&c->stats, GFL_DROP_STALE, gpufl__event_channel(ev->h.type), 1);
+        return;
+    }
+    deliver(c, ev, now);
+}
+
+/* ---- losses ------------------------------------------------------------- */
+
+static void report_losses(gpufl__collector *c, gpufl__producer *p, uint64_t now)
+{
+    for (unsigned r = 0; r < GFL_DROP_REASON_COUNT; r++)
+        for (unsigned ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+            uint64_t total = gpufl__producer_lost(p, r, ch);
+            if (total == p->reported[r][ch])
+                continue;
+            gfl_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.h.type = GFL_EV_DROPPED;
+            ev.h.tid = gpufl__producer_tid(p);
+            ev.h.ts = now;
+            ev.u.dropped.count = total - p->reported[r][ch];
+            ev.u.dropped.total = total - p->base[r][ch];
+            ev.u.dropped.reason = (uint8_t)r;
+            ev.u.dropped.channel = (uint8_t)ch;
+            p->reported[r][ch] = total;
+            gpufl__stats_drop(&c->stats, r, ch, ev.u.dropped.count);
+            deliver(c, &ev, now);
+        }
+}
+
+/* Losses from before this session are not this session's: start counting
+ * from what every existing producer has lost so far. */
+static void baseline_producers(gpufl__collector *c)
+{
+    for (gpufl__producer *p = gpufl__producer_first(); p; p = p->next) {
+        for (unsigned r = 0; r < GFL_DROP_REASON_COUNT; r++)
+            for (unsigned ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+                p->reported[r][ch] = p->base[r][ch] = gpufl__producer_lost(p, r, ch);
+        p->collector_gen = c->cfg.session_gen;
+    }
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+/* Drains every ring once (up to a batch each). Returns the events handled. */
+static size_t drain_pass(gpufl__collector *c)
+{
+    size_t total = 0;
+    uint64_t now = gpufl__now_ns();
+    for (gpufl__producer *p = gpufl__producer_first(); p; p = p->next) {
+        if (p->collector_gen != c->cfg.session_gen) {
+            /* created during this session: everything it lost counts */
+            memset(p->reported, 0, sizeof p->reported);
+            memset(p->base, 0, sizeof p->base);
+            p->collector_gen = c->cfg.session_gen;
+        }
+        size_t budget = BATCH_PER_PRODUCER, n;
+        const gfl_event *ev;
+        while (budget && (ev = gpufl__ring_peek(&p->ring, budget, &n)) != NULL) {
+            for (size_t i = 0; i < n; i++)
+                process(c, &ev[i], now);
+            gpufl__ring_release(&p->ring, n);
+            budget -= n;
+            total += n;
+        }
+        report_losses(c, p, now);
+    }
+    return total;
+}
+
+static void sinks_status(gpufl__collector *c, gpufl__sink_status *out)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < c->cfg.nsinks; i++) {
+        gpufl__sink_status st;
+        c->cfg.sinks[i].status(c->cfg.sinks[i].self, &st);
+        out->bytes_written += st.bytes_written;
+        for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+            out->lost[ch] += st.lost[ch];
+        if (!out->stop_reason && st.stop_reason) {
+            out->stop_reason = st.stop_reason;
+            out->stop_detail = st.stop_detail;
+        }
+    }
+}
+
+/* Under c->lock. */
+static int build_summary(gpufl__collector *c, gpufl__summary *out, uint64_t end_ns, bool ended)
+{
+    gpufl__sink_status st;
+    sinks_status(c, &st);
+    return gpufl__summary_build(out, &c->stats, c->cfg.info, &st, end_ns, ended);
+}
+
+/* Under c->lock. */
+static void checkpoint(gpufl__collector *c, uint64_t now)
+{
+    gpufl__summary s;
+    c->last_checkpoint_ns = now;
+    if (build_summary(c, &s, now, false) != 0)
+        return;
+    if (gpufl__session_json_write(c->cfg.info, &s, NULL) != 0 && c->checkpoint_failures++ == 0)
+        gpufl__log(GFL_LOG_WARN, "cannot update %s/session.json: %s", c->cfg.info->dir,
+                   strerror(errno));
+    gpufl__summary_free(&s);
+}
+
+static void periodic(gpufl__collector *c, size_t handled)
+{
+    uint64_t now = gpufl__now_ns();
+    gpufl__clock_calibrate();
+    if ((c->cfg.durable && handled) || now - c->last_tick_ns >= TICK_NS) {
+        c->last_tick_ns = now;
+        for (size_t i = 0; i < c->cfg.nsinks; i++)
+            c->cfg.sinks[i].tick(c->cfg.sinks[i].self, now);
+    }
+    if (c->cfg.checkpoints && now - c->last_checkpoint_ns >= CHECKPOINT_NS)
+        checkpoint(c, now);
+}
+
+static void *collector_main(void *arg)
+{
+    gpufl__collector *c = arg;
+    uint64_t sleep_ns = MIN_SLEEP_NS;
+    pthread_mutex_lock(&c->lock);
+    while (!c->stop) {
+        size_t handled = drain_pass(c);
+        periodic(c, handled);
+        if (handled >= BATCH_PER_PRODUCER)
+            continue; /* more is waiting: no sleep */
+        sleep_ns = handled ? MIN_SLEEP_NS : (sleep_ns * 2 > MAX_SLEEP_NS ? MAX_SLEEP_NS : sleep_ns * 2);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += (long)sleep_ns;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        /* the lock is released while sleeping, so snapshots get in */
+        (void)pthread_cond_timedwait(&c->wake, &c->lock, &until);
+    }
+    /* Final drain: producers have stopped, but a thread that passed the
+     * "recording?" check just before shutdown may still add a few events. */
+    for (int i = 0; i < FINAL_PASSES && drain_pass(c) > 0; i++)
+        ;
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err,
+                           size_t err_len)
+{
+    gpufl__collector *c = calloc(1, sizeof *c);
+    int rc = GPUFL_ENOMEM;
+    if (!c) {
+        snprintf(err, err_len, "out of memory starting the collector");
+        goto fail;
+    }
+    c->cfg = *cfg;
+    gpufl__stats_init(&c->stats);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&c->lock, NULL);
+    c->last_tick_ns = c->last_checkpoint_ns = gpufl__now_ns();
+    baseline_producers(c);
+
+    /* The thread blocks every signal: the program's handlers must run on the
+     * program's threads, never on ours. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256u << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int perr = pthread_create(&c->thread, &attr, collector_main, c);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (perr != 0) {
+        snprintf(err, err_len, "cannot start the collector thread: %s", strerror(perr));
+        rc = GPUFL_ENOMEM;
+        pthread_mutex_destroy(&c->lock);
+        pthread_cond_destroy(&c->wake);
+        goto fail;
+    }
+    pthread_setname_np(c->thread, "gpufl-collect");
+    *out = c;
+    return 0;
+fail:
+    for (size_t i = 0; i < cfg->nsinks; i++) {
+        gpufl__session_end end = {gpufl__now_ns(), gpufl__wall_ns()};
+        cfg->sinks[i].close(cfg->sinks[i].self, &end);
+    }
+    if (c)
+        gpufl__stats_free(&c->stats);
+    free(c);
+    return rc;
+}
+
+void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, gpufl__summary *final)
+{
+    pthread_mutex_lock(&c->lock);
+    c->stop = true;
+    pthread_cond_signal(&c->wake);
+    pthread_mutex_unlock(&c->lock);
+    pthread_join(c->thread, NULL);
+
+    /* Write the buffers out first, so the summary counts every byte. */
+    for (size_t i = 0; i < c->cfg.nsinks; i++)
+        c->cfg.sinks[i].tick(c->cfg.sinks[i].self, end->end_ns);
+    gpufl__summary s;
+    bool have = build_summary(c, &s, end->end_ns, true) == 0;
+    for (size_t i = 0; i < c->cfg.nsinks; i++)
+        c->cfg.sinks[i].close(c->cfg.sinks[i].self, end);
+    if (have) {
+        if (gpufl__session_json_write(c->cfg.info, &s, end) != 0)
+            gpufl__log(GFL_LOG_WARN, "cannot write %s/session.json: %s", c->cfg.info->dir,
+                       strerror(errno));
+        if (final)
+            *final = s;
+        else
+            gpufl__summary_free(&s);
+    } else if (final) {
+        memset(final, 0, sizeof *final);
+    }
+    gpufl__stats_free(&c->stats);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->wake);
+    free(c);
+}
+
+int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
+{
+    pthread_mutex_lock(&c->lock);
+    int rc = build_summary(c, out, gpufl__now_ns(), false);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}

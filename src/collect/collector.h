@@ -1,0 +1,51 @@
+/*
+ * The collector: one thread per session that drains every producer's ring,
+ * keeps the session's aggregates, reports losses as "dropped" events, feeds
+ * the sinks and checkpoints session.json.
+ *
+ * It polls (producers never wake it, since that would be a system call on
+ * their path): 1 ms while events flow, backing off to 10 ms when idle. At
+ * the default ring of 8192 events a thread can burst at ~800 000 events/s
+ * through the longest sleep without loss; sustained, the collector writes
+ * several million events a second (bench/RESULTS.md).
+ */
+#ifndef GPUFL_COLLECT_COLLECTOR_H
+#define GPUFL_COLLECT_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/sink.h"
+#include "collect/summary.h"
+#include "core/session_info.h"
+
+#define GFL_COLLECTOR_MAX_SINKS 4
+
+typedef struct gpufl__collector gpufl__collector;
+
+typedef struct gpufl__collector_config {
+    const gpufl__session_info *info;
+    gpufl__sink sinks[GFL_COLLECTOR_MAX_SINKS]; /* owned by the collector from start */
+    size_t nsinks;
+    bool durable;          /* write out after every pass (flush_logs_always) */
+    uint32_t session_gen;
+    bool checkpoints;      /* rewrite session.json every couple of seconds */
+} gpufl__collector_config;
+
+/* Starts the thread. Returns 0, or a negative gpufl_err with a message in
+ * err; on failure the sinks are closed. */
+int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err,
+                           size_t err_len) __attribute__((warn_unused_result));
+
+/* Drains everything still queued, closes the sinks, writes the final
+ * session.json, joins the thread and frees the collector. If final is not
+ * NULL it receives the final summary (free with gpufl__summary_free). */
+void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end,
+                           gpufl__summary *final);
+
+/* A summary of the session so far; any thread. 0 or GPUFL_ENOMEM. */
+int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
+    __attribute__((warn_unused_result));
+
+#endif /* GPUFL_COLLECT_COLLECTOR_H */

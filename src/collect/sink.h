@@ -1,0 +1,34 @@
+/*
+ * Where the collector sends events: NDJSON logs today, the .gflt trace and
+ * the in-memory flight window later. Every sink implements the same few
+ * functions; the collector calls them from its own thread only.
+ */
+#ifndef GPUFL_COLLECT_SINK_H
+#define GPUFL_COLLECT_SINK_H
+
+#include <stdint.h>
+
+#include "core/event.h"
+#include "core/session_info.h"
+
+typedef struct gpufl__sink_status {
+    uint64_t bytes_written;
+    uint64_t lost[GFL_CHANNEL_COUNT]; /* events accepted but never stored */
+    const char *stop_reason;          /* NULL while writing */
+    const char *stop_detail;
+} gpufl__sink_status;
+
+typedef struct gpufl__sink {
+    const char *name;
+    void *self;
+    /* Stores one event. Returns 0, or GPUFL_EIO when the sink has stopped
+     * writing (the sink counts the loss in its status). */
+    int (*event)(void *self, const gfl_event *ev, uint64_t now_ns);
+    /* Periodic: write buffers out (durable when the session asks). */
+    void (*tick)(void *self, uint64_t now_ns);
+    void (*status)(void *self, gpufl__sink_status *out);
+    /* Writes the end of the session and frees the sink. */
+    void (*close)(void *self, const gpufl__session_end *end);
+} gpufl__sink;
+
+#endif /* GPUFL_COLLECT_SINK_H */

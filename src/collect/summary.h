@@ -1,0 +1,55 @@
+/*
+ * A session summary: a self-contained snapshot (names as text, not ids) of
+ * the collector's aggregates plus the session's identity. The collector
+ * makes one for each session.json checkpoint and at the end; the CLI reads
+ * it back from session.json; renderers print it.
+ */
+#ifndef GPUFL_COLLECT_SUMMARY_H
+#define GPUFL_COLLECT_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collect/sink.h"
+#include "collect/stats.h"
+#include "core/session_info.h"
+
+#define GFL_SUMMARY_MAX_NAMES 200
+
+typedef struct gpufl__summary_name {
+    char *name;
+    uint64_t count, total_ns, min_ns, max_ns;
+} gpufl__summary_name;
+
+typedef struct gpufl__summary {
+    char *session_id, *app_name, *host, *dir;
+    char *status; /* "running" (a checkpoint) or "ended" */
+    int pid;
+    uint64_t start_ns, start_wall_ns;
+    uint64_t end_ns; /* the end, or the time of the checkpoint */
+    uint64_t events[GFL_EV_TYPE_COUNT];
+    uint64_t dropped[GFL_DROP_REASON_COUNT]; /* summed over channels */
+    uint64_t bytes_written;
+    char *stop_reason, *stop_detail; /* NULL while logs are being written */
+    uint64_t intern_overflows;
+    gpufl__host_stats host_stats;
+    gpufl__device_stats dev[GFL_STATS_MAX_DEVICES];
+    uint32_t ndev;
+    gpufl__copy_stats copies[GFL_COPY_KIND_COUNT];
+    uint64_t kernel_total_ns;
+    gpufl__summary_name *scopes; /* by total time, longest first */
+    uint32_t nscopes;
+    gpufl__summary_name *kernels;
+    uint32_t nkernels;
+} gpufl__summary;
+
+/* Builds a summary. Returns 0, or GPUFL_ENOMEM with *out empty. */
+int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
+                         const gpufl__session_info *info, const gpufl__sink_status *sinks,
+                         uint64_t end_ns, bool ended) __attribute__((warn_unused_result));
+
+void gpufl__summary_free(gpufl__summary *s);
+
+uint64_t gpufl__summary_dropped_total(const gpufl__summary *s);
+
+#endif /* GPUFL_COLLECT_SUMMARY_H */

@@ -1,0 +1,319 @@
+/*
+ * The event model: every record that crosses a ring is one fixed-size
+ * gfl_event of 128 bytes (two cache lines), a 16-byte header and a payload
+ * selected by the type tag. Names never travel: they are interned to 32-bit
+ * ids (intern.h) and the writers turn ids back into text.
+ *
+ * The largest payload (a kernel: timings, launch geometry, resources and
+ * attribution) sets the size; smaller events waste the rest, which is the
+ * price of a ring with no variable-length bookkeeping. Fields only ever get
+ * appended to a payload, never reordered.
+ *
+ * This header is shared with the device plugins (CUPTI, synthetic), which are
+ * separate shared objects: it must stay plain C with fixed-width fields.
+ */
+#ifndef GPUFL_CORE_EVENT_H
+#define GPUFL_CORE_EVENT_H
+
+#include <stdint.h>
+
+/* Append-only: the numbers are written into .gflt traces. */
+typedef enum gfl_event_type {
+    GFL_EV_NONE = 0,
+    GFL_EV_SCOPE_BEGIN = 1,
+    GFL_EV_SCOPE_END = 2,
+    GFL_EV_SYSTEM_START = 3,
+    GFL_EV_SYSTEM_STOP = 4,
+    GFL_EV_HOST_METRICS = 5,
+    GFL_EV_DEVICE_METRICS = 6,
+    GFL_EV_KERNEL = 7,
+    GFL_EV_MEMCPY = 8,
+    GFL_EV_MEMSET = 9,
+    GFL_EV_SYNC = 10,
+    GFL_EV_MEM_ALLOC = 11,
+    GFL_EV_MEM_FREE = 12,
+    GFL_EV_DROPPED = 13,
+    GFL_EV_LOG = 14,
+    GFL_EV_TYPE_COUNT
+} gfl_event_type;
+
+/* Which log file an event goes to (DESIGN §6). */
+typedef enum gfl_channel {
+    GFL_CHANNEL_DEVICE = 0,
+    GFL_CHANNEL_SCOPE = 1,
+    GFL_CHANNEL_SYSTEM = 2,
+    GFL_CHANNEL_COUNT
+} gfl_channel;
+
+/* Why events were lost; counted separately and written as "dropped" events. */
+typedef enum gfl_drop_reason {
+    GFL_DROP_RING_FULL = 0,      /* the producer's ring was full */
+    GFL_DROP_DISK_LIMIT = 1,     /* writing stopped: disk cap, free-space floor, I/O error */
+    GFL_DROP_STALE = 2,          /* timestamp before the session started */
+    GFL_DROP_SCOPE_DEPTH = 3,    /* scope nesting deeper than GFL_SCOPE_MAX_DEPTH */
+    GFL_DROP_INTERN_FULL = 4,    /* the string table reached its cap */
+    GFL_DROP_BAD_EVENT = 5,      /* malformed event from a plugin */
+    GFL_DROP_REASON_COUNT
+} gfl_drop_reason;
+
+#define GFL_EVENT_SIZE 128
+
+typedef struct gfl_event_header {
+    uint8_t type;     /* gfl_event_type */
+    uint8_t flags;    /* per-type GFL_F_* bits */
+    uint16_t device;  /* device index, 0 for host events */
+    uint32_t tid;     /* OS thread id of the producer or launcher */
+    uint64_t ts;      /* ns, CLOCK_MONOTONIC; start time for intervals */
+} gfl_event_header;
+
+#define GFL_F_SCOPE_IMPLICIT 0x01 /* scope end: closed because its parent ended */
+
+typedef struct gfl_scope_payload {
+    uint64_t id;        /* unique in the session */
+    uint64_t parent_id; /* 0 at the outermost level */
+    uint64_t begin_ts;  /* on end events: when the scope began */
+    uint32_t name;      /* string id */
+    uint16_t depth;     /* 0 = outermost */
+} gfl_scope_payload;
+
+typedef struct gfl_system_window_payload {
+    uint32_t name;
+    uint32_t open_windows; /* windows open after this event */
+} gfl_system_window_payload;
+
+/* Validity bits for host metrics: a field whose bit is clear was unavailable. */
+enum {
+    GFL_HOST_PROC_CPU = 1u << 0,
+    GFL_HOST_SYS_CPU = 1u << 1,
+    GFL_HOST_RAM = 1u << 2,
+    GFL_HOST_RSS = 1u << 3,
+};
+
+typedef struct gfl_host_metrics_payload {
+    uint32_t valid;             /* GFL_HOST_* */
+    uint32_t cpu_count;         /* online CPUs */
+    uint32_t proc_cpu_pct_x100; /* process CPU, % of one CPU, ×100 */
+    uint32_t sys_cpu_pct_x100;  /* whole machine, % of all CPUs, ×100 */
+    uint64_t ram_used_bytes;    /* MemTotal - MemAvailable */
+    uint64_t ram_total_bytes;
+    uint64_t proc_rss_bytes;
+} gfl_host_metrics_payload;
+
+/* Validity bits for device metrics (NVML): absent, never a fake zero. */
+enum {
+    GFL_DEV_GPU_UTIL = 1u << 0,
+    GFL_DEV_MEM_UTIL = 1u << 1,
+    GFL_DEV_MEM = 1u << 2,
+    GFL_DEV_TEMP = 1u << 3,
+    GFL_DEV_MEM_TEMP = 1u << 4,
+    GFL_DEV_POWER = 1u << 5,
+    GFL_DEV_POWER_LIMIT = 1u << 6,
+    GFL_DEV_ENERGY = 1u << 7,
+    GFL_DEV_CLOCKS = 1u << 8,
+    GFL_DEV_THROTTLE = 1u << 9,
+    GFL_DEV_PCIE = 1u << 10,
+    GFL_DEV_FAN = 1u << 11,
+    GFL_DEV_ECC = 1u << 12,
+    GFL_DEV_PROC_MEM = 1u << 13,
+};
+
+typedef struct gfl_device_metrics_payload {
+    uint32_t valid;             /* GFL_DEV_* */
+    uint8_t gpu_util_pct;
+    uint8_t mem_util_pct;
+    uint8_t fan_pct;
+    uint8_t reserved0;
+    uint64_t mem_used_bytes;
+    uint64_t mem_total_bytes;
+    uint64_t proc_mem_bytes;    /* used by the observed process */
+    uint64_t energy_mj;         /* since driver load, millijoules */
+    uint64_t throttle_reasons;  /* NVML clocks-event reason bits */
+    uint64_t ecc_corrected;
+    uint64_t ecc_uncorrected;
+    uint32_t power_mw;
+    uint32_t power_limit_mw;
+    uint32_t sm_clock_mhz;
+    uint32_t mem_clock_mhz;
+    uint32_t gfx_clock_mhz;
+    uint32_t pcie_rx_kbps;
+    uint32_t pcie_tx_kbps;
+    int16_t temp_c;
+    int16_t mem_temp_c;
+} gfl_device_metrics_payload;
+
+/* What caps a kernel's theoretical occupancy. */
+typedef enum gfl_occupancy_limiter {
+    GFL_LIMIT_UNKNOWN = 0,
+    GFL_LIMIT_WARPS = 1,         /* threads per SM */
+    GFL_LIMIT_REGISTERS = 2,
+    GFL_LIMIT_SHARED_MEMORY = 3,
+    GFL_LIMIT_BLOCKS = 4,        /* blocks per SM */
+    GFL_LIMIT_COUNT
+} gfl_occupancy_limiter;
+
+typedef struct gfl_kernel_payload {
+    uint64_t end_ts;
+    uint64_t scope_id;     /* innermost scope of the launching thread */
+    uint64_t external_id;  /* framework correlation id, 0 = none */
+    uint32_t name;         /* demangled name, string id */
+    uint32_t mangled_name; /* string id, 0 = same as name */
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation;
+    uint32_t grid[3];
+    uint16_t block[3];
+    uint16_t registers;    /* per thread */
+    uint32_t static_smem;  /* bytes */
+    uint32_t dynamic_smem; /* bytes */
+    uint32_t local_mem;    /* bytes per thread */
+    uint32_t stack_id;     /* 0 = none */
+    uint16_t occupancy_x10000; /* theoretical, 0..10000 */
+    uint8_t limiter;       /* what limits occupancy, gfl_occupancy_limiter */
+    uint8_t reserved0;
+} gfl_kernel_payload;
+
+/* Memory kinds for copies and allocations (CUPTI numbering is mapped). */
+typedef enum gfl_mem_kind {
+    GFL_MEM_UNKNOWN = 0,
+    GFL_MEM_PAGEABLE = 1,
+    GFL_MEM_PINNED = 2,
+    GFL_MEM_DEVICE = 3,
+    GFL_MEM_ARRAY = 4,
+    GFL_MEM_MANAGED = 5,
+    GFL_MEM_DEVICE_STATIC = 6,
+    GFL_MEM_MANAGED_STATIC = 7,
+    GFL_MEM_KIND_COUNT
+} gfl_mem_kind;
+
+typedef enum gfl_copy_kind {
+    GFL_COPY_UNKNOWN = 0,
+    GFL_COPY_HTOD = 1,
+    GFL_COPY_DTOH = 2,
+    GFL_COPY_DTOD = 3,
+    GFL_COPY_HTOH = 4,
+    GFL_COPY_PTOP = 5,
+    GFL_COPY_KIND_COUNT
+} gfl_copy_kind;
+
+typedef struct gfl_memcpy_payload {
+    uint64_t end_ts;
+    uint64_t bytes;
+    uint64_t scope_id;
+    uint64_t external_id;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation;
+    uint32_t stack_id;
+    uint8_t copy_kind;   /* gfl_copy_kind */
+    uint8_t src_kind;    /* gfl_mem_kind */
+    uint8_t dst_kind;    /* gfl_mem_kind */
+    uint8_t reserved0;
+    uint16_t dst_device; /* peer copies */
+} gfl_memcpy_payload;
+
+typedef struct gfl_memset_payload {
+    uint64_t end_ts;
+    uint64_t bytes;
+    uint64_t scope_id;
+    uint64_t external_id;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation;
+    uint32_t value;
+    uint8_t mem_kind;
+} gfl_memset_payload;
+
+typedef enum gfl_sync_kind {
+    GFL_SYNC_UNKNOWN = 0,
+    GFL_SYNC_EVENT = 1,
+    GFL_SYNC_STREAM_WAIT_EVENT = 2,
+    GFL_SYNC_STREAM = 3,
+    GFL_SYNC_CONTEXT = 4,
+    GFL_SYNC_KIND_COUNT
+} gfl_sync_kind;
+
+typedef struct gfl_sync_payload {
+    uint64_t end_ts;
+    uint64_t scope_id;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation;
+    uint32_t stack_id;
+    uint8_t sync_kind; /* gfl_sync_kind */
+} gfl_sync_payload;
+
+typedef struct gfl_mem_payload {
+    uint64_t address;
+    uint64_t bytes;
+    uint64_t scope_id;
+    uint32_t context;
+    uint32_t stream;
+    uint32_t correlation;
+    uint32_t stack_id;
+    uint8_t mem_kind; /* gfl_mem_kind */
+} gfl_mem_payload;
+
+typedef struct gfl_dropped_payload {
+    uint64_t count;   /* lost since the previous dropped event of this source */
+    uint64_t total;   /* lost by this source in the session so far */
+    uint8_t reason;   /* gfl_drop_reason */
+    uint8_t channel;  /* gfl_channel the lost events belonged to */
+} gfl_dropped_payload;
+
+enum { GFL_LOG_DEBUG = 0, GFL_LOG_INFO = 1, GFL_LOG_WARN = 2, GFL_LOG_ERROR = 3 };
+
+typedef struct gfl_log_payload {
+    uint32_t message; /* string id */
+    uint8_t level;    /* GFL_LOG_* */
+} gfl_log_payload;
+
+typedef struct gfl_event {
+    gfl_event_header h;
+    union {
+        gfl_scope_payload scope;
+        gfl_system_window_payload window;
+        gfl_host_metrics_payload host;
+        gfl_device_metrics_payload dev;
+        gfl_kernel_payload kernel;
+        gfl_memcpy_payload memcpy;
+        gfl_memset_payload memset;
+        gfl_sync_payload sync;
+        gfl_mem_payload mem;
+        gfl_dropped_payload dropped;
+        gfl_log_payload log;
+        uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
+    } u;
+} __attribute__((aligned(64))) gfl_event;
+
+_Static_assert(sizeof(gfl_event_header) == 16, "event header must stay 16 bytes");
+_Static_assert(sizeof(gfl_event) == GFL_EVENT_SIZE, "events are fixed at 128 bytes");
+
+/* The channel each type is written to. */
+static inline gfl_channel gpufl__event_channel(uint8_t type)
+{
+    switch (type) {
+    case GFL_EV_SCOPE_BEGIN:
+    case GFL_EV_SCOPE_END:
+        return GFL_CHANNEL_SCOPE;
+    case GFL_EV_SYSTEM_START:
+    case GFL_EV_SYSTEM_STOP:
+    case GFL_EV_HOST_METRICS:
+    case GFL_EV_DEVICE_METRICS:
+    case GFL_EV_LOG:
+        return GFL_CHANNEL_SYSTEM;
+    default:
+        return GFL_CHANNEL_DEVICE;
+    }
+}
+
+/* Names used in NDJSON "type" fields and in docs/FORMAT.md. */
+const char *gpufl__event_type_name(uint8_t type);
+const char *gpufl__channel_name(uint8_t channel);
+const char *gpufl__drop_reason_name(uint8_t reason);
+const char *gpufl__copy_kind_name(uint8_t kind);
+const char *gpufl__mem_kind_name(uint8_t kind);
+const char *gpufl__sync_kind_name(uint8_t kind);
+const char *gpufl__limiter_name(uint8_t limiter);
+const char *gpufl__log_level_name(uint8_t level);
+
+#endif /* GPUFL_CORE_EVENT_H */

@@ -1,0 +1,120 @@
+/*
+ * JSON config files: an object whose keys are option names, e.g.
+ *     {"app_name": "trainer", "system_sample_rate_ms": 50,
+ *      "profiling_engine": "trace", "session_max_bytes": "2GiB"}
+ * Every problem (unreadable file, bad JSON, unknown key, wrong type, value
+ * out of range) is an error naming the file and, where there is one, the key.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/options.h"
+
+static const char *json_kind(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number with a fraction";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+/* Converts one JSON value to the text form that gpufl__option_set_text
+ * parses, so files, variables and flags share one parser. */
+static int value_text(const gpufl__option_desc *d, const json_t *v, char *buf, size_t len,
+                      const char **text, char *why, size_t why_len)
+{
+    switch (d->kind) {
+    case GFL_OPT_BOOL:
+        if (!json_is_boolean(v))
+            break;
+        *text = json_is_true(v) ? "true" : "false";
+        return 0;
+    case GFL_OPT_U32:
+    case GFL_OPT_BYTES:
+        if (json_is_integer(v)) {
+            if (json_integer_value(v) < 0) {
+                snprintf(why, why_len, "must not be negative");
+                return GPUFL_ECONFIG;
+            }
+            snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+            *text = buf;
+            return 0;
+        }
+        if (d->kind == GFL_OPT_BYTES && json_is_string(v)) {
+            *text = json_string_value(v);
+            return 0;
+        }
+        break;
+    case GFL_OPT_STRING:
+    case GFL_OPT_BACKEND:
+    case GFL_OPT_ENGINE:
+        if (!json_is_string(v))
+            break;
+        *text = json_string_value(v);
+        return 0;
+    }
+    static const char *const expected[] = {
+        [GFL_OPT_STRING] = "a string",     [GFL_OPT_BOOL] = "true or false",
+        [GFL_OPT_U32] = "an integer",      [GFL_OPT_BYTES] = "an integer or a size string",
+        [GFL_OPT_BACKEND] = "a string",    [GFL_OPT_ENGINE] = "a string",
+    };
+    snprintf(why, why_len, "must be %s, not %s", expected[d->kind], json_kind(v));
+    return GPUFL_ECONFIG;
+}
+
+int gpufl__config_apply_file(gpufl__config *c, const char *path, char *err, size_t err_len)
+{
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root) {
+        if (jerr.line < 1)
+            snprintf(err, err_len, "config file '%s': cannot read it: %s", path, jerr.text);
+        else
+            snprintf(err, err_len, "config file '%s': line %d, column %d: %s", path, jerr.line,
+                     jerr.column, jerr.text);
+        return jerr.line < 1 ? GPUFL_ENOTFOUND : GPUFL_ECONFIG;
+    }
+    int rc = 0;
+    if (!json_is_object(root)) {
+        snprintf(err, err_len, "config file '%s': must hold a JSON object of options, not %s", path,
+                 json_kind(root));
+        rc = GPUFL_ECONFIG;
+        goto out;
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(root, key, value)
+    {
+        const gpufl__option_desc *d = gpufl__option_find(key);
+        char why[256], num[32];
+        const char *text = NULL;
+        if (!d) {
+            snprintf(err, err_len, "config file '%s': unknown option \"%s\" (README.md lists them)",
+                     path, key);
+            rc = GPUFL_ECONFIG;
+            goto out;
+        }
+        if (strcmp(key, "config_file") == 0) {
+            snprintf(err, err_len, "config file '%s': \"config_file\" cannot be set from a config file",
+                     path);
+            rc = GPUFL_ECONFIG;
+            goto out;
+        }
+        if ((rc = value_text(d, value, num, sizeof num, &text, why, sizeof why)) != 0 ||
+            (rc = gpufl__option_set_text(c, d, text, why, sizeof why)) != 0) {
+            snprintf(err, err_len, "config file '%s': option \"%s\" %s", path, key, why);
+            goto out;
+        }
+    }
+out:
+    json_decref(root);
+    return rc;
+}

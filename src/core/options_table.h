@@ -1,0 +1,84 @@
+/*
+ * The one table of options. Defaults, config-file keys, environment
+ * variables, validation and the README table (`gpufl options --markdown`) all
+ * come from here, so they cannot disagree.
+ *
+ * X(field, kind, default, default shown in docs, environment variable,
+ *   minimum, maximum, description)
+ *
+ * kind: STRING, BOOL, U32 (plain integer), BYTES (u64, "64MiB" accepted),
+ * BACKEND, ENGINE. Minimum and maximum apply to the integer kinds.
+ */
+#ifndef GPUFL_CORE_OPTIONS_TABLE_H
+#define GPUFL_CORE_OPTIONS_TABLE_H
+
+#define GFL_KiB 1024ull
+#define GFL_MiB (1024ull * GFL_KiB)
+#define GFL_GiB (1024ull * GFL_MiB)
+
+#define GPUFL_OPTION_TABLE(X)                                                                     \
+    X(app_name, STRING, "gpufl", "`gpufl`", "GPUFL_APP_NAME", 0, 0,                               \
+      "Name of the program; names the session and, when `log_path` is empty, the log directory.") \
+    X(log_path, STRING, "", "`\"\"`", "GPUFL_LOG_PATH", 0, 0,                                     \
+      "Directory that holds the session directories. Empty: a directory named after `app_name` "  \
+      "in the working directory.")                                                                \
+    X(backend_url, STRING, "", "`\"\"`", "GPUFL_BACKEND_URL", 0, 0,                               \
+      "URL of a gpufl server that sessions can be uploaded to.")                                  \
+    X(api_key, STRING, "", "`\"\"`", "GPUFL_API_KEY", 0, 0,                                       \
+      "Key for `backend_url`. Never written to any file.")                                        \
+    X(api_path, STRING, "", "`\"\"` (= `/api/v1`)", "GPUFL_API_PATH", 0, 0,                       \
+      "Path of the upload API under `backend_url`.")                                              \
+    X(remote_upload, BOOL, false, "`false`", "GPUFL_REMOTE_UPLOAD", 0, 0,                         \
+      "Deprecated: accepted, logs one warning, has no effect.")                                   \
+    X(enable_stack_trace, BOOL, false, "`false`", "GPUFL_ENABLE_STACK_TRACE", 0, 0,               \
+      "Capture the CPU call stack at kernel launches and syncs (Trace engine and up).")           \
+    X(enable_source_collection, BOOL, true, "`true`", "GPUFL_ENABLE_SOURCE_COLLECTION", 0, 0,     \
+      "Collect CUDA source and SASS for the PC-sampling and SASS views.")                         \
+    X(enable_external_correlation, BOOL, true, "`true`", "GPUFL_ENABLE_EXTERNAL_CORRELATION", 0,  \
+      0, "Record the correlation ids frameworks push (PyTorch ops to their kernels).")            \
+    X(enable_synchronization, BOOL, true, "`true`", "GPUFL_ENABLE_SYNCHRONIZATION", 0, 0,         \
+      "Record stream, event and context synchronization (Trace engine and up).")                  \
+    X(enable_memory_tracking, BOOL, false, "`false`", "GPUFL_ENABLE_MEMORY_TRACKING", 0, 0,       \
+      "Record device memory allocations and frees.")                                              \
+    X(enable_cuda_graphs_tracking, BOOL, false, "`false`", "GPUFL_ENABLE_CUDA_GRAPHS_TRACKING",   \
+      0, 0, "Record CUDA graph launches and the kernels they run.")                               \
+    X(system_sample_rate_ms, U32, 0, "`0` (off)", "GPUFL_SYSTEM_SAMPLE_RATE_MS", 0, 3600000,      \
+      "Period of host and GPU metric sampling, ms. 0 turns sampling off.")                        \
+    X(kernel_sample_rate_ms, U32, 0, "`0`", "GPUFL_KERNEL_SAMPLE_RATE_MS", 0, 3600000,            \
+      "Deprecated: accepted, has no effect.")                                                     \
+    X(continuous_system_sampling, BOOL, false, "`false`", "GPUFL_CONTINUOUS_SYSTEM_SAMPLING", 0,  \
+      0,                                                                                          \
+      "Sample from init to shutdown. Otherwise sample only while some thread is inside a scope "  \
+      "or between `gpufl_system_start` and `gpufl_system_stop`.")                                \
+    X(backend, BACKEND, GPUFL_BACKEND_AUTO, "`auto`", "GPUFL_BACKEND", 0, 0,                      \
+      "GPU vendor: `auto`, `nvidia`, `amd` or `none`. `auto` records host metrics and scopes "    \
+      "when there is no GPU.")                                                                    \
+    X(profiling_engine, ENGINE, GPUFL_ENGINE_MONITOR, "`monitor`", "GPUFL_PROFILING_ENGINE", 0,   \
+      0,                                                                                          \
+      "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace`, "      \
+      "`pc_sampling`, `sass_metrics`, `range_profiler`, `deep`.")                                 \
+    X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
+      "JSON file whose keys are these option names; applied over the defaults and under the "    \
+      "environment.")                                                                             \
+    X(flush_logs_always, BOOL, false, "`false`", "GPUFL_FLUSH_LOGS_ALWAYS", 0, 0,                 \
+      "Make every write durable at once (fdatasync), at the cost of disk bandwidth.")             \
+    X(enable_debug_output, BOOL, false, "`false`", "GPUFL_ENABLE_DEBUG_OUTPUT", 0, 0,             \
+      "Write debug lines to stderr.")                                                             \
+    X(enabled, BOOL, true, "`true`", "GPUFL_DISABLED", 0, 0,                                      \
+      "`false` makes `gpufl_init` return at once: no thread, no file, no vendor library. "        \
+      "`GPUFL_DISABLED=1` (or true/yes/on) does the same and wins over everything.")              \
+    X(log_rotate_bytes, BYTES, 64 * GFL_MiB, "`64MiB`", "GPUFL_LOG_ROTATE_BYTES", 64 * GFL_KiB,   \
+      GFL_GiB * 1024, "Rotate a log file once it reaches this size.")                             \
+    X(session_max_bytes, BYTES, 4 * GFL_GiB, "`4GiB`", "GPUFL_SESSION_MAX_BYTES", GFL_MiB,        \
+      GFL_GiB * 1024 * 1024,                                                                      \
+      "Stop writing once the session's logs reach this total; the reason is recorded.")           \
+    X(min_free_bytes, BYTES, 512 * GFL_MiB, "`512MiB`", "GPUFL_MIN_FREE_BYTES", 0,                \
+      GFL_GiB * 1024 * 1024,                                                                      \
+      "Stop writing when the log file system has less free space than this.")                     \
+    X(ring_events, U32, 8192, "`8192`", "GPUFL_RING_EVENTS", 16, 1u << 24,                        \
+      "Events each recording thread can queue before new ones are dropped (and counted).")       \
+    X(device_plugin, STRING, "", "`\"\"`", "GPUFL_DEVICE_PLUGIN", 0, 0,                           \
+      "Device plugin to load for engines above `monitor`. Empty: `libgpufl_cupti.so` beside "     \
+      "libgpufl. Tests point it at the synthetic backend.")
+
+#endif /* GPUFL_CORE_OPTIONS_TABLE_H */

@@ -1,0 +1,162 @@
+/*
+ * Device plugin loading and the host functions handed to it (see plugin.h
+ * and plugin_api.h).
+ */
+#include "core/plugin.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/intern.h"
+#include "core/log.h"
+#include "core/plugin_api.h"
+#include "core/session.h"
+#include "ring/producer.h"
+
+#define DEFAULT_PLUGIN "libgpufl_cupti.so"
+
+static const gpufl_plugin *running;
+static gpufl_plugin_host host;
+
+/* ---- host functions ------------------------------------------------------ */
+
+static bool is_interval(uint8_t type)
+{
+    return type == GFL_EV_KERNEL || type == GFL_EV_MEMCPY || type == GFL_EV_MEMSET ||
+           type == GFL_EV_SYNC;
+}
+
+/* End times sit at the same offset in every interval payload. */
+static uint64_t end_of(const gfl_event *ev) { return ev->u.kernel.end_ts; }
+_Static_assert(offsetof(gfl_memcpy_payload, end_ts) == 0 && offsetof(gfl_memset_payload, end_ts) == 0 &&
+                   offsetof(gfl_sync_payload, end_ts) == 0 && offsetof(gfl_kernel_payload, end_ts) == 0,
+               "interval payloads start with end_ts");
+
+static int host_push(const gfl_event *ev)
+{
+    if (!gpufl__is_recording())
+        return -1;
+    gpufl__producer *p = gpufl__producer_self();
+    if (!p)
+        return -1;
+    unsigned ch = gpufl__event_channel(ev->h.type);
+    /* A record with no start, or one that ends before it starts, is a
+     * broken record (CUPTI emits some on context teardown): never written. */
+    if (ev->h.type == GFL_EV_NONE || ev->h.type >= GFL_EV_TYPE_COUNT || ev->h.ts == 0 ||
+        (is_interval(ev->h.type) && end_of(ev) < ev->h.ts)) {
+        gpufl__producer_count_lost(p, GFL_DROP_BAD_EVENT, ch, 1);
+        return -1;
+    }
+    gfl_event *slot = gpufl__ring_reserve(&p->ring, ch);
+    if (!slot)
+        return -1;
+    *slot = *ev;
+    if (!slot->h.tid)
+        slot->h.tid = gpufl__producer_tid(p);
+    gpufl__ring_commit(&p->ring);
+    return 0;
+}
+
+static uint64_t host_current_scope(void)
+{
+    gpufl__producer *p = gpufl__tls_producer;
+    if (!p || !p->depth || p->scope_gen != gpufl__session_generation())
+        return 0;
+    return p->stack[p->depth - 1].id;
+}
+
+static void host_count_lost(uint8_t reason, uint8_t channel, uint64_t n)
+{
+    gpufl__producer *p = gpufl__producer_self();
+    if (p && reason < GFL_DROP_REASON_COUNT && channel < GFL_CHANNEL_COUNT)
+        gpufl__producer_count_lost(p, reason, channel, n);
+}
+
+static void host_log(int level, const char *message) { gpufl__log(level, "%s", message); }
+
+static uint64_t host_now(void) { return gpufl__now_ns(); }
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* The CUPTI plugin is installed beside libgpufl; find it there first. */
+static void default_path(char *buf, size_t len)
+{
+    Dl_info info;
+    if (dladdr((void *)gpufl__plugin_start, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        snprintf(buf, len, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, DEFAULT_PLUGIN);
+        if (access(buf, R_OK) == 0)
+            return;
+    }
+    snprintf(buf, len, "%s", DEFAULT_PLUGIN);
+}
+
+bool gpufl__plugin_start(const gpufl__session_info *info)
+{
+    const gpufl_options *o = &info->config->o;
+    if (o->profiling_engine == GPUFL_ENGINE_MONITOR || o->backend == GPUFL_BACKEND_NONE)
+        return false;
+    const char *engine = gpufl__engine_name(o->profiling_engine);
+    if (o->backend == GPUFL_BACKEND_AMD) {
+        gpufl__log(GFL_LOG_WARN,
+                   "engine %s: the AMD backend is not part of this build; recording as monitor "
+                   "(host metrics and scopes)",
+                   engine);
+        return false;
+    }
+    char path[4096];
+    if (o->device_plugin[0])
+        snprintf(path, sizeof path, "%s", o->device_plugin);
+    else
+        default_path(path, sizeof path);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        gpufl__log(GFL_LOG_WARN, "engine %s needs the device plugin, which could not be loaded (%s); "
+                                 "recording as monitor",
+                   engine, dlerror());
+        return false;
+    }
+    gpufl_plugin_entry_fn entry = (gpufl_plugin_entry_fn)dlsym(lib, GPUFL_PLUGIN_ENTRY);
+    const gpufl_plugin *plugin = entry ? entry() : NULL;
+    if (!plugin || plugin->abi != GPUFL_PLUGIN_ABI || plugin->size < sizeof *plugin) {
+        gpufl__log(GFL_LOG_WARN, "%s is not a gpufl plugin of ABI %d; recording as monitor", path,
+                   GPUFL_PLUGIN_ABI);
+        return false;
+    }
+    host = (gpufl_plugin_host){
+        .size = sizeof host,
+        .abi = GPUFL_PLUGIN_ABI,
+        .options = o,
+        .session_dir = info->dir,
+        .session_start_ns = info->start_ns,
+        .now_ns = host_now,
+        .intern = gpufl__intern_n,
+        .push = host_push,
+        .current_scope = host_current_scope,
+        .count_lost = host_count_lost,
+        .log = host_log,
+    };
+    char err[512] = "";
+    int rc = plugin->start(&host, err, sizeof err);
+    if (rc != 0) {
+        gpufl__log(GFL_LOG_WARN, "device plugin %s could not start (%s); recording as monitor",
+                   plugin->name, err[0] ? err : "no reason given");
+        return false;
+    }
+    gpufl__log(GFL_LOG_DEBUG, "device plugin %s started from %s", plugin->name, path);
+    running = plugin;
+    return true;
+}
+
+void gpufl__plugin_stop(void)
+{
+    if (!running)
+        return;
+    running->stop();
+    running = NULL;
+}
+
+const char *gpufl__plugin_name(void) { return running ? running->name : NULL; }

@@ -1,0 +1,57 @@
+/*
+ * The interface between libgpufl and a device plugin: libgpufl_cupti.so
+ * (Trace engine and up) and libgpufl_synthetic.so (the test backend) are
+ * separate shared objects that the core dlopen()s, so everything crosses
+ * here as plain C: a table of core functions handed to the plugin, and a
+ * table of plugin functions it returns. Both carry their size and an ABI
+ * number and only ever grow at the end.
+ *
+ * Threads: push(), intern(), now_ns() and current_scope() may be called from
+ * any thread, concurrently (CUDA 13 delivers activity buffers on several
+ * threads). push() copies the event into the calling thread's own ring: it
+ * never blocks, and a full ring drops and counts.
+ */
+#ifndef GPUFL_CORE_PLUGIN_API_H
+#define GPUFL_CORE_PLUGIN_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/event.h"
+#include "gpufl/gpufl.h"
+
+#define GPUFL_PLUGIN_ABI 1
+#define GPUFL_PLUGIN_ENTRY "gpufl_plugin_entry"
+
+typedef struct gpufl_plugin_host {
+    uint32_t size;
+    uint32_t abi;
+    const gpufl_options *options; /* resolved options of the session */
+    const char *session_dir;
+    uint64_t session_start_ns;
+    uint64_t (*now_ns)(void);     /* the session timebase, for CUPTI's timestamp callback */
+    uint32_t (*intern)(const char *s, size_t n);
+    /* 0, or -1 when the event was dropped (ring full, malformed, not recording) */
+    int (*push)(const gfl_event *ev);
+    /* innermost open scope of the calling thread, 0 = none */
+    uint64_t (*current_scope)(void);
+    /* counts n events the plugin itself lost (e.g. CUPTI's own drops) */
+    void (*count_lost)(uint8_t reason, uint8_t channel, uint64_t n);
+    void (*log)(int level, const char *message);
+} gpufl_plugin_host;
+
+typedef struct gpufl_plugin {
+    uint32_t size;
+    uint32_t abi;
+    const char *name;
+    /* Returns 0, or a negative gpufl_err with the reason in err. */
+    int (*start)(const gpufl_plugin_host *host, char *err, size_t err_len);
+    /* Pushes everything buffered so far. */
+    void (*flush)(void);
+    /* Flushes, then stops; no push() after it returns. */
+    void (*stop)(void);
+} gpufl_plugin;
+
+typedef const gpufl_plugin *(*gpufl_plugin_entry_fn)(void);
+
+#endif /* GPUFL_CORE_PLUGIN_API_H */

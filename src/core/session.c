@@ -1,0 +1,375 @@
+/*
+ * gpufl_init / gpufl_shutdown and the session they bracket.
+ *
+ * Init and shutdown serialize on one lock; nothing on a producer path takes
+ * it. A session owns its resolved options, its directory, the collector, and
+ * (when asked for) the sampler and the device plugin. Producers never touch
+ * session memory, only the process-wide rings and string table, which is why
+ * a thread racing gpufl_shutdown() is safe.
+ *
+ * fork(): the child inherits no thread, so it does not continue the parent's
+ * session; it may start its own with gpufl_init().
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend/host/host_metrics.h"
+#include "collect/collector.h"
+#include "collect/summary.h"
+#include "core/clock.h"
+#include "core/intern.h"
+#include "core/log.h"
+#include "core/options.h"
+#include "core/os.h"
+#include "core/plugin.h"
+#include "core/sampler.h"
+#include "core/session.h"
+#include "core/session_json.h"
+#include "core/system_window.h"
+#include "gpufl/gpufl.h"
+#include "present/summary_text.h"
+#include "ring/producer.h"
+#include "sink/ndjson_sink.h"
+
+_Atomic bool gpufl__recording_flag;
+_Atomic uint32_t gpufl__session_gen;
+
+typedef struct session {
+    gpufl__config config;
+    gpufl__session_info info;
+    gpufl__collector *collector;
+    pid_t pid;
+} session;
+
+static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t process_once = PTHREAD_ONCE_INIT;
+static session *current;
+static char last_dir[4096];
+static gpufl__summary last_summary;
+static bool have_last_summary;
+
+void gpufl__scope_thread_exit(gpufl__producer *p);
+void gpufl__sampler_forget_after_fork(void);
+
+/* ---- process-wide setup ------------------------------------------------ */
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lifecycle);
+    gpufl__intern_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    gpufl__intern_fork_parent();
+    pthread_mutex_unlock(&lifecycle);
+}
+
+static void fork_child(void)
+{
+    gpufl__intern_fork_child();
+    atomic_store_explicit(&gpufl__recording_flag, false, memory_order_relaxed);
+    gpufl__log_set_recording(false);
+    gpufl__sampler_forget_after_fork();
+    /* The parent's session lives on in the parent; the child keeps no
+     * pointer to it (its threads do not exist here). */
+    current = NULL;
+    pthread_mutex_init(&lifecycle, NULL);
+}
+
+static void process_setup(void)
+{
+    gpufl__producer_exit_hook = gpufl__scope_thread_exit;
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* ---- session identity and directory ----------------------------------- */
+
+/* Letters, digits, '.', '_' and '-' only; never empty, never starting with
+ * '.', at most 64 characters: safe as a file name anywhere. */
+static void sanitize_component(const char *in, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = in; *p && n + 1 < len && n < 64; p++) {
+        char c = *p;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        out[n++] = ok ? c : '_';
+    }
+    out[n] = '\0';
+    if (n == 0)
+        snprintf(out, len, "gpufl");
+    else if (out[0] == '.')
+        out[0] = '_';
+}
+
+static unsigned random16(void)
+{
+    unsigned short r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
+        return r;
+    return (unsigned)(gpufl__mono_ns() ^ (uint64_t)getpid() * 2654435761u) & 0xffff;
+}
+
+/* Creates <log_path>/<app>-<date>-<time>-<pid>-<random> (exclusively, so
+ * two processes never share one). Returns 0 or -1 with a message in err. */
+static int make_session_dir(session *s, char *err, size_t err_len)
+{
+    const gpufl_options *o = &s->config.o;
+    char app[80], root[PATH_MAX];
+    sanitize_component(o->app_name, app, sizeof app);
+    snprintf(root, sizeof root, "%s", o->log_path[0] ? o->log_path : app);
+    if (gpufl__mkdir_p(root) != 0) {
+        snprintf(err, err_len, "cannot create the log directory '%s': %s", root, strerror(errno));
+        return -1;
+    }
+    time_t secs = (time_t)(s->info.start_wall_ns / 1000000000ull);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    for (int attempt = 0; attempt < 16; attempt++) {
+        snprintf(s->info.id, sizeof s->info.id, "%s-%s-%d-%04x", app, stamp, (int)s->pid, random16());
+        char dir[PATH_MAX + 200];
+        snprintf(dir, sizeof dir, "%s/%s", root, s->info.id);
+        if (gpufl__os->mkdir(dir, 0755) == 0) {
+            char *real = realpath(dir, NULL);
+            int n = snprintf(s->info.dir, sizeof s->info.dir, "%s", real ? real : dir);
+            free(real);
+            if (n >= (int)sizeof s->info.dir) {
+                snprintf(err, err_len, "the session directory path is too long: '%s'", dir);
+                return -1;
+            }
+            return 0;
+        }
+        if (errno != EEXIST) {
+            snprintf(err, err_len, "cannot create the session directory '%s': %s", dir, strerror(errno));
+            return -1;
+        }
+    }
+    snprintf(err, err_len, "cannot find a free session directory name under '%s'", root);
+    return -1;
+}
+
+/* ---- starting and stopping the parts ------------------------------------ */
+
+static int start_collector(session *s, char *err, size_t err_len)
+{
+    gpufl__collector_config cc = {
+        .info = &s->info,
+        .durable = s->config.o.flush_logs_always,
+        .session_gen = gpufl__session_generation(),
+        .checkpoints = true,
+    };
+    int rc = gpufl__ndjson_sink_open(&cc.sinks[0], &s->info, err, err_len);
+    if (rc != 0)
+        return rc;
+    cc.nsinks = 1;
+    return gpufl__collector_start(&s->collector, &cc, err, err_len);
+}
+
+static void start_sampler(session *s)
+{
+    const gpufl_options *o = &s->config.o;
+    if (o->system_sample_rate_ms == 0)
+        return;
+    gpufl__host_metrics *host;
+    if (gpufl__host_metrics_open(&host, "/proc") != 0) {
+        gpufl__log(GFL_LOG_WARN, "system sampling is off: out of memory");
+        return;
+    }
+    gpufl__metric_source sources[1] = {gpufl__host_metrics_source(host)};
+    char err[256];
+    if (gpufl__sampler_start(o->system_sample_rate_ms, o->continuous_system_sampling, sources, 1,
+                             err, sizeof err) != 0)
+        gpufl__log(GFL_LOG_WARN, "system sampling is off: %s", err);
+}
+
+static void warn_deprecated(const gpufl_options *o)
+{
+    if (o->remote_upload)
+        gpufl__log(GFL_LOG_WARN, "remote_upload is deprecated and has no effect");
+    if (o->kernel_sample_rate_ms)
+        gpufl__log(GFL_LOG_WARN, "kernel_sample_rate_ms is deprecated and has no effect");
+}
+
+/* Everything of s that was started; s is freed. Under the lifecycle lock. */
+static void end_session(session *s)
+{
+    gpufl__plugin_stop();
+    gpufl__sampler_stop();
+    gpufl__session_end end = {gpufl__now_ns(), gpufl__wall_ns()};
+    /* release: producers that see false stop; in-flight events are drained */
+    atomic_store_explicit(&gpufl__recording_flag, false, memory_order_release);
+    if (s->collector) {
+        if (have_last_summary)
+            gpufl__summary_free(&last_summary);
+        gpufl__collector_stop(s->collector, &end, &last_summary);
+        have_last_summary = last_summary.session_id != NULL;
+    }
+    gpufl__log_set_recording(false);
+    gpufl__system_windows_reset();
+    gpufl__config_free(&s->config);
+    free(s);
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+static bool disabled_in_code(const gpufl_options *opts)
+{
+    return opts && opts->struct_size >= offsetof(gpufl_options, enabled) + sizeof(bool) &&
+           !opts->enabled;
+}
+
+GPUFL_API bool gpufl_init(const gpufl_options *opts)
+{
+    gpufl__clear_error();
+    /* Disabled: return before any thread, file or library exists. */
+    if (gpufl__env_disabled() || disabled_in_code(opts))
+        return true;
+    pthread_once(&process_once, process_setup);
+    pthread_mutex_lock(&lifecycle);
+    if (current) {
+        pthread_mutex_unlock(&lifecycle);
+        gpufl__log(GFL_LOG_DEBUG, "gpufl_init: a session is already recording; options ignored");
+        return true;
+    }
+    char err[GFL_ERR_LEN];
+    session *s = calloc(1, sizeof *s);
+    if (!s) {
+        gpufl__set_error("gpufl_init: out of memory");
+        pthread_mutex_unlock(&lifecycle);
+        return false;
+    }
+    int rc = gpufl__config_resolve(opts, &s->config, err, sizeof err);
+    if (rc != 0) {
+        free(s);
+        goto fail;
+    }
+    if (!s->config.o.enabled) {
+        gpufl__config_free(&s->config);
+        free(s);
+        pthread_mutex_unlock(&lifecycle);
+        return true;
+    }
+    gpufl__log_set_debug(s->config.o.enable_debug_output);
+    gpufl__clock_init();
+    s->pid = getpid();
+    s->info.pid = (int)s->pid;
+    s->info.config = &s->config;
+    s->info.start_ns = gpufl__now_ns();
+    s->info.start_wall_ns = gpufl__wall_ns();
+    snprintf(s->info.app_name, sizeof s->info.app_name, "%s", s->config.o.app_name);
+    if (gethostname(s->info.host, sizeof s->info.host - 1) != 0)
+        snprintf(s->info.host, sizeof s->info.host, "unknown");
+    if (make_session_dir(s, err, sizeof err) != 0) {
+        gpufl__config_free(&s->config);
+        free(s);
+        goto fail;
+    }
+    if (gpufl__session_json_write(&s->info, NULL, NULL) != 0) {
+        snprintf(err, sizeof err, "cannot write %s/session.json: %s", s->info.dir, strerror(errno));
+        gpufl__config_free(&s->config);
+        free(s);
+        goto fail;
+    }
+    atomic_fetch_add_explicit(&gpufl__session_gen, 1, memory_order_relaxed);
+    gpufl__producer_set_ring_events(s->config.o.ring_events);
+    gpufl__system_windows_reset();
+    if ((rc = start_collector(s, err, sizeof err)) != 0) {
+        gpufl__config_free(&s->config);
+        free(s);
+        goto fail;
+    }
+    current = s;
+    snprintf(last_dir, sizeof last_dir, "%s", s->info.dir);
+    gpufl__log_set_recording(true);
+    atomic_store_explicit(&gpufl__recording_flag, true, memory_order_release);
+    warn_deprecated(&s->config.o);
+    start_sampler(s);
+    (void)gpufl__plugin_start(&s->info);
+    gpufl__log(GFL_LOG_INFO, "recording session %s into %s", s->info.id, s->info.dir);
+    pthread_mutex_unlock(&lifecycle);
+    return true;
+fail:
+    gpufl__set_error("gpufl_init: %s", err);
+    gpufl__log(GFL_LOG_ERROR, "%s; not recording", err);
+    pthread_mutex_unlock(&lifecycle);
+    return false;
+}
+
+GPUFL_API void gpufl_shutdown(void)
+{
+    pthread_mutex_lock(&lifecycle);
+    session *s = current;
+    current = NULL;
+    if (s)
+        end_session(s);
+    pthread_mutex_unlock(&lifecycle);
+}
+
+GPUFL_API bool gpufl_is_recording(void) { return gpufl__is_recording(); }
+
+GPUFL_API const char *gpufl_session_dir(void) { return last_dir; }
+
+GPUFL_API const char *gpufl_version(void) { return GPUFL_VERSION_STRING; }
+
+GPUFL_API int gpufl_generate_report(const char *output_path)
+{
+    pthread_mutex_lock(&lifecycle);
+    gpufl__summary snap;
+    const gpufl__summary *s = NULL;
+    int rc = 0;
+    if (current) {
+        if (gpufl__collector_snapshot(current->collector, &snap) == 0)
+            s = &snap;
+        else
+            rc = GPUFL_ENOMEM;
+    } else if (have_last_summary) {
+        s = &last_summary;
+    } else {
+        rc = GPUFL_ESTATE;
+    }
+    char path[PATH_MAX + 32];
+    if (s) {
+        if (output_path && output_path[0])
+            snprintf(path, sizeof path, "%s", output_path);
+        else
+            snprintf(path, sizeof path, "%s/summary.txt", last_dir);
+        FILE *f = fopen(path, "we");
+        if (!f) {
+            gpufl__set_error("gpufl_generate_report: cannot write '%s': %s", path, strerror(errno));
+            rc = GPUFL_EIO;
+        } else {
+            gpufl__summary_render_text(s, f);
+            if (fclose(f) != 0) {
+                gpufl__set_error("gpufl_generate_report: cannot write '%s': %s", path, strerror(errno));
+                rc = GPUFL_EIO;
+            }
+        }
+    } else if (rc == GPUFL_ESTATE) {
+        gpufl__set_error("gpufl_generate_report: no session yet; call gpufl_init first");
+    } else {
+        gpufl__set_error("gpufl_generate_report: out of memory");
+    }
+    if (s == &snap)
+        gpufl__summary_free(&snap);
+    pthread_mutex_unlock(&lifecycle);
+    return rc;
+}
+
+/* A program that forgets gpufl_shutdown() (or exits from a worker thread)
+ * still gets its logs drained and its session ended. */
+__attribute__((destructor)) static void shutdown_at_exit(void)
+{
+    if (current && current->pid == getpid())
+        gpufl_shutdown();
+}

@@ -1,0 +1,30 @@
+/*
+ * What a session is: identity, place and start, fixed at gpufl_init() and
+ * read (never written) by the collector, the sinks and session.json.
+ */
+#ifndef GPUFL_CORE_SESSION_INFO_H
+#define GPUFL_CORE_SESSION_INFO_H
+
+#include <stdint.h>
+
+#include "core/options.h"
+
+#define GFL_FORMAT_VERSION 1
+
+typedef struct gpufl__session_info {
+    char id[128];        /* unique, safe as a path component */
+    char dir[4096];      /* <log_path>/<id> */
+    char app_name[256];
+    char host[256];
+    int pid;
+    uint64_t start_ns;   /* session timebase (CLOCK_MONOTONIC) */
+    uint64_t start_wall_ns;
+    const gpufl__config *config;
+} gpufl__session_info;
+
+typedef struct gpufl__session_end {
+    uint64_t end_ns;
+    uint64_t end_wall_ns;
+} gpufl__session_end;
+
+#endif /* GPUFL_CORE_SESSION_INFO_H */

@@ -1,0 +1,106 @@
+/*
+ * Writing session.json (see session_json.h and docs/FORMAT.md).
+ */
+#include "core/session_json.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/summary_json.h"
+#include "core/clock.h"
+#include "core/options.h"
+#include "core/os.h"
+#include "gpufl/gpufl.h"
+
+/* "2026-11-21T03:04:05.123Z" */
+static void iso_time(uint64_t wall_ns, char *buf, size_t len)
+{
+    time_t secs = (time_t)(wall_ns / 1000000000ull);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03uZ", (unsigned)(wall_ns / 1000000ull % 1000));
+}
+
+/* Every option except the API key, whose presence alone is recorded. */
+static json_t *options_json(const gpufl_options *o)
+{
+    json_t *j = json_object();
+    for (size_t i = 0; j && i < gpufl__options_count; i++) {
+        const gpufl__option_desc *d = &gpufl__options[i];
+        const void *f = (const char *)o + d->offset;
+        if (strcmp(d->name, "api_key") == 0) {
+            json_object_set_new(j, "api_key_set", json_boolean(o->api_key && o->api_key[0]));
+            continue;
+        }
+        json_t *v = NULL;
+        switch (d->kind) {
+        case GFL_OPT_STRING: v = json_string(*(const char *const *)f); break;
+        case GFL_OPT_BOOL: v = json_boolean(*(const bool *)f); break;
+        case GFL_OPT_U32: v = json_integer(*(const uint32_t *)f); break;
+        case GFL_OPT_BYTES: v = json_integer((json_int_t) * (const uint64_t *)f); break;
+        case GFL_OPT_BACKEND: v = json_string(gpufl__backend_name(o->backend)); break;
+        case GFL_OPT_ENGINE: v = json_string(gpufl__engine_name(o->profiling_engine)); break;
+        }
+        json_object_set_new(j, d->name, v);
+    }
+    return j;
+}
+
+static json_t *host_info_json(void)
+{
+    struct utsname u;
+    char os[600] = "";
+    if (uname(&u) == 0)
+        snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return json_pack("{s:I,s:I,s:s}", "cpu_count", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN),
+                     "ram_total_bytes", (json_int_t)(pages > 0 && page > 0 ? pages * page : 0), "os", os);
+}
+
+int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
+                              const gpufl__session_end *end)
+{
+    char start[40];
+    iso_time(info->start_wall_ns, start, sizeof start);
+    json_t *root = json_pack(
+        "{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:[]}", "format",
+        "gpufl-session", "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING,
+        "session_id", info->id, "app_name", info->app_name, "pid", info->pid, "host", info->host,
+        "log_dir", info->dir, "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
+        (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(),
+        "status", end ? "ended" : "running", "options", options_json(&info->config->o), "host_info",
+        host_info_json(), "devices");
+    if (!root) {
+        errno = ENOMEM;
+        return GPUFL_ENOMEM;
+    }
+    if (end) {
+        char stop[40];
+        iso_time(end->end_wall_ns, stop, sizeof stop);
+        json_object_set_new(root, "end_ns", json_integer((json_int_t)end->end_ns));
+        json_object_set_new(root, "end_wall_ns", json_integer((json_int_t)end->end_wall_ns));
+        json_object_set_new(root, "end_time", json_string(stop));
+    }
+    if (summary)
+        json_object_set_new(root, "summary", gpufl__summary_to_json(summary));
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (!text) {
+        errno = ENOMEM;
+        return GPUFL_ENOMEM;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/session.json", info->dir);
+    size_t n = strlen(text);
+    text[n] = '\n'; /* json_dumps leaves room for the NUL, which we replace */
+    int rc = gpufl__write_file_atomic(path, text, n + 1) == 0 ? 0 : GPUFL_EIO;
+    free(text);
+    return rc;
+}

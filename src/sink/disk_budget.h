@@ -1,0 +1,52 @@
+/*
+ * The session's disk budget, shared by all of its log files: a cap on the
+ * bytes written and a floor of free space on the file system. Once either is
+ * reached, or a write fails, writing stops for the whole session with the
+ * reason recorded, and the program runs on.
+ *
+ * Collector thread only (no locking). statvfs() is called at most once a
+ * second or per 16 MiB written, not per write.
+ */
+#ifndef GPUFL_SINK_DISK_BUDGET_H
+#define GPUFL_SINK_DISK_BUDGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gpufl__stop_reason {
+    GFL_STOP_NONE = 0,
+    GFL_STOP_DISK_CAP = 1,    /* session_max_bytes reached */
+    GFL_STOP_FREE_SPACE = 2,  /* free space below min_free_bytes */
+    GFL_STOP_IO_ERROR = 3,    /* a write, rename or open failed */
+} gpufl__stop_reason;
+
+/* Room kept under the cap for the final "log_stopped" and "session_end"
+ * lines, so a capped session still ends with a readable explanation. */
+#define GFL_BUDGET_RESERVE 16384u
+
+typedef struct gpufl__disk_budget {
+    char dir[4096];
+    uint64_t cap_bytes;
+    uint64_t floor_bytes;
+    uint64_t written;
+    uint64_t next_check_bytes;
+    uint64_t next_check_ns;
+    gpufl__stop_reason stopped;
+    uint64_t stopped_at_ns;
+    char detail[256]; /* human-readable cause, e.g. "4294967296-byte cap reached" */
+} gpufl__disk_budget;
+
+void gpufl__disk_budget_init(gpufl__disk_budget *b, const char *dir, uint64_t cap_bytes,
+                             uint64_t floor_bytes);
+
+/* May n more bytes be written now? Checks the cap and, when due, the free
+ * space. Returns false (and records why) when writing must stop. */
+bool gpufl__disk_budget_allow(gpufl__disk_budget *b, size_t n, uint64_t now_ns);
+
+/* Records a failed write; keeps the first reason. */
+void gpufl__disk_budget_fail(gpufl__disk_budget *b, const char *what, int err, uint64_t now_ns);
+
+const char *gpufl__stop_reason_name(gpufl__stop_reason r);
+
+#endif /* GPUFL_SINK_DISK_BUDGET_H */

@@ -1,0 +1,78 @@
+/*
+ * One NDJSON log file of a session (device.log, scope.log, system.log):
+ * a buffer of whole lines written with write(2), rotation by size, and the
+ * session's disk budget.
+ *
+ * The file only ever holds whole lines: the buffer is cut at line ends, and
+ * a write that fails part-way is truncated back to the last whole line, so a
+ * reader never finds a torn line except at the very end of a file whose
+ * writer was killed mid-write (see docs/FORMAT.md).
+ *
+ * Rotation renames base.log to base.N.log (N = 1, 2, ...) and starts a new
+ * base.log whose first line is the header line again, so every file
+ * describes itself and `tail -F base.log` keeps following.
+ *
+ * Collector thread only.
+ */
+#ifndef GPUFL_SINK_LOGFILE_H
+#define GPUFL_SINK_LOGFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sink/disk_budget.h"
+
+struct gpufl__logfile;
+/* Formats the header line (with '\n') of a new file part into buf (which
+ * has room for `cap` bytes); returns its length. */
+typedef size_t (*gpufl__logfile_header_fn)(void *ctx, const struct gpufl__logfile *f, char *buf,
+                                           size_t cap);
+
+typedef struct gpufl__logfile {
+    char dir[4096];
+    char base[64];
+    char path[4160];
+    int fd;
+    unsigned part;           /* files rotated away so far */
+    uint64_t file_bytes;     /* bytes in the current file */
+    char *buf;
+    size_t len, cap;
+    uint64_t pending_lines;  /* lines in buf */
+    uint64_t lines_written;
+    uint64_t lines_lost;     /* accepted into buf but never written */
+    uint64_t rotate_bytes;
+    bool durable;            /* fdatasync after each write */
+    bool stop_noted;         /* the log_stopped line was written */
+    gpufl__disk_budget *budget;
+    gpufl__logfile_header_fn header;
+    void *header_ctx;
+} gpufl__logfile;
+
+/* Creates dir/base.log and writes its header line. Returns 0, or
+ * GPUFL_EIO / GPUFL_ENOMEM with errno set and nothing left open. */
+int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, uint64_t rotate_bytes,
+                        bool durable, gpufl__disk_budget *budget, gpufl__logfile_header_fn header,
+                        void *header_ctx) __attribute__((warn_unused_result));
+
+/* Room for one line of at most n bytes, or NULL when writing has stopped
+ * (the caller counts the event as lost). */
+char *gpufl__logfile_reserve(gpufl__logfile *f, size_t n, uint64_t now_ns);
+
+/* Adds the n-byte line written at the reserved place. May write, rotate. */
+void gpufl__logfile_commit(gpufl__logfile *f, size_t n, uint64_t now_ns);
+
+/* Writes the buffer. Returns 0, or GPUFL_EIO when writing has stopped (the
+ * buffered lines are counted as lost). */
+int gpufl__logfile_flush(gpufl__logfile *f, uint64_t now_ns);
+
+/* Writes line straight to the file, outside the budget: for the closing
+ * lines, which the budget keeps a reserve for. Failures are ignored. */
+void gpufl__logfile_write_final(gpufl__logfile *f, const char *line, size_t n);
+
+/* If writing stopped, adds the one "log_stopped" line that says why. */
+void gpufl__logfile_note_stop(gpufl__logfile *f);
+
+void gpufl__logfile_close(gpufl__logfile *f);
+
+#endif /* GPUFL_SINK_LOGFILE_H */

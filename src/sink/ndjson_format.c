@@ -1,0 +1,353 @@
+/*
+ * One event -> one NDJSON line (docs/FORMAT.md is the contract).
+ *
+ * Runs on the collector thread for every event, so it formats by hand into
+ * the writer's buffer. Optional fields are left out rather than written as
+ * zero: a missing "scope" means the kernel ran outside any scope, a missing
+ * "temp_c" means the driver could not say.
+ */
+#include "sink/ndjson_format.h"
+
+#include <stdbool.h>
+
+#include "core/intern.h"
+#include "sink/json_out.h"
+
+#define FIXED_PART_BOUND 1536
+
+static size_t name_bound(uint32_t id)
+{
+    uint32_t len = 0;
+    (void)gpufl__intern_str(id, &len);
+    return GFL_JSTR_BOUND(len);
+}
+
+size_t gpufl__ndjson_bound(const gfl_event *ev)
+{
+    switch (ev->h.type) {
+    case GFL_EV_SCOPE_BEGIN:
+    case GFL_EV_SCOPE_END:
+        return FIXED_PART_BOUND + name_bound(ev->u.scope.name);
+    case GFL_EV_SYSTEM_START:
+    case GFL_EV_SYSTEM_STOP:
+        return FIXED_PART_BOUND + name_bound(ev->u.window.name);
+    case GFL_EV_KERNEL:
+        return FIXED_PART_BOUND + name_bound(ev->u.kernel.name) + name_bound(ev->u.kernel.mangled_name);
+    case GFL_EV_LOG:
+        return FIXED_PART_BOUND + name_bound(ev->u.log.message);
+    default:
+        return FIXED_PART_BOUND;
+    }
+}
+
+static char *key_u64(char *p, const char *key, size_t key_len, uint64_t v)
+{
+    p = gpufl__jput_raw(p, key, key_len);
+    return gpufl__jput_u64(p, v);
+}
+#define KU(p, lit, v) key_u64((p), (lit), sizeof(lit) - 1, (v))
+
+static char *key_name(char *p, const char *key, size_t key_len, uint32_t id)
+{
+    uint32_t len;
+    const char *s = gpufl__intern_str(id, &len);
+    p = gpufl__jput_raw(p, key, key_len);
+    return gpufl__jput_str(p, s, len);
+}
+#define KN(p, lit, id) key_name((p), (lit), sizeof(lit) - 1, (id))
+
+static char *key_text(char *p, const char *key, size_t key_len, const char *s)
+{
+    p = gpufl__jput_raw(p, key, key_len);
+    return gpufl__jput_str(p, s, strlen(s));
+}
+#define KT(p, lit, s) key_text((p), (lit), sizeof(lit) - 1, (s))
+
+static char *type_field(char *p, uint8_t type)
+{
+    p = GFL_JLIT(p, "{\"type\":\"");
+    const char *name = gpufl__event_type_name(type);
+    p = gpufl__jput_raw(p, name, strlen(name));
+    return GFL_JLIT(p, "\"");
+}
+
+/* start/end/duration of interval events; a clock glitch never gives a
+ * negative duration, it gives 0 (the reader sees start and end anyway). */
+static char *interval(char *p, uint64_t start, uint64_t end)
+{
+    p = KU(p, ",\"start_ns\":", start);
+    p = KU(p, ",\"end_ns\":", end);
+    return KU(p, ",\"dur_ns\":", end > start ? end - start : 0);
+}
+
+static char *attribution(char *p, uint32_t tid, uint64_t scope, uint64_t ext, uint32_t stack)
+{
+    if (tid)
+        p = KU(p, ",\"tid\":", tid);
+    if (scope)
+        p = KU(p, ",\"scope\":", scope);
+    if (ext)
+        p = KU(p, ",\"ext_id\":", ext);
+    if (stack)
+        p = KU(p, ",\"stack\":", stack);
+    return p;
+}
+
+static char *device_ids(char *p, const gfl_event *ev, uint32_t context, uint32_t stream,
+                        uint32_t corr)
+{
+    p = KU(p, ",\"device\":", ev->h.device);
+    p = KU(p, ",\"context\":", context);
+    p = KU(p, ",\"stream\":", stream);
+    return KU(p, ",\"corr\":", corr);
+}
+
+static char *scope_line(char *p, const gfl_event *ev)
+{
+    const gfl_scope_payload *s = &ev->u.scope;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"tid\":", ev->h.tid);
+    p = KU(p, ",\"id\":", s->id);
+    p = KU(p, ",\"parent\":", s->parent_id);
+    p = KU(p, ",\"depth\":", s->depth);
+    p = KN(p, ",\"name\":", s->name);
+    if (ev->h.type == GFL_EV_SCOPE_END) {
+        p = KU(p, ",\"begin_ns\":", s->begin_ts);
+        p = KU(p, ",\"dur_ns\":", ev->h.ts > s->begin_ts ? ev->h.ts - s->begin_ts : 0);
+        if (ev->h.flags & GFL_F_SCOPE_IMPLICIT)
+            p = GFL_JLIT(p, ",\"implicit\":true");
+    }
+    return p;
+}
+
+static char *host_line(char *p, const gfl_event *ev)
+{
+    const gfl_host_metrics_payload *m = &ev->u.host;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"cpu_count\":", m->cpu_count);
+    if (m->valid & GFL_HOST_PROC_CPU) {
+        p = GFL_JLIT(p, ",\"proc_cpu_pct\":");
+        p = gpufl__jput_fixed(p, m->proc_cpu_pct_x100, 2);
+    }
+    if (m->valid & GFL_HOST_SYS_CPU) {
+        p = GFL_JLIT(p, ",\"sys_cpu_pct\":");
+        p = gpufl__jput_fixed(p, m->sys_cpu_pct_x100, 2);
+    }
+    if (m->valid & GFL_HOST_RAM) {
+        p = KU(p, ",\"ram_used_bytes\":", m->ram_used_bytes);
+        p = KU(p, ",\"ram_total_bytes\":", m->ram_total_bytes);
+    }
+    if (m->valid & GFL_HOST_RSS)
+        p = KU(p, ",\"proc_rss_bytes\":", m->proc_rss_bytes);
+    return p;
+}
+
+/* NVML "clocks event reasons", in bit order. */
+static const char *const throttle_names[] = {
+    "gpu_idle",   "app_clocks_setting", "sw_power_cap", "hw_slowdown",   "sync_boost",
+    "sw_thermal", "hw_thermal",         "hw_power_brake", "display_clocks",
+};
+
+static char *device_metrics_line(char *p, const gfl_event *ev)
+{
+    const gfl_device_metrics_payload *m = &ev->u.dev;
+    uint32_t v = m->valid;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"device\":", ev->h.device);
+    if (v & GFL_DEV_GPU_UTIL)
+        p = KU(p, ",\"gpu_util_pct\":", m->gpu_util_pct);
+    if (v & GFL_DEV_MEM_UTIL)
+        p = KU(p, ",\"mem_util_pct\":", m->mem_util_pct);
+    if (v & GFL_DEV_MEM) {
+        p = KU(p, ",\"mem_used_bytes\":", m->mem_used_bytes);
+        p = KU(p, ",\"mem_total_bytes\":", m->mem_total_bytes);
+    }
+    if (v & GFL_DEV_PROC_MEM)
+        p = KU(p, ",\"proc_mem_bytes\":", m->proc_mem_bytes);
+    if (v & GFL_DEV_TEMP) {
+        p = GFL_JLIT(p, ",\"temp_c\":");
+        p = gpufl__jput_i64(p, m->temp_c);
+    }
+    if (v & GFL_DEV_MEM_TEMP) {
+        p = GFL_JLIT(p, ",\"mem_temp_c\":");
+        p = gpufl__jput_i64(p, m->mem_temp_c);
+    }
+    if (v & GFL_DEV_POWER)
+        p = KU(p, ",\"power_mw\":", m->power_mw);
+    if (v & GFL_DEV_POWER_LIMIT)
+        p = KU(p, ",\"power_limit_mw\":", m->power_limit_mw);
+    if (v & GFL_DEV_ENERGY)
+        p = KU(p, ",\"energy_mj\":", m->energy_mj);
+    if (v & GFL_DEV_CLOCKS) {
+        p = KU(p, ",\"sm_clock_mhz\":", m->sm_clock_mhz);
+        p = KU(p, ",\"mem_clock_mhz\":", m->mem_clock_mhz);
+        p = KU(p, ",\"gfx_clock_mhz\":", m->gfx_clock_mhz);
+    }
+    if (v & GFL_DEV_THROTTLE) {
+        p = KU(p, ",\"throttle_mask\":", m->throttle_reasons);
+        p = GFL_JLIT(p, ",\"throttle\":[");
+        bool first = true;
+        for (unsigned b = 0; b < sizeof throttle_names / sizeof throttle_names[0]; b++) {
+            if (!(m->throttle_reasons & (1ull << b)))
+                continue;
+            if (!first)
+                *p++ = ',';
+            first = false;
+            p = gpufl__jput_str(p, throttle_names[b], strlen(throttle_names[b]));
+        }
+        *p++ = ']';
+    }
+    if (v & GFL_DEV_PCIE) {
+        p = KU(p, ",\"pcie_rx_kbps\":", m->pcie_rx_kbps);
+        p = KU(p, ",\"pcie_tx_kbps\":", m->pcie_tx_kbps);
+    }
+    if (v & GFL_DEV_FAN)
+        p = KU(p, ",\"fan_pct\":", m->fan_pct);
+    if (v & GFL_DEV_ECC) {
+        p = KU(p, ",\"ecc_corrected\":", m->ecc_corrected);
+        p = KU(p, ",\"ecc_uncorrected\":", m->ecc_uncorrected);
+    }
+    return p;
+}
+
+static char *dims(char *p, const char *key, size_t key_len, uint32_t x, uint32_t y, uint32_t z)
+{
+    p = gpufl__jput_raw(p, key, key_len);
+    *p++ = '[';
+    p = gpufl__jput_u64(p, x);
+    *p++ = ',';
+    p = gpufl__jput_u64(p, y);
+    *p++ = ',';
+    p = gpufl__jput_u64(p, z);
+    *p++ = ']';
+    return p;
+}
+
+static char *kernel_line(char *p, const gfl_event *ev)
+{
+    const gfl_kernel_payload *k = &ev->u.kernel;
+    p = interval(p, ev->h.ts, k->end_ts);
+    p = device_ids(p, ev, k->context, k->stream, k->correlation);
+    p = KN(p, ",\"name\":", k->name);
+    if (k->mangled_name && k->mangled_name != k->name)
+        p = KN(p, ",\"mangled\":", k->mangled_name);
+    p = dims(p, ",\"grid\":", sizeof(",\"grid\":") - 1, k->grid[0], k->grid[1], k->grid[2]);
+    p = dims(p, ",\"block\":", sizeof(",\"block\":") - 1, k->block[0], k->block[1], k->block[2]);
+    p = KU(p, ",\"regs\":", k->registers);
+    p = KU(p, ",\"smem_static\":", k->static_smem);
+    p = KU(p, ",\"smem_dynamic\":", k->dynamic_smem);
+    p = KU(p, ",\"local_mem\":", k->local_mem);
+    if (k->occupancy_x10000) {
+        p = GFL_JLIT(p, ",\"occupancy\":");
+        p = gpufl__jput_fixed(p, k->occupancy_x10000, 4);
+    }
+    if (k->limiter)
+        p = KT(p, ",\"limiter\":", gpufl__limiter_name(k->limiter));
+    return attribution(p, ev->h.tid, k->scope_id, k->external_id, k->stack_id);
+}
+
+static char *memcpy_line(char *p, const gfl_event *ev)
+{
+    const gfl_memcpy_payload *m = &ev->u.memcpy;
+    p = interval(p, ev->h.ts, m->end_ts);
+    p = device_ids(p, ev, m->context, m->stream, m->correlation);
+    p = KT(p, ",\"kind\":", gpufl__copy_kind_name(m->copy_kind));
+    p = KT(p, ",\"src_kind\":", gpufl__mem_kind_name(m->src_kind));
+    p = KT(p, ",\"dst_kind\":", gpufl__mem_kind_name(m->dst_kind));
+    p = KU(p, ",\"bytes\":", m->bytes);
+    if (m->copy_kind == GFL_COPY_PTOP)
+        p = KU(p, ",\"dst_device\":", m->dst_device);
+    return attribution(p, ev->h.tid, m->scope_id, m->external_id, m->stack_id);
+}
+
+static char *memset_line(char *p, const gfl_event *ev)
+{
+    const gfl_memset_payload *m = &ev->u.memset;
+    p = interval(p, ev->h.ts, m->end_ts);
+    p = device_ids(p, ev, m->context, m->stream, m->correlation);
+    p = KU(p, ",\"bytes\":", m->bytes);
+    p = KU(p, ",\"value\":", m->value);
+    p = KT(p, ",\"mem_kind\":", gpufl__mem_kind_name(m->mem_kind));
+    return attribution(p, ev->h.tid, m->scope_id, m->external_id, 0);
+}
+
+static char *sync_line(char *p, const gfl_event *ev)
+{
+    const gfl_sync_payload *s = &ev->u.sync;
+    p = interval(p, ev->h.ts, s->end_ts);
+    p = device_ids(p, ev, s->context, s->stream, s->correlation);
+    p = KT(p, ",\"kind\":", gpufl__sync_kind_name(s->sync_kind));
+    return attribution(p, ev->h.tid, s->scope_id, 0, s->stack_id);
+}
+
+static char *mem_line(char *p, const gfl_event *ev)
+{
+    const gfl_mem_payload *m = &ev->u.mem;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = device_ids(p, ev, m->context, m->stream, m->correlation);
+    p = GFL_JLIT(p, ",\"address\":");
+    p = gpufl__jput_hex(p, m->address);
+    p = KU(p, ",\"bytes\":", m->bytes);
+    p = KT(p, ",\"kind\":", gpufl__mem_kind_name(m->mem_kind));
+    return attribution(p, ev->h.tid, m->scope_id, 0, m->stack_id);
+}
+
+size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
+{
+    char *p = type_field(buf, ev->h.type);
+    switch (ev->h.type) {
+    case GFL_EV_SCOPE_BEGIN:
+    case GFL_EV_SCOPE_END:
+        p = scope_line(p, ev);
+        break;
+    case GFL_EV_SYSTEM_START:
+    case GFL_EV_SYSTEM_STOP:
+        p = KU(p, ",\"ts_ns\":", ev->h.ts);
+        p = KU(p, ",\"tid\":", ev->h.tid);
+        p = KN(p, ",\"name\":", ev->u.window.name);
+        p = KU(p, ",\"open\":", ev->u.window.open_windows);
+        break;
+    case GFL_EV_HOST_METRICS:
+        p = host_line(p, ev);
+        break;
+    case GFL_EV_DEVICE_METRICS:
+        p = device_metrics_line(p, ev);
+        break;
+    case GFL_EV_KERNEL:
+        p = kernel_line(p, ev);
+        break;
+    case GFL_EV_MEMCPY:
+        p = memcpy_line(p, ev);
+        break;
+    case GFL_EV_MEMSET:
+        p = memset_line(p, ev);
+        break;
+    case GFL_EV_SYNC:
+        p = sync_line(p, ev);
+        break;
+    case GFL_EV_MEM_ALLOC:
+    case GFL_EV_MEM_FREE:
+        p = mem_line(p, ev);
+        break;
+    case GFL_EV_DROPPED:
+        p = KU(p, ",\"ts_ns\":", ev->h.ts);
+        if (ev->h.tid)
+            p = KU(p, ",\"tid\":", ev->h.tid);
+        p = KT(p, ",\"reason\":", gpufl__drop_reason_name(ev->u.dropped.reason));
+        p = KT(p, ",\"channel\":", gpufl__channel_name(ev->u.dropped.channel));
+        p = KU(p, ",\"count\":", ev->u.dropped.count);
+        p = KU(p, ",\"total\":", ev->u.dropped.total);
+        break;
+    case GFL_EV_LOG:
+        p = KU(p, ",\"ts_ns\":", ev->h.ts);
+        p = KU(p, ",\"tid\":", ev->h.tid);
+        p = KT(p, ",\"level\":", gpufl__log_level_name(ev->u.log.level));
+        p = KN(p, ",\"message\":", ev->u.log.message);
+        break;
+    default:
+        p = KU(p, ",\"ts_ns\":", ev->h.ts);
+        break;
+    }
+    p = GFL_JLIT(p, "}\n");
+    return (size_t)(p - buf);
+}

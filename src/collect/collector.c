@@ -110,7 +110,9 @@ static size_t drain_pass(gpufl__collector *c)
             memset(p->base, 0, sizeof p->base);
             p->collector_gen = c->cfg.session_gen;
         }
-        size_t budget = BATCH_PER_PRODUCER, n;
+        /* acquire: an orphan's every push and loss count is visible */
+        bool orphan = atomic_load_explicit(&p->state, memory_order_acquire) == GFL_PRODUCER_ORPHANED;
+        size_t budget = BATCH_PER_PRODUCER, n = 0;
         const gfl_event *ev;
         while (budget && (ev = gpufl__ring_peek(&p->ring, budget, &n)) != NULL) {
             for (size_t i = 0; i < n; i++)
@@ -120,6 +122,10 @@ static size_t drain_pass(gpufl__collector *c)
             total += n;
         }
         report_losses(c, p, now);
+        /* Drained and its losses reported under its own thread id: only now
+         * may another thread take it over. */
+        if (orphan && gpufl__ring_peek(&p->ring, 1, &n) == NULL)
+            gpufl__producer_release_orphan(p);
     }
     return total;
 }

@@ -306,6 +306,15 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     }
 }
 
+/* The log an event is written to: its type's channel, except that a
+ * "dropped" event goes with the events it counts. */
+static inline gfl_channel gpufl__event_route(const gfl_event *ev)
+{
+    if (ev->h.type == GFL_EV_DROPPED && ev->u.dropped.channel < GFL_CHANNEL_COUNT)
+        return (gfl_channel)ev->u.dropped.channel;
+    return gpufl__event_channel(ev->h.type);
+}
+
 /* Names used in NDJSON "type" fields and in docs/FORMAT.md. */
 const char *gpufl__event_type_name(uint8_t type);
 const char *gpufl__channel_name(uint8_t channel);

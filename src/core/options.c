@@ -384,9 +384,10 @@ static int apply_code(gpufl__config *c, const gpufl_options *user, char *err, si
 int gpufl__config_resolve(const gpufl_options *user, gpufl__config *out, char *err, size_t err_len)
 {
     err[0] = '\0';
+    memset(out, 0, sizeof *out); /* "empty" on every failure, this early one included */
     if (user && user->struct_size == 0) {
         snprintf(err, err_len,
-                 "gpufl_init: options were not set up with gpufl_options_init() (struct_size is 0)");
+                 "options were not set up with gpufl_options_init() (struct_size is 0)");
         return GPUFL_EINVAL;
     }
     int rc = gpufl__config_defaults(out);

@@ -9,8 +9,11 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <linux/membarrier.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/system_window.h"
@@ -28,6 +31,30 @@ static uint64_t period_ns;
 static bool continuous;
 static gpufl__metric_source sources[GFL_SAMPLER_MAX_SOURCES];
 static size_t n_sources;
+
+static bool have_membarrier;
+
+/*
+ * membarrier(PRIVATE_EXPEDITED) runs a full barrier on every thread of the
+ * process. The sampler calls it once per sample, between reading a sample
+ * and re-checking that its window is still open, so that a producer's
+ * "window closed" store made before the barrier is seen; the producers
+ * themselves pay nothing (no fence on the scope path). Where the call is
+ * unavailable (old kernels, seccomp), a sample can trail a scope's end by
+ * the few ns of one ring write.
+ */
+static void setup_membarrier(void)
+{
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0);
+    have_membarrier = cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+                      syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0) == 0;
+}
+
+static void barrier_all_threads(void)
+{
+    if (!have_membarrier || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) != 0)
+        atomic_thread_fence(memory_order_seq_cst);
+}
 
 static void init_wake(void)
 {
@@ -67,7 +94,7 @@ static void take_sample(gpufl__producer *self)
     uint64_t ts = gpufl__now_ns();
     for (size_t i = 0; i < n_sources; i++)
         n += sources[i].sample(sources[i].self, ts, events + n, MAX_EVENTS_PER_SOURCE);
-    atomic_thread_fence(memory_order_seq_cst);
+    barrier_all_threads();
     if (!window_open() || !self)
         return; /* closed while we read: the sample would fall outside it */
     uint32_t tid = gpufl__producer_tid(self);
@@ -84,6 +111,7 @@ static void take_sample(gpufl__producer *self)
 static void *sampler_main(void *arg)
 {
     (void)arg;
+    setup_membarrier();
     gpufl__producer *self = gpufl__producer_self();
     uint64_t next = gpufl__mono_ns();
     pthread_mutex_lock(&lock);

@@ -68,32 +68,46 @@ GPUFL_API gpufl_scope gpufl_scope_begin(const char *name)
     f->id = ((uint64_t)p->index << SCOPE_ID_SHIFT) | ++p->scope_seq;
     uint64_t parent = p->depth ? p->stack[p->depth - 1].id : 0;
     uint32_t depth = p->depth++;
-    if (depth == 0)
-        /* relaxed: the sampler only needs to see it eventually */
-        atomic_store_explicit(&p->in_scope, 1, memory_order_relaxed);
-    /* last, so the scope's time excludes our own bookkeeping */
+    /* Last, so the scope's time excludes our own bookkeeping; and before
+     * in_scope is set, so no sample of this window predates the scope. */
     f->begin_ts = gpufl__now_ns();
+    if (depth == 0) {
+        atomic_signal_fence(memory_order_seq_cst);
+        atomic_store_explicit(&p->in_scope, 1, memory_order_relaxed);
+    }
     push_scope(p, GFL_EV_SCOPE_BEGIN, 0, f->begin_ts, f, parent, depth);
     return f->id;
 }
 
-/* Closes frames [level, depth) of p at time ts, innermost first. */
-static void close_from(gpufl__producer *p, uint32_t level, uint64_t ts)
+/*
+ * The end time of a scope that leaves the thread outside every scope is
+ * read after in_scope is cleared. With the sampler's membarrier() (see
+ * sampler.c) that makes "every sample lies inside a window" exact: a sample
+ * kept because in_scope still read 1 was taken before this clock read.
+ */
+static uint64_t end_time(gpufl__producer *p, uint32_t level)
 {
+    if (level == 0) {
+        atomic_store_explicit(&p->in_scope, 0, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst); /* keep the store before the clock read */
+    }
+    return gpufl__now_ns();
+}
+
+/* Closes frames [level, depth) of p, innermost first. */
+static void close_from(gpufl__producer *p, uint32_t level, uint8_t flags)
+{
+    uint64_t ts = end_time(p, level);
     for (uint32_t d = p->depth; d-- > level;) {
         uint64_t parent = d ? p->stack[d - 1].id : 0;
-        push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : 0, ts, &p->stack[d],
+        push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : flags, ts, &p->stack[d],
                    parent, d);
     }
     p->depth = level;
-    if (level == 0)
-        atomic_store_explicit(&p->in_scope, 0, memory_order_relaxed);
 }
 
 GPUFL_API void gpufl_scope_end(gpufl_scope scope)
 {
-    /* first, so the scope's time excludes our own bookkeeping */
-    uint64_t ts = gpufl__now_ns();
     gpufl__producer *p = gpufl__tls_producer;
     if (!scope || !p || !gpufl__is_recording())
         return;
@@ -103,7 +117,7 @@ GPUFL_API void gpufl_scope_end(gpufl_scope scope)
         level--;
     if (level == 0)
         return; /* not open: ended twice, or never began in this session */
-    close_from(p, level - 1, ts);
+    close_from(p, level - 1, 0);
 }
 
 GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *arg), void *arg)
@@ -117,11 +131,8 @@ GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *arg), void *arg)
 /* Thread exit: close whatever the thread left open, as implicit ends. */
 void gpufl__scope_thread_exit(gpufl__producer *p)
 {
-    if (p->depth && p->scope_gen == gpufl__session_generation() && gpufl__is_recording()) {
-        uint64_t ts = gpufl__now_ns();
-        for (uint32_t d = p->depth; d-- > 0;)
-            push_scope(p, GFL_EV_SCOPE_END, GFL_F_SCOPE_IMPLICIT, ts, &p->stack[d],
-                       d ? p->stack[d - 1].id : 0, d);
-    }
+    if (p->depth && p->scope_gen == gpufl__session_generation() && gpufl__is_recording())
+        close_from(p, 0, GFL_F_SCOPE_IMPLICIT);
     p->depth = 0;
+    atomic_store_explicit(&p->in_scope, 0, memory_order_relaxed);
 }

@@ -31,7 +31,7 @@ static void on_thread_exit(void *arg)
     atomic_store_explicit(&p->in_scope, 0, memory_order_relaxed);
     gpufl__tls_producer = NULL;
     tls_exited = 1;
-    /* release: the next owner sees our last head, counters and scope_seq */
+    /* release: the collector sees our last head and loss counters */
     atomic_store_explicit(&p->state, GFL_PRODUCER_ORPHANED, memory_order_release);
 }
 
@@ -53,12 +53,12 @@ uint32_t gpufl__producer_count(void)
     return atomic_load_explicit(&registry_count, memory_order_relaxed);
 }
 
-static gpufl__producer *adopt_orphan(void)
+static gpufl__producer *adopt_free(void)
 {
     for (gpufl__producer *p = gpufl__producer_first(); p; p = p->next) {
-        int expected = GFL_PRODUCER_ORPHANED;
-        /* acquire on success: pairs with the release in on_thread_exit */
-        if (atomic_load_explicit(&p->state, memory_order_relaxed) == GFL_PRODUCER_ORPHANED &&
+        int expected = GFL_PRODUCER_FREE;
+        /* acquire on success: pairs with the collector's release */
+        if (atomic_load_explicit(&p->state, memory_order_relaxed) == GFL_PRODUCER_FREE &&
             atomic_compare_exchange_strong_explicit(&p->state, &expected, GFL_PRODUCER_OWNED,
                                                     memory_order_acquire, memory_order_relaxed))
             return p;
@@ -91,7 +91,7 @@ gpufl__producer *gpufl__producer_attach(void)
     if (tls_exited)
         return NULL;
     (void)pthread_once(&exit_key_once, make_exit_key);
-    gpufl__producer *p = adopt_orphan();
+    gpufl__producer *p = adopt_free();
     if (!p)
         p = create_producer();
     if (!p)
@@ -102,7 +102,7 @@ gpufl__producer *gpufl__producer_attach(void)
     if (pthread_setspecific(exit_key, p) != 0) {
         /* Without the destructor the producer could never be handed on;
          * give it back now and record nothing from this thread. */
-        atomic_store_explicit(&p->state, GFL_PRODUCER_ORPHANED, memory_order_release);
+        atomic_store_explicit(&p->state, GFL_PRODUCER_FREE, memory_order_release);
         return NULL;
     }
     gpufl__tls_producer = p;

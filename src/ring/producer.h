@@ -6,9 +6,11 @@
  * Producers are never freed while the process lives. That is what makes the
  * fast path safe without locks: a thread that passed the "recording?" check
  * just before gpufl_shutdown() still writes into valid memory. When a thread
- * exits its producer is marked orphaned; the next thread to attach adopts it,
- * events still in the ring included, so memory is bounded by the largest
- * number of threads that ever recorded at once.
+ * exits its producer is marked orphaned; once the collector has drained it
+ * and reported its losses under that thread's id it becomes free, and the
+ * next thread to attach adopts it. Memory is bounded by the largest number
+ * of threads that recorded at once (plus those exiting between two
+ * collector passes).
  *
  * Threads: attach/self from any thread (each for itself); first/next from
  * any thread (the list only grows, links never change once published).
@@ -29,7 +31,9 @@ typedef struct gpufl__scope_frame {
     uint32_t name;
 } gpufl__scope_frame;
 
-enum { GFL_PRODUCER_OWNED = 0, GFL_PRODUCER_ORPHANED = 1 };
+/* OWNED (a live thread) -> ORPHANED (it exited) -> FREE (the collector
+ * drained it) -> OWNED (adopted by a new thread). */
+enum { GFL_PRODUCER_OWNED = 0, GFL_PRODUCER_ORPHANED = 1, GFL_PRODUCER_FREE = 2 };
 
 typedef struct gpufl__producer {
     gpufl__ring ring;
@@ -46,8 +50,9 @@ typedef struct gpufl__producer {
 
     /* Written by the owner, read by the sampler: 1 while depth > 0. */
     _Atomic uint32_t in_scope;
-    /* OWNED or ORPHANED; release on orphaning, acquire on adoption, so the
-     * adopter sees the previous owner's last writes. */
+    /* Release on each transition, acquire on reading it: the collector sees
+     * every push of an orphaned owner, the adopter every write of the
+     * collector and the previous owner. */
     _Atomic int state;
     /* Losses the producer found itself (a full ring is counted by the ring),
      * by gfl_drop_reason and channel; single writer, read by the collector. */
@@ -106,6 +111,12 @@ extern void (*gpufl__producer_exit_hook)(gpufl__producer *p);
 
 /* The registry, newest first; NULL-terminated through ->next. */
 gpufl__producer *gpufl__producer_first(void);
+
+/* Collector: marks a drained orphan free for adoption. */
+static inline void gpufl__producer_release_orphan(gpufl__producer *p)
+{
+    atomic_store_explicit(&p->state, GFL_PRODUCER_FREE, memory_order_release);
+}
 
 /* Number of producers ever created (for tests and diagnostics). */
 uint32_t gpufl__producer_count(void);

@@ -96,12 +96,15 @@ int gpufl__logfile_flush(gpufl__logfile *f, uint64_t now_ns)
         return GPUFL_EIO;
     }
     size_t done = gpufl__write_all(f->fd, f->buf, f->len);
+    bool wrote = done > 0;
     if (done == f->len && f->durable && gpufl__os->fdatasync(f->fd) != 0)
         done = 0; /* not durable: treat as failed, the file is cut back below */
     if (done != f->len) {
         int err = errno ? errno : EIO;
-        /* Keep the file line-complete: drop the torn tail of this batch. */
-        if (done)
+        /* Keep the file line-complete, and never keep lines that are also
+         * counted lost: drop whatever this batch wrote (a torn tail, or
+         * whole lines that fdatasync could not make durable). */
+        if (wrote)
             (void)gpufl__os->ftruncate(f->fd, (off_t)f->file_bytes);
         gpufl__disk_budget_fail(f->budget, "writing a log file", err, now_ns);
         lose_pending(f);

@@ -59,7 +59,7 @@ static size_t header_line(void *ctx, const gpufl__logfile *f, char *buf, size_t 
 static int sink_event(void *self, const gfl_event *ev, uint64_t now_ns)
 {
     ndjson_sink *s = self;
-    unsigned ch = gpufl__event_channel(ev->h.type);
+    unsigned ch = gpufl__event_route(ev);
     gpufl__logfile *f = &s->files[ch];
     char *p = gpufl__logfile_reserve(f, gpufl__ndjson_bound(ev), now_ns);
     if (!p) {

@@ -25,10 +25,10 @@ struct gpufl__host_metrics {
     long page_size;
     uint32_t cpu_count;
     int (*process_cpu_ns)(uint64_t *ns);
-    bool have_proc, have_sys;
+    bool have_proc, have_sys, have_next;
     uint64_t proc_cpu, proc_ns;   /* previous process CPU reading */
     uint64_t sys_busy, sys_total; /* machine CPU at the start of the window */
-    uint64_t sys_ns;
+    uint64_t next_busy, next_total, next_ns; /* the next start, once it is old enough */
 };
 
 /* CPU time of the whole process, all threads, in ns: exact, where
@@ -189,15 +189,23 @@ static void read_cpu(gpufl__host_metrics *h, uint64_t now_ns, gfl_host_metrics_p
         h->proc_ns = now_ns;
     }
     if (read_sys_ticks(h, &busy, &total)) {
+        /* The window starts at a reading that was at least MIN_SYS_WINDOW_NS
+         * old when it became the start; the reading after it waits as the
+         * next start until it is that old too. */
+        if (!h->have_next || now_ns >= h->next_ns + MIN_SYS_WINDOW_NS) {
+            if (h->have_next) {
+                h->have_sys = true;
+                h->sys_busy = h->next_busy;
+                h->sys_total = h->next_total;
+            }
+            h->have_next = true;
+            h->next_busy = busy;
+            h->next_total = total;
+            h->next_ns = now_ns;
+        }
         if (h->have_sys && total > h->sys_total && busy >= h->sys_busy) {
             out->sys_cpu_pct_x100 = pct_x100(busy - h->sys_busy, total - h->sys_total);
             out->valid |= GFL_HOST_SYS_CPU;
-        }
-        if (!h->have_sys || now_ns - h->sys_ns >= MIN_SYS_WINDOW_NS) {
-            h->have_sys = true;
-            h->sys_busy = busy;
-            h->sys_total = total;
-            h->sys_ns = now_ns;
         }
     }
 }

@@ -24,7 +24,8 @@ int gpufl__host_metrics_open(gpufl__host_metrics **out, const char *proc_root)
     __attribute__((warn_unused_result));
 
 /* A sample at now_ns (CLOCK_MONOTONIC); unreadable fields have their
- * GFL_HOST_* bit clear. The first read only sets the CPU baseline. */
+ * GFL_HOST_* bit clear. The first read only sets the CPU baseline; machine
+ * CPU appears once a window of 250 ms exists. */
 void gpufl__host_metrics_read(gpufl__host_metrics *h, uint64_t now_ns, gfl_host_metrics_payload *out);
 
 void gpufl__host_metrics_close(gpufl__host_metrics *h);

@@ -38,8 +38,8 @@ static unsigned n_threads;
 /* Kernel names as real traces have them, plus one that exercises escaping. */
 static const char *const kernel_names[] = {
     "ampere_sgemm_128x64_nn",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
-    "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+     "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"),
     "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)",
     "nccl:all_reduce \"ring\" \\ step\t2 \xce\xbb",
 };

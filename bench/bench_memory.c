@@ -1,0 +1,94 @@
+/*
+ * Resident memory that gpufl_init adds in Monitor mode. Two child
+ * processes run the same workload for one second (three threads opening
+ * scopes at a steady rate, host sampling every 10 ms): one with gpufl
+ * disabled (the baseline), one recording. Each reports how much its RSS grew
+ * from just before init to just before shutdown; the difference is gpufl's.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#include "gpufl/gpufl.h"
+
+#define WORKERS 3
+#define RUN_NS 1000000000ull
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    uint64_t end = bench_now_ns() + RUN_NS;
+    struct timespec pause = {0, 100000};
+    while (bench_now_ns() < end) {
+        for (int i = 0; i < 100; i++)
+            GFL_SCOPE("work/outer") { GFL_SCOPE("work/inner") {} }
+        nanosleep(&pause, NULL); /* ~1 M scope events/s across threads */
+    }
+    return NULL;
+}
+
+/* Runs the workload; returns the RSS growth in bytes. */
+static uint64_t workload(bool enabled, const char *logs)
+{
+    uint64_t before = bench_rss_bytes();
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = "bench_memory";
+    o.log_path = logs;
+    o.enabled = enabled;
+    o.system_sample_rate_ms = 10;
+    o.continuous_system_sampling = true;
+    if (!gpufl_init(&o))
+        return 0;
+    pthread_t t[WORKERS];
+    for (int i = 0; i < WORKERS; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    worker(NULL);
+    for (int i = 0; i < WORKERS; i++)
+        pthread_join(t[i], NULL);
+    uint64_t after = bench_rss_bytes();
+    gpufl_shutdown();
+    return after - before;
+}
+
+static uint64_t in_child(bool enabled, const char *logs)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        uint64_t grew = workload(enabled, logs);
+        if (write(fds[1], &grew, sizeof grew) != sizeof grew)
+            _exit(1);
+        _exit(0);
+    }
+    uint64_t grew = 0;
+    if (read(fds[0], &grew, sizeof grew) != sizeof grew)
+        grew = 0;
+    waitpid(pid, NULL, 0);
+    close(fds[0]);
+    close(fds[1]);
+    return grew;
+}
+
+int main(void)
+{
+    char machine[512];
+    bench_machine(machine, sizeof machine);
+    char *logs = bench_tmpdir();
+    uint64_t base = in_child(false, logs), rec = in_child(true, logs);
+    double added = ((double)rec - (double)base) / (1024.0 * 1024.0);
+    printf("bench_memory (%s)\n", machine);
+    printf("  RSS growth, gpufl disabled (baseline)   %.2f MiB\n", (double)base / (1024.0 * 1024.0));
+    printf("  RSS growth, Monitor mode recording      %.2f MiB\n", (double)rec / (1024.0 * 1024.0));
+    printf("  added by gpufl                          %.2f MiB (target <= 8; %d recording threads)\n",
+           added, WORKERS + 1);
+    bench_rm_rf(logs);
+    free(logs);
+    return 0;
+}

@@ -1,0 +1,22 @@
+/*
+ * Small helpers shared by the benchmarks: timing, statistics, RSS, and a
+ * one-line description of the machine for the results table.
+ */
+#ifndef GPUFL_BENCH_UTIL_H
+#define GPUFL_BENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint64_t bench_now_ns(void);
+/* Median of n values (sorts them). */
+double bench_median(double *v, size_t n);
+/* Resident set size of this process, bytes (/proc/self/statm). */
+uint64_t bench_rss_bytes(void);
+/* "AMD EPYC, 2 CPUs, Linux 6.1.0" */
+void bench_machine(char *buf, size_t len);
+/* A fresh temporary directory (malloc'd). */
+char *bench_tmpdir(void);
+void bench_rm_rf(const char *path);
+
+#endif

@@ -1,0 +1,270 @@
+/*
+ * gpufl: C++17 wrapper over the C API in gpufl.h. Header only, no state of
+ * its own beyond one thread-local error string; every call goes straight to
+ * the C library, so C and C++ code in one program share one session.
+ *
+ *     gpufl::InitOptions opts;
+ *     opts.app_name = "trainer";
+ *     if (!gpufl::init(opts)) std::cerr << gpufl::lastError() << "\n";
+ *     GFL_SCOPE("epoch") {
+ *         for (auto& batch : batches) {
+ *             gpufl::ScopedMonitor step{"step"};
+ *             if (batch.empty()) break;          // leaves the for loop
+ *             auto loss = gpufl::monitor("forward", [&] { return forward(batch); });
+ *         }
+ *     }
+ *     gpufl::shutdown();
+ *
+ * Unlike the C macro, GFL_SCOPE here is an if-statement, so break and
+ * continue inside its block act on the enclosing loop.
+ *
+ * Scopes belong to the thread that opened them: end (or destroy) a
+ * ScopedMonitor on that thread. Ending it elsewhere is ignored, and the
+ * scope is then closed when its parent ends or its thread exits.
+ */
+#ifndef GPUFL_GPUFL_HPP
+#define GPUFL_GPUFL_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "gpufl/gpufl.h"
+
+/* The C forms are replaced below. */
+#undef GFL_SCOPE
+#undef GFL_SCOPED
+
+namespace gpufl {
+
+/* Same values as gpufl_backend / gpufl_engine (checked below). */
+enum class BackendKind { Auto, Nvidia, Amd, None };
+enum class ProfilingEngine { Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep };
+
+static_assert(static_cast<int>(BackendKind::None) == GPUFL_BACKEND_NONE &&
+                  static_cast<int>(BackendKind::Amd) == GPUFL_BACKEND_AMD,
+              "BackendKind mirrors gpufl_backend");
+static_assert(static_cast<int>(ProfilingEngine::Deep) == GPUFL_ENGINE_DEEP &&
+                  static_cast<int>(ProfilingEngine::PcSampling) == GPUFL_ENGINE_PC_SAMPLING,
+              "ProfilingEngine mirrors gpufl_engine");
+
+/*
+ * The options of gpufl_options, with the same defaults and meanings
+ * (gpufl.h and README.md document each). Precedence is the C library's: a
+ * field left at its default here can still be set by the config file or a
+ * GPUFL_* environment variable. Empty strings mean "use the default".
+ */
+struct InitOptions {
+    std::string app_name = "gpufl";
+    std::string log_path;
+    std::string backend_url;
+    std::string api_key;  /* never written to any file */
+    std::string api_path;
+    bool remote_upload = false; /* deprecated, no effect */
+    bool enable_stack_trace = false;
+    bool enable_source_collection = true;
+    bool enable_external_correlation = true;
+    bool enable_synchronization = true;
+    bool enable_memory_tracking = false;
+    bool enable_cuda_graphs_tracking = false;
+    int system_sample_rate_ms = 0; /* >= 0; 0 = off */
+    int kernel_sample_rate_ms = 0; /* >= 0; deprecated, no effect */
+    bool continuous_system_sampling = false;
+    BackendKind backend = BackendKind::Auto;
+    ProfilingEngine profiling_engine = ProfilingEngine::Monitor;
+    std::string config_file;
+    bool flush_logs_always = false;
+    bool enable_debug_output = false;
+    bool enabled = true;
+    /* The C API's additions. */
+    std::uint64_t log_rotate_bytes = 64ull << 20;
+    std::uint64_t session_max_bytes = 4ull << 30;
+    std::uint64_t min_free_bytes = 512ull << 20;
+    std::uint32_t ring_events = 8192;
+    std::string device_plugin;
+};
+
+namespace detail {
+
+/* Errors found by the wrapper itself, before the C library is called. */
+inline std::string &wrapperError()
+{
+    static thread_local std::string error;
+    return error;
+}
+
+/*
+ * gpufl_options from InitOptions, starting from gpufl_options_init() so
+ * fields added to the C struct later keep their defaults. The strings point
+ * into `in`, which outlives the gpufl_init() call that copies them.
+ * Returns false with a message in `why` for values C cannot represent.
+ */
+inline bool toC(const InitOptions &in, gpufl_options &out, std::string &why)
+{
+    if (in.system_sample_rate_ms < 0 || in.kernel_sample_rate_ms < 0) {
+        why = "gpufl::init: ";
+        why += in.system_sample_rate_ms < 0 ? "system_sample_rate_ms" : "kernel_sample_rate_ms";
+        why += " is negative (";
+        why += std::to_string(in.system_sample_rate_ms < 0 ? in.system_sample_rate_ms
+                                                           : in.kernel_sample_rate_ms);
+        why += "); use 0 to turn it off";
+        return false;
+    }
+    gpufl_options_init(&out);
+    out.app_name = in.app_name.c_str();
+    out.log_path = in.log_path.c_str();
+    out.backend_url = in.backend_url.c_str();
+    out.api_key = in.api_key.c_str();
+    out.api_path = in.api_path.c_str();
+    out.remote_upload = in.remote_upload;
+    out.enable_stack_trace = in.enable_stack_trace;
+    out.enable_source_collection = in.enable_source_collection;
+    out.enable_external_correlation = in.enable_external_correlation;
+    out.enable_synchronization = in.enable_synchronization;
+    out.enable_memory_tracking = in.enable_memory_tracking;
+    out.enable_cuda_graphs_tracking = in.enable_cuda_graphs_tracking;
+    out.system_sample_rate_ms = static_cast<std::uint32_t>(in.system_sample_rate_ms);
+    out.kernel_sample_rate_ms = static_cast<std::uint32_t>(in.kernel_sample_rate_ms);
+    out.continuous_system_sampling = in.continuous_system_sampling;
+    out.backend = static_cast<gpufl_backend>(in.backend);
+    out.profiling_engine = static_cast<gpufl_engine>(in.profiling_engine);
+    out.config_file = in.config_file.c_str();
+    out.flush_logs_always = in.flush_logs_always;
+    out.enable_debug_output = in.enable_debug_output;
+    out.enabled = in.enabled;
+    out.log_rotate_bytes = in.log_rotate_bytes;
+    out.session_max_bytes = in.session_max_bytes;
+    out.min_free_bytes = in.min_free_bytes;
+    out.ring_events = in.ring_events;
+    out.device_plugin = in.device_plugin.c_str();
+    return true;
+}
+
+} // namespace detail
+
+/* Starts a session (see gpufl_init). False on invalid options, with
+ * lastError() saying why; nothing is left running then. */
+inline bool init(const InitOptions &options)
+{
+    detail::wrapperError().clear();
+    gpufl_options c;
+    if (!detail::toC(options, c, detail::wrapperError()))
+        return false;
+    return gpufl_init(&c);
+}
+
+inline void shutdown() { gpufl_shutdown(); }
+
+inline bool isRecording() { return gpufl_is_recording(); }
+
+/* The message of the last failed call of this thread, or "". */
+inline std::string lastError()
+{
+    const std::string &own = detail::wrapperError();
+    return own.empty() ? std::string(gpufl_last_error()) : own;
+}
+
+/* Directory of the current or last session, or "". */
+inline std::string sessionDir() { return gpufl_session_dir(); }
+
+/* Writes the text summary to path ("" = <session dir>/summary.txt). */
+inline bool generateReport(const std::string &path = "")
+{
+    detail::wrapperError().clear();
+    return gpufl_generate_report(path.empty() ? nullptr : path.c_str()) == 0;
+}
+
+inline void systemStart(const std::string &name = "system") { gpufl_system_start(name.c_str()); }
+inline void systemStop(const std::string &name = "system") { gpufl_system_stop(name.c_str()); }
+
+/*
+ * A scope that ends when the object is destroyed, or earlier with end().
+ * Movable (the moved-from object ends nothing), not copyable.
+ *
+ * The optional tag is appended to the name as "name [tag]", so scopes of one
+ * name can be told apart by tag in reports (an empty tag adds nothing).
+ */
+class ScopedMonitor {
+public:
+    explicit ScopedMonitor(const char *name) : token_(gpufl_scope_begin(name)) {}
+    explicit ScopedMonitor(std::string_view name) : token_(begin(name, {})) {}
+    ScopedMonitor(std::string_view name, std::string_view tag) : token_(begin(name, tag)) {}
+
+    ScopedMonitor(const ScopedMonitor &) = delete;
+    ScopedMonitor &operator=(const ScopedMonitor &) = delete;
+    ScopedMonitor(ScopedMonitor &&other) noexcept : token_(std::exchange(other.token_, 0)) {}
+    /* Ends this scope, then takes over other's. Scopes nest: if other was
+     * opened inside this one, ending this one has ended it too. */
+    ScopedMonitor &operator=(ScopedMonitor &&other) noexcept
+    {
+        if (this != &other) {
+            end();
+            token_ = std::exchange(other.token_, 0);
+        }
+        return *this;
+    }
+    ~ScopedMonitor() { end(); }
+
+    /* Ends the scope now (and any scope opened inside it); later calls and
+     * the destructor do nothing. */
+    void end() noexcept { gpufl_scope_end(std::exchange(token_, 0)); }
+
+    /* 0 when not recording (or the scope was refused, or has ended). */
+    gpufl_scope token() const noexcept { return token_; }
+
+private:
+    static gpufl_scope begin(std::string_view name, std::string_view tag)
+    {
+        /* The C API takes a NUL-terminated name; most fit on the stack. */
+        char small[256];
+        const std::size_t extra = tag.empty() ? 0 : tag.size() + 3; /* " [" tag "]" */
+        if (name.size() + extra < sizeof small) {
+            std::memcpy(small, name.data(), name.size());
+            char *p = small + name.size();
+            if (extra) {
+                *p++ = ' ';
+                *p++ = '[';
+                std::memcpy(p, tag.data(), tag.size());
+                p += tag.size();
+                *p++ = ']';
+            }
+            *p = '\0';
+            return gpufl_scope_begin(small);
+        }
+        std::string full(name);
+        if (extra)
+            full.append(" [").append(tag).append("]");
+        return gpufl_scope_begin(full.c_str());
+    }
+
+    gpufl_scope token_;
+};
+
+/* Calls f() inside a scope called name and returns what f returns (void
+ * included); the scope ends even when f throws. */
+template <class F>
+decltype(auto) monitor(const char *name, F &&f)
+{
+    ScopedMonitor guard{name};
+    return std::forward<F>(f)();
+}
+
+} // namespace gpufl
+
+/*
+ *   GFL_SCOPE("forward") { ... }   the block is the scope; break and continue
+ *                                   inside it act on the enclosing loop.
+ *   GFL_SCOPED("step");            a scope that ends with the enclosing block.
+ *
+ * The if/else form keeps a following `else` of the caller bound to the
+ * caller's own `if`.
+ */
+#define GFL_SCOPE(name)                                                             \
+    if (::gpufl::ScopedMonitor GFL__CAT(gfl__scope_, __COUNTER__){name}; false) { \
+    } else
+#define GFL_SCOPED(name) ::gpufl::ScopedMonitor GFL__CAT(gfl__scoped_, __COUNTER__){name}
+
+#endif /* GPUFL_GPUFL_HPP */

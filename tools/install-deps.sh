@@ -1,0 +1,53 @@
+#!/bin/sh
+# Installs the Debian packages gpufl needs to build (and, with --sanitizers,
+# to run the sanitizer test builds) when they are missing. Does nothing when
+# everything is there. Not root and no password-less sudo: prints the command
+# to run and fails.
+#
+# A package counts as present when dpkg says so or when what it provides
+# works (a header found by pkg-config, a command on PATH), so machines that
+# get libraries some other way (an unpacked .deb tree, see
+# ../shared/gpu/use-debs.sh) are not asked to install them.
+set -u
+
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+provides() {
+    case "$1" in
+    cmake | pkg-config | g++ | clang) command -v "$1" >/dev/null 2>&1 ;;
+    libjansson-dev) pkg-config --exists jansson 2>/dev/null ;;
+    libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;
+    libclang-rt-14-dev)
+        printf 'int main(void){return 0;}\n' |
+            clang -x c -fsanitize=thread - -o /tmp/gpufl-tsan-probe.$$ >/dev/null 2>&1
+        ok=$?
+        rm -f /tmp/gpufl-tsan-probe.$$
+        return $ok ;;
+    *) return 1 ;;
+    esac
+}
+
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev"
+[ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
+
+missing=""
+for p in $packages; do
+    have_pkg "$p" || provides "$p" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "gpufl: installing missing Debian packages:$missing"
+if [ "$(id -u)" = 0 ]; then
+    run=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    run="sudo"
+else
+    echo "gpufl: these packages are missing and this user cannot install them:$missing" >&2
+    echo "gpufl: run:  sudo apt-get install -y$missing" >&2
+    exit 1
+fi
+$run apt-get update -q || exit 1
+DEBIAN_FRONTEND=noninteractive $run apt-get install -y -q --no-install-recommends $missing || {
+    echo "gpufl: apt-get could not install:$missing" >&2
+    exit 1
+}

@@ -25,8 +25,8 @@
 
 static const char *const kernel_names[] = {
     "ampere_sgemm_128x64_nn",
-    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
-    "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+     "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"),
     "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)",
     "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_kernel<float, 4>",
     "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",

@@ -134,7 +134,9 @@ static void scopes_accounted_once(void **state)
     assert_true(total_dropped > 0);
     assert_true(total_written > 0);
 
-    json_t *session = json_load_file(strcat(strcpy(malloc(4200), dir), "/session.json"), 0, NULL);
+    char session_path[4200];
+    snprintf(session_path, sizeof session_path, "%s/session.json", dir);
+    json_t *session = json_load_file(session_path, 0, NULL);
     assert_non_null(session);
     json_t *summary = json_object_get(session, "summary");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(summary, "dropped"), "ring_full")),

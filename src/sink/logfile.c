@@ -61,8 +61,27 @@ int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, ui
     return 0;
 }
 
+/* Writing stopped before this part was ever written: it still says what it
+ * is. Its header, the buffer's first line, goes out like the closing lines
+ * (outside the budget, whose reserve has room for it); the rest of the
+ * buffer is never written now. */
+static void write_unwritten_header(gpufl__logfile *f)
+{
+    if (f->file_bytes != 0 || f->pending_lines == 0)
+        return;
+    const char *nl = memchr(f->buf, '\n', f->len);
+    if (!nl)
+        return;
+    gpufl__logfile_write_final(f, f->buf, (size_t)(nl - f->buf) + 1);
+    if (f->file_bytes) {
+        f->lines_written++;
+        f->pending_lines--;
+    }
+}
+
 static void lose_pending(gpufl__logfile *f)
 {
+    write_unwritten_header(f);
     f->lines_lost += f->pending_lines;
     f->pending_lines = 0;
     f->len = 0;
@@ -169,6 +188,7 @@ void gpufl__logfile_note_stop(gpufl__logfile *f)
     if (!b->stopped || f->stop_noted)
         return;
     f->stop_noted = true;
+    write_unwritten_header(f);
     char line[1024];
     char *p = GFL_JLIT(line, "{\"type\":\"log_stopped\",\"ts_ns\":");
     p = gpufl__jput_u64(p, b->stopped_at_ns);

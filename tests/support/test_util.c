@@ -127,7 +127,11 @@ static void append_lines(tu_ndjson *out, const char *path, char *text, size_t le
             json_decref(j);
             *rc = -1;
         } else {
-            out->lines = realloc(out->lines, (out->n + 1) * sizeof *out->lines);
+            if (out->n == out->cap) {
+                /* geometric growth: logs of millions of lines load in linear time */
+                out->cap = out->cap ? out->cap * 2 : 1024;
+                out->lines = realloc(out->lines, out->cap * sizeof *out->lines);
+            }
             out->lines[out->n++] = j;
         }
         p = nl + 1;

@@ -27,7 +27,7 @@ char *tu_session_dir(const char *log_path);
 /* An NDJSON file read back: every newline-terminated line parsed. */
 typedef struct tu_ndjson {
     json_t **lines;
-    size_t n;
+    size_t n, cap;
     size_t tail_bytes; /* bytes after the last newline (a torn final write) */
 } tu_ndjson;
 

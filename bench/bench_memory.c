@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "fs_util.h"
 #include "gpufl/gpufl.h"
 
 #define WORKERS 3
@@ -88,7 +89,7 @@ int main(void)
     printf("  RSS growth, Monitor mode recording      %.2f MiB\n", (double)rec / (1024.0 * 1024.0));
     printf("  added by gpufl                          %.2f MiB (target <= 8; %d recording threads)\n",
            added, WORKERS + 1);
-    bench_rm_rf(logs);
+    tu_rm_rf(logs);
     free(logs);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "fs_util.h"
 #include "core/clock.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
@@ -131,7 +132,7 @@ int main(void)
            s, s - b);
     printf("  event push (reserve, 128 B, commit)   %7.2f ns\n", p);
     printf("  events the producer dropped           %lld (must be 0)\n", drops);
-    bench_rm_rf(logs);
+    tu_rm_rf(logs);
     free(logs);
     return drops == 0 ? 0 : 1;
 }

@@ -3,11 +3,11 @@
  */
 #include "bench_util.h"
 
-#include <dirent.h>
+#include "fs_util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,33 +64,4 @@ void bench_machine(char *buf, size_t len)
     snprintf(buf, len, "%s, %ld CPUs, %s %s", model, sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release);
 }
 
-char *bench_tmpdir(void)
-{
-    const char *base = getenv("BENCH_DIR");
-    char *path = malloc(4096);
-    snprintf(path, 4096, "%s/gpufl-bench-XXXXXX", base && base[0] ? base : "/tmp");
-    return mkdtemp(path) ? path : NULL;
-}
-
-void bench_rm_rf(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) {
-        unlink(path);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char child[4096];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        struct stat st;
-        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
-            bench_rm_rf(child);
-        else
-            unlink(child);
-    }
-    closedir(d);
-    rmdir(path);
-}
+char *bench_tmpdir(void) { return tu_mkdtemp_in(getenv("BENCH_DIR"), "bench"); }

@@ -15,8 +15,8 @@ double bench_median(double *v, size_t n);
 uint64_t bench_rss_bytes(void);
 /* "AMD EPYC, 2 CPUs, Linux 6.1.0" */
 void bench_machine(char *buf, size_t len);
-/* A fresh temporary directory (malloc'd). */
+/* A fresh temporary directory under $BENCH_DIR or /tmp (malloc'd); remove
+ * it with tu_rm_rf() from tests/support/fs_util.h. */
 char *bench_tmpdir(void);
-void bench_rm_rf(const char *path);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "fs_util.h"
 #include "core/clock.h"
 #include "core/intern.h"
 #include "gpufl/gpufl.h"
@@ -158,7 +159,7 @@ static double one_run(const char *logs, const uint32_t *unused, uint64_t *bytes)
     gpufl_shutdown();
     double secs = (double)(bench_now_ns() - t0) / 1e9;
     *bytes = dir_bytes(gpufl_session_dir());
-    bench_rm_rf(gpufl_session_dir());
+    tu_rm_rf(gpufl_session_dir());
     return secs;
 }
 
@@ -187,7 +188,7 @@ int main(void)
            e / 1e6, m);
     printf("  baseline: raw write() of the same bytes, 128 KiB calls   %.0f MB/s\n", raw);
     printf("  writer speed / raw write speed                           %.2f\n", m / raw);
-    bench_rm_rf(logs);
+    tu_rm_rf(logs);
     free(logs);
     return 0;
 }

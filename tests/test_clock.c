@@ -99,38 +99,6 @@ static void calibrate_for(unsigned ms)
     }
 }
 
-/* Runs fn in a fresh child; fails the test unless it returns 0. fn returns
- * a line number on failure. */
-static void expect_child_ok(int (*fn)(void))
-{
-    fflush(NULL);
-    int pipefd[2];
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        /* a crash must end the child, not re-enter cmocka's runner */
-        static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            signal(sigs[i], SIG_DFL);
-        close(pipefd[0]);
-        int line = fn();
-        ssize_t w = write(pipefd[1], &line, sizeof line);
-        _exit(w == (ssize_t)sizeof line ? 0 : 1);
-    }
-    close(pipefd[1]);
-    int line = -1;
-    ssize_t r = read(pipefd[0], &line, sizeof line);
-    close(pipefd[0]);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status))
-        fail_msg("child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-    assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_equal(r, (ssize_t)sizeof line);
-    if (line != 0)
-        fail_msg("child check failed at %s:%d", __FILE__, line);
-}
 
 /* ---- forced fallback (child) ------------------------------------------- */
 
@@ -168,8 +136,8 @@ static int forced_fallback_any_case_child(void)
 static void test_env_forces_clock_gettime(void **state)
 {
     (void)state;
-    expect_child_ok(forced_fallback_child);
-    expect_child_ok(forced_fallback_any_case_child);
+    tu_expect_child_ok(forced_fallback_child, __FILE__);
+    tu_expect_child_ok(forced_fallback_any_case_child, __FILE__);
 }
 
 /* ---- monotonic through the switch and later fits (child) --------------- */
@@ -225,7 +193,7 @@ static int monotonic_child(void)
 static void test_now_never_goes_backwards(void **state)
 {
     (void)state;
-    expect_child_ok(monotonic_child);
+    tu_expect_child_ok(monotonic_child, __FILE__);
 }
 
 /* ---- in this process --------------------------------------------------- */

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/intern.h"
+#include "test_util.h"
 
 static void assert_reads_back(uint32_t id, const char *s, size_t n)
 {
@@ -412,42 +413,11 @@ static int overflow_by_count_child(void)
     return 0;
 }
 
-static void expect_child_ok(int (*fn)(void))
-{
-    fflush(NULL);
-    int pipefd[2];
-    assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        /* a crash in the child must end the child, not return into
-         * cmocka's handler and run the remaining tests a second time */
-        static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            signal(sigs[i], SIG_DFL);
-        close(pipefd[0]);
-        int line = fn();
-        ssize_t w = write(pipefd[1], &line, sizeof line);
-        _exit(w == (ssize_t)sizeof line ? 0 : 1);
-    }
-    close(pipefd[1]);
-    int line = -1;
-    ssize_t r = read(pipefd[0], &line, sizeof line);
-    close(pipefd[0]);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status))
-        fail_msg("child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-    assert_int_equal(WEXITSTATUS(status), 0);
-    assert_int_equal(r, (ssize_t)sizeof line);
-    if (line != 0)
-        fail_msg("child check failed at %s:%d", __FILE__, line);
-}
 
 static void test_overflow_when_bytes_run_out(void **state)
 {
     (void)state;
-    expect_child_ok(overflow_by_bytes_child);
+    tu_expect_child_ok(overflow_by_bytes_child, __FILE__);
     /* the parent's table is untouched */
     assert_int_equal(gpufl__intern_overflows(), 0);
 }
@@ -455,7 +425,7 @@ static void test_overflow_when_bytes_run_out(void **state)
 static void test_overflow_when_count_runs_out(void **state)
 {
     (void)state;
-    expect_child_ok(overflow_by_count_child);
+    tu_expect_child_ok(overflow_by_count_child, __FILE__);
     assert_int_equal(gpufl__intern_overflows(), 0);
 }
 

@@ -804,17 +804,13 @@ static void test_smaller_struct_size(void **state)
 
 /* ---- through gpufl_init ------------------------------------------------------ */
 
+/* session.json of the one session under log_path. */
 static json_t *load_session_json(const char *log_path)
 {
     char *dir = tu_session_dir(log_path);
     assert_non_null(dir);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/session.json", dir);
+    json_t *j = tu_session_json(dir);
     free(dir);
-    json_error_t e;
-    json_t *j = json_load_file(path, 0, &e);
-    if (!j)
-        fail_msg("%s: %s", path, e.text);
     return j;
 }
 
@@ -965,6 +961,52 @@ static void test_api_key_never_written(void **state)
     free(dir);
 }
 
+/* ---- deprecated options ---------------------------------------------------- */
+
+/* remote_upload and kernel_sample_rate_ms are accepted, each logs exactly
+ * one deprecation warning into system.log, and nothing else changes. */
+static void test_deprecated_options_warn_once(void **state)
+{
+    const char *logs = tmp_path(state, "deprecated");
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.log_path = logs;
+    o.remote_upload = true;
+    o.kernel_sample_rate_ms = 5;
+    assert_true(gpufl_init(&o));
+    gpufl_scope_end(gpufl_scope_begin("work"));
+    gpufl_shutdown();
+    char *dir = tu_session_dir(logs);
+    assert_non_null(dir);
+    tu_ndjson sys;
+    assert_int_equal(tu_ndjson_load_channel(dir, "system", &sys), 0);
+    int upload = 0, rate = 0, other_warnings = 0;
+    for (size_t i = 0; i < sys.n; i++) {
+        json_t *l = sys.lines[i];
+        if (strcmp(json_string_value(json_object_get(l, "type")), "log") != 0 ||
+            strcmp(json_string_value(json_object_get(l, "level")), "warn") != 0)
+            continue;
+        const char *m = json_string_value(json_object_get(l, "message"));
+        if (strstr(m, "remote_upload") && strstr(m, "deprecated"))
+            upload++;
+        else if (strstr(m, "kernel_sample_rate_ms") && strstr(m, "deprecated"))
+            rate++;
+        else
+            other_warnings++;
+    }
+    assert_int_equal(upload, 1);
+    assert_int_equal(rate, 1);
+    assert_int_equal(other_warnings, 0);
+    tu_ndjson_free(&sys);
+    /* accepted: the session records them as given */
+    json_t *sj = load_session_json(logs);
+    json_t *opts = json_object_get(sj, "options");
+    assert_true(json_is_true(json_object_get(opts, "remote_upload")));
+    assert_int_equal(json_integer_value(json_object_get(opts, "kernel_sample_rate_ms")), 5);
+    json_decref(sj);
+    free(dir);
+}
+
 /* ---- the table covers the struct ----------------------------------------- */
 
 static size_t kind_size(gpufl__opt_kind k)
@@ -1070,6 +1112,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_init_records_resolved_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_bad_config, setup, teardown),
         cmocka_unit_test_setup_teardown(test_api_key_never_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deprecated_options_warn_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_table_covers_struct, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

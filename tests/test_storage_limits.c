@@ -300,17 +300,6 @@ static size_t check_scope_prefix(const tu_ndjson *f, const produced *p)
     return k;
 }
 
-static json_t *load_session_json(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/session.json", dir);
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
-    if (!j)
-        fail_msg("%s: %s", path, err.text);
-    return j;
-}
-
 static const char *stop_reason(json_t *session)
 {
     json_t *stopped = json_object_get(json_object_get(json_object_get(session, "summary"), "logs"),
@@ -498,7 +487,7 @@ static void test_rotation(void **state)
     snprintf(path, sizeof path, "%s/system.1.log", dir);
     assert_false(tu_exists(path));
 
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_null(stop_reason(session));
     json_decref(session);
     produced_free(&p);
@@ -541,7 +530,7 @@ static void test_disk_cap(void **state)
         tu_ndjson_free(&f);
     }
 
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_string_equal(stop_reason(session), "disk_cap");
     json_t *dropped = json_object_get(json_object_get(session, "summary"), "dropped");
     assert_int_equal(u64(dropped, "disk_limit"), lost_total);
@@ -586,7 +575,7 @@ static void test_free_space_at_start(void **state)
         }
         tu_ndjson_free(&f);
     }
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_string_equal(stop_reason(session), "free_space");
     json_decref(session);
     produced_free(&p);
@@ -661,7 +650,7 @@ static void test_free_space_later(void **state)
     assert_true(lost > 0);
     assert_int_equal(written + lost, p.n);
     tu_ndjson_free(&f);
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_string_equal(stop_reason(session), "free_space");
     json_decref(session);
     produced_free(&p);
@@ -743,7 +732,7 @@ static void run_fault(const fault_case *fc)
     }
     tu_ndjson_free(&f);
 
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_string_equal(stop_reason(session), "io_error");
     json_t *summary = json_object_get(session, "summary");
     const char *detail =

@@ -134,10 +134,7 @@ static void scopes_accounted_once(void **state)
     assert_true(total_dropped > 0);
     assert_true(total_written > 0);
 
-    char session_path[4200];
-    snprintf(session_path, sizeof session_path, "%s/session.json", dir);
-    json_t *session = json_load_file(session_path, 0, NULL);
-    assert_non_null(session);
+    json_t *session = tu_session_json(dir);
     json_t *summary = json_object_get(session, "summary");
     assert_int_equal(json_integer_value(json_object_get(json_object_get(summary, "dropped"), "ring_full")),
                      total_dropped);

@@ -120,17 +120,6 @@ static void check_interval(json_t *line, uint64_t base, uint64_t offset, uint64_
     assert_int_equal(int_of(line, "dur_ns"), dur);
 }
 
-static json_t *load_session_json(const char *dir)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/session.json", dir);
-    json_error_t err;
-    json_t *j = json_load_file(path, 0, &err);
-    if (!j)
-        fail_msg("%s: %s", path, err.text);
-    return j;
-}
-
 static void load_log(const char *dir, const char *base, tu_ndjson *f)
 {
     char path[4200];
@@ -323,7 +312,7 @@ static void check_device_metrics(const tu_ndjson *sys, uint64_t base)
 
 static void check_summary(const char *dir)
 {
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_string_equal(str_of(session, "status"), "ended");
     json_t *summary = json_object_get(session, "summary");
     json_t *events = json_object_get(summary, "events");
@@ -475,9 +464,31 @@ static void test_missing_plugin_downgrades_to_monitor(void **state)
     /* one warning that names the plugin and says what happened instead */
     assert_int_equal(warnings_with(dir, plugin), 1);
     assert_int_equal(warnings_with(dir, "recording as monitor"), 1);
-    json_t *session = load_session_json(dir);
+    json_t *session = tu_session_json(dir);
     assert_string_equal(str_of(json_object_get(session, "options"), "profiling_engine"), "trace");
     json_decref(session);
+    remove_log_path(log_path);
+    free(dir);
+}
+
+/* With these options the device plugin must never be loaded, and no
+ * warning about it is due: the engine or backend asked for none. */
+static void expect_plugin_not_loaded(const char *tag, gpufl_backend backend, gpufl_engine engine)
+{
+    assert_false(tu_mapped("libgpufl_synthetic"));
+    char *log_path = new_log_path(tag);
+    tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = tag;
+    o.log_path = log_path;
+    o.backend = backend;
+    o.profiling_engine = engine;
+    o.device_plugin = GFL_SYNTHETIC_PLUGIN;
+    char *dir = run_scoped_session(&o, log_path, false);
+    tu_unsetenv("GPUFL_SYNTHETIC");
+    assert_false(tu_mapped("libgpufl_synthetic"));
+    assert_int_equal(warnings_with(dir, "plugin"), 0);
     remove_log_path(log_path);
     free(dir);
 }
@@ -485,42 +496,13 @@ static void test_missing_plugin_downgrades_to_monitor(void **state)
 static void test_monitor_never_loads_plugin(void **state)
 {
     (void)state;
-    assert_false(tu_mapped("libgpufl_synthetic"));
-    char *log_path = new_log_path("monitor");
-    tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
-    gpufl_options o;
-    gpufl_options_init(&o);
-    o.app_name = "monitor";
-    o.log_path = log_path;
-    o.profiling_engine = GPUFL_ENGINE_MONITOR;
-    o.device_plugin = GFL_SYNTHETIC_PLUGIN;
-    char *dir = run_scoped_session(&o, log_path, false);
-    tu_unsetenv("GPUFL_SYNTHETIC");
-    assert_false(tu_mapped("libgpufl_synthetic"));
-    assert_int_equal(warnings_with(dir, "plugin"), 0);
-    remove_log_path(log_path);
-    free(dir);
+    expect_plugin_not_loaded("monitor", GPUFL_BACKEND_AUTO, GPUFL_ENGINE_MONITOR);
 }
 
 static void test_backend_none_never_loads_plugin(void **state)
 {
     (void)state;
-    assert_false(tu_mapped("libgpufl_synthetic"));
-    char *log_path = new_log_path("nobackend");
-    tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
-    gpufl_options o;
-    gpufl_options_init(&o);
-    o.app_name = "nobackend";
-    o.log_path = log_path;
-    o.backend = GPUFL_BACKEND_NONE;
-    o.profiling_engine = GPUFL_ENGINE_TRACE;
-    o.device_plugin = GFL_SYNTHETIC_PLUGIN;
-    char *dir = run_scoped_session(&o, log_path, false);
-    tu_unsetenv("GPUFL_SYNTHETIC");
-    assert_false(tu_mapped("libgpufl_synthetic"));
-    assert_int_equal(warnings_with(dir, "plugin"), 0);
-    remove_log_path(log_path);
-    free(dir);
+    expect_plugin_not_loaded("nobackend", GPUFL_BACKEND_NONE, GPUFL_ENGINE_TRACE);
 }
 
 int main(void)

@@ -3,6 +3,13 @@
  */
 #include "test_util.h"
 
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -15,73 +22,6 @@ static void die(const char *what, const char *path)
 {
     fprintf(stderr, "test helper: %s '%s': %s\n", what, path, strerror(errno));
     abort();
-}
-
-char *tu_mkdtemp(const char *tag)
-{
-    char *path = malloc(256);
-    snprintf(path, 256, "/tmp/gpufl-%s-XXXXXX", tag ? tag : "test");
-    if (!mkdtemp(path))
-        die("mkdtemp", path);
-    return path;
-}
-
-void tu_rm_rf(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) {
-        unlink(path);
-        return;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char child[4096];
-        snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-        struct stat st;
-        if (lstat(child, &st) == 0 && S_ISDIR(st.st_mode))
-            tu_rm_rf(child);
-        else
-            unlink(child);
-    }
-    closedir(d);
-    rmdir(path);
-}
-
-char *tu_read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-        }
-    }
-    fclose(f);
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
-}
-
-void tu_write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
-        die("write", path);
-}
-
-bool tu_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
 }
 
 char *tu_session_dir(const char *log_path)
@@ -249,4 +189,47 @@ void tu_unsetenv(const char *name)
 {
     if (unsetenv(name) != 0)
         die("unsetenv", name);
+}
+
+void tu_expect_child_ok(int (*fn)(void), const char *file)
+{
+    fflush(NULL);
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* a crash in the child must end the child, not return into
+         * cmocka's handler and run the remaining tests a second time */
+        static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            signal(sigs[i], SIG_DFL);
+        close(pipefd[0]);
+        int line = fn();
+        ssize_t w = write(pipefd[1], &line, sizeof line);
+        _exit(w == (ssize_t)sizeof line ? 0 : 1);
+    }
+    close(pipefd[1]);
+    int line = -1;
+    ssize_t r = read(pipefd[0], &line, sizeof line);
+    close(pipefd[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status))
+        fail_msg("child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(r, (ssize_t)sizeof line);
+    if (line != 0)
+        fail_msg("child check failed at %s:%d", file, line);
+}
+
+json_t *tu_session_json(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/session.json", dir);
+    json_error_t err;
+    json_t *j = json_load_file(path, 0, &err);
+    if (!j)
+        fail_msg("%s: %s", path, err.text);
+    return j;
 }

@@ -10,19 +10,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A fresh directory under /tmp (malloc'd path). */
-char *tu_mkdtemp(const char *tag);
-/* rm -rf. */
-void tu_rm_rf(const char *path);
-/* The whole file, NUL-terminated (malloc'd), or NULL; *len if non-NULL. */
-char *tu_read_file(const char *path, size_t *len);
-/* Writes text to path; aborts on failure. */
-void tu_write_file(const char *path, const char *text);
-bool tu_exists(const char *path);
+#include "fs_util.h"
 
 /* The one session directory under log_path (malloc'd), or NULL if there is
  * not exactly one. */
 char *tu_session_dir(const char *log_path);
+
+/* <dir>/session.json parsed (free with json_decref); fails the test when it
+ * cannot be read or parsed. */
+json_t *tu_session_json(const char *dir);
 
 /* An NDJSON file read back: every newline-terminated line parsed. */
 typedef struct tu_ndjson {
@@ -47,6 +43,12 @@ long long tu_sum_field(const tu_ndjson *f, const char *type, const char *field);
 int tu_thread_count(void);
 /* Whether a mapped file's path in /proc/self/maps contains needle. */
 bool tu_mapped(const char *needle);
+
+/* Runs fn in a forked child and fails the test unless it returns 0; fn
+ * returns __LINE__ of the check that failed. For code that must start from
+ * a fresh process state (a clock never initialised, a table never filled).
+ * Pass __FILE__ as file, for the message. */
+void tu_expect_child_ok(int (*fn)(void), const char *file);
 
 /* setenv/unsetenv that abort on failure. */
 void tu_setenv(const char *name, const char *value);

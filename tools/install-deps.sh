@@ -36,7 +36,6 @@ for p in $packages; do
 done
 [ -z "$missing" ] && exit 0
 
-echo "gpufl: installing missing Debian packages:$missing"
 if [ "$(id -u)" = 0 ]; then
     run=""
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -46,6 +45,7 @@ else
     echo "gpufl: run:  sudo apt-get install -y$missing" >&2
     exit 1
 fi
+echo "gpufl: installing missing Debian packages:$missing"
 $run apt-get update -q || exit 1
 DEBIAN_FRONTEND=noninteractive $run apt-get install -y -q --no-install-recommends $missing || {
     echo "gpufl: apt-get could not install:$missing" >&2

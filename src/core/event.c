@@ -24,6 +24,7 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_MEM_FREE] = "mem_free",
         [GFL_EV_DROPPED] = "dropped",
         [GFL_EV_LOG] = "log",
+        [GFL_EV_DEVICE_INFO] = "device_info",
     };
     return NAME_OF(names, type);
 }

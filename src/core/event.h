@@ -34,6 +34,7 @@ typedef enum gfl_event_type {
     GFL_EV_MEM_FREE = 12,
     GFL_EV_DROPPED = 13,
     GFL_EV_LOG = 14,
+    GFL_EV_DEVICE_INFO = 15,
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -150,6 +151,23 @@ typedef enum gfl_occupancy_limiter {
     GFL_LIMIT_BLOCKS = 4,        /* blocks per SM */
     GFL_LIMIT_COUNT
 } gfl_occupancy_limiter;
+
+/* A GPU's identity and limits, once per session (core/device_info.h has
+ * the full description; strings are interned). */
+typedef struct gfl_device_info_payload {
+    uint64_t memory_total_bytes;
+    uint32_t name;           /* string id */
+    uint32_t uuid;           /* string id */
+    uint32_t pci_bus_id;     /* string id */
+    uint32_t driver_version; /* string id */
+    int32_t cuda_driver_version; /* 13000 = 13.0; 0 unknown */
+    uint32_t sm_count;
+    uint32_t power_limit_mw;
+    uint32_t max_sm_clock_mhz;
+    uint32_t max_mem_clock_mhz;
+    int8_t cc_major, cc_minor; /* -1 unknown */
+    uint8_t pcie_max_gen, pcie_max_width;
+} gfl_device_info_payload;
 
 typedef struct gfl_kernel_payload {
     uint64_t end_ts;
@@ -274,6 +292,7 @@ typedef struct gfl_event {
         gfl_system_window_payload window;
         gfl_host_metrics_payload host;
         gfl_device_metrics_payload dev;
+        gfl_device_info_payload info;
         gfl_kernel_payload kernel;
         gfl_memcpy_payload memcpy;
         gfl_memset_payload memset;

@@ -16,11 +16,12 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/device_info.h"
 #include "core/system_window.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 
-#define MAX_EVENTS_PER_SOURCE 16
+#define MAX_EVENTS_PER_SOURCE GFL_MAX_DEVICES /* one event per GPU */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backend/host/host_metrics.h"
+#include "backend/nvml/nvml_source.h"
 #include "collect/collector.h"
 #include "collect/summary.h"
 #include "core/clock.h"
@@ -47,6 +48,10 @@ typedef struct session {
     gpufl__session_info info;
     gpufl__collector *collector;
     pid_t pid;
+    gpufl__device_list devices;
+    gpufl__nvml_source *nvml; /* until the sampler takes it */
+    int device_note_level;    /* why there is no GPU telemetry, logged once recording */
+    char device_note[600];
 } session;
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -176,20 +181,66 @@ static int start_collector(session *s, char *err, size_t err_len)
     return gpufl__collector_start(&s->collector, &cc, err, err_len);
 }
 
+/* GPU telemetry: NVML for backend auto or nvidia. Without it the session
+ * records host metrics and scopes; the reason is logged once recording
+ * starts (a warning only when nvidia was asked for by name). */
+static void open_devices(session *s)
+{
+    const gpufl_options *o = &s->config.o;
+    if (o->backend == GPUFL_BACKEND_NONE || o->backend == GPUFL_BACKEND_AMD) {
+        if (o->backend == GPUFL_BACKEND_AMD) {
+            s->device_note_level = GFL_LOG_WARN;
+            snprintf(s->device_note, sizeof s->device_note,
+                     "backend amd: AMD GPUs are not supported by this build; recording host metrics "
+                     "and scopes");
+        }
+        return;
+    }
+    char err[512];
+    if (gpufl__nvml_source_open(&s->nvml, &s->devices, err, sizeof err) != 0) {
+        s->device_note_level = o->backend == GPUFL_BACKEND_NVIDIA ? GFL_LOG_WARN : GFL_LOG_INFO;
+        snprintf(s->device_note, sizeof s->device_note,
+                 "no GPU telemetry: %s; recording host metrics and scopes", err);
+        return;
+    }
+    s->info.devices = &s->devices;
+}
+
+/* One device_info event per GPU, right after the session starts. */
+static void record_devices(session *s)
+{
+    if (s->device_note[0])
+        gpufl__log(s->device_note_level, "%s", s->device_note);
+    if (!s->info.devices)
+        return;
+    gpufl__producer *p = gpufl__producer_self();
+    for (uint32_t i = 0; p && i < s->devices.count; i++) {
+        gfl_event *ev = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_DEVICE);
+        if (!ev)
+            break;
+        gpufl__device_info_event(&s->devices, &s->devices.devices[i], gpufl__now_ns(), ev);
+        ev->h.tid = gpufl__producer_tid(p);
+        gpufl__ring_commit(&p->ring);
+    }
+}
+
 static void start_sampler(session *s)
 {
     const gpufl_options *o = &s->config.o;
-    if (o->system_sample_rate_ms == 0)
-        return;
+    gpufl__metric_source sources[2];
+    size_t n = 0;
     gpufl__host_metrics *host;
-    if (gpufl__host_metrics_open(&host, "/proc") != 0) {
-        gpufl__log(GFL_LOG_WARN, "system sampling is off: out of memory");
-        return;
+    if (o->system_sample_rate_ms && gpufl__host_metrics_open(&host, "/proc") == 0)
+        sources[n++] = gpufl__host_metrics_source(host);
+    if (o->system_sample_rate_ms && s->nvml) {
+        sources[n++] = gpufl__nvml_source_metric(s->nvml);
+        s->nvml = NULL; /* the sampler owns it now, and closes it */
     }
-    gpufl__metric_source sources[1] = {gpufl__host_metrics_source(host)};
+    gpufl__nvml_source_close(s->nvml); /* not sampling: the descriptions were all we needed */
+    s->nvml = NULL;
     char err[256];
-    if (gpufl__sampler_start(o->system_sample_rate_ms, o->continuous_system_sampling, sources, 1,
-                             err, sizeof err) != 0)
+    if (n && gpufl__sampler_start(o->system_sample_rate_ms, o->continuous_system_sampling, sources, n,
+                                  err, sizeof err) != 0)
         gpufl__log(GFL_LOG_WARN, "system sampling is off: %s", err);
 }
 
@@ -275,8 +326,10 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
         free(s);
         goto fail;
     }
+    open_devices(s);
     if (gpufl__session_json_write(&s->info, NULL, NULL) != 0) {
         snprintf(err, sizeof err, "cannot write %s/session.json: %s", s->info.dir, strerror(errno));
+        gpufl__nvml_source_close(s->nvml);
         gpufl__config_free(&s->config);
         free(s);
         goto fail;
@@ -285,6 +338,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     gpufl__producer_set_ring_events(s->config.o.ring_events);
     gpufl__system_windows_reset();
     if ((rc = start_collector(s, err, sizeof err)) != 0) {
+        gpufl__nvml_source_close(s->nvml);
         gpufl__config_free(&s->config);
         free(s);
         goto fail;
@@ -294,6 +348,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     gpufl__log_set_recording(true);
     atomic_store_explicit(&gpufl__recording_flag, true, memory_order_release);
     warn_deprecated(&s->config.o);
+    record_devices(s);
     start_sampler(s);
     (void)gpufl__plugin_start(&s->info);
     gpufl__log(GFL_LOG_INFO, "recording session %s into %s", s->info.id, s->info.dir);

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "core/device_info.h"
 #include "core/options.h"
 
 #define GFL_FORMAT_VERSION 1
@@ -20,6 +21,7 @@ typedef struct gpufl__session_info {
     uint64_t start_ns;   /* session timebase (CLOCK_MONOTONIC) */
     uint64_t start_wall_ns;
     const gpufl__config *config;
+    const gpufl__device_list *devices; /* NULL: no GPU backend */
 } gpufl__session_info;
 
 typedef struct gpufl__session_end {

@@ -53,6 +53,47 @@ static json_t *options_json(const gpufl_options *o)
     return j;
 }
 
+/* One object per GPU, with the driver's versions repeated in each so that a
+ * device object stands on its own. */
+static json_t *devices_json(const gpufl__device_list *list)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; a && list && i < list->count; i++) {
+        const gpufl__device_desc *d = &list->devices[i];
+        json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s}", "index", (int)d->index, "vendor",
+                              list->vendor, "name", d->name, "uuid", d->uuid, "pci_bus_id",
+                              d->pci_bus_id, "driver_version", list->driver_version);
+        if (!o)
+            continue;
+        if (list->cuda_driver_version > 0) {
+            char v[16];
+            snprintf(v, sizeof v, "%d.%d", list->cuda_driver_version / 1000,
+                     list->cuda_driver_version % 1000 / 10);
+            json_object_set_new(o, "cuda_driver_version", json_string(v));
+        }
+        if (d->cc_major >= 0) {
+            char cc[16];
+            snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+            json_object_set_new(o, "compute_capability", json_string(cc));
+        }
+        const struct {
+            const char *key;
+            uint64_t value;
+        } nums[] = {{"sm_count", d->sm_count},
+                    {"memory_total_bytes", d->memory_total_bytes},
+                    {"power_limit_mw", d->power_limit_mw},
+                    {"max_sm_clock_mhz", d->max_sm_clock_mhz},
+                    {"max_mem_clock_mhz", d->max_mem_clock_mhz},
+                    {"pcie_max_gen", d->pcie_max_gen},
+                    {"pcie_max_width", d->pcie_max_width}};
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+            if (nums[k].value) /* 0 is unknown: leave it out */
+                json_object_set_new(o, nums[k].key, json_integer((json_int_t)nums[k].value));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 static json_t *host_info_json(void)
 {
     struct utsname u;
@@ -70,13 +111,13 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
     char start[40];
     iso_time(info->start_wall_ns, start, sizeof start);
     json_t *root = json_pack(
-        "{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:[]}", "format",
+        "{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format",
         "gpufl-session", "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING,
         "session_id", info->id, "app_name", info->app_name, "pid", info->pid, "host", info->host,
         "log_dir", info->dir, "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
         (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(),
         "status", end ? "ended" : "running", "options", options_json(&info->config->o), "host_info",
-        host_info_json(), "devices");
+        host_info_json(), "devices", devices_json(info->devices));
     if (!root) {
         errno = ENOMEM;
         return GPUFL_ENOMEM;

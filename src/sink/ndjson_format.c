@@ -35,6 +35,9 @@ size_t gpufl__ndjson_bound(const gfl_event *ev)
         return FIXED_PART_BOUND + name_bound(ev->u.kernel.name) + name_bound(ev->u.kernel.mangled_name);
     case GFL_EV_LOG:
         return FIXED_PART_BOUND + name_bound(ev->u.log.message);
+    case GFL_EV_DEVICE_INFO:
+        return FIXED_PART_BOUND + name_bound(ev->u.info.name) + name_bound(ev->u.info.uuid) +
+               name_bound(ev->u.info.pci_bus_id) + name_bound(ev->u.info.driver_version);
     default:
         return FIXED_PART_BOUND;
     }
@@ -210,6 +213,46 @@ static char *device_metrics_line(char *p, const gfl_event *ev)
     return p;
 }
 
+static char *device_info_line(char *p, const gfl_event *ev)
+{
+    const gfl_device_info_payload *d = &ev->u.info;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"device\":", ev->h.device);
+    p = KN(p, ",\"name\":", d->name);
+    p = KN(p, ",\"uuid\":", d->uuid);
+    p = KN(p, ",\"pci_bus_id\":", d->pci_bus_id);
+    if (d->cc_major >= 0) {
+        p = GFL_JLIT(p, ",\"compute_capability\":\"");
+        p = gpufl__jput_u64(p, (uint64_t)d->cc_major);
+        *p++ = '.';
+        p = gpufl__jput_u64(p, (uint64_t)(d->cc_minor >= 0 ? d->cc_minor : 0));
+        *p++ = '"';
+    }
+    if (d->sm_count)
+        p = KU(p, ",\"sm_count\":", d->sm_count);
+    if (d->memory_total_bytes)
+        p = KU(p, ",\"memory_total_bytes\":", d->memory_total_bytes);
+    if (d->power_limit_mw)
+        p = KU(p, ",\"power_limit_mw\":", d->power_limit_mw);
+    if (d->max_sm_clock_mhz)
+        p = KU(p, ",\"max_sm_clock_mhz\":", d->max_sm_clock_mhz);
+    if (d->max_mem_clock_mhz)
+        p = KU(p, ",\"max_mem_clock_mhz\":", d->max_mem_clock_mhz);
+    if (d->pcie_max_gen)
+        p = KU(p, ",\"pcie_max_gen\":", d->pcie_max_gen);
+    if (d->pcie_max_width)
+        p = KU(p, ",\"pcie_max_width\":", d->pcie_max_width);
+    p = KN(p, ",\"driver_version\":", d->driver_version);
+    if (d->cuda_driver_version > 0) {
+        p = GFL_JLIT(p, ",\"cuda_driver_version\":\"");
+        p = gpufl__jput_u64(p, (uint64_t)d->cuda_driver_version / 1000);
+        *p++ = '.';
+        p = gpufl__jput_u64(p, (uint64_t)d->cuda_driver_version % 1000 / 10);
+        *p++ = '"';
+    }
+    return p;
+}
+
 static char *dims(char *p, const char *key, size_t key_len, uint32_t x, uint32_t y, uint32_t z)
 {
     p = gpufl__jput_raw(p, key, key_len);
@@ -337,6 +380,9 @@ size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
         p = KT(p, ",\"channel\":", gpufl__channel_name(ev->u.dropped.channel));
         p = KU(p, ",\"count\":", ev->u.dropped.count);
         p = KU(p, ",\"total\":", ev->u.dropped.total);
+        break;
+    case GFL_EV_DEVICE_INFO:
+        p = device_info_line(p, ev);
         break;
     case GFL_EV_LOG:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);

@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 uint64_t bench_now_ns(void);
 /* Median of n values (sorts them). */
 double bench_median(double *v, size_t n);
@@ -18,5 +22,9 @@ void bench_machine(char *buf, size_t len);
 /* A fresh temporary directory under $BENCH_DIR or /tmp (malloc'd); remove
  * it with tu_rm_rf() from tests/support/fs_util.h. */
 char *bench_tmpdir(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

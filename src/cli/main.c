@@ -14,6 +14,11 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
+    {"devices", gpufl_cmd_devices, "devices [--json]           every GPU: identity, limits and current state"},
+    {"monitor", gpufl_cmd_monitor,
+     "monitor [--duration S] [--interval MS] [--devices 0,1] [--format table|csv|json|ndjson]\n"
+     "        [--output FILE] [--warn-mem PCT] [--crit-mem PCT] [--warn-temp C] [--crit-temp C]\n"
+     "                                 live GPU and host view; alerts when a threshold is crossed"},
     {"summary", gpufl_cmd_summary, "summary SESSION [--json]   what a session recorded, from its session.json"},
     {"options", gpufl_cmd_options, "options [--markdown]       every option, its default and variable"},
 };
@@ -26,8 +31,14 @@ static void usage(FILE *out)
         fprintf(out, "  gpufl %s\n", commands[i].usage);
     fprintf(out, "  gpufl version                  the version\n"
                  "  gpufl help                     this text\n\n"
-                 "SESSION is a session directory (<log_path>/<session id>) or its session.json.\n"
-                 "Exit codes: 0 success, 1 the input has a problem, 2 bad usage.\n");
+                 "SESSION is a session directory (<log_path>/<session id>) or its session.json.\n\n"
+                 "Exit codes:\n"
+                 "  0   success (monitor: no threshold was crossed)\n"
+                 "  1   the command failed: unreadable input, unwritable output, NVML error\n"
+                 "  2   monitor: a --warn-* or --crit-* threshold was crossed\n"
+                 "  3   devices: no NVIDIA driver (libnvidia-ml could not be loaded)\n"
+                 "  64  bad usage\n"
+                 "Without an NVIDIA driver, devices says so and monitor shows host metrics only.\n");
 }
 
 int main(int argc, char **argv)

@@ -77,3 +77,13 @@ const char *gpufl__log_level_name(uint8_t level)
     static const char *const names[] = {"debug", "info", "warn", "error"};
     return NAME_OF(names, level);
 }
+
+/* NVML "clocks event reasons", in bit order. */
+const char *gpufl__throttle_reason_name(unsigned bit)
+{
+    static const char *const names[GFL_THROTTLE_REASON_COUNT] = {
+        "gpu_idle",   "app_clocks_setting", "sw_power_cap",   "hw_slowdown",    "sync_boost",
+        "sw_thermal", "hw_thermal",         "hw_power_brake", "display_clocks",
+    };
+    return bit < GFL_THROTTLE_REASON_COUNT ? names[bit] : "unknown";
+}

@@ -343,5 +343,8 @@ const char *gpufl__mem_kind_name(uint8_t kind);
 const char *gpufl__sync_kind_name(uint8_t kind);
 const char *gpufl__limiter_name(uint8_t limiter);
 const char *gpufl__log_level_name(uint8_t level);
+/* Name of bit `bit` of gfl_device_metrics_payload.throttle_reasons. */
+#define GFL_THROTTLE_REASON_COUNT 9
+const char *gpufl__throttle_reason_name(unsigned bit);
 
 #endif /* GPUFL_CORE_EVENT_H */

@@ -145,12 +145,6 @@ static char *host_line(char *p, const gfl_event *ev)
     return p;
 }
 
-/* NVML "clocks event reasons", in bit order. */
-static const char *const throttle_names[] = {
-    "gpu_idle",   "app_clocks_setting", "sw_power_cap", "hw_slowdown",   "sync_boost",
-    "sw_thermal", "hw_thermal",         "hw_power_brake", "display_clocks",
-};
-
 static char *device_metrics_line(char *p, const gfl_event *ev)
 {
     const gfl_device_metrics_payload *m = &ev->u.dev;
@@ -190,13 +184,14 @@ static char *device_metrics_line(char *p, const gfl_event *ev)
         p = KU(p, ",\"throttle_mask\":", m->throttle_reasons);
         p = GFL_JLIT(p, ",\"throttle\":[");
         bool first = true;
-        for (unsigned b = 0; b < sizeof throttle_names / sizeof throttle_names[0]; b++) {
+        for (unsigned b = 0; b < GFL_THROTTLE_REASON_COUNT; b++) {
             if (!(m->throttle_reasons & (1ull << b)))
                 continue;
             if (!first)
                 *p++ = ',';
             first = false;
-            p = gpufl__jput_str(p, throttle_names[b], strlen(throttle_names[b]));
+            const char *name = gpufl__throttle_reason_name(b);
+            p = gpufl__jput_str(p, name, strlen(name));
         }
         *p++ = ']';
     }

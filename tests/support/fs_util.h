@@ -9,6 +9,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A fresh directory <base>/gpufl-<tag>-XXXXXX (malloc'd path); base NULL or
  * "" means /tmp. */
 char *tu_mkdtemp_in(const char *base, const char *tag);
@@ -21,5 +25,9 @@ char *tu_read_file(const char *path, size_t *len);
 /* Writes text to path; aborts on failure. */
 void tu_write_file(const char *path, const char *text);
 bool tu_exists(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GPUFL_FS_UTIL_H */

@@ -12,6 +12,10 @@
 
 #include "fs_util.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The one session directory under log_path (malloc'd), or NULL if there is
  * not exactly one. */
 char *tu_session_dir(const char *log_path);
@@ -53,5 +57,9 @@ void tu_expect_child_ok(int (*fn)(void), const char *file);
 /* setenv/unsetenv that abort on failure. */
 void tu_setenv(const char *name, const char *value);
 void tu_unsetenv(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* GPUFL_TEST_UTIL_H */

@@ -60,11 +60,11 @@ extern char **environ;
 /* An old driver: no field values (memory temperature, PCIe), no energy. */
 #define VALID_LEGACY (VALID_FULL & ~(GFL_DEV_MEM_TEMP | GFL_DEV_ENERGY))
 
-/* Sample of device i where utilization, energy, reasons and field values
- * were called k times before and memory k_mem times; v1_memory: the v1 call
- * (reserved memory counted as used). Fields without their bit stay 0. */
-static gfl_device_metrics_payload expected(unsigned i, unsigned k, unsigned k_mem, bool v1_memory,
-                                           uint32_t valid)
+/* Sample of device i where utilization and reasons were called k times
+ * before, memory k_mem times and energy k_energy times; v1_memory: the v1
+ * call (reserved memory counted as used). Fields without their bit stay 0. */
+static gfl_device_metrics_payload expected_e(unsigned i, unsigned k, unsigned k_mem, unsigned k_energy,
+                                             bool v1_memory, uint32_t valid)
 {
     gfl_device_metrics_payload e;
     memset(&e, 0, sizeof e);
@@ -80,7 +80,7 @@ static gfl_device_metrics_payload expected(unsigned i, unsigned k, unsigned k_me
     if (valid & GFL_DEV_PROC_MEM)
         e.proc_mem_bytes = (256 + 64ull * i) * MIB + 16 * MIB; /* two records of ours */
     if (valid & GFL_DEV_ENERGY)
-        e.energy_mj = 1000000ull * (1 + i) + 1000ull * k;
+        e.energy_mj = 1000000ull * (1 + i) + 1000ull * k_energy;
     if (valid & GFL_DEV_THROTTLE)
         e.throttle_reasons = k % 2 ? 0x4 : 0x1;
     if (valid & GFL_DEV_ECC) {
@@ -101,6 +101,13 @@ static gfl_device_metrics_payload expected(unsigned i, unsigned k, unsigned k_me
     if (valid & GFL_DEV_MEM_TEMP)
         e.mem_temp_c = (int16_t)(50 + i);
     return e;
+}
+
+/* The same when energy was read at every earlier sample too. */
+static gfl_device_metrics_payload expected(unsigned i, unsigned k, unsigned k_mem, bool v1_memory,
+                                           uint32_t valid)
+{
+    return expected_e(i, k, k_mem, k, v1_memory, valid);
 }
 
 /* PCIe rate the sampler must compute from one counter step over dt_ns. */
@@ -389,36 +396,46 @@ static void test_describe_partial_failures(void **state)
     close_nvml();
 }
 
+/* The sampler's cadence: energy (2.3 ms a read on an H200) at most once a
+ * second, the PCIe counters at most every 250 ms, and the fan, which this
+ * board does not have, asked once. */
 static void test_full_sample(void **state)
 {
     (void)state;
     const char *lib = GFL_FAKE_NVML_FULL;
     open_nvml(lib, "devices=2");
     int pid = (int)getpid();
-    gpufl__nvml_rates rates[2];
-    memset(rates, 0, sizeof rates);
-    /* the sampler's timestamps: 10 ms, then 5 ms, then no time at all */
-    const uint64_t ts[] = {1000000000ull, 1010000000ull, 1015000000ull, 1015000000ull};
+    gpufl__nvml_state st[2];
+    memset(st, 0, sizeof st);
+    /* 1 s (energy and PCIe due), 0.5 s (PCIe only), no time at all (neither) */
+    const uint64_t ts[] = {1000000000ull, 2000000000ull, 2500000000ull, 2500000000ull};
+    const bool energy[] = {true, true, false, false}, pcie[] = {false, true, true, false};
+    const unsigned k_energy[] = {0, 1, 0, 0};
     for (unsigned k = 0; k < 4; k++) {
         for (unsigned i = 0; i < 2; i++) { /* interleaved: counters are per device */
             gfl_device_metrics_payload m;
-            gpufl__nvml_sample(&api, i, &rates[i], ts[k], pid, &m);
-            gfl_device_metrics_payload e = expected(i, k, k, false, VALID_FULL);
-            if (k > 0 && ts[k] > ts[k - 1])
+            gpufl__nvml_sample(&api, i, &st[i], ts[k], pid, &m);
+            uint32_t valid = energy[k] ? VALID_FULL : VALID_FULL & ~GFL_DEV_ENERGY;
+            gfl_device_metrics_payload e = expected_e(i, k, k, k_energy[k], false, valid);
+            if (pcie[k])
                 expect_pcie(&e, ts[k] - ts[k - 1]);
             check_sample(&m, &e);
         }
     }
-    /* 10 ms: 3 MB -> 300000 KB/s; 5 ms: 5 MB -> 1000000 KB/s */
-    assert_int_equal(kbps(PCIE_TX_STEP, 10000000), 300000);
-    assert_int_equal(kbps(PCIE_RX_STEP, 5000000), 1000000);
+    /* 1 s: 3 MB -> 3000 KB/s; 0.5 s: 5 MB -> 10000 KB/s */
+    assert_int_equal(kbps(PCIE_TX_STEP, 1000000000ull), 3000);
+    assert_int_equal(kbps(PCIE_RX_STEP, 500000000ull), 10000);
 
+    assert_int_equal(fake_calls(lib, "nvmlDeviceGetTotalEnergyConsumption"), 4);
     assert_int_equal(fake_calls(lib, "nvmlDeviceGetComputeRunningProcesses_v3"), 8);
     assert_int_equal(fake_calls(lib, "nvmlDeviceGetComputeRunningProcesses_v2"), 0);
     assert_int_equal(fake_calls(lib, "nvmlDeviceGetComputeRunningProcesses"), 0);
     assert_int_equal(fake_calls(lib, "nvmlDeviceGetCurrentClocksEventReasons"), 8);
     assert_int_equal(fake_calls(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"), 0);
-    assert_int_equal(fake_calls(lib, "nvmlDeviceGetFanSpeed"), 8); /* asked, NOT_SUPPORTED */
+    /* NOT_SUPPORTED once per device, then never asked again */
+    assert_int_equal(fake_calls(lib, "nvmlDeviceGetFanSpeed"), 2);
+    /* memory temperature every sample, the PCIe counters 3 times a device */
+    assert_int_equal(fake_calls(lib, "nvmlDeviceGetFieldValues"), 8 + 6);
     /* the handle is looked up once per device, not per sample */
     assert_int_equal(fake_calls(lib, "nvmlDeviceGetHandleByIndex_v2"), 2);
     close_nvml();
@@ -430,17 +447,17 @@ static void test_sample_pid_not_listed(void **state)
 {
     (void)state;
     open_nvml(GFL_FAKE_NVML_FULL, "devices=1,hide_pid=1");
-    gpufl__nvml_rates rates;
-    memset(&rates, 0, sizeof rates);
+    gpufl__nvml_state st;
+    memset(&st, 0, sizeof st);
     gfl_device_metrics_payload m;
-    gpufl__nvml_sample(&api, 0, &rates, 1000, (int)getpid(), &m);
+    gpufl__nvml_sample(&api, 0, &st, 1000, (int)getpid(), &m);
     gfl_device_metrics_payload e = expected(0, 0, 0, false, VALID_FULL & ~GFL_DEV_PROC_MEM);
     check_sample(&m, &e);
     close_nvml();
 
     open_nvml(GFL_FAKE_NVML_FULL, "devices=1");
-    memset(&rates, 0, sizeof rates);
-    gpufl__nvml_sample(&api, 0, &rates, 1000, 0, &m);
+    memset(&st, 0, sizeof st);
+    gpufl__nvml_sample(&api, 0, &st, 1000, 0, &m);
     check_sample(&m, &e);
     assert_int_equal(fake_calls(GFL_FAKE_NVML_FULL, "nvmlDeviceGetComputeRunningProcesses_v3"), 0);
     close_nvml();
@@ -454,17 +471,18 @@ static void test_sample_scripted_errors(void **state)
     open_nvml(GFL_FAKE_NVML_FULL, "devices=2,error.nvmlDeviceGetPowerUsage=3,"
                                   "error.nvmlDeviceGetTemperature=3,"
                                   "error.nvmlDeviceGetMemoryInfo_v2:1=3");
-    gpufl__nvml_rates rates[2];
-    memset(rates, 0, sizeof rates);
+    gpufl__nvml_state st[2];
+    memset(st, 0, sizeof st);
     uint32_t valid = VALID_FULL & ~(GFL_DEV_POWER | GFL_DEV_TEMP);
     for (unsigned k = 0; k < 2; k++) {
         for (unsigned i = 0; i < 2; i++) {
             gfl_device_metrics_payload m;
-            uint64_t ts = 1000000000ull + k * 10000000ull;
-            gpufl__nvml_sample(&api, i, &rates[i], ts, (int)getpid(), &m);
+            /* 1 s apart: energy and the PCIe counters are read each time */
+            uint64_t ts = 1000000000ull + k * 1000000000ull;
+            gpufl__nvml_sample(&api, i, &st[i], ts, (int)getpid(), &m);
             gfl_device_metrics_payload e = expected(i, k, k, i == 1, valid);
             if (k > 0)
-                expect_pcie(&e, 10000000ull);
+                expect_pcie(&e, 1000000000ull);
             check_sample(&m, &e);
         }
     }
@@ -473,9 +491,9 @@ static void test_sample_scripted_errors(void **state)
 
     /* all three clocks or none */
     open_nvml(GFL_FAKE_NVML_FULL, "devices=1,error.nvmlDeviceGetClockInfo=2");
-    memset(rates, 0, sizeof rates);
+    memset(st, 0, sizeof st);
     gfl_device_metrics_payload m;
-    gpufl__nvml_sample(&api, 0, &rates[0], 1000, (int)getpid(), &m);
+    gpufl__nvml_sample(&api, 0, &st[0], 1000, (int)getpid(), &m);
     gfl_device_metrics_payload e = expected(0, 0, 0, false, VALID_FULL & ~GFL_DEV_CLOCKS);
     check_sample(&m, &e);
     close_nvml();
@@ -509,12 +527,12 @@ static void test_legacy(void **state)
     for (size_t u = 0; u < sizeof used / sizeof used[0]; u++)
         assert_true(fake_calls(lib, used[u]) > 0);
 
-    gpufl__nvml_rates rates[2];
-    memset(rates, 0, sizeof rates);
+    gpufl__nvml_state st[2];
+    memset(st, 0, sizeof st);
     for (unsigned k = 0; k < 3; k++) {
         for (unsigned i = 0; i < 2; i++) {
             gfl_device_metrics_payload m;
-            gpufl__nvml_sample(&api, i, &rates[i], 1000000000ull + k * 10000000ull, (int)getpid(),
+            gpufl__nvml_sample(&api, i, &st[i], 1000000000ull + k * 10000000ull, (int)getpid(),
                                &m);
             /* describe called memory once already; no PCIe without counters */
             gfl_device_metrics_payload e = expected(i, k, k + 1, true, VALID_LEGACY);
@@ -569,10 +587,19 @@ static void run_child(const char *name, const char *const *set, const char *cons
 
 /* The child's cmocka must write to the terminal, never over the parent's
  * XML report. */
-#define CHILD_UNSET                                                                        \
-    "GPUFL_NVML_LIBRARY", "LD_LIBRARY_PATH", "CMOCKA_MESSAGE_OUTPUT", "CMOCKA_XML_FILE"
+#define CHILD_UNSET "GPUFL_NVML_LIBRARY", "CMOCKA_MESSAGE_OUTPUT", "CMOCKA_XML_FILE"
 
 static char fake_dir[4096];
+
+/* LD_LIBRARY_PATH=<dirs> followed by the caller's own path, which may be
+ * where libcmocka and libjansson are (an unpacked .deb tree, say): the fake
+ * directories come first, nothing the test binary needs is lost. */
+static void ld_library_path(char *buf, size_t len, const char *dirs)
+{
+    const char *inherited = getenv("LD_LIBRARY_PATH");
+    snprintf(buf, len, "LD_LIBRARY_PATH=%s%s%s", dirs, inherited && inherited[0] ? ":" : "",
+             inherited ? inherited : "");
+}
 
 static const char *full_fake_dir(void)
 {
@@ -631,8 +658,9 @@ static void child_default_name(void **state)
 static void test_default_library_name(void **state)
 {
     (void)state;
-    char ld[8400];
-    snprintf(ld, sizeof ld, "LD_LIBRARY_PATH=%s:%s", dev_link_dir(), full_fake_dir());
+    char dirs[8400], ld[16384];
+    snprintf(dirs, sizeof dirs, "%s:%s", dev_link_dir(), full_fake_dir());
+    ld_library_path(ld, sizeof ld, dirs);
     const char *set[] = {ld, "FAKE_NVML=devices=3", NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
     run_child("default_name", set, unset);
@@ -662,8 +690,8 @@ static void child_fallback_name(void **state)
 static void test_fallback_library_name(void **state)
 {
     (void)state;
-    char ld[4200];
-    snprintf(ld, sizeof ld, "LD_LIBRARY_PATH=%s", dev_link_dir());
+    char ld[16384];
+    ld_library_path(ld, sizeof ld, dev_link_dir());
     const char *set[] = {ld, "FAKE_NVML=devices=1", NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
     run_child("fallback_name", set, unset);
@@ -795,12 +823,22 @@ static void check_device_info_line(json_t *line, unsigned i)
     assert_string_equal(str_of(line, "cuda_driver_version"), "13.0");
 }
 
-/* The j-th device_metrics line of device i, checked exactly; prev_ts is
- * the line before it of that device (0: none). */
-static void check_metrics_line(json_t *line, unsigned i, unsigned j, uint64_t prev_ts)
+/* What the checker knows of one device's earlier lines: mirrors the
+ * sampler's cadence of slow readings (energy each second, PCIe each 250 ms). */
+typedef struct line_state {
+    unsigned lines;
+    unsigned energy_reads, pcie_reads;
+    uint64_t energy_due, pcie_due, pcie_ts;
+} line_state;
+
+/* The next device_metrics line of device i, checked exactly. */
+static void check_metrics_line(json_t *line, unsigned i, line_state *ls)
 {
+    unsigned j = ls->lines++;
+    uint64_t ts = (uint64_t)int_of(line, "ts_ns");
+    bool energy = ts >= ls->energy_due, pcie = ts >= ls->pcie_due;
     /* describe read memory once before the first sample */
-    gfl_device_metrics_payload e = expected(i, j, j + 1, false, VALID_FULL);
+    gfl_device_metrics_payload e = expected_e(i, j, j + 1, ls->energy_reads, false, VALID_FULL);
     assert_int_equal(int_of(line, "gpu_util_pct"), e.gpu_util_pct);
     assert_int_equal(int_of(line, "mem_util_pct"), e.mem_util_pct);
     assert_int_equal(int_of(line, "mem_used_bytes"), e.mem_used_bytes);
@@ -810,7 +848,13 @@ static void check_metrics_line(json_t *line, unsigned i, unsigned j, uint64_t pr
     assert_int_equal(int_of(line, "mem_temp_c"), e.mem_temp_c);
     assert_int_equal(int_of(line, "power_mw"), e.power_mw);
     assert_int_equal(int_of(line, "power_limit_mw"), e.power_limit_mw);
-    assert_int_equal(int_of(line, "energy_mj"), e.energy_mj);
+    if (energy) {
+        assert_int_equal(int_of(line, "energy_mj"), e.energy_mj);
+        ls->energy_reads++;
+        ls->energy_due = ts + GFL_NVML_ENERGY_PERIOD_NS;
+    } else {
+        assert_null(json_object_get(line, "energy_mj"));
+    }
     assert_int_equal(int_of(line, "sm_clock_mhz"), e.sm_clock_mhz);
     assert_int_equal(int_of(line, "mem_clock_mhz"), e.mem_clock_mhz);
     assert_int_equal(int_of(line, "gfx_clock_mhz"), e.gfx_clock_mhz);
@@ -822,14 +866,18 @@ static void check_metrics_line(json_t *line, unsigned i, unsigned j, uint64_t pr
     assert_int_equal(int_of(line, "ecc_corrected"), e.ecc_corrected);
     assert_int_equal(int_of(line, "ecc_uncorrected"), e.ecc_uncorrected);
     assert_null(json_object_get(line, "fan_pct"));
-    uint64_t ts = (uint64_t)int_of(line, "ts_ns");
-    if (!prev_ts) {
+    if (pcie && ls->pcie_reads > 0) {
+        assert_true(ts > ls->pcie_ts);
+        assert_int_equal(int_of(line, "pcie_tx_kbps"), kbps(PCIE_TX_STEP, ts - ls->pcie_ts));
+        assert_int_equal(int_of(line, "pcie_rx_kbps"), kbps(PCIE_RX_STEP, ts - ls->pcie_ts));
+    } else {
         assert_null(json_object_get(line, "pcie_tx_kbps"));
         assert_null(json_object_get(line, "pcie_rx_kbps"));
-    } else {
-        assert_true(ts > prev_ts);
-        assert_int_equal(int_of(line, "pcie_tx_kbps"), kbps(PCIE_TX_STEP, ts - prev_ts));
-        assert_int_equal(int_of(line, "pcie_rx_kbps"), kbps(PCIE_RX_STEP, ts - prev_ts));
+    }
+    if (pcie) {
+        ls->pcie_reads++;
+        ls->pcie_ts = ts;
+        ls->pcie_due = ts + GFL_NVML_PCIE_PERIOD_NS;
     }
 }
 
@@ -858,20 +906,23 @@ static void test_session_with_devices(void **state)
     tu_ndjson sys;
     load(dir, "system", &sys);
     size_t n[2] = {0, 0};
-    uint64_t prev_ts[2] = {0, 0}, util_max[2] = {0, 0}, mem_max[2] = {0, 0};
-    long long energy_first[2] = {0, 0}, energy_last[2] = {0, 0};
+    line_state ls[2];
+    memset(ls, 0, sizeof ls);
+    uint64_t util_max[2] = {0, 0}, mem_max[2] = {0, 0};
+    long long energy_first[2] = {-1, -1}, energy_last[2] = {0, 0};
     for (size_t k = 0; k < tu_count_type(&sys, "device_metrics"); k++) {
         json_t *line = tu_nth_type(&sys, "device_metrics", k);
         long long i = int_of(line, "device");
         assert_in_range(i, 0, 1);
-        check_metrics_line(line, (unsigned)i, (unsigned)n[i], prev_ts[i]);
-        prev_ts[i] = (uint64_t)int_of(line, "ts_ns");
+        check_metrics_line(line, (unsigned)i, &ls[i]);
         long long util = int_of(line, "gpu_util_pct"), mem = int_of(line, "mem_used_bytes");
         util_max[i] = (uint64_t)util > util_max[i] ? (uint64_t)util : util_max[i];
         mem_max[i] = (uint64_t)mem > mem_max[i] ? (uint64_t)mem : mem_max[i];
-        if (n[i] == 0)
-            energy_first[i] = int_of(line, "energy_mj");
-        energy_last[i] = int_of(line, "energy_mj");
+        if (json_object_get(line, "energy_mj")) {
+            if (energy_first[i] < 0)
+                energy_first[i] = int_of(line, "energy_mj");
+            energy_last[i] = int_of(line, "energy_mj");
+        }
         n[i]++;
     }
     /* each sample has both devices */
@@ -890,8 +941,9 @@ static void test_session_with_devices(void **state)
         assert_int_equal(int_of(d, "mem_total_bytes"), MEM_TOTAL);
         assert_int_equal(int_of(d, "power_max_mw"), 100000 + 1000 * i);
         assert_int_equal(int_of(d, "temp_max_c"), 40 + i);
+        assert_true(ls[i].energy_reads >= 1);
         assert_int_equal(int_of(d, "energy_mj"), energy_last[i] - energy_first[i]);
-        assert_int_equal(int_of(d, "energy_mj"), 1000 * ((long long)n[i] - 1));
+        assert_int_equal(int_of(d, "energy_mj"), 1000 * ((long long)ls[i].energy_reads - 1));
     }
     json_decref(session);
     free(dir);

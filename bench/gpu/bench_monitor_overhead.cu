@@ -133,6 +133,8 @@ int main(int argc, char **argv)
     std::printf("  median %.4f s\n", median(mon));
     std::printf("  ratio Monitor / none: %.4f (target <= 1.005)\n", median(mon) / median(base));
     std::printf("  one sampling round: NVML (all GPUs) %.1f us, host %.1f us\n", cost[0], cost[1]);
+    std::fflush(stdout);
+    in_child([] { return std::vector<double>{(double)bench_nvml_call_costs()}; }, 1);
     tu_rm_rf(logs);
     return 0;
 }

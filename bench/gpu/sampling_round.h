@@ -14,6 +14,10 @@ extern "C" {
  * when NVML cannot be opened. */
 int bench_sampling_round(int rounds, double *nvml_us, double *host_us);
 
+/* Prints the median cost of each NVML call a sample makes, on GPU 0.
+ * Returns 0, or -1 without NVML. */
+int bench_nvml_call_costs(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -149,10 +149,11 @@ int gpufl_cmd_devices(int argc, char **argv)
         fprintf(stderr, "gpufl devices: %s\n", err);
         return GFL_EXIT_FAIL;
     }
-    /* Two readings 100 ms apart, so PCIe throughput (a rate) has a value. */
+    /* Two readings far enough apart that PCIe throughput, a rate of
+     * counters read at most every 250 ms, has a value. */
     gpufl__live_sample s;
     gpufl__live_sample_now(&live, &s);
-    struct timespec pause = {0, 100000000};
+    struct timespec pause = {0, (long)GFL_NVML_PCIE_PERIOD_NS};
     nanosleep(&pause, NULL);
     gpufl__live_sample_now(&live, &s);
     int rc = GFL_EXIT_OK;

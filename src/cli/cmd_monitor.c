@@ -477,7 +477,9 @@ static void summary(monitor *m, FILE *f, double elapsed_s)
             fprintf(f, ", max temperature %d C", t->temp_max);
         if (t->util_samples)
             fprintf(f, ", mean utilization %.1f%%", (double)t->util_sum / (double)t->util_samples);
-        if (t->have_energy)
+        /* NVML's energy counter is read once a second: over a shorter run it
+         * has not moved, and power readings give the better estimate */
+        if (t->have_energy && t->energy_last > t->energy_first)
             fprintf(f, ", energy %.1f J", (double)(t->energy_last - t->energy_first) / 1000.0);
         else if (t->power_mj > 0)
             fprintf(f, ", energy %.1f J (from power readings)", t->power_mj / 1000.0);

@@ -19,7 +19,7 @@ typedef struct gpufl__live {
     char nvml_error[512];          /* why there is no NVML, when there is none */
     gpufl__nvml_api api;
     gpufl__device_list devices;
-    gpufl__nvml_rates rates[GFL_MAX_DEVICES];
+    gpufl__nvml_state state[GFL_MAX_DEVICES];
     gpufl__host_metrics *host;
 } gpufl__live;
 

@@ -37,10 +37,10 @@ static bool have_membarrier;
 
 /*
  * membarrier(PRIVATE_EXPEDITED) runs a full barrier on every thread of the
- * process. The sampler calls it once per sample, between reading a sample
- * and re-checking that its window is still open, so that a producer's
- * "window closed" store made before the barrier is seen; the producers
- * themselves pay nothing (no fence on the scope path). Where the call is
+ * process. The sampler calls it once per sample, between taking the
+ * sample's timestamp and re-checking that its window is still open, so that
+ * a producer's "window closed" store made before the barrier is seen; the
+ * producers themselves pay nothing (no fence on the scope path). Where the call is
  * unavailable (old kernels, seccomp), a sample can trail a scope's end by
  * the few ns of one ring write.
  */
@@ -93,11 +93,14 @@ static void take_sample(gpufl__producer *self)
     /* full fence: the clock is read after the window was seen open */
     atomic_thread_fence(memory_order_seq_cst);
     uint64_t ts = gpufl__now_ns();
-    for (size_t i = 0; i < n_sources; i++)
-        n += sources[i].sample(sources[i].self, ts, events + n, MAX_EVENTS_PER_SOURCE);
+    /* Still open after the barrier: then it closed, if at all, after ts, so
+     * ts lies inside it. Checked before reading, not after: a reading can
+     * take milliseconds (NVML), longer than a short window lasts. */
     barrier_all_threads();
     if (!window_open() || !self)
-        return; /* closed while we read: the sample would fall outside it */
+        return;
+    for (size_t i = 0; i < n_sources; i++)
+        n += sources[i].sample(sources[i].self, ts, events + n, MAX_EVENTS_PER_SOURCE);
     uint32_t tid = gpufl__producer_tid(self);
     for (size_t i = 0; i < n; i++) {
         gfl_event *slot = gpufl__ring_reserve(&self->ring, gpufl__event_channel(events[i].h.type));

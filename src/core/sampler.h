@@ -6,9 +6,10 @@
  * windows it reads nothing but CPU counters (to keep rates exact) and writes
  * no event.
  *
- * A sample's timestamp is taken after the window was seen open and the
- * sample is kept only if the window is still open after the reading, so
- * samples fall inside the windows that asked for them.
+ * A sample's timestamp is taken after the window was seen open, and the
+ * sample is read only if the window is still open after that, so sample
+ * timestamps fall inside the windows that asked for them; the values are
+ * read from that moment on (NVML takes a few milliseconds).
  */
 #ifndef GPUFL_CORE_SAMPLER_H
 #define GPUFL_CORE_SAMPLER_H

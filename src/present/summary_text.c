@@ -155,7 +155,7 @@ static void devices(const gpufl__summary *s, FILE *out)
             fprintf(out, ", max %d C", d->temp_max);
         if (d->power_max_mw)
             fprintf(out, ", max %.1f W", d->power_max_mw / 1000.0);
-        if (d->has_energy)
+        if (d->has_energy && d->energy_last_mj > d->energy_first_mj)
             fprintf(out, ", %.1f J", (double)(d->energy_last_mj - d->energy_first_mj) / 1000.0);
         fprintf(out, "\n");
     }

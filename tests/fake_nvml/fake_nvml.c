@@ -38,8 +38,9 @@
  *   1000000 (1 + i) + 1000k mJ; clocks SM and graphics 1410 + 10i MHz,
  *   memory 2619 MHz, max SM 1980 and max memory 2619 MHz; clocks-event
  *   reasons 0x1 for even k, 0x4 for odd; PCIe counters tx
- *   1000000000 i + 3000000 k and rx 2000000000 i + 5000000 k bytes (k of
- *   nvmlDeviceGetFieldValues); fan NOT_SUPPORTED (an SXM board); volatile
+ *   1000000000 i + 3000000 p and rx 2000000000 i + 5000000 p bytes (p: the
+ *   earlier nvmlDeviceGetFieldValues calls on that device that asked for a
+ *   PCIe counter); fan NOT_SUPPORTED (an SXM board); volatile
  *   ECC corrected 3 + i, uncorrected i; PCIe gen 5 x16; processes: pid 1
  *   (2 if the caller is 1) with 1 GiB, then the caller twice, with
  *   (256 + 64i) MiB and 16 MiB (two MIG instances).
@@ -181,6 +182,7 @@ enum { CLOCK_GRAPHICS = 0, CLOCK_SM = 1, CLOCK_MEM = 2 };
 struct nvmlDevice_st {
     unsigned index;
     unsigned long calls[N_FN];
+    unsigned long pcie_reads; /* field-value calls that asked for a PCIe counter */
 };
 
 static struct nvmlDevice_st devices[MAX_DEVICES];
@@ -730,6 +732,11 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
     ENTER(nvmlDeviceGetFieldValues, device);
     if (count < 0 || (count > 0 && !values))
         return NVML_ERROR_INVALID_ARGUMENT;
+    /* the byte counters move with each read of them, not with other fields */
+    bool pcie = false;
+    for (int f = 0; f < count; f++)
+        pcie |= values[f].fieldId == FI_PCIE_TX_BYTES || values[f].fieldId == FI_PCIE_RX_BYTES;
+    unsigned long p = pcie ? __atomic_fetch_add(&dev->pcie_reads, 1, __ATOMIC_RELAXED) : 0;
     for (int f = 0; f < count; f++) {
         nvmlFieldValue_t *v = &values[f];
         v->timestamp = 1700000000000000ll + (long long)k;
@@ -744,11 +751,11 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
             break;
         case FI_PCIE_TX_BYTES:
             v->valueType = VALUE_ULLONG;
-            v->value.ullVal = 1000000000ull * dev->index + 3000000ull * k;
+            v->value.ullVal = 1000000000ull * dev->index + 3000000ull * p;
             break;
         case FI_PCIE_RX_BYTES:
             v->valueType = VALUE_ULLONG;
-            v->value.ullVal = 2000000000ull * dev->index + 5000000ull * k;
+            v->value.ullVal = 2000000000ull * dev->index + 5000000ull * p;
             break;
         default:
             v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;

@@ -123,39 +123,47 @@ static bool field_u64(const gfl_nvml_field_value *f, uint64_t *v)
     return false;
 }
 
-/* Memory temperature and PCIe byte counters in one call. */
-static void sample_fields(const gpufl__nvml_api *api, gfl_nvml_device dev, gpufl__nvml_rates *rates,
-                          uint64_t ts, gfl_device_metrics_payload *out)
+/* Memory temperature: a field value, cheap. */
+static void sample_memory_temperature(const gpufl__nvml_api *api, gfl_nvml_device dev,
+                                      gfl_device_metrics_payload *out)
 {
-    gfl_nvml_field_value f[3];
-    memset(f, 0, sizeof f);
-    f[0].field_id = GFL_NVML_FI_MEMORY_TEMP;
-    f[1].field_id = GFL_NVML_FI_PCIE_TX_BYTES;
-    f[2].field_id = GFL_NVML_FI_PCIE_RX_BYTES;
-    if (!api->device_field_values || !OK(api->device_field_values(dev, 3, f)))
-        return;
-    uint64_t temp, tx, rx;
-    if (field_u64(&f[0], &temp) && temp > 0 && temp < 200) {
+    gfl_nvml_field_value f = {.field_id = GFL_NVML_FI_MEMORY_TEMP};
+    uint64_t temp;
+    if (api->device_field_values && OK(api->device_field_values(dev, 1, &f)) && field_u64(&f, &temp) &&
+        temp > 0 && temp < 200) {
         out->mem_temp_c = (int16_t)temp;
         out->valid |= GFL_DEV_MEM_TEMP;
     }
-    if (!field_u64(&f[1], &tx) || !field_u64(&f[2], &rx)) {
-        rates->have_pcie = false;
+}
+
+/* PCIe throughput from the byte counters, when due (see the header). */
+static void sample_pcie(const gpufl__nvml_api *api, gfl_nvml_device dev, gpufl__nvml_state *st,
+                        uint64_t ts, gfl_device_metrics_payload *out)
+{
+    if (!api->device_field_values || ts < st->pcie_due_ns)
+        return;
+    st->pcie_due_ns = ts + GFL_NVML_PCIE_PERIOD_NS;
+    gfl_nvml_field_value f[2];
+    memset(f, 0, sizeof f);
+    f[0].field_id = GFL_NVML_FI_PCIE_TX_BYTES;
+    f[1].field_id = GFL_NVML_FI_PCIE_RX_BYTES;
+    uint64_t tx, rx;
+    if (!OK(api->device_field_values(dev, 2, f)) || !field_u64(&f[0], &tx) || !field_u64(&f[1], &rx)) {
+        st->have_pcie = false;
         return;
     }
     /* counters may wrap or reset: only a forward step is a rate */
-    if (rates->have_pcie && ts > rates->pcie_ns && tx >= rates->pcie_tx_bytes &&
-        rx >= rates->pcie_rx_bytes) {
-        uint64_t dt = ts - rates->pcie_ns;
+    if (st->have_pcie && ts > st->pcie_ns && tx >= st->pcie_tx_bytes && rx >= st->pcie_rx_bytes) {
+        uint64_t dt = ts - st->pcie_ns;
         /* bytes per ns -> KB/s: * 1e9 / 1000 */
-        out->pcie_tx_kbps = (uint32_t)((unsigned __int128)(tx - rates->pcie_tx_bytes) * 1000000u / dt);
-        out->pcie_rx_kbps = (uint32_t)((unsigned __int128)(rx - rates->pcie_rx_bytes) * 1000000u / dt);
+        out->pcie_tx_kbps = (uint32_t)((unsigned __int128)(tx - st->pcie_tx_bytes) * 1000000u / dt);
+        out->pcie_rx_kbps = (uint32_t)((unsigned __int128)(rx - st->pcie_rx_bytes) * 1000000u / dt);
         out->valid |= GFL_DEV_PCIE;
     }
-    rates->have_pcie = true;
-    rates->pcie_tx_bytes = tx;
-    rates->pcie_rx_bytes = rx;
-    rates->pcie_ns = ts;
+    st->have_pcie = true;
+    st->pcie_tx_bytes = tx;
+    st->pcie_rx_bytes = rx;
+    st->pcie_ns = ts;
 }
 
 /* GPU memory held by process pid on this device. */
@@ -187,13 +195,24 @@ static void sample_process_memory(const gpufl__nvml_api *api, gfl_nvml_device de
     }
 }
 
-void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_rates *rates,
+/* Whether to ask for metric `bit`: not once the driver said it has none. */
+static bool wanted(const gpufl__nvml_state *st, uint32_t bit) { return !(st->unsupported & bit); }
+
+/* Records a NOT_SUPPORTED answer for `bit`; true when rc was a success. */
+static bool answered(gpufl__nvml_state *st, uint32_t bit, gfl_nvml_return rc)
+{
+    if (rc == GFL_NVML_ERROR_NOT_SUPPORTED)
+        st->unsupported |= bit;
+    return rc == GFL_NVML_SUCCESS;
+}
+
+void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st,
                         uint64_t ts, int pid, gfl_device_metrics_payload *out)
 {
     memset(out, 0, sizeof *out);
-    if (!rates->dev)
-        rates->dev = handle(api, index);
-    gfl_nvml_device dev = rates->dev;
+    if (!st->dev)
+        st->dev = handle(api, index);
+    gfl_nvml_device dev = st->dev;
     if (!dev)
         return;
     gfl_nvml_utilization u;
@@ -223,9 +242,12 @@ void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_
     if (api->device_power_limit && OK(api->device_power_limit(dev, &out->power_limit_mw)))
         out->valid |= GFL_DEV_POWER_LIMIT;
     unsigned long long energy;
-    if (api->device_energy && OK(api->device_energy(dev, &energy))) {
-        out->energy_mj = energy;
-        out->valid |= GFL_DEV_ENERGY;
+    if (api->device_energy && wanted(st, GFL_DEV_ENERGY) && ts >= st->energy_due_ns) {
+        st->energy_due_ns = ts + GFL_NVML_ENERGY_PERIOD_NS;
+        if (answered(st, GFL_DEV_ENERGY, api->device_energy(dev, &energy))) {
+            out->energy_mj = energy;
+            out->valid |= GFL_DEV_ENERGY;
+        }
     }
     if (api->device_clock && OK(api->device_clock(dev, GFL_NVML_CLOCK_SM, &out->sm_clock_mhz)) &&
         OK(api->device_clock(dev, GFL_NVML_CLOCK_MEM, &out->mem_clock_mhz)) &&
@@ -236,19 +258,22 @@ void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_
         out->throttle_reasons = reasons;
         out->valid |= GFL_DEV_THROTTLE;
     }
-    if (api->device_fan_speed && OK(api->device_fan_speed(dev, &v))) {
+    if (api->device_fan_speed && wanted(st, GFL_DEV_FAN) &&
+        answered(st, GFL_DEV_FAN, api->device_fan_speed(dev, &v))) {
         out->fan_pct = (uint8_t)(v > 100 ? 100 : v);
         out->valid |= GFL_DEV_FAN;
     }
     unsigned long long corrected, uncorrected;
-    if (api->device_ecc_total &&
-        OK(api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_CORRECTED, GFL_NVML_VOLATILE_ECC, &corrected)) &&
+    if (api->device_ecc_total && wanted(st, GFL_DEV_ECC) &&
+        answered(st, GFL_DEV_ECC, api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_CORRECTED,
+                                                         GFL_NVML_VOLATILE_ECC, &corrected)) &&
         OK(api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_UNCORRECTED, GFL_NVML_VOLATILE_ECC,
                                  &uncorrected))) {
         out->ecc_corrected = corrected;
         out->ecc_uncorrected = uncorrected;
         out->valid |= GFL_DEV_ECC;
     }
-    sample_fields(api, dev, rates, ts, out);
+    sample_memory_temperature(api, dev, out);
+    sample_pcie(api, dev, st, ts, out);
     sample_process_memory(api, dev, pid, out);
 }

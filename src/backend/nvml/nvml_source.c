@@ -16,7 +16,7 @@ struct gpufl__nvml_source {
     gpufl__nvml_api api;
     unsigned count;
     unsigned index[GFL_MAX_DEVICES];
-    gpufl__nvml_rates rates[GFL_MAX_DEVICES];
+    gpufl__nvml_state state[GFL_MAX_DEVICES];
     int pid;
 };
 
@@ -60,7 +60,7 @@ static size_t source_sample(void *self, uint64_t ts, gfl_event *out, size_t max)
         out[n].h.type = GFL_EV_DEVICE_METRICS;
         out[n].h.device = (uint16_t)s->index[i];
         out[n].h.ts = ts;
-        gpufl__nvml_sample(&s->api, s->index[i], &s->rates[i], ts, s->pid, &out[n].u.dev);
+        gpufl__nvml_sample(&s->api, s->index[i], &s->state[i], ts, s->pid, &out[n].u.dev);
     }
     return n;
 }

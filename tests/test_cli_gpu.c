@@ -200,7 +200,7 @@ static void monitor_csv_rows_per_gpu(void **state)
         rows++;
         gpu1 += strstr(line, ",1,\"Fake GPU 1\",") != NULL && strstr(line, ",1,\"Fake GPU 1\",") < strchr(line, '\n');
     }
-    assert_int_equal(fields_first, 21);
+    assert_int_equal(fields_first, 22);
     assert_true(rows >= 8 && rows <= 12); /* ~5 samples x 2 GPUs */
     assert_int_equal(rows, gpu1 * 2);
     /* the summary goes to stderr, out of the data */
@@ -321,7 +321,7 @@ static void monitor_without_driver_shows_the_host(void **state)
     assert_non_null(strstr(r.err, "no NVIDIA driver found"));
     assert_non_null(strstr(r.err, "showing host metrics only"));
     /* host-only rows: gpu columns empty, host RAM present */
-    assert_non_null(strstr(r.out, ",,,,,,,,,,,,,,,,"));
+    assert_non_null(strstr(r.out, ",,,,,,,,,,,,,,,,,"));
     run_free(&r);
 }
 

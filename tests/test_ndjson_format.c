@@ -316,6 +316,7 @@ static gfl_event full_device_metrics(void)
     m->mem_util_pct = 41;
     m->fan_pct = 100;
     m->mem_used_bytes = 70000000000ull;
+    m->mem_free_bytes = 15000000000ull;
     m->mem_total_bytes = 85899345920ull;
     m->proc_mem_bytes = 1234567890ull;
     m->energy_mj = 0x7000000000000001ull;
@@ -342,7 +343,7 @@ static const struct {
 } dev_bit_keys[] = {
     {GFL_DEV_GPU_UTIL, {"gpu_util_pct"}},
     {GFL_DEV_MEM_UTIL, {"mem_util_pct"}},
-    {GFL_DEV_MEM, {"mem_used_bytes", "mem_total_bytes"}},
+    {GFL_DEV_MEM, {"mem_used_bytes", "mem_free_bytes", "mem_total_bytes"}},
     {GFL_DEV_TEMP, {"temp_c"}},
     {GFL_DEV_MEM_TEMP, {"mem_temp_c"}},
     {GFL_DEV_POWER, {"power_mw"}},
@@ -363,7 +364,7 @@ static void test_device_metrics_all_fields(void **state)
     line l = format_line(&ev);
     expect_type(&l, "device_metrics");
     expect_keys(&l, KEYS("type", "ts_ns", "device", "gpu_util_pct", "mem_util_pct", "mem_used_bytes",
-                         "mem_total_bytes", "proc_mem_bytes", "temp_c", "mem_temp_c", "power_mw",
+                         "mem_free_bytes", "mem_total_bytes", "proc_mem_bytes", "temp_c", "mem_temp_c", "power_mw",
                          "power_limit_mw", "energy_mj", "sm_clock_mhz", "mem_clock_mhz", "gfx_clock_mhz",
                          "throttle_mask", "throttle", "pcie_rx_kbps", "pcie_tx_kbps", "fan_pct",
                          "ecc_corrected", "ecc_uncorrected"));
@@ -372,6 +373,7 @@ static void test_device_metrics_all_fields(void **state)
     expect_u(&l, "gpu_util_pct", 97);
     expect_u(&l, "mem_util_pct", 41);
     expect_u(&l, "mem_used_bytes", 70000000000ull);
+    expect_u(&l, "mem_free_bytes", 15000000000ull);
     expect_u(&l, "mem_total_bytes", 85899345920ull);
     expect_u(&l, "proc_mem_bytes", 1234567890ull);
     expect_i(&l, "temp_c", -7);
@@ -444,7 +446,7 @@ static void test_device_metrics_validity_bits(void **state)
         l = format_line(&ev);
         for (size_t k = 0; k < n; k++)
             assert_null(json_object_get(l.obj, dev_bit_keys[i].keys[k]));
-        assert_int_equal(json_object_size(l.obj), 23 - n);
+        assert_int_equal(json_object_size(l.obj), 24 - n);
         line_free(&l);
     }
 }

@@ -76,6 +76,8 @@ static gfl_device_metrics_payload expected_e(unsigned i, unsigned k, unsigned k_
     if (valid & GFL_DEV_MEM) {
         e.mem_used_bytes = (1 + i) * GIB + k_mem * MIB + (v1_memory ? MEM_RESERVED : 0);
         e.mem_total_bytes = MEM_TOTAL;
+        /* v2 keeps the reserved memory out of both used and free */
+        e.mem_free_bytes = MEM_TOTAL - e.mem_used_bytes - (v1_memory ? 0 : MEM_RESERVED);
     }
     if (valid & GFL_DEV_PROC_MEM)
         e.proc_mem_bytes = (256 + 64ull * i) * MIB + 16 * MIB; /* two records of ours */
@@ -131,6 +133,7 @@ static void check_sample(const gfl_device_metrics_payload *a, const gfl_device_m
     assert_int_equal(a->fan_pct, e->fan_pct);
     assert_int_equal(a->mem_used_bytes, e->mem_used_bytes);
     assert_int_equal(a->mem_total_bytes, e->mem_total_bytes);
+    assert_int_equal(a->mem_free_bytes, e->mem_free_bytes);
     assert_int_equal(a->proc_mem_bytes, e->proc_mem_bytes);
     assert_int_equal(a->energy_mj, e->energy_mj);
     assert_int_equal(a->throttle_reasons, e->throttle_reasons);
@@ -843,6 +846,7 @@ static void check_metrics_line(json_t *line, unsigned i, line_state *ls)
     assert_int_equal(int_of(line, "mem_util_pct"), e.mem_util_pct);
     assert_int_equal(int_of(line, "mem_used_bytes"), e.mem_used_bytes);
     assert_int_equal(int_of(line, "mem_total_bytes"), e.mem_total_bytes);
+    assert_int_equal(int_of(line, "mem_free_bytes"), e.mem_free_bytes);
     assert_int_equal(int_of(line, "proc_mem_bytes"), e.proc_mem_bytes);
     assert_int_equal(int_of(line, "temp_c"), e.temp_c);
     assert_int_equal(int_of(line, "mem_temp_c"), e.mem_temp_c);

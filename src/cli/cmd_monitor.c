@@ -363,7 +363,7 @@ static void emit_csv(monitor *m, const gpufl__live_sample *s)
         any = true;
         fprintf(m->out, "%s,%llu", when, (unsigned long long)(s->wall_ns / 1000000ull));
         if (host_only) {
-            fputs(",,,,,,,,,,,,,,,,", m->out);
+            fputs(",,,,,,,,,,,,,,,,,", m->out);
         } else {
             const gfl_device_metrics_payload *g = &s->gpu[i];
             uint32_t v = g->valid;
@@ -373,6 +373,7 @@ static void emit_csv(monitor *m, const gpufl__live_sample *s)
             csv_value(m->out, v & GFL_DEV_GPU_UTIL, g->gpu_util_pct);
             csv_value(m->out, v & GFL_DEV_MEM_UTIL, g->mem_util_pct);
             csv_value(m->out, v & GFL_DEV_MEM, g->mem_used_bytes);
+            csv_value(m->out, v & GFL_DEV_MEM, g->mem_free_bytes);
             csv_value(m->out, v & GFL_DEV_MEM, g->mem_total_bytes);
             if (v & GFL_DEV_TEMP) fprintf(m->out, ",%d", g->temp_c); else fputs(",", m->out);
             if (v & GFL_DEV_MEM_TEMP) fprintf(m->out, ",%d", g->mem_temp_c); else fputs(",", m->out);
@@ -412,6 +413,7 @@ static json_t *sample_json(monitor *m, const gpufl__live_sample *s)
         }
         if (v & GFL_DEV_MEM) {
             json_object_set_new(o, "mem_used_bytes", json_integer((json_int_t)g->mem_used_bytes));
+            json_object_set_new(o, "mem_free_bytes", json_integer((json_int_t)g->mem_free_bytes));
             json_object_set_new(o, "mem_total_bytes", json_integer((json_int_t)g->mem_total_bytes));
         }
         if (v & GFL_DEV_TEMP) json_object_set_new(o, "temp_c", json_integer(g->temp_c));

@@ -85,6 +85,11 @@ int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
     out->host_stats = st->host;
     out->ndev = st->ndev;
     memcpy(out->dev, st->dev, sizeof out->dev);
+    for (uint32_t i = 0; info->devices && i < info->devices->count; i++) {
+        const gpufl__device_desc *d = &info->devices->devices[i];
+        if (d->index < GFL_STATS_MAX_DEVICES && d->name[0])
+            out->dev_name[d->index] = strdup(d->name);
+    }
     memcpy(out->copies, st->copies, sizeof out->copies);
     out->kernel_total_ns = st->kernel_total_ns;
     int rc = 0;
@@ -115,6 +120,8 @@ void gpufl__summary_free(gpufl__summary *s)
     free(s->stop_detail);
     free_names(s->scopes, s->nscopes);
     free_names(s->kernels, s->nkernels);
+    for (int i = 0; i < GFL_STATS_MAX_DEVICES; i++)
+        free(s->dev_name[i]);
     memset(s, 0, sizeof *s);
 }
 

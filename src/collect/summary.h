@@ -34,6 +34,7 @@ typedef struct gpufl__summary {
     uint64_t intern_overflows;
     gpufl__host_stats host_stats;
     gpufl__device_stats dev[GFL_STATS_MAX_DEVICES];
+    char *dev_name[GFL_STATS_MAX_DEVICES]; /* "NVIDIA H200"; NULL when unknown */
     uint32_t ndev;
     gpufl__copy_stats copies[GFL_COPY_KIND_COUNT];
     uint64_t kernel_total_ns;

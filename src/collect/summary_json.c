@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -54,6 +55,8 @@ static json_t *devices_to_json(const gpufl__summary *s)
                               "gpu_util_pct_max", (json_int_t)d->util_max, "mem_used_peak_bytes",
                               (json_int_t)d->mem_used_max, "mem_total_bytes",
                               (json_int_t)d->mem_total, "power_max_mw", (json_int_t)d->power_max_mw);
+        if (o && s->dev_name[i])
+            json_object_set_new(o, "name", json_string(s->dev_name[i]));
         if (o && d->has_temp)
             json_object_set_new(o, "temp_max_c", json_integer(d->temp_max));
         if (o && d->has_energy)
@@ -162,6 +165,8 @@ static void devices_from_json(const json_t *a, gpufl__summary *s)
         if (idx >= GFL_STATS_MAX_DEVICES)
             continue;
         gpufl__device_stats *d = &s->dev[idx];
+        free(s->dev_name[idx]);
+        s->dev_name[idx] = str_of(o, "name");
         d->samples = d->util_samples = u64_of(o, "samples");
         d->util_sum = (uint64_t)(real_of(o, "gpu_util_pct_mean") * (double)d->samples + 0.5);
         d->util_max = (uint32_t)u64_of(o, "gpu_util_pct_max");

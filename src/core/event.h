@@ -140,6 +140,7 @@ typedef struct gfl_device_metrics_payload {
     uint32_t pcie_tx_kbps;
     int16_t temp_c;
     int16_t mem_temp_c;
+    uint64_t mem_free_bytes;    /* NVML's free: excludes memory reserved by the driver */
 } gfl_device_metrics_payload;
 
 /* What caps a kernel's theoretical occupancy. */

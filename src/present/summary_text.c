@@ -148,9 +148,11 @@ static void devices(const gpufl__summary *s, FILE *out)
         char used[32], total[32];
         gpufl__format_bytes(d->mem_used_max, used, sizeof used);
         gpufl__format_bytes(d->mem_total, total, sizeof total);
-        fprintf(out, "\nGPU %u\n  samples %" PRIu64 ", utilization mean %.1f%% max %u%%, memory peak %s of %s",
-                i, d->samples, d->util_samples ? (double)d->util_sum / (double)d->util_samples : 0.0,
-                d->util_max, used, total);
+        fprintf(out, "\nGPU %u%s%s%s\n  samples %" PRIu64 ", utilization mean %.1f%% max %u%%, memory peak %s of %s",
+                i, s->dev_name[i] ? " (" : "", s->dev_name[i] ? s->dev_name[i] : "",
+                s->dev_name[i] ? ")" : "", d->samples,
+                d->util_samples ? (double)d->util_sum / (double)d->util_samples : 0.0, d->util_max,
+                used, total);
         if (d->has_temp)
             fprintf(out, ", max %d C", d->temp_max);
         if (d->power_max_mw)

@@ -157,6 +157,7 @@ static char *device_metrics_line(char *p, const gfl_event *ev)
         p = KU(p, ",\"mem_util_pct\":", m->mem_util_pct);
     if (v & GFL_DEV_MEM) {
         p = KU(p, ",\"mem_used_bytes\":", m->mem_used_bytes);
+        p = KU(p, ",\"mem_free_bytes\":", m->mem_free_bytes);
         p = KU(p, ",\"mem_total_bytes\":", m->mem_total_bytes);
     }
     if (v & GFL_DEV_PROC_MEM)

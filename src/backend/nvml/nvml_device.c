@@ -225,10 +225,12 @@ void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_
     gfl_nvml_memory_v1 m1;
     if (api->device_memory_v2 && OK(api->device_memory_v2(dev, &m2))) {
         out->mem_used_bytes = m2.used;
+        out->mem_free_bytes = m2.free;
         out->mem_total_bytes = m2.total;
         out->valid |= GFL_DEV_MEM;
     } else if (api->device_memory_v1 && OK(api->device_memory_v1(dev, &m1))) {
         out->mem_used_bytes = m1.used;
+        out->mem_free_bytes = m1.free;
         out->mem_total_bytes = m1.total;
         out->valid |= GFL_DEV_MEM;
     }

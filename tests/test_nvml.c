@@ -702,22 +702,6 @@ static void test_fallback_library_name(void **state)
 
 /* ---- sessions --------------------------------------------------------------------------- */
 
-static long long int_of(json_t *obj, const char *key)
-{
-    json_t *v = json_object_get(obj, key);
-    if (!json_is_integer(v))
-        fail_msg("field \"%s\" is missing or not an integer", key);
-    return json_integer_value(v);
-}
-
-static const char *str_of(json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    if (!s)
-        fail_msg("field \"%s\" is missing or not a string", key);
-    return s;
-}
-
 static void sleep_ms(unsigned ms)
 {
     struct timespec t = {0, (long)ms * 1000000L};
@@ -788,42 +772,42 @@ static void load(const char *dir, const char *channel, tu_ndjson *f)
 static void check_device_json(json_t *d, unsigned i)
 {
     char s[64];
-    assert_int_equal(int_of(d, "index"), i);
-    assert_string_equal(str_of(d, "vendor"), "nvidia");
+    assert_int_equal(tu_int(d, "index"), i);
+    assert_string_equal(tu_str(d, "vendor"), "nvidia");
     snprintf(s, sizeof s, "Fake GPU %u", i);
-    assert_string_equal(str_of(d, "name"), s);
+    assert_string_equal(tu_str(d, "name"), s);
     snprintf(s, sizeof s, "GPU-fake-%u", i);
-    assert_string_equal(str_of(d, "uuid"), s);
+    assert_string_equal(tu_str(d, "uuid"), s);
     snprintf(s, sizeof s, "00000000:%02X:00.0", 0x19 + i);
-    assert_string_equal(str_of(d, "pci_bus_id"), s);
-    assert_string_equal(str_of(d, "compute_capability"), "9.0");
-    assert_int_equal(int_of(d, "sm_count"), 132);
-    assert_int_equal(int_of(d, "memory_total_bytes"), MEM_TOTAL);
-    assert_int_equal(int_of(d, "power_limit_mw"), 700000);
-    assert_int_equal(int_of(d, "max_sm_clock_mhz"), 1980);
-    assert_int_equal(int_of(d, "max_mem_clock_mhz"), 2619);
-    assert_int_equal(int_of(d, "pcie_max_gen"), 5);
-    assert_int_equal(int_of(d, "pcie_max_width"), 16);
-    assert_string_equal(str_of(d, "driver_version"), "580.95.05");
-    assert_string_equal(str_of(d, "cuda_driver_version"), "13.0");
+    assert_string_equal(tu_str(d, "pci_bus_id"), s);
+    assert_string_equal(tu_str(d, "compute_capability"), "9.0");
+    assert_int_equal(tu_int(d, "sm_count"), 132);
+    assert_int_equal(tu_int(d, "memory_total_bytes"), MEM_TOTAL);
+    assert_int_equal(tu_int(d, "power_limit_mw"), 700000);
+    assert_int_equal(tu_int(d, "max_sm_clock_mhz"), 1980);
+    assert_int_equal(tu_int(d, "max_mem_clock_mhz"), 2619);
+    assert_int_equal(tu_int(d, "pcie_max_gen"), 5);
+    assert_int_equal(tu_int(d, "pcie_max_width"), 16);
+    assert_string_equal(tu_str(d, "driver_version"), "580.95.05");
+    assert_string_equal(tu_str(d, "cuda_driver_version"), "13.0");
 }
 
 static void check_device_info_line(json_t *line, unsigned i)
 {
     char s[64];
-    assert_int_equal(int_of(line, "device"), i);
+    assert_int_equal(tu_int(line, "device"), i);
     snprintf(s, sizeof s, "Fake GPU %u", i);
-    assert_string_equal(str_of(line, "name"), s);
+    assert_string_equal(tu_str(line, "name"), s);
     snprintf(s, sizeof s, "GPU-fake-%u", i);
-    assert_string_equal(str_of(line, "uuid"), s);
+    assert_string_equal(tu_str(line, "uuid"), s);
     snprintf(s, sizeof s, "00000000:%02X:00.0", 0x19 + i);
-    assert_string_equal(str_of(line, "pci_bus_id"), s);
-    assert_string_equal(str_of(line, "compute_capability"), "9.0");
-    assert_int_equal(int_of(line, "sm_count"), 132);
-    assert_int_equal(int_of(line, "memory_total_bytes"), MEM_TOTAL);
-    assert_int_equal(int_of(line, "power_limit_mw"), 700000);
-    assert_string_equal(str_of(line, "driver_version"), "580.95.05");
-    assert_string_equal(str_of(line, "cuda_driver_version"), "13.0");
+    assert_string_equal(tu_str(line, "pci_bus_id"), s);
+    assert_string_equal(tu_str(line, "compute_capability"), "9.0");
+    assert_int_equal(tu_int(line, "sm_count"), 132);
+    assert_int_equal(tu_int(line, "memory_total_bytes"), MEM_TOTAL);
+    assert_int_equal(tu_int(line, "power_limit_mw"), 700000);
+    assert_string_equal(tu_str(line, "driver_version"), "580.95.05");
+    assert_string_equal(tu_str(line, "cuda_driver_version"), "13.0");
 }
 
 /* What the checker knows of one device's earlier lines: mirrors the
@@ -838,42 +822,42 @@ typedef struct line_state {
 static void check_metrics_line(json_t *line, unsigned i, line_state *ls)
 {
     unsigned j = ls->lines++;
-    uint64_t ts = (uint64_t)int_of(line, "ts_ns");
+    uint64_t ts = (uint64_t)tu_int(line, "ts_ns");
     bool energy = ts >= ls->energy_due, pcie = ts >= ls->pcie_due;
     /* describe read memory once before the first sample */
     gfl_device_metrics_payload e = expected_e(i, j, j + 1, ls->energy_reads, false, VALID_FULL);
-    assert_int_equal(int_of(line, "gpu_util_pct"), e.gpu_util_pct);
-    assert_int_equal(int_of(line, "mem_util_pct"), e.mem_util_pct);
-    assert_int_equal(int_of(line, "mem_used_bytes"), e.mem_used_bytes);
-    assert_int_equal(int_of(line, "mem_total_bytes"), e.mem_total_bytes);
-    assert_int_equal(int_of(line, "mem_free_bytes"), e.mem_free_bytes);
-    assert_int_equal(int_of(line, "proc_mem_bytes"), e.proc_mem_bytes);
-    assert_int_equal(int_of(line, "temp_c"), e.temp_c);
-    assert_int_equal(int_of(line, "mem_temp_c"), e.mem_temp_c);
-    assert_int_equal(int_of(line, "power_mw"), e.power_mw);
-    assert_int_equal(int_of(line, "power_limit_mw"), e.power_limit_mw);
+    assert_int_equal(tu_int(line, "gpu_util_pct"), e.gpu_util_pct);
+    assert_int_equal(tu_int(line, "mem_util_pct"), e.mem_util_pct);
+    assert_int_equal(tu_int(line, "mem_used_bytes"), e.mem_used_bytes);
+    assert_int_equal(tu_int(line, "mem_total_bytes"), e.mem_total_bytes);
+    assert_int_equal(tu_int(line, "mem_free_bytes"), e.mem_free_bytes);
+    assert_int_equal(tu_int(line, "proc_mem_bytes"), e.proc_mem_bytes);
+    assert_int_equal(tu_int(line, "temp_c"), e.temp_c);
+    assert_int_equal(tu_int(line, "mem_temp_c"), e.mem_temp_c);
+    assert_int_equal(tu_int(line, "power_mw"), e.power_mw);
+    assert_int_equal(tu_int(line, "power_limit_mw"), e.power_limit_mw);
     if (energy) {
-        assert_int_equal(int_of(line, "energy_mj"), e.energy_mj);
+        assert_int_equal(tu_int(line, "energy_mj"), e.energy_mj);
         ls->energy_reads++;
         ls->energy_due = ts + GFL_NVML_ENERGY_PERIOD_NS;
     } else {
         assert_null(json_object_get(line, "energy_mj"));
     }
-    assert_int_equal(int_of(line, "sm_clock_mhz"), e.sm_clock_mhz);
-    assert_int_equal(int_of(line, "mem_clock_mhz"), e.mem_clock_mhz);
-    assert_int_equal(int_of(line, "gfx_clock_mhz"), e.gfx_clock_mhz);
-    assert_int_equal(int_of(line, "throttle_mask"), e.throttle_reasons);
+    assert_int_equal(tu_int(line, "sm_clock_mhz"), e.sm_clock_mhz);
+    assert_int_equal(tu_int(line, "mem_clock_mhz"), e.mem_clock_mhz);
+    assert_int_equal(tu_int(line, "gfx_clock_mhz"), e.gfx_clock_mhz);
+    assert_int_equal(tu_int(line, "throttle_mask"), e.throttle_reasons);
     json_t *names = json_object_get(line, "throttle");
     assert_int_equal(json_array_size(names), 1);
     assert_string_equal(json_string_value(json_array_get(names, 0)),
                         j % 2 ? "sw_power_cap" : "gpu_idle");
-    assert_int_equal(int_of(line, "ecc_corrected"), e.ecc_corrected);
-    assert_int_equal(int_of(line, "ecc_uncorrected"), e.ecc_uncorrected);
+    assert_int_equal(tu_int(line, "ecc_corrected"), e.ecc_corrected);
+    assert_int_equal(tu_int(line, "ecc_uncorrected"), e.ecc_uncorrected);
     assert_null(json_object_get(line, "fan_pct"));
     if (pcie && ls->pcie_reads > 0) {
         assert_true(ts > ls->pcie_ts);
-        assert_int_equal(int_of(line, "pcie_tx_kbps"), kbps(PCIE_TX_STEP, ts - ls->pcie_ts));
-        assert_int_equal(int_of(line, "pcie_rx_kbps"), kbps(PCIE_RX_STEP, ts - ls->pcie_ts));
+        assert_int_equal(tu_int(line, "pcie_tx_kbps"), kbps(PCIE_TX_STEP, ts - ls->pcie_ts));
+        assert_int_equal(tu_int(line, "pcie_rx_kbps"), kbps(PCIE_RX_STEP, ts - ls->pcie_ts));
     } else {
         assert_null(json_object_get(line, "pcie_tx_kbps"));
         assert_null(json_object_get(line, "pcie_rx_kbps"));
@@ -916,16 +900,16 @@ static void test_session_with_devices(void **state)
     long long energy_first[2] = {-1, -1}, energy_last[2] = {0, 0};
     for (size_t k = 0; k < tu_count_type(&sys, "device_metrics"); k++) {
         json_t *line = tu_nth_type(&sys, "device_metrics", k);
-        long long i = int_of(line, "device");
+        long long i = tu_int(line, "device");
         assert_in_range(i, 0, 1);
         check_metrics_line(line, (unsigned)i, &ls[i]);
-        long long util = int_of(line, "gpu_util_pct"), mem = int_of(line, "mem_used_bytes");
+        long long util = tu_int(line, "gpu_util_pct"), mem = tu_int(line, "mem_used_bytes");
         util_max[i] = (uint64_t)util > util_max[i] ? (uint64_t)util : util_max[i];
         mem_max[i] = (uint64_t)mem > mem_max[i] ? (uint64_t)mem : mem_max[i];
         if (json_object_get(line, "energy_mj")) {
             if (energy_first[i] < 0)
-                energy_first[i] = int_of(line, "energy_mj");
-            energy_last[i] = int_of(line, "energy_mj");
+                energy_first[i] = tu_int(line, "energy_mj");
+            energy_last[i] = tu_int(line, "energy_mj");
         }
         n[i]++;
     }
@@ -938,16 +922,16 @@ static void test_session_with_devices(void **state)
     assert_int_equal(json_array_size(sum), 2);
     for (unsigned i = 0; i < 2; i++) {
         json_t *d = json_array_get(sum, i);
-        assert_int_equal(int_of(d, "device"), i);
-        assert_int_equal(int_of(d, "samples"), n[i]);
-        assert_int_equal(int_of(d, "gpu_util_pct_max"), util_max[i]);
-        assert_int_equal(int_of(d, "mem_used_peak_bytes"), mem_max[i]);
-        assert_int_equal(int_of(d, "mem_total_bytes"), MEM_TOTAL);
-        assert_int_equal(int_of(d, "power_max_mw"), 100000 + 1000 * i);
-        assert_int_equal(int_of(d, "temp_max_c"), 40 + i);
+        assert_int_equal(tu_int(d, "device"), i);
+        assert_int_equal(tu_int(d, "samples"), n[i]);
+        assert_int_equal(tu_int(d, "gpu_util_pct_max"), util_max[i]);
+        assert_int_equal(tu_int(d, "mem_used_peak_bytes"), mem_max[i]);
+        assert_int_equal(tu_int(d, "mem_total_bytes"), MEM_TOTAL);
+        assert_int_equal(tu_int(d, "power_max_mw"), 100000 + 1000 * i);
+        assert_int_equal(tu_int(d, "temp_max_c"), 40 + i);
         assert_true(ls[i].energy_reads >= 1);
-        assert_int_equal(int_of(d, "energy_mj"), energy_last[i] - energy_first[i]);
-        assert_int_equal(int_of(d, "energy_mj"), 1000 * ((long long)ls[i].energy_reads - 1));
+        assert_int_equal(tu_int(d, "energy_mj"), energy_last[i] - energy_first[i]);
+        assert_int_equal(tu_int(d, "energy_mj"), 1000 * ((long long)ls[i].energy_reads - 1));
     }
     json_decref(session);
     free(dir);
@@ -979,7 +963,7 @@ static json_t *device_note(const tu_ndjson *sys)
 {
     for (size_t k = 0; k < tu_count_type(sys, "log"); k++) {
         json_t *line = tu_nth_type(sys, "log", k);
-        if (strstr(str_of(line, "message"), "no GPU telemetry"))
+        if (strstr(tu_str(line, "message"), "no GPU telemetry"))
             return line;
     }
     return NULL;
@@ -999,8 +983,8 @@ static void check_missing_driver(gpufl_backend backend, const char *level)
     assert_true(tu_count_type(&sys, "host_metrics") > 0); /* still recording the host */
     json_t *note = device_note(&sys);
     assert_non_null(note);
-    assert_string_equal(str_of(note, "level"), level);
-    assert_non_null(strstr(str_of(note, "message"), path));
+    assert_string_equal(tu_str(note, "level"), level);
+    assert_non_null(strstr(tu_str(note, "message"), path));
     tu_ndjson_free(&sys);
     free(dir);
     cleanup(NULL);
@@ -1031,9 +1015,9 @@ static void test_session_describe_failure(void **state)
     assert_int_equal(tu_count_type(&sys, "device_metrics"), 0);
     json_t *note = device_note(&sys);
     assert_non_null(note);
-    assert_string_equal(str_of(note, "level"), "warn");
+    assert_string_equal(tu_str(note, "level"), "warn");
     assert_non_null(
-        strstr(str_of(note, "message"), "nvmlDeviceGetCount failed: Insufficient Permissions"));
+        strstr(tu_str(note, "message"), "nvmlDeviceGetCount failed: Insufficient Permissions"));
     tu_ndjson_free(&sys);
     free(dir);
 }

@@ -86,22 +86,6 @@ static int cleanup(void **state)
 
 static const char *type_of(json_t *line) { return json_string_value(json_object_get(line, "type")); }
 
-static long long int_of(json_t *obj, const char *key)
-{
-    json_t *v = json_object_get(obj, key);
-    if (!json_is_integer(v))
-        fail_msg("field \"%s\" is missing or not an integer", key);
-    return json_integer_value(v);
-}
-
-static const char *str_of(json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    if (!s)
-        fail_msg("field \"%s\" is missing or not a string", key);
-    return s;
-}
-
 static void check_dims(json_t *line, const char *key, long long x, long long y, long long z)
 {
     json_t *a = json_object_get(line, key);
@@ -115,9 +99,9 @@ static void check_dims(json_t *line, const char *key, long long x, long long y, 
 /* start/end/dur of an interval line, start relative to the plugin's base */
 static void check_interval(json_t *line, uint64_t base, uint64_t offset, uint64_t dur)
 {
-    assert_int_equal(int_of(line, "start_ns"), base + offset);
-    assert_int_equal(int_of(line, "end_ns"), base + offset + dur);
-    assert_int_equal(int_of(line, "dur_ns"), dur);
+    assert_int_equal(tu_int(line, "start_ns"), base + offset);
+    assert_int_equal(tu_int(line, "end_ns"), base + offset + dur);
+    assert_int_equal(tu_int(line, "dur_ns"), dur);
 }
 
 static void load_log(const char *dir, const char *base, tu_ndjson *f)
@@ -129,7 +113,7 @@ static void load_log(const char *dir, const char *base, tu_ndjson *f)
     assert_true(f->n >= 2);
     assert_string_equal(type_of(f->lines[0]), "session_start");
     assert_string_equal(type_of(f->lines[f->n - 1]), "session_end");
-    assert_int_equal(int_of(f->lines[f->n - 1], "lost"), 0);
+    assert_int_equal(tu_int(f->lines[f->n - 1], "lost"), 0);
 }
 
 /* Lines that are events, not the file's own header/trailer. */
@@ -151,7 +135,7 @@ static void check_kernels(const tu_ndjson *dev, uint64_t base)
     json_t *by_corr[N_KERNELS] = {0};
     for (size_t k = 0; k < N_KERNELS; k++) {
         json_t *line = tu_nth_type(dev, "kernel", k);
-        long long corr = int_of(line, "corr");
+        long long corr = tu_int(line, "corr");
         assert_in_range(corr, 1, N_KERNELS);
         assert_null(by_corr[corr - 1]); /* each once: the bad copies were not written */
         by_corr[corr - 1] = line;
@@ -160,32 +144,32 @@ static void check_kernels(const tu_ndjson *dev, uint64_t base)
     for (unsigned i = 0; i < N_KERNELS; i++) {
         json_t *k = by_corr[i];
         check_interval(k, base, (uint64_t)i * 10000, 1000 + (i % 7) * 500);
-        assert_string_equal(str_of(k, "name"), kernel_names[i % 4]);
-        assert_int_equal(int_of(k, "device"), i % N_DEVICES);
-        assert_int_equal(int_of(k, "context"), 1);
-        assert_int_equal(int_of(k, "stream"), 1 + i % N_STREAMS);
+        assert_string_equal(tu_str(k, "name"), kernel_names[i % 4]);
+        assert_int_equal(tu_int(k, "device"), i % N_DEVICES);
+        assert_int_equal(tu_int(k, "context"), 1);
+        assert_int_equal(tu_int(k, "stream"), 1 + i % N_STREAMS);
         check_dims(k, "grid", 1 + i % 7, 1 + i % 3, 1);
         check_dims(k, "block", 32 * (1 + i % 8), 1, 1);
-        assert_int_equal(int_of(k, "regs"), 16 + (i % 5) * 8);
-        assert_int_equal(int_of(k, "smem_static"), (i % 4) * 1024);
-        assert_int_equal(int_of(k, "smem_dynamic"), (i % 2) * 2048);
-        assert_int_equal(int_of(k, "local_mem"), 0);
+        assert_int_equal(tu_int(k, "regs"), 16 + (i % 5) * 8);
+        assert_int_equal(tu_int(k, "smem_static"), (i % 4) * 1024);
+        assert_int_equal(tu_int(k, "smem_dynamic"), (i % 2) * 2048);
+        assert_int_equal(tu_int(k, "local_mem"), 0);
         json_t *occ = json_object_get(k, "occupancy");
         assert_true(json_is_number(occ));
         double diff = json_number_value(occ) - 0.25 * (1 + i % 4);
         assert_true(diff > -1e-9 && diff < 1e-9);
-        assert_string_equal(str_of(k, "limiter"), limiter_names[1 + i % 4]);
+        assert_string_equal(tu_str(k, "limiter"), limiter_names[1 + i % 4]);
         if (i % 3 == 0)
-            assert_int_equal(int_of(k, "ext_id"), 1000 + i);
+            assert_int_equal(tu_int(k, "ext_id"), 1000 + i);
         else
             assert_null(json_object_get(k, "ext_id"));
-        assert_true(int_of(k, "tid") > 0); /* the generator thread's */
+        assert_true(tu_int(k, "tid") > 0); /* the generator thread's */
         assert_null(json_object_get(k, "scope"));
         assert_null(json_object_get(k, "mangled"));
         assert_null(json_object_get(k, "stack"));
         assert_int_equal(json_object_size(k), i % 3 == 0 ? 19 : 18);
         /* per (device, stream), start times follow corr */
-        uint64_t start = (uint64_t)int_of(k, "start_ns");
+        uint64_t start = (uint64_t)tu_int(k, "start_ns");
         uint64_t *last = &last_start[i % N_DEVICES][1 + i % N_STREAMS];
         assert_true(start > *last);
         *last = start;
@@ -201,18 +185,18 @@ static void check_copies(const tu_ndjson *dev, uint64_t base)
     bool seen[N_COPIES] = {0};
     for (size_t k = 0; k < N_COPIES; k++) {
         json_t *m = tu_nth_type(dev, "memcpy", k);
-        long long i = int_of(m, "corr") - 1000000;
+        long long i = tu_int(m, "corr") - 1000000;
         assert_in_range(i, 0, N_COPIES - 1);
         assert_false(seen[i]);
         seen[i] = true;
         check_interval(m, base, (uint64_t)i * 10000 + 5000, 2000);
-        assert_int_equal(int_of(m, "device"), i % N_DEVICES);
-        assert_int_equal(int_of(m, "context"), 1);
-        assert_int_equal(int_of(m, "stream"), 1 + i % N_STREAMS);
-        assert_string_equal(str_of(m, "kind"), kinds[i % 3]);
-        assert_string_equal(str_of(m, "src_kind"), src[i % 3]);
-        assert_string_equal(str_of(m, "dst_kind"), dst[i % 3]);
-        assert_int_equal(int_of(m, "bytes"), 4096ll << (i % 8));
+        assert_int_equal(tu_int(m, "device"), i % N_DEVICES);
+        assert_int_equal(tu_int(m, "context"), 1);
+        assert_int_equal(tu_int(m, "stream"), 1 + i % N_STREAMS);
+        assert_string_equal(tu_str(m, "kind"), kinds[i % 3]);
+        assert_string_equal(tu_str(m, "src_kind"), src[i % 3]);
+        assert_string_equal(tu_str(m, "dst_kind"), dst[i % 3]);
+        assert_int_equal(tu_int(m, "bytes"), 4096ll << (i % 8));
         assert_null(json_object_get(m, "dst_device"));
     }
 }
@@ -224,25 +208,25 @@ static void check_memsets_syncs(const tu_ndjson *dev, uint64_t base)
     bool seen_set[N_SMALL] = {0}, seen_sync[N_SMALL] = {0};
     for (size_t k = 0; k < N_SMALL; k++) {
         json_t *m = tu_nth_type(dev, "memset", k);
-        long long i = int_of(m, "corr") - 2000000;
+        long long i = tu_int(m, "corr") - 2000000;
         assert_in_range(i, 0, N_SMALL - 1);
         assert_false(seen_set[i]);
         seen_set[i] = true;
         check_interval(m, base, (uint64_t)i * 10000 + 7000, 300);
-        assert_int_equal(int_of(m, "bytes"), 1024 * (i + 1));
-        assert_int_equal(int_of(m, "value"), i % 256);
-        assert_string_equal(str_of(m, "mem_kind"), "device");
-        assert_int_equal(int_of(m, "stream"), 1);
-        assert_int_equal(int_of(m, "device"), 0);
+        assert_int_equal(tu_int(m, "bytes"), 1024 * (i + 1));
+        assert_int_equal(tu_int(m, "value"), i % 256);
+        assert_string_equal(tu_str(m, "mem_kind"), "device");
+        assert_int_equal(tu_int(m, "stream"), 1);
+        assert_int_equal(tu_int(m, "device"), 0);
 
         json_t *s = tu_nth_type(dev, "sync", k);
-        i = int_of(s, "corr") - 3000000;
+        i = tu_int(s, "corr") - 3000000;
         assert_in_range(i, 0, N_SMALL - 1);
         assert_false(seen_sync[i]);
         seen_sync[i] = true;
         check_interval(s, base, (uint64_t)i * 10000 + 8000, 900);
-        assert_int_equal(int_of(s, "stream"), 1 + i % N_STREAMS);
-        assert_string_equal(str_of(s, "kind"), sync_names[1 + i % 4]);
+        assert_int_equal(tu_int(s, "stream"), 1 + i % N_STREAMS);
+        assert_string_equal(tu_str(s, "kind"), sync_names[1 + i % 4]);
     }
 }
 
@@ -254,16 +238,16 @@ static void check_memory(const tu_ndjson *dev, uint64_t base)
         bool seen[N_SMALL] = {0};
         for (size_t k = 0; k < N_SMALL; k++) {
             json_t *m = tu_nth_type(dev, types[t], k);
-            long long i = int_of(m, "corr") - 4000000;
+            long long i = tu_int(m, "corr") - 4000000;
             assert_in_range(i, 0, N_SMALL - 1);
             assert_false(seen[i]);
             seen[i] = true;
-            assert_int_equal(int_of(m, "ts_ns"), base + (uint64_t)i * 10000 + 9000 + (t ? 500 : 0));
+            assert_int_equal(tu_int(m, "ts_ns"), base + (uint64_t)i * 10000 + 9000 + (t ? 500 : 0));
             char address[32];
             snprintf(address, sizeof address, "0x%llx", 0x7f0000000000ull + (unsigned long long)i * 0x100000);
-            assert_string_equal(str_of(m, "address"), address);
-            assert_int_equal(int_of(m, "bytes"), 1ll << (20 + i % 4));
-            assert_string_equal(str_of(m, "kind"), "device");
+            assert_string_equal(tu_str(m, "address"), address);
+            assert_int_equal(tu_int(m, "bytes"), 1ll << (20 + i % 4));
+            assert_string_equal(tu_str(m, "kind"), "device");
         }
     }
 }
@@ -274,36 +258,36 @@ static void check_device_metrics(const tu_ndjson *sys, uint64_t base)
     bool seen[N_METRICS][N_DEVICES] = {{0}};
     for (size_t k = 0; k < N_METRICS * N_DEVICES; k++) {
         json_t *m = tu_nth_type(sys, "device_metrics", k);
-        long long d = int_of(m, "device");
-        long long ts = int_of(m, "ts_ns") - (long long)base;
+        long long d = tu_int(m, "device");
+        long long ts = tu_int(m, "ts_ns") - (long long)base;
         assert_in_range(d, 0, N_DEVICES - 1);
         assert_true(ts >= 0 && ts % 1000000 == 0);
         long long s = ts / 1000000;
         assert_in_range(s, 0, N_METRICS - 1);
         assert_false(seen[s][d]);
         seen[s][d] = true;
-        assert_int_equal(int_of(m, "gpu_util_pct"), s * 10 % 101);
-        assert_int_equal(int_of(m, "mem_util_pct"), s * 5 % 101);
-        assert_int_equal(int_of(m, "mem_used_bytes"), (1ll << 30) * (s + 1));
-        assert_int_equal(int_of(m, "mem_total_bytes"), 141ll << 30);
-        assert_int_equal(int_of(m, "proc_mem_bytes"), (1ll << 29) * (s + 1));
-        assert_int_equal(int_of(m, "temp_c"), 40 + s);
-        assert_int_equal(int_of(m, "power_mw"), 100000 + s * 1000);
-        assert_int_equal(int_of(m, "power_limit_mw"), 700000);
-        assert_int_equal(int_of(m, "energy_mj"), 5000000 + s * 100000);
-        assert_int_equal(int_of(m, "sm_clock_mhz"), 1980);
-        assert_int_equal(int_of(m, "mem_clock_mhz"), 2619);
-        assert_int_equal(int_of(m, "gfx_clock_mhz"), 1980);
-        assert_int_equal(int_of(m, "throttle_mask"), s % 2 ? 4 : 1);
+        assert_int_equal(tu_int(m, "gpu_util_pct"), s * 10 % 101);
+        assert_int_equal(tu_int(m, "mem_util_pct"), s * 5 % 101);
+        assert_int_equal(tu_int(m, "mem_used_bytes"), (1ll << 30) * (s + 1));
+        assert_int_equal(tu_int(m, "mem_total_bytes"), 141ll << 30);
+        assert_int_equal(tu_int(m, "proc_mem_bytes"), (1ll << 29) * (s + 1));
+        assert_int_equal(tu_int(m, "temp_c"), 40 + s);
+        assert_int_equal(tu_int(m, "power_mw"), 100000 + s * 1000);
+        assert_int_equal(tu_int(m, "power_limit_mw"), 700000);
+        assert_int_equal(tu_int(m, "energy_mj"), 5000000 + s * 100000);
+        assert_int_equal(tu_int(m, "sm_clock_mhz"), 1980);
+        assert_int_equal(tu_int(m, "mem_clock_mhz"), 2619);
+        assert_int_equal(tu_int(m, "gfx_clock_mhz"), 1980);
+        assert_int_equal(tu_int(m, "throttle_mask"), s % 2 ? 4 : 1);
         json_t *throttle = json_object_get(m, "throttle");
         assert_true(json_is_array(throttle));
         assert_int_equal(json_array_size(throttle), 1);
         assert_string_equal(json_string_value(json_array_get(throttle, 0)),
                             s % 2 ? "sw_power_cap" : "gpu_idle");
-        assert_int_equal(int_of(m, "pcie_rx_kbps"), 1000 * s);
-        assert_int_equal(int_of(m, "pcie_tx_kbps"), 2000 * s);
-        assert_int_equal(int_of(m, "ecc_corrected"), 0);
-        assert_int_equal(int_of(m, "ecc_uncorrected"), 0);
+        assert_int_equal(tu_int(m, "pcie_rx_kbps"), 1000 * s);
+        assert_int_equal(tu_int(m, "pcie_tx_kbps"), 2000 * s);
+        assert_int_equal(tu_int(m, "ecc_corrected"), 0);
+        assert_int_equal(tu_int(m, "ecc_uncorrected"), 0);
         /* not valid in the script: left out, not written as 0 */
         assert_null(json_object_get(m, "fan_pct"));
         assert_null(json_object_get(m, "mem_temp_c"));
@@ -313,26 +297,26 @@ static void check_device_metrics(const tu_ndjson *sys, uint64_t base)
 static void check_summary(const char *dir)
 {
     json_t *session = tu_session_json(dir);
-    assert_string_equal(str_of(session, "status"), "ended");
+    assert_string_equal(tu_str(session, "status"), "ended");
     json_t *summary = json_object_get(session, "summary");
     json_t *events = json_object_get(summary, "events");
-    assert_int_equal(int_of(events, "kernel"), N_KERNELS);
-    assert_int_equal(int_of(events, "memcpy"), N_COPIES);
-    assert_int_equal(int_of(events, "memset"), N_SMALL);
-    assert_int_equal(int_of(events, "sync"), N_SMALL);
-    assert_int_equal(int_of(events, "mem_alloc"), N_SMALL);
-    assert_int_equal(int_of(events, "mem_free"), N_SMALL);
-    assert_int_equal(int_of(events, "device_metrics"), N_METRICS * N_DEVICES);
+    assert_int_equal(tu_int(events, "kernel"), N_KERNELS);
+    assert_int_equal(tu_int(events, "memcpy"), N_COPIES);
+    assert_int_equal(tu_int(events, "memset"), N_SMALL);
+    assert_int_equal(tu_int(events, "sync"), N_SMALL);
+    assert_int_equal(tu_int(events, "mem_alloc"), N_SMALL);
+    assert_int_equal(tu_int(events, "mem_free"), N_SMALL);
+    assert_int_equal(tu_int(events, "device_metrics"), N_METRICS * N_DEVICES);
     json_t *dropped = json_object_get(summary, "dropped");
-    assert_int_equal(int_of(dropped, "bad_event"), N_BAD);
-    assert_int_equal(int_of(dropped, "ring_full"), 0);
+    assert_int_equal(tu_int(dropped, "bad_event"), N_BAD);
+    assert_int_equal(tu_int(dropped, "ring_full"), 0);
     json_t *kernels = json_object_get(summary, "kernels");
     assert_true(json_is_array(kernels));
     assert_int_equal(json_array_size(kernels), 4);
     bool named[4] = {0};
     for (size_t k = 0; k < 4; k++) {
         json_t *e = json_array_get(kernels, k);
-        const char *name = str_of(e, "name");
+        const char *name = tu_str(e, "name");
         int which = -1;
         for (int n = 0; n < 4; n++)
             if (!strcmp(name, kernel_names[n]))
@@ -340,7 +324,7 @@ static void check_summary(const char *dir)
         assert_true(which >= 0);
         assert_false(named[which]);
         named[which] = true;
-        assert_int_equal(int_of(e, "count"), N_KERNELS / 4);
+        assert_int_equal(tu_int(e, "count"), N_KERNELS / 4);
     }
     json_decref(session);
 }
@@ -370,7 +354,7 @@ static void test_device_pipeline(void **state)
     load_log(dir, "device", &dev);
     load_log(dir, "system", &sys);
     /* the plugin's events start 1 ms after the session (see generator()) */
-    uint64_t base = (uint64_t)int_of(dev.lines[0], "ts_ns") + 1000000;
+    uint64_t base = (uint64_t)tu_int(dev.lines[0], "ts_ns") + 1000000;
 
     check_kernels(&dev, base);
     check_copies(&dev, base);
@@ -386,9 +370,9 @@ static void test_device_pipeline(void **state)
     long long bad = 0;
     for (size_t k = 0; k < ndropped; k++) {
         json_t *d = tu_nth_type(&dev, "dropped", k);
-        assert_string_equal(str_of(d, "reason"), "bad_event");
-        assert_string_equal(str_of(d, "channel"), "device");
-        bad += int_of(d, "count");
+        assert_string_equal(tu_str(d, "reason"), "bad_event");
+        assert_string_equal(tu_str(d, "channel"), "device");
+        bad += tu_int(d, "count");
     }
     assert_int_equal(bad, N_BAD);
     /* nothing else in device.log */
@@ -421,7 +405,7 @@ static char *run_scoped_session(gpufl_options *o, const char *log_path, bool exp
     load_log(dir, "scope", &f);
     assert_int_equal(tu_count_type(&f, "scope_begin"), 1);
     assert_int_equal(tu_count_type(&f, "scope_end"), 1);
-    assert_string_equal(str_of(tu_nth_type(&f, "scope_end", 0), "name"), "synthetic.host_only");
+    assert_string_equal(tu_str(tu_nth_type(&f, "scope_end", 0), "name"), "synthetic.host_only");
     tu_ndjson_free(&f);
     load_log(dir, "device", &f);
     assert_int_equal(event_lines(&f), 0); /* no device event of any kind */
@@ -437,7 +421,7 @@ static size_t warnings_with(const char *dir, const char *needle)
     size_t n = 0;
     for (size_t k = 0; k < tu_count_type(&sys, "log"); k++) {
         json_t *line = tu_nth_type(&sys, "log", k);
-        if (!strcmp(str_of(line, "level"), "warn") && strstr(str_of(line, "message"), needle))
+        if (!strcmp(tu_str(line, "level"), "warn") && strstr(tu_str(line, "message"), needle))
             n++;
     }
     tu_ndjson_free(&sys);
@@ -465,7 +449,7 @@ static void test_missing_plugin_downgrades_to_monitor(void **state)
     assert_int_equal(warnings_with(dir, plugin), 1);
     assert_int_equal(warnings_with(dir, "recording as monitor"), 1);
     json_t *session = tu_session_json(dir);
-    assert_string_equal(str_of(json_object_get(session, "options"), "profiling_engine"), "trace");
+    assert_string_equal(tu_str(json_object_get(session, "options"), "profiling_engine"), "trace");
     json_decref(session);
     remove_log_path(log_path);
     free(dir);

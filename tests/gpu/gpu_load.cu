@@ -8,15 +8,7 @@
 
 #include <cuda_runtime.h>
 
-/* Spins for `ns` nanoseconds of the GPU's global timer. */
-__global__ void spin(unsigned long long ns)
-{
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < ns);
-}
+#include "spin.cuh"
 
 int main(int argc, char **argv)
 {

@@ -9,17 +9,10 @@
 #include <string>
 
 #include "gpu_skip.h"
+#include "spin.cuh"
 #include "gpufl/gpufl.h"
 #include "test_util.h"
 
-__global__ void spin(unsigned long long ns)
-{
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < ns);
-}
 
 static void sleep_ms(int ms)
 {

@@ -233,3 +233,19 @@ json_t *tu_session_json(const char *dir)
         fail_msg("%s: %s", path, err.text);
     return j;
 }
+
+long long tu_int(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_integer(v))
+        fail_msg("field \"%s\" is missing or not an integer", key);
+    return json_integer_value(v);
+}
+
+const char *tu_str(json_t *obj, const char *key)
+{
+    const char *v = json_string_value(json_object_get(obj, key));
+    if (!v)
+        fail_msg("field \"%s\" is missing or not a string", key);
+    return v;
+}

@@ -20,6 +20,11 @@ extern "C" {
  * not exactly one. */
 char *tu_session_dir(const char *log_path);
 
+/* Field `key` of a JSON object; fails the test when it is missing or of
+ * another type. */
+long long tu_int(json_t *obj, const char *key);
+const char *tu_str(json_t *obj, const char *key);
+
 /* <dir>/session.json parsed (free with json_decref); fails the test when it
  * cannot be read or parsed. */
 json_t *tu_session_json(const char *dir);

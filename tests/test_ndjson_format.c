@@ -712,8 +712,9 @@ static void test_mem_alloc_free(void **state)
 static void test_dropped(void **state)
 {
     (void)state;
-    static const char *const reasons[] = {"ring_full",   "disk_limit",  "stale",
-                                          "scope_depth", "intern_full", "bad_event"};
+    static const char *const reasons[] = {"ring_full",   "disk_limit", "stale", "scope_depth",
+                                          "intern_full", "bad_event",  "cupti", "out_of_session"};
+    _Static_assert(sizeof reasons / sizeof reasons[0] == GFL_DROP_REASON_COUNT, "every reason named");
     static const char *const channels[] = {"device", "scope", "system"};
     for (uint8_t r = 0; r < GFL_DROP_REASON_COUNT; r++) {
         gfl_event ev = make(GFL_EV_DROPPED, 1000 + r, r == 0 ? 0 : 77, 0);
@@ -836,14 +837,17 @@ static void test_bound_with_worst_case_names(void **state)
     ev = make(GFL_EV_KERNEL, 1, UINT32_MAX, UINT16_MAX);
     memset(&ev.u.kernel, 0xff, sizeof ev.u.kernel);
     ev.u.kernel.end_ts = ev.u.kernel.scope_id = ev.u.kernel.external_id = INT64_MAX;
+    ev.u.kernel.api_start_ts = ev.u.kernel.api_end_ts = INT64_MAX;
     ev.u.kernel.name = na;
     ev.u.kernel.mangled_name = nb;
+    ev.u.kernel.nvtx = na; /* a third worst-case name in the same line */
     ev.u.kernel.limiter = GFL_LIMIT_BLOCKS;
     ev.u.kernel.occupancy_x10000 = 9999;
     l = format_line(&ev);
     assert_true(l.len > 12 * GFL_INTERN_MAX_LEN);
     expect_name_bytes(&l, "name", a, GFL_INTERN_MAX_LEN);
     expect_name_bytes(&l, "mangled", b, GFL_INTERN_MAX_LEN);
+    expect_name_bytes(&l, "nvtx", a, GFL_INTERN_MAX_LEN);
     line_free(&l);
 
     ev = make(GFL_EV_LOG, UINT64_MAX >> 1, UINT32_MAX, 0);

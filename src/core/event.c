@@ -25,6 +25,9 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_DROPPED] = "dropped",
         [GFL_EV_LOG] = "log",
         [GFL_EV_DEVICE_INFO] = "device_info",
+        [GFL_EV_NVTX_RANGE] = "nvtx_range",
+        [GFL_EV_NVTX_MARK] = "nvtx_mark",
+        [GFL_EV_GRAPH_LAUNCH] = "graph_launch",
     };
     return NAME_OF(names, type);
 }
@@ -38,7 +41,8 @@ const char *gpufl__channel_name(uint8_t channel)
 const char *gpufl__drop_reason_name(uint8_t reason)
 {
     static const char *const names[GFL_DROP_REASON_COUNT] = {
-        "ring_full", "disk_limit", "stale", "scope_depth", "intern_full", "bad_event",
+        "ring_full", "disk_limit", "stale", "scope_depth", "intern_full", "bad_event", "cupti",
+        "out_of_session",
     };
     return NAME_OF(names, reason);
 }

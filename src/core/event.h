@@ -35,6 +35,9 @@ typedef enum gfl_event_type {
     GFL_EV_DROPPED = 13,
     GFL_EV_LOG = 14,
     GFL_EV_DEVICE_INFO = 15,
+    GFL_EV_NVTX_RANGE = 16,
+    GFL_EV_NVTX_MARK = 17,
+    GFL_EV_GRAPH_LAUNCH = 18,
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -54,6 +57,8 @@ typedef enum gfl_drop_reason {
     GFL_DROP_SCOPE_DEPTH = 3,    /* scope nesting deeper than GFL_SCOPE_MAX_DEPTH */
     GFL_DROP_INTERN_FULL = 4,    /* the string table reached its cap */
     GFL_DROP_BAD_EVENT = 5,      /* malformed event from a plugin */
+    GFL_DROP_CUPTI = 6,          /* records CUPTI itself dropped (no buffer) */
+    GFL_DROP_OUT_OF_SESSION = 7, /* device timestamps far outside the session */
     GFL_DROP_REASON_COUNT
 } gfl_drop_reason;
 
@@ -170,10 +175,16 @@ typedef struct gfl_device_info_payload {
     uint8_t pcie_max_gen, pcie_max_width;
 } gfl_device_info_payload;
 
+/* Device activity of the trace engine carries, where known: the launching
+ * thread (header tid), its innermost gpufl scope and NVTX range, the external
+ * id a framework pushed, and the host-side times of the API call that
+ * launched it (0 = unknown). */
 typedef struct gfl_kernel_payload {
     uint64_t end_ts;
     uint64_t scope_id;     /* innermost scope of the launching thread */
     uint64_t external_id;  /* framework correlation id, 0 = none */
+    uint64_t api_start_ts; /* the launch call began (host, ns) */
+    uint64_t api_end_ts;   /* the launch call returned */
     uint32_t name;         /* demangled name, string id */
     uint32_t mangled_name; /* string id, 0 = same as name */
     uint32_t context;
@@ -186,9 +197,11 @@ typedef struct gfl_kernel_payload {
     uint32_t dynamic_smem; /* bytes */
     uint32_t local_mem;    /* bytes per thread */
     uint32_t stack_id;     /* 0 = none */
+    uint32_t graph_id;     /* launched as part of this CUDA graph, 0 = none */
+    uint32_t nvtx;         /* innermost NVTX range of the launching thread, string id */
     uint16_t occupancy_x10000; /* theoretical, 0..10000 */
     uint8_t limiter;       /* what limits occupancy, gfl_occupancy_limiter */
-    uint8_t reserved0;
+    uint8_t external_kind; /* CUPTI external correlation kind, 0 = none */
 } gfl_kernel_payload;
 
 /* Memory kinds for copies and allocations (CUPTI numbering is mapped). */
@@ -219,10 +232,14 @@ typedef struct gfl_memcpy_payload {
     uint64_t bytes;
     uint64_t scope_id;
     uint64_t external_id;
+    uint64_t api_start_ts;
+    uint64_t api_end_ts;
     uint32_t context;
     uint32_t stream;
     uint32_t correlation;
     uint32_t stack_id;
+    uint32_t nvtx;
+    uint32_t graph_id;
     uint8_t copy_kind;   /* gfl_copy_kind */
     uint8_t src_kind;    /* gfl_mem_kind */
     uint8_t dst_kind;    /* gfl_mem_kind */
@@ -235,10 +252,14 @@ typedef struct gfl_memset_payload {
     uint64_t bytes;
     uint64_t scope_id;
     uint64_t external_id;
+    uint64_t api_start_ts;
+    uint64_t api_end_ts;
     uint32_t context;
     uint32_t stream;
     uint32_t correlation;
     uint32_t value;
+    uint32_t nvtx;
+    uint32_t graph_id;
     uint8_t mem_kind;
 } gfl_memset_payload;
 
@@ -254,23 +275,48 @@ typedef enum gfl_sync_kind {
 typedef struct gfl_sync_payload {
     uint64_t end_ts;
     uint64_t scope_id;
+    uint64_t external_id;
     uint32_t context;
     uint32_t stream;
     uint32_t correlation;
     uint32_t stack_id;
-    uint8_t sync_kind; /* gfl_sync_kind */
+    uint32_t nvtx;
+    uint32_t cuda_event; /* the event waited on, 0 = none */
+    uint8_t sync_kind;   /* gfl_sync_kind */
 } gfl_sync_payload;
 
 typedef struct gfl_mem_payload {
     uint64_t address;
     uint64_t bytes;
     uint64_t scope_id;
+    uint64_t external_id;
     uint32_t context;
     uint32_t stream;
     uint32_t correlation;
     uint32_t stack_id;
+    uint32_t nvtx;
     uint8_t mem_kind; /* gfl_mem_kind */
+    uint8_t is_async; /* stream-ordered allocator (cudaMallocAsync) */
 } gfl_mem_payload;
+
+/* An NVTX push/pop or start/end range (CUPTI marker records, paired). */
+typedef struct gfl_nvtx_payload {
+    uint64_t end_ts;   /* ranges; 0 for marks */
+    uint64_t id;       /* CUPTI's marker id */
+    uint32_t name;     /* string id */
+    uint32_t domain;   /* string id, 0 = default domain */
+} gfl_nvtx_payload;
+
+/* A CUDA graph launch, from the host API call (ts: the call began). Its
+ * kernels and copies carry the same correlation id and its graph id. */
+typedef struct gfl_graph_launch_payload {
+    uint64_t end_ts;   /* the call returned */
+    uint64_t scope_id;
+    uint64_t external_id;
+    uint32_t correlation;
+    uint32_t stack_id;
+    uint32_t nvtx;
+} gfl_graph_launch_payload;
 
 typedef struct gfl_dropped_payload {
     uint64_t count;   /* lost since the previous dropped event of this source */
@@ -299,6 +345,8 @@ typedef struct gfl_event {
         gfl_memset_payload memset;
         gfl_sync_payload sync;
         gfl_mem_payload mem;
+        gfl_nvtx_payload nvtx;
+        gfl_graph_launch_payload graph;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
@@ -307,6 +355,8 @@ typedef struct gfl_event {
 
 _Static_assert(sizeof(gfl_event_header) == 16, "event header must stay 16 bytes");
 _Static_assert(sizeof(gfl_event) == GFL_EVENT_SIZE, "events are fixed at 128 bytes");
+_Static_assert(sizeof(gfl_kernel_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header),
+               "the kernel payload, the largest, fits");
 
 /* The channel each type is written to. */
 static inline gfl_channel gpufl__event_channel(uint8_t type)
@@ -314,6 +364,8 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     switch (type) {
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
+    case GFL_EV_NVTX_RANGE:
+    case GFL_EV_NVTX_MARK:
         return GFL_CHANNEL_SCOPE;
     case GFL_EV_SYSTEM_START:
     case GFL_EV_SYSTEM_STOP:

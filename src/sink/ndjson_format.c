@@ -32,7 +32,22 @@ size_t gpufl__ndjson_bound(const gfl_event *ev)
     case GFL_EV_SYSTEM_STOP:
         return FIXED_PART_BOUND + name_bound(ev->u.window.name);
     case GFL_EV_KERNEL:
-        return FIXED_PART_BOUND + name_bound(ev->u.kernel.name) + name_bound(ev->u.kernel.mangled_name);
+        return FIXED_PART_BOUND + name_bound(ev->u.kernel.name) + name_bound(ev->u.kernel.mangled_name) +
+               name_bound(ev->u.kernel.nvtx);
+    case GFL_EV_MEMCPY:
+        return FIXED_PART_BOUND + name_bound(ev->u.memcpy.nvtx);
+    case GFL_EV_MEMSET:
+        return FIXED_PART_BOUND + name_bound(ev->u.memset.nvtx);
+    case GFL_EV_SYNC:
+        return FIXED_PART_BOUND + name_bound(ev->u.sync.nvtx);
+    case GFL_EV_MEM_ALLOC:
+    case GFL_EV_MEM_FREE:
+        return FIXED_PART_BOUND + name_bound(ev->u.mem.nvtx);
+    case GFL_EV_NVTX_RANGE:
+    case GFL_EV_NVTX_MARK:
+        return FIXED_PART_BOUND + name_bound(ev->u.nvtx.name) + name_bound(ev->u.nvtx.domain);
+    case GFL_EV_GRAPH_LAUNCH:
+        return FIXED_PART_BOUND + name_bound(ev->u.graph.nvtx);
     case GFL_EV_LOG:
         return FIXED_PART_BOUND + name_bound(ev->u.log.message);
     case GFL_EV_DEVICE_INFO:
@@ -83,16 +98,37 @@ static char *interval(char *p, uint64_t start, uint64_t end)
     return KU(p, ",\"dur_ns\":", end > start ? end - start : 0);
 }
 
-static char *attribution(char *p, uint32_t tid, uint64_t scope, uint64_t ext, uint32_t stack)
+/* Who launched it: thread, scope, NVTX range, framework id, CPU stack.
+ * Each is left out when unknown. */
+typedef struct launch_info {
+    uint32_t tid;
+    uint64_t scope;
+    uint32_t nvtx;
+    uint64_t ext;
+    uint8_t ext_kind;
+    uint32_t stack;
+    uint64_t api_start, api_end;
+} launch_info;
+
+static char *attribution(char *p, const launch_info *a)
 {
-    if (tid)
-        p = KU(p, ",\"tid\":", tid);
-    if (scope)
-        p = KU(p, ",\"scope\":", scope);
-    if (ext)
-        p = KU(p, ",\"ext_id\":", ext);
-    if (stack)
-        p = KU(p, ",\"stack\":", stack);
+    if (a->tid)
+        p = KU(p, ",\"tid\":", a->tid);
+    if (a->scope)
+        p = KU(p, ",\"scope\":", a->scope);
+    if (a->nvtx)
+        p = KN(p, ",\"nvtx\":", a->nvtx);
+    if (a->ext) {
+        p = KU(p, ",\"ext_id\":", a->ext);
+        if (a->ext_kind)
+            p = KU(p, ",\"ext_kind\":", a->ext_kind);
+    }
+    if (a->stack)
+        p = KU(p, ",\"stack\":", a->stack);
+    if (a->api_start) {
+        p = KU(p, ",\"api_start_ns\":", a->api_start);
+        p = KU(p, ",\"api_end_ns\":", a->api_end);
+    }
     return p;
 }
 
@@ -249,6 +285,31 @@ static char *device_info_line(char *p, const gfl_event *ev)
     return p;
 }
 
+static char *nvtx_line(char *p, const gfl_event *ev)
+{
+    const gfl_nvtx_payload *n = &ev->u.nvtx;
+    if (ev->h.type == GFL_EV_NVTX_RANGE) {
+        p = interval(p, ev->h.ts, n->end_ts);
+    } else {
+        p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    }
+    p = KU(p, ",\"tid\":", ev->h.tid);
+    p = KN(p, ",\"name\":", n->name);
+    if (n->domain)
+        p = KN(p, ",\"domain\":", n->domain);
+    return KU(p, ",\"id\":", n->id);
+}
+
+static char *graph_launch_line(char *p, const gfl_event *ev)
+{
+    const gfl_graph_launch_payload *g = &ev->u.graph;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"end_ns\":", g->end_ts);
+    p = KU(p, ",\"corr\":", g->correlation);
+    launch_info a = {ev->h.tid, g->scope_id, g->nvtx, g->external_id, 0, g->stack_id, 0, 0};
+    return attribution(p, &a);
+}
+
 static char *dims(char *p, const char *key, size_t key_len, uint32_t x, uint32_t y, uint32_t z)
 {
     p = gpufl__jput_raw(p, key, key_len);
@@ -282,7 +343,11 @@ static char *kernel_line(char *p, const gfl_event *ev)
     }
     if (k->limiter)
         p = KT(p, ",\"limiter\":", gpufl__limiter_name(k->limiter));
-    return attribution(p, ev->h.tid, k->scope_id, k->external_id, k->stack_id);
+    if (k->graph_id)
+        p = KU(p, ",\"graph_id\":", k->graph_id);
+    launch_info a = {ev->h.tid, k->scope_id, k->nvtx, k->external_id, k->external_kind, k->stack_id,
+                     k->api_start_ts, k->api_end_ts};
+    return attribution(p, &a);
 }
 
 static char *memcpy_line(char *p, const gfl_event *ev)
@@ -296,7 +361,11 @@ static char *memcpy_line(char *p, const gfl_event *ev)
     p = KU(p, ",\"bytes\":", m->bytes);
     if (m->copy_kind == GFL_COPY_PTOP)
         p = KU(p, ",\"dst_device\":", m->dst_device);
-    return attribution(p, ev->h.tid, m->scope_id, m->external_id, m->stack_id);
+    if (m->graph_id)
+        p = KU(p, ",\"graph_id\":", m->graph_id);
+    launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, m->api_start_ts,
+                     m->api_end_ts};
+    return attribution(p, &a);
 }
 
 static char *memset_line(char *p, const gfl_event *ev)
@@ -307,7 +376,10 @@ static char *memset_line(char *p, const gfl_event *ev)
     p = KU(p, ",\"bytes\":", m->bytes);
     p = KU(p, ",\"value\":", m->value);
     p = KT(p, ",\"mem_kind\":", gpufl__mem_kind_name(m->mem_kind));
-    return attribution(p, ev->h.tid, m->scope_id, m->external_id, 0);
+    if (m->graph_id)
+        p = KU(p, ",\"graph_id\":", m->graph_id);
+    launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, 0, m->api_start_ts, m->api_end_ts};
+    return attribution(p, &a);
 }
 
 static char *sync_line(char *p, const gfl_event *ev)
@@ -316,7 +388,10 @@ static char *sync_line(char *p, const gfl_event *ev)
     p = interval(p, ev->h.ts, s->end_ts);
     p = device_ids(p, ev, s->context, s->stream, s->correlation);
     p = KT(p, ",\"kind\":", gpufl__sync_kind_name(s->sync_kind));
-    return attribution(p, ev->h.tid, s->scope_id, 0, s->stack_id);
+    if (s->cuda_event)
+        p = KU(p, ",\"cuda_event\":", s->cuda_event);
+    launch_info a = {ev->h.tid, s->scope_id, s->nvtx, s->external_id, 0, s->stack_id, 0, 0};
+    return attribution(p, &a);
 }
 
 static char *mem_line(char *p, const gfl_event *ev)
@@ -328,7 +403,10 @@ static char *mem_line(char *p, const gfl_event *ev)
     p = gpufl__jput_hex(p, m->address);
     p = KU(p, ",\"bytes\":", m->bytes);
     p = KT(p, ",\"kind\":", gpufl__mem_kind_name(m->mem_kind));
-    return attribution(p, ev->h.tid, m->scope_id, 0, m->stack_id);
+    if (m->is_async)
+        p = GFL_JLIT(p, ",\"async\":true");
+    launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, 0, 0};
+    return attribution(p, &a);
 }
 
 size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
@@ -379,6 +457,13 @@ size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
         break;
     case GFL_EV_DEVICE_INFO:
         p = device_info_line(p, ev);
+        break;
+    case GFL_EV_NVTX_RANGE:
+    case GFL_EV_NVTX_MARK:
+        p = nvtx_line(p, ev);
+        break;
+    case GFL_EV_GRAPH_LAUNCH:
+        p = graph_launch_line(p, ev);
         break;
     case GFL_EV_LOG:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);

@@ -3,16 +3,19 @@
 #
 #   make deps      install missing Debian build dependencies (apt-get)
 #   make demo      build, record the example program, print its summary
-#   make test      build and pass every test, plus ASan+UBSan and TSan runs
+#   make test      build and pass every test, plus ASan+UBSan and TSan runs and
+#                  a bounded fuzzing run of the trace readers (make fuzz)
 #   make gpu-test  the tests that need an NVIDIA GPU (skip cleanly without)
 #   make bench     the benchmarks; figures go to bench/RESULTS.md by hand
+#   make bench-gpu the Trace engine benchmarks (a GPU; PyTorch for two of them)
 
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD     ?= build
 DEMO_LOGS ?= $(BUILD)/demo-logs
 CMAKE_ARGS ?=
+FUZZ_SECONDS ?= 15
 
-.PHONY: all deps deps-sanitizers build demo test test-asan test-tsan gpu-test bench clean
+.PHONY: all deps deps-sanitizers build demo test test-asan test-tsan fuzz gpu-test bench bench-gpu clean
 
 all: build
 
@@ -35,7 +38,7 @@ demo: build
 test: build deps-sanitizers
 	@echo "== all tests"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	@$(MAKE) --no-print-directory test-asan test-tsan
+	@$(MAKE) --no-print-directory test-asan test-tsan fuzz
 
 # Every unit test again under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
@@ -54,6 +57,17 @@ test-tsan: deps-sanitizers
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
 	@cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) -L stress
 
+# libFuzzer (clang, ASan+UBSan) on the NDJSON and .gflt readers, seeded with
+# freshly recorded sessions, FUZZ_SECONDS each; fails on any crash, leak or
+# timeout (tests/fuzz/run.sh).
+fuzz: deps-sanitizers
+	@echo "== fuzzing the trace readers, $(FUZZ_SECONDS) s each"
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUFL_FUZZ=ON \
+	  -DGPUFL_SANITIZE=address,undefined -DGPUFL_BUILD_TESTS=OFF -DGPUFL_BUILD_BENCH=OFF \
+	  -DGPUFL_BUILD_EXAMPLES=OFF -DGPUFL_BUILD_CLI=OFF >/dev/null
+	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_ndjson fuzz_gflt fuzz_seeds
+	@tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 gpu-test: build
 	@cd $(BUILD) && ctest --output-on-failure -L gpu --no-tests=ignore
 
@@ -61,6 +75,15 @@ bench: build
 	@$(BUILD)/bench/bench_scope
 	@$(BUILD)/bench/bench_writer
 	@$(BUILD)/bench/bench_memory
+	@$(BUILD)/bench/bench_trace
+	@if [ -x $(BUILD)/bench/bench_stack_capture ]; then $(BUILD)/bench/bench_stack_capture; fi
+
+# Each prints one block of figures; the Python ones skip, saying so, without
+# PyTorch (or torchvision) and run their programs under $(BUILD)/gpufl run.
+bench-gpu: build
+	@$(BUILD)/bench/bench_launch_overhead
+	@python3 bench/gpu/bench_torch_ops.py $(BUILD)/gpufl
+	@python3 bench/gpu/bench_resnet50.py $(BUILD)/gpufl
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

@@ -48,11 +48,11 @@ typedef struct line {
 static line format_line(const gfl_event *ev)
 {
     line l = {0};
-    l.bound = gpufl__ndjson_bound(ev);
+    l.bound = gpufl__ndjson_bound(ev, &gpufl__intern_lookup);
     l.buf = malloc(l.bound + SLACK);
     assert_non_null(l.buf);
     memset(l.buf, CANARY, l.bound + SLACK);
-    l.len = gpufl__ndjson_format(ev, l.buf);
+    l.len = gpufl__ndjson_format(ev, &gpufl__intern_lookup, l.buf);
     if (l.len > l.bound)
         fail_msg("type %u: line of %zu bytes, bound %zu", ev->h.type, l.len, l.bound);
     for (size_t i = l.len; i < l.bound + SLACK; i++)
@@ -892,11 +892,11 @@ static void test_bound_with_maximal_numbers(void **state)
         default:
             break;
         }
-        size_t bound = gpufl__ndjson_bound(&ev);
+        size_t bound = gpufl__ndjson_bound(&ev, &gpufl__intern_lookup);
         char *buf = malloc(bound + SLACK);
         assert_non_null(buf);
         memset(buf, CANARY, bound + SLACK);
-        size_t len = gpufl__ndjson_format(&ev, buf);
+        size_t len = gpufl__ndjson_format(&ev, &gpufl__intern_lookup, buf);
         assert_true(len <= bound);
         for (size_t i = len; i < bound + SLACK; i++)
             assert_int_equal((unsigned char)buf[i], CANARY);

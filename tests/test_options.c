@@ -125,6 +125,7 @@ static int resolve_fails(const gpufl_options *user, ...)
 #define SAMPLE_BYTES (3ull << 20)
 #define SAMPLE_BACKEND_TEXT "Nvidia"
 #define SAMPLE_ENGINE_TEXT "Sass-Metrics"
+#define SAMPLE_LOG_FORMAT_TEXT "BOTH"
 
 static bool skip_generic(const gpufl__option_desc *d)
 {
@@ -144,6 +145,7 @@ static const char *sample_text(const gpufl__option_desc *d, const gpufl_options 
     case GFL_OPT_BYTES: return SAMPLE_BYTES_TEXT;
     case GFL_OPT_BACKEND: return SAMPLE_BACKEND_TEXT;
     case GFL_OPT_ENGINE: return SAMPLE_ENGINE_TEXT;
+    case GFL_OPT_LOG_FORMAT: return SAMPLE_LOG_FORMAT_TEXT;
     }
     return NULL;
 }
@@ -158,6 +160,7 @@ static void set_sample_in_code(gpufl_options *o, const gpufl__option_desc *d, co
     case GFL_OPT_BYTES: *(uint64_t *)f = SAMPLE_BYTES; break;
     case GFL_OPT_BACKEND: *(gpufl_backend *)f = GPUFL_BACKEND_NVIDIA; break;
     case GFL_OPT_ENGINE: *(gpufl_engine *)f = GPUFL_ENGINE_SASS_METRICS; break;
+    case GFL_OPT_LOG_FORMAT: *(gpufl_log_format *)f = GPUFL_LOG_BOTH; break;
     }
 }
 
@@ -183,6 +186,7 @@ static void assert_sample(const gpufl_options *o, const gpufl__option_desc *d, c
         break;
     case GFL_OPT_BACKEND: assert_int_equal(*(const gpufl_backend *)f, GPUFL_BACKEND_NVIDIA); break;
     case GFL_OPT_ENGINE: assert_int_equal(*(const gpufl_engine *)f, GPUFL_ENGINE_SASS_METRICS); break;
+    case GFL_OPT_LOG_FORMAT: assert_int_equal(*(const gpufl_log_format *)f, GPUFL_LOG_BOTH); break;
     }
 }
 
@@ -1018,6 +1022,7 @@ static size_t kind_size(gpufl__opt_kind k)
     case GFL_OPT_BYTES: return sizeof(uint64_t);
     case GFL_OPT_BACKEND: return sizeof(gpufl_backend);
     case GFL_OPT_ENGINE: return sizeof(gpufl_engine);
+    case GFL_OPT_LOG_FORMAT: return sizeof(gpufl_log_format);
     }
     return 0;
 }
@@ -1031,6 +1036,7 @@ static size_t kind_align(gpufl__opt_kind k)
     case GFL_OPT_BYTES: return alignof(uint64_t);
     case GFL_OPT_BACKEND: return alignof(gpufl_backend);
     case GFL_OPT_ENGINE: return alignof(gpufl_engine);
+    case GFL_OPT_LOG_FORMAT: return alignof(gpufl_log_format);
     }
     return 1;
 }

@@ -17,6 +17,9 @@ provides() {
     cmake | pkg-config | g++ | clang) command -v "$1" >/dev/null 2>&1 ;;
     libjansson-dev) pkg-config --exists jansson 2>/dev/null ;;
     libcmocka-dev) pkg-config --exists cmocka 2>/dev/null ;;
+    libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
+    libunwind-dev) pkg-config --exists libunwind 2>/dev/null ;;
+    libdw-dev) pkg-config --exists libdw 2>/dev/null ;;
     libclang-rt-14-dev)
         printf 'int main(void){return 0;}\n' |
             clang -x c -fsanitize=thread - -o /tmp/gpufl-tsan-probe.$$ >/dev/null 2>&1
@@ -27,7 +30,7 @@ provides() {
     esac
 }
 
-packages="cmake pkg-config g++ libjansson-dev libcmocka-dev"
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev"
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
 
 missing=""

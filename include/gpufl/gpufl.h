@@ -54,6 +54,13 @@ typedef enum gpufl_engine {
     GPUFL_ENGINE_DEEP = 5
 } gpufl_engine;
 
+/* Which files a session writes (docs/FORMAT.md). Values are append-only. */
+typedef enum gpufl_log_format {
+    GPUFL_LOG_NDJSON = 0, /* device.log, scope.log, system.log: text, one JSON object per line */
+    GPUFL_LOG_GFLT = 1,   /* trace.gflt: binary, about 25 times smaller */
+    GPUFL_LOG_BOTH = 2    /* both, under one disk budget */
+} gpufl_log_format;
+
 /* Error codes returned by int-valued functions. Append-only. */
 typedef enum gpufl_err {
     GPUFL_OK = 0,
@@ -63,7 +70,8 @@ typedef enum gpufl_err {
     GPUFL_ESTATE = -4,      /* not valid in the current state (e.g. no session) */
     GPUFL_ENOTFOUND = -5,   /* a file, library or session does not exist */
     GPUFL_EUNSUPPORTED = -6,/* not available on this machine or build */
-    GPUFL_ECONFIG = -7      /* a config file or environment variable is invalid */
+    GPUFL_ECONFIG = -7,     /* a config file or environment variable is invalid */
+    GPUFL_ECORRUPT = -8     /* a file is damaged, or not in the format it claims */
 } gpufl_err;
 
 /*
@@ -108,6 +116,7 @@ typedef struct gpufl_options {
     uint64_t min_free_bytes;         /* 512 MiB; stop when the disk has less */
     uint32_t ring_events;            /* 8192; per-thread ring capacity */
     const char *device_plugin;       /* "" = libgpufl_cupti.so; for tests */
+    gpufl_log_format log_format;     /* NDJSON */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */
@@ -117,7 +126,9 @@ GPUFL_API void gpufl_options_init(gpufl_options *opts);
  * Starts a session. opts may be NULL for all defaults. Returns true when a
  * session is recording, when gpufl is disabled (nothing is started then), and
  * when a session is already running (the new options are ignored, so a
- * program run under `gpufl run` that also calls gpufl_init is recorded once).
+ * program run under `gpufl run` that also calls gpufl_init is recorded once;
+ * with its own static libgpufl, whichever copy started first records, and
+ * gpufl_is_recording() is false in the other).
  * Returns false when the options, config file or environment are invalid or
  * the log directory cannot be created; gpufl_last_error() says why and
  * nothing is left running.

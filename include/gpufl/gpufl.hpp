@@ -43,6 +43,8 @@ namespace gpufl {
 /* Same values as gpufl_backend / gpufl_engine (checked below). */
 enum class BackendKind { Auto, Nvidia, Amd, None };
 enum class ProfilingEngine { Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep };
+/* Same values as gpufl_log_format. */
+enum class LogFormat { Ndjson, Gflt, Both };
 
 static_assert(static_cast<int>(BackendKind::None) == GPUFL_BACKEND_NONE &&
                   static_cast<int>(BackendKind::Amd) == GPUFL_BACKEND_AMD,
@@ -50,6 +52,9 @@ static_assert(static_cast<int>(BackendKind::None) == GPUFL_BACKEND_NONE &&
 static_assert(static_cast<int>(ProfilingEngine::Deep) == GPUFL_ENGINE_DEEP &&
                   static_cast<int>(ProfilingEngine::PcSampling) == GPUFL_ENGINE_PC_SAMPLING,
               "ProfilingEngine mirrors gpufl_engine");
+static_assert(static_cast<int>(LogFormat::Gflt) == GPUFL_LOG_GFLT &&
+                  static_cast<int>(LogFormat::Both) == GPUFL_LOG_BOTH,
+              "LogFormat mirrors gpufl_log_format");
 
 /*
  * The options of gpufl_options, with the same defaults and meanings
@@ -85,6 +90,7 @@ struct InitOptions {
     std::uint64_t min_free_bytes = 512ull << 20;
     std::uint32_t ring_events = 8192;
     std::string device_plugin;
+    LogFormat log_format = LogFormat::Ndjson;
 };
 
 namespace detail {
@@ -140,6 +146,7 @@ inline bool toC(const InitOptions &in, gpufl_options &out, std::string &why)
     out.min_free_bytes = in.min_free_bytes;
     out.ring_events = in.ring_events;
     out.device_plugin = in.device_plugin.c_str();
+    out.log_format = static_cast<gpufl_log_format>(in.log_format);
     return true;
 }
 

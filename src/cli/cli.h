@@ -18,5 +18,9 @@ int gpufl_cmd_summary(int argc, char **argv);
 int gpufl_cmd_options(int argc, char **argv);
 int gpufl_cmd_devices(int argc, char **argv);
 int gpufl_cmd_monitor(int argc, char **argv);
+int gpufl_cmd_convert(int argc, char **argv);
+int gpufl_cmd_info(int argc, char **argv);
+int gpufl_cmd_stacks(int argc, char **argv);
+int gpufl_cmd_run(int argc, char **argv);
 
 #endif /* GPUFL_CLI_CLI_H */

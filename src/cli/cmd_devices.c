@@ -17,11 +17,11 @@
 /* An event as the JSON object of its log line, without "type" and "ts_ns". */
 static json_t *event_object(const gfl_event *ev)
 {
-    size_t bound = gpufl__ndjson_bound(ev);
+    size_t bound = gpufl__ndjson_bound(ev, &gpufl__intern_lookup);
     char *line = malloc(bound);
     if (!line)
         return NULL;
-    size_t n = gpufl__ndjson_format(ev, line);
+    size_t n = gpufl__ndjson_format(ev, &gpufl__intern_lookup, line);
     json_t *o = json_loadb(line, n, 0, NULL);
     free(line);
     json_object_del(o, "type");

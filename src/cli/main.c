@@ -19,7 +19,17 @@ static const command commands[] = {
      "monitor [--duration S] [--interval MS] [--devices 0,1] [--format table|csv|json|ndjson]\n"
      "        [--output FILE] [--warn-mem PCT] [--crit-mem PCT] [--warn-temp C] [--crit-temp C]\n"
      "                                 live GPU and host view; alerts when a threshold is crossed"},
+    {"run", gpufl_cmd_run,
+     "run [--engine NAME] [--log-path DIR] [--app-name NAME] [--stack-trace] [--] PROGRAM [ARGS...]\n"
+     "                                 record an unmodified CUDA program (default engine: trace);\n"
+     "                                 exits with PROGRAM's status"},
     {"summary", gpufl_cmd_summary, "summary SESSION [--json]   what a session recorded, from its session.json"},
+    {"stacks", gpufl_cmd_stacks, "stacks SESSION [--raw]     CPU stacks of launches and syncs, symbolized"},
+    {"info", gpufl_cmd_info, "info SESSION [--json]      what a session holds, read from its logs or trace.gflt"},
+    {"convert", gpufl_cmd_convert,
+     "convert IN OUT [--level N] [--force]\n"
+     "                                 between NDJSON and .gflt: OUT is a .gflt file, or a directory\n"
+     "                                 to create with the .log files"},
     {"options", gpufl_cmd_options, "options [--markdown]       every option, its default and variable"},
 };
 
@@ -31,13 +41,16 @@ static void usage(FILE *out)
         fprintf(out, "  gpufl %s\n", commands[i].usage);
     fprintf(out, "  gpufl version                  the version\n"
                  "  gpufl help                     this text\n\n"
-                 "SESSION is a session directory (<log_path>/<session id>) or its session.json.\n\n"
+                 "SESSION is a session directory (<log_path>/<session id>); summary also takes\n"
+                 "its session.json, info one .log or .gflt file.\n\n"
                  "Exit codes:\n"
                  "  0   success (monitor: no threshold was crossed)\n"
                  "  1   the command failed: unreadable input, unwritable output, NVML error\n"
                  "  2   monitor: a --warn-* or --crit-* threshold was crossed\n"
                  "  3   devices: no NVIDIA driver (libnvidia-ml could not be loaded)\n"
                  "  64  bad usage\n"
+                 "  run exits with PROGRAM's own status (128+N if signal N killed it), 126 if\n"
+                 "      PROGRAM could not be executed, 127 if it was not found\n"
                  "Without an NVIDIA driver, devices says so and monitor shows host metrics only.\n");
 }
 

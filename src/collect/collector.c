@@ -137,8 +137,11 @@ static void sinks_status(gpufl__collector *c, gpufl__sink_status *out)
         gpufl__sink_status st;
         c->cfg.sinks[i].status(c->cfg.sinks[i].self, &st);
         out->bytes_written += st.bytes_written;
+        /* every sink holds every event (log_format both: two copies), so
+         * the session lost what the sink that lost most lost */
         for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
-            out->lost[ch] += st.lost[ch];
+            if (st.lost[ch] > out->lost[ch])
+                out->lost[ch] = st.lost[ch];
         if (!out->stop_reason && st.stop_reason) {
             out->stop_reason = st.stop_reason;
             out->stop_detail = st.stop_detail;
@@ -270,8 +273,13 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
     pthread_join(c->thread, NULL);
 
     /* Write the buffers out first, so the summary counts every byte. */
-    for (size_t i = 0; i < c->cfg.nsinks; i++)
-        c->cfg.sinks[i].tick(c->cfg.sinks[i].self, end->end_ns);
+    for (size_t i = 0; i < c->cfg.nsinks; i++) {
+        gpufl__sink *k = &c->cfg.sinks[i];
+        if (k->flush)
+            k->flush(k->self, end->end_ns);
+        else
+            k->tick(k->self, end->end_ns);
+    }
     gpufl__summary s;
     bool have = build_summary(c, &s, end->end_ns, true) == 0;
     for (size_t i = 0; i < c->cfg.nsinks; i++)

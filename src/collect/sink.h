@@ -29,6 +29,10 @@ typedef struct gpufl__sink {
     void (*status)(void *self, gpufl__sink_status *out);
     /* Writes the end of the session and frees the sink. */
     void (*close)(void *self, const gpufl__session_end *end);
+    /* Optional (NULL: tick does it): writes out everything buffered, now;
+     * called once the last event is in, before the final summary. For a
+     * sink whose tick holds events back (the .gflt one fills chunks). */
+    void (*flush)(void *self, uint64_t now_ns);
 } gpufl__sink;
 
 #endif /* GPUFL_COLLECT_SINK_H */

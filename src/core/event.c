@@ -28,6 +28,7 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_NVTX_RANGE] = "nvtx_range",
         [GFL_EV_NVTX_MARK] = "nvtx_mark",
         [GFL_EV_GRAPH_LAUNCH] = "graph_launch",
+        [GFL_EV_STACK] = "stack",
     };
     return NAME_OF(names, type);
 }

@@ -38,6 +38,7 @@ typedef enum gfl_event_type {
     GFL_EV_NVTX_RANGE = 16,
     GFL_EV_NVTX_MARK = 17,
     GFL_EV_GRAPH_LAUNCH = 18,
+    GFL_EV_STACK = 19,
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -299,12 +300,17 @@ typedef struct gfl_mem_payload {
     uint8_t is_async; /* stream-ordered allocator (cudaMallocAsync) */
 } gfl_mem_payload;
 
-/* An NVTX push/pop or start/end range (CUPTI marker records, paired). */
+/* An NVTX range or mark, seen by the CUPTI plugin as the program's thread
+ * makes the NVTX call. A push/pop range belongs to its thread and nests
+ * (depth); a start/end range (flag GFL_F_NVTX_START_END) may end on another
+ * thread, and its tid is the thread that started it. */
+#define GFL_F_NVTX_START_END 0x02
 typedef struct gfl_nvtx_payload {
     uint64_t end_ts;   /* ranges; 0 for marks */
-    uint64_t id;       /* CUPTI's marker id */
+    uint64_t id;       /* unique in the session */
     uint32_t name;     /* string id */
     uint32_t domain;   /* string id, 0 = default domain */
+    uint16_t depth;    /* push/pop ranges: 0 = outermost on its thread */
 } gfl_nvtx_payload;
 
 /* A CUDA graph launch, from the host API call (ts: the call began). Its
@@ -317,6 +323,27 @@ typedef struct gfl_graph_launch_payload {
     uint32_t stack_id;
     uint32_t nvtx;
 } gfl_graph_launch_payload;
+
+/* A CPU call stack (enable_stack_trace), defined once per session the first
+ * time it is seen and referenced by the stack_id of launches and syncs. A
+ * stack longer than GFL_STACK_FRAMES_PER_EVENT frames is split over several
+ * events with the same id. Frames are module + offset, innermost first, so
+ * that symbols can be resolved when reading, from the module files. */
+#define GFL_STACK_FRAMES_PER_EVENT 12
+typedef struct gfl_stack_frame {
+    uint32_t module; /* string id of the module's path, 0 = unknown (JIT code) */
+    uint32_t offset; /* from the module's load base; the address itself when module is 0 */
+} gfl_stack_frame;
+
+typedef struct gfl_stack_payload {
+    uint32_t id;    /* stack id, never 0 */
+    uint16_t first; /* index in the whole stack of frames[0] */
+    uint16_t total; /* frames in the whole stack */
+    uint8_t count;  /* frames used in this event */
+    uint8_t truncated; /* 1: the stack was deeper than what was captured */
+    uint8_t reserved[2];
+    gfl_stack_frame frames[GFL_STACK_FRAMES_PER_EVENT];
+} gfl_stack_payload;
 
 typedef struct gfl_dropped_payload {
     uint64_t count;   /* lost since the previous dropped event of this source */
@@ -347,6 +374,7 @@ typedef struct gfl_event {
         gfl_mem_payload mem;
         gfl_nvtx_payload nvtx;
         gfl_graph_launch_payload graph;
+        gfl_stack_payload stack;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
@@ -357,6 +385,8 @@ _Static_assert(sizeof(gfl_event_header) == 16, "event header must stay 16 bytes"
 _Static_assert(sizeof(gfl_event) == GFL_EVENT_SIZE, "events are fixed at 128 bytes");
 _Static_assert(sizeof(gfl_kernel_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header),
                "the kernel payload, the largest, fits");
+_Static_assert(sizeof(gfl_stack_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header),
+               "a stack piece fits");
 
 /* The channel each type is written to. */
 static inline gfl_channel gpufl__event_channel(uint8_t type)

@@ -8,6 +8,7 @@
  * publication is a release store and every read an acquire load.
  */
 #include "core/intern.h"
+#include "core/string_lookup.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -241,6 +242,14 @@ const char *gpufl__intern_str(uint32_t id, uint32_t *len)
         *len = e->len;
     return e->str;
 }
+
+static const char *intern_lookup_str(const void *ctx, uint32_t id, uint32_t *len)
+{
+    (void)ctx;
+    return gpufl__intern_str(id, len);
+}
+
+const gpufl__string_lookup gpufl__intern_lookup = {intern_lookup_str, NULL};
 
 uint32_t gpufl__intern_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }
 

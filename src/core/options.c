@@ -35,6 +35,8 @@ GPUFL_API void gpufl_options_init(gpufl_options *o)
 static const char *const backend_names[] = {"auto", "nvidia", "amd", "none"};
 static const char *const engine_names[] = {"monitor",      "trace",          "pc_sampling",
                                            "sass_metrics", "range_profiler", "deep"};
+static const char *const log_format_names[] = {"ndjson", "gflt", "both"};
+#define N_LOG_FORMATS (sizeof log_format_names / sizeof log_format_names[0])
 #define N_BACKENDS (sizeof backend_names / sizeof backend_names[0])
 #define N_ENGINES (sizeof engine_names / sizeof engine_names[0])
 
@@ -46,6 +48,11 @@ const char *gpufl__backend_name(gpufl_backend b)
 const char *gpufl__engine_name(gpufl_engine e)
 {
     return (unsigned)e < N_ENGINES ? engine_names[e] : "invalid";
+}
+
+const char *gpufl__log_format_name(gpufl_log_format f)
+{
+    return (unsigned)f < N_LOG_FORMATS ? log_format_names[f] : "invalid";
 }
 
 /* Compares ignoring case, '_' and '-', so "PcSampling" matches "pc_sampling". */
@@ -88,6 +95,15 @@ int gpufl__backend_parse(const char *text, gpufl_backend *out)
     if (i < 0)
         return GPUFL_EINVAL;
     *out = (gpufl_backend)i;
+    return 0;
+}
+
+int gpufl__log_format_parse(const char *text, gpufl_log_format *out)
+{
+    int i = name_index(text, log_format_names, N_LOG_FORMATS);
+    if (i < 0)
+        return GPUFL_EINVAL;
+    *out = (gpufl_log_format)i;
     return 0;
 }
 
@@ -212,6 +228,12 @@ int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, cha
             return GPUFL_ECONFIG;
         }
         return 0;
+    case GFL_OPT_LOG_FORMAT:
+        if ((unsigned)c->o.log_format >= N_LOG_FORMATS) {
+            snprintf(why, why_len, "is %d, not a gpufl_log_format value", (int)c->o.log_format);
+            return GPUFL_ECONFIG;
+        }
+        return 0;
     case GFL_OPT_STRING:
         if (d->offset == offsetof(gpufl_options, app_name) && !c->o.app_name[0]) {
             snprintf(why, why_len, "must not be empty");
@@ -283,6 +305,12 @@ int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const 
             snprintf(why, why_len,
                      "is not an engine (monitor, trace, pc_sampling, sass_metrics, "
                      "range_profiler, deep)");
+            return GPUFL_ECONFIG;
+        }
+        return 0;
+    case GFL_OPT_LOG_FORMAT:
+        if (gpufl__log_format_parse(text, &c->o.log_format) != 0) {
+            snprintf(why, why_len, "is not a log format (ndjson, gflt, both)");
             return GPUFL_ECONFIG;
         }
         return 0;

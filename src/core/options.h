@@ -22,6 +22,7 @@ typedef enum gpufl__opt_kind {
     GFL_OPT_BYTES,
     GFL_OPT_BACKEND,
     GFL_OPT_ENGINE,
+    GFL_OPT_LOG_FORMAT,
 } gpufl__opt_kind;
 
 typedef struct gpufl__option_desc {
@@ -87,9 +88,11 @@ void gpufl__config_free(gpufl__config *c);
 
 const char *gpufl__backend_name(gpufl_backend b);
 const char *gpufl__engine_name(gpufl_engine e);
+const char *gpufl__log_format_name(gpufl_log_format f);
 /* Case-insensitive; '_' and '-' ignored ("PcSampling" = "pc_sampling"). */
 int gpufl__engine_parse(const char *text, gpufl_engine *out);
 int gpufl__backend_parse(const char *text, gpufl_backend *out);
+int gpufl__log_format_parse(const char *text, gpufl_log_format *out);
 int gpufl__bool_parse(const char *text, bool *out);
 /* "123", "64KiB", "64M", "4GB" (binary units). */
 int gpufl__bytes_parse(const char *text, unsigned long long *out);

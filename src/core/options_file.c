@@ -56,6 +56,7 @@ static int value_text(const gpufl__option_desc *d, const json_t *v, char *buf, s
     case GFL_OPT_STRING:
     case GFL_OPT_BACKEND:
     case GFL_OPT_ENGINE:
+    case GFL_OPT_LOG_FORMAT:
         if (!json_is_string(v))
             break;
         *text = json_string_value(v);
@@ -65,6 +66,7 @@ static int value_text(const gpufl__option_desc *d, const json_t *v, char *buf, s
         [GFL_OPT_STRING] = "a string",     [GFL_OPT_BOOL] = "true or false",
         [GFL_OPT_U32] = "an integer",      [GFL_OPT_BYTES] = "an integer or a size string",
         [GFL_OPT_BACKEND] = "a string",    [GFL_OPT_ENGINE] = "a string",
+        [GFL_OPT_LOG_FORMAT] = "a string",
     };
     snprintf(why, why_len, "must be %s, not %s", expected[d->kind], json_kind(v));
     return GPUFL_ECONFIG;

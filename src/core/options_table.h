@@ -7,7 +7,7 @@
  *   minimum, maximum, description)
  *
  * kind: STRING, BOOL, U32 (plain integer), BYTES (u64, "64MiB" accepted),
- * BACKEND, ENGINE. Minimum and maximum apply to the integer kinds.
+ * BACKEND, ENGINE, LOG_FORMAT. Minimum and maximum apply to the integer kinds.
  */
 #ifndef GPUFL_CORE_OPTIONS_TABLE_H
 #define GPUFL_CORE_OPTIONS_TABLE_H
@@ -79,6 +79,9 @@
       "Events each recording thread can queue before new ones are dropped (and counted).")       \
     X(device_plugin, STRING, "", "`\"\"`", "GPUFL_DEVICE_PLUGIN", 0, 0,                           \
       "Device plugin to load for engines above `monitor`. Empty: `libgpufl_cupti.so` beside "     \
-      "libgpufl. Tests point it at the synthetic backend.")
+      "libgpufl. Tests point it at the synthetic backend.")                                     \
+    X(log_format, LOG_FORMAT, GPUFL_LOG_NDJSON, "`ndjson`", "GPUFL_LOG_FORMAT", 0, 0,            \
+      "What to write: `ndjson` (the `.log` files), `gflt` (`trace.gflt`, the compact binary "     \
+      "trace) or `both`. Both formats share the session's disk cap.")
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/clock.h"
@@ -35,6 +36,26 @@ _Static_assert(offsetof(gfl_memcpy_payload, end_ts) == 0 && offsetof(gfl_memset_
                    offsetof(gfl_sync_payload, end_ts) == 0 && offsetof(gfl_kernel_payload, end_ts) == 0,
                "interval payloads start with end_ts");
 
+/* A record with no start, or one that ends before it starts, is a broken
+ * record (CUPTI emits some on context teardown): never written. */
+static bool malformed(const gfl_event *ev)
+{
+    return ev->h.type == GFL_EV_NONE || ev->h.type >= GFL_EV_TYPE_COUNT || ev->h.ts == 0 ||
+           (is_interval(ev->h.type) && end_of(ev) < ev->h.ts);
+}
+
+static int commit_to(gpufl__producer *p, const gfl_event *ev, bool own_tid)
+{
+    gfl_event *slot = gpufl__ring_reserve(&p->ring, gpufl__event_channel(ev->h.type));
+    if (!slot)
+        return -1;
+    *slot = *ev;
+    if (!slot->h.tid && own_tid)
+        slot->h.tid = gpufl__producer_tid(p);
+    gpufl__ring_commit(&p->ring);
+    return 0;
+}
+
 static int host_push(const gfl_event *ev)
 {
     if (!gpufl__is_recording())
@@ -42,22 +63,31 @@ static int host_push(const gfl_event *ev)
     gpufl__producer *p = gpufl__producer_self();
     if (!p)
         return -1;
-    unsigned ch = gpufl__event_channel(ev->h.type);
-    /* A record with no start, or one that ends before it starts, is a
-     * broken record (CUPTI emits some on context teardown): never written. */
-    if (ev->h.type == GFL_EV_NONE || ev->h.type >= GFL_EV_TYPE_COUNT || ev->h.ts == 0 ||
-        (is_interval(ev->h.type) && end_of(ev) < ev->h.ts)) {
-        gpufl__producer_count_lost(p, GFL_DROP_BAD_EVENT, ch, 1);
+    if (malformed(ev)) {
+        gpufl__producer_count_lost(p, GFL_DROP_BAD_EVENT, gpufl__event_channel(ev->h.type), 1);
         return -1;
     }
-    gfl_event *slot = gpufl__ring_reserve(&p->ring, ch);
-    if (!slot)
+    return commit_to(p, ev, true);
+}
+
+static int host_push_wait(const gfl_event *ev)
+{
+    gpufl__producer *p = gpufl__producer_self();
+    if (!p || !gpufl__is_recording())
         return -1;
-    *slot = *ev;
-    if (!slot->h.tid)
-        slot->h.tid = gpufl__producer_tid(p);
-    gpufl__ring_commit(&p->ring);
-    return 0;
+    if (malformed(ev)) {
+        gpufl__producer_count_lost(p, GFL_DROP_BAD_EVENT, gpufl__event_channel(ev->h.type), 1);
+        return -1;
+    }
+    /* The collector drains every few milliseconds; waiting here only slows
+     * the plugin's own thread, never the program's. */
+    while (!gpufl__ring_has_room(&p->ring)) {
+        if (!gpufl__is_recording())
+            return -1;
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
+    return commit_to(p, ev, false);
 }
 
 static uint64_t host_current_scope(void)
@@ -138,6 +168,7 @@ bool gpufl__plugin_start(const gpufl__session_info *info)
         .current_scope = host_current_scope,
         .count_lost = host_count_lost,
         .log = host_log,
+        .push_wait = host_push_wait,
     };
     char err[512] = "";
     int rc = plugin->start(&host, err, sizeof err);

@@ -38,6 +38,12 @@ typedef struct gpufl_plugin_host {
     /* counts n events the plugin itself lost (e.g. CUPTI's own drops) */
     void (*count_lost)(uint8_t reason, uint8_t channel, uint64_t n);
     void (*log)(int level, const char *message);
+    /* For the plugin's own background threads, never a thread of the
+     * program: like push(), but waits while the ring is full instead of
+     * dropping, until the event fits or recording stops (-1); and a tid of
+     * 0 stays 0 ("launching thread unknown") instead of becoming the
+     * caller's, which push() fills in. */
+    int (*push_wait)(const gfl_event *ev);
 } gpufl_plugin_host;
 
 typedef struct gpufl_plugin {

@@ -31,6 +31,7 @@
 #include "core/options.h"
 #include "core/os.h"
 #include "core/plugin.h"
+#include "core/run_env.h"
 #include "core/sampler.h"
 #include "core/session.h"
 #include "core/session_json.h"
@@ -38,7 +39,7 @@
 #include "gpufl/gpufl.h"
 #include "present/summary_text.h"
 #include "ring/producer.h"
-#include "sink/ndjson_sink.h"
+#include "sink/session_sinks.h"
 
 _Atomic bool gpufl__recording_flag;
 _Atomic uint32_t gpufl__session_gen;
@@ -52,6 +53,7 @@ typedef struct session {
     gpufl__nvml_source *nvml; /* until the sampler takes it */
     int device_note_level;    /* why there is no GPU telemetry, logged once recording */
     char device_note[600];
+    gpufl__disk_budget budget; /* shared by the sinks; collector thread once it runs */
 } session;
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +91,9 @@ static void fork_child(void)
     current = NULL;
     pthread_mutex_init(&lifecycle, NULL);
 }
+
+static void register_atexit(void);
+static pthread_once_t atexit_once = PTHREAD_ONCE_INIT;
 
 static void process_setup(void)
 {
@@ -174,10 +179,9 @@ static int start_collector(session *s, char *err, size_t err_len)
         .session_gen = gpufl__session_generation(),
         .checkpoints = true,
     };
-    int rc = gpufl__ndjson_sink_open(&cc.sinks[0], &s->info, err, err_len);
+    int rc = gpufl__session_sinks_open(&cc, &s->info, &s->budget, err, err_len);
     if (rc != 0)
         return rc;
-    cc.nsinks = 1;
     return gpufl__collector_start(&s->collector, &cc, err, err_len);
 }
 
@@ -294,6 +298,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
         return true;
     }
     char err[GFL_ERR_LEN];
+    bool claimed_now = false;
     session *s = calloc(1, sizeof *s);
     if (!s) {
         gpufl__set_error("gpufl_init: out of memory");
@@ -312,6 +317,17 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
         return true;
     }
     gpufl__log_set_debug(s->config.o.enable_debug_output);
+    /* A program run under `gpufl run` that carries its own copy of gpufl
+     * (static libgpufl.a) is recorded once, by the copy that started first. */
+    if (!gpufl__run_claim(&claimed_now)) {
+        gpufl__config_free(&s->config);
+        free(s);
+        pthread_mutex_unlock(&lifecycle);
+        gpufl__log(GFL_LOG_DEBUG, "gpufl_init: another copy of gpufl records this process (%s); "
+                                  "not starting a second session",
+                   GPUFL_INJECTED_PID_ENV);
+        return true;
+    }
     gpufl__clock_init();
     s->pid = getpid();
     s->info.pid = (int)s->pid;
@@ -344,6 +360,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
         goto fail;
     }
     current = s;
+    pthread_once(&atexit_once, register_atexit);
     snprintf(last_dir, sizeof last_dir, "%s", s->info.dir);
     gpufl__log_set_recording(true);
     atomic_store_explicit(&gpufl__recording_flag, true, memory_order_release);
@@ -352,9 +369,12 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     start_sampler(s);
     (void)gpufl__plugin_start(&s->info);
     gpufl__log(GFL_LOG_INFO, "recording session %s into %s", s->info.id, s->info.dir);
+    gpufl__run_report(s->info.pid, s->info.dir);
     pthread_mutex_unlock(&lifecycle);
     return true;
 fail:
+    if (claimed_now)
+        gpufl__run_release();
     gpufl__set_error("gpufl_init: %s", err);
     gpufl__log(GFL_LOG_ERROR, "%s; not recording", err);
     pthread_mutex_unlock(&lifecycle);
@@ -422,9 +442,18 @@ GPUFL_API int gpufl_generate_report(const char *output_path)
 }
 
 /* A program that forgets gpufl_shutdown() (or exits from a worker thread)
- * still gets its logs drained and its session ended. */
-__attribute__((destructor)) static void shutdown_at_exit(void)
+ * still gets its logs drained and its session ended. exit() runs atexit
+ * handlers before any library's destructor, and the session must end then:
+ * by destructor time the dlopen()ed CUPTI plugin and libcupti may already be
+ * finalized (they were loaded after the program, so they go first), and
+ * flushing them would crash. The destructor stays for a libgpufl that is
+ * dlclose()d with a session open. */
+static void shutdown_at_exit(void)
 {
     if (current && current->pid == getpid())
         gpufl_shutdown();
 }
+
+__attribute__((destructor)) static void shutdown_at_unload(void) { shutdown_at_exit(); }
+
+static void register_atexit(void) { (void)atexit(shutdown_at_exit); }

@@ -18,8 +18,7 @@
 #include "core/os.h"
 #include "gpufl/gpufl.h"
 
-/* "2026-11-21T03:04:05.123Z" */
-static void iso_time(uint64_t wall_ns, char *buf, size_t len)
+void gpufl__iso_time(uint64_t wall_ns, char *buf, size_t len)
 {
     time_t secs = (time_t)(wall_ns / 1000000000ull);
     struct tm tm;
@@ -47,6 +46,7 @@ static json_t *options_json(const gpufl_options *o)
         case GFL_OPT_BYTES: v = json_integer((json_int_t) * (const uint64_t *)f); break;
         case GFL_OPT_BACKEND: v = json_string(gpufl__backend_name(o->backend)); break;
         case GFL_OPT_ENGINE: v = json_string(gpufl__engine_name(o->profiling_engine)); break;
+        case GFL_OPT_LOG_FORMAT: v = json_string(gpufl__log_format_name(o->log_format)); break;
         }
         json_object_set_new(j, d->name, v);
     }
@@ -109,7 +109,7 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
                               const gpufl__session_end *end)
 {
     char start[40];
-    iso_time(info->start_wall_ns, start, sizeof start);
+    gpufl__iso_time(info->start_wall_ns, start, sizeof start);
     json_t *root = json_pack(
         "{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format",
         "gpufl-session", "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING,
@@ -124,7 +124,7 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
     }
     if (end) {
         char stop[40];
-        iso_time(end->end_wall_ns, stop, sizeof stop);
+        gpufl__iso_time(end->end_wall_ns, stop, sizeof stop);
         json_object_set_new(root, "end_ns", json_integer((json_int_t)end->end_ns));
         json_object_set_new(root, "end_wall_ns", json_integer((json_int_t)end->end_wall_ns));
         json_object_set_new(root, "end_time", json_string(stop));

@@ -15,4 +15,8 @@
 int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
                               const gpufl__session_end *end) __attribute__((warn_unused_result));
 
+/* Wall-clock ns as session.json writes times: "2026-11-21T03:04:05.123Z"
+ * (UTC, milliseconds); len >= 32. */
+void gpufl__iso_time(uint64_t wall_ns, char *buf, size_t len);
+
 #endif /* GPUFL_CORE_SESSION_JSON_H */

@@ -181,6 +181,12 @@ static void copies(const gpufl__summary *s, FILE *out)
     }
 }
 
+void gpufl__summary_render_overview(const gpufl__summary *s, FILE *out)
+{
+    header(s, out);
+    counts(s, out);
+}
+
 void gpufl__summary_render_text(const gpufl__summary *s, FILE *out)
 {
     header(s, out);

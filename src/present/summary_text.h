@@ -10,6 +10,10 @@
 #include "collect/summary.h"
 
 void gpufl__summary_render_text(const gpufl__summary *s, FILE *out);
+/* Its first lines only: the session, its duration and directory, what it
+ * counted, dropped and wrote (`gpufl run` shows this for each of several
+ * processes). */
+void gpufl__summary_render_overview(const gpufl__summary *s, FILE *out);
 
 /* "1.234 s", "12.3 ms", "45.6 us", "789 ns" */
 void gpufl__format_duration(uint64_t ns, char *buf, size_t len);

@@ -18,6 +18,7 @@
 #define GPUFL_RING_RING_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +74,17 @@ static inline gfl_event *gpufl__ring_reserve(gpufl__ring *ring, unsigned channel
         }
     }
     return &ring->slots[head & ring->mask];
+}
+
+/* Producer: whether reserve() would find a slot now (it cannot lose one
+ * before this producer's next reserve: only the consumer frees slots). */
+static inline bool gpufl__ring_has_room(gpufl__ring *ring)
+{
+    uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
+    if (head - ring->tail_seen <= ring->mask)
+        return true;
+    ring->tail_seen = atomic_load_explicit(&ring->tail, memory_order_acquire);
+    return head - ring->tail_seen <= ring->mask;
 }
 
 static inline void gpufl__ring_commit(gpufl__ring *ring)

@@ -12,11 +12,11 @@
 
 #include "core/os.h"
 #include "gpufl/gpufl.h"
-#include "sink/json_out.h"
+#include "sink/ndjson_meta.h"
 
 #define WRITE_THRESHOLD (128u << 10) /* write once this much is buffered */
 #define BUFFER_BYTES (256u << 10)
-#define HEADER_ROOM 4096u
+#define HEADER_ROOM GFL_NDJSON_META_BOUND
 
 static int open_current(gpufl__logfile *f)
 {
@@ -131,6 +131,7 @@ int gpufl__logfile_flush(gpufl__logfile *f, uint64_t now_ns)
         return GPUFL_EIO;
     }
     f->file_bytes += f->len;
+    f->bytes_total += f->len;
     f->budget->written += f->len;
     f->lines_written += f->pending_lines;
     f->pending_lines = 0;
@@ -174,6 +175,7 @@ void gpufl__logfile_write_final(gpufl__logfile *f, const char *line, size_t n)
         return;
     if (gpufl__write_all(f->fd, line, n) == n) {
         f->file_bytes += n;
+        f->bytes_total += n;
         f->budget->written += n;
         if (f->durable)
             (void)gpufl__os->fdatasync(f->fd);
@@ -189,16 +191,10 @@ void gpufl__logfile_note_stop(gpufl__logfile *f)
         return;
     f->stop_noted = true;
     write_unwritten_header(f);
-    char line[1024];
-    char *p = GFL_JLIT(line, "{\"type\":\"log_stopped\",\"ts_ns\":");
-    p = gpufl__jput_u64(p, b->stopped_at_ns);
-    p = GFL_JLIT(p, ",\"reason\":");
-    const char *reason = gpufl__stop_reason_name(b->stopped);
-    p = gpufl__jput_str(p, reason, strlen(reason));
-    p = GFL_JLIT(p, ",\"detail\":");
-    p = gpufl__jput_str(p, b->detail, strnlen(b->detail, 120));
-    p = GFL_JLIT(p, "}\n");
-    gpufl__logfile_write_final(f, line, (size_t)(p - line));
+    char line[GFL_NDJSON_META_BOUND];
+    size_t n = gpufl__ndjson_log_stopped(line, b->stopped_at_ns, gpufl__stop_reason_name(b->stopped),
+                                         b->detail);
+    gpufl__logfile_write_final(f, line, n);
 }
 
 void gpufl__logfile_close(gpufl__logfile *f)

@@ -36,6 +36,7 @@ typedef struct gpufl__logfile {
     int fd;
     unsigned part;           /* files rotated away so far */
     uint64_t file_bytes;     /* bytes in the current file */
+    uint64_t bytes_total;    /* bytes written to every part of this log */
     char *buf;
     size_t len, cap;
     uint64_t pending_lines;  /* lines in buf */

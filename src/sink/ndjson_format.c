@@ -10,49 +10,64 @@
 
 #include <stdbool.h>
 
-#include "core/intern.h"
 #include "sink/json_out.h"
 
 #define FIXED_PART_BOUND 1536
 
-static size_t name_bound(uint32_t id)
+static size_t name_bound(const gpufl__string_lookup *names, uint32_t id)
 {
     uint32_t len = 0;
-    (void)gpufl__intern_str(id, &len);
+    (void)gpufl__lookup(names, id, &len);
     return GFL_JSTR_BOUND(len);
 }
 
-size_t gpufl__ndjson_bound(const gfl_event *ev)
+/* Frames a stack piece really holds: a plugin's count is not trusted. */
+static unsigned stack_count(const gfl_stack_payload *s)
+{
+    return s->count < GFL_STACK_FRAMES_PER_EVENT ? s->count : GFL_STACK_FRAMES_PER_EVENT;
+}
+
+static size_t stack_modules_bound(const gfl_stack_payload *s, const gpufl__string_lookup *names)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < stack_count(s); i++)
+        n += name_bound(names, s->frames[i].module);
+    return n;
+}
+
+size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *names)
 {
     switch (ev->h.type) {
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
-        return FIXED_PART_BOUND + name_bound(ev->u.scope.name);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
     case GFL_EV_SYSTEM_START:
     case GFL_EV_SYSTEM_STOP:
-        return FIXED_PART_BOUND + name_bound(ev->u.window.name);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.window.name);
     case GFL_EV_KERNEL:
-        return FIXED_PART_BOUND + name_bound(ev->u.kernel.name) + name_bound(ev->u.kernel.mangled_name) +
-               name_bound(ev->u.kernel.nvtx);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.kernel.name) + name_bound(names, ev->u.kernel.mangled_name) +
+               name_bound(names, ev->u.kernel.nvtx);
     case GFL_EV_MEMCPY:
-        return FIXED_PART_BOUND + name_bound(ev->u.memcpy.nvtx);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.memcpy.nvtx);
     case GFL_EV_MEMSET:
-        return FIXED_PART_BOUND + name_bound(ev->u.memset.nvtx);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.memset.nvtx);
     case GFL_EV_SYNC:
-        return FIXED_PART_BOUND + name_bound(ev->u.sync.nvtx);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.sync.nvtx);
     case GFL_EV_MEM_ALLOC:
     case GFL_EV_MEM_FREE:
-        return FIXED_PART_BOUND + name_bound(ev->u.mem.nvtx);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.mem.nvtx);
     case GFL_EV_NVTX_RANGE:
     case GFL_EV_NVTX_MARK:
-        return FIXED_PART_BOUND + name_bound(ev->u.nvtx.name) + name_bound(ev->u.nvtx.domain);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.nvtx.name) + name_bound(names, ev->u.nvtx.domain);
     case GFL_EV_GRAPH_LAUNCH:
-        return FIXED_PART_BOUND + name_bound(ev->u.graph.nvtx);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.graph.nvtx);
+    case GFL_EV_STACK:
+        return FIXED_PART_BOUND + stack_modules_bound(&ev->u.stack, names);
     case GFL_EV_LOG:
-        return FIXED_PART_BOUND + name_bound(ev->u.log.message);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
     case GFL_EV_DEVICE_INFO:
-        return FIXED_PART_BOUND + name_bound(ev->u.info.name) + name_bound(ev->u.info.uuid) +
-               name_bound(ev->u.info.pci_bus_id) + name_bound(ev->u.info.driver_version);
+        return FIXED_PART_BOUND + name_bound(names, ev->u.info.name) + name_bound(names, ev->u.info.uuid) +
+               name_bound(names, ev->u.info.pci_bus_id) + name_bound(names, ev->u.info.driver_version);
     default:
         return FIXED_PART_BOUND;
     }
@@ -65,14 +80,15 @@ static char *key_u64(char *p, const char *key, size_t key_len, uint64_t v)
 }
 #define KU(p, lit, v) key_u64((p), (lit), sizeof(lit) - 1, (v))
 
-static char *key_name(char *p, const char *key, size_t key_len, uint32_t id)
+static char *key_name(char *p, const gpufl__string_lookup *names, const char *key, size_t key_len,
+                      uint32_t id)
 {
     uint32_t len;
-    const char *s = gpufl__intern_str(id, &len);
+    const char *s = gpufl__lookup(names, id, &len);
     p = gpufl__jput_raw(p, key, key_len);
     return gpufl__jput_str(p, s, len);
 }
-#define KN(p, lit, id) key_name((p), (lit), sizeof(lit) - 1, (id))
+#define KN(p, lit, id) key_name((p), names, (lit), sizeof(lit) - 1, (id))
 
 static char *key_text(char *p, const char *key, size_t key_len, const char *s)
 {
@@ -110,7 +126,7 @@ typedef struct launch_info {
     uint64_t api_start, api_end;
 } launch_info;
 
-static char *attribution(char *p, const launch_info *a)
+static char *attribution(char *p, const gpufl__string_lookup *names, const launch_info *a)
 {
     if (a->tid)
         p = KU(p, ",\"tid\":", a->tid);
@@ -141,7 +157,7 @@ static char *device_ids(char *p, const gfl_event *ev, uint32_t context, uint32_t
     return KU(p, ",\"corr\":", corr);
 }
 
-static char *scope_line(char *p, const gfl_event *ev)
+static char *scope_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_scope_payload *s = &ev->u.scope;
     p = KU(p, ",\"ts_ns\":", ev->h.ts);
@@ -245,7 +261,7 @@ static char *device_metrics_line(char *p, const gfl_event *ev)
     return p;
 }
 
-static char *device_info_line(char *p, const gfl_event *ev)
+static char *device_info_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_device_info_payload *d = &ev->u.info;
     p = KU(p, ",\"ts_ns\":", ev->h.ts);
@@ -285,7 +301,7 @@ static char *device_info_line(char *p, const gfl_event *ev)
     return p;
 }
 
-static char *nvtx_line(char *p, const gfl_event *ev)
+static char *nvtx_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_nvtx_payload *n = &ev->u.nvtx;
     if (ev->h.type == GFL_EV_NVTX_RANGE) {
@@ -297,17 +313,19 @@ static char *nvtx_line(char *p, const gfl_event *ev)
     p = KN(p, ",\"name\":", n->name);
     if (n->domain)
         p = KN(p, ",\"domain\":", n->domain);
+    if (ev->h.type == GFL_EV_NVTX_RANGE && !(ev->h.flags & GFL_F_NVTX_START_END))
+        p = KU(p, ",\"depth\":", n->depth);
     return KU(p, ",\"id\":", n->id);
 }
 
-static char *graph_launch_line(char *p, const gfl_event *ev)
+static char *graph_launch_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_graph_launch_payload *g = &ev->u.graph;
     p = KU(p, ",\"ts_ns\":", ev->h.ts);
     p = KU(p, ",\"end_ns\":", g->end_ts);
     p = KU(p, ",\"corr\":", g->correlation);
     launch_info a = {ev->h.tid, g->scope_id, g->nvtx, g->external_id, 0, g->stack_id, 0, 0};
-    return attribution(p, &a);
+    return attribution(p, names, &a);
 }
 
 static char *dims(char *p, const char *key, size_t key_len, uint32_t x, uint32_t y, uint32_t z)
@@ -323,7 +341,7 @@ static char *dims(char *p, const char *key, size_t key_len, uint32_t x, uint32_t
     return p;
 }
 
-static char *kernel_line(char *p, const gfl_event *ev)
+static char *kernel_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_kernel_payload *k = &ev->u.kernel;
     p = interval(p, ev->h.ts, k->end_ts);
@@ -347,10 +365,10 @@ static char *kernel_line(char *p, const gfl_event *ev)
         p = KU(p, ",\"graph_id\":", k->graph_id);
     launch_info a = {ev->h.tid, k->scope_id, k->nvtx, k->external_id, k->external_kind, k->stack_id,
                      k->api_start_ts, k->api_end_ts};
-    return attribution(p, &a);
+    return attribution(p, names, &a);
 }
 
-static char *memcpy_line(char *p, const gfl_event *ev)
+static char *memcpy_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_memcpy_payload *m = &ev->u.memcpy;
     p = interval(p, ev->h.ts, m->end_ts);
@@ -365,10 +383,10 @@ static char *memcpy_line(char *p, const gfl_event *ev)
         p = KU(p, ",\"graph_id\":", m->graph_id);
     launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, m->api_start_ts,
                      m->api_end_ts};
-    return attribution(p, &a);
+    return attribution(p, names, &a);
 }
 
-static char *memset_line(char *p, const gfl_event *ev)
+static char *memset_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_memset_payload *m = &ev->u.memset;
     p = interval(p, ev->h.ts, m->end_ts);
@@ -379,10 +397,10 @@ static char *memset_line(char *p, const gfl_event *ev)
     if (m->graph_id)
         p = KU(p, ",\"graph_id\":", m->graph_id);
     launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, 0, m->api_start_ts, m->api_end_ts};
-    return attribution(p, &a);
+    return attribution(p, names, &a);
 }
 
-static char *sync_line(char *p, const gfl_event *ev)
+static char *sync_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_sync_payload *s = &ev->u.sync;
     p = interval(p, ev->h.ts, s->end_ts);
@@ -391,10 +409,10 @@ static char *sync_line(char *p, const gfl_event *ev)
     if (s->cuda_event)
         p = KU(p, ",\"cuda_event\":", s->cuda_event);
     launch_info a = {ev->h.tid, s->scope_id, s->nvtx, s->external_id, 0, s->stack_id, 0, 0};
-    return attribution(p, &a);
+    return attribution(p, names, &a);
 }
 
-static char *mem_line(char *p, const gfl_event *ev)
+static char *mem_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_mem_payload *m = &ev->u.mem;
     p = KU(p, ",\"ts_ns\":", ev->h.ts);
@@ -406,16 +424,49 @@ static char *mem_line(char *p, const gfl_event *ev)
     if (m->is_async)
         p = GFL_JLIT(p, ",\"async\":true");
     launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, 0, 0};
-    return attribution(p, &a);
+    return attribution(p, names, &a);
 }
 
-size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
+/* A piece of a stack definition: frames [first, first + count) of `total`,
+ * each [module path or null, "0x<offset>"]. */
+static char *stack_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
+{
+    const gfl_stack_payload *s = &ev->u.stack;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"tid\":", ev->h.tid);
+    p = KU(p, ",\"id\":", s->id);
+    p = KU(p, ",\"first\":", s->first);
+    p = KU(p, ",\"total\":", s->total);
+    if (s->truncated)
+        p = GFL_JLIT(p, ",\"truncated\":true");
+    p = GFL_JLIT(p, ",\"frames\":[");
+    for (unsigned i = 0; i < stack_count(s); i++) {
+        const gfl_stack_frame *f = &s->frames[i];
+        if (i)
+            *p++ = ',';
+        *p++ = '[';
+        if (f->module) {
+            uint32_t len;
+            const char *path = gpufl__lookup(names, f->module, &len);
+            p = gpufl__jput_str(p, path, len);
+        } else {
+            p = GFL_JLIT(p, "null");
+        }
+        *p++ = ',';
+        p = gpufl__jput_hex(p, f->offset);
+        *p++ = ']';
+    }
+    *p++ = ']';
+    return p;
+}
+
+size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *names, char *buf)
 {
     char *p = type_field(buf, ev->h.type);
     switch (ev->h.type) {
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
-        p = scope_line(p, ev);
+        p = scope_line(p, ev, names);
         break;
     case GFL_EV_SYSTEM_START:
     case GFL_EV_SYSTEM_STOP:
@@ -431,20 +482,20 @@ size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
         p = device_metrics_line(p, ev);
         break;
     case GFL_EV_KERNEL:
-        p = kernel_line(p, ev);
+        p = kernel_line(p, ev, names);
         break;
     case GFL_EV_MEMCPY:
-        p = memcpy_line(p, ev);
+        p = memcpy_line(p, ev, names);
         break;
     case GFL_EV_MEMSET:
-        p = memset_line(p, ev);
+        p = memset_line(p, ev, names);
         break;
     case GFL_EV_SYNC:
-        p = sync_line(p, ev);
+        p = sync_line(p, ev, names);
         break;
     case GFL_EV_MEM_ALLOC:
     case GFL_EV_MEM_FREE:
-        p = mem_line(p, ev);
+        p = mem_line(p, ev, names);
         break;
     case GFL_EV_DROPPED:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);
@@ -456,14 +507,17 @@ size_t gpufl__ndjson_format(const gfl_event *ev, char *buf)
         p = KU(p, ",\"total\":", ev->u.dropped.total);
         break;
     case GFL_EV_DEVICE_INFO:
-        p = device_info_line(p, ev);
+        p = device_info_line(p, ev, names);
         break;
     case GFL_EV_NVTX_RANGE:
     case GFL_EV_NVTX_MARK:
-        p = nvtx_line(p, ev);
+        p = nvtx_line(p, ev, names);
         break;
     case GFL_EV_GRAPH_LAUNCH:
-        p = graph_launch_line(p, ev);
+        p = graph_launch_line(p, ev, names);
+        break;
+    case GFL_EV_STACK:
+        p = stack_line(p, ev, names);
         break;
     case GFL_EV_LOG:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);

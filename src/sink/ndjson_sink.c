@@ -12,48 +12,23 @@
 
 #include "core/clock.h"
 #include "gpufl/gpufl.h"
-#include "sink/json_out.h"
 #include "sink/logfile.h"
 #include "sink/ndjson_format.h"
+#include "sink/ndjson_meta.h"
+#include "sink/session_sinks.h"
 
 typedef struct ndjson_sink {
-    const gpufl__session_info *info;
-    gpufl__disk_budget budget;
+    gpufl__session_meta session;
+    gpufl__disk_budget *budget; /* the session's, shared with the other sinks */
     gpufl__logfile files[GFL_CHANNEL_COUNT];
     uint64_t refused[GFL_CHANNEL_COUNT]; /* events that found writing stopped */
 } ndjson_sink;
 
-static char *session_fields(char *p, const gpufl__session_info *info)
-{
-    p = GFL_JLIT(p, ",\"session_id\":");
-    p = gpufl__jput_str(p, info->id, strlen(info->id));
-    p = GFL_JLIT(p, ",\"app_name\":");
-    p = gpufl__jput_str(p, info->app_name, strnlen(info->app_name, 200));
-    return p;
-}
-
 static size_t header_line(void *ctx, const gpufl__logfile *f, char *buf, size_t cap)
 {
     const ndjson_sink *s = ctx;
-    const gpufl__session_info *info = s->info;
-    (void)cap; /* the fields below are bounded well under HEADER_ROOM */
-    char *p = GFL_JLIT(buf, "{\"type\":\"session_start\",\"ts_ns\":");
-    p = gpufl__jput_u64(p, info->start_ns);
-    p = GFL_JLIT(p, ",\"wall_ns\":");
-    p = gpufl__jput_u64(p, info->start_wall_ns);
-    p = session_fields(p, info);
-    p = GFL_JLIT(p, ",\"pid\":");
-    p = gpufl__jput_u64(p, (uint64_t)info->pid);
-    p = GFL_JLIT(p, ",\"host\":");
-    p = gpufl__jput_str(p, info->host, strnlen(info->host, 200));
-    p = GFL_JLIT(p, ",\"channel\":");
-    p = gpufl__jput_str(p, f->base, strlen(f->base));
-    p = GFL_JLIT(p, ",\"part\":");
-    p = gpufl__jput_u64(p, f->part);
-    p = GFL_JLIT(p, ",\"format_version\":");
-    p = gpufl__jput_u64(p, GFL_FORMAT_VERSION);
-    p = GFL_JLIT(p, ",\"gpufl_version\":\"" GPUFL_VERSION_STRING "\"}\n");
-    return (size_t)(p - buf);
+    (void)cap; /* HEADER_ROOM >= GFL_NDJSON_META_BOUND */
+    return gpufl__ndjson_session_start(buf, &s->session, f->base, f->part);
 }
 
 static int sink_event(void *self, const gfl_event *ev, uint64_t now_ns)
@@ -61,12 +36,12 @@ static int sink_event(void *self, const gfl_event *ev, uint64_t now_ns)
     ndjson_sink *s = self;
     unsigned ch = gpufl__event_route(ev);
     gpufl__logfile *f = &s->files[ch];
-    char *p = gpufl__logfile_reserve(f, gpufl__ndjson_bound(ev), now_ns);
+    char *p = gpufl__logfile_reserve(f, gpufl__ndjson_bound(ev, &gpufl__intern_lookup), now_ns);
     if (!p) {
         s->refused[ch]++;
         return GPUFL_EIO;
     }
-    gpufl__logfile_commit(f, gpufl__ndjson_format(ev, p), now_ns);
+    gpufl__logfile_commit(f, gpufl__ndjson_format(ev, &gpufl__intern_lookup, p), now_ns);
     return 0;
 }
 
@@ -81,12 +56,13 @@ static void sink_status(void *self, gpufl__sink_status *out)
 {
     ndjson_sink *s = self;
     memset(out, 0, sizeof *out);
-    out->bytes_written = s->budget.written;
-    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+        out->bytes_written += s->files[ch].bytes_total;
         out->lost[ch] = s->refused[ch] + s->files[ch].lines_lost;
-    if (s->budget.stopped) {
-        out->stop_reason = gpufl__stop_reason_name(s->budget.stopped);
-        out->stop_detail = s->budget.detail;
+    }
+    if (s->budget->stopped) {
+        out->stop_reason = gpufl__stop_reason_name(s->budget->stopped);
+        out->stop_detail = s->budget->detail;
     }
 }
 
@@ -97,25 +73,17 @@ static void sink_close(void *self, const gpufl__session_end *end)
         gpufl__logfile *f = &s->files[ch];
         (void)gpufl__logfile_flush(f, end->end_ns);
         gpufl__logfile_note_stop(f);
-        char line[1024];
-        char *p = GFL_JLIT(line, "{\"type\":\"session_end\",\"ts_ns\":");
-        p = gpufl__jput_u64(p, end->end_ns);
-        p = GFL_JLIT(p, ",\"wall_ns\":");
-        p = gpufl__jput_u64(p, end->end_wall_ns);
-        p = session_fields(p, s->info);
-        p = GFL_JLIT(p, ",\"lines\":");
-        p = gpufl__jput_u64(p, f->lines_written);
-        p = GFL_JLIT(p, ",\"lost\":");
-        p = gpufl__jput_u64(p, f->lines_lost + s->refused[ch]);
-        p = GFL_JLIT(p, "}\n");
-        gpufl__logfile_write_final(f, line, (size_t)(p - line));
+        char line[GFL_NDJSON_META_BOUND];
+        size_t n = gpufl__ndjson_session_end(line, &s->session, end->end_ns, end->end_wall_ns,
+                                             f->lines_written, f->lines_lost + s->refused[ch]);
+        gpufl__logfile_write_final(f, line, n);
         gpufl__logfile_close(f);
     }
     free(s);
 }
 
-int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, char *err,
-                            size_t err_len)
+int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info,
+                            gpufl__disk_budget *budget, char *err, size_t err_len)
 {
     ndjson_sink *s = calloc(1, sizeof *s);
     if (!s) {
@@ -123,11 +91,11 @@ int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, c
         return GPUFL_ENOMEM;
     }
     const gpufl_options *o = &info->config->o;
-    s->info = info;
-    gpufl__disk_budget_init(&s->budget, info->dir, o->session_max_bytes, o->min_free_bytes);
+    gpufl__session_meta_of(info, &s->session);
+    s->budget = budget;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
         int rc = gpufl__logfile_open(&s->files[ch], info->dir, gpufl__channel_name((uint8_t)ch),
-                                     o->log_rotate_bytes, o->flush_logs_always, &s->budget,
+                                     o->log_rotate_bytes, o->flush_logs_always, s->budget,
                                      header_line, s);
         if (rc != 0) {
             snprintf(err, err_len, "cannot create %s/%s.log: %s", info->dir,
@@ -138,6 +106,6 @@ int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, c
             return rc;
         }
     }
-    *out = (gpufl__sink){"ndjson", s, sink_event, sink_tick, sink_status, sink_close};
+    *out = (gpufl__sink){"ndjson", s, sink_event, sink_tick, sink_status, sink_close, NULL};
     return 0;
 }

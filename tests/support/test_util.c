@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +190,34 @@ void tu_unsetenv(const char *name)
 {
     if (unsetenv(name) != 0)
         die("unsetenv", name);
+}
+
+int tu_run(const char *const *argv, char **out, char **err)
+{
+    char *dir = tu_mkdtemp("run");
+    char out_path[4200], err_path[4200];
+    snprintf(out_path, sizeof out_path, "%s/out", dir);
+    snprintf(err_path, sizeof err_path, "%s/err", dir);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (out)
+        *out = tu_read_file(out_path, NULL);
+    if (err)
+        *err = tu_read_file(err_path, NULL);
+    tu_rm_rf(dir);
+    free(dir);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 void tu_expect_child_ok(int (*fn)(void), const char *file)

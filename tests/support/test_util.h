@@ -59,6 +59,11 @@ bool tu_mapped(const char *needle);
  * Pass __FILE__ as file, for the message. */
 void tu_expect_child_ok(int (*fn)(void), const char *file);
 
+/* Runs argv[0] with argv (NULL-terminated) in a child process, stdout and
+ * stderr captured into *out and *err (malloc'd, NUL-terminated; NULL to
+ * drop them). Returns the exit status, or 128 + the signal that killed it. */
+int tu_run(const char *const *argv, char **out, char **err);
+
 /* setenv/unsetenv that abort on failure. */
 void tu_setenv(const char *name, const char *value);
 void tu_unsetenv(const char *name);

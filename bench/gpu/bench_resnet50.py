@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""What the Trace engine costs a real training loop: torchvision's ResNet-50
+(random weights), synthetic batch of 64 at 224x224, SGD with momentum,
+float32 as PyTorch defaults it. Warm-up iterations, then M measured ones
+(by default enough for about 20 s, from a short calibration run), with no
+tracer and under `gpufl run --engine trace`, alternating, 3 runs of each,
+each a fresh process. Reports ms per iteration (medians) and the overhead.
+Skips, saying so, without torch, torchvision or a CUDA device.
+
+usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S]
+       bench_resnet50.py --child --warmup W --iters M        (one run)
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpufl_session  # noqa: E402
+
+BATCH = 64
+
+
+def child(warmup, iters):
+    import torch
+    import torchvision
+    try:
+        model = torchvision.models.resnet50(weights=None)
+    except TypeError:  # torchvision before 0.13
+        model = torchvision.models.resnet50(pretrained=False)
+    dev = torch.device("cuda")
+    model = model.to(dev).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    torch.manual_seed(0)
+    x = torch.randn(BATCH, 3, 224, 224, device=dev)
+    y = torch.randint(0, 1000, (BATCH,), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), y).backward()
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    torch.cuda.synchronize()
+    print(json.dumps({"ms_per_iter": (time.perf_counter() - t0) * 1000.0 / iters}))
+    return 0
+
+
+def one_run(variant, cli, warmup, iters):
+    me = [sys.executable, os.path.abspath(__file__), "--child", "--warmup", str(warmup), "--iters", str(iters)]
+    if variant == "gpufl":
+        proc, logs = gpufl_session.run(cli, me, "resnet50")
+    else:
+        proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_resnet50: the {variant} run exited {proc.returncode}")
+    res = gpufl_session.last_json_line(proc.stdout)
+    if logs:
+        res["kernels"], res["dropped"] = gpufl_session.counts(logs)
+        shutil.rmtree(logs, ignore_errors=True)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cli", nargs="?")
+    ap.add_argument("--child", action="store_true")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=15)
+    ap.add_argument("--iters", type=int, default=0, help="measured iterations; 0: enough for --seconds")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    args = ap.parse_args()
+    if args.child:
+        return child(args.warmup, args.iters)
+    if not args.cli:
+        ap.error("GPUFL_CLI is required")
+    try:
+        import torch
+        import torchvision
+    except ImportError as e:
+        print(f"bench_resnet50: SKIP: {e.name or 'torch or torchvision'} is not installed ({e})")
+        return 0
+    if not torch.cuda.is_available():
+        print("bench_resnet50: SKIP: torch sees no CUDA device")
+        return 0
+    cli = os.path.abspath(args.cli)
+    iters = args.iters
+    if iters <= 0:
+        probe = one_run("none", cli, args.warmup, 20)["ms_per_iter"]
+        iters = max(20, round(args.seconds * 1000.0 / probe))
+    res = {"none": [], "gpufl": []}
+    for r in range(args.runs):
+        for v in (("none", "gpufl") if r % 2 == 0 else ("gpufl", "none")):  # drifts hit both alike
+            res[v].append(one_run(v, cli, args.warmup, iters))
+
+    med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
+    print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
+          f"torchvision {torchvision.__version__})")
+    print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
+          f"measured iterations; {args.runs} runs of each, each a fresh process, alternating")
+    for v, label in (("none", "no tracing  "), ("gpufl", "gpufl trace ")):
+        vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
+        print(f"    {label} ms/iter {vals}   median {med[v]:8.2f}")
+    print(f"  overhead: {(med['gpufl'] / med['none'] - 1) * 100:+.2f} %")
+    print(f"  gpufl kernel records per run: {' '.join(str(x['kernels']) for x in res['gpufl'])}; "
+          f"dropped: {' '.join(str(x['dropped']) for x in res['gpufl'])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

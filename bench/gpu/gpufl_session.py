@@ -1,0 +1,71 @@
+"""Helpers the Python GPU benchmarks share: run a program under `gpufl run`
+and count what its sessions recorded.
+
+Each run gets a fresh --log-path, and the sessions are the directories
+found in it afterwards (a program that starts CUDA child processes has one
+per process), so nothing depends on what `gpufl run` prints.
+"""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+
+
+def run(cli, argv, app_name, engine="trace"):
+    """Runs argv under `gpufl run` in a fresh log directory.
+    Returns (CompletedProcess with stdout captured, log directory)."""
+    logs = tempfile.mkdtemp(prefix=f"gpufl-{app_name}-", dir=os.environ.get("BENCH_DIR"))
+    cmd = [cli, "run", "--engine", engine, "--log-path", logs, "--app-name", app_name, "--"] + argv
+    return subprocess.run(cmd, stdout=subprocess.PIPE, text=True), logs
+
+
+def sessions(logs):
+    return sorted(d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d))
+
+
+def channel_files(session, channel):
+    """<channel>.N.log parts, oldest first, then <channel>.log."""
+    parts = glob.glob(os.path.join(session, f"{channel}.*.log"))
+    parts.sort(key=lambda p: int(p.rsplit(".", 2)[-2]))
+    return parts + [os.path.join(session, f"{channel}.log")]
+
+
+def counts(logs):
+    """(kernel records, dropped events) over every session under logs.
+    Dropped: the larger of the `dropped` lines' counts and session.json's
+    summary.dropped_total (which also counts what could not be written)."""
+    kernels = dropped = 0
+    for s in sessions(logs):
+        lines_dropped = 0
+        for ch in ("device", "scope", "system"):
+            for path in channel_files(s, ch):
+                if not os.path.exists(path):
+                    continue
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for line in f:
+                        if line.startswith('{"type":"kernel"'):
+                            kernels += 1
+                        elif line.startswith('{"type":"dropped"') and line.endswith("\n"):
+                            lines_dropped += json.loads(line).get("count", 0)
+        try:
+            with open(os.path.join(s, "session.json"), encoding="utf-8") as f:
+                total = json.load(f).get("summary", {}).get("dropped_total", 0)
+        except (OSError, ValueError):
+            total = 0
+        dropped += max(lines_dropped, total)
+    return kernels, dropped
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def last_json_line(text):
+    """The program's result: the last stdout line that is a JSON object."""
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise ValueError(f"no JSON result in the output: {text[-500:]!r}")

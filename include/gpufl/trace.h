@@ -1,0 +1,226 @@
+/*
+ * gpufl: reading a recorded session back. Public C API.
+ *
+ * A trace is a session loaded into memory, whichever format it was written
+ * in: a session directory (its NDJSON logs, or its trace.gflt), one NDJSON
+ * log, or one .gflt file. It is columnar: for each kind of record, one array
+ * per field, all of the same length, sorted by start time, so analyses scan
+ * what they need at memory speed. Names are ids into the trace's own string
+ * table (gpufl_trace_string).
+ *
+ * Everything here is read-only after gpufl_trace_open() and may be used from
+ * any number of threads at once. No function writes to stdout or stderr;
+ * errors come back as codes and messages.
+ *
+ * Damaged input is not fatal: a file cut short (a writer killed mid-write)
+ * reads up to its last whole line or chunk, and the trace says how much was
+ * skipped (gpufl_trace_info.skipped_*). A damaged line or chunk in the middle
+ * of a file is an error that names the file and the line or byte offset.
+ */
+#ifndef GPUFL_TRACE_H
+#define GPUFL_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpufl/gpufl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpufl_trace gpufl_trace;
+
+/* Optional fields are 0 when unknown; ids of "no string" are 0 (""). */
+
+typedef struct gpufl_trace_device {
+    uint32_t index;
+    uint32_t name, uuid, pci_bus_id; /* string ids */
+    int32_t cc_major, cc_minor;      /* -1 unknown */
+    uint32_t sm_count;
+    uint64_t memory_total_bytes;
+    uint32_t power_limit_mw;
+    uint32_t max_sm_clock_mhz, max_mem_clock_mhz;
+} gpufl_trace_device;
+
+/* gpufl_trace_info.source_format */
+#define GPUFL_TRACE_NDJSON 0u
+#define GPUFL_TRACE_GFLT 1u
+
+typedef struct gpufl_trace_info {
+    uint32_t format_version;    /* of what was read: the .gflt file version, or the NDJSON
+                                   schema version of its session_start lines (docs/FORMAT.md) */
+    uint32_t session_id, app_name, host, gpufl_version; /* string ids */
+    uint32_t driver_version, cuda_driver_version;      /* string ids */
+    int32_t pid;
+    uint64_t start_ns, end_ns;  /* session timebase (CLOCK_MONOTONIC); end 0 = did not end */
+    uint64_t start_wall_ns;     /* Unix epoch ns at start_ns */
+    uint32_t ndevices;
+    const gpufl_trace_device *devices;
+    uint64_t dropped[16];       /* events lost, by drop reason (gfl_drop_reason numbering) */
+    uint64_t skipped_bytes;     /* of a torn last line or chunk */
+    uint64_t skipped_lines;     /* NDJSON lines, or .gflt events, of a type this reader does
+                                   not know (a newer writer) */
+    const char *source;         /* what was opened */
+    /* Appended fields. */
+    uint32_t source_format;     /* GPUFL_TRACE_NDJSON or GPUFL_TRACE_GFLT */
+    uint32_t stop_reason;       /* string id: why writing stopped early ("disk_cap",
+                                   "free_space", "io_error"); 0 = it never stopped */
+    uint32_t stop_detail;       /* string id: the cause in words */
+    uint64_t stopped_at_ns;
+    uint64_t lost[3];           /* per channel (device, scope, system): events accepted but not
+                                   written because writing had stopped; their sum is also in
+                                   dropped[1] (disk_limit) */
+    uint64_t skipped_chunks;    /* .gflt chunks of a type this reader does not know */
+} gpufl_trace_info;
+
+/* Scopes and NVTX ranges: one row per interval, begin and end joined. A
+ * scope that never ended has end_ns 0. NVTX marks are rows with instant 1
+ * and end_ns == begin_ns; NVTX rows have parent 0 and their own depth. */
+typedef struct gpufl_trace_scopes {
+    size_t n;
+    const uint64_t *begin_ns, *end_ns;
+    const uint64_t *id, *parent;
+    const uint32_t *name;  /* string id */
+    const uint32_t *tid;
+    const uint16_t *depth;
+    const uint8_t *implicit; /* closed because its parent ended */
+    /* Appended columns. */
+    const uint32_t *domain;  /* NVTX: string id of the domain, 0 default; scopes: 0 */
+    const uint8_t *instant;  /* NVTX marks: 1 */
+} gpufl_trace_scopes;
+
+typedef struct gpufl_trace_kernels {
+    size_t n;
+    const uint64_t *start_ns, *end_ns;
+    const uint32_t *name, *mangled;   /* string ids */
+    const uint16_t *device;
+    const uint32_t *stream, *context, *correlation;
+    const uint32_t (*grid)[3];
+    const uint16_t (*block)[3];
+    const uint16_t *registers;
+    const uint32_t *static_smem, *dynamic_smem, *local_mem;
+    const uint16_t *occupancy_x10000;
+    const uint8_t *limiter;
+    const uint32_t *tid;
+    const uint64_t *scope;            /* scope id, 0 none */
+    const uint32_t *nvtx;             /* string id */
+    const uint64_t *external_id;
+    const uint32_t *stack;
+    const uint32_t *graph_id;
+    const uint64_t *api_start_ns, *api_end_ns;
+    /* Appended columns. */
+    const uint8_t *external_kind;     /* CUPTI's kind of external_id, 0 none */
+} gpufl_trace_kernels;
+
+/* Copies and memsets (kind: gfl_copy_kind for copies, 0 for memsets; a
+ * memset's memory kind is its dst_kind, its byte value `value`). */
+typedef struct gpufl_trace_transfers {
+    size_t n;
+    const uint64_t *start_ns, *end_ns, *bytes;
+    const uint16_t *device, *dst_device;
+    const uint32_t *stream, *correlation;
+    const uint8_t *kind, *src_kind, *dst_kind;
+    const uint32_t *tid;
+    const uint64_t *scope;
+    const uint64_t *api_start_ns, *api_end_ns;
+    /* Appended columns. */
+    const uint32_t *context, *value;
+    const uint64_t *external_id;
+} gpufl_trace_transfers;
+
+typedef struct gpufl_trace_syncs {
+    size_t n;
+    const uint64_t *start_ns, *end_ns;
+    const uint16_t *device;
+    const uint32_t *stream, *correlation;
+    const uint8_t *kind;
+    const uint32_t *tid;
+    const uint64_t *scope;
+    /* Appended columns. */
+    const uint32_t *context, *cuda_event;
+    const uint64_t *external_id;
+} gpufl_trace_syncs;
+
+/* Allocations and frees (is_free 1), in time order. */
+typedef struct gpufl_trace_memory {
+    size_t n;
+    const uint64_t *ts_ns, *address, *bytes;
+    const uint16_t *device;
+    const uint8_t *is_free, *kind;
+    const uint32_t *stream, *tid;
+    const uint64_t *scope;
+    /* Appended columns. */
+    const uint32_t *context, *correlation;
+    const uint64_t *external_id;
+} gpufl_trace_memory;
+
+/* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
+ * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
+ * limit, 128 energy, 256 clocks, 512 throttle, 1024 pcie, 2048 fan, 4096 ecc,
+ * 8192 process memory) says whether it was reported. */
+typedef struct gpufl_trace_device_samples {
+    size_t n;
+    const uint64_t *ts_ns;
+    const uint16_t *device;
+    const uint32_t *valid;
+    const uint8_t *gpu_util_pct, *mem_util_pct;
+    const uint64_t *mem_used_bytes, *mem_total_bytes, *proc_mem_bytes, *energy_mj;
+    const int16_t *temp_c;
+    const uint32_t *power_mw, *sm_clock_mhz, *mem_clock_mhz;
+    const uint64_t *throttle_reasons;
+    const uint32_t *pcie_rx_kbps, *pcie_tx_kbps;
+    /* Appended columns. */
+    const uint64_t *mem_free_bytes, *ecc_corrected, *ecc_uncorrected;
+    const uint32_t *power_limit_mw, *gfx_clock_mhz;
+    const int16_t *mem_temp_c;
+    const uint8_t *fan_pct;
+} gpufl_trace_device_samples;
+
+typedef struct gpufl_trace_host_samples {
+    size_t n;
+    const uint64_t *ts_ns;
+    const uint32_t *valid;            /* 1 process CPU, 2 machine CPU, 4 RAM, 8 RSS */
+    const uint32_t *proc_cpu_pct_x100, *sys_cpu_pct_x100;
+    const uint64_t *ram_used_bytes, *ram_total_bytes, *proc_rss_bytes;
+    /* Appended columns. */
+    const uint32_t *cpu_count;
+} gpufl_trace_host_samples;
+
+/*
+ * Opens path: a session directory, a .log file (NDJSON) or a .gflt file. A
+ * directory is read from trace.gflt when it has one, else from its NDJSON
+ * logs (rotated parts included, in order). Returns 0 with *out set, or a
+ * negative gpufl_err with a message in err (file, line or offset, problem)
+ * and *out NULL.
+ */
+GPUFL_API int gpufl_trace_open(const char *path, gpufl_trace **out, char *err, size_t err_len);
+GPUFL_API void gpufl_trace_close(gpufl_trace *t);
+
+GPUFL_API const gpufl_trace_info *gpufl_trace_get_info(const gpufl_trace *t);
+/* The text of string id (NUL-terminated); "" for an unknown id. */
+GPUFL_API const char *gpufl_trace_string(const gpufl_trace *t, uint32_t id);
+
+GPUFL_API const gpufl_trace_scopes *gpufl_trace_get_scopes(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_scopes *gpufl_trace_get_nvtx(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_kernels *gpufl_trace_get_kernels(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_copies(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_memsets(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_syncs *gpufl_trace_get_syncs(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_memory *gpufl_trace_get_memory(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_device_samples *gpufl_trace_get_device_samples(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_host_samples *gpufl_trace_get_host_samples(const gpufl_trace *t);
+
+/* Events of each type, as read (before joining begin/end into scopes). */
+GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type);
+
+/* Bytes of memory the trace holds (for the reader benchmark). Columns that
+ * are 0 in every row (a field the session never recorded) share one
+ * read-only zero mapping and count nothing. */
+GPUFL_API size_t gpufl_trace_memory_bytes(const gpufl_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUFL_TRACE_H */

@@ -1,0 +1,66 @@
+/*
+ * The CUDA API calls the trace engine watches as they happen, on the
+ * program's thread: launches, graph launches, copies, memsets, syncs and
+ * (with memory tracking) allocations. At entry we note what only that
+ * thread knows at that instant — its id, innermost gpufl scope and NVTX
+ * range, optionally its call stack — in the launch table under the call's
+ * correlation id; at exit, when the call returned. The device records that
+ * arrive later carry the same correlation id.
+ *
+ * Which callback ids are watched is decided once, by name (cudaLaunch*,
+ * cuMemcpy*, ...), so new API versions need no table of numbers.
+ */
+#ifndef GPUFL_BACKEND_CUPTI_API_HOOKS_H
+#define GPUFL_BACKEND_CUPTI_API_HOOKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#include "backend/cupti/cupti_api.h"
+#include "backend/cupti/launch_table.h"
+#include "core/plugin_api.h"
+
+typedef enum gfl_api_class {
+    GFL_API_OTHER = 0,
+    GFL_API_LAUNCH,
+    GFL_API_GRAPH_LAUNCH,
+    GFL_API_COPY,
+    GFL_API_MEMSET,
+    GFL_API_SYNC,
+    GFL_API_ALLOC,
+} gfl_api_class;
+
+/* The class of an API function by its name as CUPTI reports it
+ * ("cudaLaunchKernel_v7000", "cuMemcpyHtoDAsync_v2", ...). Pure. */
+gfl_api_class gfl_api_classify(const char *name);
+
+typedef struct gfl_api_hooks_config {
+    const gpufl_plugin_host *host;
+    gfl_launch_table *table;
+    bool syncs;        /* enable_synchronization */
+    bool allocations;  /* enable_memory_tracking */
+    bool graph_events; /* enable_cuda_graphs_tracking: graph_launch events */
+    bool stacks;       /* enable_stack_trace */
+} gfl_api_hooks_config;
+
+/* Classifies every runtime and driver callback id and enables the ones the
+ * configuration needs on `sub`. Returns the number enabled, or -1 with the
+ * reason in err. */
+int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub,
+                         const gfl_api_hooks_config *cfg, char *err, size_t err_len);
+
+/* The CUPTI_CB_DOMAIN_RUNTIME_API / DRIVER_API callback. */
+void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                            const CUpti_CallbackData *data);
+
+/* Stops recording from callbacks that CUPTI still delivers. */
+void gfl_api_hooks_disable(void);
+
+/* The calling thread's OS id (gettid), cached per thread and asked again in
+ * a fork child: the launching thread of a launch, the starting thread of an
+ * NVTX start/end range. Any thread; no system call after the first. */
+uint32_t gfl_api_thread_id(void);
+
+#endif /* GPUFL_BACKEND_CUPTI_API_HOOKS_H */

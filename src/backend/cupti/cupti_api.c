@@ -1,0 +1,118 @@
+/*
+ * Loading CUPTI at run time (see cupti_api.h).
+ */
+#include "backend/cupti/cupti_api.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const sonames[] = {"libcupti.so.13", "libcupti.so"};
+
+static const char *const toolkit_paths[] = {
+    "/usr/local/cuda/lib64/libcupti.so.13",
+    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+    "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+};
+
+static void *load(char *err, size_t err_len)
+{
+    const char *forced = getenv("GPUFL_CUPTI_LIBRARY");
+    if (forced && forced[0]) {
+        void *lib = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
+        if (!lib)
+            snprintf(err, err_len, "GPUFL_CUPTI_LIBRARY=%s cannot be loaded: %s", forced, dlerror());
+        return lib;
+    }
+    for (size_t i = 0; i < sizeof sonames / sizeof *sonames; i++) {
+        void *lib = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+        if (lib)
+            return lib;
+    }
+    char first_error[512] = "";
+    for (size_t i = 0; i < sizeof sonames / sizeof *sonames; i++) {
+        void *lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib)
+            return lib;
+        if (!first_error[0])
+            snprintf(first_error, sizeof first_error, "%s", dlerror());
+    }
+    for (size_t i = 0; i < sizeof toolkit_paths / sizeof *toolkit_paths; i++) {
+        void *lib = dlopen(toolkit_paths[i], RTLD_NOW | RTLD_LOCAL);
+        if (lib)
+            return lib;
+    }
+    snprintf(err, err_len, "libcupti is not installed or not on the library path (%s); "
+                           "set GPUFL_CUPTI_LIBRARY to its path", first_error);
+    return NULL;
+}
+
+#define BIND(name) (*(void **)&api->name = dlsym(api->lib, #name))
+
+int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
+{
+    memset(api, 0, sizeof *api);
+    api->lib = load(err, err_len);
+    if (!api->lib)
+        return -1;
+    BIND(cuptiGetResultString);
+    BIND(cuptiGetVersion);
+    BIND(cuptiActivityRegisterCallbacks);
+    BIND(cuptiActivityRegisterTimestampCallback);
+    BIND(cuptiActivityEnable);
+    BIND(cuptiActivityDisable);
+    BIND(cuptiActivityFlushAll);
+    BIND(cuptiActivityGetNextRecord);
+    BIND(cuptiActivityGetNumDroppedRecords);
+    BIND(cuptiActivitySetAttribute);
+    BIND(cuptiSetThreadIdType);
+    BIND(cuptiSubscribe);
+    BIND(cuptiSubscribe_v2);
+    BIND(cuptiUnsubscribe);
+    BIND(cuptiEnableCallback);
+    BIND(cuptiEnableDomain);
+    BIND(cuptiGetCallbackName);
+    Dl_info info;
+    if (api->cuptiActivityEnable && dladdr((void *)api->cuptiActivityEnable, &info) && info.dli_fname)
+        snprintf(api->path, sizeof api->path, "%s", info.dli_fname);
+    /* A library without cuptiActivityEnable (GPUFL_CUPTI_LIBRARY naming the
+     * wrong file) has no symbol to ask dladdr about: name it by its handle,
+     * so that the error below says which file it was. */
+    struct link_map *map = NULL;
+    if (!api->path[0] && dlinfo(api->lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
+        snprintf(api->path, sizeof api->path, "%s", map->l_name);
+    const char *missing = !api->cuptiActivityRegisterCallbacks ? "cuptiActivityRegisterCallbacks"
+                          : !api->cuptiActivityEnable          ? "cuptiActivityEnable"
+                          : !api->cuptiActivityDisable         ? "cuptiActivityDisable"
+                          : !api->cuptiActivityFlushAll        ? "cuptiActivityFlushAll"
+                          : !api->cuptiActivityGetNextRecord   ? "cuptiActivityGetNextRecord"
+                          : !api->cuptiActivityGetNumDroppedRecords ? "cuptiActivityGetNumDroppedRecords"
+                          : !api->cuptiActivitySetAttribute    ? "cuptiActivitySetAttribute"
+                          : !api->cuptiSubscribe               ? "cuptiSubscribe"
+                          : !api->cuptiUnsubscribe             ? "cuptiUnsubscribe"
+                          : !api->cuptiEnableCallback          ? "cuptiEnableCallback"
+                          : !api->cuptiEnableDomain            ? "cuptiEnableDomain"
+                          : !api->cuptiGetCallbackName         ? "cuptiGetCallbackName"
+                          : !api->cuptiGetVersion              ? "cuptiGetVersion"
+                                                               : NULL;
+    if (missing) {
+        snprintf(err, err_len, "%s lacks %s: too old a CUPTI", api->path[0] ? api->path : "libcupti",
+                 missing);
+        dlclose(api->lib);
+        memset(api, 0, sizeof *api);
+        return -1;
+    }
+    return 0;
+}
+
+const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc)
+{
+    static __thread char buf[48];
+    const char *text = NULL;
+    if (api->cuptiGetResultString && api->cuptiGetResultString(rc, &text) == CUPTI_SUCCESS && text)
+        return text;
+    snprintf(buf, sizeof buf, "CUPTI error %d", (int)rc);
+    return buf;
+}

@@ -1,0 +1,475 @@
+/*
+ * libgpufl_cupti.so: the trace engine. The core dlopen()s it for engines
+ * from Trace up and calls start/flush/stop through the plugin ABI
+ * (core/plugin_api.h).
+ *
+ * Threads:
+ *   - the program's threads run our API and NVTX callbacks (api_hooks.c,
+ *     nvtx_ranges.c): a few stores into the launch table, no locks;
+ *   - CUPTI's threads (and any thread that fills a buffer) run the buffer
+ *     callbacks (activity_buffers.c): an allocation or a queue append;
+ *   - one worker thread of ours asks CUPTI to flush every 100 ms, turns the
+ *     completed buffers into events (activity_records.c) and pushes them to
+ *     its own ring, waiting when the ring is full rather than dropping.
+ *
+ * Buffers are flushed forcibly when a context is being destroyed (device
+ * reset, process exit), when the core asks (gpufl_shutdown, the destructor
+ * at exit), and at stop. Nothing here may take a lock that a CUDA call on
+ * another thread could be holding while it waits for us.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend/cupti/activity_buffers.h"
+#include "backend/cupti/activity_records.h"
+#include "backend/cupti/api_hooks.h"
+#include "backend/cupti/cupti_api.h"
+#include "backend/cupti/launch_table.h"
+#include "backend/cupti/nvtx_ranges.h"
+#include "backend/cupti/stack_capture.h"
+#include "core/plugin_api.h"
+
+#define FLUSH_PERIOD_NS 100000000ull
+#define FLUSH_WAIT_S 10
+#define STACKS_MAX 65536
+
+static struct {
+    const gpufl_plugin_host *host;
+    gfl_cupti_api api;
+    bool loaded;
+    CUpti_SubscriberHandle sub;
+    bool subscribed;
+    gfl_launch_table launches;
+    gfl_records *records;
+    bool stacks;
+    CUpti_ActivityKind enabled[12];
+    size_t n_enabled;
+
+    pthread_t worker;
+    bool worker_running;
+    _Atomic bool stopping;
+    uint64_t cupti_dropped;
+
+    /* flush handshake: requests and completions are counted */
+    pthread_mutex_t lock;
+    pthread_cond_t done;
+    uint64_t requested, completed;
+} P = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+static void logf_(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(int level, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    P.host->log(level, msg);
+}
+
+/* ---- the worker ------------------------------------------------------------ */
+
+static void process(gfl_activity_buffer *b)
+{
+    while (b) {
+        gfl_activity_buffer *next = b->next;
+        gfl_records_process_buffer(P.records, b->data, b->valid, P.api.cuptiActivityGetNextRecord);
+        size_t dropped = 0;
+        if (P.api.cuptiActivityGetNumDroppedRecords(b->context, b->stream, &dropped) == CUPTI_SUCCESS &&
+            dropped) {
+            P.cupti_dropped += dropped;
+            P.host->count_lost(GFL_DROP_CUPTI, GFL_CHANNEL_DEVICE, dropped);
+        }
+        gfl_buffer_free(b);
+        b = next;
+    }
+}
+
+static uint64_t now_ns(void) { return P.host->now_ns(); }
+
+static void *worker_main(void *arg)
+{
+    (void)arg;
+    /* the program's signals are for the program's threads */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    uint64_t next_flush = now_ns() + FLUSH_PERIOD_NS;
+    while (!atomic_load_explicit(&P.stopping, memory_order_acquire)) {
+        uint64_t now = now_ns();
+        gfl_activity_buffer *b = gfl_buffers_take(next_flush > now ? next_flush - now : 0);
+        if (now_ns() >= next_flush) {
+            /* default flush: buffers whose records are all complete */
+            (void)P.api.cuptiActivityFlushAll(0);
+            next_flush = now_ns() + FLUSH_PERIOD_NS;
+        }
+        pthread_mutex_lock(&P.lock);
+        uint64_t serving = P.requested;
+        pthread_mutex_unlock(&P.lock);
+        /* everything queued before the request was made is taken now */
+        gfl_activity_buffer *more = gfl_buffers_take(0);
+        process(b);
+        process(more);
+        pthread_mutex_lock(&P.lock);
+        if (serving > P.completed) {
+            P.completed = serving;
+            pthread_cond_broadcast(&P.done);
+        }
+        pthread_mutex_unlock(&P.lock);
+    }
+    return NULL;
+}
+
+/* Forced flush, then waits until the worker has pushed every buffer that
+ * came back. Any thread but the worker. */
+static void flush_and_wait(void)
+{
+    (void)P.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!P.worker_running)
+        return;
+    pthread_mutex_lock(&P.lock);
+    uint64_t mine = ++P.requested;
+    pthread_mutex_unlock(&P.lock);
+    gfl_buffers_wake();
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += FLUSH_WAIT_S;
+    pthread_mutex_lock(&P.lock);
+    while (P.completed < mine)
+        if (pthread_cond_timedwait(&P.done, &P.lock, &until) != 0)
+            break; /* a stuck ring: give up waiting rather than hang the program */
+    bool late = P.completed < mine;
+    pthread_mutex_unlock(&P.lock);
+    if (late)
+        logf_(GFL_LOG_WARN, "CUPTI flush did not complete within %d s; later records may be missing",
+              FLUSH_WAIT_S);
+}
+
+/* ---- callbacks --------------------------------------------------------------- */
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    (void)userdata;
+    switch (domain) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+    case CUPTI_CB_DOMAIN_DRIVER_API:
+        gfl_api_hooks_callback(domain, cbid, data);
+        break;
+    case CUPTI_CB_DOMAIN_NVTX:
+        gfl_nvtx_callback(cbid, data);
+        break;
+    case CUPTI_CB_DOMAIN_RESOURCE:
+        /* the context's records must leave CUPTI before the context goes;
+         * the worker turns them into events later */
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+            (void)P.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- start and stop ----------------------------------------------------------- */
+
+static void disable_all(void)
+{
+    for (size_t i = 0; i < P.n_enabled; i++)
+        (void)P.api.cuptiActivityDisable(P.enabled[i]);
+    P.n_enabled = 0;
+}
+
+static void unsubscribe(void)
+{
+    gfl_api_hooks_disable();
+    if (P.subscribed) {
+        (void)P.api.cuptiUnsubscribe(P.sub);
+        P.subscribed = false;
+    }
+}
+
+/* Without a CUDA driver CUPTI says no more than CUPTI_ERROR_UNKNOWN (CUPTI
+ * 13 on a machine with the toolkit but no libcuda): name the cause when
+ * that is it. Only on the failure path, where loading libcuda costs
+ * nothing that matters. */
+static const char *driver_hint(void)
+{
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!driver)
+        return "; there is no CUDA driver here (libcuda.so.1 cannot be loaded)";
+    dlclose(driver);
+    return "";
+}
+
+static int subscribe(char *err, size_t err_len)
+{
+    CUptiResult rc;
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
+    if (P.api.cuptiSubscribe_v2) {
+        CUpti_SubscriberParams params = {
+            .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+            .subscriberName = "gpufl",
+            .oldSubscriberName = other,
+            .oldSubscriberSize = sizeof other,
+        };
+        rc = P.api.cuptiSubscribe_v2(&P.sub, on_callback, NULL, &params);
+    } else {
+        rc = P.api.cuptiSubscribe(&P.sub, on_callback, NULL);
+    }
+    if (rc == CUPTI_SUCCESS) {
+        P.subscribed = true;
+        return 0;
+    }
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        snprintf(err, err_len, "another CUPTI client%s%s%s is already attached to this process "
+                               "(a profiler such as Nsight Systems or torch.profiler)",
+                 other[0] ? " (" : "", other, other[0] ? ")" : "");
+    else
+        snprintf(err, err_len, "cuptiSubscribe: %s%s", gfl_cupti_error(&P.api, rc), driver_hint());
+    return -1;
+}
+
+static int enable(CUpti_ActivityKind kind, const char *what, bool required, char *err, size_t err_len)
+{
+    CUptiResult rc = P.api.cuptiActivityEnable(kind);
+    if (rc == CUPTI_SUCCESS) {
+        P.enabled[P.n_enabled++] = kind;
+        return 0;
+    }
+    if (required) {
+        snprintf(err, err_len, "cannot enable %s tracing: %s", what, gfl_cupti_error(&P.api, rc));
+        return -1;
+    }
+    logf_(GFL_LOG_WARN, "%s are not recorded: CUPTI cannot trace them here (%s)", what,
+          gfl_cupti_error(&P.api, rc));
+    return 0;
+}
+
+static int enable_activities(const gpufl_options *o, char *err, size_t err_len)
+{
+    if (enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", true, err, err_len) ||
+        enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copies", false, err, err_len) ||
+        enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copies", false, err, err_len) ||
+        enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets", false, err, err_len))
+        return -1;
+    if (o->enable_synchronization)
+        (void)enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronizations", false, err, err_len);
+    if (o->enable_memory_tracking)
+        (void)enable(CUPTI_ACTIVITY_KIND_MEMORY2, "allocations", false, err, err_len);
+    if (o->enable_external_correlation) {
+        /* external ids attach to API records: both API kinds are enabled so
+         * that launches through the driver API (cuLaunchKernel) get them too */
+        (void)enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation ids", false, err,
+                     err_len);
+        (void)enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API records", false, err, err_len);
+        (void)enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API records", false, err, err_len);
+    }
+    return 0;
+}
+
+static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
+{
+    gfl_api_hooks_config cfg = {
+        .host = P.host,
+        .table = &P.launches,
+        .syncs = o->enable_synchronization,
+        .allocations = o->enable_memory_tracking,
+        .graph_events = o->enable_cuda_graphs_tracking,
+        .stacks = P.stacks,
+    };
+    if (gfl_api_hooks_enable(&P.api, P.sub, &cfg, err, err_len) < 0)
+        return -1;
+    CUptiResult rc = P.api.cuptiEnableDomain(1, P.sub, CUPTI_CB_DOMAIN_NVTX);
+    if (rc != CUPTI_SUCCESS)
+        logf_(GFL_LOG_WARN, "NVTX ranges are not recorded: %s", gfl_cupti_error(&P.api, rc));
+    rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                   CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    if (rc != CUPTI_SUCCESS)
+        logf_(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s",
+              gfl_cupti_error(&P.api, rc));
+    return 0;
+}
+
+/* NVTX reads NVTX_INJECTION64_PATH at the program's first NVTX call; when
+ * that has not happened yet, pointing it at the CUPTI we loaded makes NVTX
+ * ranges reach our callbacks. gpufl run sets it before the program starts. */
+static void offer_nvtx_injection(void)
+{
+    if (!getenv("NVTX_INJECTION64_PATH") && P.api.path[0])
+        (void)setenv("NVTX_INJECTION64_PATH", P.api.path, 0);
+}
+
+static void stop_worker(void)
+{
+    if (!P.worker_running)
+        return;
+    atomic_store_explicit(&P.stopping, true, memory_order_release);
+    gfl_buffers_wake();
+    pthread_join(P.worker, NULL);
+    P.worker_running = false;
+}
+
+static void cleanup_failed_start(void)
+{
+    /* Buffers are ours to flush only if we got as far as subscribing (our
+     * buffer callbacks are registered after that). When another CUPTI
+     * client holds the process, a forced flush here would hand that
+     * client's buffers back to it early, incomplete records and all. */
+    bool ours = P.subscribed;
+    stop_worker();
+    disable_all();
+    unsubscribe();
+    if (ours)
+        (void)P.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    /* nothing is being recorded: drop what came back */
+    for (gfl_activity_buffer *b = gfl_buffers_take(0); b;) {
+        gfl_activity_buffer *next = b->next;
+        gfl_buffer_free(b);
+        b = next;
+    }
+    if (P.stacks)
+        gfl_stack_shutdown();
+    gfl_records_free(P.records);
+    P.records = NULL;
+}
+
+static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len)
+{
+    P.host = host;
+    const gpufl_options *o = host->options;
+    if (host->size < offsetof(gpufl_plugin_host, push_wait) + sizeof host->push_wait || !host->push_wait) {
+        snprintf(err, err_len, "the gpufl library is older than this plugin");
+        return -1;
+    }
+    if (!P.loaded) {
+        if (gfl_cupti_open(&P.api, err, err_len) != 0)
+            return -1;
+        P.loaded = true;
+    }
+    if (!P.launches.slots && gfl_launch_table_init(&P.launches, GFL_LAUNCH_TABLE_BITS) != 0) {
+        snprintf(err, err_len, "out of memory for the launch table");
+        return -1;
+    }
+    P.records = gfl_records_new(host, &P.launches);
+    if (!P.records) {
+        snprintf(err, err_len, "out of memory");
+        return -1;
+    }
+    P.stacks = o->enable_stack_trace;
+    if (P.stacks && gfl_stack_init(host, STACKS_MAX) != 0) {
+        logf_(GFL_LOG_WARN, "enable_stack_trace: call stacks cannot be captured here; recording without");
+        P.stacks = false;
+    }
+    P.cupti_dropped = 0;
+    P.requested = P.completed = 0;
+    atomic_store(&P.stopping, false);
+    gfl_buffers_reset();
+    gfl_nvtx_start(host);
+    offer_nvtx_injection();
+
+    if (subscribe(err, err_len) != 0)
+        goto fail;
+    if (P.api.cuptiSetThreadIdType)
+        (void)P.api.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    /* device timestamps converted into the session's own clock, so that
+     * kernels line up with scopes and host samples */
+    CUptiResult rc = P.api.cuptiActivityRegisterTimestampCallback
+                         ? P.api.cuptiActivityRegisterTimestampCallback(host->now_ns)
+                         : CUPTI_ERROR_NOT_SUPPORTED;
+    if (rc != CUPTI_SUCCESS)
+        logf_(GFL_LOG_WARN, "CUPTI keeps its own clock (%s): device times may be offset from host times",
+              gfl_cupti_error(&P.api, rc));
+    rc = P.api.cuptiActivityRegisterCallbacks(gfl_buffer_requested, gfl_buffer_completed);
+    if (rc != CUPTI_SUCCESS) {
+        snprintf(err, err_len, "cuptiActivityRegisterCallbacks: %s", gfl_cupti_error(&P.api, rc));
+        goto fail;
+    }
+    if (enable_callbacks(o, err, err_len) != 0 || enable_activities(o, err, err_len) != 0)
+        goto fail;
+    if (pthread_create(&P.worker, NULL, worker_main, NULL) != 0) {
+        snprintf(err, err_len, "cannot start the CUPTI worker thread");
+        goto fail;
+    }
+    P.worker_running = true;
+    uint32_t version = 0;
+    (void)P.api.cuptiGetVersion(&version);
+    logf_(GFL_LOG_DEBUG, "CUPTI %u from %s: tracing kernels, copies, memsets%s%s%s%s", version, P.api.path,
+          o->enable_synchronization ? ", syncs" : "", o->enable_memory_tracking ? ", allocations" : "",
+          o->enable_cuda_graphs_tracking ? ", graph launches" : "", P.stacks ? ", call stacks" : "");
+    return 0;
+fail:
+    cleanup_failed_start();
+    return -1;
+}
+
+static void plugin_flush(void)
+{
+    if (P.worker_running)
+        flush_and_wait();
+}
+
+static void report(void)
+{
+    const gfl_record_stats *s = gfl_records_stats(P.records);
+    logf_(GFL_LOG_DEBUG,
+          "CUPTI records: %llu kernels, %llu copies, %llu memsets, %llu syncs, %llu allocations, "
+          "%llu frees, %llu external ids",
+          (unsigned long long)s->kernels, (unsigned long long)s->copies, (unsigned long long)s->memsets,
+          (unsigned long long)s->syncs, (unsigned long long)s->allocs, (unsigned long long)s->frees,
+          (unsigned long long)s->externals);
+    if (s->unattributed)
+        logf_(GFL_LOG_WARN, "%llu device records arrived after their launch details were overwritten; "
+                            "they carry no thread, scope or API times",
+              (unsigned long long)s->unattributed);
+    if (P.cupti_dropped || gfl_buffers_refused())
+        logf_(GFL_LOG_WARN, "CUPTI dropped %llu records (%llu buffer requests refused at the %u MiB cap)",
+              (unsigned long long)P.cupti_dropped, (unsigned long long)gfl_buffers_refused(),
+              (unsigned)(GFL_ACTIVITY_BUFFERS_MAX * (GFL_ACTIVITY_BUFFER_BYTES >> 20)));
+    if (gfl_nvtx_unmatched())
+        logf_(GFL_LOG_DEBUG, "%llu NVTX calls could not be paired or stored",
+              (unsigned long long)gfl_nvtx_unmatched());
+}
+
+static void plugin_stop(void)
+{
+    if (!P.worker_running)
+        return;
+    /* no new launch details; records of work already launched still come */
+    gfl_api_hooks_disable();
+    flush_and_wait();
+    disable_all();
+    flush_and_wait(); /* what completed while disabling */
+    unsubscribe();
+    stop_worker();
+    process(gfl_buffers_take(0)); /* stragglers delivered during the join */
+    size_t dropped = 0;
+    if (P.api.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped) {
+        P.cupti_dropped += dropped;
+        P.host->count_lost(GFL_DROP_CUPTI, GFL_CHANNEL_DEVICE, dropped);
+    }
+    report();
+    gfl_nvtx_stop();
+    if (P.stacks)
+        gfl_stack_shutdown();
+    gfl_records_free(P.records);
+    P.records = NULL;
+}
+
+static const gpufl_plugin plugin = {
+    .size = sizeof plugin,
+    .abi = GPUFL_PLUGIN_ABI,
+    .name = "cupti",
+    .start = plugin_start,
+    .flush = plugin_flush,
+    .stop = plugin_stop,
+};
+
+__attribute__((visibility("default"))) const gpufl_plugin *gpufl_plugin_entry(void) { return &plugin; }

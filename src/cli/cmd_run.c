@@ -1,0 +1,418 @@
+/*
+ * `gpufl run [--engine NAME] [--log-path DIR] [--app-name NAME]
+ *            [--stack-trace] [--] PROGRAM ARGS...`
+ *
+ * Records an unmodified CUDA program. The program runs with
+ * CUDA_INJECTION64_PATH naming libgpufl_inject.so, so the CUDA driver
+ * starts a gpufl session inside it at its first cuInit (and in each child
+ * process that uses CUDA); the options travel as GPUFL_* variables. Each
+ * process that records appends "<pid> <session dir>" to a report file
+ * (GPUFL_RUN_REPORT, see src/core/run_env.h), which is how this command
+ * learns, once the program has ended, where every session went; it prints
+ * that and each session's summary to stderr (stdout stays the program's)
+ * and exits with the program's status.
+ *
+ * Single-threaded; the only concurrency is the signal handler that passes
+ * SIGINT and SIGTERM on to the program.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "collect/summary_json.h"
+#include "core/options.h"
+#include "core/run_env.h"
+#include "present/summary_text.h"
+
+#ifndef GPUFL_BIN_TO_LIB
+#define GPUFL_BIN_TO_LIB "../lib"
+#endif
+
+#define INJECT_NAME "libgpufl_inject.so"
+#define CUPTI_PLUGIN_NAME "libgpufl_cupti.so"
+#define DEFAULT_LOG_PATH "gpufl-logs" /* in the current directory */
+/* One recorded process: its full summary. Up to this many: the first lines
+ * of each. More: where they went, nothing else. */
+#define MAX_OVERVIEWS 16
+
+#define EXIT_CANNOT_EXEC 126 /* as a shell: found, but could not be run */
+#define EXIT_NOT_FOUND 127   /* as a shell: no such program */
+
+static const char usage_text[] =
+    "usage: gpufl run [--engine NAME] [--log-path DIR] [--app-name NAME] [--stack-trace]\n"
+    "                 [--] PROGRAM [ARGS...]\n"
+    "Runs PROGRAM with gpufl injected at its first CUDA call (and in its CUDA child processes),\n"
+    "then prints where each session went and its summary on stderr.\n"
+    "  --engine NAME     monitor, trace (default), pc_sampling, sass_metrics, range_profiler, deep\n"
+    "  --log-path DIR    directory for the session directories (default: ./gpufl-logs)\n"
+    "  --app-name NAME   name of the sessions (default: PROGRAM's base name)\n"
+    "  --stack-trace     record CPU call stacks at kernel launches and syncs\n"
+    "Without a flag, GPUFL_PROFILING_ENGINE, GPUFL_LOG_PATH and GPUFL_APP_NAME apply when set.\n"
+    "Exit code: PROGRAM's own (128+N when signal N killed it); 126 PROGRAM could not be\n"
+    "executed, 127 PROGRAM not found, 1 gpufl run itself failed, 64 bad usage.\n";
+
+typedef struct run_args {
+    const char *engine, *log_path, *app_name;
+    bool stack_trace;
+    char **program; /* PROGRAM ARGS..., NULL-terminated */
+} run_args;
+
+/* ---- arguments ---------------------------------------------------------- */
+
+/* Fills *a. Returns 0, -1 after printing the help (exit 0), or
+ * GFL_EXIT_USAGE after saying what was wrong. */
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    enum { O_ENGINE = 1, O_LOG_PATH, O_APP_NAME, O_STACK_TRACE };
+    static const struct option opts[] = {
+        {"engine", required_argument, 0, O_ENGINE},     {"log-path", required_argument, 0, O_LOG_PATH},
+        {"app-name", required_argument, 0, O_APP_NAME}, {"stack-trace", no_argument, 0, O_STACK_TRACE},
+        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    optind = 1;
+    opterr = 0;
+    int c;
+    /* "+": options end at PROGRAM, whose own options are its business */
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_ENGINE: {
+            gpufl_engine e;
+            if (gpufl__engine_parse(optarg, &e) != 0) {
+                fprintf(stderr, "gpufl run: --engine '%s' is not an engine (monitor, trace, "
+                                "pc_sampling, sass_metrics, range_profiler, deep)\n",
+                        optarg);
+                return GFL_EXIT_USAGE;
+            }
+            a->engine = gpufl__engine_name(e);
+            break;
+        }
+        case O_LOG_PATH:
+        case O_APP_NAME:
+            if (!optarg[0]) {
+                fprintf(stderr, "gpufl run: --%s must not be empty\n",
+                        c == O_LOG_PATH ? "log-path" : "app-name");
+                return GFL_EXIT_USAGE;
+            }
+            *(c == O_LOG_PATH ? &a->log_path : &a->app_name) = optarg;
+            break;
+        case O_STACK_TRACE:
+            a->stack_trace = true;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return -1;
+        default:
+            goto bad;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "gpufl run: no PROGRAM to run\n");
+        fputs(usage_text, stderr);
+        return GFL_EXIT_USAGE;
+    }
+    a->program = argv + optind;
+    return 0;
+bad:
+    fprintf(stderr, "gpufl run: unknown option, or one without its value: '%s'\n", argv[optind - 1]);
+    fputs(usage_text, stderr);
+    return GFL_EXIT_USAGE;
+}
+
+/* ---- the environment of the program -------------------------------------- */
+
+static bool readable(const char *path) { return access(path, R_OK) == 0; }
+
+/* The injection library, as an absolute path (the program may chdir before
+ * its first CUDA call): GPUFL_INJECT_LIBRARY, else beside this executable
+ * (a build tree), else in the lib directory of its install prefix. Returns
+ * 0, or -1 after saying where it looked. */
+static int find_inject_library(char *out, size_t len)
+{
+    const char *forced = getenv("GPUFL_INJECT_LIBRARY");
+    if (forced && forced[0]) {
+        if (!readable(forced) || !realpath(forced, out)) {
+            fprintf(stderr, "gpufl run: GPUFL_INJECT_LIBRARY=%s: %s\n", forced, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "gpufl run: cannot find this program's own path (/proc/self/exe: %s); set "
+                        "GPUFL_INJECT_LIBRARY to the path of " INJECT_NAME "\n",
+                strerror(errno));
+        return -1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    *slash = '\0';
+    char candidate[2][PATH_MAX + 64];
+    snprintf(candidate[0], sizeof candidate[0], "%s/" INJECT_NAME, exe);
+    snprintf(candidate[1], sizeof candidate[1], "%s/" GPUFL_BIN_TO_LIB "/" INJECT_NAME, exe);
+    for (int i = 0; i < 2; i++)
+        if (readable(candidate[i]) && realpath(candidate[i], out) && strlen(out) < len)
+            return 0;
+    fprintf(stderr, "gpufl run: cannot find " INJECT_NAME " (looked for %s and %s); set "
+                    "GPUFL_INJECT_LIBRARY to its path\n",
+            candidate[0], candidate[1]);
+    return -1;
+}
+
+static int set(const char *name, const char *value)
+{
+    if (setenv(name, value, 1) != 0) {
+        fprintf(stderr, "gpufl run: cannot set %s: %s\n", name, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int set_if_unset(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? 0 : set(name, value);
+}
+
+/* Sets what the program's gpufl needs. Options given here win over the
+ * caller's GPUFL_* variables; without them, the caller's variables win over
+ * this command's defaults. */
+static int prepare_environment(const run_args *a, const char *inject, const char *report)
+{
+    char path[PATH_MAX + 64];
+    const char *base = strrchr(a->program[0], '/');
+    base = base ? base + 1 : a->program[0];
+    if (set("CUDA_INJECTION64_PATH", inject) != 0 || set_if_unset("NVTX_INJECTION64_PATH", inject) != 0 ||
+        set(GPUFL_RUN_REPORT_ENV, report) != 0)
+        return -1;
+    if ((a->engine ? set("GPUFL_PROFILING_ENGINE", a->engine)
+                   : set_if_unset("GPUFL_PROFILING_ENGINE", "trace")) != 0)
+        return -1;
+    if ((a->app_name ? set("GPUFL_APP_NAME", a->app_name)
+                     : set_if_unset("GPUFL_APP_NAME", base[0] ? base : "gpufl")) != 0)
+        return -1;
+    if (a->stack_trace && set("GPUFL_ENABLE_STACK_TRACE", "1") != 0)
+        return -1;
+    /* Absolute, so that a program that changes directory before its first
+     * CUDA call records where it was asked to. The default is not the
+     * library's ./<app name>: that is PROGRAM itself for `gpufl run ./a.out`. */
+    const char *log_path = a->log_path ? a->log_path : DEFAULT_LOG_PATH;
+    char cwd[PATH_MAX];
+    if (log_path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(path, sizeof path, "%s", log_path);
+    else
+        snprintf(path, sizeof path, "%s/%s", cwd, log_path);
+    if ((a->log_path ? set("GPUFL_LOG_PATH", path) : set_if_unset("GPUFL_LOG_PATH", path)) != 0)
+        return -1;
+    /* A program that carries its own static copy of gpufl cannot find the
+     * CUPTI plugin beside a libgpufl.so; name the one installed with us. */
+    snprintf(path, sizeof path, "%.*s/" CUPTI_PLUGIN_NAME, (int)(strrchr(inject, '/') - inject), inject);
+    if (readable(path) && set_if_unset("GPUFL_DEVICE_PLUGIN", path) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- running the program -------------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+
+/* Passes SIGINT and SIGTERM sent to gpufl run alone (kill, a job
+ * scheduler: si_code <= 0) on to the program. One from the terminal
+ * (Ctrl-C: SI_KERNEL) already reached the program, which shares our
+ * process group; sending it again would be a second signal, which the
+ * injected program takes as "do not wait for the session to be written". */
+static void forward_signal(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    int saved_errno = errno;
+    if (info->si_code <= 0 && child_pid > 0)
+        kill((pid_t)child_pid, sig);
+    errno = saved_errno;
+}
+
+/* Forks and execs the program; fills *status (waitpid's) once it ended.
+ * Returns 0, or the exit code to use when it could not be run. */
+static int run_program(char **program, int *status)
+{
+    static const int signals[] = {SIGINT, SIGTERM};
+    int errpipe[2];
+    if (pipe2(errpipe, O_CLOEXEC) != 0) {
+        fprintf(stderr, "gpufl run: pipe: %s\n", strerror(errno));
+        return GFL_EXIT_FAIL;
+    }
+    /* Blocked until the handlers are in place, so that a signal arriving
+     * meanwhile is passed on, not lost. The child starts with the caller's
+     * mask and dispositions: SIGINT ignored (a background job) stays so. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    for (size_t i = 0; i < 2; i++)
+        sigaddset(&block, signals[i]);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(errpipe[0]);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execvp(program[0], program);
+        int e = errno;
+        ssize_t n = write(errpipe[1], &e, sizeof e);
+        (void)n;
+        _exit(EXIT_NOT_FOUND);
+    }
+    close(errpipe[1]);
+    if (pid < 0) {
+        fprintf(stderr, "gpufl run: fork: %s\n", strerror(errno));
+        close(errpipe[0]);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        return GFL_EXIT_FAIL;
+    }
+    child_pid = pid;
+    for (size_t i = 0; i < 2; i++) {
+        struct sigaction cur, sa;
+        if (sigaction(signals[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_IGN)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = forward_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(signals[i], &sa, NULL);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+
+    int exec_errno = 0;
+    ssize_t n;
+    while ((n = read(errpipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+        ;
+    close(errpipe[0]);
+    while (waitpid(pid, status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "gpufl run: waitpid: %s\n", strerror(errno));
+            return GFL_EXIT_FAIL;
+        }
+    }
+    child_pid = 0;
+    if (n == (ssize_t)sizeof exec_errno) {
+        bool missing = exec_errno == ENOENT || exec_errno == ENOTDIR;
+        fprintf(stderr, "gpufl run: %s: %s\n", program[0],
+                missing ? "no such program (not a file, and not found in PATH)" : strerror(exec_errno));
+        return missing ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+    }
+    return 0;
+}
+
+/* ---- what was recorded ----------------------------------------------------- */
+
+static void print_summary(const char *dir, bool full)
+{
+    gpufl__summary s;
+    char err[1024];
+    if (gpufl__summary_load(dir, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "gpufl run: no summary: %s\n", err);
+        return;
+    }
+    fputc('\n', stderr);
+    if (full)
+        gpufl__summary_render_text(&s, stderr);
+    else
+        gpufl__summary_render_overview(&s, stderr);
+    gpufl__summary_free(&s);
+}
+
+/* Reads the report: one "<pid> <dir>" line per recorded process. Prints
+ * where each session went and what it holds (see MAX_OVERVIEWS). */
+static void print_sessions(const char *report, const char *program)
+{
+    FILE *f = fopen(report, "re");
+    char *line = NULL;
+    size_t cap = 0, count = 0;
+    ssize_t len;
+    while (f && (len = getline(&line, &cap, f)) > 0)
+        count += line[len - 1] == '\n';
+    if (count == 0) {
+        if (gpufl__env_disabled())
+            fprintf(stderr, "gpufl run: nothing was recorded: GPUFL_DISABLED is set\n");
+        else
+            fprintf(stderr, "gpufl run: nothing was recorded: %s never initialised CUDA (gpufl starts "
+                            "recording at a process's first CUDA call), or gpufl could not start "
+                            "(see any gpufl: message above)\n",
+                    program);
+    }
+    if (f)
+        rewind(f);
+    while (f && (len = getline(&line, &cap, f)) > 0) {
+        if (line[len - 1] != '\n')
+            continue; /* torn: a process died writing it */
+        line[len - 1] = '\0';
+        char *dir = strchr(line, ' ');
+        if (!dir)
+            continue;
+        *dir++ = '\0';
+        fprintf(stderr, "gpufl run: process %s recorded into %s\n", line, dir);
+        if (count <= MAX_OVERVIEWS)
+            print_summary(dir, count == 1);
+    }
+    if (count > 1)
+        fprintf(stderr, "gpufl run: %zu processes recorded; `gpufl summary DIR` shows each in full\n",
+                count);
+    free(line);
+    if (f)
+        fclose(f);
+}
+
+/* The report file, empty, for the processes to append to. Returns 0 or -1. */
+static int make_report(char *path, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, len, "%s/gpufl-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "gpufl run: cannot create a file in %s: %s\n", tmp && tmp[0] ? tmp : "/tmp",
+                strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+int gpufl_cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? GFL_EXIT_OK : rc;
+    char inject[PATH_MAX], report[PATH_MAX];
+    if (find_inject_library(inject, sizeof inject) != 0 || make_report(report, sizeof report) != 0)
+        return GFL_EXIT_FAIL;
+    if (prepare_environment(&a, inject, report) != 0) {
+        unlink(report);
+        return GFL_EXIT_FAIL;
+    }
+    int status = 0;
+    rc = run_program(a.program, &status);
+    if (rc != 0) {
+        unlink(report);
+        return rc;
+    }
+    int code;
+    if (WIFSIGNALED(status)) {
+        code = 128 + WTERMSIG(status);
+        fprintf(stderr, "gpufl run: %s was killed by signal %d (%s)\n", a.program[0], WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
+    } else {
+        code = WEXITSTATUS(status);
+        fprintf(stderr, "gpufl run: %s exited with status %d\n", a.program[0], code);
+    }
+    print_sessions(report, a.program[0]);
+    unlink(report);
+    return code;
+}

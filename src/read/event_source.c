@@ -1,0 +1,206 @@
+/*
+ * Opening a source: which reader, and for a session directory which files
+ * in which order (see event_source.h).
+ */
+#include "read/event_source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpufl/gpufl.h"
+#include "read/input.h"
+#include "sink/gflt_format.h"
+
+#define MAX_PARTS 100000
+
+/* Whether the bytes start like a .gflt file (a file cut inside its header
+ * counts: it is a .gflt file that a crash left empty). */
+static bool looks_gflt(const uint8_t *p, size_t n, bool named_gflt)
+{
+    if (n == 0)
+        return named_gflt;
+    size_t m = n < GFLT_MAGIC_LEN ? n : GFLT_MAGIC_LEN;
+    return memcmp(p, GFLT_MAGIC, m) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int open_input(gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
+{
+    uint8_t head[GFLT_MAGIC_LEN];
+    ssize_t r = gpufl__input_read(in, 0, head, sizeof head);
+    if (r < 0) {
+        snprintf(err, err_len, "cannot read %s: %s", in->name, strerror(errno));
+        gpufl__input_close(in);
+        return GPUFL_EIO;
+    }
+    if (looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt")))
+        return gpufl__gflt_source_open(in, out, err, err_len);
+    if (in->fd < 0)
+        return gpufl__ndjson_source_open(NULL, 0, in, in->name, out, err, err_len);
+    /* a file: the NDJSON reader opens it by name */
+    char path[4096];
+    snprintf(path, sizeof path, "%s", in->name);
+    gpufl__input_close(in);
+    const char *paths[1] = {path};
+    return gpufl__ndjson_source_open(paths, 1, NULL, path, out, err, err_len);
+}
+
+/* ---- session directories -------------------------------------------------- */
+
+typedef struct part {
+    unsigned long n;
+    char *path;
+} part;
+
+static int part_order(const void *a, const void *b)
+{
+    unsigned long x = ((const part *)a)->n, y = ((const part *)b)->n;
+    return x < y ? -1 : x > y;
+}
+
+/* N when name is "<channel>.<N>.log", else 0. */
+static unsigned long rotated_part(const char *name, const char *channel)
+{
+    size_t c = strlen(channel);
+    if (strncmp(name, channel, c) != 0 || name[c] != '.')
+        return 0;
+    char *end;
+    const char *digits = name + c + 1;
+    if (*digits < '1' || *digits > '9')
+        return 0;
+    unsigned long n = strtoul(digits, &end, 10);
+    return strcmp(end, ".log") == 0 ? n : 0;
+}
+
+typedef struct path_list {
+    char **v;
+    size_t n, cap;
+} path_list;
+
+static int add_path(path_list *l, const char *dir, const char *name)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    size_t len = strlen(dir) + strlen(name) + 2;
+    if (!(l->v[l->n] = malloc(len)))
+        return GPUFL_ENOMEM;
+    snprintf(l->v[l->n++], len, "%s/%s", dir, name);
+    return 0;
+}
+
+/* The logs of one channel, oldest first: <channel>.1.log, .2.log, ...,
+ * then <channel>.log. */
+static int channel_paths(const char *dir, const char *channel, path_list *l)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return GPUFL_EIO;
+    part *parts = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        unsigned long k = rotated_part(e->d_name, channel);
+        if (!k)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            part *p = cap <= MAX_PARTS ? realloc(parts, cap * sizeof *p) : NULL;
+            if (!p) {
+                rc = GPUFL_ENOMEM;
+                break;
+            }
+            parts = p;
+        }
+        parts[n].n = k;
+        if (!(parts[n++].path = strdup(e->d_name)))
+            rc = GPUFL_ENOMEM;
+    }
+    closedir(d);
+    if (rc == 0 && n)
+        qsort(parts, n, sizeof *parts, part_order);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0 && parts[i].path)
+            rc = add_path(l, dir, parts[i].path);
+        free(parts[i].path);
+    }
+    free(parts);
+    char current[128];
+    snprintf(current, sizeof current, "%s.log", channel);
+    char full[4200];
+    snprintf(full, sizeof full, "%s/%s", dir, current);
+    struct stat st;
+    if (rc == 0 && stat(full, &st) == 0)
+        rc = add_path(l, dir, current);
+    return rc;
+}
+
+static int open_directory(const char *dir, gpufl__event_source **out, char *err, size_t err_len)
+{
+    char gflt[4200];
+    snprintf(gflt, sizeof gflt, "%s/trace.gflt", dir);
+    struct stat st;
+    if (stat(gflt, &st) == 0) {
+        gpufl__input in;
+        int rc = gpufl__input_open_file(&in, gflt, err, err_len);
+        return rc ? rc : gpufl__gflt_source_open(&in, out, err, err_len);
+    }
+    path_list l = {0};
+    int rc = 0;
+    for (uint8_t ch = 0; ch < GFL_CHANNEL_COUNT && rc == 0; ch++)
+        rc = channel_paths(dir, gpufl__channel_name(ch), &l);
+    if (rc != 0)
+        snprintf(err, err_len, "cannot list %s: %s", dir,
+                 rc == GPUFL_ENOMEM ? "out of memory" : strerror(errno));
+    else if (l.n == 0) {
+        snprintf(err, err_len, "%s has no trace.gflt and no *.log files: not a gpufl session", dir);
+        rc = GPUFL_ENOTFOUND;
+    } else {
+        rc = gpufl__ndjson_source_open((const char *const *)l.v, l.n, NULL, dir, out, err, err_len);
+    }
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i]);
+    free(l.v);
+    return rc;
+}
+
+int gpufl__source_open(const char *path, gpufl__event_source **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    struct stat st;
+    if (!path || stat(path, &st) != 0) {
+        snprintf(err, err_len, "cannot open %s: %s", path ? path : "(null)",
+                 path ? strerror(errno) : "no path");
+        return path && errno != ENOENT ? GPUFL_EIO : GPUFL_ENOTFOUND;
+    }
+    if (S_ISDIR(st.st_mode))
+        return open_directory(path, out, err, err_len);
+    gpufl__input in;
+    int rc = gpufl__input_open_file(&in, path, err, err_len);
+    return rc ? rc : open_input(&in, out, err, err_len);
+}
+
+int gpufl__source_open_memory(const void *data, size_t n, const char *name,
+                              gpufl__event_source **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    gpufl__input in;
+    gpufl__input_memory(&in, data, n, name);
+    return open_input(&in, out, err, err_len);
+}

@@ -1,0 +1,313 @@
+/*
+ * .gflt payload encoding (see gflt_encode.h, gflt_layout.h and
+ * docs/FORMAT.md, "Events chunk").
+ *
+ *   payload  = varint n, n type bytes, then per type present (ascending):
+ *              varint section length, section
+ *   section  = the type's columns in layout order, each: varint length, bytes
+ *
+ * Predictions (previous value, previous end on a stream, last launch of a
+ * kernel name) start afresh in every chunk, so a chunk decodes on its own.
+ */
+#include "sink/gflt_encode.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/varint.h"
+#include "gpufl/gpufl.h"
+#include "sink/gflt_format.h"
+#include "sink/gflt_layout.h"
+
+void gpufl__gflt_encoder_init(gpufl__gflt_encoder *e)
+{
+    memset(e, 0, sizeof *e);
+    e->next_file_id = 1;
+}
+
+void gpufl__gflt_encoder_free(gpufl__gflt_encoder *e)
+{
+    gpufl__idmap_free(&e->file_ids);
+    gpufl__idmap_free(&e->keys);
+    gpufl__idmap_free(&e->streams);
+    free(e->pending);
+    free(e->order);
+    free(e->hit);
+    free(e->present);
+    gpufl__bytebuf_free(&e->col);
+    gpufl__bytebuf_free(&e->sec);
+    memset(e, 0, sizeof *e);
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+/* The file id of source string id, queueing the string when it is new. */
+static int file_id(gpufl__gflt_encoder *e, uint32_t source_id, uint32_t *out)
+{
+    if (source_id == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (gpufl__idmap_get(&e->file_ids, source_id, out))
+        return 0;
+    if (e->npending == e->pending_cap) {
+        size_t cap = e->pending_cap ? e->pending_cap * 2 : 256;
+        uint32_t *p = realloc(e->pending, cap * sizeof *p);
+        if (!p)
+            return GPUFL_ENOMEM;
+        e->pending = p;
+        e->pending_cap = cap;
+    }
+    if (gpufl__idmap_put(&e->file_ids, source_id, e->next_file_id) != 0)
+        return GPUFL_ENOMEM;
+    e->pending[e->npending++] = source_id;
+    *out = e->next_file_id++;
+    return 0;
+}
+
+int gpufl__gflt_encode_strings(gpufl__gflt_encoder *e, const gpufl__string_lookup *names,
+                               gpufl__bytebuf *out)
+{
+    uint32_t first = e->next_file_id - (uint32_t)e->npending;
+    if (gpufl__bytebuf_varint(out, first) != 0 || gpufl__bytebuf_varint(out, e->npending) != 0)
+        return GPUFL_ENOMEM;
+    for (size_t i = 0; i < e->npending; i++) {
+        uint32_t len = 0;
+        const char *s = gpufl__lookup(names, e->pending[i], &len);
+        if (len > GFLT_MAX_STRING_BYTES)
+            len = GFLT_MAX_STRING_BYTES;
+        if (gpufl__bytebuf_varint(out, len) != 0 || gpufl__bytebuf_append(out, s, len) != 0)
+            return GPUFL_ENOMEM;
+    }
+    e->npending = 0;
+    return 0;
+}
+
+/* ---- columns ------------------------------------------------------------ */
+
+static int64_t sign_extend(uint64_t v, unsigned size)
+{
+    switch (size) {
+    case 1: return (int8_t)v;
+    case 2: return (int16_t)v;
+    case 4: return (int32_t)v;
+    default: return (int64_t)v;
+    }
+}
+
+/* Appends the column in e->col to e->sec, length first. */
+static int end_column(gpufl__gflt_encoder *e)
+{
+    if (gpufl__bytebuf_varint(&e->sec, e->col.len) != 0 ||
+        gpufl__bytebuf_append(&e->sec, e->col.p, e->col.len) != 0)
+        return GPUFL_ENOMEM;
+    e->col.len = 0;
+    return 0;
+}
+
+static void put_bitmap(uint8_t *p, const uint8_t *bits, size_t n)
+{
+    memset(p, 0, (n + 7) / 8);
+    for (size_t i = 0; i < n; i++)
+        p[i / 8] |= (uint8_t)(bits[i] << (i % 8));
+}
+
+/* The coded value of field f of ev; *prev is the column's previous value. */
+static int code_value(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *ev,
+                      uint64_t *prev, uint64_t *out)
+{
+    uint64_t v = gpufl__gflt_get(ev, f);
+    switch (f->codec) {
+    case GFLT_SVAR:
+        *out = gpufl__zigzag(sign_extend(v, f->size));
+        return 0;
+    case GFLT_DELTA:
+        *out = gpufl__zigzag((int64_t)(v - *prev));
+        *prev = v;
+        return 0;
+    case GFLT_REF:
+        *out = gpufl__zigzag((int64_t)(v - gpufl__gflt_get_at(ev, f->aux, 8)));
+        return 0;
+    case GFLT_STR: {
+        uint32_t id;
+        if (file_id(e, (uint32_t)v, &id) != 0)
+            return GPUFL_ENOMEM;
+        *out = id;
+        return 0;
+    }
+    default:
+        *out = v;
+        return 0;
+    }
+}
+
+/* A plain or OPT column of field f over the events idx[0..n) (only those
+ * with skip[i] == 0 when skip is given: the PRED misses). Uses present[]. */
+static int value_column(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs,
+                        const uint32_t *idx, size_t n, const uint8_t *skip)
+{
+    size_t bitmap = (f->flags & GFLT_OPT) ? (n + 7) / 8 : 0;
+    if (gpufl__bytebuf_reserve(&e->col, bitmap + n * GFL_VARINT_MAX) != 0)
+        return GPUFL_ENOMEM;
+    if (bitmap) {
+        for (size_t i = 0; i < n; i++)
+            e->present[i] = gpufl__gflt_get(&evs[idx[i]], f) != 0;
+        put_bitmap(e->col.p, e->present, n);
+    }
+    uint8_t *p = e->col.p + bitmap;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gfl_event *ev = &evs[idx[i]];
+        if ((skip && skip[i]) || (bitmap && gpufl__gflt_get(ev, f) == 0))
+            continue;
+        uint64_t v;
+        if (code_value(e, f, ev, &prev, &v) != 0)
+            return GPUFL_ENOMEM;
+        p = gpufl__put_varint(p, v);
+    }
+    e->col.len = (size_t)(p - e->col.p);
+    return end_column(e);
+}
+
+/* The two columns of a SPAN field: start against the previous end on the
+ * same device and stream, then the duration. */
+static int span_columns(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs,
+                        const uint32_t *idx, size_t n)
+{
+    gpufl__idmap_clear(&e->streams);
+    if (gpufl__bytebuf_reserve(&e->col, n * GFL_VARINT_MAX) != 0)
+        return GPUFL_ENOMEM;
+    uint8_t *p = e->col.p;
+    uint64_t prev_start = 0;
+    for (size_t i = 0; i < n; i++) {
+        const gfl_event *ev = &evs[idx[i]];
+        uint64_t start = gpufl__gflt_get(ev, f);
+        uint64_t key = (uint64_t)ev->h.device << 32 | gpufl__gflt_get_at(ev, f->aux2, 4);
+        uint32_t j;
+        uint64_t pred = gpufl__idmap_get(&e->streams, key, &j)
+                            ? gpufl__gflt_get_at(&evs[idx[j]], f->aux, 8)
+                            : prev_start;
+        p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(start - pred)));
+        prev_start = start;
+        if (gpufl__idmap_put(&e->streams, key, (uint32_t)i) != 0)
+            return GPUFL_ENOMEM;
+    }
+    e->col.len = (size_t)(p - e->col.p);
+    if (end_column(e) != 0 || gpufl__bytebuf_reserve(&e->col, n * GFL_VARINT_MAX) != 0)
+        return GPUFL_ENOMEM;
+    p = e->col.p;
+    for (size_t i = 0; i < n; i++) {
+        const gfl_event *ev = &evs[idx[i]];
+        p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(gpufl__gflt_get_at(ev, f->aux, 8) -
+                                                          gpufl__gflt_get(ev, f))));
+    }
+    e->col.len = (size_t)(p - e->col.p);
+    return end_column(e);
+}
+
+static int pred_equal(const gpufl__gflt_layout *l, const gfl_event *a, const gfl_event *b)
+{
+    for (unsigned k = 0; k < l->nfields; k++) {
+        const gpufl__gflt_field *f = &l->fields[k];
+        if ((f->flags & GFLT_PRED) && gpufl__gflt_get(a, f) != gpufl__gflt_get(b, f))
+            return 0;
+    }
+    return 1;
+}
+
+/* The PRED bitmap: hit[i] = 1 when event i's predicted fields equal those
+ * of the last earlier event with its key. */
+static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs,
+                       const uint32_t *idx, size_t n)
+{
+    gpufl__idmap_clear(&e->keys);
+    for (size_t i = 0; i < n; i++) {
+        const gfl_event *ev = &evs[idx[i]];
+        uint64_t key = gpufl__gflt_get_at(ev, l->key, 4);
+        uint32_t j;
+        e->hit[i] = gpufl__idmap_get(&e->keys, key, &j) && pred_equal(l, ev, &evs[idx[j]]);
+        if (gpufl__idmap_put(&e->keys, key, (uint32_t)i) != 0)
+            return GPUFL_ENOMEM;
+    }
+    if (gpufl__bytebuf_reserve(&e->col, (n + 7) / 8) != 0)
+        return GPUFL_ENOMEM;
+    put_bitmap(e->col.p, e->hit, n);
+    e->col.len = (n + 7) / 8;
+    return end_column(e);
+}
+
+/* The section of one type: its columns, in layout order. */
+static int encode_section(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs,
+                          const uint32_t *idx, size_t n)
+{
+    if (e->flags_cap < n) {
+        uint8_t *h = realloc(e->hit, n), *p = h ? realloc(e->present, n) : NULL;
+        if (h)
+            e->hit = h;
+        if (!p)
+            return GPUFL_ENOMEM;
+        e->present = p;
+        e->flags_cap = n;
+    }
+    int rc = 0;
+    bool predicted = false;
+    for (unsigned k = 0; k < l->nfields && rc == 0; k++) {
+        const gpufl__gflt_field *f = &l->fields[k];
+        if (f->codec == GFLT_SPAN) {
+            rc = span_columns(e, f, evs, idx, n);
+        } else if (f->flags & GFLT_PRED) {
+            if (!predicted && (rc = pred_column(e, l, evs, idx, n)) != 0)
+                break;
+            predicted = true;
+            rc = value_column(e, f, evs, idx, n, e->hit);
+        } else {
+            rc = value_column(e, f, evs, idx, n, NULL);
+        }
+    }
+    return rc;
+}
+
+int gpufl__gflt_encode_events(gpufl__gflt_encoder *e, const gfl_event *evs, size_t n,
+                              gpufl__bytebuf *out)
+{
+    size_t count[GFL_EV_TYPE_COUNT] = {0}, start[GFL_EV_TYPE_COUNT];
+    for (size_t i = 0; i < n; i++) {
+        if (!gpufl__gflt_layout_of(evs[i].h.type))
+            return GPUFL_EINVAL;
+        count[evs[i].h.type]++;
+    }
+    if (e->order_cap < n) {
+        uint32_t *o = realloc(e->order, n * sizeof *o);
+        if (!o)
+            return GPUFL_ENOMEM;
+        e->order = o;
+        e->order_cap = n;
+    }
+    size_t at = 0;
+    for (unsigned t = 0; t < GFL_EV_TYPE_COUNT; t++) {
+        start[t] = at;
+        at += count[t];
+    }
+    for (size_t i = 0; i < n; i++)
+        e->order[start[evs[i].h.type]++] = (uint32_t)i;
+
+    if (gpufl__bytebuf_varint(out, n) != 0 || gpufl__bytebuf_reserve(out, n) != 0)
+        return GPUFL_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        out->p[out->len++] = evs[i].h.type;
+    at = 0;
+    for (unsigned t = 0; t < GFL_EV_TYPE_COUNT; t++) {
+        if (!count[t])
+            continue;
+        e->sec.len = 0;
+        int rc = encode_section(e, gpufl__gflt_layout_of((uint8_t)t), evs, e->order + at, count[t]);
+        if (rc != 0)
+            return rc;
+        if (gpufl__bytebuf_varint(out, e->sec.len) != 0 ||
+            gpufl__bytebuf_append(out, e->sec.p, e->sec.len) != 0)
+            return GPUFL_ENOMEM;
+        at += count[t];
+    }
+    return 0;
+}

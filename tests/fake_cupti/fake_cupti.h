@@ -1,0 +1,135 @@
+/*
+ * The control API of the fake libcupti (fake_cupti.c), for tests.
+ *
+ * Each simulated CUDA call does, on the calling thread, what the real call
+ * does under CUPTI: the subscriber's API_ENTER callback (a fresh correlation
+ * id), the API_EXIT callback, then the activity records it produces (the
+ * external correlation records and the RUNTIME/DRIVER API record, then the
+ * device records) appended to the calling thread's own activity buffer. A
+ * callback is delivered only when the subscriber enabled it; a record is
+ * written only when its activity kind is enabled. Every timestamp comes
+ * from the registered timestamp callback.
+ *
+ * A test reaches these with dlsym() on the handle of the fake the plugin
+ * loaded (dlopen the same path: it is the same object), typed with
+ * __typeof__(&fake_cupti_...). They are not linked into the test.
+ *
+ * Context 1 on device 0 unless a call says otherwise.
+ */
+#ifndef GPUFL_TESTS_FAKE_CUPTI_H
+#define GPUFL_TESTS_FAKE_CUPTI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cupti.h>
+
+#define FAKE_CUPTI_CONTEXT 1
+#define FAKE_CUPTI_DURATION_NS 1000 /* a device record's length when none is given */
+
+typedef struct fake_cupti_kernel {
+    const char *name;      /* as the driver reports it: mangled for C++ kernels */
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint16_t registers;    /* per thread */
+    int32_t static_smem;   /* bytes */
+    int32_t dynamic_smem;  /* bytes */
+    uint32_t local_mem;    /* bytes per thread */
+    uint32_t device;
+    uint32_t stream;
+    uint64_t duration_ns;  /* 0: FAKE_CUPTI_DURATION_NS */
+    bool driver_api;       /* launched with cuLaunchKernel, else cudaLaunchKernel */
+} fake_cupti_kernel;
+
+/* Launches one kernel. Returns the call's correlation id. */
+uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k);
+
+/* cudaMemcpyAsync: copy_kind is a CUpti_ActivityMemcpyKind, src and dst
+ * CUpti_ActivityMemoryKind. Returns the correlation id. */
+uint32_t fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind, uint64_t bytes,
+                           uint32_t stream);
+/* cudaMemcpyPeerAsync: a MEMCPY2 record. */
+uint32_t fake_cupti_memcpy_peer(uint32_t src_device, uint32_t dst_device, uint64_t bytes, uint32_t stream);
+/* cudaMemsetAsync on device memory. */
+uint32_t fake_cupti_memset(uint64_t bytes, uint32_t value, uint32_t stream);
+
+/* A host wait, by CUPTI's synchronization type: cudaStreamSynchronize
+ * (STREAM_SYNCHRONIZE), cudaDeviceSynchronize (CONTEXT_SYNCHRONIZE: no
+ * stream), cudaEventSynchronize (EVENT_SYNCHRONIZE), cudaStreamWaitEvent
+ * (STREAM_WAIT_EVENT). event 0: none (CUPTI writes all ones). */
+uint32_t fake_cupti_sync(CUpti_ActivitySynchronizationType type, uint32_t stream, uint32_t event);
+
+/* cudaMalloc / cudaFree of device memory (MEMORY2 records); async: the
+ * stream-ordered cudaMallocAsync / cudaFreeAsync on stream. */
+uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, bool async, uint32_t stream);
+uint32_t fake_cupti_free(uint64_t address, uint64_t bytes, bool async, uint32_t stream);
+
+/* cudaGraphLaunch of a graph of n kernels: their records carry the
+ * launch's correlation id and graph_id. */
+uint32_t fake_cupti_graph_launch(uint32_t graph_id, const fake_cupti_kernel *kernels, unsigned n);
+
+/* NVTX through CUPTI's NVTX callbacks, on the calling thread. */
+void fake_cupti_nvtx_push(const char *message);
+void fake_cupti_nvtx_pop(void);
+void fake_cupti_nvtx_mark(const char *message);
+uint64_t fake_cupti_nvtx_start(const char *message); /* the nvtxRangeId_t */
+void fake_cupti_nvtx_end(uint64_t id);
+/* nvtxDomainCreateA, then nvtxDomainRangePushEx / nvtxDomainRangePop. */
+void *fake_cupti_nvtx_domain_create(const char *name);
+void fake_cupti_nvtx_domain_push(void *domain, const char *message);
+void fake_cupti_nvtx_domain_pop(void *domain);
+
+/* cuptiActivityPushExternalCorrelationId / Pop on the calling thread:
+ * calls made while an id is pushed get an EXTERNAL_CORRELATION record. */
+void fake_cupti_push_external_id(CUpti_ExternalCorrelationKind kind, uint64_t id);
+void fake_cupti_pop_external_id(CUpti_ExternalCorrelationKind kind);
+
+/* n records lost for want of a buffer, reported by the next
+ * cuptiActivityGetNumDroppedRecords. */
+void fake_cupti_drop(uint64_t n);
+
+/* A kernel launch whose record has impossible timestamps, as CUPTI emits
+ * on context teardown. Returns the correlation id. */
+typedef enum fake_cupti_bad {
+    FAKE_CUPTI_BAD_ZERO_START = 0,     /* start 0 */
+    FAKE_CUPTI_BAD_END_BEFORE_START = 1,
+    FAKE_CUPTI_BAD_FUTURE = 2,         /* an hour after now */
+    FAKE_CUPTI_BAD_BEFORE_SESSION = 3, /* start 1 ns after the clock's origin */
+} fake_cupti_bad;
+uint32_t fake_cupti_bad_record(fake_cupti_bad kind);
+
+/* The RESOURCE domain's CONTEXT_DESTROY_STARTING callback for context
+ * (cudaDeviceReset, cuCtxDestroy, process exit). */
+void fake_cupti_destroy_context(uint32_t context);
+
+/* From now on cuptiActivityEnable(kind) returns rc (CUPTI_SUCCESS: accept
+ * again), as on a device or driver that cannot trace that kind. */
+void fake_cupti_refuse_kind(CUpti_ActivityKind kind, CUptiResult rc);
+/* From now on the buffer request callback's answer is ignored and no
+ * buffer is taken (records are dropped and counted), or taken again. */
+void fake_cupti_refuse_buffers(bool refuse);
+
+/* ---- what the fake saw ------------------------------------------------- */
+
+typedef struct fake_cupti_counters {
+    uint64_t subscribes, unsubscribes, subscribe_refusals;
+    uint64_t callbacks;          /* delivered to the subscriber */
+    uint64_t buffers_requested;  /* request callback calls */
+    uint64_t buffers_empty;      /* the request callback gave no buffer */
+    uint64_t buffers_completed;  /* completion callback calls */
+    uint64_t records;            /* written into buffers */
+    uint64_t records_dropped;    /* no buffer, plus fake_cupti_drop() */
+    uint64_t flushes, forced_flushes;
+    uint64_t timestamp_calls;    /* timestamps taken from the client's callback */
+} fake_cupti_counters;
+
+void fake_cupti_get_counters(fake_cupti_counters *out);
+/* Records written into per-thread buffers that were not delivered yet. */
+uint64_t fake_cupti_pending_records(void);
+bool fake_cupti_callback_enabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+bool fake_cupti_activity_enabled(CUpti_ActivityKind kind);
+bool fake_cupti_subscribed(void);
+bool fake_cupti_has_timestamp_callback(void);
+CUpti_ActivityThreadIdType fake_cupti_thread_id_type(void);
+
+#endif /* GPUFL_TESTS_FAKE_CUPTI_H */

@@ -1,0 +1,415 @@
+/*
+ * `gpufl run`, as a user runs it: the real command on a program that stands
+ * in for a CUDA program (tests/inject_target: it calls InitializeInjection
+ * itself where the driver would), with the synthetic device plugin.
+ *
+ * Why: `gpufl run` sits between a user (or a job script) and their program,
+ * so it must be invisible where it should be (the program's stdout and
+ * exit status, 128+N for a signal, 127 for a program that is not there) and
+ * say plainly where the sessions went, and its options must reach every
+ * session it starts.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+typedef struct result {
+    int code;        /* exit code, 128+N when killed by signal N */
+    char *out, *err; /* stdout and stderr */
+    char *cwd;       /* where it ran (a fresh directory) */
+} result;
+
+static result *current;
+
+static int cleanup(void **state)
+{
+    (void)state;
+    if (current) {
+        free(current->out);
+        free(current->err);
+        tu_rm_rf(current->cwd);
+        free(current->cwd);
+        free(current);
+        current = NULL;
+    }
+    return 0;
+}
+
+/* Starts `gpufl run args...` in a fresh directory; env is a NULL-terminated
+ * list of NAME=VALUE (NAME= unsets). A first argument "./NAME" is made a
+ * link to inject_target in that directory. */
+static pid_t start(result *r, const char *const *args, const char *const *env)
+{
+    r->cwd = tu_mkdtemp("cli-run");
+    char out[4200], err[4200], ready[4200];
+    snprintf(out, sizeof out, "%s/.stdout", r->cwd);
+    snprintf(err, sizeof err, "%s/.stderr", r->cwd);
+    snprintf(ready, sizeof ready, "%s/.ready", r->cwd);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (chdir(r->cwd) != 0)
+            _exit(120);
+        if (args[0] && !strncmp(args[0], "./", 2) && symlink(GFL_INJECT_TARGET, args[0]) != 0)
+            _exit(122);
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        static const char *const clear[] = {"GPUFL_LOG_PATH", "GPUFL_APP_NAME", "GPUFL_PROFILING_ENGINE",
+                                            "GPUFL_ENABLE_STACK_TRACE", "GPUFL_DISABLED",
+                                            "GPUFL_CONFIG_FILE", "GPUFL_INJECT_LIBRARY",
+                                            "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
+                                            "GPUFL_RUN_REPORT", "GPUFL_INJECTED_PID", NULL};
+        for (const char *const *c = clear; *c; c++)
+            unsetenv(*c);
+        setenv("GPUFL_DEVICE_PLUGIN", GFL_SYNTHETIC_PLUGIN, 1);
+        setenv("GPUFL_SYNTHETIC", "kernels=50,copies=5,memsets=0,syncs=0,allocs=0,metrics=0,threads=1", 1);
+        setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+        setenv("READY_FILE", ready, 1);
+        for (const char *const *kv = env; kv && *kv; kv++) {
+            char buf[4200];
+            snprintf(buf, sizeof buf, "%s", *kv);
+            char *eq = strchr(buf, '=');
+            *eq = '\0';
+            if (eq[1])
+                setenv(buf, eq + 1, 1);
+            else
+                unsetenv(buf);
+        }
+        const char *argv[40] = {GFL_CLI, "run"};
+        int n = 2;
+        for (; args[n - 2] && n < 39; n++)
+            argv[n] = args[n - 2];
+        argv[n] = NULL;
+        execv(GFL_CLI, (char *const *)argv);
+        _exit(121);
+    }
+    return pid;
+}
+
+static void finish(result *r, pid_t pid)
+{
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 256 + WTERMSIG(status);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.stdout", r->cwd);
+    r->out = tu_read_file(path, NULL);
+    snprintf(path, sizeof path, "%s/.stderr", r->cwd);
+    r->err = tu_read_file(path, NULL);
+    assert_non_null(r->out);
+    assert_non_null(r->err);
+}
+
+static result *run_cli(const char *const *args, const char *const *env)
+{
+    result *r = current = calloc(1, sizeof *r);
+    finish(r, start(r, args, env));
+    return r;
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void expect_code(const result *r, int code)
+{
+    if (r->code != code)
+        fail_msg("exit code %d, expected %d; stderr:\n%s", r->code, code, r->err);
+}
+
+/* The session directories `gpufl run` named, in order (malloc'd). */
+static size_t recorded_dirs(const result *r, char **dirs, size_t max)
+{
+    static const char tag[] = " recorded into ";
+    size_t n = 0;
+    for (const char *p = strstr(r->err, tag); p; p = strstr(p + 1, tag)) {
+        const char *start = p + strlen(tag), *end = strchr(start, '\n');
+        assert_non_null(end);
+        assert_true(n < max);
+        dirs[n++] = strndup(start, (size_t)(end - start));
+    }
+    return n;
+}
+
+/* The one recorded session's session.json (json_decref it), after checking
+ * that its directory exists under parent. */
+static json_t *one_session(const result *r, const char *parent)
+{
+    char *dirs[4];
+    size_t n = recorded_dirs(r, dirs, 4);
+    if (n != 1)
+        fail_msg("%zu sessions reported, expected 1; stderr:\n%s", n, r->err);
+    struct stat st;
+    assert_int_equal(stat(dirs[0], &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    char *real_parent = realpath(parent, NULL);
+    assert_non_null(real_parent);
+    assert_true(!strncmp(dirs[0], real_parent, strlen(real_parent)));
+    json_t *sj = tu_session_json(dirs[0]);
+    free(real_parent);
+    free(dirs[0]);
+    return sj;
+}
+
+static const char *option_str(json_t *sj, const char *key)
+{
+    return tu_str(json_object_get(sj, "options"), key);
+}
+
+static size_t kernels_in(json_t *sj)
+{
+    tu_ndjson f;
+    assert_int_equal(tu_ndjson_load_channel(tu_str(sj, "log_dir"), "device", &f), 0);
+    size_t n = tu_count_type(&f, "kernel");
+    tu_ndjson_free(&f);
+    return n;
+}
+
+/* ---- the program's status, stdout and sessions ---------------------------------- */
+
+static void test_exit_zero(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "exit", "0"), NULL);
+    expect_code(r, 0);
+    /* stdout is the program's alone */
+    assert_string_equal(r->out, "inject_target: hello\n");
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s/gpufl-logs", r->cwd);
+    json_t *sj = one_session(r, parent);
+    assert_string_equal(tu_str(sj, "app_name"), "gpufl_inject_target");
+    assert_string_equal(tu_str(sj, "status"), "ended");
+    assert_string_equal(option_str(sj, "profiling_engine"), "trace");
+    assert_int_equal(kernels_in(sj), 50);
+    json_decref(sj);
+    /* the summary `gpufl summary` prints, on stderr */
+    assert_non_null(strstr(r->err, "gpufl session gpufl_inject_target-"));
+    assert_non_null(strstr(r->err, "ended cleanly"));
+    assert_non_null(strstr(r->err, "GPU kernels (by total time)")); /* one process: in full */
+    assert_non_null(strstr(r->err, "exited with status 0"));
+}
+
+/* `gpufl run ./prog`: the library's default log directory, ./prog, would
+ * be the program itself. */
+static void test_program_in_current_directory(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS("./prog", "exit", "0"), NULL);
+    expect_code(r, 0);
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s/gpufl-logs", r->cwd);
+    json_t *sj = one_session(r, parent);
+    assert_string_equal(tu_str(sj, "app_name"), "prog");
+    json_decref(sj);
+}
+
+static void test_exit_code_passes_through(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "exit", "3"), NULL);
+    expect_code(r, 3);
+    json_t *sj = one_session(r, r->cwd);
+    assert_string_equal(tu_str(sj, "status"), "ended");
+    json_decref(sj);
+}
+
+static void test_program_killed_by_sigterm(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "signal", "15"), NULL);
+    expect_code(r, 128 + SIGTERM);
+    json_t *sj = one_session(r, r->cwd);
+    assert_string_equal(tu_str(sj, "status"), "ended"); /* flushed before dying */
+    assert_int_equal(kernels_in(sj), 50);
+    json_decref(sj);
+    assert_non_null(strstr(r->err, "killed by signal 15"));
+}
+
+static void test_program_killed_by_sigkill(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "signal", "9"), NULL);
+    expect_code(r, 128 + SIGKILL);
+    json_t *sj = one_session(r, r->cwd); /* still reported; nothing could end it */
+    json_decref(sj);
+}
+
+/* A SIGTERM sent to gpufl run (a job scheduler stopping the job) reaches
+ * the program, which writes its session and dies of it. */
+static void test_sigterm_is_forwarded(void **state)
+{
+    (void)state;
+    result *r = current = calloc(1, sizeof *r);
+    pid_t pid = start(r, ARGS(GFL_INJECT_TARGET, "wait"), NULL);
+    char ready[4200];
+    snprintf(ready, sizeof ready, "%s/.ready", r->cwd);
+    for (int i = 0; i < 20000 && !tu_exists(ready); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_true(tu_exists(ready));
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    finish(r, pid);
+    expect_code(r, 128 + SIGTERM);
+    json_t *sj = one_session(r, r->cwd);
+    assert_string_equal(tu_str(sj, "status"), "ended");
+    json_decref(sj);
+}
+
+static void test_several_processes(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "children", "2"), NULL);
+    expect_code(r, 0);
+    char *dirs[8];
+    size_t n = recorded_dirs(r, dirs, 8);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        json_t *sj = tu_session_json(dirs[i]);
+        assert_string_equal(tu_str(sj, "status"), "ended");
+        json_decref(sj);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(dirs[i], dirs[j]);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(dirs[i]);
+    /* several: the first lines of each summary, and a word on the rest */
+    assert_non_null(strstr(r->err, "3 processes recorded"));
+    assert_null(strstr(r->err, "GPU kernels (by total time)"));
+}
+
+static void test_no_cuda_no_session(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "nocuda"), NULL);
+    expect_code(r, 0);
+    assert_non_null(strstr(r->err, "nothing was recorded"));
+    assert_non_null(strstr(r->err, "never initialised CUDA"));
+    char *dirs[1];
+    assert_int_equal(recorded_dirs(r, dirs, 1), 0);
+}
+
+/* ---- options ------------------------------------------------------------------- */
+
+static void test_options_reach_the_session(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS("--engine", "monitor", "--app-name", "my app", "--log-path", "rel/logs",
+                             "--stack-trace", "--", GFL_INJECT_TARGET, "exit", "0"),
+                        NULL);
+    expect_code(r, 0);
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s/rel/logs", r->cwd);
+    json_t *sj = one_session(r, parent);
+    assert_string_equal(tu_str(sj, "app_name"), "my app");
+    assert_string_equal(option_str(sj, "profiling_engine"), "monitor");
+    assert_true(json_is_true(json_object_get(json_object_get(sj, "options"), "enable_stack_trace")));
+    assert_int_equal(kernels_in(sj), 0); /* monitor never loads the device plugin */
+    json_decref(sj);
+}
+
+/* Without --engine and --app-name the caller's variables are kept. */
+static void test_caller_environment_kept(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "exit", "0"),
+                        (const char *const[]){"GPUFL_PROFILING_ENGINE=monitor", "GPUFL_APP_NAME=from_env",
+                                              NULL});
+    expect_code(r, 0);
+    json_t *sj = one_session(r, r->cwd);
+    assert_string_equal(tu_str(sj, "app_name"), "from_env");
+    assert_string_equal(option_str(sj, "profiling_engine"), "monitor");
+    json_decref(sj);
+}
+
+/* ---- errors ------------------------------------------------------------------- */
+
+static void test_program_not_found(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS("/nonexistent/gpufl-test-program"), NULL);
+    expect_code(r, 127);
+    assert_non_null(strstr(r->err, "/nonexistent/gpufl-test-program"));
+    assert_string_equal(r->out, "");
+    cleanup(NULL);
+    r = run_cli(ARGS("gpufl-test-no-such-program-in-path"), NULL);
+    expect_code(r, 127);
+    assert_non_null(strstr(r->err, "gpufl-test-no-such-program-in-path"));
+}
+
+static void test_program_not_executable(void **state)
+{
+    (void)state;
+    char *dir = tu_mkdtemp("cli-run-file"), path[4200];
+    snprintf(path, sizeof path, "%s/not-a-program", dir);
+    tu_write_file(path, "just text\n");
+    chmod(path, 0644);
+    result *r = run_cli(ARGS(path), NULL);
+    tu_rm_rf(dir);
+    free(dir);
+    expect_code(r, 126);
+}
+
+static void test_bad_usage(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS("--bogus", GFL_INJECT_TARGET, "exit", "0"), NULL);
+    expect_code(r, 64);
+    assert_non_null(strstr(r->err, "--bogus"));
+    cleanup(NULL);
+    r = run_cli(ARGS("--engine", "warp", GFL_INJECT_TARGET, "exit", "0"), NULL);
+    expect_code(r, 64);
+    assert_non_null(strstr(r->err, "warp"));
+    cleanup(NULL);
+    r = run_cli((const char *const[]){NULL}, NULL);
+    expect_code(r, 64);
+    cleanup(NULL);
+    r = run_cli(ARGS("--engine"), NULL);
+    expect_code(r, 64);
+}
+
+static void test_missing_injection_library(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "exit", "0"),
+                        (const char *const[]){"GPUFL_INJECT_LIBRARY=/nonexistent/libgpufl_inject.so", NULL});
+    expect_code(r, 1);
+    assert_non_null(strstr(r->err, "GPUFL_INJECT_LIBRARY"));
+    assert_string_equal(r->out, ""); /* the program never ran */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_exit_zero, cleanup),
+        cmocka_unit_test_teardown(test_program_in_current_directory, cleanup),
+        cmocka_unit_test_teardown(test_exit_code_passes_through, cleanup),
+        cmocka_unit_test_teardown(test_program_killed_by_sigterm, cleanup),
+        cmocka_unit_test_teardown(test_program_killed_by_sigkill, cleanup),
+        cmocka_unit_test_teardown(test_sigterm_is_forwarded, cleanup),
+        cmocka_unit_test_teardown(test_several_processes, cleanup),
+        cmocka_unit_test_teardown(test_no_cuda_no_session, cleanup),
+        cmocka_unit_test_teardown(test_options_reach_the_session, cleanup),
+        cmocka_unit_test_teardown(test_caller_environment_kept, cleanup),
+        cmocka_unit_test_teardown(test_program_not_found, cleanup),
+        cmocka_unit_test_teardown(test_program_not_executable, cleanup),
+        cmocka_unit_test_teardown(test_bad_usage, cleanup),
+        cmocka_unit_test_teardown(test_missing_injection_library, cleanup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -86,7 +86,7 @@ static void test_varints(void **state)
             expect++;
         assert_int_equal(len, expect);
         const uint8_t *p = buf;
-        uint64_t back;
+        uint64_t back = 0;
         assert_int_equal(gpufl__get_varint(&p, end, &back), 0);
         assert_true(back == values[i]);
         assert_ptr_equal(p, end);

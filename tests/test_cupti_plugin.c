@@ -58,7 +58,7 @@ extern char **environ;
     X(nvtx_domain_push) X(nvtx_domain_pop) X(push_external_id) X(pop_external_id) X(drop)          \
     X(bad_record) X(destroy_context) X(refuse_kind) X(refuse_buffers) X(get_counters)              \
     X(pending_records) X(callback_enabled) X(activity_enabled) X(subscribed)                       \
-    X(has_timestamp_callback) X(thread_id_type)
+    X(has_timestamp_callback) X(thread_id_type) X(api_records_on)
 
 static struct {
     void *lib;
@@ -365,11 +365,19 @@ static void test_kernels(void **state)
     static const CUpti_ActivityKind on[] = {
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
         CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-        CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
     };
     for (size_t i = 0; i < sizeof on / sizeof *on; i++)
         assert_true(fake.activity_enabled(on[i]));
     assert_false(fake.activity_enabled(CUPTI_ACTIVITY_KIND_MEMORY2));
+    /* API records (the anchors of external ids) of the watched calls only,
+     * not of every call a framework makes */
+    assert_false(fake.activity_enabled(CUPTI_ACTIVITY_KIND_RUNTIME));
+    assert_false(fake.activity_enabled(CUPTI_ACTIVITY_KIND_DRIVER));
+    assert_true(fake.api_records_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_true(fake.api_records_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+    assert_true(fake.api_records_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
+    assert_false(fake.api_records_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+    assert_false(fake.api_records_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
 
     uint64_t t[6];
     uint32_t corr[3];
@@ -397,6 +405,8 @@ static void test_kernels(void **state)
     assert_false(fake.subscribed());
     for (size_t i = 0; i < sizeof on / sizeof *on; i++)
         assert_false(fake.activity_enabled(on[i]));
+    assert_false(fake.api_records_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+    assert_false(fake.api_records_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
     assert_int_equal(fake.pending_records(), 0);
 
     assert_int_equal(tu_count_type(&r.dev, "kernel"), 3);
@@ -443,6 +453,7 @@ static void test_without_external_correlation(void **state)
     assert_false(fake.activity_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION));
     assert_false(fake.activity_enabled(CUPTI_ACTIVITY_KIND_RUNTIME));
     assert_false(fake.activity_enabled(CUPTI_ACTIVITY_KIND_DRIVER));
+    assert_false(fake.api_records_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
     gpufl_scope s = gpufl_scope_begin("no ext");
     fake.push_external_id(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, 7);
     uint64_t t0 = now();

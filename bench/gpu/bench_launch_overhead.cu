@@ -6,10 +6,11 @@
  *   cupti   a minimal CUPTI client written here: the activity kinds gpufl's
  *           Trace engine enables with the default options (concurrent
  *           kernels, memcpy, memcpy2, memset, synchronization, external
- *           correlation, runtime and driver API records; no MEMORY2, since
- *           enable_memory_tracking is off by default), buffer callbacks that
- *           only count records, and an empty API callback on the launch
- *           entry points; the floor any CUPTI-based tracer pays
+ *           correlation, and API records of the launch entry points only;
+ *           no MEMORY2, since enable_memory_tracking is off by default),
+ *           buffer callbacks that only count records, and an empty API
+ *           callback on the launch entry points; the floor any CUPTI-based
+ *           tracer pays
  *   gpufl   gpufl_init() with the Trace engine, in process
  *
  * CUPTI attaches to a process once and cannot be cleanly detached and
@@ -108,14 +109,21 @@ static bool is_launch(const char *name)
            !strncmp(name, "cudaGraphLaunch", 15) || !strncmp(name, "cuGraphLaunch", 13);
 }
 
+/* A callback on each launch entry point and, as gpufl does for external
+ * correlation, the API activity records of those entry points only. */
 static int enable_launch_callbacks(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain, uint32_t n)
 {
     int enabled = 0;
     for (uint32_t cbid = 1; cbid < n; cbid++) {
         const char *name = nullptr;
-        if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name && is_launch(name) &&
-            cuptiEnableCallback(1, sub, domain, cbid) == CUPTI_SUCCESS)
+        if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name || !is_launch(name))
+            continue;
+        if (cuptiEnableCallback(1, sub, domain, cbid) == CUPTI_SUCCESS)
             enabled++;
+        if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+            cuptiActivityEnableRuntimeApi(cbid, 1);
+        else
+            cuptiActivityEnableDriverApi(cbid, 1);
     }
     return enabled;
 }
@@ -126,7 +134,6 @@ static bool start_minimal_cupti(void)
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-        CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,
     };
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS)
         return false;

@@ -121,6 +121,9 @@ static struct {
     CUpti_ActivityThreadIdType tid_type;
     bool refuse_buffers;
     thread_buffer *threads;
+    /* API records of single functions (cuptiActivityEnableRuntimeApi and
+     * cuptiActivityEnableDriverApi), without the whole RUNTIME/DRIVER kind */
+    uint8_t api_records[CUPTI_CB_DOMAIN_SIZE][MAX_CBID];
 } act;
 
 typedef struct interned {
@@ -440,7 +443,10 @@ static void call_exit(call *c)
     c->end = timestamp();
     CUpti_ActivityKind api_kind =
         c->domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
-    if (!kind_on(api_kind))
+    pthread_mutex_lock(&lock);
+    bool this_api = c->cbid < MAX_CBID && act.api_records[c->domain][c->cbid];
+    pthread_mutex_unlock(&lock);
+    if (!kind_on(api_kind) && !this_api)
         return;
     if (kind_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
         /* one record per kind with an id pushed, before the API record */
@@ -1100,6 +1106,35 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
         act.enabled[kind] = true;
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+static CUptiResult enable_api_records(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, uint8_t enable)
+{
+    if (cbid >= MAX_CBID)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    act.api_records[domain][cbid] = enable != 0;
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    return enable_api_records(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, enable);
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    return enable_api_records(CUPTI_CB_DOMAIN_DRIVER_API, cbid, enable);
+}
+
+/* Whether the API records of one function are on (for tests). */
+EXPORT int fake_cupti_api_records_on(int domain, unsigned cbid)
+{
+    pthread_mutex_lock(&lock);
+    int on = cbid < MAX_CBID && domain >= 0 && domain < CUPTI_CB_DOMAIN_SIZE && act.api_records[domain][cbid];
+    pthread_mutex_unlock(&lock);
+    return on;
 }
 
 CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)

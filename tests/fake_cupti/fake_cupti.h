@@ -132,4 +132,8 @@ bool fake_cupti_subscribed(void);
 bool fake_cupti_has_timestamp_callback(void);
 CUpti_ActivityThreadIdType fake_cupti_thread_id_type(void);
 
+/* Whether API records of one function were enabled alone
+ * (cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi). */
+int fake_cupti_api_records_on(int domain, unsigned cbid);
+
 #endif /* GPUFL_TESTS_FAKE_CUPTI_H */

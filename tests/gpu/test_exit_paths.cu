@@ -64,11 +64,14 @@ static int child(const char *mode, bool in_process)
         return 3;
     }
     if (!strcmp(mode, "exit-thread")) {
+        /* the GPU still busy, the main thread alive but out of CUDA: a main
+         * thread still calling CUDA while another tears it down with exit()
+         * can crash inside CUDA with or without a tracer */
+        spin<<<1, 1>>>(20000000);
         pthread_t t;
         pthread_create(&t, NULL, exit_from_thread, NULL);
-        /* the main thread keeps the GPU busy until exit() tears it down */
         for (;;)
-            spin<<<1, 1>>>(1000000);
+            pause();
     }
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
@@ -105,9 +108,9 @@ static void check_session(const char *label, const char *logs, bool in_flight)
         const char *name = json_string_value(json_object_get(dev.lines[i], "name"));
         if (type && !strcmp(type, "kernel") && name && strstr(name, "exit_path_kernel"))
             kernels++;
-        /* exit() from a thread tears the context down under kernels still
-         * queued: CUPTI hands their records over unfinished, and those are
-         * dropped and counted as malformed, which is right */
+        /* exit() from a thread tears the context down under a kernel still
+         * running: CUPTI hands its record over unfinished, and it is dropped
+         * and counted as malformed, which is right */
         const char *reason = json_string_value(json_object_get(dev.lines[i], "reason"));
         if (type && !strcmp(type, "dropped") && !(in_flight && reason && !strcmp(reason, "bad_event")))
             dropped++;

@@ -18,9 +18,16 @@
 #define HEADER_BYTES 64
 _Static_assert(sizeof(gfl_activity_buffer) <= HEADER_BYTES, "buffer header fits");
 
+/* Processed buffers kept for reuse: CUPTI writes records into a buffer on
+ * the program's thread, and a fresh 2 MiB allocation would make that thread
+ * take a page fault every 4 KiB of records. */
+#define SPARE_MAX 8
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static gfl_activity_buffer *head, *tail;
+static gfl_activity_buffer *spare; /* under lock */
+static unsigned n_spare;
 static bool woken;
 static _Atomic uint32_t outstanding;
 static _Atomic uint32_t peak;
@@ -43,7 +50,15 @@ void CUPTIAPI gfl_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_r
         atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);
         return;
     }
-    uint8_t *block = aligned_alloc(HEADER_BYTES, HEADER_BYTES + GFL_ACTIVITY_BUFFER_BYTES);
+    pthread_mutex_lock(&lock);
+    uint8_t *block = (uint8_t *)spare;
+    if (spare) {
+        spare = spare->next;
+        n_spare--;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!block)
+        block = aligned_alloc(HEADER_BYTES, HEADER_BYTES + GFL_ACTIVITY_BUFFER_BYTES);
     if (!block) {
         atomic_fetch_sub(&outstanding, 1);
         atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed);
@@ -114,6 +129,14 @@ void gfl_buffers_wake(void)
 
 void gfl_buffer_free(gfl_activity_buffer *b)
 {
+    pthread_mutex_lock(&lock);
+    if (n_spare < SPARE_MAX) {
+        b->next = spare;
+        spare = b;
+        n_spare++;
+        b = NULL;
+    }
+    pthread_mutex_unlock(&lock);
     free(b);
     atomic_fetch_sub(&outstanding, 1);
 }

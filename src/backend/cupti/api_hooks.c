@@ -137,6 +137,22 @@ int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, c
 
 void gfl_api_hooks_disable(void) { atomic_store_explicit(&active, false, memory_order_release); }
 
+int gfl_api_hooks_api_records(const gfl_cupti_api *api, uint8_t enable)
+{
+    if (!api->cuptiActivityEnableRuntimeApi || !api->cuptiActivityEnableDriverApi)
+        return -1;
+    int changed = 0;
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+        if (wanted((gfl_api_class)runtime_class[cbid]) &&
+            api->cuptiActivityEnableRuntimeApi(cbid, enable) == CUPTI_SUCCESS)
+            changed++;
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+        if (wanted((gfl_api_class)driver_class[cbid]) &&
+            api->cuptiActivityEnableDriverApi(cbid, enable) == CUPTI_SUCCESS)
+            changed++;
+    return changed;
+}
+
 /* ---- the callback ---------------------------------------------------------- */
 
 /* gettid() once per thread; a fork child's threads get fresh ids. */

@@ -51,6 +51,14 @@ typedef struct gfl_api_hooks_config {
 int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub,
                          const gfl_api_hooks_config *cfg, char *err, size_t err_len);
 
+/* Turns CUPTI's API activity records on (or off) for exactly the calls
+ * watched, which is what external correlation ids hang on: a framework's id
+ * comes as a record just before the API record of each call made under it.
+ * Far cheaper than every API record (a PyTorch op makes several calls we do
+ * not watch). Returns the number of calls changed, or -1 when this CUPTI
+ * cannot choose calls (then enable the RUNTIME and DRIVER kinds instead). */
+int gfl_api_hooks_api_records(const gfl_cupti_api *api, uint8_t enable);
+
 /* The CUPTI_CB_DOMAIN_RUNTIME_API / DRIVER_API callback. */
 void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const CUpti_CallbackData *data);

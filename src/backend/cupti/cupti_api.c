@@ -67,6 +67,8 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiActivityGetNextRecord);
     BIND(cuptiActivityGetNumDroppedRecords);
     BIND(cuptiActivitySetAttribute);
+    BIND(cuptiActivityEnableRuntimeApi);
+    BIND(cuptiActivityEnableDriverApi);
     BIND(cuptiSetThreadIdType);
     BIND(cuptiSubscribe);
     BIND(cuptiSubscribe_v2);

@@ -52,6 +52,7 @@ static struct {
     bool stacks;
     CUpti_ActivityKind enabled[12];
     size_t n_enabled;
+    bool api_records_chosen; /* API records of the watched calls only */
 
     pthread_t worker;
     bool worker_running;
@@ -185,6 +186,9 @@ static void disable_all(void)
     for (size_t i = 0; i < P.n_enabled; i++)
         (void)P.api.cuptiActivityDisable(P.enabled[i]);
     P.n_enabled = 0;
+    if (P.api_records_chosen)
+        (void)gfl_api_hooks_api_records(&P.api, 0);
+    P.api_records_chosen = false;
 }
 
 static void unsubscribe(void)
@@ -265,12 +269,16 @@ static int enable_activities(const gpufl_options *o, char *err, size_t err_len)
     if (o->enable_memory_tracking)
         (void)enable(CUPTI_ACTIVITY_KIND_MEMORY2, "allocations", false, err, err_len);
     if (o->enable_external_correlation) {
-        /* external ids attach to API records: both API kinds are enabled so
-         * that launches through the driver API (cuLaunchKernel) get them too */
+        /* external ids come attached to API records: those of the calls we
+         * watch, runtime and driver alike, so that launches through the
+         * driver API (cuLaunchKernel) get them too */
         (void)enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation ids", false, err,
                      err_len);
-        (void)enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API records", false, err, err_len);
-        (void)enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API records", false, err, err_len);
+        P.api_records_chosen = gfl_api_hooks_api_records(&P.api, 1) >= 0;
+        if (!P.api_records_chosen) {
+            (void)enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API records", false, err, err_len);
+            (void)enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API records", false, err, err_len);
+        }
     }
     return 0;
 }
@@ -341,9 +349,17 @@ static void cleanup_failed_start(void)
     P.records = NULL;
 }
 
+/* Set by our exit handler, which runs before the core's (registered after
+ * it) ends the session from exit(). */
+static _Atomic bool process_exiting;
+static void note_exit(void) { atomic_store(&process_exiting, true); }
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static void register_exit_note(void) { (void)atexit(note_exit); }
+
 static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len)
 {
     P.host = host;
+    pthread_once(&exit_once, register_exit_note);
     const gpufl_options *o = host->options;
     if (host->size < offsetof(gpufl_plugin_host, push_wait) + sizeof host->push_wait || !host->push_wait) {
         snprintf(err, err_len, "the gpufl library is older than this plugin");
@@ -445,9 +461,17 @@ static void plugin_stop(void)
     /* no new launch details; records of work already launched still come */
     gfl_api_hooks_disable();
     flush_and_wait();
-    disable_all();
-    flush_and_wait(); /* what completed while disabling */
-    unsubscribe();
+    /* At exit the CUDA runtime may already have torn itself down (a
+     * statically linked cudart registers its teardown when the program first
+     * calls CUDA, so it runs before our handler): its contexts' records were
+     * flushed as they were destroyed, a flush still works, but disabling or
+     * unsubscribing then crashes inside CUPTI. The process is ending: leave
+     * CUPTI as it is. */
+    if (!atomic_load(&process_exiting)) {
+        disable_all();
+        flush_and_wait(); /* what completed while disabling */
+        unsubscribe();
+    }
     stop_worker();
     process(gfl_buffers_take(0)); /* stragglers delivered during the join */
     size_t dropped = 0;

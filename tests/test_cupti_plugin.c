@@ -48,7 +48,6 @@
 #include "gpufl/gpufl.h"
 #include "test_util.h"
 
-extern char **environ;
 
 /* ---- the fake's control API, from the copy the plugin loads ------------------ */
 
@@ -1164,44 +1163,6 @@ static void test_activity_refused(void **state)
 
 /* ---- fresh processes --------------------------------------------------------------------- */
 
-/* Runs this program again as "--child <name>" with the given variables set
- * (NAME=value) and unset, and fails unless it exits 0. */
-static void run_child(const char *name, const char *const *set, const char *const *unset)
-{
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **envp = calloc(n + 16, sizeof *envp);
-    assert_non_null(envp);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool drop = false;
-        for (const char *const *u = unset; u && *u && !drop; u++)
-            drop = !strncmp(environ[i], *u, strlen(*u)) && environ[i][strlen(*u)] == '=';
-        for (const char *const *s = set; s && *s && !drop; s++)
-            drop = !strncmp(environ[i], *s, (size_t)(strchr(*s, '=') - *s + 1));
-        if (!drop)
-            envp[m++] = environ[i];
-    }
-    for (const char *const *s = set; s && *s && m < n + 15; s++)
-        envp[m++] = (char *)*s;
-    envp[m] = NULL;
-    char *argv[] = {program_invocation_name, "--child", (char *)name, NULL};
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execve("/proc/self/exe", argv, envp);
-        _exit(127);
-    }
-    free(envp);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status))
-        fail_msg("child %s died of signal %d", name, WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-    if (WEXITSTATUS(status) != 0)
-        fail_msg("child %s failed (exit %d)", name, WEXITSTATUS(status));
-}
 
 /* The child's cmocka must write to the terminal, never over the parent's
  * XML report. */
@@ -1241,7 +1202,7 @@ static void test_missing_library(void **state)
     (void)state;
     const char *set[] = {"GPUFL_CUPTI_LIBRARY=" MISSING_CUPTI, NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
-    run_child("missing_library", set, unset);
+    tu_run_child("missing_library", set, unset);
 }
 
 /* A library that is not CUPTI (the synthetic plugin): refused by name of
@@ -1261,7 +1222,7 @@ static void test_not_cupti(void **state)
     (void)state;
     const char *set[] = {"GPUFL_CUPTI_LIBRARY=" GFL_SYNTHETIC_PLUGIN, NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
-    run_child("not_cupti", set, unset);
+    tu_run_child("not_cupti", set, unset);
 }
 
 /* The toolkit's own libcupti, as the plugin finds it by itself, on a
@@ -1289,7 +1250,7 @@ static void test_real_cupti_without_driver(void **state)
 {
     (void)state;
     const char *unset[] = {CHILD_UNSET, "GPUFL_CUPTI_LIBRARY", NULL};
-    run_child("real_cupti", NULL, unset);
+    tu_run_child("real_cupti", NULL, unset);
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */

@@ -550,43 +550,6 @@ static void test_legacy(void **state)
 
 /* ---- the default library name (fresh processes) ----------------------------------------- */
 
-/* Runs this program again as "--child <name>" with the given variables set
- * (NAME=value) and unset, and fails unless it exits 0. */
-static void run_child(const char *name, const char *const *set, const char *const *unset)
-{
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **envp = calloc(n + 16, sizeof *envp);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        bool drop = false;
-        for (const char *const *u = unset; u && *u && !drop; u++)
-            drop = !strncmp(environ[i], *u, strlen(*u)) && environ[i][strlen(*u)] == '=';
-        for (const char *const *s = set; s && *s && !drop; s++)
-            drop = !strncmp(environ[i], *s, (size_t)(strchr(*s, '=') - *s + 1));
-        if (!drop)
-            envp[m++] = environ[i];
-    }
-    for (const char *const *s = set; s && *s && m < n + 15; s++)
-        envp[m++] = (char *)*s;
-    envp[m] = NULL;
-    char *argv[] = {program_invocation_name, "--child", (char *)name, NULL};
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        execve("/proc/self/exe", argv, envp);
-        _exit(127);
-    }
-    free(envp);
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status))
-        fail_msg("child %s died of signal %d", name, WIFSIGNALED(status) ? WTERMSIG(status) : -1);
-    if (WEXITSTATUS(status) != 0)
-        fail_msg("child %s failed (exit %d)", name, WEXITSTATUS(status));
-}
 
 /* The child's cmocka must write to the terminal, never over the parent's
  * XML report. */
@@ -666,7 +629,7 @@ static void test_default_library_name(void **state)
     ld_library_path(ld, sizeof ld, dirs);
     const char *set[] = {ld, "FAKE_NVML=devices=3", NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
-    run_child("default_name", set, unset);
+    tu_run_child("default_name", set, unset);
 }
 
 /* Without libnvidia-ml.so.1, libnvidia-ml.so is tried. */
@@ -697,7 +660,7 @@ static void test_fallback_library_name(void **state)
     ld_library_path(ld, sizeof ld, dev_link_dir());
     const char *set[] = {ld, "FAKE_NVML=devices=1", NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
-    run_child("fallback_name", set, unset);
+    tu_run_child("fallback_name", set, unset);
 }
 
 /* ---- sessions --------------------------------------------------------------------------- */
@@ -1050,7 +1013,7 @@ static void test_backend_none_never_loads(void **state)
     (void)state;
     const char *set[] = {"FAKE_NVML=devices=2", NULL};
     const char *unset[] = {CHILD_UNSET, NULL};
-    run_child("backend_none", set, unset);
+    tu_run_child("backend_none", set, unset);
 }
 
 /* ---- main ------------------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -18,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static void die(const char *what, const char *path)
 {
@@ -277,4 +280,41 @@ const char *tu_str(json_t *obj, const char *key)
     if (!v)
         fail_msg("field \"%s\" is missing or not a string", key);
     return v;
+}
+
+void tu_run_child(const char *name, const char *const *set, const char *const *unset)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **envp = calloc(n + 16, sizeof *envp);
+    assert_non_null(envp);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool drop = false;
+        for (const char *const *u = unset; u && *u && !drop; u++)
+            drop = !strncmp(environ[i], *u, strlen(*u)) && environ[i][strlen(*u)] == '=';
+        for (const char *const *s = set; s && *s && !drop; s++)
+            drop = !strncmp(environ[i], *s, (size_t)(strchr(*s, '=') - *s + 1));
+        if (!drop)
+            envp[m++] = environ[i];
+    }
+    for (const char *const *s = set; s && *s && m < n + 15; s++)
+        envp[m++] = (char *)*s;
+    envp[m] = NULL;
+    char *argv[] = {program_invocation_name, "--child", (char *)name, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execve("/proc/self/exe", argv, envp);
+        _exit(127);
+    }
+    free(envp);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status))
+        fail_msg("child %s died of signal %d", name, WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+    if (WEXITSTATUS(status) != 0)
+        fail_msg("child %s failed (exit %d)", name, WEXITSTATUS(status));
 }

@@ -64,6 +64,12 @@ void tu_expect_child_ok(int (*fn)(void), const char *file);
  * drop them). Returns the exit status, or 128 + the signal that killed it. */
 int tu_run(const char *const *argv, char **out, char **err);
 
+/* Runs this program again as "PROGRAM --child <name>" with the given
+ * variables set (NAME=value) and unset (NULL-terminated lists, or NULL), and
+ * fails the test unless it exits 0. For cases that need a fresh process
+ * environment (a library found by name, variables read once). */
+void tu_run_child(const char *name, const char *const *set, const char *const *unset);
+
 /* setenv/unsetenv that abort on failure. */
 void tu_setenv(const char *name, const char *value);
 void tu_unsetenv(const char *name);

@@ -179,62 +179,59 @@ static void kernel(gfl_records *r, const CUpti_ActivityKernel10 *k)
     push(r, &ev);
 }
 
-static void copy(gfl_records *r, const CUpti_ActivityMemcpy6 *m)
+/* What a copy record says, whichever record kind carried it. */
+typedef struct copy_fields {
+    uint64_t start, end, bytes;
+    uint32_t device, dst_device, context, stream, correlation, graph_id;
+    uint8_t copy_kind, src_kind, dst_kind;
+} copy_fields;
+
+static void copy_event(gfl_records *r, const copy_fields *c)
 {
-    if (rejected(r, m->start, m->end))
+    if (rejected(r, c->start, c->end))
         return;
     attribution a;
-    attribute(r, m->correlationId, &a);
+    attribute(r, c->correlation, &a);
     gfl_event ev;
-    header(&ev, GFL_EV_MEMCPY, m->deviceId, &a, m->start);
+    header(&ev, GFL_EV_MEMCPY, c->device, &a, c->start);
     gfl_memcpy_payload *p = &ev.u.memcpy;
-    p->end_ts = m->end;
-    p->bytes = m->bytes;
+    p->end_ts = c->end;
+    p->bytes = c->bytes;
     p->scope_id = a.launch.scope;
     p->external_id = a.external_id;
     p->api_start_ts = a.launch.api_start;
     p->api_end_ts = a.launch.api_end;
-    p->context = m->contextId;
-    p->stream = m->streamId;
-    p->correlation = m->correlationId;
+    p->context = c->context;
+    p->stream = c->stream;
+    p->correlation = c->correlation;
     p->stack_id = a.launch.stack;
     p->nvtx = a.launch.nvtx;
-    p->graph_id = m->graphId;
-    p->copy_kind = copy_kind(m->copyKind);
-    p->src_kind = mem_kind(m->srcKind);
-    p->dst_kind = mem_kind(m->dstKind);
-    p->dst_device = (uint16_t)m->deviceId;
+    p->graph_id = c->graph_id;
+    p->copy_kind = c->copy_kind;
+    p->src_kind = c->src_kind;
+    p->dst_kind = c->dst_kind;
+    p->dst_device = (uint16_t)c->dst_device;
     r->stats.copies++;
     push(r, &ev);
 }
 
+static void copy(gfl_records *r, const CUpti_ActivityMemcpy6 *m)
+{
+    copy_event(r, &(copy_fields){.start = m->start, .end = m->end, .bytes = m->bytes, .device = m->deviceId,
+                                  .dst_device = m->deviceId, .context = m->contextId, .stream = m->streamId,
+                                  .correlation = m->correlationId, .graph_id = m->graphId,
+                                  .copy_kind = copy_kind(m->copyKind), .src_kind = mem_kind(m->srcKind),
+                                  .dst_kind = mem_kind(m->dstKind)});
+}
+
+/* Peer copies (MEMCPY2) are recorded on the source device. */
 static void peer_copy(gfl_records *r, const CUpti_ActivityMemcpyPtoP4 *m)
 {
-    if (rejected(r, m->start, m->end))
-        return;
-    attribution a;
-    attribute(r, m->correlationId, &a);
-    gfl_event ev;
-    header(&ev, GFL_EV_MEMCPY, m->srcDeviceId, &a, m->start);
-    gfl_memcpy_payload *p = &ev.u.memcpy;
-    p->end_ts = m->end;
-    p->bytes = m->bytes;
-    p->scope_id = a.launch.scope;
-    p->external_id = a.external_id;
-    p->api_start_ts = a.launch.api_start;
-    p->api_end_ts = a.launch.api_end;
-    p->context = m->contextId;
-    p->stream = m->streamId;
-    p->correlation = m->correlationId;
-    p->stack_id = a.launch.stack;
-    p->nvtx = a.launch.nvtx;
-    p->graph_id = m->graphId;
-    p->copy_kind = GFL_COPY_PTOP;
-    p->src_kind = mem_kind(m->srcKind);
-    p->dst_kind = mem_kind(m->dstKind);
-    p->dst_device = (uint16_t)m->dstDeviceId;
-    r->stats.copies++;
-    push(r, &ev);
+    copy_event(r, &(copy_fields){.start = m->start, .end = m->end, .bytes = m->bytes, .device = m->srcDeviceId,
+                                  .dst_device = m->dstDeviceId, .context = m->contextId, .stream = m->streamId,
+                                  .correlation = m->correlationId, .graph_id = m->graphId,
+                                  .copy_kind = GFL_COPY_PTOP, .src_kind = mem_kind(m->srcKind),
+                                  .dst_kind = mem_kind(m->dstKind)});
 }
 
 static void memset_record(gfl_records *r, const CUpti_ActivityMemset4 *m)

@@ -48,7 +48,6 @@
 #include "gpufl/gpufl.h"
 #include "test_util.h"
 
-
 /* ---- the fake's control API, from the copy the plugin loads ------------------ */
 
 #define FAKE_FUNCTIONS(X)                                                                          \

@@ -65,8 +65,8 @@ static struct {
     uint64_t requested, completed;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
 
-static void logf_(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(int level, const char *fmt, ...)
+static void plugin_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void plugin_log(int level, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -150,7 +150,7 @@ static void flush_and_wait(void)
     bool late = P.completed < mine;
     pthread_mutex_unlock(&P.lock);
     if (late)
-        logf_(GFL_LOG_WARN, "CUPTI flush did not complete within %d s; later records may be missing",
+        plugin_log(GFL_LOG_WARN, "CUPTI flush did not complete within %d s; later records may be missing",
               FLUSH_WAIT_S);
 }
 
@@ -252,7 +252,7 @@ static int enable(CUpti_ActivityKind kind, const char *what, bool required, char
         snprintf(err, err_len, "cannot enable %s tracing: %s", what, gfl_cupti_error(&P.api, rc));
         return -1;
     }
-    logf_(GFL_LOG_WARN, "%s are not recorded: CUPTI cannot trace them here (%s)", what,
+    plugin_log(GFL_LOG_WARN, "%s are not recorded: CUPTI cannot trace them here (%s)", what,
           gfl_cupti_error(&P.api, rc));
     return 0;
 }
@@ -297,11 +297,11 @@ static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
         return -1;
     CUptiResult rc = P.api.cuptiEnableDomain(1, P.sub, CUPTI_CB_DOMAIN_NVTX);
     if (rc != CUPTI_SUCCESS)
-        logf_(GFL_LOG_WARN, "NVTX ranges are not recorded: %s", gfl_cupti_error(&P.api, rc));
+        plugin_log(GFL_LOG_WARN, "NVTX ranges are not recorded: %s", gfl_cupti_error(&P.api, rc));
     rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE,
                                    CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (rc != CUPTI_SUCCESS)
-        logf_(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s",
+        plugin_log(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s",
               gfl_cupti_error(&P.api, rc));
     return 0;
 }
@@ -381,7 +381,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     }
     P.stacks = o->enable_stack_trace;
     if (P.stacks && gfl_stack_init(host, STACKS_MAX) != 0) {
-        logf_(GFL_LOG_WARN, "enable_stack_trace: call stacks cannot be captured here; recording without");
+        plugin_log(GFL_LOG_WARN, "enable_stack_trace: call stacks cannot be captured here; recording without");
         P.stacks = false;
     }
     P.cupti_dropped = 0;
@@ -401,7 +401,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
                          ? P.api.cuptiActivityRegisterTimestampCallback(host->now_ns)
                          : CUPTI_ERROR_NOT_SUPPORTED;
     if (rc != CUPTI_SUCCESS)
-        logf_(GFL_LOG_WARN, "CUPTI keeps its own clock (%s): device times may be offset from host times",
+        plugin_log(GFL_LOG_WARN, "CUPTI keeps its own clock (%s): device times may be offset from host times",
               gfl_cupti_error(&P.api, rc));
     rc = P.api.cuptiActivityRegisterCallbacks(gfl_buffer_requested, gfl_buffer_completed);
     if (rc != CUPTI_SUCCESS) {
@@ -417,7 +417,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     P.worker_running = true;
     uint32_t version = 0;
     (void)P.api.cuptiGetVersion(&version);
-    logf_(GFL_LOG_DEBUG, "CUPTI %u from %s: tracing kernels, copies, memsets%s%s%s%s", version, P.api.path,
+    plugin_log(GFL_LOG_DEBUG, "CUPTI %u from %s: tracing kernels, copies, memsets%s%s%s%s", version, P.api.path,
           o->enable_synchronization ? ", syncs" : "", o->enable_memory_tracking ? ", allocations" : "",
           o->enable_cuda_graphs_tracking ? ", graph launches" : "", P.stacks ? ", call stacks" : "");
     return 0;
@@ -435,22 +435,22 @@ static void plugin_flush(void)
 static void report(void)
 {
     const gfl_record_stats *s = gfl_records_stats(P.records);
-    logf_(GFL_LOG_DEBUG,
+    plugin_log(GFL_LOG_DEBUG,
           "CUPTI records: %llu kernels, %llu copies, %llu memsets, %llu syncs, %llu allocations, "
           "%llu frees, %llu external ids",
           (unsigned long long)s->kernels, (unsigned long long)s->copies, (unsigned long long)s->memsets,
           (unsigned long long)s->syncs, (unsigned long long)s->allocs, (unsigned long long)s->frees,
           (unsigned long long)s->externals);
     if (s->unattributed)
-        logf_(GFL_LOG_WARN, "%llu device records arrived after their launch details were overwritten; "
+        plugin_log(GFL_LOG_WARN, "%llu device records arrived after their launch details were overwritten; "
                             "they carry no thread, scope or API times",
               (unsigned long long)s->unattributed);
     if (P.cupti_dropped || gfl_buffers_refused())
-        logf_(GFL_LOG_WARN, "CUPTI dropped %llu records (%llu buffer requests refused at the %u MiB cap)",
+        plugin_log(GFL_LOG_WARN, "CUPTI dropped %llu records (%llu buffer requests refused at the %u MiB cap)",
               (unsigned long long)P.cupti_dropped, (unsigned long long)gfl_buffers_refused(),
               (unsigned)(GFL_ACTIVITY_BUFFERS_MAX * (GFL_ACTIVITY_BUFFER_BYTES >> 20)));
     if (gfl_nvtx_unmatched())
-        logf_(GFL_LOG_DEBUG, "%llu NVTX calls could not be paired or stored",
+        plugin_log(GFL_LOG_DEBUG, "%llu NVTX calls could not be paired or stored",
               (unsigned long long)gfl_nvtx_unmatched());
 }
 

@@ -15,7 +15,7 @@ DEMO_LOGS ?= $(BUILD)/demo-logs
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 15
 
-.PHONY: all deps deps-sanitizers build demo test test-asan test-tsan fuzz gpu-test bench bench-gpu clean
+.PHONY: all deps deps-sanitizers deps-browser build demo test test-asan test-tsan fuzz gpu-test bench bench-gpu clean
 
 all: build
 
@@ -25,6 +25,10 @@ deps:
 deps-sanitizers:
 	@tools/install-deps.sh --sanitizers
 
+# headless Chromium, for the HTML report's browser test (label "browser")
+deps-browser:
+	@tools/install-deps.sh --browser
+
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -33,9 +37,15 @@ demo: build
 	@echo "== recording examples/demo.c (nested scopes, loader threads, CPU work, host sampling)"
 	@dir=$$($(BUILD)/examples/demo $(DEMO_LOGS)) && \
 	  echo "== session directory: $$dir" && ls -l $$dir && echo && \
-	  $(BUILD)/gpufl summary $$dir
+	  $(BUILD)/gpufl summary $$dir && \
+	  echo && echo "== gpufl report $$dir" && $(BUILD)/gpufl report $$dir
+	@if ! $(BUILD)/gpufl devices >/dev/null 2>&1; then \
+	  echo && echo "== no GPU here: the report of a real session recorded on an H200 (samples/train_sample)" && \
+	  $(BUILD)/gpufl report samples/train_sample && \
+	  $(BUILD)/gpufl report samples/train_sample --format html -o $(BUILD)/demo-report.html && \
+	  echo && echo "== its HTML report: $(BUILD)/demo-report.html"; fi
 
-test: build deps-sanitizers
+test: build deps-sanitizers deps-browser
 	@echo "== all tests"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan test-tsan fuzz

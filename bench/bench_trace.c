@@ -2,7 +2,8 @@
  * The trace formats and readers on a synthetic session (trace_gen.c, 10 M
  * events by default): .gflt bytes per kernel event and per event, the size
  * of the same events as NDJSON, how fast each reader loads them into a
- * gpufl_trace (events/s, median of runs), and the memory the loaded trace
+ * gpufl_trace (events/s, median of runs) on every CPU (gpufl_trace_open's
+ * threads, printed) and on one thread, and the memory the loaded trace
  * holds (gpufl_trace_memory_bytes and RSS, bytes per event).
  *
  * Both files are written with the library's own writers: the .gflt one with
@@ -27,6 +28,8 @@
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "read/event_source.h"
+#include "read/trace_internal.h"
+#include "read/work_pool.h"
 #include "sink/gflt_writer.h"
 #include "sink/ndjson_export.h"
 #include "trace_gen.h"
@@ -145,6 +148,7 @@ static uint64_t zstd_bytes(const char *dir)
 
 typedef struct read_figures {
     double eps;          /* events/s into a gpufl_trace, median */
+    double eps_1thread;  /* the same, read on one thread */
     double source_eps;   /* events/s through the event source alone */
     double raw_mbps;     /* read() of the same bytes */
     size_t memory_bytes;
@@ -184,6 +188,15 @@ static void measure_read(const char *path, uint64_t events, uint64_t bytes, cons
         r->peak_bytes = peak_rss() - rss0;
         gpufl_trace_close(t);
     }
+    /* the same on one thread (once: it is the slow baseline) */
+    gpufl_trace *t;
+    uint64_t t0 = bench_now_ns();
+    if (gpufl__trace_open(path, 1, &t, err, sizeof err) != 0) {
+        fprintf(stderr, "bench_trace: %s\n", err);
+        exit(1);
+    }
+    r->eps_1thread = (double)events / ((double)(bench_now_ns() - t0) / 1e9);
+    gpufl_trace_close(t);
     r->eps = bench_median(eps, REPS);
     r->source_eps = bench_median(src_eps, REPS);
     r->raw_mbps = (double)bytes / raw_read_seconds(raw_path) / 1e6;
@@ -258,7 +271,8 @@ int main(int argc, char **argv)
     uint64_t gflt_bytes = file_bytes(gflt_path), kernel_bytes = file_bytes(kernels_path);
     uint64_t zstd = zstd_bytes(ndjson_dir);
 
-    printf("bench_trace (%s; files in %s)\n", machine, getenv("BENCH_DIR") ? getenv("BENCH_DIR") : "/tmp");
+    printf("bench_trace (%s; files in %s; reading on %u threads)\n", machine,
+           getenv("BENCH_DIR") ? getenv("BENCH_DIR") : "/tmp", gpufl__read_threads());
     printf("  session: %llu events over %.1f s of recording:", (unsigned long long)events,
            (double)(last - meta.start_ns) / 1e9);
     for (unsigned t = 1; t < GFL_EV_TYPE_COUNT; t++)
@@ -281,10 +295,13 @@ int main(int argc, char **argv)
     measure_read(gflt_path, events, gflt_bytes, gflt_path, &rg);
     snprintf(path, sizeof path, "%s/device.log", ndjson_dir);
     measure_read(ndjson_dir, events, nd_bytes, path, &rn);
-    printf("  read .gflt into a trace       %.2f M events/s (target >= 10); event source alone %.2f M/s;"
-           " raw read() %.0f MB/s\n", rg.eps / 1e6, rg.source_eps / 1e6, rg.raw_mbps);
-    printf("  read NDJSON into a trace      %.2f M events/s (target >= 1); event source alone %.2f M/s;"
-           " raw read() %.0f MB/s\n", rn.eps / 1e6, rn.source_eps / 1e6, rn.raw_mbps);
+    unsigned threads = gpufl__read_threads();
+    printf("  read .gflt into a trace       %.2f M events/s on %u threads (target >= 10); on 1 thread %.2f M/s;"
+           " event source alone %.2f M/s; raw read() %.0f MB/s\n", rg.eps / 1e6, threads,
+           rg.eps_1thread / 1e6, rg.source_eps / 1e6, rg.raw_mbps);
+    printf("  read NDJSON into a trace      %.2f M events/s on %u threads (target >= 1); on 1 thread %.2f M/s;"
+           " event source alone %.2f M/s; raw read() %.0f MB/s\n", rn.eps / 1e6, threads,
+           rn.eps_1thread / 1e6, rn.source_eps / 1e6, rn.raw_mbps);
     printf("  trace memory                  %.1f bytes per event by gpufl_trace_memory_bytes, RSS %.1f,"
            " peak RSS while loading %.1f (target <= 40)\n", (double)rg.memory_bytes / (double)events,
            (double)rg.rss_bytes / (double)events, (double)rg.peak_bytes / (double)events);

@@ -285,32 +285,49 @@ static void check_sample_trace(gpufl_trace *t)
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
     assert_int_equal(k->n, 5);
     check_sorted_u64(k->start_ns, k->n, "kernels");
+    /* one launch configuration, one stream, one caller: row 0 everywhere */
+    const gpufl_trace_launch_configs *g = k->configs;
+    const gpufl_trace_streams *st = k->streams;
+    const gpufl_trace_callers *cl = k->callers;
+    assert_ptr_equal(g, gpufl_trace_get_launch_configs(t));
+    assert_ptr_equal(st, gpufl_trace_get_streams(t));
+    assert_ptr_equal(cl, gpufl_trace_get_callers(t));
+    assert_int_equal(g->n, 1);
+    assert_int_equal(st->n, 1); /* all device work ran on stream 7 */
+    assert_int_equal(k->nexact, 0);
+    assert_string_equal(S(g->name[0]), "gemm");
+    assert_int_equal(g->mangled[0], 0);
+    assert_int_equal(g->grid[0][0], 64);
+    assert_int_equal(g->grid[0][1], 8);
+    assert_int_equal(g->block[0][0], 256);
+    assert_int_equal(g->registers[0], 96);
+    assert_int_equal(g->static_smem[0], 1024);
+    assert_int_equal(g->dynamic_smem[0], 4096);
+    assert_int_equal(g->occupancy_x10000[0], 5000);
+    assert_int_equal(g->limiter[0], GFL_LIMIT_REGISTERS);
+    assert_int_equal(st->stream[0], 7);
+    assert_int_equal(st->context[0], 1);
+    assert_int_equal(st->device[0], 0);
     for (size_t r = 0; r < 5; r++) {
         assert_int_equal(k->start_ns[r], 2200000 + r * 1000);
-        assert_int_equal(k->end_ns[r], 2200500 + r * 1000);
+        assert_int_equal(k->dur_ns[r], 500);
+        assert_int_equal(gpufl_trace_kernel_end(k, r), 2200500 + r * 1000);
         assert_int_equal(k->correlation[r], 50 + r);
-        assert_int_equal(k->external_id[r], 100 + r);
-        assert_int_equal(k->api_start_ns[r], 2150000 + r);
-        assert_int_equal(k->api_end_ns[r], 2150100 + r);
-        assert_string_equal(S(k->name[r]), "gemm");
-        assert_int_equal(k->mangled[r], 0);
-        assert_int_equal(k->grid[r][0], 64);
-        assert_int_equal(k->grid[r][1], 8);
-        assert_int_equal(k->block[r][0], 256);
-        assert_int_equal(k->registers[r], 96);
-        assert_int_equal(k->static_smem[r], 1024);
-        assert_int_equal(k->dynamic_smem[r], 4096);
-        assert_int_equal(k->occupancy_x10000[r], 5000);
-        assert_int_equal(k->limiter[r], GFL_LIMIT_REGISTERS);
-        assert_int_equal(k->scope[r], 12);
-        assert_int_equal(k->stream[r], 7);
-        assert_int_equal(k->context[r], 1);
-        assert_int_equal(k->tid[r], 7);
-        assert_int_equal(k->external_kind[r], 2);
-        assert_int_equal(k->stack[r], 0);
+        assert_int_equal(gpufl_trace_kernel_api_start(k, r), 2150000 + r);
+        assert_int_equal(gpufl_trace_kernel_api_end(k, r), 2150100 + r);
+        assert_int_equal(k->api_lead_ns[r], 2200000 + r * 1000 - (2150000 + r));
+        assert_int_equal(k->api_dur_ns[r], 100);
+        assert_int_equal(k->config_row[r], 0);
+        assert_int_equal(k->stream_row[r], 0);
+        uint32_t c = k->caller_row[r];
+        assert_true(c < cl->n);
+        assert_int_equal(cl->external_id[c], 100 + r);
+        assert_int_equal(cl->scope[c], 12);
+        assert_int_equal(cl->tid[c], 7);
+        assert_int_equal(cl->external_kind[c], 2);
+        assert_int_equal(cl->stack[c], 0);
+        assert_int_equal(cl->nvtx[c], 0);
         assert_int_equal(k->graph_id[r], 0);
-        assert_int_equal(k->nvtx[r], 0);
-        assert_int_equal(k->device[r], 0);
     }
     const gpufl_trace_transfers *c = gpufl_trace_get_copies(t), *m = gpufl_trace_get_memsets(t);
     assert_int_equal(c->n, 1);
@@ -318,7 +335,7 @@ static void check_sample_trace(gpufl_trace *t)
     assert_int_equal(c->kind[0], GFL_COPY_HTOD);
     assert_int_equal(c->src_kind[0], GFL_MEM_PINNED);
     assert_int_equal(c->dst_kind[0], GFL_MEM_DEVICE);
-    assert_int_equal(c->end_ns[0], 2160000);
+    assert_int_equal(gpufl_trace_transfer_end(c, 0), 2160000);
     assert_int_equal(c->value[0], 0);
     assert_int_equal(m->n, 1);
     assert_int_equal(m->kind[0], 0);
@@ -329,7 +346,7 @@ static void check_sample_trace(gpufl_trace *t)
     assert_int_equal(y->n, 1);
     assert_int_equal(y->kind[0], GFL_SYNC_EVENT);
     assert_int_equal(y->cuda_event[0], 3);
-    assert_int_equal(y->end_ns[0], 2990000);
+    assert_int_equal(gpufl_trace_sync_end(y, 0), 2990000);
     const gpufl_trace_memory *mem = gpufl_trace_get_memory(t);
     assert_int_equal(mem->n, 2);
     assert_int_equal(mem->ts_ns[0], 2050000);
@@ -426,12 +443,13 @@ static void test_sort_against_reference(void **state)
         const gfl_event *e = &evs[refs[r].arrival];
         assert_int_equal(k->correlation[r], refs[r].arrival);
         assert_int_equal(k->start_ns[r], e->h.ts);
-        assert_int_equal(k->end_ns[r], e->u.kernel.end_ts);
-        assert_int_equal(k->device[r], e->h.device);
-        assert_int_equal(k->tid[r], e->h.tid);
-        assert_int_equal(k->stream[r], e->u.kernel.stream);
-        assert_int_equal(k->grid[r][2], refs[r].arrival);
-        assert_string_equal(S(k->name[r]), gpufl__intern_str(e->u.kernel.name, NULL));
+        assert_int_equal(gpufl_trace_kernel_end(k, r), e->u.kernel.end_ts);
+        assert_int_equal(k->streams->device[k->stream_row[r]], e->h.device);
+        assert_int_equal(k->callers->tid[k->caller_row[r]], e->h.tid);
+        assert_int_equal(k->streams->stream[k->stream_row[r]], e->u.kernel.stream);
+        assert_int_equal(k->configs->grid[k->config_row[r]][2], refs[r].arrival);
+        assert_string_equal(S(k->configs->name[k->config_row[r]]),
+                            gpufl__intern_str(e->u.kernel.name, NULL));
     }
     gpufl_trace_close(t);
     free(evs);
@@ -462,13 +480,16 @@ static void test_unrecorded_columns_are_free(void **state)
     write_both("attributed", evs, N, &m, gflt, ndjson);
     gpufl_trace *full = open_trace(gflt);
     size_t a = gpufl_trace_memory_bytes(bare), b = gpufl_trace_memory_bytes(full);
-    /* start, end, correlation: 20 bytes a kernel; the api times add 16
-     * (each column rounded up to a page) */
-    assert_true(a >= N * 20 && a < N * 20 + 64 * 1024);
-    assert_true(b - a >= N * 16 && b - a <= N * 16 + 2 * 4096);
+    /* start, duration, correlation: 16 bytes a kernel (one configuration,
+     * stream and caller: their row columns are 0 throughout); the API call's
+     * lead and duration add 8 (each column rounded up to a page) */
+    assert_true(a >= N * 16 && a < N * 16 + 64 * 1024);
+    assert_true(b - a >= N * 8 && b - a <= N * 8 + 2 * 4096);
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(bare);
     for (size_t r = 0; r < N; r += 997) /* unrecorded columns read 0 */
-        assert_true(k->api_start_ns[r] == 0 && k->scope[r] == 0 && k->grid[r][1] == 0);
+        assert_true(gpufl_trace_kernel_api_start(k, r) == 0 && k->api_lead_ns[r] == 0 &&
+                    k->caller_row[r] == 0 && k->callers->scope[0] == 0 &&
+                    k->configs->grid[k->config_row[r]][1] == 0);
     gpufl_trace_close(bare);
     gpufl_trace_close(full);
     free(evs);

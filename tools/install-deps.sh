@@ -20,6 +20,8 @@ provides() {
     libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
     libunwind-dev) pkg-config --exists libunwind 2>/dev/null ;;
     libdw-dev) pkg-config --exists libdw 2>/dev/null ;;
+    protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
+    python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
     libclang-rt-14-dev)
         printf 'int main(void){return 0;}\n' |
             clang -x c -fsanitize=thread - -o /tmp/gpufl-tsan-probe.$$ >/dev/null 2>&1
@@ -30,8 +32,10 @@ provides() {
     esac
 }
 
-packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev"
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev protobuf-compiler"
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
+# --browser: headless Chromium for the HTML report's browser test (ctest -L browser)
+case " $* " in *" --browser "*) packages="$packages python3 chromium" ;; esac
 
 missing=""
 for p in $packages; do

@@ -4,9 +4,17 @@
  * A trace is a session loaded into memory, whichever format it was written
  * in: a session directory (its NDJSON logs, or its trace.gflt), one NDJSON
  * log, or one .gflt file. It is columnar: for each kind of record, one array
- * per field, all of the same length, sorted by start time, so analyses scan
- * what they need at memory speed. Names are ids into the trace's own string
- * table (gpufl_trace_string).
+ * per field, all of the same length, sorted by start time (stably: rows that
+ * start at the same time keep the order they were recorded in), so analyses
+ * scan what they need at memory speed. Names are ids into the trace's own
+ * string table (gpufl_trace_string). What repeats across rows of device work
+ * (launch configurations, streams, callers) is kept once in small tables
+ * that rows refer to; times are a 64-bit start and 32-bit offsets. A loaded
+ * Trace-engine session takes about 30-40 bytes of memory per event.
+ *
+ * gpufl_trace_open() reads a file on several threads (one per CPU): .gflt
+ * chunks and NDJSON line ranges are decoded in parallel and their rows
+ * merged in order, with the same result as reading on one thread.
  *
  * Everything here is read-only after gpufl_trace_open() and may be used from
  * any number of threads at once. No function writes to stdout or stderr;
@@ -90,69 +98,151 @@ typedef struct gpufl_trace_scopes {
     const uint8_t *instant;  /* NVTX marks: 1 */
 } gpufl_trace_scopes;
 
+/*
+ * Device work: kernels, copies and memsets, syncs and allocations.
+ *
+ * What repeats from one row to the next is kept once, in tables of its
+ * own that rows refer to by a 32-bit row number: a training step launches
+ * the same few hundred kernel configurations thousands of times, on a
+ * handful of streams, from a handful of call sites. Each table lists its
+ * distinct values in the order of their first use in the session, so that
+ * a session with one stream (or one caller) has row 0 everywhere, and a
+ * column that is 0 in every row costs nothing (see gpufl_trace_memory_bytes).
+ */
+
+/* Launch configurations: one row per distinct (name, mangled name, grid,
+ * block, registers, shared memory, local memory, occupancy, limiter) among
+ * the session's kernels. */
+typedef struct gpufl_trace_launch_configs {
+    size_t n;
+    const uint32_t *name;             /* string id of the demangled name */
+    const uint32_t *mangled;          /* string id of the mangled name; 0 when the same */
+    const uint32_t (*grid)[3];        /* blocks, x y z */
+    const uint16_t (*block)[3];       /* threads per block, x y z */
+    const uint16_t *registers;        /* per thread */
+    const uint32_t *static_smem;      /* shared memory per block, bytes */
+    const uint32_t *dynamic_smem;     /* bytes */
+    const uint32_t *local_mem;        /* local memory per thread, bytes */
+    const uint16_t *occupancy_x10000; /* theoretical occupancy x 10000; 0 unknown */
+    const uint8_t *limiter;           /* what limits occupancy: 0 unknown, 1 warps,
+                                         2 registers, 3 shared memory, 4 blocks */
+} gpufl_trace_launch_configs;
+
+/* Streams: one row per distinct (device, context, stream) that device work
+ * ran on (allocations included: their stream is 0 unless stream-ordered). */
+typedef struct gpufl_trace_streams {
+    size_t n;
+    const uint16_t *device;  /* device index */
+    const uint32_t *context; /* CUPTI's context id */
+    const uint32_t *stream;  /* CUPTI's stream id (0: context-wide) */
+} gpufl_trace_streams;
+
+/* Callers: one row per distinct (thread, scope, NVTX range, external id,
+ * stack) of the API calls that caused device work: who launched a kernel,
+ * started a copy, waited, allocated. A field is 0 when it was not known. */
+typedef struct gpufl_trace_callers {
+    size_t n;
+    const uint32_t *tid;          /* the calling thread */
+    const uint64_t *scope;        /* innermost gpufl scope open on it (scope id) */
+    const uint32_t *nvtx;         /* innermost NVTX range open on it (string id) */
+    const uint64_t *external_id;  /* the framework's correlation id (e.g. a PyTorch op) */
+    const uint8_t *external_kind; /* CUPTI's kind of external_id */
+    const uint32_t *stack;        /* CPU stack at the call (a `stack` event's id) */
+} gpufl_trace_callers;
+
+/*
+ * Times of device work are a 64-bit start and 32-bit offsets from it:
+ *
+ *   dur_ns       end - start
+ *   api_lead_ns  start - api_start: how long after its API call began the
+ *                work started (the launch latency); 0 = no API call known
+ *                (api_start and api_end are 0)
+ *   api_dur_ns   api_end - api_start: how long the call took
+ *
+ * A value that does not fit (work longer than 4.29 s, a call made more than
+ * 4.29 s before its work started, times out of order in damaged input) is
+ * GPUFL_TRACE_EXACT in the column, and the row's exact times are in the
+ * table's `exact` array, sorted by row. The accessors below
+ * (gpufl_trace_kernel_end(), ...) hide this: use them rather than adding
+ * offsets by hand.
+ */
+#define GPUFL_TRACE_EXACT UINT32_MAX
+
+typedef struct gpufl_trace_exact {
+    uint64_t row;                     /* the row of the table these times belong to */
+    uint64_t end_ns;                  /* its end */
+    uint64_t api_start_ns, api_end_ns; /* its API call (0: none) */
+} gpufl_trace_exact;
+
 typedef struct gpufl_trace_kernels {
     size_t n;
-    const uint64_t *start_ns, *end_ns;
-    const uint32_t *name, *mangled;   /* string ids */
-    const uint16_t *device;
-    const uint32_t *stream, *context, *correlation;
-    const uint32_t (*grid)[3];
-    const uint16_t (*block)[3];
-    const uint16_t *registers;
-    const uint32_t *static_smem, *dynamic_smem, *local_mem;
-    const uint16_t *occupancy_x10000;
-    const uint8_t *limiter;
-    const uint32_t *tid;
-    const uint64_t *scope;            /* scope id, 0 none */
-    const uint32_t *nvtx;             /* string id */
-    const uint64_t *external_id;
-    const uint32_t *stack;
-    const uint32_t *graph_id;
-    const uint64_t *api_start_ns, *api_end_ns;
+    const uint64_t *start_ns;
+    const uint32_t *dur_ns;           /* end - start, or GPUFL_TRACE_EXACT */
+    const uint32_t *config_row;       /* row of `configs` */
+    const uint32_t *stream_row;       /* row of `streams` */
+    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *correlation;      /* CUPTI correlation id */
+    const uint32_t *api_lead_ns;      /* start - api_start, 0 none, or GPUFL_TRACE_EXACT */
+    const uint32_t *api_dur_ns;       /* api_end - api_start, or GPUFL_TRACE_EXACT */
+    const uint32_t *graph_id;         /* ran as a node of this CUDA graph, 0 none */
+    size_t nexact;
+    const gpufl_trace_exact *exact;   /* rows whose times do not fit the columns */
+    const gpufl_trace_launch_configs *configs; /* the trace's tables (gpufl_trace_get_*) */
+    const gpufl_trace_streams *streams;
+    const gpufl_trace_callers *callers;
     /* Appended columns. */
-    const uint8_t *external_kind;     /* CUPTI's kind of external_id, 0 none */
 } gpufl_trace_kernels;
 
 /* Copies and memsets (kind: gfl_copy_kind for copies, 0 for memsets; a
  * memset's memory kind is its dst_kind, its byte value `value`). */
 typedef struct gpufl_trace_transfers {
     size_t n;
-    const uint64_t *start_ns, *end_ns, *bytes;
-    const uint16_t *device, *dst_device;
-    const uint32_t *stream, *correlation;
+    const uint64_t *start_ns;
+    const uint32_t *dur_ns;           /* as for kernels */
+    const uint64_t *bytes;
+    const uint32_t *stream_row;       /* row of `streams` */
+    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *correlation;
+    const uint16_t *dst_device;       /* destination device of a peer copy */
     const uint8_t *kind, *src_kind, *dst_kind;
-    const uint32_t *tid;
-    const uint64_t *scope;
-    const uint64_t *api_start_ns, *api_end_ns;
+    const uint32_t *value;            /* memsets: the byte value */
+    const uint32_t *api_lead_ns, *api_dur_ns; /* as for kernels */
+    const uint32_t *graph_id;
+    size_t nexact;
+    const gpufl_trace_exact *exact;
+    const gpufl_trace_streams *streams;
+    const gpufl_trace_callers *callers;
     /* Appended columns. */
-    const uint32_t *context, *value;
-    const uint64_t *external_id;
 } gpufl_trace_transfers;
 
+/* The host waiting for the device (kind: gfl_sync_kind). */
 typedef struct gpufl_trace_syncs {
     size_t n;
-    const uint64_t *start_ns, *end_ns;
-    const uint16_t *device;
-    const uint32_t *stream, *correlation;
+    const uint64_t *start_ns;
+    const uint32_t *dur_ns;           /* as for kernels (syncs have no API times) */
+    const uint32_t *stream_row;       /* row of `streams`; stream 0 for context-wide waits */
+    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *correlation;
     const uint8_t *kind;
-    const uint32_t *tid;
-    const uint64_t *scope;
+    const uint32_t *cuda_event;       /* CUPTI's id of the event waited on, 0 none */
+    size_t nexact;
+    const gpufl_trace_exact *exact;
+    const gpufl_trace_streams *streams;
+    const gpufl_trace_callers *callers;
     /* Appended columns. */
-    const uint32_t *context, *cuda_event;
-    const uint64_t *external_id;
 } gpufl_trace_syncs;
 
 /* Allocations and frees (is_free 1), in time order. */
 typedef struct gpufl_trace_memory {
     size_t n;
     const uint64_t *ts_ns, *address, *bytes;
-    const uint16_t *device;
-    const uint8_t *is_free, *kind;
-    const uint32_t *stream, *tid;
-    const uint64_t *scope;
+    const uint32_t *stream_row;       /* row of `streams` (stream 0 unless stream-ordered) */
+    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *correlation;
+    const uint8_t *is_free, *kind;    /* kind: gfl_mem_kind */
+    const gpufl_trace_streams *streams;
+    const gpufl_trace_callers *callers;
     /* Appended columns. */
-    const uint32_t *context, *correlation;
-    const uint64_t *external_id;
 } gpufl_trace_memory;
 
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
@@ -203,6 +293,9 @@ GPUFL_API const char *gpufl_trace_string(const gpufl_trace *t, uint32_t id);
 
 GPUFL_API const gpufl_trace_scopes *gpufl_trace_get_scopes(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_scopes *gpufl_trace_get_nvtx(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_launch_configs *gpufl_trace_get_launch_configs(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_streams *gpufl_trace_get_streams(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_callers *gpufl_trace_get_callers(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_kernels *gpufl_trace_get_kernels(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_copies(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_memsets(const gpufl_trace *t);
@@ -211,6 +304,19 @@ GPUFL_API const gpufl_trace_memory *gpufl_trace_get_memory(const gpufl_trace *t)
 GPUFL_API const gpufl_trace_device_samples *gpufl_trace_get_device_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_host_samples *gpufl_trace_get_host_samples(const gpufl_trace *t);
 
+/*
+ * The exact times of row i (i < n) of a table, whatever the columns hold:
+ * end, API call start and end (0 when the work has no API call). Constant
+ * time, or a binary search of `exact` for the rare rows listed there.
+ */
+GPUFL_API uint64_t gpufl_trace_kernel_end(const gpufl_trace_kernels *k, size_t i);
+GPUFL_API uint64_t gpufl_trace_kernel_api_start(const gpufl_trace_kernels *k, size_t i);
+GPUFL_API uint64_t gpufl_trace_kernel_api_end(const gpufl_trace_kernels *k, size_t i);
+GPUFL_API uint64_t gpufl_trace_transfer_end(const gpufl_trace_transfers *x, size_t i);
+GPUFL_API uint64_t gpufl_trace_transfer_api_start(const gpufl_trace_transfers *x, size_t i);
+GPUFL_API uint64_t gpufl_trace_transfer_api_end(const gpufl_trace_transfers *x, size_t i);
+GPUFL_API uint64_t gpufl_trace_sync_end(const gpufl_trace_syncs *y, size_t i);
+
 /* Events of each type, as read (before joining begin/end into scopes). */
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type);
 
@@ -218,6 +324,29 @@ GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_ty
  * are 0 in every row (a field the session never recorded) share one
  * read-only zero mapping and count nothing. */
 GPUFL_API size_t gpufl_trace_memory_bytes(const gpufl_trace *t);
+
+/* gpufl_trace_table_memory_bytes() tables. */
+enum {
+    GPUFL_TRACE_TABLE_SCOPES = 0,
+    GPUFL_TRACE_TABLE_NVTX,
+    GPUFL_TRACE_TABLE_KERNELS,
+    GPUFL_TRACE_TABLE_COPIES,
+    GPUFL_TRACE_TABLE_MEMSETS,
+    GPUFL_TRACE_TABLE_SYNCS,
+    GPUFL_TRACE_TABLE_MEMORY,
+    GPUFL_TRACE_TABLE_DEVICE_SAMPLES,
+    GPUFL_TRACE_TABLE_HOST_SAMPLES,
+    GPUFL_TRACE_TABLE_LAUNCH_CONFIGS,
+    GPUFL_TRACE_TABLE_STREAMS,
+    GPUFL_TRACE_TABLE_CALLERS,
+    GPUFL_TRACE_TABLE_STRINGS,  /* the string table */
+    GPUFL_TRACE_TABLE_COUNT     /* appended to, never renumbered */
+};
+
+/* The part of gpufl_trace_memory_bytes() that one table holds (its columns
+ * and its `exact` array); 0 for an unknown table. The parts add up to the
+ * whole but for the trace's own small fixed structures. */
+GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned table);
 
 #ifdef __cplusplus
 }

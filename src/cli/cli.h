@@ -20,7 +20,13 @@ int gpufl_cmd_devices(int argc, char **argv);
 int gpufl_cmd_monitor(int argc, char **argv);
 int gpufl_cmd_convert(int argc, char **argv);
 int gpufl_cmd_info(int argc, char **argv);
+int gpufl_cmd_export(int argc, char **argv);
 int gpufl_cmd_stacks(int argc, char **argv);
 int gpufl_cmd_run(int argc, char **argv);
+int gpufl_cmd_view(int argc, char **argv);
+int gpufl_cmd_report(int argc, char **argv);
+/* diff exits 0 no regression, 1 a regression, 2 bad usage or unreadable input,
+ * like diff(1), so that CI can gate on it. */
+int gpufl_cmd_diff(int argc, char **argv);
 
 #endif /* GPUFL_CLI_CLI_H */

@@ -68,18 +68,31 @@ static uint64_t max_u64(const uint64_t *v, size_t n, uint64_t m)
     return m;
 }
 
+/* The latest end of the rows of device work (ends are start + offset,
+ * or exact, through the accessor). */
+#define MAX_END(m, x, end_of)                                                                      \
+    for (size_t i_ = 0; i_ < (x)->n; i_++) {                                                       \
+        uint64_t e_ = end_of((x), i_);                                                             \
+        if (e_ > (m))                                                                              \
+            (m) = e_;                                                                              \
+    }
+
 /* The latest time any record reaches: how long a session that did not end
  * ran, as far as it was written. */
 static uint64_t last_event_ns(const gpufl_trace *t)
 {
     uint64_t m = 0;
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
-    m = max_u64(k->end_ns, k->n, max_u64(k->start_ns, k->n, m));
+    m = max_u64(k->start_ns, k->n, m);
+    MAX_END(m, k, gpufl_trace_kernel_end)
     const gpufl_trace_transfers *tr[2] = {gpufl_trace_get_copies(t), gpufl_trace_get_memsets(t)};
-    for (int i = 0; i < 2; i++)
-        m = max_u64(tr[i]->end_ns, tr[i]->n, max_u64(tr[i]->start_ns, tr[i]->n, m));
+    for (int i = 0; i < 2; i++) {
+        m = max_u64(tr[i]->start_ns, tr[i]->n, m);
+        MAX_END(m, tr[i], gpufl_trace_transfer_end)
+    }
     const gpufl_trace_syncs *y = gpufl_trace_get_syncs(t);
-    m = max_u64(y->end_ns, y->n, max_u64(y->start_ns, y->n, m));
+    m = max_u64(y->start_ns, y->n, m);
+    MAX_END(m, y, gpufl_trace_sync_end)
     const gpufl_trace_scopes *sc[2] = {gpufl_trace_get_scopes(t), gpufl_trace_get_nvtx(t)};
     for (int i = 0; i < 2; i++)
         m = max_u64(sc[i]->end_ns, sc[i]->n, max_u64(sc[i]->begin_ns, sc[i]->n, m));

@@ -25,7 +25,24 @@ static const command commands[] = {
      "                                 exits with PROGRAM's status"},
     {"summary", gpufl_cmd_summary, "summary SESSION [--json]   what a session recorded, from its session.json"},
     {"stacks", gpufl_cmd_stacks, "stacks SESSION [--raw]     CPU stacks of launches and syncs, symbolized"},
+    {"report", gpufl_cmd_report,
+     "report SESSION [--top N] [--format text|json|html] [-o FILE]\n"
+     "                                 every analysis: summary, scopes, hot kernels, occupancy,\n"
+     "                                 copies, idle time, launches, memory (JSON: docs/REPORT.md)"},
     {"info", gpufl_cmd_info, "info SESSION [--json]      what a session holds, read from its logs or trace.gflt"},
+    {"view", gpufl_cmd_view,
+     "view SESSION [--from T] [--to T] [--width N]\n"
+     "                                 timeline: utilization, streams, scopes and NVTX by thread;\n"
+     "                                 T is 1.5s, 250ms, 40us or ns after the session's start"},
+    {"diff", gpufl_cmd_diff,
+     "diff BASELINE CANDIDATE [--threshold PCT] [--min-impact PCT] [--format text|json] [--all]\n"
+     "                                 what changed per kernel, scope and GPU, judged against the\n"
+     "                                 noise; exits 1 on a regression (for CI)"},
+    {"export", gpufl_cmd_export,
+     "export SESSION -f perfetto|chrome|csv [-o OUT]\n"
+     "                                 for other tools: a .perfetto-trace (ui.perfetto.dev), Chrome\n"
+     "                                 trace JSON, or a directory of CSV files, one per table\n"
+     "                                 (default OUT: the session's name in the current directory)"},
     {"convert", gpufl_cmd_convert,
      "convert IN OUT [--level N] [--force]\n"
      "                                 between NDJSON and .gflt: OUT is a .gflt file, or a directory\n"
@@ -51,6 +68,8 @@ static void usage(FILE *out)
                  "  64  bad usage\n"
                  "  run exits with PROGRAM's own status (128+N if signal N killed it), 126 if\n"
                  "      PROGRAM could not be executed, 127 if it was not found\n"
+                 "  diff exits like diff(1): 0 no regression, 1 a regression past the\n"
+                 "      threshold, 2 bad usage or a session that could not be read\n"
                  "Without an NVIDIA driver, devices says so and monitor shows host metrics only.\n");
 }
 

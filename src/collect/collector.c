@@ -301,6 +301,25 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
     free(c);
 }
 
+void gpufl__collector_flush(gpufl__collector *c)
+{
+    /* Holding the lock makes this thread the only drainer (the collector
+     * thread drains only under it), as in the final drain. */
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < FINAL_PASSES && drain_pass(c) > 0; i++)
+        ;
+    uint64_t now = gpufl__now_ns();
+    c->last_tick_ns = now;
+    for (size_t i = 0; i < c->cfg.nsinks; i++) {
+        const gpufl__sink *k = &c->cfg.sinks[i];
+        if (k->flush)
+            k->flush(k->self, now);
+        else
+            k->tick(k->self, now);
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
 int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
 {
     pthread_mutex_lock(&c->lock);

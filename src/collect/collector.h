@@ -44,6 +44,13 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
 void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end,
                            gpufl__summary *final);
 
+/* Drains what the rings hold now and has every sink write out what it
+ * buffers, so that a reader of the session's files sees the session so far
+ * (gpufl_generate_report on a running session); any thread, it waits for
+ * the collector's current pass. Events recorded meanwhile may be left for
+ * the next pass. */
+void gpufl__collector_flush(gpufl__collector *c);
+
 /* A summary of the session so far; any thread. 0 or GPUFL_ENOMEM. */
 int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
     __attribute__((warn_unused_result));

@@ -37,7 +37,6 @@
 #include "core/session_json.h"
 #include "core/system_window.h"
 #include "gpufl/gpufl.h"
-#include "present/summary_text.h"
 #include "ring/producer.h"
 #include "sink/session_sinks.h"
 
@@ -60,8 +59,6 @@ static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 static session *current;
 static char last_dir[4096];
-static gpufl__summary last_summary;
-static bool have_last_summary;
 
 void gpufl__scope_thread_exit(gpufl__producer *p);
 void gpufl__sampler_forget_after_fork(void);
@@ -264,12 +261,8 @@ static void end_session(session *s)
     gpufl__session_end end = {gpufl__now_ns(), gpufl__wall_ns()};
     /* release: producers that see false stop; in-flight events are drained */
     atomic_store_explicit(&gpufl__recording_flag, false, memory_order_release);
-    if (s->collector) {
-        if (have_last_summary)
-            gpufl__summary_free(&last_summary);
-        gpufl__collector_stop(s->collector, &end, &last_summary);
-        have_last_summary = last_summary.session_id != NULL;
-    }
+    if (s->collector)
+        gpufl__collector_stop(s->collector, &end, NULL);
     gpufl__log_set_recording(false);
     gpufl__system_windows_reset();
     gpufl__config_free(&s->config);
@@ -395,51 +388,15 @@ GPUFL_API bool gpufl_is_recording(void) { return gpufl__is_recording(); }
 
 GPUFL_API const char *gpufl_session_dir(void) { return last_dir; }
 
-GPUFL_API const char *gpufl_version(void) { return GPUFL_VERSION_STRING; }
-
-GPUFL_API int gpufl_generate_report(const char *output_path)
+void gpufl__session_flush(void)
 {
     pthread_mutex_lock(&lifecycle);
-    gpufl__summary snap;
-    const gpufl__summary *s = NULL;
-    int rc = 0;
-    if (current) {
-        if (gpufl__collector_snapshot(current->collector, &snap) == 0)
-            s = &snap;
-        else
-            rc = GPUFL_ENOMEM;
-    } else if (have_last_summary) {
-        s = &last_summary;
-    } else {
-        rc = GPUFL_ESTATE;
-    }
-    char path[PATH_MAX + 32];
-    if (s) {
-        if (output_path && output_path[0])
-            snprintf(path, sizeof path, "%s", output_path);
-        else
-            snprintf(path, sizeof path, "%s/summary.txt", last_dir);
-        FILE *f = fopen(path, "we");
-        if (!f) {
-            gpufl__set_error("gpufl_generate_report: cannot write '%s': %s", path, strerror(errno));
-            rc = GPUFL_EIO;
-        } else {
-            gpufl__summary_render_text(s, f);
-            if (fclose(f) != 0) {
-                gpufl__set_error("gpufl_generate_report: cannot write '%s': %s", path, strerror(errno));
-                rc = GPUFL_EIO;
-            }
-        }
-    } else if (rc == GPUFL_ESTATE) {
-        gpufl__set_error("gpufl_generate_report: no session yet; call gpufl_init first");
-    } else {
-        gpufl__set_error("gpufl_generate_report: out of memory");
-    }
-    if (s == &snap)
-        gpufl__summary_free(&snap);
+    if (current && current->collector)
+        gpufl__collector_flush(current->collector);
     pthread_mutex_unlock(&lifecycle);
-    return rc;
 }
+
+GPUFL_API const char *gpufl_version(void) { return GPUFL_VERSION_STRING; }
 
 /* A program that forgets gpufl_shutdown() (or exits from a worker thread)
  * still gets its logs drained and its session ended. exit() runs atexit

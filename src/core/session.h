@@ -25,4 +25,9 @@ static inline uint32_t gpufl__session_generation(void)
     return atomic_load_explicit(&gpufl__session_gen, memory_order_relaxed);
 }
 
+/* Has the running session's collector write out everything recorded so
+ * far (gpufl_generate_report reads the files); nothing without a session.
+ * Takes the lifecycle lock: not for producer paths. */
+void gpufl__session_flush(void);
+
 #endif /* GPUFL_CORE_SESSION_H */

@@ -193,18 +193,31 @@ static int permute_all(gpufl__table *t, const uint32_t *perm)
     return 0;
 }
 
-int gpufl__table_finish(gpufl__table *t)
+int gpufl__col_alloc_rows(gpufl__col *c, size_t n)
+{
+    c->data = map_new(n * c->size, &c->len);
+    return c->data ? 0 : GPUFL_ENOMEM;
+}
+
+int gpufl__table_finish(gpufl__table *t, uint32_t **perm_out)
 {
     uint32_t *perm = NULL;
+    if (perm_out)
+        *perm_out = NULL;
     const gpufl__col *key = &t->cols[t->key];
     if (key->data && gpufl__sort_order((const uint64_t *)(const void *)key->data, t->n, &perm) != 0)
         return GPUFL_ENOMEM;
     bool sorted_here = perm != NULL;
     if (perm) {
         int rc = permute_all(t, perm);
-        free(perm);
-        if (rc != 0)
+        if (rc != 0) {
+            free(perm);
             return rc;
+        }
+        if (perm_out)
+            *perm_out = perm;
+        else
+            free(perm);
     }
     /* trim: columns sit in buffers of their capacity, or (sorted here) of
      * a wider column's */
@@ -218,6 +231,13 @@ int gpufl__table_finish(gpufl__table *t)
     }
     t->cap = t->n;
     return 0;
+}
+
+void gpufl__col_free(gpufl__col *c)
+{
+    map_free(c->data, c->len);
+    c->data = NULL;
+    c->len = 0;
 }
 
 size_t gpufl__table_memory(const gpufl__table *t)

@@ -66,8 +66,14 @@ static inline __attribute__((always_inline)) int gpufl__col_put(gpufl__table *t,
 }
 
 /* Sorts the rows by the key column (stable: equal keys keep their order)
- * and cuts every column to n values. 0 or GPUFL_ENOMEM (nothing moved). */
-int gpufl__table_finish(gpufl__table *t) __attribute__((warn_unused_result));
+ * and cuts every column to n values. With perm non-NULL, hands over the
+ * order applied (*perm[new row] = old row, malloc'd; NULL when the rows were
+ * in order already). 0 or GPUFL_ENOMEM (nothing moved). */
+int gpufl__table_finish(gpufl__table *t, uint32_t **perm) __attribute__((warn_unused_result));
+
+/* Column c allocated for exactly n values (all zero), for a table filled
+ * by copying rather than row by row. 0 or GPUFL_ENOMEM. */
+int gpufl__col_alloc_rows(gpufl__col *c, size_t n) __attribute__((warn_unused_result));
 
 /* The values of column c: its data, or `zero` (at least n * size zero
  * bytes) when it was never allocated. */
@@ -75,6 +81,9 @@ static inline const void *gpufl__col_values(const gpufl__col *c, const void *zer
 {
     return c->data ? c->data : zero;
 }
+
+/* Frees column c's values (it reads as all zero after). */
+void gpufl__col_free(gpufl__col *c);
 
 size_t gpufl__table_memory(const gpufl__table *t);
 void gpufl__table_free(gpufl__table *t);

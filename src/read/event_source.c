@@ -34,7 +34,9 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static int open_input(gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
+/* What the input in is: a .gflt file (kept open in f->in), or one NDJSON
+ * log (a file: by its path; memory: kept in f->in). */
+static int resolve_input(gpufl__input *in, gpufl__session_files *f, char *err, size_t err_len)
 {
     uint8_t head[GFLT_MAGIC_LEN];
     ssize_t r = gpufl__input_read(in, 0, head, sizeof head);
@@ -43,16 +45,21 @@ static int open_input(gpufl__input *in, gpufl__event_source **out, char *err, si
         gpufl__input_close(in);
         return GPUFL_EIO;
     }
-    if (looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt")))
-        return gpufl__gflt_source_open(in, out, err, err_len);
-    if (in->fd < 0)
-        return gpufl__ndjson_source_open(NULL, 0, in, in->name, out, err, err_len);
-    /* a file: the NDJSON reader opens it by name */
-    char path[4096];
-    snprintf(path, sizeof path, "%s", in->name);
+    snprintf(f->what, sizeof f->what, "%s", in->name);
+    if (looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt")) || in->fd < 0) {
+        f->gflt = looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt"));
+        f->in = *in;
+        f->has_input = true;
+        return 0;
+    }
+    /* an NDJSON file: read by name */
     gpufl__input_close(in);
-    const char *paths[1] = {path};
-    return gpufl__ndjson_source_open(paths, 1, NULL, path, out, err, err_len);
+    if (!(f->paths = malloc(sizeof *f->paths)) || !(f->paths[0] = strdup(f->what))) {
+        snprintf(err, err_len, "%s: out of memory", f->what);
+        return GPUFL_ENOMEM;
+    }
+    f->npaths = 1;
+    return 0;
 }
 
 /* ---- session directories -------------------------------------------------- */
@@ -151,56 +158,106 @@ static int channel_paths(const char *dir, const char *channel, path_list *l)
     return rc;
 }
 
-static int open_directory(const char *dir, gpufl__event_source **out, char *err, size_t err_len)
+static int resolve_directory(const char *dir, gpufl__session_files *f, char *err, size_t err_len)
 {
     char gflt[4200];
     snprintf(gflt, sizeof gflt, "%s/trace.gflt", dir);
+    snprintf(f->what, sizeof f->what, "%s", dir);
     struct stat st;
     if (stat(gflt, &st) == 0) {
-        gpufl__input in;
-        int rc = gpufl__input_open_file(&in, gflt, err, err_len);
-        return rc ? rc : gpufl__gflt_source_open(&in, out, err, err_len);
+        int rc = gpufl__input_open_file(&f->in, gflt, err, err_len);
+        f->gflt = f->has_input = rc == 0;
+        return rc;
     }
     path_list l = {0};
     int rc = 0;
     for (uint8_t ch = 0; ch < GFL_CHANNEL_COUNT && rc == 0; ch++)
         rc = channel_paths(dir, gpufl__channel_name(ch), &l);
-    if (rc != 0)
+    f->paths = l.v;
+    f->npaths = l.n;
+    if (rc != 0) {
         snprintf(err, err_len, "cannot list %s: %s", dir,
                  rc == GPUFL_ENOMEM ? "out of memory" : strerror(errno));
-    else if (l.n == 0) {
+    } else if (l.n == 0) {
         snprintf(err, err_len, "%s has no trace.gflt and no *.log files: not a gpufl session", dir);
         rc = GPUFL_ENOTFOUND;
-    } else {
-        rc = gpufl__ndjson_source_open((const char *const *)l.v, l.n, NULL, dir, out, err, err_len);
     }
-    for (size_t i = 0; i < l.n; i++)
-        free(l.v[i]);
-    free(l.v);
     return rc;
 }
 
-int gpufl__source_open(const char *path, gpufl__event_source **out, char *err, size_t err_len)
+void gpufl__session_files_free(gpufl__session_files *f)
 {
-    *out = NULL;
+    for (size_t i = 0; i < f->npaths; i++)
+        free(f->paths[i]);
+    free(f->paths);
+    if (f->has_input)
+        gpufl__input_close(&f->in);
+    memset(f, 0, sizeof *f);
+}
+
+int gpufl__session_files_open(const char *path, gpufl__session_files *f, char *err, size_t err_len)
+{
+    memset(f, 0, sizeof *f);
     struct stat st;
     if (!path || stat(path, &st) != 0) {
         snprintf(err, err_len, "cannot open %s: %s", path ? path : "(null)",
                  path ? strerror(errno) : "no path");
         return path && errno != ENOENT ? GPUFL_EIO : GPUFL_ENOTFOUND;
     }
-    if (S_ISDIR(st.st_mode))
-        return open_directory(path, out, err, err_len);
+    int rc;
+    if (S_ISDIR(st.st_mode)) {
+        rc = resolve_directory(path, f, err, err_len);
+    } else {
+        gpufl__input in;
+        rc = gpufl__input_open_file(&in, path, err, err_len);
+        if (rc == 0)
+            rc = resolve_input(&in, f, err, err_len);
+    }
+    if (rc != 0)
+        gpufl__session_files_free(f);
+    return rc;
+}
+
+int gpufl__session_files_memory(const void *data, size_t n, const char *name,
+                                gpufl__session_files *f, char *err, size_t err_len)
+{
+    memset(f, 0, sizeof *f);
     gpufl__input in;
-    int rc = gpufl__input_open_file(&in, path, err, err_len);
-    return rc ? rc : open_input(&in, out, err, err_len);
+    gpufl__input_memory(&in, data, n, name);
+    return resolve_input(&in, f, err, err_len);
+}
+
+/* A source over what f names, taking over its input. */
+static int open_files(gpufl__session_files *f, gpufl__event_source **out, char *err, size_t err_len)
+{
+    int rc;
+    if (f->gflt) {
+        f->has_input = false;
+        rc = gpufl__gflt_source_open(&f->in, out, err, err_len);
+    } else if (f->has_input) {
+        f->has_input = false; /* memory: nothing to close */
+        rc = gpufl__ndjson_source_open(NULL, 0, &f->in, f->what, out, err, err_len);
+    } else {
+        rc = gpufl__ndjson_source_open((const char *const *)f->paths, f->npaths, NULL, f->what, out,
+                                       err, err_len);
+    }
+    gpufl__session_files_free(f);
+    return rc;
+}
+
+int gpufl__source_open(const char *path, gpufl__event_source **out, char *err, size_t err_len)
+{
+    *out = NULL;
+    gpufl__session_files f;
+    int rc = gpufl__session_files_open(path, &f, err, err_len);
+    return rc ? rc : open_files(&f, out, err, err_len);
 }
 
 int gpufl__source_open_memory(const void *data, size_t n, const char *name,
                               gpufl__event_source **out, char *err, size_t err_len)
 {
     *out = NULL;
-    gpufl__input in;
-    gpufl__input_memory(&in, data, n, name);
-    return open_input(&in, out, err, err_len);
+    gpufl__session_files f;
+    int rc = gpufl__session_files_memory(data, n, name, &f, err, err_len);
+    return rc ? rc : open_files(&f, out, err, err_len);
 }

@@ -17,6 +17,7 @@
 #ifndef GPUFL_READ_EVENT_SOURCE_H
 #define GPUFL_READ_EVENT_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -74,9 +75,36 @@ static inline void gpufl__source_close(gpufl__event_source *s)
         s->close(s);
 }
 
-/* ---- the implementations (event_source.c picks one) ---------------------- */
+/* ---- what a session is made of ---------------------------------------------- */
 
-struct gpufl__input;
+#include "read/input.h"
+
+/* The files of a session, as gpufl__source_open() finds them: a .gflt file
+ * (gflt, in open), NDJSON logs in reading order (paths), or one NDJSON log
+ * in memory (in, with no paths). */
+typedef struct gpufl__session_files {
+    bool gflt;
+    bool has_input;     /* in is open */
+    gpufl__input in;
+    char **paths;
+    size_t npaths;
+    char what[4096];    /* what was opened, for messages */
+} gpufl__session_files;
+
+/* Finds the files of path (a directory, a log, a .gflt file). Returns 0,
+ * or a negative gpufl_err with a message in err (f then holds nothing). */
+int gpufl__session_files_open(const char *path, gpufl__session_files *f, char *err,
+                              size_t err_len) __attribute__((warn_unused_result));
+
+/* The same for bytes in memory (which must outlive f). */
+int gpufl__session_files_memory(const void *data, size_t n, const char *name,
+                                gpufl__session_files *f, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
+
+/* Frees the paths and closes the input if still open (f->has_input). */
+void gpufl__session_files_free(gpufl__session_files *f);
+
+/* ---- the implementations (event_source.c picks one) ---------------------- */
 
 /* NDJSON: the files in order (taking paths' strings as copies), or, with
  * npaths 0, the one input `mem`. */

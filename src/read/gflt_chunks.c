@@ -47,6 +47,7 @@ struct gpufl__gflt_chunks {
     uint64_t off;
     uint32_t nstrings;         /* strings defined so far: event string ids are below */
     bool finished;             /* produced the end or an error */
+    bool defer;                /* events chunks are listed, not read */
     gpufl__bytebuf stored;
     ZSTD_DCtx *zstd;
     slot slots[SLOTS];
@@ -102,17 +103,62 @@ static bool zero_tail(gpufl__gflt_chunks *c, uint64_t off)
     return true;
 }
 
-static int read_exact(gpufl__gflt_chunks *c, slot *s, uint64_t off, void *buf, size_t n)
+static int read_exact_in(gpufl__input *in, uint64_t off, void *buf, size_t n, char *err,
+                         size_t err_len)
 {
-    ssize_t r = gpufl__input_read(c->in, off, buf, n);
-    if (r < 0)
-        return fail(c, s, GPUFL_EIO, "read error at offset %" PRIu64 ": %s", off, strerror(errno));
-    if ((size_t)r != n)
-        return fail(c, s, GPUFL_EIO, "the file was cut short while being read (offset %" PRIu64 ")", off);
+    ssize_t r = gpufl__input_read(in, off, buf, n);
+    if (r < 0) {
+        snprintf(err, err_len, "%s: read error at offset %" PRIu64 ": %s", in->name, off,
+                 strerror(errno));
+        return GPUFL_EIO;
+    }
+    if ((size_t)r != n) {
+        snprintf(err, err_len, "%s: the file was cut short while being read (offset %" PRIu64 ")",
+                 in->name, off);
+        return GPUFL_EIO;
+    }
     return 0;
 }
 
-/* The checked, decompressed payload of the chunk at c->off into s->raw.
+int gpufl__gflt_chunk_payload(gpufl__input *in, uint64_t off, const gpufl__gflt_chunk_header *h,
+                              gpufl__bytebuf *raw, gpufl__bytebuf *stored, ZSTD_DCtx **zstd,
+                              char *err, size_t err_len)
+{
+    bool compressed = h->flags & GFLT_FLAG_ZSTD;
+    gpufl__bytebuf *dst = compressed ? stored : raw;
+    dst->len = 0;
+    if (gpufl__bytebuf_reserve(dst, h->stored_len ? h->stored_len : 1) != 0) {
+        snprintf(err, err_len, "%s: out of memory for a chunk of %u bytes", in->name, h->stored_len);
+        return GPUFL_ENOMEM;
+    }
+    int rc = read_exact_in(in, off + GFLT_CHUNK_HEADER_SIZE, dst->p, h->stored_len, err, err_len);
+    if (rc != 0)
+        return rc;
+    dst->len = h->stored_len;
+    if (gpufl__crc32c(0, dst->p, h->stored_len) != h->payload_crc) {
+        snprintf(err, err_len, "%s: damaged chunk at offset %" PRIu64 " (checksum mismatch)",
+                 in->name, off);
+        return GPUFL_ECORRUPT;
+    }
+    if (!compressed)
+        return 0;
+    raw->len = 0;
+    if (gpufl__bytebuf_reserve(raw, h->raw_len ? h->raw_len : 1) != 0 ||
+        (!*zstd && !(*zstd = ZSTD_createDCtx()))) {
+        snprintf(err, err_len, "%s: out of memory for a chunk of %u bytes", in->name, h->raw_len);
+        return GPUFL_ENOMEM;
+    }
+    size_t r = ZSTD_decompressDCtx(*zstd, raw->p, h->raw_len, stored->p, h->stored_len);
+    if (ZSTD_isError(r) || r != h->raw_len) {
+        snprintf(err, err_len, "%s: chunk at offset %" PRIu64 " does not decompress", in->name, off);
+        return GPUFL_ECORRUPT;
+    }
+    raw->len = r;
+    return 0;
+}
+
+/* The checked header of the chunk at c->off in *h and, unless it is an
+ * events chunk being deferred, its checked, decompressed payload in s->raw.
  * Returns 0, 1 at the end of the input (slot filled with the end), or < 0. */
 static int load(gpufl__gflt_chunks *c, slot *s, gpufl__gflt_chunk_header *h)
 {
@@ -122,8 +168,13 @@ static int load(gpufl__gflt_chunks *c, slot *s, gpufl__gflt_chunk_header *h)
         end_of_input(c, s, left);
         return 1;
     }
-    if (read_exact(c, s, c->off, hb, sizeof hb) != 0)
-        return s->rc;
+    int rc = read_exact_in(c->in, c->off, hb, sizeof hb, s->err, sizeof s->err);
+    if (rc != 0) {
+        s->filled = FILLED_ERROR;
+        s->rc = rc;
+        c->finished = true;
+        return rc;
+    }
     if (gpufl__gflt_chunk_header_get(hb, h) != 0) {
         if (zero_tail(c, c->off)) {
             end_of_input(c, s, left);
@@ -141,28 +192,16 @@ static int load(gpufl__gflt_chunks *c, slot *s, gpufl__gflt_chunk_header *h)
         (!(h->flags & GFLT_FLAG_ZSTD) && h->raw_len != h->stored_len))
         return fail(c, s, GPUFL_ECORRUPT, "chunk at offset %" PRIu64 " has impossible sizes or flags",
                     c->off);
-    bool zstd = h->flags & GFLT_FLAG_ZSTD;
-    gpufl__bytebuf *dst = zstd ? &c->stored : &s->raw;
-    dst->len = 0;
-    if (gpufl__bytebuf_reserve(dst, h->stored_len ? h->stored_len : 1) != 0)
-        return fail(c, s, GPUFL_ENOMEM, "out of memory for a chunk of %u bytes", h->stored_len);
-    if (read_exact(c, s, c->off + sizeof hb, dst->p, h->stored_len) != 0)
-        return s->rc;
-    dst->len = h->stored_len;
-    if (gpufl__crc32c(0, dst->p, h->stored_len) != h->payload_crc)
-        return fail(c, s, GPUFL_ECORRUPT, "damaged chunk at offset %" PRIu64 " (checksum mismatch)",
-                    c->off);
-    if (zstd) {
-        s->raw.len = 0;
-        if (gpufl__bytebuf_reserve(&s->raw, h->raw_len ? h->raw_len : 1) != 0 ||
-            (!c->zstd && !(c->zstd = ZSTD_createDCtx())))
-            return fail(c, s, GPUFL_ENOMEM, "out of memory for a chunk of %u bytes", h->raw_len);
-        size_t r = ZSTD_decompressDCtx(c->zstd, s->raw.p, h->raw_len, c->stored.p, h->stored_len);
-        if (ZSTD_isError(r) || r != h->raw_len)
-            return fail(c, s, GPUFL_ECORRUPT, "chunk at offset %" PRIu64 " does not decompress", c->off);
-        s->raw.len = r;
+    if (c->defer && h->type == GFLT_CHUNK_EVENTS)
+        return 0;
+    rc = gpufl__gflt_chunk_payload(c->in, c->off, h, &s->raw, &c->stored, &c->zstd, s->err,
+                                   sizeof s->err);
+    if (rc != 0) {
+        s->filled = FILLED_ERROR;
+        s->rc = rc;
+        c->finished = true;
     }
-    return 0;
+    return rc;
 }
 
 /* Fills s with the next chunk (or the end, or an error). */
@@ -176,7 +215,13 @@ static void produce(gpufl__gflt_chunks *c, slot *s)
                                  .len = s->raw.len};
     uint64_t at = c->off;
     c->off += GFLT_CHUNK_HEADER_SIZE + h.stored_len;
-    if (h.type == GFLT_CHUNK_STRINGS) {
+    if (c->defer && h.type == GFLT_CHUNK_EVENTS) {
+        s->item.payload = NULL;
+        s->item.len = 0;
+        s->item.deferred = true;
+        s->item.header = h;
+        s->item.nstrings = c->nstrings;
+    } else if (h.type == GFLT_CHUNK_STRINGS) {
         /* only the count here (event string ids must stay below it); the
          * caller reads the strings themselves */
         const uint8_t *p = s->raw.p, *end = p + s->raw.len;
@@ -223,7 +268,8 @@ static void *read_ahead(void *arg)
     return NULL;
 }
 
-int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, gpufl__input *in, uint64_t first)
+int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, gpufl__input *in, uint64_t first,
+                            bool defer_events)
 {
     gpufl__gflt_chunks *c = calloc(1, sizeof *c);
     if (!c)
@@ -231,7 +277,8 @@ int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, gpufl__input *in, uint64_t
     c->in = in;
     c->off = first;
     c->nstrings = 1; /* id 0, "", needs no definition */
-    c->threaded = in->fd >= 0 && in->size >= THREAD_MIN_BYTES;
+    c->defer = defer_events;
+    c->threaded = !defer_events && in->fd >= 0 && in->size >= THREAD_MIN_BYTES;
     if (c->threaded) {
         pthread_mutex_init(&c->lock, NULL);
         pthread_cond_init(&c->changed, NULL);

@@ -19,7 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+#include <zstd.h>
+
+#include "core/bytebuf.h"
 #include "core/event.h"
+#include "sink/gflt_format.h"
 
 struct gpufl__input;
 
@@ -31,13 +36,31 @@ typedef struct gpufl__gflt_item {
     const gfl_event *events; /* events chunks: the decoded events */
     size_t nevents;
     uint64_t skipped_events; /* events chunks: events of types this build does not know */
+    /* Deferred events chunks (gpufl__gflt_chunks_open with defer_events):
+     * neither payload nor events, only what it takes to read them later. */
+    bool deferred;
+    gpufl__gflt_chunk_header header; /* its checked header */
+    uint32_t nstrings;       /* strings defined before it: its string ids are below */
 } gpufl__gflt_item;
 
 typedef struct gpufl__gflt_chunks gpufl__gflt_chunks;
 
 /* Starts reading in at offset `first` (past the file header). The input
- * must stay open until close. Returns 0 or GPUFL_ENOMEM. */
-int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, struct gpufl__input *in, uint64_t first)
+ * must stay open until close. With defer_events, events chunks are handed
+ * out unread (item.deferred), for gpufl__gflt_chunk_payload on other
+ * threads, and everything happens on the caller's thread. Returns 0 or
+ * GPUFL_ENOMEM. */
+int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, struct gpufl__input *in, uint64_t first,
+                            bool defer_events) __attribute__((warn_unused_result));
+
+/* The payload of the chunk at offset, whose header h was checked, into raw:
+ * read, checksummed and decompressed (stored: scratch for the compressed
+ * bytes; *zstd: a context made on first use, for the caller to free).
+ * Returns 0, or a negative gpufl_err with a message naming the file and
+ * the offset in err. Any thread; in is only read (pread). */
+int gpufl__gflt_chunk_payload(struct gpufl__input *in, uint64_t offset,
+                              const gpufl__gflt_chunk_header *h, gpufl__bytebuf *raw,
+                              gpufl__bytebuf *stored, ZSTD_DCtx **zstd, char *err, size_t err_len)
     __attribute__((warn_unused_result));
 
 /* The next chunk in *item (valid until the next call): returns 1; 0 at the

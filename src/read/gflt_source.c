@@ -19,6 +19,7 @@
 #include "gpufl/gpufl.h"
 #include "read/event_source.h"
 #include "read/gflt_chunks.h"
+#include "read/gflt_source.h"
 #include "read/input.h"
 #include "read/strtab.h"
 #include "sink/gflt_format.h"
@@ -35,6 +36,9 @@ typedef struct gflt_source {
     size_t n, pos;
     char *meta_text;          /* the identity strings, back to back */
     char *stop_detail;
+    bool scan;                /* opened for gpufl__gflt_source_scan */
+    gpufl__gflt_events_chunk *listed; /* scan: the events chunks so far */
+    size_t nlisted, listed_cap;
 } gflt_source;
 
 static int fail(gflt_source *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -164,6 +168,21 @@ static int end_chunk(gflt_source *s, cursor c)
 
 /* ---- chunks ------------------------------------------------------------- */
 
+/* Scan: adds a deferred events chunk to the list. 0 or GPUFL_ENOMEM. */
+static int list_chunk(gflt_source *s, const gpufl__gflt_item *it)
+{
+    if (s->nlisted == s->listed_cap) {
+        size_t cap = s->listed_cap ? s->listed_cap * 2 : 256;
+        gpufl__gflt_events_chunk *v = realloc(s->listed, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        s->listed = v;
+        s->listed_cap = cap;
+    }
+    s->listed[s->nlisted++] = (gpufl__gflt_events_chunk){it->offset, it->header, it->nstrings};
+    return 0;
+}
+
 /* Reads the next chunk and takes in what it holds. Returns 0 (events may
  * now be waiting), 1 at the end, or a negative gpufl_err. */
 static int next_chunk(gflt_source *s)
@@ -179,6 +198,13 @@ static int next_chunk(gflt_source *s)
         s->base.skipped_bytes += torn;
         s->done = true;
         return 1;
+    }
+    if (it->deferred) {
+        /* a listed events chunk: no payload (it is read later) */
+        if (list_chunk(s, it) != 0)
+            return fail(s, GPUFL_ENOMEM, "out of memory reading the chunk at offset %" PRIu64,
+                        it->offset);
+        return 0;
     }
     cursor c = {it->payload, it->payload + it->len};
     rc = 0;
@@ -232,6 +258,7 @@ static void gflt_close(gpufl__event_source *base)
     gpufl__strtab_free(&s->strings);
     free(s->meta_text);
     free(s->stop_detail);
+    free(s->listed);
     free(s);
 }
 
@@ -266,7 +293,8 @@ static int file_header(gflt_source *s)
     return 0;
 }
 
-int gpufl__gflt_source_open(gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
+static int open_source(gpufl__input *in, bool scan, gpufl__event_source **out, char *err,
+                       size_t err_len)
 {
     *out = NULL;
     gflt_source *s = calloc(1, sizeof *s);
@@ -277,6 +305,7 @@ int gpufl__gflt_source_open(gpufl__input *in, gpufl__event_source **out, char *e
         return GPUFL_ENOMEM;
     }
     s->in = *in;
+    s->scan = scan;
     s->base.next = gflt_next;
     s->base.close = gflt_close;
     s->base.strings = gpufl__strtab_lookup(&s->strings);
@@ -286,7 +315,7 @@ int gpufl__gflt_source_open(gpufl__input *in, gpufl__event_source **out, char *e
     s->base.meta.gpufl_version = s->base.meta.stop_detail = "";
     snprintf(s->base.path, sizeof s->base.path, "%s", in->name);
     int rc = file_header(s);
-    if (rc == 0 && !s->done && gpufl__gflt_chunks_open(&s->chunks, &s->in, s->header_size) != 0)
+    if (rc == 0 && !s->done && gpufl__gflt_chunks_open(&s->chunks, &s->in, s->header_size, scan) != 0)
         rc = fail(s, GPUFL_ENOMEM, "out of memory");
     /* the meta chunk comes first: read it now so the identity is known */
     if (rc == 0 && !s->done && (rc = next_chunk(s)) > 0)
@@ -298,4 +327,43 @@ int gpufl__gflt_source_open(gpufl__input *in, gpufl__event_source **out, char *e
     }
     *out = &s->base;
     return 0;
+}
+
+int gpufl__gflt_source_open(gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
+{
+    return open_source(in, false, out, err, err_len);
+}
+
+int gpufl__gflt_source_open_scan(gpufl__input *in, gpufl__event_source **out, char *err,
+                                 size_t err_len)
+{
+    return open_source(in, true, out, err, err_len);
+}
+
+int gpufl__gflt_source_scan(gpufl__event_source *base, gpufl__gflt_events_chunk **chunks, size_t *n)
+{
+    gflt_source *s = (gflt_source *)base;
+    int rc = s->failed;
+    while (rc == 0 && !s->done)
+        rc = next_chunk(s);
+    if (rc > 0)
+        rc = 0;
+    *chunks = s->listed;
+    *n = s->nlisted;
+    s->listed = NULL;
+    s->nlisted = s->listed_cap = 0;
+    return rc;
+}
+
+gpufl__input *gpufl__gflt_source_input(gpufl__event_source *base)
+{
+    return &((gflt_source *)base)->in;
+}
+
+void gpufl__gflt_source_take_strings(gpufl__event_source *base, gpufl__strtab *out)
+{
+    gflt_source *s = (gflt_source *)base;
+    *out = s->strings;
+    memset(&s->strings, 0, sizeof s->strings);
+    s->base.strings = gpufl__strtab_lookup(&s->strings);
 }

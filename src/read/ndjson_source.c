@@ -18,8 +18,8 @@
 #include "read/event_source.h"
 #include "read/input.h"
 #include "read/ndjson_parse.h"
+#include "read/ndjson_session.h"
 #include "read/strtab.h"
-#include "sink/disk_budget.h"
 
 #define BLOCK (1u << 20)
 #define MAX_LINE (64u << 20) /* a longer "line" is not one of ours */
@@ -38,11 +38,9 @@ typedef struct ndjson_source {
     uint64_t line_no;      /* of the current file */
     gfl_event ev;
     bool primed;           /* ev holds the first event, read at open */
-    bool have_start;
-    uint8_t channel;       /* of the current file, from its session_start */
     bool done;
     int failed;
-    char *meta_text[5];    /* session_id, app_name, host, gpufl_version, stop detail */
+    gpufl__ndjson_session session; /* base.meta is a copy of its meta */
 } ndjson_source;
 
 static int fail(ndjson_source *s, int rc, const char *why)
@@ -55,65 +53,15 @@ static int fail(ndjson_source *s, int rc, const char *why)
 
 /* ---- session lines ------------------------------------------------------- */
 
-/* A copy of string id of the parser's table, kept in slot i. */
-static int keep_text(ndjson_source *s, unsigned i, uint32_t id, const char **dst)
-{
-    uint32_t len;
-    const char *text = gpufl__strtab_str(&s->strings, id, &len);
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return GPUFL_ENOMEM;
-    memcpy(copy, text, len + 1);
-    free(s->meta_text[i]);
-    s->meta_text[i] = copy;
-    *dst = copy;
-    return 0;
-}
-
-static uint32_t stop_reason_of(const char *name)
-{
-    for (uint32_t r = GFL_STOP_DISK_CAP; r <= GFL_STOP_IO_ERROR; r++)
-        if (!strcmp(name, gpufl__stop_reason_name((gpufl__stop_reason)r)))
-            return r;
-    return GFL_STOP_IO_ERROR; /* stopped for a reason this reader does not know */
-}
-
 static int session_line(ndjson_source *s, int kind, const gpufl__meta_line *l)
 {
-    gpufl__session_meta *m = &s->base.meta;
-    int rc = 0;
-    if (kind == GFL_LINE_SESSION_START) {
-        /* every file part starts with one; it says whose losses its
-         * session_end will count */
-        const char *channel = gpufl__strtab_str(&s->strings, l->channel, NULL);
-        for (uint8_t ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
-            if (!strcmp(channel, gpufl__channel_name(ch)))
-                s->channel = ch;
-    }
-    if (kind == GFL_LINE_SESSION_START && !s->have_start) {
-        s->have_start = true;
-        m->start_ns = l->ts_ns;
-        m->start_wall_ns = l->wall_ns;
-        m->pid = l->pid;
-        m->format_version = (uint32_t)l->format_version;
-        s->base.format_version = m->format_version;
-        if (keep_text(s, 0, l->session_id, &m->session_id) || keep_text(s, 1, l->app_name, &m->app_name) ||
-            keep_text(s, 2, l->host, &m->host) || keep_text(s, 3, l->gpufl_version, &m->gpufl_version))
-            rc = GPUFL_ENOMEM;
-    } else if (kind == GFL_LINE_SESSION_END) {
-        /* one per channel: the session ended at the latest; losses add up */
-        m->ended = true;
-        if (l->ts_ns >= m->end_ns) {
-            m->end_ns = l->ts_ns;
-            m->end_wall_ns = l->wall_ns;
-        }
-        m->lost[s->channel] += l->lost;
-    } else if (kind == GFL_LINE_LOG_STOPPED && !m->stop_reason) {
-        m->stop_reason = stop_reason_of(gpufl__strtab_str(&s->strings, l->reason, NULL));
-        m->stopped_at_ns = l->ts_ns;
-        rc = keep_text(s, 4, l->detail, &m->stop_detail);
-    }
-    return rc == 0 ? 0 : fail(s, rc, "out of memory");
+    bool had_start = s->session.have_start;
+    if (gpufl__ndjson_session_line(&s->session, kind, l, &s->strings) != 0)
+        return fail(s, GPUFL_ENOMEM, "out of memory");
+    s->base.meta = s->session.meta;
+    if (!had_start && s->session.have_start)
+        s->base.format_version = s->session.meta.format_version;
+    return 0;
 }
 
 /* ---- files and lines ----------------------------------------------------- */
@@ -265,8 +213,7 @@ static void ndjson_close(gpufl__event_source *base)
     for (size_t i = 0; i < s->npaths; i++)
         free(s->paths[i]);
     free(s->paths);
-    for (int i = 0; i < 5; i++)
-        free(s->meta_text[i]);
+    gpufl__ndjson_session_free(&s->session);
     free(s->buf);
     gpufl__ndjson_parser_free(&s->parser);
     gpufl__strtab_free(&s->strings);
@@ -289,8 +236,8 @@ int gpufl__ndjson_source_open(const char *const *paths, size_t npaths, gpufl__in
     s->base.strings = gpufl__strtab_lookup(&s->strings);
     s->base.format = GFL_SOURCE_NDJSON;
     s->base.format_version = 0; /* until a session_start says */
-    gpufl__session_meta *m = &s->base.meta;
-    m->session_id = m->app_name = m->host = m->gpufl_version = m->stop_detail = "";
+    gpufl__ndjson_session_init(&s->session);
+    s->base.meta = s->session.meta;
     snprintf(s->base.path, sizeof s->base.path, "%s", what);
     gpufl__ndjson_parser_init(&s->parser, &s->strings);
     int rc = 0;

@@ -148,6 +148,11 @@ gpufl__string_lookup gpufl__strtab_lookup(const gpufl__strtab *t)
     return (gpufl__string_lookup){lookup_str, t};
 }
 
+const gpufl__strtab *gpufl__strtab_of(const gpufl__string_lookup *l)
+{
+    return l->str == lookup_str ? l->ctx : NULL;
+}
+
 size_t gpufl__strtab_memory(const gpufl__strtab *t)
 {
     return t->cap + (size_t)t->cap_ids * sizeof *t->start + (t->slots ? ((size_t)t->mask + 1) * 4 : 0);

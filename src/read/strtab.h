@@ -57,6 +57,10 @@ static inline const char *gpufl__strtab_str(const gpufl__strtab *t, uint32_t id,
 /* The table as a gpufl__string_lookup (valid while t lives). */
 gpufl__string_lookup gpufl__strtab_lookup(const gpufl__strtab *t);
 
+/* The table behind l when l is one made by gpufl__strtab_lookup, else
+ * NULL (both readers' sources hand out their table this way). */
+const gpufl__strtab *gpufl__strtab_of(const gpufl__string_lookup *l);
+
 /* Bytes of memory the table holds. */
 size_t gpufl__strtab_memory(const gpufl__strtab *t);
 

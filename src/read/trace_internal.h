@@ -1,11 +1,13 @@
 /*
  * The inside of a gpufl_trace (include/gpufl/trace.h): one column table per
- * kind of record, bound to the public structs, and the trace's own string
- * table. Built by trace_build.c, read by trace.c.
+ * kind of record (gpufl__rows), bound to the public structs; the tables of
+ * distinct launch configurations, streams and callers that rows of device
+ * work refer to; and the trace's own string table. Built from segments
+ * (segment.h) by trace_merge.c, bound and read by trace.c.
  *
- * Memory per row is the sum of the row's nonzero columns: a kernel with
- * start, end, name, stream, context, correlation, launch geometry,
- * registers, occupancy, thread, scope and framework id is about 80 bytes.
+ * Memory per row is the sum of the row's nonzero columns: a kernel with its
+ * start, duration, launch configuration, stream, caller, correlation and
+ * API call offsets is 36 bytes, 32 when the session has one stream.
  */
 #ifndef GPUFL_READ_TRACE_INTERNAL_H
 #define GPUFL_READ_TRACE_INTERNAL_H
@@ -15,22 +17,21 @@
 #include "core/event.h"
 #include "gpufl/trace.h"
 #include "read/columns.h"
+#include "read/recset.h"
 #include "read/strtab.h"
 
 /* The columns of each table, by the names of the public struct's fields. */
 #define SCOPE_COLS(X) X(begin_ns) X(end_ns) X(id) X(parent) X(name) X(tid) X(depth) X(implicit) \
     X(domain) X(instant)
-#define KERNEL_COLS(X) X(start_ns) X(end_ns) X(name) X(mangled) X(device) X(stream) X(context) \
-    X(correlation) X(grid) X(block) X(registers) X(static_smem) X(dynamic_smem) X(local_mem)    \
-    X(occupancy_x10000) X(limiter) X(tid) X(scope) X(nvtx) X(external_id) X(stack) X(graph_id)   \
-    X(api_start_ns) X(api_end_ns) X(external_kind)
-#define TRANSFER_COLS(X) X(start_ns) X(end_ns) X(bytes) X(device) X(dst_device) X(stream) \
-    X(correlation) X(kind) X(src_kind) X(dst_kind) X(tid) X(scope) X(api_start_ns)         \
-    X(api_end_ns) X(context) X(value) X(external_id)
-#define SYNC_COLS(X) X(start_ns) X(end_ns) X(device) X(stream) X(correlation) X(kind) X(tid) \
-    X(scope) X(context) X(cuda_event) X(external_id)
-#define MEMORY_COLS(X) X(ts_ns) X(address) X(bytes) X(device) X(is_free) X(kind) X(stream) \
-    X(tid) X(scope) X(context) X(correlation) X(external_id)
+#define KERNEL_COLS(X) X(start_ns) X(dur_ns) X(config_row) X(stream_row) X(caller_row)        \
+    X(correlation) X(api_lead_ns) X(api_dur_ns) X(graph_id)
+#define TRANSFER_COLS(X) X(start_ns) X(dur_ns) X(bytes) X(stream_row) X(caller_row)        \
+    X(correlation) X(dst_device) X(kind) X(src_kind) X(dst_kind) X(value) X(api_lead_ns)    \
+    X(api_dur_ns) X(graph_id)
+#define SYNC_COLS(X) X(start_ns) X(dur_ns) X(stream_row) X(caller_row) X(correlation) X(kind) \
+    X(cuda_event)
+#define MEMORY_COLS(X) X(ts_ns) X(address) X(bytes) X(stream_row) X(caller_row) X(correlation) \
+    X(is_free) X(kind)
 #define DEVICE_SAMPLE_COLS(X) X(ts_ns) X(device) X(valid) X(gpu_util_pct) X(mem_util_pct)  \
     X(mem_used_bytes) X(mem_total_bytes) X(proc_mem_bytes) X(energy_mj) X(temp_c) X(power_mw) \
     X(sm_clock_mhz) X(mem_clock_mhz) X(throttle_reasons) X(pcie_rx_kbps) X(pcie_tx_kbps)      \
@@ -54,59 +55,102 @@ enum { MEMORY_COLS(GFL__MC) MC_COUNT };
 enum { DEVICE_SAMPLE_COLS(GFL__DC) DC_COUNT };
 enum { HOST_SAMPLE_COLS(GFL__HC) HC_COUNT };
 
-typedef struct gpufl__scope_table {
-    gpufl__table t;
-    gpufl__col cols[SC_COUNT];
-    gpufl_trace_scopes pub;
-} gpufl__scope_table;
+/* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h). */
+enum {
+    GFL_T_SCOPES = GPUFL_TRACE_TABLE_SCOPES,
+    GFL_T_NVTX = GPUFL_TRACE_TABLE_NVTX,
+    GFL_T_KERNELS = GPUFL_TRACE_TABLE_KERNELS,
+    GFL_T_COPIES = GPUFL_TRACE_TABLE_COPIES,
+    GFL_T_MEMSETS = GPUFL_TRACE_TABLE_MEMSETS,
+    GFL_T_SYNCS = GPUFL_TRACE_TABLE_SYNCS,
+    GFL_T_MEMORY = GPUFL_TRACE_TABLE_MEMORY,
+    GFL_T_DEVICE_SAMPLES = GPUFL_TRACE_TABLE_DEVICE_SAMPLES,
+    GFL_T_HOST_SAMPLES = GPUFL_TRACE_TABLE_HOST_SAMPLES,
+    GFL_T_COUNT
+};
 
-typedef struct gpufl__kernel_table {
-    gpufl__table t;
-    gpufl__col cols[KC_COUNT];
-    gpufl_trace_kernels pub;
-} gpufl__kernel_table;
+#define GFL_MAX_COLS 24
 
-typedef struct gpufl__transfer_table {
-    gpufl__table t;
-    gpufl__col cols[TC_COUNT];
-    gpufl_trace_transfers pub;
-} gpufl__transfer_table;
+/* What a column's values are, for merging segments: plain values, or
+ * numbers that each segment gives in its own numbering (rows of its own
+ * tables of configurations, streams and callers; ids of its own strings)
+ * and the merge turns into the trace's. */
+enum { GFL_X_NONE = 0, GFL_X_CONFIG, GFL_X_STREAM, GFL_X_CALLER, GFL_X_STRING, GFL_X_COUNT };
 
-typedef struct gpufl__sync_table {
-    gpufl__table t;
-    gpufl__col cols[YC_COUNT];
-    gpufl_trace_syncs pub;
-} gpufl__sync_table;
+typedef struct gpufl__table_desc {
+    unsigned ncols;
+    unsigned key;          /* the uint64_t column rows are sorted by */
+    const uint8_t *sizes;  /* bytes per value, per column */
+    const uint8_t *xlat;   /* GFL_X_*, per column */
+} gpufl__table_desc;
 
-typedef struct gpufl__memory_table {
-    gpufl__table t;
-    gpufl__col cols[MC_COUNT];
-    gpufl_trace_memory pub;
-} gpufl__memory_table;
+extern const gpufl__table_desc gpufl__tables[GFL_T_COUNT];
 
-typedef struct gpufl__device_sample_table {
-    gpufl__table t;
-    gpufl__col cols[DC_COUNT];
-    gpufl_trace_device_samples pub;
-} gpufl__device_sample_table;
+/* Rows whose times do not fit their 32-bit columns (trace.h). */
+typedef struct gpufl__exact_vec {
+    gpufl_trace_exact *v;
+    size_t n, cap;
+} gpufl__exact_vec;
 
-typedef struct gpufl__host_sample_table {
+typedef struct gpufl__rows {
     gpufl__table t;
-    gpufl__col cols[HC_COUNT];
-    gpufl_trace_host_samples pub;
-} gpufl__host_sample_table;
+    gpufl__col cols[GFL_MAX_COLS];
+    gpufl__exact_vec exact; /* sorted by row once the table is finished */
+} gpufl__rows;
+
+/* Initializes r empty as table `table`. */
+void gpufl__rows_init(gpufl__rows *r, unsigned table);
+void gpufl__rows_free(gpufl__rows *r);
+size_t gpufl__rows_memory(const gpufl__rows *r);
+
+/* The records of the tables of distinct values (zeroed, then filled:
+ * compared as bytes). */
+typedef struct gpufl__config_rec {
+    uint32_t name, mangled;
+    uint32_t grid[3];
+    uint16_t block[3];
+    uint16_t registers;
+    uint32_t static_smem, dynamic_smem, local_mem;
+    uint16_t occupancy_x10000;
+    uint8_t limiter;
+    uint8_t pad;
+} gpufl__config_rec;
+
+typedef struct gpufl__stream_rec {
+    uint32_t context, stream;
+    uint16_t device;
+    uint16_t pad;
+} gpufl__stream_rec;
+
+typedef struct gpufl__caller_rec {
+    uint64_t scope, external_id;
+    uint32_t tid, nvtx, stack;
+    uint8_t external_kind;
+    uint8_t pad[3];
+} gpufl__caller_rec;
+
+_Static_assert(sizeof(gpufl__config_rec) == 44, "config records are compared as bytes: no padding");
+_Static_assert(sizeof(gpufl__stream_rec) == 12, "stream records are compared as bytes: no padding");
+_Static_assert(sizeof(gpufl__caller_rec) == 32, "caller records are compared as bytes: no padding");
 
 struct gpufl_trace {
     gpufl_trace_info info;
     gpufl__strtab strings;
     gpufl_trace_device *devices;
-    gpufl__scope_table scopes, nvtx;
-    gpufl__kernel_table kernels;
-    gpufl__transfer_table copies, memsets;
-    gpufl__sync_table syncs;
-    gpufl__memory_table memory;
-    gpufl__device_sample_table device_samples;
-    gpufl__host_sample_table host_samples;
+    gpufl__rows rows[GFL_T_COUNT];
+    gpufl__recset configs, streams, callers; /* records, in row order */
+    void *dedup_cols;                        /* the columns of the three tables below */
+    size_t dedup_bytes;
+    gpufl_trace_scopes scopes_pub, nvtx_pub;
+    gpufl_trace_kernels kernels_pub;
+    gpufl_trace_transfers copies_pub, memsets_pub;
+    gpufl_trace_syncs syncs_pub;
+    gpufl_trace_memory memory_pub;
+    gpufl_trace_device_samples device_samples_pub;
+    gpufl_trace_host_samples host_samples_pub;
+    gpufl_trace_launch_configs configs_pub;
+    gpufl_trace_streams streams_pub;
+    gpufl_trace_callers callers_pub;
     uint64_t counts[256];  /* events read, by type */
     void *zero;            /* the shared read-only zero columns */
     size_t zero_bytes;
@@ -115,10 +159,34 @@ struct gpufl_trace {
 
 struct gpufl__event_source;
 
-/* Reads every event of src into a new trace. Returns 0 with *out set, or a
- * negative gpufl_err with a message in err. */
+/* An empty trace (no rows, strings "" only). NULL when out of memory. */
+gpufl_trace *gpufl__trace_new(void);
+
+/* Points the public structs at the merged columns (and every all-zero
+ * column at one shared zero mapping), turns the tables of distinct values
+ * into columns, and fills info.devices and info.source. 0 or GPUFL_ENOMEM. */
+int gpufl__trace_bind(gpufl_trace *t) __attribute__((warn_unused_result));
+
+/* Reads every event of src into a new trace, on the calling thread.
+ * Returns 0 with *out set, or a negative gpufl_err with a message in err. */
 int gpufl__trace_build(struct gpufl__event_source *src, gpufl_trace **out, char *err,
                        size_t err_len) __attribute__((warn_unused_result));
+
+/* The session facts of src (identity, end, stop, losses, skipped counts)
+ * into t->info. 0 or GPUFL_ENOMEM. */
+int gpufl__trace_session_facts(gpufl_trace *t, const struct gpufl__event_source *src)
+    __attribute__((warn_unused_result));
+
+/* Opens path as gpufl_trace_open() does, reading on nthreads threads (0:
+ * gpufl__read_threads()). */
+int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, char *err,
+                      size_t err_len) __attribute__((warn_unused_result));
+
+/* The same over one NDJSON log or .gflt file in memory (data must outlive
+ * the call only); name is used in messages. */
+int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads,
+                             gpufl_trace **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Frees t and everything it holds (NULL is fine). */
 void gpufl__trace_free(gpufl_trace *t);

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: the .gflt reader and the trace builder over arbitrary
  * bytes taken as one .gflt file (src/read/gflt_source.c, gflt_chunks.c,
- * gflt_decode.c, trace_build.c). Whatever the input, reading must end in
+ * gflt_decode.c, trace_build.c), and the parallel loader (gflt_load.c,
+ * trace_merge.c) against it (fuzz_compare.h). Whatever the input, reading must end in
  * events or an error: no crash, no out-of-bounds access (ASan), no
  * undefined behaviour (UBSan), no leak, no hang. `make fuzz` runs it,
  * seeded with the trace.gflt files of recorded sessions (fuzz_seeds.c).
@@ -20,6 +21,7 @@
 #include "read/input.h"
 #include "read/trace_internal.h"
 #include "sink/gflt_format.h"
+#include "fuzz_compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -52,14 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gpufl__input_memory(&in, copy, size, "fuzz.gflt");
     gpufl__event_source *src;
     char err[1024];
-    if (gpufl__gflt_source_open(&in, &src, err, sizeof err) == 0) {
-        gpufl_trace *t;
-        if (gpufl__trace_build(src, &t, err, sizeof err) == 0) {
-            (void)gpufl_trace_memory_bytes(t);
-            gpufl_trace_close(t);
-        }
+    int rc = gpufl__gflt_source_open(&in, &src, err, sizeof err);
+    gpufl_trace *t = NULL;
+    if (rc == 0) {
+        rc = gpufl__trace_build(src, &t, err, sizeof err);
         gpufl__source_close(src);
     }
+    if (fuzz_looks_gflt(copy, size, 1))
+        fuzz_compare(rc, t, err, copy, size, "fuzz.gflt");
+    gpufl_trace_close(t);
     free(copy);
     return 0;
 }

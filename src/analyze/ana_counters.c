@@ -1,0 +1,34 @@
+/*
+ * The stall, SASS and hardware counter sections (analysis.h). The trace
+ * format has no rows of these kinds yet: the profiling engines that record
+ * them (PC sampling, SASS metrics, the range profiler) come later. Until
+ * then each section says it is empty and which engine fills it, so a
+ * report can tell the user what to turn on instead of leaving a blank.
+ */
+#include <string.h>
+
+#include "analyze/analysis.h"
+
+static gpufl__ana_section empty(const char *engine)
+{
+    return (gpufl__ana_section){.status = GPUFL__ANA_SECTION_EMPTY, .engine = engine, .rows = 0};
+}
+
+int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out)
+{
+    if (!out)
+        return GPUFL_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!t)
+        return GPUFL_EINVAL;
+    out->stalls = empty("pc_sampling");
+    out->sass = empty("sass_metrics");
+    out->hw = empty("range_profiler");
+    return 0;
+}
+
+void gpufl__ana_counters_free(gpufl__ana_counters *c)
+{
+    if (c)
+        memset(c, 0, sizeof *c);
+}

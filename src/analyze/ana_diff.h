@@ -1,0 +1,188 @@
+/*
+ * `gpufl diff`: two recorded sessions compared, as a pure function from
+ * their analyses (analysis.h) to the plain result below. Renderers
+ * (present/diff_text.h, diff_json.h) and the command read only this result.
+ *
+ * What is compared:
+ *  - the session: wall time, kernel time and launches;
+ *  - each device (by index): GPU busy time and idle time (the device row of
+ *    gpufl__ana_idle);
+ *  - each kernel, matched by demangled name text (string ids differ between
+ *    traces). Launch configurations of one name are kept together: a grid
+ *    follows the problem size, so the same kernel given a new batch size is
+ *    the same code doing different work, and splitting it by grid would show
+ *    it as one kernel gone and one new, hiding the comparison. A kernel whose
+ *    most common configuration changed is marked GPUFL__DIFF_F_CONFIG;
+ *  - each scope and NVTX range, matched by tree, path ("step/forward") and
+ *    NVTX domain.
+ *
+ * How a change is judged (the same for kernels and scopes; "value" is the
+ * time per launch, or the wall time per scope instance):
+ *  - noise: the uncertainty of the change of the medians, twice its standard
+ *    error: 2 * 1.2533 * sqrt(s_b^2 / n_b + s_c^2 / n_c), each run's spread
+ *    s estimated as (p95 - p50) / 1.645 (for a normal distribution p95 is
+ *    1.645 sigma above the median; 1.2533 sigma / sqrt(n) is the standard
+ *    error of a median). Unknown (noise_known false) when a side has a
+ *    single value: that row is judged on the threshold alone;
+ *  - per item: SLOWER when the median grew by more than the threshold and
+ *    more than the noise; FASTER likewise downwards; else STEADY. For a
+ *    kernel, launch configurations that both sessions ran are compared like
+ *    with like (gpufl__diff_kernel.matched_configs): one name often covers
+ *    several shapes, whose mix makes the spread of all launches useless as
+ *    a measure of noise;
+ *  - REGRESSED when the total grew by more than the threshold, by at least
+ *    min_impact_pct of the baseline's kernel time (kernels) or wall time
+ *    (scopes), and the growth is real: the count grew by more than the
+ *    threshold (counts are exact), or the median grew by more than the
+ *    noise. IMPROVED likewise downwards. A total that moved past the
+ *    threshold without being real gets GPUFL__DIFF_F_NOISE; one real but
+ *    under the impact floor, GPUFL__DIFF_F_SMALL;
+ *  - a new kernel REGRESSED when its total is at least the impact floor, a
+ *    vanished one IMPROVED likewise. New and vanished scopes are listed,
+ *    never judged: a renamed annotation is not a slowdown, and the time it
+ *    holds is judged through the kernels and the wall time;
+ *  - the session's wall time: REGRESSED or IMPROVED past the threshold (one
+ *    number per run: no spread to judge it by); a device's idle time:
+ *    past the threshold and by at least min_impact_pct of the baseline's
+ *    wall time. Busy time, kernel time and launches are shown, not judged
+ *    (the kernels judge them in detail).
+ *
+ * Threads: any; it only reads its arguments. Sizes: O(k log k) in the
+ * kernels and scopes the reports list (hundreds to thousands), never per
+ * event.
+ */
+#ifndef GPUFL_ANALYZE_ANA_DIFF_H
+#define GPUFL_ANALYZE_ANA_DIFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analyze/analysis.h"
+
+#define GPUFL__DIFF_DEFAULT_THRESHOLD_PCT 5.0
+#define GPUFL__DIFF_DEFAULT_MIN_IMPACT_PCT 0.5
+
+typedef struct gpufl__diff_options {
+    double threshold_pct;   /* a change smaller than this is no change (5) */
+    double min_impact_pct;  /* of the baseline's kernel time (kernels) or wall time (scopes,
+                               idle): a smaller change is too small to judge (0.5) */
+} gpufl__diff_options;
+
+void gpufl__diff_options_default(gpufl__diff_options *o);
+
+/* Which sessions have the row. */
+enum { GPUFL__DIFF_BOTH = 0, GPUFL__DIFF_NEW = 1, GPUFL__DIFF_GONE = 2 };
+
+/* The judgment of a row (and of the whole diff). */
+enum { GPUFL__DIFF_SAME = 0, GPUFL__DIFF_REGRESSED = 1, GPUFL__DIFF_IMPROVED = 2 };
+
+/* The median per item (launch, instance). */
+enum { GPUFL__DIFF_STEADY = 0, GPUFL__DIFF_SLOWER = 1, GPUFL__DIFF_FASTER = 2 };
+
+/* Flags of a row. */
+#define GPUFL__DIFF_F_COUNT 1u  /* the counts differ (launches, instances) */
+#define GPUFL__DIFF_F_CONFIG 2u /* kernels: the most common launch configuration differs */
+#define GPUFL__DIFF_F_NOISE 4u  /* the total moved past the threshold, within the noise */
+#define GPUFL__DIFF_F_SMALL 8u  /* a real change past the threshold, under the impact floor */
+
+/* A compared distribution: the baseline's and the candidate's values (a
+ * side without the row has a zeroed dist) and the judgment above. */
+typedef struct gpufl__diff_change {
+    gpufl__ana_dist base, cand;
+    uint8_t presence;       /* GPUFL__DIFF_BOTH, _NEW, _GONE */
+    uint8_t verdict;        /* GPUFL__DIFF_SAME, _REGRESSED, _IMPROVED */
+    uint8_t per_item;       /* GPUFL__DIFF_STEADY, _SLOWER, _FASTER */
+    uint8_t flags;          /* GPUFL__DIFF_F_* */
+    int64_t total_ns;       /* cand.total - base.total */
+    int64_t p50_ns;         /* cand.p50 - base.p50 (0 unless both have it) */
+    bool noise_known;       /* both sides have at least two values */
+    uint64_t noise_ns;      /* the noise of p50_ns (0 when unknown) */
+    /* What per_item and the verdict were judged on: the change per item in %
+     * of the baseline and its noise (in % too). For scopes and most kernels
+     * p50_ns and noise_ns as percentages; for a kernel with launch
+     * configurations that both sessions ran, like for like (see
+     * gpufl__diff_kernel.matched_configs). */
+    double item_pct, item_noise_pct;
+} gpufl__diff_change;
+
+typedef struct gpufl__diff_kernel {
+    const char *name;        /* demangled name: text of a trace, valid while it is open */
+    gpufl__diff_change time; /* GPU time per launch; n = launches */
+    gpufl__ana_launch_config base_config, cand_config; /* the most common one of each side */
+    uint32_t base_configs, cand_configs; /* distinct configurations */
+    /* Configurations (name, grid, block, registers, shared and local memory)
+     * that both sessions launched at least twice. When there are any, the
+     * change per launch is judged like for like: the change of each one's
+     * median and its noise, averaged with the weights of their baseline
+     * GPU time; otherwise on the medians of all launches. */
+    uint32_t matched_configs;
+    /* Of those, the ones both launched equally often: compared launch by
+     * launch (the i-th with the i-th: a loop repeats its launches, so
+     * they did the same work), as the median of the ratios of their
+     * durations, whose noise is the clocks' alone; the others by medians. */
+    uint32_t paired_configs;
+} gpufl__diff_kernel;
+
+typedef struct gpufl__diff_scope {
+    uint8_t tree;            /* GPUFL__ANA_TREE_SCOPES or _NVTX */
+    char *path;              /* "step/forward" (owned) */
+    const char *domain;      /* NVTX domain: text of a trace ("" the default domain) */
+    gpufl__diff_change wall; /* wall time per instance; n = instances */
+    uint64_t base_gpu_ns, cand_gpu_ns; /* GPU time inside (gpu_ns) */
+} gpufl__diff_scope;
+
+/* A plain number of each session. */
+typedef struct gpufl__diff_value {
+    uint64_t base, cand;
+    uint8_t verdict;         /* GPUFL__DIFF_* (SAME for numbers that are not judged) */
+} gpufl__diff_value;
+
+typedef struct gpufl__diff_device {
+    uint32_t device;
+    uint8_t presence;        /* GPUFL__DIFF_BOTH, _NEW, _GONE */
+    const char *name;        /* "NVIDIA H200", "" unknown: text of a trace */
+    gpufl__diff_value busy_ns;   /* not judged */
+    gpufl__diff_value idle_ns;   /* judged */
+    gpufl__diff_value kernels;   /* launches, not judged */
+} gpufl__diff_device;
+
+typedef struct gpufl__diff {
+    gpufl__diff_options options;     /* as used (defaults filled in) */
+    gpufl__diff_value wall_ns;       /* judged */
+    gpufl__diff_value kernel_ns;     /* all kernels' GPU time, not judged */
+    gpufl__diff_value launches;      /* all kernels, not judged */
+    uint32_t ndevices;
+    gpufl__diff_device *devices;     /* by device index */
+    uint32_t nkernels;
+    gpufl__diff_kernel *kernels;     /* by |time.total_ns| descending, then by the larger of
+                                        the two totals descending, then name */
+    bool kernels_partial;            /* a report listed fewer kernels than its session ran
+                                        (options.top_kernels): only those were compared */
+    uint32_t nscopes;
+    gpufl__diff_scope *scopes;       /* by tree, then path (a parent before its children),
+                                        then domain */
+    /* Counts of the rows above. */
+    uint32_t regressions, improvements; /* verdicts of kernels, scopes, devices and wall */
+    uint32_t new_kernels, gone_kernels, count_changes; /* kernels */
+} gpufl__diff;
+
+/*
+ * Compares baseline b (of trace bt) with candidate c (of trace ct). o may be
+ * NULL (the defaults); its fields are taken as given (0 is allowed: any
+ * change past the noise counts). The result refers to names of both traces:
+ * keep them open while it is used. Returns 0, or GPUFL_ENOMEM
+ * (GPUFL_EINVAL for a NULL argument, or an option negative or not a
+ * number) with *out zeroed.
+ */
+int gpufl__diff_reports(const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                        const gpufl__ana_report *c, const gpufl__diff_options *o, gpufl__diff *out)
+    __attribute__((warn_unused_result));
+void gpufl__diff_free(gpufl__diff *d);
+
+/* The words of the enums above, for renderers: "both", "new", "gone";
+ * "same", "regressed", "improved"; "steady", "slower", "faster". */
+const char *gpufl__diff_presence_name(uint8_t presence);
+const char *gpufl__diff_verdict_name(uint8_t verdict);
+const char *gpufl__diff_per_item_name(uint8_t per_item);
+
+#endif /* GPUFL_ANALYZE_ANA_DIFF_H */

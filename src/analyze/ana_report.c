@@ -1,0 +1,74 @@
+/*
+ * Every analysis of one trace (gpufl__analyze_report), and the options'
+ * defaults. The scope trees are built once and shared by the hotspots and
+ * the scopes analyses, so the hotspots' node indices are the scopes' own.
+ */
+#include <string.h>
+
+#include "analyze/ana_internal.h"
+
+void gpufl__ana_options_default(gpufl__ana_options *o)
+{
+    o->top_kernels = 20;
+    o->top_scopes = 3;
+    o->top_stacks = 3;
+    o->max_allocations = 20;
+}
+
+static int scopes_and_hotspots(const gpufl_trace *t, gpufl__ana_report *r)
+{
+    ta a;
+    ta_open(&a, t);
+    ana_attr x;
+    int rc = ana_attr_open(&x, &a);
+    if (rc != 0)
+        return rc;
+    rc = ana_hotspots_with(&x, &r->options, &r->hotspots); /* reads the trees: before they move */
+    if (rc == 0)
+        rc = ana_scopes_with(&x, &r->scopes);
+    ana_attr_close(&x);
+    return rc;
+}
+
+int gpufl__analyze_report(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_report *out)
+{
+    if (!out)
+        return GPUFL_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!t)
+        return GPUFL_EINVAL;
+    ana_options_fill(o, &out->options);
+    int rc = gpufl__analyze_summary(t, &out->summary);
+    if (rc == 0)
+        rc = scopes_and_hotspots(t, out);
+    if (rc == 0)
+        rc = gpufl__analyze_copies(t, &out->copies);
+    if (rc == 0)
+        rc = gpufl__analyze_idle(t, &out->idle);
+    if (rc == 0)
+        rc = gpufl__analyze_launches(t, &out->launches);
+    if (rc == 0)
+        rc = gpufl__analyze_memory(t, &out->options, &out->memory);
+    if (rc == 0)
+        rc = gpufl__analyze_counters(t, &out->counters);
+    if (rc != 0) {
+        gpufl__ana_report_free(out);
+        return rc;
+    }
+    return 0;
+}
+
+void gpufl__ana_report_free(gpufl__ana_report *r)
+{
+    if (!r)
+        return;
+    gpufl__ana_summary_free(&r->summary);
+    gpufl__ana_scopes_free(&r->scopes);
+    gpufl__ana_hotspots_free(&r->hotspots);
+    gpufl__ana_copies_free(&r->copies);
+    gpufl__ana_idle_free(&r->idle);
+    gpufl__ana_launches_free(&r->launches);
+    gpufl__ana_memory_free(&r->memory);
+    gpufl__ana_counters_free(&r->counters);
+    memset(r, 0, sizeof *r);
+}

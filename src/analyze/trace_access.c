@@ -1,0 +1,144 @@
+/*
+ * Binding the analyses to a trace (trace_access.h): the tables, the
+ * session's end, the device_info lookups and the merged walk over GPU work.
+ *
+ * Threads: any; only reads the trace.
+ */
+#include "analyze/trace_access.h"
+
+#include <string.h>
+
+static const gpufl_trace_kernels no_kernels;
+static const gpufl_trace_transfers no_transfers;
+static const gpufl_trace_syncs no_syncs;
+static const gpufl_trace_memory no_memory;
+static const gpufl_trace_scopes no_scopes;
+static const gpufl_trace_device_samples no_samples;
+static const gpufl_trace_launch_configs no_configs;
+static const gpufl_trace_streams no_streams;
+static const gpufl_trace_callers no_callers;
+static const gpufl_trace_info no_info;
+
+#define OR(p, empty) ((p) ? (p) : &(empty))
+
+static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* The latest time any row of the trace holds: the end of a session that did
+ * not record its end. Tables are sorted by start, so for instants the last
+ * row is enough; intervals need every end. */
+static uint64_t latest_time(const ta *a)
+{
+    uint64_t t = a->start_ns;
+    for (size_t i = 0; i < a->k->n; i++)
+        t = max64(t, ta_k_end(a, i));
+    for (size_t i = 0; i < a->cp->n; i++)
+        t = max64(t, ta_x_end(a->cp, i));
+    for (size_t i = 0; i < a->ms->n; i++)
+        t = max64(t, ta_x_end(a->ms, i));
+    for (size_t i = 0; i < a->sy->n; i++)
+        t = max64(t, ta_y_end(a, i));
+    if (a->mem->n)
+        t = max64(t, a->mem->ts_ns[a->mem->n - 1]);
+    if (a->ds->n)
+        t = max64(t, a->ds->ts_ns[a->ds->n - 1]);
+    const gpufl_trace_host_samples *hs = gpufl_trace_get_host_samples(a->t);
+    if (hs && hs->n)
+        t = max64(t, hs->ts_ns[hs->n - 1]);
+    const gpufl_trace_scopes *s[2] = {a->sc, a->nv};
+    for (int j = 0; j < 2; j++)
+        for (size_t i = 0; i < s[j]->n; i++)
+            t = max64(t, max64(s[j]->begin_ns[i], s[j]->end_ns[i]));
+    return t;
+}
+
+void ta_open(ta *a, const gpufl_trace *t)
+{
+    memset(a, 0, sizeof *a);
+    a->t = t;
+    a->info = OR(gpufl_trace_get_info(t), no_info);
+    a->k = OR(gpufl_trace_get_kernels(t), no_kernels);
+    a->cp = OR(gpufl_trace_get_copies(t), no_transfers);
+    a->ms = OR(gpufl_trace_get_memsets(t), no_transfers);
+    a->sy = OR(gpufl_trace_get_syncs(t), no_syncs);
+    a->mem = OR(gpufl_trace_get_memory(t), no_memory);
+    a->sc = OR(gpufl_trace_get_scopes(t), no_scopes);
+    a->nv = OR(gpufl_trace_get_nvtx(t), no_scopes);
+    a->ds = OR(gpufl_trace_get_device_samples(t), no_samples);
+    a->cfg = OR(gpufl_trace_get_launch_configs(t), no_configs);
+    a->st = OR(gpufl_trace_get_streams(t), no_streams);
+    a->cl = OR(gpufl_trace_get_callers(t), no_callers);
+    a->start_ns = a->info->start_ns;
+    a->ended = a->info->end_ns != 0;
+    a->end_ns = a->ended ? max64(a->info->end_ns, a->start_ns) : latest_time(a);
+}
+
+const gpufl_trace_device *ta_device(const ta *a, uint32_t dev)
+{
+    for (uint32_t i = 0; i < a->info->ndevices; i++)
+        if (a->info->devices[i].index == dev)
+            return &a->info->devices[i];
+    return NULL;
+}
+
+/* The trace does not carry device_info's pcie_max_gen and pcie_max_width
+ * yet (gpufl_trace_device has no such fields), so the link is unknown here
+ * and the copies analysis falls back on its table of known GPUs. */
+void ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width)
+{
+    (void)a;
+    (void)dev;
+    *gen = 0;
+    *width = 0;
+}
+
+static void op_kernel(const ta *a, size_t i, ta_op *op)
+{
+    op->table = TA_OP_KERNEL;
+    op->row = i;
+    op->start = ta_k_start(a, i);
+    op->end = op->start + ta_k_dur(a, i);
+    op->stream_row = ta_k_stream_row(a, i);
+    op->caller = ta_k_caller(a, i);
+    uint32_t lead = a->k->api_lead_ns[i]; /* the column first: the call is rare */
+    op->api_start = lead == 0 ? 0 : lead != GPUFL_TRACE_EXACT ? op->start - lead : ta_k_api_start(a, i);
+}
+
+static void op_transfer(const gpufl_trace_transfers *x, uint8_t table, size_t i, ta_op *op)
+{
+    op->table = table;
+    op->row = i;
+    op->start = ta_x_start(x, i);
+    op->end = op->start + ta_x_dur(x, i);
+    op->stream_row = ta_x_stream_row(x, i);
+    op->caller = ta_x_caller(x, i);
+    uint32_t lead = x->api_lead_ns[i];
+    op->api_start = lead == 0 ? 0 : lead != GPUFL_TRACE_EXACT ? op->start - lead : ta_x_api_start(x, i);
+}
+
+bool ta_ops_next(ta_ops *it, ta_op *op)
+{
+    const ta *a = it->a;
+    size_t nk = a->k->n, nc = a->cp->n, nm = a->ms->n;
+    int best = -1;
+    uint64_t t = 0;
+    if (it->next[0] < nk) {
+        best = 0;
+        t = a->k->start_ns[it->next[0]];
+    }
+    if (it->next[1] < nc && (best < 0 || a->cp->start_ns[it->next[1]] < t)) {
+        best = 1;
+        t = a->cp->start_ns[it->next[1]];
+    }
+    if (it->next[2] < nm && (best < 0 || a->ms->start_ns[it->next[2]] < t))
+        best = 2;
+    if (best < 0)
+        return false;
+    size_t i = it->next[best]++;
+    if (best == 0)
+        op_kernel(a, i, op);
+    else if (best == 1)
+        op_transfer(a->cp, TA_OP_COPY, i, op);
+    else
+        op_transfer(a->ms, TA_OP_MEMSET, i, op);
+    return true;
+}

@@ -1,0 +1,209 @@
+/*
+ * `gpufl report SESSION [--top N] [--format text|json|html] [-o FILE]`:
+ * every analysis of a recorded session (src/analyze/analysis.h), rendered
+ * as text (the default, to stdout), as JSON (schema: docs/REPORT.md) or as
+ * one self-contained HTML page (to FILE, which html needs).
+ *
+ * The text symbolizes the CPU stacks of the hot kernels when the session
+ * has them in its device logs (read/stack_table.h) and this build has
+ * libdw (read/symbolize.h); otherwise frames are module+offset, or stack
+ * ids for a session recorded as trace.gflt only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analyze/analysis.h"
+#include "cli/cli.h"
+#include "gpufl/trace.h"
+#include "present/report_json.h"
+#include "present/report_text.h"
+#include "read/stack_table.h"
+#include "read/symbolize.h"
+#ifdef GPUFL_HAVE_REPORT_HTML
+#include "present/report_html.h"
+#endif
+
+#define MAX_TOP 10000
+
+static const char usage_text[] =
+    "usage: gpufl report SESSION [--top N] [--format text|json|html] [-o FILE]\n"
+    "  --top N     kernels listed in the hotspots (default 20)\n"
+    "  --format    text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
+    "  -o FILE     write the report to FILE instead of stdout\n";
+
+enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML };
+
+static int usage_error(const char *what)
+{
+    if (what)
+        fprintf(stderr, "gpufl report: %s\n", what);
+    fputs(usage_text, stderr);
+    return GFL_EXIT_USAGE;
+}
+
+static void name_frame(void *ctx, const char *module, uint64_t offset, char *buf, size_t len)
+{
+    gpufl__symbolize_frame(ctx, module, offset, true, buf, len);
+}
+
+/* The stacks of the session at path, when its device logs have them; a
+ * session without them (or without device logs) gets NULL, silently: the
+ * report then lists stack ids. */
+static gpufl__stack_table *load_stacks(const char *path)
+{
+    char dir[4096];
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s", path);
+    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(dir, sizeof dir, ".");
+    }
+    gpufl__stack_table *t = calloc(1, sizeof *t);
+    char err[512];
+    if (!t || gpufl__stack_table_load(dir, t, err, sizeof err) != 0 || !t->n) {
+        if (t)
+            gpufl__stack_table_free(t);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static int render_text(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, FILE *out)
+{
+    gpufl__report_text_opts o = {0};
+    gpufl__symbolizer *sym = NULL;
+    gpufl__stack_table *stacks = r->hotspots.launches && !r->hotspots.stack_frames ? load_stacks(path) : NULL;
+    if (stacks) {
+        o.stacks = stacks;
+        if (gpufl__symbolizer_available() && (sym = gpufl__symbolizer_new()) != NULL) {
+            o.name_frame = name_frame;
+            o.frame_ctx = sym;
+        }
+    }
+    int rc = gpufl__report_text(t, r, &o, out);
+    gpufl__symbolizer_free(sym);
+    if (stacks)
+        gpufl__stack_table_free(stacks);
+    free(stacks);
+    return rc;
+}
+
+static int parse_top(const char *text, uint32_t *top)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end || errno || v < 1 || v > MAX_TOP)
+        return -1;
+    *top = (uint32_t)v;
+    return 0;
+}
+
+static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const char *session,
+                        enum report_format format, const char *file)
+{
+    if (format == FORMAT_HTML) {
+#ifdef GPUFL_HAVE_REPORT_HTML
+        char err[1024];
+        if (gpufl__report_html(t, r, file, err, sizeof err) != 0) {
+            fprintf(stderr, "gpufl report: %s\n", err);
+            return GFL_EXIT_FAIL;
+        }
+        return GFL_EXIT_OK;
+#else
+        fprintf(stderr, "gpufl report: the HTML report is not built into this gpufl; use --format text "
+                        "or json\n");
+        return GFL_EXIT_FAIL;
+#endif
+    }
+    FILE *out = stdout;
+    if (file && !(out = fopen(file, "we"))) {
+        fprintf(stderr, "gpufl report: cannot write '%s': %s\n", file, strerror(errno));
+        return GFL_EXIT_FAIL;
+    }
+    int rc = format == FORMAT_JSON ? gpufl__report_json(t, r, out) : render_text(t, r, session, out);
+    if (file && fclose(out) != 0 && rc == 0)
+        rc = GPUFL_EIO;
+    if (rc != 0) {
+        fprintf(stderr, "gpufl report: %s '%s'%s\n", rc == GPUFL_ENOMEM ? "out of memory writing" : "writing",
+                file ? file : "(stdout)", rc == GPUFL_ENOMEM ? "" : " failed");
+        return GFL_EXIT_FAIL;
+    }
+    return GFL_EXIT_OK;
+}
+
+int gpufl_cmd_report(int argc, char **argv)
+{
+    enum { O_TOP = 1, O_FORMAT };
+    static const struct option opts[] = {{"top", required_argument, 0, O_TOP},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    gpufl__ana_options ao;
+    gpufl__ana_options_default(&ao);
+    enum report_format format = FORMAT_TEXT;
+    const char *file = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        char msg[256];
+        switch (c) {
+        case O_TOP:
+            if (parse_top(optarg, &ao.top_kernels) != 0) {
+                snprintf(msg, sizeof msg, "bad --top '%s': expected 1 to %d kernels", optarg, MAX_TOP);
+                return usage_error(msg);
+            }
+            break;
+        case O_FORMAT:
+            if (!strcmp(optarg, "text"))
+                format = FORMAT_TEXT;
+            else if (!strcmp(optarg, "json"))
+                format = FORMAT_JSON;
+            else if (!strcmp(optarg, "html"))
+                format = FORMAT_HTML;
+            else {
+                snprintf(msg, sizeof msg, "bad --format '%s': expected text, json or html", optarg);
+                return usage_error(msg);
+            }
+            break;
+        case 'o': file = optarg; break;
+        case 'h': fputs(usage_text, stdout); return GFL_EXIT_OK;
+        default:
+            snprintf(msg, sizeof msg, "bad argument '%s'", optind > 0 && optind <= argc ? argv[optind - 1] : "");
+            return usage_error(msg);
+        }
+    }
+    if (optind != argc - 1)
+        return usage_error(optind < argc ? "one SESSION only" : "which SESSION?");
+    if (format == FORMAT_HTML && !file)
+        return usage_error("--format html writes a file: name it with -o FILE");
+    const char *path = argv[optind];
+
+    gpufl_trace *t;
+    char err[1024];
+    if (gpufl_trace_open(path, &t, err, sizeof err) != 0) {
+        fprintf(stderr, "gpufl report: %s\n", err);
+        return GFL_EXIT_FAIL;
+    }
+    gpufl__ana_report r;
+    if (gpufl__analyze_report(t, &ao, &r) != 0) {
+        fprintf(stderr, "gpufl report: %s: out of memory analyzing the session\n", path);
+        gpufl_trace_close(t);
+        return GFL_EXIT_FAIL;
+    }
+    int rc = write_report(t, &r, path, format, file);
+    gpufl__ana_report_free(&r);
+    gpufl_trace_close(t);
+    return rc;
+}

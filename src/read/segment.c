@@ -1,0 +1,489 @@
+/*
+ * Events into the rows of a segment (see segment.h), and the descriptions
+ * of the trace's row tables that segments and the merge share.
+ */
+#include "read/segment.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpufl/gpufl.h"
+
+/* ---- the tables ----------------------------------------------------------- */
+
+#define SIZE_OF(pubtype, prefix, f) [prefix##_##f] = (uint8_t)sizeof(*((pubtype *)0)->f),
+#define SC_SIZE(f) SIZE_OF(gpufl_trace_scopes, SC, f)
+#define KC_SIZE(f) SIZE_OF(gpufl_trace_kernels, KC, f)
+#define TC_SIZE(f) SIZE_OF(gpufl_trace_transfers, TC, f)
+#define YC_SIZE(f) SIZE_OF(gpufl_trace_syncs, YC, f)
+#define MC_SIZE(f) SIZE_OF(gpufl_trace_memory, MC, f)
+#define DC_SIZE(f) SIZE_OF(gpufl_trace_device_samples, DC, f)
+#define HC_SIZE(f) SIZE_OF(gpufl_trace_host_samples, HC, f)
+
+static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
+static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
+static const uint8_t transfer_sizes[] = {TRANSFER_COLS(TC_SIZE)};
+static const uint8_t sync_sizes[] = {SYNC_COLS(YC_SIZE)};
+static const uint8_t memory_sizes[] = {MEMORY_COLS(MC_SIZE)};
+static const uint8_t device_sample_sizes[] = {DEVICE_SAMPLE_COLS(DC_SIZE)};
+static const uint8_t host_sample_sizes[] = {HOST_SAMPLE_COLS(HC_SIZE)};
+
+static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
+static const uint8_t kernel_xlat[KC_COUNT] = {[KC_config_row] = GFL_X_CONFIG,
+                                              [KC_stream_row] = GFL_X_STREAM,
+                                              [KC_caller_row] = GFL_X_CALLER};
+static const uint8_t transfer_xlat[TC_COUNT] = {[TC_stream_row] = GFL_X_STREAM,
+                                                [TC_caller_row] = GFL_X_CALLER};
+static const uint8_t sync_xlat[YC_COUNT] = {[YC_stream_row] = GFL_X_STREAM,
+                                            [YC_caller_row] = GFL_X_CALLER};
+static const uint8_t memory_xlat[MC_COUNT] = {[MC_stream_row] = GFL_X_STREAM,
+                                              [MC_caller_row] = GFL_X_CALLER};
+static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
+
+_Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
+
+const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
+    [GFL_T_SCOPES] = {SC_COUNT, SC_begin_ns, scope_sizes, scope_xlat},
+    [GFL_T_NVTX] = {SC_COUNT, SC_begin_ns, scope_sizes, scope_xlat},
+    [GFL_T_KERNELS] = {KC_COUNT, KC_start_ns, kernel_sizes, kernel_xlat},
+    [GFL_T_COPIES] = {TC_COUNT, TC_start_ns, transfer_sizes, transfer_xlat},
+    [GFL_T_MEMSETS] = {TC_COUNT, TC_start_ns, transfer_sizes, transfer_xlat},
+    [GFL_T_SYNCS] = {YC_COUNT, YC_start_ns, sync_sizes, sync_xlat},
+    [GFL_T_MEMORY] = {MC_COUNT, MC_ts_ns, memory_sizes, memory_xlat},
+    [GFL_T_DEVICE_SAMPLES] = {DC_COUNT, DC_ts_ns, device_sample_sizes, plain_xlat},
+    [GFL_T_HOST_SAMPLES] = {HC_COUNT, HC_ts_ns, host_sample_sizes, plain_xlat},
+};
+
+void gpufl__rows_init(gpufl__rows *r, unsigned table)
+{
+    const gpufl__table_desc *d = &gpufl__tables[table];
+    memset(r, 0, sizeof *r);
+    r->t.cols = r->cols;
+    r->t.ncols = d->ncols;
+    r->t.key = d->key;
+    for (unsigned i = 0; i < d->ncols; i++)
+        r->cols[i].size = d->sizes[i];
+}
+
+void gpufl__rows_free(gpufl__rows *r)
+{
+    gpufl__table_free(&r->t);
+    free(r->exact.v);
+    r->exact = (gpufl__exact_vec){0};
+}
+
+size_t gpufl__rows_memory(const gpufl__rows *r)
+{
+    return gpufl__table_memory(&r->t) + r->exact.cap * sizeof *r->exact.v;
+}
+
+/* ---- building rows --------------------------------------------------------- */
+
+/* Stores v as the value of field f (of public struct P, column C) of row r
+ * of the rows R in scope. */
+#define SETF(P, C, f, v)                                                                           \
+    do {                                                                                           \
+        __typeof__(*((P *)0)->f) x_ = (__typeof__(*((P *)0)->f))(v);                               \
+        if (gpufl__col_put(&R->t, &R->cols[C], r, &x_, sizeof x_) != 0)                            \
+            return GPUFL_ENOMEM;                                                                   \
+    } while (0)
+#define SSET(f, v) SETF(gpufl_trace_scopes, SC_##f, f, v)
+#define KSET(f, v) SETF(gpufl_trace_kernels, KC_##f, f, v)
+#define TSET(f, v) SETF(gpufl_trace_transfers, TC_##f, f, v)
+#define YSET(f, v) SETF(gpufl_trace_syncs, YC_##f, f, v)
+#define MSET(f, v) SETF(gpufl_trace_memory, MC_##f, f, v)
+#define DSET(f, v) SETF(gpufl_trace_device_samples, DC_##f, f, v)
+#define HSET(f, v) SETF(gpufl_trace_host_samples, HC_##f, f, v)
+#define ROW(R, r)                                                                                  \
+    do {                                                                                           \
+        if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                              \
+            return GPUFL_ENOMEM;                                                                   \
+    } while (0)
+
+static int push_exact(gpufl__exact_vec *x, const gpufl_trace_exact *e)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 16;
+        gpufl_trace_exact *v = realloc(x->v, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = *e;
+    return 0;
+}
+
+/* The times of an interval row as a 64-bit start (set by the caller) and
+ * 32-bit offsets: duration in column c_dur, and, with c_lead nonzero, the
+ * API call's lead and duration in c_lead and c_api_dur (trace.h). A value
+ * that does not fit makes the column GPUFL_TRACE_EXACT and the row's times
+ * go to the exact list, whole. */
+static int put_times(gpufl__rows *R, size_t r, unsigned c_dur, unsigned c_lead, unsigned c_api_dur,
+                     uint64_t start, uint64_t end, uint64_t api_start, uint64_t api_end)
+{
+    uint64_t dur = end - start;
+    uint32_t dur32 = dur < GPUFL_TRACE_EXACT ? (uint32_t)dur : GPUFL_TRACE_EXACT;
+    uint32_t lead32 = 0, api32 = 0;
+    bool exact = dur32 == GPUFL_TRACE_EXACT;
+    if (api_start || api_end) {
+        /* a lead of 0 would read as "no API call" */
+        uint64_t lead = start - api_start, api = api_end - api_start;
+        if (lead != 0 && lead < GPUFL_TRACE_EXACT && api < GPUFL_TRACE_EXACT) {
+            lead32 = (uint32_t)lead;
+            api32 = (uint32_t)api;
+        } else {
+            lead32 = api32 = GPUFL_TRACE_EXACT;
+            exact = true;
+        }
+    }
+    if (gpufl__col_put(&R->t, &R->cols[c_dur], r, &dur32, 4) != 0)
+        return GPUFL_ENOMEM;
+    if (c_lead && (gpufl__col_put(&R->t, &R->cols[c_lead], r, &lead32, 4) != 0 ||
+                   gpufl__col_put(&R->t, &R->cols[c_api_dur], r, &api32, 4) != 0))
+        return GPUFL_ENOMEM;
+    if (exact) {
+        gpufl_trace_exact e = {r, end, api_start, api_end};
+        return push_exact(&R->exact, &e);
+    }
+    return 0;
+}
+
+/* The segment's row of a stream, of a caller: the same as the last row's
+ * mostly. 0 or GPUFL_ENOMEM. */
+static int stream_of(gpufl__segment *s, uint16_t device, uint32_t context, uint32_t stream,
+                     uint32_t *out)
+{
+    gpufl__stream_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.device = device;
+    rec.context = context;
+    rec.stream = stream;
+    if (s->last_stream &&
+        memcmp(gpufl__recset_at(&s->streams, s->last_stream - 1), &rec, sizeof rec) == 0) {
+        *out = s->last_stream - 1;
+        return 0;
+    }
+    if (gpufl__recset_put(&s->streams, &rec, out) != 0)
+        return GPUFL_ENOMEM;
+    s->last_stream = *out + 1;
+    return 0;
+}
+
+static int caller_of(gpufl__segment *s, uint32_t tid, uint64_t scope, uint32_t nvtx,
+                     uint64_t external_id, uint8_t external_kind, uint32_t stack, uint32_t *out)
+{
+    gpufl__caller_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.tid = tid;
+    rec.scope = scope;
+    rec.nvtx = nvtx;
+    rec.external_id = external_id;
+    rec.external_kind = external_kind;
+    rec.stack = stack;
+    if (s->last_caller &&
+        memcmp(gpufl__recset_at(&s->callers, s->last_caller - 1), &rec, sizeof rec) == 0) {
+        *out = s->last_caller - 1;
+        return 0;
+    }
+    if (gpufl__recset_put(&s->callers, &rec, out) != 0)
+        return GPUFL_ENOMEM;
+    s->last_caller = *out + 1;
+    return 0;
+}
+
+/* A kernel's launch configuration: most often the last one of its name. */
+static int config_of(gpufl__segment *s, const gfl_kernel_payload *k, uint32_t *out)
+{
+    gpufl__config_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.name = k->name;
+    rec.mangled = k->mangled_name;
+    memcpy(rec.grid, k->grid, sizeof rec.grid);
+    memcpy(rec.block, k->block, sizeof rec.block);
+    rec.registers = k->registers;
+    rec.static_smem = k->static_smem;
+    rec.dynamic_smem = k->dynamic_smem;
+    rec.local_mem = k->local_mem;
+    rec.occupancy_x10000 = k->occupancy_x10000;
+    rec.limiter = k->limiter;
+    uint32_t *slot = &s->config_cache[(k->name * 2654435761u) >> 24 & (GFL_SEG_CONFIG_CACHE - 1)];
+    if (*slot && memcmp(gpufl__recset_at(&s->configs, *slot - 1), &rec, sizeof rec) == 0) {
+        *out = *slot - 1;
+        return 0;
+    }
+    if (gpufl__recset_put(&s->configs, &rec, out) != 0)
+        return GPUFL_ENOMEM;
+    *slot = *out + 1;
+    return 0;
+}
+
+static int nvtx_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_NVTX];
+    const gfl_nvtx_payload *n = &ev->u.nvtx;
+    bool mark = ev->h.type == GFL_EV_NVTX_MARK;
+    size_t r;
+    ROW(R, r);
+    SSET(begin_ns, ev->h.ts);
+    SSET(end_ns, mark ? ev->h.ts : n->end_ts);
+    SSET(id, n->id);
+    SSET(parent, 0);
+    SSET(name, n->name);
+    SSET(tid, ev->h.tid);
+    SSET(depth, n->depth);
+    SSET(implicit, 0);
+    SSET(domain, n->domain);
+    SSET(instant, mark);
+    return 0;
+}
+
+static int kernel_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_KERNELS];
+    const gfl_kernel_payload *k = &ev->u.kernel;
+    uint32_t config, stream, caller;
+    if (config_of(s, k, &config) != 0 || stream_of(s, ev->h.device, k->context, k->stream, &stream) ||
+        caller_of(s, ev->h.tid, k->scope_id, k->nvtx, k->external_id, k->external_kind, k->stack_id,
+                  &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    KSET(start_ns, ev->h.ts);
+    KSET(config_row, config);
+    KSET(stream_row, stream);
+    KSET(caller_row, caller);
+    KSET(correlation, k->correlation);
+    KSET(graph_id, k->graph_id);
+    return put_times(R, r, KC_dur_ns, KC_api_lead_ns, KC_api_dur_ns, ev->h.ts, k->end_ts,
+                     k->api_start_ts, k->api_end_ts);
+}
+
+/* Copies and memsets share a table layout. */
+static int transfer_row(gpufl__segment *s, const gfl_event *ev)
+{
+    bool copy = ev->h.type == GFL_EV_MEMCPY;
+    gpufl__rows *R = &s->rows[copy ? GFL_T_COPIES : GFL_T_MEMSETS];
+    const gfl_memcpy_payload *c = &ev->u.memcpy;
+    const gfl_memset_payload *m = &ev->u.memset;
+    uint32_t stream, caller;
+    if (copy ? stream_of(s, ev->h.device, c->context, c->stream, &stream) ||
+                   caller_of(s, ev->h.tid, c->scope_id, c->nvtx, c->external_id, 0, c->stack_id, &caller)
+             : stream_of(s, ev->h.device, m->context, m->stream, &stream) ||
+                   caller_of(s, ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, 0, &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    TSET(start_ns, ev->h.ts);
+    TSET(stream_row, stream);
+    TSET(caller_row, caller);
+    if (copy) {
+        TSET(bytes, c->bytes);
+        TSET(correlation, c->correlation);
+        TSET(dst_device, c->dst_device);
+        TSET(kind, c->copy_kind);
+        TSET(src_kind, c->src_kind);
+        TSET(dst_kind, c->dst_kind);
+        TSET(value, 0);
+        TSET(graph_id, c->graph_id);
+        return put_times(R, r, TC_dur_ns, TC_api_lead_ns, TC_api_dur_ns, ev->h.ts, c->end_ts,
+                         c->api_start_ts, c->api_end_ts);
+    }
+    TSET(bytes, m->bytes);
+    TSET(correlation, m->correlation);
+    TSET(dst_device, 0);
+    TSET(kind, 0);
+    TSET(src_kind, 0);
+    TSET(dst_kind, m->mem_kind);
+    TSET(value, m->value);
+    TSET(graph_id, m->graph_id);
+    return put_times(R, r, TC_dur_ns, TC_api_lead_ns, TC_api_dur_ns, ev->h.ts, m->end_ts,
+                     m->api_start_ts, m->api_end_ts);
+}
+
+static int sync_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_SYNCS];
+    const gfl_sync_payload *y = &ev->u.sync;
+    uint32_t stream, caller;
+    if (stream_of(s, ev->h.device, y->context, y->stream, &stream) ||
+        caller_of(s, ev->h.tid, y->scope_id, y->nvtx, y->external_id, 0, y->stack_id, &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    YSET(start_ns, ev->h.ts);
+    YSET(stream_row, stream);
+    YSET(caller_row, caller);
+    YSET(correlation, y->correlation);
+    YSET(kind, y->sync_kind);
+    YSET(cuda_event, y->cuda_event);
+    return put_times(R, r, YC_dur_ns, 0, 0, ev->h.ts, y->end_ts, 0, 0);
+}
+
+static int memory_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_MEMORY];
+    const gfl_mem_payload *m = &ev->u.mem;
+    uint32_t stream, caller;
+    if (stream_of(s, ev->h.device, m->context, m->stream, &stream) ||
+        caller_of(s, ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    MSET(ts_ns, ev->h.ts);
+    MSET(address, m->address);
+    MSET(bytes, m->bytes);
+    MSET(stream_row, stream);
+    MSET(caller_row, caller);
+    MSET(correlation, m->correlation);
+    MSET(is_free, ev->h.type == GFL_EV_MEM_FREE);
+    MSET(kind, m->mem_kind);
+    return 0;
+}
+
+static int device_sample_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_DEVICE_SAMPLES];
+    const gfl_device_metrics_payload *m = &ev->u.dev;
+    size_t r;
+    ROW(R, r);
+    DSET(ts_ns, ev->h.ts);
+    DSET(device, ev->h.device);
+    DSET(valid, m->valid);
+    DSET(gpu_util_pct, m->gpu_util_pct);
+    DSET(mem_util_pct, m->mem_util_pct);
+    DSET(mem_used_bytes, m->mem_used_bytes);
+    DSET(mem_total_bytes, m->mem_total_bytes);
+    DSET(proc_mem_bytes, m->proc_mem_bytes);
+    DSET(energy_mj, m->energy_mj);
+    DSET(temp_c, m->temp_c);
+    DSET(power_mw, m->power_mw);
+    DSET(sm_clock_mhz, m->sm_clock_mhz);
+    DSET(mem_clock_mhz, m->mem_clock_mhz);
+    DSET(throttle_reasons, m->throttle_reasons);
+    DSET(pcie_rx_kbps, m->pcie_rx_kbps);
+    DSET(pcie_tx_kbps, m->pcie_tx_kbps);
+    DSET(mem_free_bytes, m->mem_free_bytes);
+    DSET(ecc_corrected, m->ecc_corrected);
+    DSET(ecc_uncorrected, m->ecc_uncorrected);
+    DSET(power_limit_mw, m->power_limit_mw);
+    DSET(gfx_clock_mhz, m->gfx_clock_mhz);
+    DSET(mem_temp_c, m->mem_temp_c);
+    DSET(fan_pct, m->fan_pct);
+    return 0;
+}
+
+static int host_sample_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_HOST_SAMPLES];
+    const gfl_host_metrics_payload *m = &ev->u.host;
+    size_t r;
+    ROW(R, r);
+    HSET(ts_ns, ev->h.ts);
+    HSET(valid, m->valid);
+    HSET(proc_cpu_pct_x100, m->proc_cpu_pct_x100);
+    HSET(sys_cpu_pct_x100, m->sys_cpu_pct_x100);
+    HSET(ram_used_bytes, m->ram_used_bytes);
+    HSET(ram_total_bytes, m->ram_total_bytes);
+    HSET(proc_rss_bytes, m->proc_rss_bytes);
+    HSET(cpu_count, m->cpu_count);
+    return 0;
+}
+
+/* Kept whole, for the merge to take in session order. */
+static int keep_ordered(gpufl__segment *s, const gfl_event *ev)
+{
+    if (s->nordered == s->ordered_cap) {
+        size_t cap = s->ordered_cap ? s->ordered_cap * 2 : 64;
+        gfl_event *v = realloc(s->ordered, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        s->ordered = v;
+        s->ordered_cap = cap;
+    }
+    s->ordered[s->nordered++] = *ev;
+    return 0;
+}
+
+int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
+{
+    s->counts[ev->h.type]++;
+    switch (ev->h.type) {
+    case GFL_EV_KERNEL: return kernel_row(s, ev);
+    case GFL_EV_NVTX_RANGE:
+    case GFL_EV_NVTX_MARK: return nvtx_row(s, ev);
+    case GFL_EV_MEMCPY:
+    case GFL_EV_MEMSET: return transfer_row(s, ev);
+    case GFL_EV_SYNC: return sync_row(s, ev);
+    case GFL_EV_MEM_ALLOC:
+    case GFL_EV_MEM_FREE: return memory_row(s, ev);
+    case GFL_EV_DEVICE_METRICS: return device_sample_row(s, ev);
+    case GFL_EV_HOST_METRICS: return host_sample_row(s, ev);
+    case GFL_EV_SCOPE_BEGIN:
+    case GFL_EV_SCOPE_END:
+    case GFL_EV_DEVICE_INFO: return keep_ordered(s, ev);
+    case GFL_EV_DROPPED:
+        if (ev->u.dropped.reason < 16)
+            s->dropped[ev->u.dropped.reason] += ev->u.dropped.count;
+        return 0;
+    default:
+        return 0; /* counted only: windows, logs, graph launches, stacks */
+    }
+}
+
+/* ---- finishing ------------------------------------------------------------- */
+
+static int exact_order(const void *a, const void *b)
+{
+    uint64_t x = ((const gpufl_trace_exact *)a)->row, y = ((const gpufl_trace_exact *)b)->row;
+    return x < y ? -1 : x > y;
+}
+
+int gpufl__segment_finish(gpufl__segment *s)
+{
+    for (unsigned t = 0; t < GFL_T_COUNT; t++) {
+        gpufl__rows *R = &s->rows[t];
+        uint32_t *perm = NULL;
+        if (gpufl__table_finish(&R->t, R->exact.n ? &perm : NULL) != 0)
+            return GPUFL_ENOMEM;
+        if (!perm)
+            continue;
+        /* the exact times follow their rows */
+        uint32_t *where = malloc(R->t.n * sizeof *where);
+        if (!where) {
+            free(perm);
+            return GPUFL_ENOMEM;
+        }
+        for (size_t i = 0; i < R->t.n; i++)
+            where[perm[i]] = (uint32_t)i;
+        for (size_t i = 0; i < R->exact.n; i++)
+            R->exact.v[i].row = where[R->exact.v[i].row];
+        qsort(R->exact.v, R->exact.n, sizeof *R->exact.v, exact_order);
+        free(where);
+        free(perm);
+    }
+    return 0;
+}
+
+void gpufl__segment_init(gpufl__segment *s, const gpufl__strtab *strings)
+{
+    memset(s, 0, sizeof *s);
+    for (unsigned t = 0; t < GFL_T_COUNT; t++)
+        gpufl__rows_init(&s->rows[t], t);
+    gpufl__recset_init(&s->configs, sizeof(gpufl__config_rec));
+    gpufl__recset_init(&s->streams, sizeof(gpufl__stream_rec));
+    gpufl__recset_init(&s->callers, sizeof(gpufl__caller_rec));
+    s->strings = strings;
+}
+
+void gpufl__segment_free(gpufl__segment *s)
+{
+    for (unsigned t = 0; t < GFL_T_COUNT; t++)
+        gpufl__rows_free(&s->rows[t]);
+    gpufl__recset_free(&s->configs);
+    gpufl__recset_free(&s->streams);
+    gpufl__recset_free(&s->callers);
+    free(s->ordered);
+    s->ordered = NULL;
+    s->nordered = s->ordered_cap = 0;
+}

@@ -1,0 +1,739 @@
+/*
+ * Merging the segments of a session into its trace (see segment.h).
+ *
+ * Segments come in session order (file order of their chunks or lines),
+ * each with its rows sorted by time, its own tables of distinct launch
+ * configurations, streams and callers, and (NDJSON) its own string ids.
+ * The merge gives what one segment holding the whole session would give:
+ *
+ *   1. strings: every string of every segment's table, segment by segment
+ *      and in id order, is interned into the trace's table, so the trace's
+ *      ids number strings in the order of their first appearance;
+ *   2. configurations, streams, callers: the same, record by record (after
+ *      their string ids are translated), so the trace's rows number them in
+ *      the order of their first use;
+ *   3. per row table, the order of the merged rows: a stable merge of the
+ *      segments' sorted runs, equal times keeping segment order (which is
+ *      what a stable sort of the whole session gives); segments that do not
+ *      overlap in time, the usual case, are simply concatenated;
+ *   4. per column, its values in that order, with rows of the distinct
+ *      value tables and string ids translated; each segment column is freed
+ *      as soon as it has been copied, so the merge needs little more memory
+ *      than the trace it makes.
+ *
+ * Scope begins and ends (joined into one row per scope) and device
+ * descriptions are taken in session order on one thread while the other
+ * tables are planned. Steps 3 and 4 run on up to nthreads threads: one job
+ * per table, then one per column.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/idmap.h"
+#include "gpufl/gpufl.h"
+#include "read/segment.h"
+#include "read/work_pool.h"
+
+/* What the numbers of one segment become in the trace. */
+typedef struct seg_maps {
+    uint32_t *str;       /* string id -> the trace's; NULL: the ids are the trace's */
+    uint32_t nstr;
+    const uint32_t *rec[GFL_X_COUNT]; /* GFL_X_CONFIG, _STREAM, _CALLER: row -> the trace's row */
+    uint32_t nrec[GFL_X_COUNT];
+} seg_maps;
+
+/* The records of one table of distinct values, all segments' in session
+ * order, translated into the trace's string ids. Duplicates are found in
+ * parallel: records are dealt to partitions by hash, each partition finds
+ * the first of every group of equal records among its own; then one pass
+ * in order numbers the first ones, which is the numbering one insertion
+ * after another would give. */
+typedef struct recs {
+    uint32_t size;   /* bytes per record */
+    size_t n;
+    size_t *base;    /* per segment: the index of its first record */
+    uint8_t *v;      /* the records */
+    uint32_t *hash;  /* per record */
+    uint32_t *first; /* per record: the index of the first record equal to it */
+    uint32_t *row;   /* per record: the trace's row */
+} recs;
+
+/* Rows [out, out + n) of a table are rows [row, row + n) of segment seg. */
+typedef struct run {
+    uint64_t out;
+    uint32_t seg, row, n;
+} run;
+
+/* How one row table is put together: its rows as runs of segments' rows,
+ * in order (one run per segment when they do not overlap in time). */
+typedef struct plan {
+    size_t n;
+    run *runs;
+    size_t nruns, cap;
+    size_t block_rows;  /* rows per column job (the last one may have fewer) */
+    size_t nblocks;
+} plan;
+
+/* Column jobs copy blocks of rows, so that a table's widest columns spread
+ * over every thread: about 4 blocks per thread, of at least MIN_BLOCK and
+ * at most MAX_BLOCK rows. */
+#define MIN_BLOCK (1u << 12)
+#define MAX_BLOCK (1u << 20)
+
+typedef struct merge {
+    gpufl_trace *t;
+    gpufl__segment *const *segs;
+    size_t nsegs;
+    seg_maps *maps;
+    plan plans[GFL_T_COUNT];
+    int table_rc[GFL_T_COUNT];
+    recs recs[GFL_X_COUNT];
+    unsigned nparts;
+    int *part_rc;
+    unsigned (*jobs)[3]; /* column jobs: table, column, block of rows */
+    size_t njobs;
+    /* per table and column: blocks not yet copied; the job that copies the
+     * last frees the segments' column */
+    atomic_uint blocks_left[GFL_T_COUNT][GFL_MAX_COLS];
+    gpufl__idmap open_scopes;
+    size_t devices_cap;
+} merge;
+
+static inline uint32_t map_str(const seg_maps *m, uint32_t id)
+{
+    if (!m->str)
+        return id;
+    return id < m->nstr ? m->str[id] : 0;
+}
+
+/* ---- 1, 2: strings and the tables of distinct values ------------------------ */
+
+static int map_strings(merge *m)
+{
+    for (size_t s = 0; s < m->nsegs; s++) {
+        const gpufl__strtab *st = m->segs[s]->strings;
+        seg_maps *sm = &m->maps[s];
+        if (!st)
+            continue;
+        sm->str = malloc((st->n ? st->n : 1) * sizeof *sm->str);
+        if (!sm->str)
+            return GPUFL_ENOMEM;
+        sm->nstr = st->n;
+        for (uint32_t id = 0; id < st->n; id++) {
+            uint32_t len;
+            const char *text = gpufl__strtab_str(st, id, &len);
+            if (gpufl__strtab_intern(&m->t->strings, text, len, &sm->str[id]) != 0)
+                return GPUFL_ENOMEM;
+        }
+    }
+    return 0;
+}
+
+
+static const gpufl__recset *seg_set(const gpufl__segment *g, unsigned x)
+{
+    return x == GFL_X_CONFIG ? &g->configs : x == GFL_X_STREAM ? &g->streams : &g->callers;
+}
+
+static void translate_job(void *ctx, size_t s, unsigned worker)
+{
+    (void)worker;
+    merge *m = ctx;
+    const seg_maps *sm = &m->maps[s];
+    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
+        recs *R = &m->recs[x];
+        const gpufl__recset *from = seg_set(m->segs[s], x);
+        for (uint32_t r = 0; r < from->n; r++) {
+            size_t g = R->base[s] + r;
+            void *rec = R->v + g * R->size;
+            memcpy(rec, gpufl__recset_at(from, r), R->size);
+            if (x == GFL_X_CONFIG) {
+                gpufl__config_rec *c = rec;
+                c->name = map_str(sm, c->name);
+                c->mangled = map_str(sm, c->mangled);
+            } else if (x == GFL_X_CALLER) {
+                gpufl__caller_rec *c = rec;
+                c->nvtx = map_str(sm, c->nvtx);
+            }
+            R->hash[g] = gpufl__recset_hash(rec, R->size);
+        }
+    }
+}
+
+/* The partition of a hash: its high bits (the slot uses the low ones). */
+static inline unsigned part_of(uint32_t hash, unsigned nparts)
+{
+    return (unsigned)(((uint64_t)hash * nparts) >> 32);
+}
+
+static int dedup_part(const recs *R, unsigned part, unsigned nparts)
+{
+    uint32_t cap = 64;
+    while (cap < 4 * (R->n / nparts + 16) && cap < (1u << 31))
+        cap *= 2;
+    uint32_t *slots = calloc(cap, sizeof *slots), used = 0;
+    if (!slots)
+        return GPUFL_ENOMEM;
+    for (size_t g = 0; g < R->n; g++) {
+        uint32_t h = R->hash[g];
+        if (part_of(h, nparts) != part)
+            continue;
+        const uint8_t *rec = R->v + g * R->size;
+        uint32_t i = h & (cap - 1);
+        for (; slots[i]; i = (i + 1) & (cap - 1)) {
+            uint32_t e = slots[i] - 1;
+            if (R->hash[e] == h && memcmp(R->v + (size_t)e * R->size, rec, R->size) == 0)
+                break;
+        }
+        if (slots[i]) {
+            R->first[g] = slots[i] - 1;
+            continue;
+        }
+        R->first[g] = (uint32_t)g;
+        slots[i] = (uint32_t)g + 1;
+        if (++used * 2 > cap) {
+            /* grow: the entries again, into twice the slots */
+            uint32_t *bigger = calloc((size_t)cap * 2, sizeof *bigger);
+            if (!bigger) {
+                free(slots);
+                return GPUFL_ENOMEM;
+            }
+            for (uint32_t k = 0; k < cap; k++) {
+                if (!slots[k])
+                    continue;
+                uint32_t j = R->hash[slots[k] - 1] & (cap * 2 - 1);
+                while (bigger[j])
+                    j = (j + 1) & (cap * 2 - 1);
+                bigger[j] = slots[k];
+            }
+            free(slots);
+            slots = bigger;
+            cap *= 2;
+        }
+    }
+    free(slots);
+    return 0;
+}
+
+static void dedup_job(void *ctx, size_t part, unsigned worker)
+{
+    (void)worker;
+    merge *m = ctx;
+    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER && m->part_rc[part] == 0; x++)
+        m->part_rc[part] = dedup_part(&m->recs[x], (unsigned)part, m->nparts);
+}
+
+static int map_all_records(merge *m, unsigned nthreads)
+{
+    gpufl_trace *t = m->t;
+    gpufl__recset *into[GFL_X_COUNT] = {[GFL_X_CONFIG] = &t->configs, [GFL_X_STREAM] = &t->streams,
+                                        [GFL_X_CALLER] = &t->callers};
+    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
+        recs *R = &m->recs[x];
+        R->size = into[x]->size;
+        R->base = malloc((m->nsegs + 1) * sizeof *R->base);
+        if (!R->base)
+            return GPUFL_ENOMEM;
+        for (size_t s = 0; s < m->nsegs; s++) {
+            R->base[s] = R->n;
+            R->n += seg_set(m->segs[s], x)->n;
+        }
+        R->base[m->nsegs] = R->n;
+        if (R->n >= UINT32_MAX)
+            return GPUFL_ENOMEM; /* numbered by 32-bit rows */
+        size_t k = R->n ? R->n : 1;
+        R->v = malloc(k * R->size);
+        R->hash = malloc(k * sizeof *R->hash);
+        R->first = malloc(k * sizeof *R->first);
+        R->row = malloc(k * sizeof *R->row);
+        if (!R->v || !R->hash || !R->first || !R->row)
+            return GPUFL_ENOMEM;
+    }
+    gpufl__parallel_for(nthreads, m->nsegs, translate_job, m);
+    m->nparts = nthreads;
+    m->part_rc = calloc(m->nparts, sizeof *m->part_rc);
+    if (!m->part_rc)
+        return GPUFL_ENOMEM;
+    gpufl__parallel_for(nthreads, m->nparts, dedup_job, m);
+    for (unsigned p = 0; p < m->nparts; p++)
+        if (m->part_rc[p] != 0)
+            return m->part_rc[p];
+    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
+        recs *R = &m->recs[x];
+        uint32_t next = into[x]->n;
+        for (size_t g = 0; g < R->n; g++) {
+            if (R->first[g] != g) {
+                R->row[g] = R->row[R->first[g]];
+                continue;
+            }
+            if (gpufl__recset_append(into[x], R->v + g * R->size) != 0)
+                return GPUFL_ENOMEM;
+            R->row[g] = next++;
+        }
+        for (size_t s = 0; s < m->nsegs; s++) {
+            m->maps[s].rec[x] = R->row + R->base[s];
+            m->maps[s].nrec[x] = (uint32_t)(R->base[s + 1] - R->base[s]);
+        }
+    }
+    return 0;
+}
+
+/* ---- scopes and devices, in session order ------------------------------------ */
+
+#define SSET(f, r, v)                                                                              \
+    do {                                                                                           \
+        __typeof__(*((gpufl_trace_scopes *)0)->f) x_ = (__typeof__(x_))(v);                        \
+        if (gpufl__col_put(&R->t, &R->cols[SC_##f], (r), &x_, sizeof x_) != 0)                     \
+            return GPUFL_ENOMEM;                                                                   \
+    } while (0)
+
+static int scope_begin(merge *m, const seg_maps *sm, const gfl_event *ev)
+{
+    gpufl__rows *R = &m->t->rows[GFL_T_SCOPES];
+    const gfl_scope_payload *s = &ev->u.scope;
+    size_t r;
+    if (gpufl__table_add_row(&R->t, &r) != 0)
+        return GPUFL_ENOMEM;
+    SSET(begin_ns, r, ev->h.ts);
+    SSET(end_ns, r, 0);
+    SSET(id, r, s->id);
+    SSET(parent, r, s->parent_id);
+    SSET(name, r, map_str(sm, s->name));
+    SSET(tid, r, ev->h.tid);
+    SSET(depth, r, s->depth);
+    SSET(implicit, r, 0);
+    SSET(domain, r, 0);
+    SSET(instant, r, 0);
+    return gpufl__idmap_put(&m->open_scopes, s->id, (uint32_t)r);
+}
+
+static int scope_end(merge *m, const seg_maps *sm, const gfl_event *ev)
+{
+    gpufl__rows *R = &m->t->rows[GFL_T_SCOPES];
+    uint32_t row;
+    if (!gpufl__idmap_get(&m->open_scopes, ev->u.scope.id, &row)) {
+        /* its begin was not read (lost, or before the file): the end line
+         * describes the whole scope */
+        gfl_event begin = *ev;
+        begin.h.ts = ev->u.scope.begin_ts;
+        int rc = scope_begin(m, sm, &begin);
+        if (rc != 0 || !gpufl__idmap_get(&m->open_scopes, ev->u.scope.id, &row))
+            return rc ? rc : GPUFL_ENOMEM;
+    }
+    SSET(end_ns, row, ev->h.ts);
+    SSET(implicit, row, (ev->h.flags & GFL_F_SCOPE_IMPLICIT) != 0);
+    return 0;
+}
+
+static int device_info(merge *m, const seg_maps *sm, const gfl_event *ev)
+{
+    gpufl_trace *t = m->t;
+    const gfl_device_info_payload *d = &ev->u.info;
+    if (t->info.ndevices == m->devices_cap) {
+        size_t cap = m->devices_cap ? m->devices_cap * 2 : 8;
+        gpufl_trace_device *p = realloc(t->devices, cap * sizeof *p);
+        if (!p)
+            return GPUFL_ENOMEM;
+        t->devices = p;
+        m->devices_cap = cap;
+    }
+    gpufl_trace_device *out = &t->devices[t->info.ndevices++];
+    memset(out, 0, sizeof *out);
+    out->index = ev->h.device;
+    out->name = map_str(sm, d->name);
+    out->uuid = map_str(sm, d->uuid);
+    out->pci_bus_id = map_str(sm, d->pci_bus_id);
+    out->cc_major = d->cc_major;
+    out->cc_minor = d->cc_minor;
+    out->sm_count = d->sm_count;
+    out->memory_total_bytes = d->memory_total_bytes;
+    out->power_limit_mw = d->power_limit_mw;
+    out->max_sm_clock_mhz = d->max_sm_clock_mhz;
+    out->max_mem_clock_mhz = d->max_mem_clock_mhz;
+    if (!t->info.driver_version)
+        t->info.driver_version = map_str(sm, d->driver_version);
+    if (!t->info.cuda_driver_version && d->cuda_driver_version > 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%d.%d", d->cuda_driver_version / 1000,
+                 d->cuda_driver_version % 1000 / 10);
+        if (gpufl__strtab_intern(&t->strings, v, strlen(v), &t->info.cuda_driver_version) != 0)
+            return GPUFL_ENOMEM;
+    }
+    return 0;
+}
+
+/* The events kept in order, all segments, then the scope rows sorted. */
+static int take_ordered(merge *m)
+{
+    for (size_t s = 0; s < m->nsegs; s++) {
+        const gpufl__segment *g = m->segs[s];
+        for (size_t i = 0; i < g->nordered; i++) {
+            const gfl_event *ev = &g->ordered[i];
+            int rc = ev->h.type == GFL_EV_SCOPE_BEGIN ? scope_begin(m, &m->maps[s], ev)
+                     : ev->h.type == GFL_EV_SCOPE_END ? scope_end(m, &m->maps[s], ev)
+                                                      : device_info(m, &m->maps[s], ev);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return gpufl__table_finish(&m->t->rows[GFL_T_SCOPES].t, NULL);
+}
+
+/* ---- 3: the order of the rows ---------------------------------------------------- */
+
+static inline uint64_t key_at(const gpufl__segment *g, unsigned tab, size_t r)
+{
+    const gpufl__rows *R = &g->rows[tab];
+    const gpufl__col *c = &R->cols[R->t.key];
+    return c->data ? ((const uint64_t *)(const void *)c->data)[r] : 0;
+}
+
+/* A heap of segments by (key of their next row, segment number). */
+typedef struct cursor {
+    uint64_t key;
+    uint32_t seg;
+    uint32_t row;
+} cursor;
+
+static inline int before(const cursor *a, const cursor *b)
+{
+    return a->key < b->key || (a->key == b->key && a->seg < b->seg);
+}
+
+static void sift_down(cursor *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, min = i;
+        if (l < n && before(&h[l], &h[min]))
+            min = l;
+        if (r < n && before(&h[r], &h[min]))
+            min = r;
+        if (min == i)
+            return;
+        cursor tmp = h[i];
+        h[i] = h[min];
+        h[min] = tmp;
+        i = min;
+    }
+}
+
+static int push_exact(gpufl__exact_vec *x, gpufl_trace_exact e)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 16;
+        gpufl_trace_exact *v = realloc(x->v, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = e;
+    return 0;
+}
+
+/* Appends rows [row, row + 1) of segment seg as the next output row,
+ * extending the last run when it continues it. 0 or GPUFL_ENOMEM. */
+static int emit(plan *p, uint64_t out, uint32_t seg, uint32_t row)
+{
+    if (p->nruns) {
+        run *last = &p->runs[p->nruns - 1];
+        if (last->seg == seg && last->row + last->n == row) {
+            last->n++;
+            return 0;
+        }
+    }
+    if (p->nruns == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        run *v = realloc(p->runs, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        p->runs = v;
+        p->cap = cap;
+    }
+    p->runs[p->nruns++] = (run){out, seg, row, 1};
+    return 0;
+}
+
+/* The stable merge of the segments' sorted rows of table tab into runs,
+ * and their exact times renumbered into the trace's list as rows come out. */
+static int merge_order(merge *m, unsigned tab, plan *p)
+{
+    gpufl__exact_vec *exact = &m->t->rows[tab].exact;
+    cursor *heap = malloc(m->nsegs * sizeof *heap);
+    size_t *next_exact = calloc(m->nsegs, sizeof *next_exact);
+    if (!heap || !next_exact) {
+        free(heap);
+        free(next_exact);
+        return GPUFL_ENOMEM;
+    }
+    size_t nh = 0;
+    for (size_t s = 0; s < m->nsegs; s++)
+        if (m->segs[s]->rows[tab].t.n)
+            heap[nh++] = (cursor){key_at(m->segs[s], tab, 0), (uint32_t)s, 0};
+    for (size_t i = nh; i-- > 0;)
+        sift_down(heap, nh, i);
+    size_t out = 0;
+    int rc = 0;
+    while (nh && rc == 0) {
+        cursor *c = &heap[0];
+        const gpufl__segment *g = m->segs[c->seg];
+        const gpufl__rows *R = &g->rows[tab];
+        /* the run of this segment that comes before every other's next row */
+        cursor limit = {UINT64_MAX, UINT32_MAX, 0};
+        if (nh > 1)
+            limit = heap[1];
+        if (nh > 2 && before(&heap[2], &limit))
+            limit = heap[2];
+        do {
+            if (next_exact[c->seg] < R->exact.n && R->exact.v[next_exact[c->seg]].row == c->row) {
+                gpufl_trace_exact e = R->exact.v[next_exact[c->seg]++];
+                e.row = out;
+                if ((rc = push_exact(exact, e)) != 0)
+                    break;
+            }
+            if ((rc = emit(p, out++, c->seg, c->row)) != 0)
+                break;
+            if (++c->row == R->t.n) {
+                heap[0] = heap[--nh];
+                break;
+            }
+            c->key = key_at(g, tab, c->row);
+        } while (before(c, &limit));
+        sift_down(heap, nh, 0);
+    }
+    free(heap);
+    free(next_exact);
+    return rc;
+}
+
+static int plan_table(merge *m, unsigned tab)
+{
+    if (tab == GFL_T_SCOPES)
+        return take_ordered(m);
+    plan *p = &m->plans[tab];
+    bool in_order = true;
+    uint64_t last = 0;
+    for (size_t s = 0; s < m->nsegs; s++) {
+        size_t n = m->segs[s]->rows[tab].t.n;
+        if (!n)
+            continue;
+        if (key_at(m->segs[s], tab, 0) < last)
+            in_order = false;
+        last = key_at(m->segs[s], tab, n - 1);
+        p->n += n;
+    }
+    if (p->n > UINT32_MAX)
+        return GPUFL_ENOMEM; /* rows are numbered by 32-bit row numbers */
+    if (!in_order)
+        return merge_order(m, tab, p);
+    /* one run per segment */
+    gpufl__exact_vec *exact = &m->t->rows[tab].exact;
+    size_t base = 0;
+    for (size_t s = 0; s < m->nsegs; s++) {
+        const gpufl__rows *R = &m->segs[s]->rows[tab];
+        for (size_t i = 0; i < R->exact.n; i++) {
+            gpufl_trace_exact e = R->exact.v[i];
+            e.row += base;
+            if (push_exact(exact, e) != 0)
+                return GPUFL_ENOMEM;
+        }
+        if (R->t.n) {
+            if (emit(p, base, (uint32_t)s, 0) != 0)
+                return GPUFL_ENOMEM;
+            p->runs[p->nruns - 1].n = (uint32_t)R->t.n;
+        }
+        base += R->t.n;
+    }
+    return 0;
+}
+
+static void plan_job(void *ctx, size_t job, unsigned worker)
+{
+    (void)worker;
+    merge *m = ctx;
+    m->table_rc[job] = plan_table(m, (unsigned)job);
+}
+
+/* ---- 4: the columns ------------------------------------------------------------ */
+
+/* n 32-bit values through map (src NULL: n zeros). */
+static void copy_mapped(uint32_t *dst, const uint8_t *src, size_t n, const uint32_t *map, uint32_t nmap)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v = 0;
+        if (src)
+            memcpy(&v, src + 4 * i, 4);
+        dst[i] = v < nmap ? map[v] : 0;
+    }
+}
+
+/* The map of column values of kind x for segment s; NULL when values stay. */
+static const uint32_t *value_map(const merge *m, size_t s, unsigned x, uint32_t *n)
+{
+    const seg_maps *sm = &m->maps[s];
+    if (x == GFL_X_STRING) {
+        *n = sm->nstr;
+        return sm->str;
+    }
+    *n = sm->nrec[x];
+    return x != GFL_X_NONE ? sm->rec[x] : NULL;
+}
+
+/* Whether column c of table tab has a nonzero value anywhere once merged. */
+static bool column_needed(const merge *m, unsigned tab, unsigned c)
+{
+    unsigned x = gpufl__tables[tab].xlat[c];
+    for (size_t s = 0; s < m->nsegs; s++) {
+        const gpufl__rows *R = &m->segs[s]->rows[tab];
+        uint32_t nmap;
+        const uint32_t *map = value_map(m, s, x, &nmap);
+        if (R->cols[c].data || (map && R->t.n && nmap && map[0] != 0))
+            return true;
+    }
+    return false;
+}
+
+/* The first run that holds row `row` of p. */
+static size_t run_at(const plan *p, uint64_t row)
+{
+    size_t lo = 0, hi = p->nruns;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->runs[mid].out <= row)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Copies rows [a, b) of column c of table tab from the segments. */
+static void copy_block(merge *m, unsigned tab, unsigned c, uint64_t a, uint64_t b)
+{
+    const plan *p = &m->plans[tab];
+    size_t size = gpufl__tables[tab].sizes[c];
+    unsigned x = gpufl__tables[tab].xlat[c];
+    uint8_t *dst = m->t->rows[tab].cols[c].data;
+    for (size_t k = run_at(p, a); k < p->nruns && p->runs[k].out < b; k++) {
+        const run *r = &p->runs[k];
+        uint64_t lo = r->out > a ? r->out : a, hi = r->out + r->n < b ? r->out + r->n : b;
+        size_t row = r->row + (size_t)(lo - r->out), n = (size_t)(hi - lo);
+        const uint8_t *src = m->segs[r->seg]->rows[tab].cols[c].data;
+        uint32_t nmap;
+        const uint32_t *map = value_map(m, r->seg, x, &nmap);
+        if (map)
+            copy_mapped((uint32_t *)(void *)(dst + 4 * lo), src ? src + 4 * row : NULL, n, map, nmap);
+        else if (src)
+            memcpy(dst + size * lo, src + size * row, n * size);
+    }
+}
+
+static void column_job(void *ctx, size_t job, unsigned worker)
+{
+    (void)worker;
+    merge *m = ctx;
+    unsigned tab = m->jobs[job][0], c = m->jobs[job][1];
+    uint64_t a = (uint64_t)m->jobs[job][2] * m->plans[tab].block_rows, b = a + m->plans[tab].block_rows;
+    if (b > m->plans[tab].n)
+        b = m->plans[tab].n;
+    if (m->t->rows[tab].cols[c].data)
+        copy_block(m, tab, c, a, b);
+    /* acq_rel: the last job sees every other job's reads of the segments'
+     * column done before it frees it */
+    if (atomic_fetch_sub_explicit(&m->blocks_left[tab][c], 1, memory_order_acq_rel) == 1)
+        for (size_t s = 0; s < m->nsegs; s++)
+            gpufl__col_free(&m->segs[s]->rows[tab].cols[c]);
+}
+
+/* ---- the whole merge --------------------------------------------------------------- */
+
+/* The tables in the order their columns are copied: widest first, so the
+ * longest jobs start early; column by column, so that the segments' memory
+ * is given back while the trace's is filled. */
+static const unsigned copy_order[] = {GFL_T_KERNELS, GFL_T_NVTX, GFL_T_COPIES, GFL_T_MEMSETS,
+                                      GFL_T_SYNCS, GFL_T_MEMORY, GFL_T_DEVICE_SAMPLES,
+                                      GFL_T_HOST_SAMPLES};
+
+static int merge_rows(merge *m, unsigned nthreads)
+{
+    gpufl__parallel_for(nthreads, GFL_T_COUNT, plan_job, m);
+    for (unsigned tab = 0; tab < GFL_T_COUNT; tab++)
+        if (m->table_rc[tab] != 0)
+            return m->table_rc[tab];
+    /* the trace's columns (mapped, not yet touched), and the jobs */
+    size_t njobs = 0;
+    for (size_t k = 0; k < sizeof copy_order / sizeof copy_order[0]; k++) {
+        unsigned tab = copy_order[k];
+        plan *p = &m->plans[tab];
+        p->block_rows = p->n / ((size_t)nthreads * 4);
+        p->block_rows = p->block_rows < MIN_BLOCK ? MIN_BLOCK
+                        : p->block_rows > MAX_BLOCK ? MAX_BLOCK : p->block_rows;
+        p->nblocks = p->n ? (p->n + p->block_rows - 1) / p->block_rows : 1;
+        for (unsigned c = 0; c < gpufl__tables[tab].ncols; c++) {
+            if (column_needed(m, tab, c) && gpufl__col_alloc_rows(&m->t->rows[tab].cols[c], p->n) != 0)
+                return GPUFL_ENOMEM;
+            atomic_init(&m->blocks_left[tab][c], (unsigned)p->nblocks);
+            njobs += p->nblocks;
+        }
+    }
+    m->jobs = malloc(njobs * sizeof *m->jobs);
+    if (!m->jobs)
+        return GPUFL_ENOMEM;
+    for (size_t k = 0; k < sizeof copy_order / sizeof copy_order[0]; k++) {
+        unsigned tab = copy_order[k];
+        for (unsigned c = 0; c < gpufl__tables[tab].ncols; c++)
+            for (size_t i = 0; i < m->plans[tab].nblocks; i++) {
+                unsigned *j = m->jobs[m->njobs++];
+                j[0] = tab;
+                j[1] = c;
+                j[2] = (unsigned)i;
+            }
+    }
+    gpufl__parallel_for(nthreads, m->njobs, column_job, m);
+    for (unsigned tab = 0; tab < GFL_T_COUNT; tab++) {
+        if (tab == GFL_T_SCOPES)
+            continue;
+        gpufl__table *T = &m->t->rows[tab].t;
+        T->n = T->cap = m->plans[tab].n;
+    }
+    return 0;
+}
+
+int gpufl__trace_merge(gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs, unsigned nthreads)
+{
+    merge m = {.t = t, .segs = segs, .nsegs = nsegs};
+    m.maps = calloc(nsegs ? nsegs : 1, sizeof *m.maps);
+    int rc = m.maps ? 0 : GPUFL_ENOMEM;
+    if (rc == 0)
+        rc = map_strings(&m);
+    if (rc == 0)
+        rc = map_all_records(&m, nthreads ? nthreads : 1);
+    if (rc == 0)
+        rc = merge_rows(&m, nthreads ? nthreads : 1);
+    for (size_t s = 0; s < nsegs; s++) {
+        for (unsigned ty = 0; ty < 256; ty++)
+            t->counts[ty] += segs[s]->counts[ty];
+        for (unsigned r = 0; r < 16; r++)
+            t->info.dropped[r] += segs[s]->dropped[r];
+    }
+    for (unsigned tab = 0; tab < GFL_T_COUNT; tab++)
+        free(m.plans[tab].runs);
+    if (m.maps)
+        for (size_t s = 0; s < nsegs; s++)
+            free(m.maps[s].str);
+    for (unsigned x = 0; x < GFL_X_COUNT; x++) {
+        recs *R = &m.recs[x];
+        free(R->base);
+        free(R->v);
+        free(R->hash);
+        free(R->first);
+        free(R->row);
+    }
+    free(m.part_rc);
+    free(m.maps);
+    free(m.jobs);
+    gpufl__idmap_free(&m.open_scopes);
+    return rc;
+}

@@ -1,0 +1,477 @@
+/*
+ * The HTML report (src/present/report_html*.c): what gpufl__report_html()
+ * writes for a hand-made session with hostile names, for a large synthetic
+ * one, and for the real PyTorch session in samples/train_sample.
+ *
+ * Why: the page must be safe whatever a trace's strings hold (kernel names
+ * carry <, > and &; scope names and paths may be anything, bytes that are
+ * not UTF-8 included), must carry the counts the trace has even when it
+ * merges slices to stay light, and must stay small on a big session. The
+ * tables must be plain HTML. What a browser makes of it is checked by
+ * tests/browser/check_report_html.py (ctest label "browser"), which opens
+ * the pages this test leaves in <build>/tests/report_html/ together with
+ * what it expects of each (<name>.expect.json).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analyze/analysis.h"
+#include "core/intern.h"
+#include "core/os.h"
+#include "fs_util.h"
+#include "gpufl/trace.h"
+#include "present/report_html.h"
+#include "sink/gflt_writer.h"
+
+static char *tmp;
+static char outdir[4096];
+
+static int setup(void **state)
+{
+    (void)state;
+    tmp = tu_mkdtemp("report-html");
+    snprintf(outdir, sizeof outdir, "%s/tests/report_html", GFL_BINARY_DIR);
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s/tests", GFL_BINARY_DIR);
+    mkdir(parent, 0755);
+    mkdir(outdir, 0755);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tu_rm_rf(tmp);
+    free(tmp);
+    return 0;
+}
+
+/* ---- writing a session ---------------------------------------------------------- */
+
+static int write_fd(void *ctx, const void *data, size_t n, bool final)
+{
+    (void)final;
+    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
+}
+
+typedef struct writer {
+    int fd;
+    gpufl__gflt_writer w;
+    gpufl__session_meta m;
+} writer;
+
+static void writer_open(writer *wr, const char *path, const char *app)
+{
+    wr->m = (gpufl__session_meta){.session_id = "s-1", .app_name = app, .host = "node<1>", .gpufl_version = "0.1.0",
+                                  .pid = 77, .start_ns = 1000000, .start_wall_ns = 1790000000000000000ull,
+                                  .format_version = 1, .ended = true, .end_ns = 0};
+    wr->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(wr->fd >= 0);
+    gpufl__gflt_out out = {write_fd, &wr->fd};
+    assert_int_equal(gpufl__gflt_writer_open(&wr->w, out, &gpufl__intern_lookup, &wr->m, 4096, -1), 0);
+}
+
+static void writer_add(writer *wr, const gfl_event *ev) { assert_int_equal(gpufl__gflt_writer_add(&wr->w, ev), 0); }
+
+static void writer_close(writer *wr, uint64_t end_ns)
+{
+    wr->m.end_ns = end_ns;
+    wr->m.end_wall_ns = wr->m.start_wall_ns + (end_ns - wr->m.start_ns);
+    assert_int_equal(gpufl__gflt_writer_close(&wr->w, &wr->m), 0);
+    assert_int_equal(close(wr->fd), 0);
+}
+
+static gfl_event ev_of(uint8_t type, uint64_t ts, uint32_t tid)
+{
+    gfl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.h.type = type;
+    ev.h.ts = ts;
+    ev.h.tid = tid;
+    return ev;
+}
+
+static gfl_event kernel(uint64_t start, uint64_t dur, const char *name, uint32_t stream, uint32_t corr)
+{
+    gfl_event ev = ev_of(GFL_EV_KERNEL, start, 7);
+    ev.u.kernel = (gfl_kernel_payload){.end_ts = start + dur, .api_start_ts = start - 3000,
+                                       .api_end_ts = start - 1000, .name = gpufl__intern(name), .context = 1,
+                                       .stream = stream, .correlation = corr, .grid = {64, 8, 1},
+                                       .block = {256, 1, 1}, .registers = 96, .occupancy_x10000 = 5000,
+                                       .limiter = GFL_LIMIT_REGISTERS};
+    return ev;
+}
+
+static gfl_event scope(uint8_t type, uint64_t ts, uint64_t id, uint64_t parent, uint16_t depth, const char *name,
+                       uint64_t begin)
+{
+    gfl_event ev = ev_of(type, ts, 7);
+    ev.u.scope = (gfl_scope_payload){id, parent, type == GFL_EV_SCOPE_END ? begin : 0, gpufl__intern(name), depth};
+    return ev;
+}
+
+#define GEMM "void gemm<float, 128>(Foo&, Bar<int>*)"
+#define GEMM_HTML "void gemm&lt;float, 128&gt;(Foo&amp;, Bar&lt;int&gt;*)"
+#define EVIL "evil</script><img id=gfl-pwned src=x onerror=alert(1)><!--"
+#define BAD_UTF8 "loss\xff\xfe<b>&\"'"
+
+/* A small session: two streams, hostile kernel, scope and app names. */
+static void write_hand(const char *path)
+{
+    writer wr;
+    writer_open(&wr, path, "trainer</title><script>alert(1)</script>");
+    gfl_event ev = ev_of(GFL_EV_DEVICE_INFO, 1000100, 0);
+    ev.u.info = (gfl_device_info_payload){.memory_total_bytes = 150754820096ull, .name = gpufl__intern("NVIDIA H200"),
+                                          .sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    writer_add(&wr, &ev);
+    ev = scope(GFL_EV_SCOPE_BEGIN, 2000000, 11, 0, 0, "step", 0);
+    writer_add(&wr, &ev);
+    ev = scope(GFL_EV_SCOPE_BEGIN, 2100000, 12, 11, 1, BAD_UTF8, 0);
+    writer_add(&wr, &ev);
+    for (uint32_t i = 0; i < 40; i++) {
+        ev = kernel(2200000 + i * 20000, 15000, i % 4 == 3 ? EVIL : GEMM, 7 + i % 2, 100 + i);
+        ev.u.kernel.scope_id = 12;
+        writer_add(&wr, &ev);
+    }
+    ev = ev_of(GFL_EV_MEMCPY, 2150000, 7);
+    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2190000, .bytes = 1 << 24, .context = 1, .stream = 7,
+                                       .correlation = 99, .copy_kind = GFL_COPY_HTOD, .src_kind = GFL_MEM_PINNED,
+                                       .dst_kind = GFL_MEM_DEVICE, .api_start_ts = 2140000, .api_end_ts = 2141000};
+    writer_add(&wr, &ev);
+    ev = ev_of(GFL_EV_MEMSET, 3100000, 7);
+    ev.u.memset = (gfl_memset_payload){.end_ts = 3101000, .bytes = 4096, .context = 1, .stream = 8,
+                                       .correlation = 98, .mem_kind = GFL_MEM_DEVICE};
+    writer_add(&wr, &ev);
+    ev = scope(GFL_EV_SCOPE_END, 3000000, 12, 11, 1, BAD_UTF8, 2100000);
+    writer_add(&wr, &ev);
+    ev = ev_of(GFL_EV_NVTX_RANGE, 2210000, 9);
+    ev.u.nvtx = (gfl_nvtx_payload){.end_ts = 2600000, .id = 5, .name = gpufl__intern("aten::mm <&>"), .depth = 0};
+    writer_add(&wr, &ev);
+    ev = ev_of(GFL_EV_NVTX_MARK, 2220000, 9);
+    ev.u.nvtx = (gfl_nvtx_payload){.id = 6, .name = gpufl__intern("checkpoint")};
+    writer_add(&wr, &ev);
+    ev = ev_of(GFL_EV_SYNC, 3050000, 7);
+    ev.u.sync = (gfl_sync_payload){.end_ts = 3090000, .context = 1, .stream = 7, .correlation = 97,
+                                   .sync_kind = GFL_SYNC_STREAM};
+    writer_add(&wr, &ev);
+    ev = scope(GFL_EV_SCOPE_END, 3200000, 11, 0, 0, "step", 2000000);
+    writer_add(&wr, &ev);
+    for (uint32_t i = 0; i < 30; i++) {
+        ev = ev_of(GFL_EV_DEVICE_METRICS, 1100000 + i * 100000, 0);
+        ev.u.dev = (gfl_device_metrics_payload){
+            .valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_POWER, .gpu_util_pct = (uint8_t)(i * 3),
+            .mem_used_bytes = (10ull + i) << 30, .mem_total_bytes = 141ull << 30, .temp_c = (int16_t)(40 + i),
+            .power_mw = 100000 + i * 5000};
+        writer_add(&wr, &ev);
+    }
+    writer_close(&wr, 4500000);
+}
+
+/* A large session: n kernels on 4 streams, 2 us each, back to back. */
+static void write_big(const char *path, uint32_t n)
+{
+    writer wr;
+    writer_open(&wr, path, "big");
+    char name[32];
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "kernel_%u", i % 50);
+        gfl_event ev = kernel(2000000 + (uint64_t)(i / 4) * 2500, 2000, name, 1 + i % 4, i + 1);
+        writer_add(&wr, &ev);
+    }
+    writer_close(&wr, 2000000 + (uint64_t)(n / 4) * 2500 + 1000000);
+}
+
+/* ---- reading the page back --------------------------------------------------------- */
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Whether buf[0..n) is valid UTF-8 (no overlongs, surrogates, or bytes past U+10FFFF). */
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (!k || i + k > n)
+            return false;
+        for (size_t j = 1; j < k; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return false;
+        if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0) || (c == 0xf0 && s[i + 1] < 0x90) ||
+            (c == 0xf4 && s[i + 1] >= 0x90))
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+/* The page's embedded data, parsed. */
+static json_t *page_data(const char *page)
+{
+    const char *open_tag = "<script type=\"application/json\" id=\"gfl-data\">";
+    const char *a = strstr(page, open_tag);
+    assert_non_null(a);
+    a += strlen(open_tag);
+    const char *b = strstr(a, "</script>");
+    assert_non_null(b);
+    json_error_t e;
+    json_t *d = json_loadb(a, (size_t)(b - a), 0, &e);
+    if (!d)
+        fail_msg("the page's data is not JSON: %s (line %d)", e.text, e.line);
+    return d;
+}
+
+/* Slices of one kind in the data, merged ones counted by what they hold. */
+static uint64_t slices_of_kind(json_t *d, int kind)
+{
+    json_t *nk = json_object_get(d, "nk"), *lanes = json_object_get(d, "lanes"), *lane, *row;
+    size_t i, j;
+    uint64_t sum = 0;
+    json_array_foreach(lanes, i, lane) {
+        json_array_foreach(json_object_get(lane, "rows"), j, row) {
+            json_t *n = json_object_get(row, "n"), *c = json_object_get(row, "c");
+            for (size_t k = 0; k < json_array_size(n); k++)
+                if (json_integer_value(json_array_get(nk, (size_t)json_integer_value(json_array_get(n, k)))) == kind)
+                    sum += c ? (uint64_t)json_integer_value(json_array_get(c, k)) : 1;
+        }
+    }
+    return sum;
+}
+
+static uint64_t data_count(json_t *d, const char *what)
+{
+    return (uint64_t)json_integer_value(json_object_get(json_object_get(d, "counts"), what));
+}
+
+/* text with &, < and > escaped, as a browser's DOM serializer writes text. */
+static void dom_escape(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *s && o + 6 < len; s++) {
+        const char *r = *s == '&' ? "&amp;" : *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : NULL;
+        if (r) {
+            memcpy(out + o, r, strlen(r));
+            o += strlen(r);
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o] = 0;
+}
+
+/* Writes the report of the trace at trace_path to <outdir>/<name>.html and
+ * what the browser test expects of it to <name>.expect.json; returns the
+ * page (malloc'd) and the trace's kernels. */
+static char *render(const char *trace_path, const char *name, size_t *len, size_t *kernels, const char *evil_id)
+{
+    /* temporaries a crashed earlier run left (a crash may leave one) */
+    char tmpname[512];
+    snprintf(tmpname, sizeof tmpname, "%s.html.tmp.", name);
+    DIR *dir = opendir(outdir);
+    assert_non_null(dir);
+    for (struct dirent *e; (e = readdir(dir));)
+        if (strncmp(e->d_name, tmpname, strlen(tmpname)) == 0) {
+            char stale[4400];
+            snprintf(stale, sizeof stale, "%s/%s", outdir, e->d_name);
+            unlink(stale);
+        }
+    closedir(dir);
+
+    gpufl_trace *t;
+    char err[1024];
+    if (gpufl_trace_open(trace_path, &t, err, sizeof err) != 0)
+        fail_msg("%s: %s", trace_path, err);
+    gpufl__ana_report r;
+    assert_int_equal(gpufl__analyze_report(t, NULL, &r), 0);
+    char path[4400], expect[4400];
+    snprintf(path, sizeof path, "%s/%s.html", outdir, name);
+    snprintf(expect, sizeof expect, "%s/%s.expect.json", outdir, name);
+    int rc = gpufl__report_html(t, &r, path, err, sizeof err);
+    if (rc != 0)
+        fail_msg("report: %s", err);
+
+    /* nothing but the page is left beside it */
+    dir = opendir(outdir);
+    assert_non_null(dir);
+    for (struct dirent *e; (e = readdir(dir));)
+        if (strncmp(e->d_name, tmpname, strlen(tmpname)) == 0)
+            fail_msg("a temporary is left: %s/%s", outdir, e->d_name);
+    closedir(dir);
+
+    const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
+    *kernels = k->n;
+    json_t *x = json_pack("{s:I,s:I,s:I,s:I,s:I}", "kernels", (json_int_t)k->n, "copies",
+                          (json_int_t)gpufl_trace_get_copies(t)->n, "memsets", (json_int_t)gpufl_trace_get_memsets(t)->n,
+                          "scopes", (json_int_t)gpufl_trace_get_scopes(t)->n, "nvtx",
+                          (json_int_t)gpufl_trace_get_nvtx(t)->n);
+    if (r.hotspots.n) {
+        char esc[8192];
+        dom_escape(gpufl_trace_string(t, r.hotspots.kernels[0].name), esc, sizeof esc);
+        json_object_set_new(x, "top_kernel_dom", json_string(esc));
+    }
+    json_object_set_new(x, "series", json_integer(gpufl_trace_get_device_samples(t)->n ? 1 : 0));
+    if (evil_id)
+        json_object_set_new(x, "evil_id", json_string(evil_id));
+    assert_int_equal(json_dump_file(x, expect, JSON_SORT_KEYS), 0);
+    json_decref(x);
+    gpufl__ana_report_free(&r);
+    gpufl_trace_close(t);
+    char *page = tu_read_file(path, len);
+    assert_non_null(page);
+    return page;
+}
+
+/* ---- tests --------------------------------------------------------------------------- */
+
+static void hand_made_session_is_escaped_and_complete(void **state)
+{
+    (void)state;
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/hand.gflt", tmp);
+    write_hand(trace);
+    size_t len, kernels;
+    char *page = render(trace, "hand", &len, &kernels, "gfl-pwned");
+    assert_int_equal(kernels, 40);
+
+    /* valid UTF-8 though a scope name is not */
+    assert_true(valid_utf8((const unsigned char *)page, len));
+    /* no string of the trace opens or closes an element */
+    assert_null(strstr(page, "<img id=gfl-pwned"));
+    assert_null(strstr(page, "<script>alert"));
+    assert_null(strstr(page, "<b>&"));
+    assert_int_equal(count_of(page, "</script>"), 2);  /* the data's and the script's */
+    assert_int_equal(count_of(page, "<!--"), 0);
+    /* the names are there, escaped, in the tables and the data */
+    assert_non_null(strstr(page, "<td class=kname>" GEMM_HTML "</td>"));
+    assert_non_null(strstr(page, "evil&lt;/script&gt;&lt;img id=gfl-pwned"));
+    assert_non_null(strstr(page, "loss\xef\xbf\xbd\xef\xbf\xbd&lt;b&gt;&amp;&quot;&#39;"));
+    assert_non_null(strstr(page, "\"void gemm\\u003cfloat, 128\\u003e(Foo\\u0026, Bar\\u003cint\\u003e*)\""));
+    assert_non_null(strstr(page, "trainer&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+    /* no fetch of anything: the policy forbids it, and nothing refers out */
+    assert_non_null(strstr(page, "default-src 'none'"));
+    assert_null(strstr(page, "src=\"http"));
+    assert_null(strstr(page, "href=\"http"));
+    assert_null(strstr(page, "url("));
+    assert_null(strstr(page, "@import"));
+    /* the tables need no script */
+    assert_non_null(strstr(page, "<section id=hotspots>"));
+    assert_non_null(strstr(page, "<section id=scopes>"));
+    assert_non_null(strstr(page, "<section id=idle>"));
+    assert_non_null(strstr(page, "<section id=copies>"));
+
+    json_t *d = page_data(page);
+    assert_int_equal(data_count(d, "kernels"), 40);
+    assert_int_equal(json_integer_value(json_object_get(d, "q")), 0); /* small: nothing merged */
+    assert_int_equal(slices_of_kind(d, 0), 40);
+    assert_int_equal(slices_of_kind(d, 1), 1);  /* copy */
+    assert_int_equal(slices_of_kind(d, 2), 1);  /* memset */
+    assert_int_equal(slices_of_kind(d, 3), 2);  /* scopes */
+    assert_int_equal(slices_of_kind(d, 4), 1);  /* NVTX range */
+    assert_int_equal(slices_of_kind(d, 5), 1);  /* NVTX mark */
+    assert_int_equal(slices_of_kind(d, 6), 1);  /* sync */
+    /* lanes: streams 7 and 8, then thread 7 (scopes, syncs) and thread 9 (NVTX) */
+    json_t *lanes = json_object_get(d, "lanes");
+    assert_int_equal(json_array_size(lanes), 5);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 0), "l")), "stream 7");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 0), "g")), "GPU 0 \xc2\xb7 NVIDIA H200");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 2), "t")), "scopes");
+    /* nested scopes: one row per depth */
+    assert_int_equal(json_array_size(json_object_get(json_array_get(lanes, 2), "rows")), 2);
+    json_t *series = json_object_get(d, "series");
+    assert_int_equal(json_array_size(series), 1);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(series, 0), "util")), 30);
+    json_decref(d);
+    free(page);
+}
+
+static void big_session_is_merged_and_bounded(void **state)
+{
+    (void)state;
+    const uint32_t n = 400000;
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/big.gflt", tmp);
+    write_big(trace, n);
+    size_t len, kernels;
+    char *page = render(trace, "big", &len, &kernels, NULL);
+    assert_int_equal(kernels, n);
+    json_t *d = page_data(page);
+    assert_true(json_integer_value(json_object_get(d, "q")) > 0);
+    json_int_t kept = json_integer_value(json_object_get(d, "kept"));
+    assert_true(kept > 0 && kept <= 2 * (json_int_t)GPUFL__HTML_SLICE_BUDGET);
+    assert_true(kept < (json_int_t)n);
+    /* merged marks still account for every kernel */
+    assert_int_equal(slices_of_kind(d, 0), n);
+    assert_int_equal(data_count(d, "kernels"), n);
+    /* about 15 bytes per kept mark, plus the page */
+    assert_true(len < 40u * (size_t)GPUFL__HTML_SLICE_BUDGET);
+    printf("big session: %u kernels, %lld marks kept, page %zu bytes\n", n, (long long)kept, len);
+    json_decref(d);
+    free(page);
+}
+
+static void real_sample_session(void **state)
+{
+    (void)state;
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/samples/train_sample/trace.gflt", GFL_SOURCE_DIR);
+    size_t len, kernels;
+    char *page = render(trace, "sample", &len, &kernels, NULL);
+    assert_true(kernels > 0);
+    assert_true(valid_utf8((const unsigned char *)page, len));
+    assert_int_equal(count_of(page, "</script>"), 2);
+    json_t *d = page_data(page);
+    assert_int_equal(data_count(d, "kernels"), kernels);
+    assert_int_equal(slices_of_kind(d, 0), kernels);
+    assert_true(json_array_size(json_object_get(d, "series")) >= 1);
+    printf("train_sample: %zu kernels, page %zu bytes\n", kernels, len);
+    json_decref(d);
+    free(page);
+}
+
+static void unwritable_path_fails_cleanly(void **state)
+{
+    (void)state;
+    char trace[4200], path[4200];
+    snprintf(trace, sizeof trace, "%s/hand.gflt", tmp);
+    write_hand(trace);
+    gpufl_trace *t;
+    char err[1024];
+    assert_int_equal(gpufl_trace_open(trace, &t, err, sizeof err), 0);
+    gpufl__ana_report r;
+    assert_int_equal(gpufl__analyze_report(t, NULL, &r), 0);
+    snprintf(path, sizeof path, "%s/no/such/dir/r.html", tmp);
+    err[0] = 0;
+    assert_true(gpufl__report_html(t, &r, path, err, sizeof err) < 0);
+    assert_non_null(strstr(err, path));
+    assert_int_equal(access(path, F_OK), -1);
+    gpufl__ana_report_free(&r);
+    gpufl_trace_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hand_made_session_is_escaped_and_complete),
+        cmocka_unit_test(big_session_is_merged_and_bounded),
+        cmocka_unit_test(real_sample_session),
+        cmocka_unit_test(unwritable_path_fails_cleanly),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

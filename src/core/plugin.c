@@ -137,6 +137,14 @@ bool gpufl__plugin_start(const gpufl__session_info *info)
                    engine);
         return false;
     }
+    /* The profiling engines above Trace (PC sampling, SASS metrics, range
+     * profiling) are not in this build: the user must learn that from the
+     * log, not from a report that lacks the data. */
+    if (o->profiling_engine > GPUFL_ENGINE_TRACE)
+        gpufl__log(GFL_LOG_WARN,
+                   "engine %s is not in this build yet; recording as trace (kernels, copies, "
+                   "syncs, allocations, NVTX)",
+                   engine);
     char path[4096];
     if (o->device_plugin[0])
         snprintf(path, sizeof path, "%s", o->device_plugin);

@@ -198,7 +198,8 @@ static void counter_section(const rt *c, const char *title, const gpufl__ana_sec
         fprintf(c->out, "%s row%s recorded (profiling_engine %s); this gpufl does not analyze them yet\n",
                 rt_count(s->rows).s, rt_plural(s->rows), s->engine ? s->engine : "?");
     else
-        fprintf(c->out, "not recorded: profiling_engine %s records them\n", s->engine ? s->engine : "?");
+        fprintf(c->out, "not recorded: the %s engine records them (not in this build yet)\n",
+                s->engine ? s->engine : "?");
 }
 
 static void counters(const rt *c)

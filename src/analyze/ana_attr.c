@@ -154,10 +154,14 @@ static int build_nvtx_tree(ana_attr *x)
         rc = ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant, a->end_ns,
                             ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_NVTX],
                             &x->row_node[GPUFL__ANA_TREE_NVTX]);
-    size_t nc = a->cl->n;
+    size_t nc = a->cl->n, nst = ta_streams_n(a);
     if (rc == 0 && x->nthreads && nc) {
-        if (!(x->caller_thread = malloc(nc * sizeof *x->caller_thread)))
+        if (!(x->caller_thread = malloc(nc * sizeof *x->caller_thread)) ||
+            !(x->streams = malloc((nst ? nst : 1) * sizeof *x->streams)) ||
+            !(x->memo = calloc(ANA_ATTR_MEMO, sizeof *x->memo))) /* lo == hi: holds for none */
             rc = GPUFL_ENOMEM;
+        for (size_t st = 0; st < nst && rc == 0; st++)
+            x->streams[st] = (ana_attr_stream){GPUFL__ANA_NONE, 0};
         for (size_t c = 0; c < nc && rc == 0; c++) {
             uint32_t k;
             x->caller_thread[c] = ana_map_get(&thread_of_tid, ta_caller_tid(a, (uint32_t)c), 0, &k)
@@ -220,27 +224,39 @@ static size_t after_last_begun(const gpufl_trace_scopes *s, const uint32_t *R, s
     return lo + 1;
 }
 
-uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint64_t api_start)
+uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
 {
     if (!x->caller_thread || api_start == 0)
         return GPUFL__ANA_NONE;
     const ta *a = x->a;
+    ana_attr_memo *memo = &x->memo[c & (ANA_ATTR_MEMO - 1)];
+    if (memo->caller == c && api_start >= memo->lo && api_start < memo->hi)
+        return memo->node;
+    ana_attr_stream *st = stream_row < ta_streams_n(a) ? &x->streams[stream_row] : NULL;
     uint32_t want = ta_caller_nvtx(a, c), k = x->caller_thread[c];
     if (want == 0 || k == GPUFL__ANA_NONE)
         return GPUFL__ANA_NONE;
     const gpufl_trace_scopes *s = a->nv;
     const uint32_t *R = x->rows + x->thread_start[k];
     size_t m = x->thread_start[k + 1] - x->thread_start[k];
-    size_t p = after_last_begun(s, R, m, x->cursor[k], api_start);
+    size_t p = after_last_begun(s, R, m, st && st->thread == k ? st->pos : x->cursor[k], api_start);
     if (p == 0)
         return GPUFL__ANA_NONE;
     x->cursor[k] = (uint32_t)(p - 1);
     uint32_t r = R[p - 1];
+    /* the answer holds while the same range is the last one begun and is
+     * still open: from its begin to the next range's begin or its end */
+    uint64_t next_begin = p < m ? s->begin_ns[R[p]] : UINT64_MAX;
+    uint64_t lo = s->begin_ns[r], hi = open_end(s, r) < next_begin ? open_end(s, r) : next_begin;
     while (r != GPUFL__ANA_NONE && open_end(s, r) <= api_start)
         r = x->parent[r];
     while (r != GPUFL__ANA_NONE && s->name[r] != want)
         r = x->parent[r];
-    return r == GPUFL__ANA_NONE ? GPUFL__ANA_NONE : x->row_node[GPUFL__ANA_TREE_NVTX][r];
+    uint32_t node = r == GPUFL__ANA_NONE ? GPUFL__ANA_NONE : x->row_node[GPUFL__ANA_TREE_NVTX][r];
+    if (st)
+        *st = (ana_attr_stream){k, (uint32_t)(p - 1)};
+    *memo = (ana_attr_memo){lo, hi, c, node};
+    return node;
 }
 
 void ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT])
@@ -262,6 +278,8 @@ void ana_attr_close(ana_attr *x)
     free(x->thread_start);
     free(x->rows);
     free(x->cursor);
+    free(x->streams);
+    free(x->memo);
     free(x->parent);
     memset(x, 0, sizeof *x);
 }

@@ -9,10 +9,18 @@
  * per-caller lookup. NVTX: the range depends on when the call was made, so
  * each thread's ranges are kept sorted by begin with their parent rows,
  * and a lookup is a search from where the previous lookup of that thread
- * stopped (work comes in start order, so calls of one thread come nearly in
- * order: the search is a few steps), then a walk up the parent chain.
+ * on the same stream stopped, then a walk up the parent chain. Work comes
+ * in start order, which on one stream is launch order, so the search is a
+ * step or two; across streams launches lag by up to the queue's depth
+ * (milliseconds, thousands of ranges), so one cursor per thread alone
+ * would jump back and forth. And an answer is remembered for its caller
+ * row with the stretch of time it holds for: the other launches of that
+ * caller (one framework op launches several kernels) usually fall in it.
+ * Caller rows are numbered in order of first use, so the callers of work
+ * that runs at about the same time have nearby numbers, and a table of the
+ * last ANA_ATTR_MEMO of them, indexed by row modulo its size, keeps them.
  *
- * Threads: one; a lookup moves the per-thread cursors.
+ * Threads: one; a lookup moves the cursors and the remembered answers.
  */
 #ifndef GPUFL_ANALYZE_ANA_ATTR_H
 #define GPUFL_ANALYZE_ANA_ATTR_H
@@ -22,6 +30,21 @@
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
 #include "analyze/trace_access.h"
+
+#define ANA_ATTR_MEMO 4096 /* callers remembered (a power of two): 96 KB */
+
+/* Where the last NVTX lookup of work on one stream ended: a thread and a
+ * position in that thread's ranges. */
+typedef struct ana_attr_stream {
+    uint32_t thread, pos;  /* thread GPUFL__ANA_NONE: none yet */
+} ana_attr_stream;
+
+/* An NVTX lookup's answer, which holds for any call of the same caller row
+ * that began in [lo, hi). */
+typedef struct ana_attr_memo {
+    uint64_t lo, hi;
+    uint32_t caller, node;
+} ana_attr_memo;
 
 typedef struct ana_attr {
     const ta *a;
@@ -34,6 +57,8 @@ typedef struct ana_attr {
     uint32_t *thread_start;      /* ranges of thread k: rows[thread_start[k]..thread_start[k+1]) */
     uint32_t *rows;              /* NVTX rows by thread, then begin ascending, end descending */
     uint32_t *cursor;            /* per thread: the position the last lookup found */
+    ana_attr_stream *streams;    /* per stream row: where the last lookup of its work ended */
+    ana_attr_memo *memo;         /* ANA_ATTR_MEMO answers, by caller row modulo that */
     uint32_t *parent;            /* per NVTX row: the parent range's row, or NONE */
 } ana_attr;
 
@@ -47,8 +72,10 @@ static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)
 }
 
 /* The NVTX node of work made by caller row c in a call that began at
- * api_start (0 unknown), or GPUFL__ANA_NONE. */
-uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint64_t api_start);
+ * api_start (0 unknown), or GPUFL__ANA_NONE. stream_row: the row of the
+ * streams table the work ran on (where the search starts; any row gives
+ * the same answer). */
+uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
 
 /* Moves the trees into out (x keeps the lookups). */
 void ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT]);

@@ -6,8 +6,12 @@
  * Pass 1 adds up per launch configuration (a small table: every launch of
  * a configuration has one name), which gives every kernel name's totals
  * without touching a hash map per launch. Pass 2 visits only the launches
- * of the top kernels: their durations (grouped by kernel, then sorted, for
- * the percentiles), streams, scope nodes and stacks.
+ * of the top kernels: their durations (grouped by kernel, then counted, for
+ * the percentiles), streams, scope nodes and stacks. GPU time per (kernel,
+ * scope node) is added up in a table indexed by both (the trees have
+ * hundreds of nodes), or, when that table would pass DENSE_MAX entries
+ * (thousands of kernels listed, thousands of nodes), in the hash map the
+ * stacks use; both give the same lists.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* qsort_r */
@@ -16,6 +20,9 @@
 #include <string.h>
 
 #include "analyze/ana_internal.h"
+#include "analyze/ana_select.h"
+
+#define DENSE_MAX (1u << 20) /* (kernel, node) entries of a per-tree table: 16 MB */
 
 typedef struct cfg_sum {
     uint64_t count, total;
@@ -44,6 +51,7 @@ typedef struct hot_build {
     name_sum *names;
     size_t nnames, names_cap;
     uint32_t *name_of_cfg; /* index in names */
+    uint32_t *rank_of_cfg; /* rank of its name, NONE when not listed */
     uint32_t *order;       /* names by total descending */
     uint32_t *rank_of_name; /* NONE when not listed */
     uint32_t ntop;
@@ -53,6 +61,8 @@ typedef struct hot_build {
     where *wh;
     size_t nwh, wh_cap;
     ana_map wh_of;         /* (rank, tree, key) -> index in wh */
+    uint64_t *node_sum[GPUFL__ANA_TREE_COUNT]; /* per tree, when dense: rank x node x
+                                                  {launches, gpu_ns}; else NULL */
 } hot_build;
 
 static int pass_configs(hot_build *b)
@@ -132,6 +142,16 @@ static int pick_top(hot_build *b)
         b->rank_of_name[b->order[r]] = r;
         ndur += b->names[b->order[r]].count;
     }
+    size_t nc = b->a->cfg->n;
+    if (!(b->rank_of_cfg = malloc((nc ? nc : 1) * sizeof *b->rank_of_cfg)))
+        return GPUFL_ENOMEM;
+    for (size_t c = 0; c < nc; c++)
+        b->rank_of_cfg[c] = b->name_of_cfg[c] == GPUFL__ANA_NONE ? GPUFL__ANA_NONE : b->rank_of_name[b->name_of_cfg[c]];
+    for (int t = 0; t < GPUFL__ANA_TREE_COUNT; t++) {
+        size_t cells = (size_t)b->ntop * b->x->trees[t].n;
+        if (cells && cells <= DENSE_MAX && !(b->node_sum[t] = calloc(2 * cells, sizeof *b->node_sum[t])))
+            return GPUFL_ENOMEM;
+    }
     size_t nst = ta_streams_n(b->a);
     b->dur = malloc((ndur ? ndur : 1) * sizeof *b->dur);
     b->fill = malloc((b->ntop + 1) * sizeof *b->fill);
@@ -160,6 +180,21 @@ static int add_where(hot_build *b, uint32_t rank, uint8_t tree, uint32_t key, ui
     return 0;
 }
 
+/* Kernel of rank r got d ns from node of tree t (NONE: from none). */
+static int add_node(hot_build *b, gpufl__ana_hotspot *h, uint32_t r, int t, uint32_t node, uint64_t d)
+{
+    if (node == GPUFL__ANA_NONE) {
+        h->unscoped_ns[t] += d;
+        return 0;
+    }
+    if (!b->node_sum[t])
+        return add_where(b, r, (uint8_t)t, node, d);
+    uint64_t *cell = &b->node_sum[t][2 * ((size_t)r * b->x->trees[t].n + node)];
+    cell[0]++;
+    cell[1] += d;
+    return 0;
+}
+
 /* The launches of the top kernels, with what the result lists about them.
  * The fill offsets end up where the next rank's durations begin. */
 static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
@@ -167,24 +202,18 @@ static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
     const ta *a = b->a;
     size_t nst = ta_streams_n(a);
     for (size_t i = 0; i < ta_k_n(a); i++) {
-        uint32_t g = b->name_of_cfg[ta_k_config_id(a, i)];
-        uint32_t r = b->rank_of_name[g];
+        uint32_t r = b->rank_of_cfg[ta_k_config_id(a, i)];
         if (r == GPUFL__ANA_NONE)
             continue;
         uint64_t d = ta_k_dur(a, i);
+        uint32_t st = ta_k_stream_row(a, i);
         b->dur[b->fill[r]++] = d;
-        b->on_stream[(size_t)r * nst + ta_k_stream_row(a, i)] = 1;
+        b->on_stream[(size_t)r * nst + st] = 1;
         uint32_t c = ta_k_caller(a, i);
         gpufl__ana_hotspot *h = &out->kernels[r];
-        uint32_t node[GPUFL__ANA_TREE_COUNT] = {ana_attr_scope_node(b->x, c),
-                                                ana_attr_nvtx_node(b->x, c, ta_k_api_start(a, i))};
-        int rc = 0;
-        for (int t = 0; t < GPUFL__ANA_TREE_COUNT && rc == 0; t++) {
-            if (node[t] == GPUFL__ANA_NONE)
-                h->unscoped_ns[t] += d;
-            else
-                rc = add_where(b, r, (uint8_t)t, node[t], d);
-        }
+        int rc = add_node(b, h, r, GPUFL__ANA_TREE_SCOPES, ana_attr_scope_node(b->x, c), d);
+        if (rc == 0)
+            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, ana_attr_nvtx_node(b->x, c, st, ta_k_api_start(a, i)), d);
         uint32_t stack = ta_caller_stack(a, c);
         if (stack == 0)
             h->no_stack_launches++;
@@ -192,6 +221,24 @@ static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
             rc = add_where(b, r, GPUFL__ANA_TREE_COUNT, stack, d);
         if (rc != 0)
             return rc;
+    }
+    return 0;
+}
+
+/* The dense tables' cells that got launches, as `where`s like the map's. */
+static int dense_wheres(hot_build *b)
+{
+    for (int t = 0; t < GPUFL__ANA_TREE_COUNT; t++) {
+        uint32_t n = b->x->trees[t].n;
+        for (uint32_t r = 0; r < b->ntop && b->node_sum[t]; r++)
+            for (uint32_t node = 0; node < n; node++) {
+                const uint64_t *cell = &b->node_sum[t][2 * ((size_t)r * n + node)];
+                if (!cell[0])
+                    continue;
+                if (ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
+                    return GPUFL_ENOMEM;
+                b->wh[b->nwh++] = (where){r, (uint8_t)t, node, cell[0], cell[1]};
+            }
     }
     return 0;
 }
@@ -280,10 +327,9 @@ static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t
     uint32_t g = b->order[r];
     h->name = b->names[g].name;
     size_t lo = r ? b->fill[r - 1] : 0, m = b->fill[r] - lo;
-    int rc = ana_sort_u64(b->dur + lo, m, NULL);
+    int rc = ana_dist_select(b->dur + lo, m, false, &h->dur);
     if (rc != 0)
         return rc;
-    ana_dist_sorted(b->dur + lo, m, &h->dur);
     h->share = all_ns ? (double)h->dur.total / (double)all_ns : 0;
     fill_config(b, g, h);
     size_t nst = ta_streams_n(a);
@@ -318,6 +364,8 @@ int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotsp
     out->n = b.ntop;
     if (rc == 0)
         rc = pass_top(&b, out); /* moves fill[r] from the start of rank r's durations to its end */
+    if (rc == 0)
+        rc = dense_wheres(&b);
     for (size_t g = 0; g < b.nnames; g++) {
         out->launches += b.names[g].count;
         out->total_ns += b.names[g].total;
@@ -331,6 +379,9 @@ int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotsp
     free(b.cfg);
     free(b.names);
     free(b.name_of_cfg);
+    free(b.rank_of_cfg);
+    for (int t = 0; t < GPUFL__ANA_TREE_COUNT; t++)
+        free(b.node_sum[t]);
     free(b.order);
     free(b.rank_of_name);
     free(b.dur);

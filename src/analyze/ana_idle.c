@@ -18,10 +18,12 @@
 #include "core/event.h"
 
 /* The union of one thread's sync calls: [s[j], e[j]) sorted and disjoint,
- * before[j] the length of those before j. */
+ * before[j] the length of those before j. at: where the last search ended,
+ * the next one's starting point. */
 typedef struct sync_thread {
     uint64_t *s, *e, *before;
     size_t n;
+    size_t at;
 } sync_thread;
 
 typedef struct row_state {
@@ -102,21 +104,18 @@ static int index_syncs(idle_build *b)
     return rc;
 }
 
-/* Time of thread k inside a sync call before t. */
-static uint64_t synced_before(const sync_thread *th, uint64_t t)
+/* Time of thread k inside a sync call before t. Gaps come in nearly
+ * increasing time, so the search starts where the previous one ended (a
+ * binary search per gap was this analysis's largest cost). */
+static uint64_t synced_before(sync_thread *th, uint64_t t)
 {
-    if (!th->n || t <= th->s[0])
+    size_t p = ana_count_le(th->s, th->n, th->at, t);
+    th->at = p;
+    if (p == 0)
         return 0;
-    size_t lo = 0, hi = th->n; /* last j with s[j] <= t */
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (th->s[mid] <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    uint64_t in = (t < th->e[lo] ? t : th->e[lo]) - th->s[lo];
-    return th->before[lo] + in;
+    size_t j = p - 1; /* the last call begun by t */
+    uint64_t in = (t < th->e[j] ? t : th->e[j]) - th->s[j];
+    return th->before[j] + in;
 }
 
 /* Groups the stream-wait-event calls by the (device, stream) they made wait. */
@@ -200,30 +199,40 @@ static int row_for(idle_build *b, uint32_t dev, uint32_t stream, const ana_map *
     return 0;
 }
 
+/* A gap [g0, g1) split by cause. */
+typedef struct gap_split {
+    uint64_t g0; /* UINT64_MAX: none computed */
+    uint64_t host, sync, other;
+} gap_split;
+
 /* Splits the gap [g0, g1) before work op (on stream st) by cause. */
-static void classify(const idle_build *b, gpufl__ana_idle_row *r, const ta_op *op, const row_state *st, uint64_t g0,
-                     uint64_t g1)
+static void classify(idle_build *b, const ta_op *op, const row_state *st, uint64_t g0, uint64_t g1, gap_split *out)
 {
+    *out = (gap_split){.g0 = g0};
     uint64_t a = op->api_start;
     uint32_t k = b->caller_thread ? b->caller_thread[op->caller] : GPUFL__ANA_NONE;
     if (a == 0) {
-        r->other_ns += g1 - g0;
+        out->other = g1 - g0;
         return;
     }
     uint64_t cut = a < g0 ? g0 : a > g1 ? g1 : a; /* before it: not launched yet */
     uint64_t synced = k == GPUFL__ANA_NONE ? 0
                                            : synced_before(&b->threads[k], cut) - synced_before(&b->threads[k], g0);
-    r->sync_ns += synced;
-    r->host_ns += (cut - g0) - synced;
+    out->sync = synced;
+    out->host = (cut - g0) - synced;
     if (cut < g1) {
         if (waited(b, st->swe, st->prev_launch, a))
-            r->sync_ns += g1 - cut;
+            out->sync += g1 - cut;
         else
-            r->other_ns += g1 - cut;
+            out->other = g1 - cut;
     }
 }
 
-static void add_op(const idle_build *b, row_state *rs, const row_state *st, const ta_op *op)
+/* Adds op to row rs (its stream's row st). A gap before op ends at op's
+ * start on every row, so the split depends only on where it begins: the
+ * device row's gap is often its stream's, and *last (the split computed
+ * last for op) is reused then. */
+static void add_op(idle_build *b, row_state *rs, const row_state *st, const ta_op *op, gap_split *last)
 {
     gpufl__ana_idle_row *r = &rs->r;
     if (r->ops++ == 0) {
@@ -235,7 +244,11 @@ static void add_op(const idle_build *b, row_state *rs, const row_state *st, cons
     if (op->start > r->last_ns) {
         r->gaps++;
         r->idle_ns += op->start - r->last_ns;
-        classify(b, r, op, st, r->last_ns, op->start);
+        if (last->g0 != r->last_ns)
+            classify(b, op, st, r->last_ns, op->start, last);
+        r->host_ns += last->host;
+        r->sync_ns += last->sync;
+        r->other_ns += last->other;
         r->busy_ns += r->last_ns - rs->run_start;
         rs->run_start = op->start;
     }
@@ -267,8 +280,9 @@ static int walk(idle_build *b, const ana_map *swe_of)
                 return rc;
         }
         row_state *st = &b->rows[b->stream_row[s]];
-        add_op(b, &b->rows[b->dev_row[s]], st, &op);
-        add_op(b, st, st, &op);
+        gap_split last = {.g0 = UINT64_MAX};
+        add_op(b, st, st, &op, &last);
+        add_op(b, &b->rows[b->dev_row[s]], st, &op, &last);
         st->prev_launch = op.api_start ? op.api_start : op.start;
     }
     for (size_t i = 0; i < b->nrows; i++) {

@@ -54,7 +54,7 @@ int ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
     while (ta_ops_next(&it, &op)) {
         uint64_t dur = op.end - op.start;
         give(sc, ana_attr_scope_node(x, op.caller), dur);
-        give(nv, ana_attr_nvtx_node(x, op.caller, op.api_start), dur);
+        give(nv, ana_attr_nvtx_node(x, op.caller, op.stream_row, op.api_start), dur);
     }
     roll_up(sc);
     roll_up(nv);

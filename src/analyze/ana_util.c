@@ -124,16 +124,16 @@ void ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d)
     memset(d, 0, sizeof *d);
     if (!n)
         return;
-    int64_t total = 0;
+    uint64_t total = 0; /* wraps as two's complement, where an int64_t sum would be undefined */
     for (size_t i = 0; i < n; i++)
-        total += (int64_t)v[i];
+        total += v[i];
     d->n = n;
-    d->total = total;
+    d->total = (int64_t)total;
     d->min = (int64_t)v[0];
     d->max = (int64_t)v[n - 1];
     d->p50 = (int64_t)v[ana_rank(n, 50)];
     d->p95 = (int64_t)v[ana_rank(n, 95)];
-    d->mean = (double)total / (double)n;
+    d->mean = (double)d->total / (double)n;
 }
 
 int ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
@@ -150,6 +150,48 @@ int ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
         return rc;
     ana_dist_sorted(v, n, d);
     return 0;
+}
+
+size_t ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t)
+{
+    size_t lo, hi; /* the answer is in [lo, hi] */
+    if (hint > n)
+        hint = n;
+    if (hint > 0 && v[hint - 1] > t) { /* fewer than hint: gallop down */
+        hi = hint - 1;
+        for (size_t step = 1;; step *= 2) {
+            if (hi < step) {
+                lo = 0;
+                break;
+            }
+            if (v[hi - step] <= t) {
+                lo = hi - step + 1;
+                break;
+            }
+            hi -= step;
+        }
+    } else { /* at least hint: gallop up */
+        lo = hint;
+        for (size_t step = 1;; step *= 2) {
+            if (n - lo < step) {
+                hi = n;
+                break;
+            }
+            if (v[lo + step - 1] > t) {
+                hi = lo + step - 1;
+                break;
+            }
+            lo += step;
+        }
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int ana_grow(void *arrp, size_t *cap, size_t need, size_t size)

@@ -39,6 +39,11 @@ void ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d);
  * or GPUFL_ENOMEM (d zeroed). */
 int ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d) __attribute__((warn_unused_result));
 
+/* How many of v[0..n) (ascending) are <= t, searched outwards from hint, a
+ * previous answer: a step or two when successive queries come in nearly
+ * increasing order, O(log distance) otherwise; any hint is correct. */
+size_t ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t);
+
 /* Maps int64 order onto uint64 order and back. */
 static inline uint64_t ana_flip(uint64_t x) { return x ^ (1ull << 63); }
 

@@ -91,18 +91,6 @@ void ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width)
     *width = 0;
 }
 
-static void op_kernel(const ta *a, size_t i, ta_op *op)
-{
-    op->table = TA_OP_KERNEL;
-    op->row = i;
-    op->start = ta_k_start(a, i);
-    op->end = op->start + ta_k_dur(a, i);
-    op->stream_row = ta_k_stream_row(a, i);
-    op->caller = ta_k_caller(a, i);
-    uint32_t lead = a->k->api_lead_ns[i]; /* the column first: the call is rare */
-    op->api_start = lead == 0 ? 0 : lead != GPUFL_TRACE_EXACT ? op->start - lead : ta_k_api_start(a, i);
-}
-
 static void op_transfer(const gpufl_trace_transfers *x, uint8_t table, size_t i, ta_op *op)
 {
     op->table = table;
@@ -111,34 +99,48 @@ static void op_transfer(const gpufl_trace_transfers *x, uint8_t table, size_t i,
     op->end = op->start + ta_x_dur(x, i);
     op->stream_row = ta_x_stream_row(x, i);
     op->caller = ta_x_caller(x, i);
-    uint32_t lead = x->api_lead_ns[i];
-    op->api_start = lead == 0 ? 0 : lead != GPUFL_TRACE_EXACT ? op->start - lead : ta_x_api_start(x, i);
+    op->api_start = ta_x_api_start(x, i);
 }
 
-bool ta_ops_next(ta_ops *it, ta_op *op)
+/* The next start of table j, or false when it has no rows left. */
+static bool next_start(const ta_ops *it, int j, uint64_t *t)
 {
     const ta *a = it->a;
-    size_t nk = a->k->n, nc = a->cp->n, nm = a->ms->n;
+    size_t i = it->next[j];
+    if (j == TA_OP_KERNEL && i < a->k->n)
+        *t = a->k->start_ns[i];
+    else if (j == TA_OP_COPY && i < a->cp->n)
+        *t = a->cp->start_ns[i];
+    else if (j == TA_OP_MEMSET && i < a->ms->n)
+        *t = a->ms->start_ns[i];
+    else
+        return false;
+    return true;
+}
+
+bool ta_ops_next_slow(ta_ops *it, ta_op *op)
+{
+    uint64_t start[3];
+    bool has[3];
     int best = -1;
-    uint64_t t = 0;
-    if (it->next[0] < nk) {
-        best = 0;
-        t = a->k->start_ns[it->next[0]];
+    for (int j = 0; j < 3; j++) {
+        has[j] = next_start(it, j, &start[j]);
+        if (has[j] && (best < 0 || start[j] < start[best]))
+            best = j; /* strict: on equal starts the earlier table wins */
     }
-    if (it->next[1] < nc && (best < 0 || a->cp->start_ns[it->next[1]] < t)) {
-        best = 1;
-        t = a->cp->start_ns[it->next[1]];
-    }
-    if (it->next[2] < nm && (best < 0 || a->ms->start_ns[it->next[2]] < t))
-        best = 2;
     if (best < 0)
         return false;
+    /* kernels win ties, so a run of them goes on while the next one starts
+     * no later than the other tables' next rows */
+    it->kernel_run = best == TA_OP_KERNEL;
+    it->upto = UINT64_MAX;
+    for (int j = TA_OP_COPY; j <= TA_OP_MEMSET && it->kernel_run; j++)
+        if (has[j] && start[j] < it->upto)
+            it->upto = start[j];
     size_t i = it->next[best]++;
-    if (best == 0)
-        op_kernel(a, i, op);
-    else if (best == 1)
-        op_transfer(a->cp, TA_OP_COPY, i, op);
+    if (best == TA_OP_KERNEL)
+        ta_op_kernel(it->a, i, op);
     else
-        op_transfer(a->ms, TA_OP_MEMSET, i, op);
+        op_transfer(best == TA_OP_COPY ? it->a->cp : it->a->ms, (uint8_t)best, i, op);
     return true;
 }

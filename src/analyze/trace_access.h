@@ -46,13 +46,25 @@ static inline uint64_t ta_span(uint64_t start, uint64_t end) { return end > star
 
 static inline size_t ta_k_n(const ta *a) { return a->k->n; }
 static inline uint64_t ta_k_start(const ta *a, size_t i) { return a->k->start_ns[i]; }
-static inline uint64_t ta_k_end(const ta *a, size_t i) { return gpufl_trace_kernel_end(a->k, i); }
+/* The accessors of times read the offset columns inline and call the
+ * trace's own accessor (a search of `exact`) only for the rare rows whose
+ * offsets do not fit, which is what that accessor does first: the same
+ * values, without a call per row. */
+static inline uint64_t ta_k_end(const ta *a, size_t i)
+{
+    uint32_t d = a->k->dur_ns[i];
+    return d != GPUFL_TRACE_EXACT ? a->k->start_ns[i] + d : gpufl_trace_kernel_end(a->k, i);
+}
 static inline uint64_t ta_k_dur(const ta *a, size_t i)
 {
     uint32_t d = a->k->dur_ns[i];
     return d != GPUFL_TRACE_EXACT ? d : ta_span(ta_k_start(a, i), ta_k_end(a, i));
 }
-static inline uint64_t ta_k_api_start(const ta *a, size_t i) { return gpufl_trace_kernel_api_start(a->k, i); }
+static inline uint64_t ta_k_api_start(const ta *a, size_t i)
+{
+    uint32_t l = a->k->api_lead_ns[i];
+    return l == 0 ? 0 : l != GPUFL_TRACE_EXACT ? a->k->start_ns[i] - l : gpufl_trace_kernel_api_start(a->k, i);
+}
 static inline uint64_t ta_k_api_end(const ta *a, size_t i) { return gpufl_trace_kernel_api_end(a->k, i); }
 /* The row of the launch configuration table: equal for two launches exactly
  * when name and whole configuration are equal. */
@@ -118,7 +130,11 @@ static inline uint32_t ta_k_stack(const ta *a, size_t i) { return ta_caller_stac
 /* ---- copies and memsets (x: a->cp or a->ms) --------------------------------- */
 
 static inline uint64_t ta_x_start(const gpufl_trace_transfers *x, size_t i) { return x->start_ns[i]; }
-static inline uint64_t ta_x_end(const gpufl_trace_transfers *x, size_t i) { return gpufl_trace_transfer_end(x, i); }
+static inline uint64_t ta_x_end(const gpufl_trace_transfers *x, size_t i)
+{
+    uint32_t d = x->dur_ns[i];
+    return d != GPUFL_TRACE_EXACT ? x->start_ns[i] + d : gpufl_trace_transfer_end(x, i);
+}
 static inline uint64_t ta_x_dur(const gpufl_trace_transfers *x, size_t i)
 {
     uint32_t d = x->dur_ns[i];
@@ -126,7 +142,8 @@ static inline uint64_t ta_x_dur(const gpufl_trace_transfers *x, size_t i)
 }
 static inline uint64_t ta_x_api_start(const gpufl_trace_transfers *x, size_t i)
 {
-    return gpufl_trace_transfer_api_start(x, i);
+    uint32_t l = x->api_lead_ns[i];
+    return l == 0 ? 0 : l != GPUFL_TRACE_EXACT ? x->start_ns[i] - l : gpufl_trace_transfer_api_start(x, i);
 }
 static inline uint64_t ta_x_bytes(const gpufl_trace_transfers *x, size_t i) { return x->bytes[i]; }
 static inline uint8_t ta_x_kind(const gpufl_trace_transfers *x, size_t i) { return x->kind[i]; }
@@ -139,7 +156,11 @@ static inline uint32_t ta_x_caller(const gpufl_trace_transfers *x, size_t i) { r
 
 static inline size_t ta_y_n(const ta *a) { return a->sy->n; }
 static inline uint64_t ta_y_start(const ta *a, size_t i) { return a->sy->start_ns[i]; }
-static inline uint64_t ta_y_end(const ta *a, size_t i) { return gpufl_trace_sync_end(a->sy, i); }
+static inline uint64_t ta_y_end(const ta *a, size_t i)
+{
+    uint32_t d = a->sy->dur_ns[i];
+    return d != GPUFL_TRACE_EXACT ? a->sy->start_ns[i] + d : gpufl_trace_sync_end(a->sy, i);
+}
 static inline uint8_t ta_y_kind(const ta *a, size_t i) { return a->sy->kind[i]; }
 static inline uint32_t ta_y_stream_row(const ta *a, size_t i) { return a->sy->stream_row[i]; }
 static inline uint32_t ta_y_tid(const ta *a, size_t i) { return ta_caller_tid(a, a->sy->caller_row[i]); }
@@ -201,19 +222,50 @@ typedef struct ta_op {
 } ta_op;
 
 /* A merge of the three tables, which are each sorted by start: ops come by
- * start time; equal starts in the order kernels, copies, memsets, then row. */
+ * start time; equal starts in the order kernels, copies, memsets, then row.
+ * Kernels are nearly all the work, and come in runs between two copies:
+ * while the next kernel starts no later than `upto` (the other tables'
+ * next starts) it comes next, without comparing the three again. */
 typedef struct ta_ops {
     const ta *a;
     size_t next[3];
+    bool kernel_run; /* the last op was a kernel, and upto is set */
+    uint64_t upto;
 } ta_ops;
 
 static inline void ta_ops_begin(ta_ops *it, const ta *a)
 {
     it->a = a;
     it->next[0] = it->next[1] = it->next[2] = 0;
+    it->kernel_run = false;
+    it->upto = 0;
 }
 
+static inline void ta_op_kernel(const ta *a, size_t i, ta_op *op)
+{
+    op->table = TA_OP_KERNEL;
+    op->row = i;
+    op->start = ta_k_start(a, i);
+    op->end = op->start + ta_k_dur(a, i);
+    op->stream_row = ta_k_stream_row(a, i);
+    op->caller = ta_k_caller(a, i);
+    op->api_start = ta_k_api_start(a, i);
+}
+
+/* The next op into *op when no run of kernels goes on: true, or false at
+ * the end. */
+bool ta_ops_next_slow(ta_ops *it, ta_op *op);
+
 /* The next op into *op: true, or false at the end. */
-bool ta_ops_next(ta_ops *it, ta_op *op);
+static inline bool ta_ops_next(ta_ops *it, ta_op *op)
+{
+    size_t i = it->next[TA_OP_KERNEL];
+    if (it->kernel_run && i < it->a->k->n && it->a->k->start_ns[i] <= it->upto) {
+        it->next[TA_OP_KERNEL] = i + 1;
+        ta_op_kernel(it->a, i, op);
+        return true;
+    }
+    return ta_ops_next_slow(it, op);
+}
 
 #endif /* GPUFL_ANALYZE_TRACE_ACCESS_H */

@@ -38,6 +38,18 @@ static uint8_t *map_new(size_t bytes, size_t *len)
     return p;
 }
 
+/* ThreadSanitizer does not intercept mremap: the pages a column moves to
+ * keep the access history of whatever mapping held those addresses before
+ * (another thread's column), which it reports as races. Under it, columns
+ * move by copying. */
+#if defined(__SANITIZE_THREAD__)
+#define MOVE_BY_COPY 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MOVE_BY_COPY 1
+#endif
+#endif
+
 /* The mapping at p resized to hold bytes (new bytes zero). Returns the new
  * address, or NULL with p untouched. */
 static uint8_t *map_resize(uint8_t *p, size_t *len, size_t bytes)
@@ -45,12 +57,23 @@ static uint8_t *map_resize(uint8_t *p, size_t *len, size_t bytes)
     size_t want = map_length(bytes);
     if (want == *len)
         return p;
+#ifdef MOVE_BY_COPY
+    size_t new_len;
+    uint8_t *copy = map_new(bytes, &new_len);
+    if (!copy)
+        return NULL;
+    memcpy(copy, p, *len < new_len ? *len : new_len);
+    munmap(p, *len);
+    *len = new_len;
+    return copy;
+#else
     void *q = mremap(p, *len, want, MREMAP_MAYMOVE);
     if (q == MAP_FAILED)
         return NULL;
     *len = want;
     prefer_huge(q, want);
     return q;
+#endif
 }
 
 static void map_free(uint8_t *p, size_t len)

@@ -99,13 +99,30 @@ static void part_job(void *ctx, size_t job, unsigned worker)
     }
 }
 
+/* The threads' read buffers: freed once the chunks are read, before the
+ * merge needs memory. */
+static void free_scratch(load *l, unsigned nthreads)
+{
+    if (l->scratch)
+        for (unsigned w = 0; w < nthreads; w++) {
+            gpufl__bytebuf_free(&l->scratch[w].raw);
+            gpufl__bytebuf_free(&l->scratch[w].stored);
+            ZSTD_freeDCtx(l->scratch[w].zstd);
+            gpufl__gflt_decoder_free(&l->scratch[w].dec);
+        }
+    free(l->scratch);
+    l->scratch = NULL;
+}
+
 /* Segments per thread: more than one, so that a thread that drew short
- * segments takes more; few, as each is a run the merge interleaves. */
+ * segments takes more, and so that the sort of a segment's rows (a
+ * temporary 36 bytes a row) stays small even on one thread; few, as each
+ * is a run the merge interleaves. */
 #define PARTS_PER_THREAD 4
 
 static int load_parts(load *l, size_t nchunks, unsigned nthreads, size_t *nparts_out)
 {
-    size_t nparts = nthreads <= 1 ? 1 : (size_t)nthreads * PARTS_PER_THREAD;
+    size_t nparts = (size_t)nthreads * PARTS_PER_THREAD;
     if (nparts > nchunks)
         nparts = nchunks ? nchunks : 1;
     l->parts = calloc(nparts, sizeof *l->parts);
@@ -120,6 +137,7 @@ static int load_parts(load *l, size_t nchunks, unsigned nthreads, size_t *nparts
         gpufl__segment_init(&p->seg, NULL);
     }
     gpufl__parallel_for(nthreads, nparts, part_job, l);
+    free_scratch(l, nthreads);
     return 0;
 }
 
@@ -128,15 +146,8 @@ static void free_load(load *l, size_t nparts, unsigned nthreads)
     if (l->parts)
         for (size_t i = 0; i < nparts; i++)
             gpufl__segment_free(&l->parts[i].seg);
-    if (l->scratch)
-        for (unsigned w = 0; w < nthreads; w++) {
-            gpufl__bytebuf_free(&l->scratch[w].raw);
-            gpufl__bytebuf_free(&l->scratch[w].stored);
-            ZSTD_freeDCtx(l->scratch[w].zstd);
-            gpufl__gflt_decoder_free(&l->scratch[w].dec);
-        }
     free(l->parts);
-    free(l->scratch);
+    free_scratch(l, nthreads);
 }
 
 int gpufl__gflt_load(gpufl__input *in, unsigned nthreads, gpufl_trace **out, char *err,

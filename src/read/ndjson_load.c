@@ -254,7 +254,7 @@ static int cut_ranges(load *l, unsigned nthreads)
     uint64_t total = 0;
     for (size_t i = 0; i < l->nfiles; i++)
         total += l->files[i].in.size;
-    uint64_t size = nthreads <= 1 ? UINT64_MAX : total / ((uint64_t)nthreads * PARTS_PER_THREAD);
+    uint64_t size = total / ((uint64_t)nthreads * PARTS_PER_THREAD);
     if (size < MIN_RANGE)
         size = MIN_RANGE;
     size_t n = 0;

@@ -138,8 +138,10 @@ struct gpufl_trace {
     gpufl__strtab strings;
     gpufl_trace_device *devices;
     gpufl__rows rows[GFL_T_COUNT];
-    gpufl__recset configs, streams, callers; /* records, in row order */
-    void *dedup_cols;                        /* the columns of the three tables below */
+    gpufl__recset configs, streams, callers; /* records, in row order; emptied by
+                                                gpufl__trace_bind into dedup_cols */
+    void *dedup_cols;                        /* the columns of configs_pub, streams_pub
+                                                and callers_pub, in one block */
     size_t dedup_bytes;
     gpufl_trace_scopes scopes_pub, nvtx_pub;
     gpufl_trace_kernels kernels_pub;

@@ -11,20 +11,23 @@
  *      ids number strings in the order of their first appearance;
  *   2. configurations, streams, callers: the same, record by record (after
  *      their string ids are translated), so the trace's rows number them in
- *      the order of their first use;
+ *      the order of their first use (merge_distinct.c);
  *   3. per row table, the order of the merged rows: a stable merge of the
- *      segments' sorted runs, equal times keeping segment order (which is
- *      what a stable sort of the whole session gives); segments that do not
- *      overlap in time, the usual case, are simply concatenated;
- *   4. per column, its values in that order, with rows of the distinct
- *      value tables and string ids translated; each segment column is freed
- *      as soon as it has been copied, so the merge needs little more memory
- *      than the trace it makes.
+ *      segments' sorted rows, equal times keeping segment order (which is
+ *      what a stable sort of the whole session gives), kept as runs of
+ *      consecutive rows of one segment; segments that do not overlap in
+ *      time, the usual case, are one run each;
+ *   4. per column, its values in that order, run by run, with rows of the
+ *      distinct value tables and string ids translated; a segment's column
+ *      is freed as soon as it has been copied, and columns are copied one
+ *      after another, so the merge needs little more memory than the trace
+ *      it makes.
  *
  * Scope begins and ends (joined into one row per scope) and device
  * descriptions are taken in session order on one thread while the other
- * tables are planned. Steps 3 and 4 run on up to nthreads threads: one job
- * per table, then one per column.
+ * tables are planned. Everything else runs on up to nthreads threads: step
+ * 2 by segment and then by hash partition, step 3 one job per table, step 4
+ * one job per block of rows of a column.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,32 +36,15 @@
 
 #include "core/idmap.h"
 #include "gpufl/gpufl.h"
+#include "read/merge_distinct.h"
 #include "read/segment.h"
 #include "read/work_pool.h"
 
 /* What the numbers of one segment become in the trace. */
 typedef struct seg_maps {
-    uint32_t *str;       /* string id -> the trace's; NULL: the ids are the trace's */
-    uint32_t nstr;
     const uint32_t *rec[GFL_X_COUNT]; /* GFL_X_CONFIG, _STREAM, _CALLER: row -> the trace's row */
     uint32_t nrec[GFL_X_COUNT];
 } seg_maps;
-
-/* The records of one table of distinct values, all segments' in session
- * order, translated into the trace's string ids. Duplicates are found in
- * parallel: records are dealt to partitions by hash, each partition finds
- * the first of every group of equal records among its own; then one pass
- * in order numbers the first ones, which is the numbering one insertion
- * after another would give. */
-typedef struct recs {
-    uint32_t size;   /* bytes per record */
-    size_t n;
-    size_t *base;    /* per segment: the index of its first record */
-    uint8_t *v;      /* the records */
-    uint32_t *hash;  /* per record */
-    uint32_t *first; /* per record: the index of the first record equal to it */
-    uint32_t *row;   /* per record: the trace's row */
-} recs;
 
 /* Rows [out, out + n) of a table are rows [row, row + n) of segment seg. */
 typedef struct run {
@@ -74,6 +60,7 @@ typedef struct plan {
     size_t nruns, cap;
     size_t block_rows;  /* rows per column job (the last one may have fewer) */
     size_t nblocks;
+    uint32_t *seg_first, *seg_last; /* per segment: the blocks its rows fall in */
 } plan;
 
 /* Column jobs copy blocks of rows, so that a table's widest columns spread
@@ -86,27 +73,20 @@ typedef struct merge {
     gpufl_trace *t;
     gpufl__segment *const *segs;
     size_t nsegs;
-    seg_maps *maps;
+    gpufl__str_map *str; /* per segment */
+    seg_maps *maps;      /* per segment */
+    gpufl__distinct distinct;
     plan plans[GFL_T_COUNT];
     int table_rc[GFL_T_COUNT];
-    recs recs[GFL_X_COUNT];
-    unsigned nparts;
-    int *part_rc;
     unsigned (*jobs)[3]; /* column jobs: table, column, block of rows */
     size_t njobs;
-    /* per table and column: blocks not yet copied; the job that copies the
-     * last frees the segments' column */
-    atomic_uint blocks_left[GFL_T_COUNT][GFL_MAX_COLS];
+    /* per table, column and segment: blocks that read the segment's column
+     * and are not yet copied; the job that copies the last frees it, so
+     * that segments give their memory back while the trace's is filled */
+    atomic_uint *left;
     gpufl__idmap open_scopes;
     size_t devices_cap;
 } merge;
-
-static inline uint32_t map_str(const seg_maps *m, uint32_t id)
-{
-    if (!m->str)
-        return id;
-    return id < m->nstr ? m->str[id] : 0;
-}
 
 /* ---- 1, 2: strings and the tables of distinct values ------------------------ */
 
@@ -114,169 +94,30 @@ static int map_strings(merge *m)
 {
     for (size_t s = 0; s < m->nsegs; s++) {
         const gpufl__strtab *st = m->segs[s]->strings;
-        seg_maps *sm = &m->maps[s];
+        gpufl__str_map *sm = &m->str[s];
         if (!st)
             continue;
-        sm->str = malloc((st->n ? st->n : 1) * sizeof *sm->str);
-        if (!sm->str)
+        sm->id = malloc((st->n ? st->n : 1) * sizeof *sm->id);
+        if (!sm->id)
             return GPUFL_ENOMEM;
-        sm->nstr = st->n;
+        sm->n = st->n;
         for (uint32_t id = 0; id < st->n; id++) {
             uint32_t len;
             const char *text = gpufl__strtab_str(st, id, &len);
-            if (gpufl__strtab_intern(&m->t->strings, text, len, &sm->str[id]) != 0)
+            if (gpufl__strtab_intern(&m->t->strings, text, len, &sm->id[id]) != 0)
                 return GPUFL_ENOMEM;
         }
     }
     return 0;
 }
 
-
-static const gpufl__recset *seg_set(const gpufl__segment *g, unsigned x)
+static int map_records(merge *m, unsigned nthreads)
 {
-    return x == GFL_X_CONFIG ? &g->configs : x == GFL_X_STREAM ? &g->streams : &g->callers;
-}
-
-static void translate_job(void *ctx, size_t s, unsigned worker)
-{
-    (void)worker;
-    merge *m = ctx;
-    const seg_maps *sm = &m->maps[s];
-    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
-        recs *R = &m->recs[x];
-        const gpufl__recset *from = seg_set(m->segs[s], x);
-        for (uint32_t r = 0; r < from->n; r++) {
-            size_t g = R->base[s] + r;
-            void *rec = R->v + g * R->size;
-            memcpy(rec, gpufl__recset_at(from, r), R->size);
-            if (x == GFL_X_CONFIG) {
-                gpufl__config_rec *c = rec;
-                c->name = map_str(sm, c->name);
-                c->mangled = map_str(sm, c->mangled);
-            } else if (x == GFL_X_CALLER) {
-                gpufl__caller_rec *c = rec;
-                c->nvtx = map_str(sm, c->nvtx);
-            }
-            R->hash[g] = gpufl__recset_hash(rec, R->size);
-        }
-    }
-}
-
-/* The partition of a hash: its high bits (the slot uses the low ones). */
-static inline unsigned part_of(uint32_t hash, unsigned nparts)
-{
-    return (unsigned)(((uint64_t)hash * nparts) >> 32);
-}
-
-static int dedup_part(const recs *R, unsigned part, unsigned nparts)
-{
-    uint32_t cap = 64;
-    while (cap < 4 * (R->n / nparts + 16) && cap < (1u << 31))
-        cap *= 2;
-    uint32_t *slots = calloc(cap, sizeof *slots), used = 0;
-    if (!slots)
+    if (gpufl__distinct_merge(&m->distinct, m->t, m->segs, m->nsegs, m->str, nthreads) != 0)
         return GPUFL_ENOMEM;
-    for (size_t g = 0; g < R->n; g++) {
-        uint32_t h = R->hash[g];
-        if (part_of(h, nparts) != part)
-            continue;
-        const uint8_t *rec = R->v + g * R->size;
-        uint32_t i = h & (cap - 1);
-        for (; slots[i]; i = (i + 1) & (cap - 1)) {
-            uint32_t e = slots[i] - 1;
-            if (R->hash[e] == h && memcmp(R->v + (size_t)e * R->size, rec, R->size) == 0)
-                break;
-        }
-        if (slots[i]) {
-            R->first[g] = slots[i] - 1;
-            continue;
-        }
-        R->first[g] = (uint32_t)g;
-        slots[i] = (uint32_t)g + 1;
-        if (++used * 2 > cap) {
-            /* grow: the entries again, into twice the slots */
-            uint32_t *bigger = calloc((size_t)cap * 2, sizeof *bigger);
-            if (!bigger) {
-                free(slots);
-                return GPUFL_ENOMEM;
-            }
-            for (uint32_t k = 0; k < cap; k++) {
-                if (!slots[k])
-                    continue;
-                uint32_t j = R->hash[slots[k] - 1] & (cap * 2 - 1);
-                while (bigger[j])
-                    j = (j + 1) & (cap * 2 - 1);
-                bigger[j] = slots[k];
-            }
-            free(slots);
-            slots = bigger;
-            cap *= 2;
-        }
-    }
-    free(slots);
-    return 0;
-}
-
-static void dedup_job(void *ctx, size_t part, unsigned worker)
-{
-    (void)worker;
-    merge *m = ctx;
-    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER && m->part_rc[part] == 0; x++)
-        m->part_rc[part] = dedup_part(&m->recs[x], (unsigned)part, m->nparts);
-}
-
-static int map_all_records(merge *m, unsigned nthreads)
-{
-    gpufl_trace *t = m->t;
-    gpufl__recset *into[GFL_X_COUNT] = {[GFL_X_CONFIG] = &t->configs, [GFL_X_STREAM] = &t->streams,
-                                        [GFL_X_CALLER] = &t->callers};
-    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
-        recs *R = &m->recs[x];
-        R->size = into[x]->size;
-        R->base = malloc((m->nsegs + 1) * sizeof *R->base);
-        if (!R->base)
-            return GPUFL_ENOMEM;
-        for (size_t s = 0; s < m->nsegs; s++) {
-            R->base[s] = R->n;
-            R->n += seg_set(m->segs[s], x)->n;
-        }
-        R->base[m->nsegs] = R->n;
-        if (R->n >= UINT32_MAX)
-            return GPUFL_ENOMEM; /* numbered by 32-bit rows */
-        size_t k = R->n ? R->n : 1;
-        R->v = malloc(k * R->size);
-        R->hash = malloc(k * sizeof *R->hash);
-        R->first = malloc(k * sizeof *R->first);
-        R->row = malloc(k * sizeof *R->row);
-        if (!R->v || !R->hash || !R->first || !R->row)
-            return GPUFL_ENOMEM;
-    }
-    gpufl__parallel_for(nthreads, m->nsegs, translate_job, m);
-    m->nparts = nthreads;
-    m->part_rc = calloc(m->nparts, sizeof *m->part_rc);
-    if (!m->part_rc)
-        return GPUFL_ENOMEM;
-    gpufl__parallel_for(nthreads, m->nparts, dedup_job, m);
-    for (unsigned p = 0; p < m->nparts; p++)
-        if (m->part_rc[p] != 0)
-            return m->part_rc[p];
-    for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
-        recs *R = &m->recs[x];
-        uint32_t next = into[x]->n;
-        for (size_t g = 0; g < R->n; g++) {
-            if (R->first[g] != g) {
-                R->row[g] = R->row[R->first[g]];
-                continue;
-            }
-            if (gpufl__recset_append(into[x], R->v + g * R->size) != 0)
-                return GPUFL_ENOMEM;
-            R->row[g] = next++;
-        }
-        for (size_t s = 0; s < m->nsegs; s++) {
-            m->maps[s].rec[x] = R->row + R->base[s];
-            m->maps[s].nrec[x] = (uint32_t)(R->base[s + 1] - R->base[s]);
-        }
-    }
+    for (size_t s = 0; s < m->nsegs; s++)
+        for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++)
+            m->maps[s].rec[x] = gpufl__distinct_rows(&m->distinct, x, s, &m->maps[s].nrec[x]);
     return 0;
 }
 
@@ -289,7 +130,7 @@ static int map_all_records(merge *m, unsigned nthreads)
             return GPUFL_ENOMEM;                                                                   \
     } while (0)
 
-static int scope_begin(merge *m, const seg_maps *sm, const gfl_event *ev)
+static int scope_begin(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
 {
     gpufl__rows *R = &m->t->rows[GFL_T_SCOPES];
     const gfl_scope_payload *s = &ev->u.scope;
@@ -300,7 +141,7 @@ static int scope_begin(merge *m, const seg_maps *sm, const gfl_event *ev)
     SSET(end_ns, r, 0);
     SSET(id, r, s->id);
     SSET(parent, r, s->parent_id);
-    SSET(name, r, map_str(sm, s->name));
+    SSET(name, r, gpufl__str_map_get(sm, s->name));
     SSET(tid, r, ev->h.tid);
     SSET(depth, r, s->depth);
     SSET(implicit, r, 0);
@@ -309,7 +150,7 @@ static int scope_begin(merge *m, const seg_maps *sm, const gfl_event *ev)
     return gpufl__idmap_put(&m->open_scopes, s->id, (uint32_t)r);
 }
 
-static int scope_end(merge *m, const seg_maps *sm, const gfl_event *ev)
+static int scope_end(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
 {
     gpufl__rows *R = &m->t->rows[GFL_T_SCOPES];
     uint32_t row;
@@ -327,7 +168,7 @@ static int scope_end(merge *m, const seg_maps *sm, const gfl_event *ev)
     return 0;
 }
 
-static int device_info(merge *m, const seg_maps *sm, const gfl_event *ev)
+static int device_info(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
 {
     gpufl_trace *t = m->t;
     const gfl_device_info_payload *d = &ev->u.info;
@@ -342,9 +183,9 @@ static int device_info(merge *m, const seg_maps *sm, const gfl_event *ev)
     gpufl_trace_device *out = &t->devices[t->info.ndevices++];
     memset(out, 0, sizeof *out);
     out->index = ev->h.device;
-    out->name = map_str(sm, d->name);
-    out->uuid = map_str(sm, d->uuid);
-    out->pci_bus_id = map_str(sm, d->pci_bus_id);
+    out->name = gpufl__str_map_get(sm, d->name);
+    out->uuid = gpufl__str_map_get(sm, d->uuid);
+    out->pci_bus_id = gpufl__str_map_get(sm, d->pci_bus_id);
     out->cc_major = d->cc_major;
     out->cc_minor = d->cc_minor;
     out->sm_count = d->sm_count;
@@ -353,7 +194,7 @@ static int device_info(merge *m, const seg_maps *sm, const gfl_event *ev)
     out->max_sm_clock_mhz = d->max_sm_clock_mhz;
     out->max_mem_clock_mhz = d->max_mem_clock_mhz;
     if (!t->info.driver_version)
-        t->info.driver_version = map_str(sm, d->driver_version);
+        t->info.driver_version = gpufl__str_map_get(sm, d->driver_version);
     if (!t->info.cuda_driver_version && d->cuda_driver_version > 0) {
         char v[32];
         snprintf(v, sizeof v, "%d.%d", d->cuda_driver_version / 1000,
@@ -368,15 +209,18 @@ static int device_info(merge *m, const seg_maps *sm, const gfl_event *ev)
 static int take_ordered(merge *m)
 {
     for (size_t s = 0; s < m->nsegs; s++) {
-        const gpufl__segment *g = m->segs[s];
+        gpufl__segment *g = m->segs[s];
         for (size_t i = 0; i < g->nordered; i++) {
             const gfl_event *ev = &g->ordered[i];
-            int rc = ev->h.type == GFL_EV_SCOPE_BEGIN ? scope_begin(m, &m->maps[s], ev)
-                     : ev->h.type == GFL_EV_SCOPE_END ? scope_end(m, &m->maps[s], ev)
-                                                      : device_info(m, &m->maps[s], ev);
+            int rc = ev->h.type == GFL_EV_SCOPE_BEGIN ? scope_begin(m, &m->str[s], ev)
+                     : ev->h.type == GFL_EV_SCOPE_END ? scope_end(m, &m->str[s], ev)
+                                                      : device_info(m, &m->str[s], ev);
             if (rc != 0)
                 return rc;
         }
+        free(g->ordered); /* taken in */
+        g->ordered = NULL;
+        g->nordered = g->ordered_cap = 0;
     }
     return gpufl__table_finish(&m->t->rows[GFL_T_SCOPES].t, NULL);
 }
@@ -574,8 +418,8 @@ static const uint32_t *value_map(const merge *m, size_t s, unsigned x, uint32_t 
 {
     const seg_maps *sm = &m->maps[s];
     if (x == GFL_X_STRING) {
-        *n = sm->nstr;
-        return sm->str;
+        *n = m->str[s].n;
+        return m->str[s].id;
     }
     *n = sm->nrec[x];
     return x != GFL_X_NONE ? sm->rec[x] : NULL;
@@ -640,11 +484,40 @@ static void column_job(void *ctx, size_t job, unsigned worker)
         b = m->plans[tab].n;
     if (m->t->rows[tab].cols[c].data)
         copy_block(m, tab, c, a, b);
-    /* acq_rel: the last job sees every other job's reads of the segments'
-     * column done before it frees it */
-    if (atomic_fetch_sub_explicit(&m->blocks_left[tab][c], 1, memory_order_acq_rel) == 1)
-        for (size_t s = 0; s < m->nsegs; s++)
+    const plan *p = &m->plans[tab];
+    unsigned block = m->jobs[job][2];
+    for (size_t s = 0; s < m->nsegs; s++) {
+        if (p->seg_first[s] > block || p->seg_last[s] < block)
+            continue;
+        /* acq_rel: the last job sees every other job's reads of the
+         * segment's column done before it frees it */
+        atomic_uint *left = &m->left[((size_t)tab * GFL_MAX_COLS + c) * m->nsegs + s];
+        if (atomic_fetch_sub_explicit(left, 1, memory_order_acq_rel) == 1)
             gpufl__col_free(&m->segs[s]->rows[tab].cols[c]);
+    }
+}
+
+/* The blocks of rows each segment's rows fall in, for freeing (plan). */
+static int segment_blocks(merge *m, plan *p)
+{
+    p->seg_first = malloc((m->nsegs ? m->nsegs : 1) * sizeof *p->seg_first);
+    p->seg_last = malloc((m->nsegs ? m->nsegs : 1) * sizeof *p->seg_last);
+    if (!p->seg_first || !p->seg_last)
+        return GPUFL_ENOMEM;
+    for (size_t s = 0; s < m->nsegs; s++) {
+        p->seg_first[s] = UINT32_MAX;
+        p->seg_last[s] = 0;
+    }
+    for (size_t k = 0; k < p->nruns; k++) {
+        const run *r = &p->runs[k];
+        uint32_t first = (uint32_t)(r->out / p->block_rows),
+                 last = (uint32_t)((r->out + r->n - 1) / p->block_rows);
+        if (first < p->seg_first[r->seg])
+            p->seg_first[r->seg] = first;
+        if (last > p->seg_last[r->seg])
+            p->seg_last[r->seg] = last;
+    }
+    return 0;
 }
 
 /* ---- the whole merge --------------------------------------------------------------- */
@@ -663,6 +536,9 @@ static int merge_rows(merge *m, unsigned nthreads)
         if (m->table_rc[tab] != 0)
             return m->table_rc[tab];
     /* the trace's columns (mapped, not yet touched), and the jobs */
+    m->left = malloc((size_t)GFL_T_COUNT * GFL_MAX_COLS * (m->nsegs ? m->nsegs : 1) * sizeof *m->left);
+    if (!m->left)
+        return GPUFL_ENOMEM;
     size_t njobs = 0;
     for (size_t k = 0; k < sizeof copy_order / sizeof copy_order[0]; k++) {
         unsigned tab = copy_order[k];
@@ -671,10 +547,15 @@ static int merge_rows(merge *m, unsigned nthreads)
         p->block_rows = p->block_rows < MIN_BLOCK ? MIN_BLOCK
                         : p->block_rows > MAX_BLOCK ? MAX_BLOCK : p->block_rows;
         p->nblocks = p->n ? (p->n + p->block_rows - 1) / p->block_rows : 1;
+        if (segment_blocks(m, p) != 0)
+            return GPUFL_ENOMEM;
         for (unsigned c = 0; c < gpufl__tables[tab].ncols; c++) {
             if (column_needed(m, tab, c) && gpufl__col_alloc_rows(&m->t->rows[tab].cols[c], p->n) != 0)
                 return GPUFL_ENOMEM;
-            atomic_init(&m->blocks_left[tab][c], (unsigned)p->nblocks);
+            for (size_t s = 0; s < m->nsegs; s++) {
+                unsigned blocks = p->seg_first[s] <= p->seg_last[s] ? p->seg_last[s] - p->seg_first[s] + 1 : 0;
+                atomic_init(&m->left[((size_t)tab * GFL_MAX_COLS + c) * m->nsegs + s], blocks);
+            }
             njobs += p->nblocks;
         }
     }
@@ -705,11 +586,12 @@ int gpufl__trace_merge(gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs
 {
     merge m = {.t = t, .segs = segs, .nsegs = nsegs};
     m.maps = calloc(nsegs ? nsegs : 1, sizeof *m.maps);
-    int rc = m.maps ? 0 : GPUFL_ENOMEM;
+    m.str = calloc(nsegs ? nsegs : 1, sizeof *m.str);
+    int rc = m.maps && m.str ? 0 : GPUFL_ENOMEM;
     if (rc == 0)
         rc = map_strings(&m);
     if (rc == 0)
-        rc = map_all_records(&m, nthreads ? nthreads : 1);
+        rc = map_records(&m, nthreads ? nthreads : 1);
     if (rc == 0)
         rc = merge_rows(&m, nthreads ? nthreads : 1);
     for (size_t s = 0; s < nsegs; s++) {
@@ -718,20 +600,17 @@ int gpufl__trace_merge(gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs
         for (unsigned r = 0; r < 16; r++)
             t->info.dropped[r] += segs[s]->dropped[r];
     }
-    for (unsigned tab = 0; tab < GFL_T_COUNT; tab++)
+    for (unsigned tab = 0; tab < GFL_T_COUNT; tab++) {
         free(m.plans[tab].runs);
-    if (m.maps)
-        for (size_t s = 0; s < nsegs; s++)
-            free(m.maps[s].str);
-    for (unsigned x = 0; x < GFL_X_COUNT; x++) {
-        recs *R = &m.recs[x];
-        free(R->base);
-        free(R->v);
-        free(R->hash);
-        free(R->first);
-        free(R->row);
+        free(m.plans[tab].seg_first);
+        free(m.plans[tab].seg_last);
     }
-    free(m.part_rc);
+    free(m.left);
+    if (m.str)
+        for (size_t s = 0; s < nsegs; s++)
+            free(m.str[s].id);
+    gpufl__distinct_free(&m.distinct);
+    free(m.str);
     free(m.maps);
     free(m.jobs);
     gpufl__idmap_free(&m.open_scopes);

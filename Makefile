@@ -86,6 +86,9 @@ bench: build
 	@$(BUILD)/bench/bench_writer
 	@$(BUILD)/bench/bench_memory
 	@$(BUILD)/bench/bench_trace
+	@$(BUILD)/bench/bench_export
+	@$(BUILD)/bench/bench_analyze
+	@$(BUILD)/bench/bench_report
 	@if [ -x $(BUILD)/bench/bench_stack_capture ]; then $(BUILD)/bench/bench_stack_capture; fi
 
 # Each prints one block of figures; the Python ones skip, saying so, without

@@ -17,6 +17,7 @@
 #include "core/event.h"
 #include "core/session_json.h"
 #include "gpufl/trace.h"
+#include "present/summary_text.h"
 
 #define USAGE "usage: gpufl info SESSION [--json]\n"
 #define MAX_FILES 4096
@@ -158,6 +159,11 @@ static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nf
     }
     json_object_set_new(j, "dropped", dropped);
     json_object_set_new(j, "dropped_total", json_integer(dropped_total));
+    /* What writing lost after it stopped, by the channel it came from: part
+     * of dropped's disk_limit, but which channel says what is missing. */
+    json_object_set_new(j, "lost_after_stop",
+                        json_pack("{s:I,s:I,s:I}", "device", (json_int_t)i->lost[0], "scope",
+                                  (json_int_t)i->lost[1], "system", (json_int_t)i->lost[2]));
     json_object_set_new(j, "stopped",
                         i->stop_reason ? json_pack("{s:s,s:s,s:I}", "reason", S(i->stop_reason),
                                                    "detail", S(i->stop_detail), "at_ns",
@@ -180,6 +186,29 @@ static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nf
     return j;
 }
 
+/* One device line with only the facts the recording had: a device seen
+ * only through its records has an index and nothing else. */
+static void print_device(json_t *o, bool first)
+{
+    const char *name = json_string_value(json_object_get(o, "name"));
+    const char *cc = json_string_value(json_object_get(o, "compute_capability"));
+    const char *uuid = json_string_value(json_object_get(o, "uuid"));
+    long long sms = (long long)json_integer_value(json_object_get(o, "sm_count"));
+    long long mem = (long long)json_integer_value(json_object_get(o, "memory_total_bytes"));
+    printf("%s %lld: %s", first ? "devices   " : "          ",
+           (long long)json_integer_value(json_object_get(o, "index")),
+           name && name[0] ? name : "(not described)");
+    if (cc)
+        printf(", compute capability %s", cc);
+    if (sms)
+        printf(", %lld SMs", sms);
+    if (mem)
+        printf(", %.1f GiB", (double)mem / (1024.0 * 1024 * 1024));
+    if (uuid && uuid[0])
+        printf(", %s", uuid);
+    printf("\n");
+}
+
 static void print_text(const gpufl_trace *t, json_t *j)
 {
     const gpufl_trace_info *i = gpufl_trace_get_info(t);
@@ -188,11 +217,12 @@ static void print_text(const gpufl_trace *t, json_t *j)
     printf("session    %s\n", JS("session_id"));
     printf("app        %s (pid %lld) on %s\n", JS("app_name"), JI(j, "pid"), JS("host"));
     printf("started    %s\n", JS("start_time"));
-    double secs = (double)JI(j, "duration_ns") / 1e9;
+    char dur[32];
+    gpufl__format_duration((uint64_t)JI(j, "duration_ns"), dur, sizeof dur);
     if (i->end_ns)
-        printf("duration   %.3f s\n", secs);
+        printf("duration   %s\n", dur);
     else
-        printf("duration   did not end (killed, or still recording); events reach %.3f s\n", secs);
+        printf("duration   did not end (killed, or still recording); events reach %s\n", dur);
     if (i->source_format == GPUFL_TRACE_GFLT)
         printf("format     .gflt version %u, written by gpufl %s\n", i->format_version, JS("gpufl_version"));
     else
@@ -204,12 +234,7 @@ static void print_text(const gpufl_trace *t, json_t *j)
         printf("devices    none recorded\n");
     for (size_t d = 0; d < json_array_size(devs); d++) {
         json_t *o = json_array_get(devs, d);
-        const char *cc = json_string_value(json_object_get(o, "compute_capability"));
-        printf("%s %lld: %s, compute capability %s, %lld SMs, %.1f GiB, %s\n",
-               d ? "          " : "devices   ", JI(o, "index"),
-               json_string_value(json_object_get(o, "name")), cc ? cc : "?", JI(o, "sm_count"),
-               (double)JI(o, "memory_total_bytes") / (1024.0 * 1024 * 1024),
-               json_string_value(json_object_get(o, "uuid")));
+        print_device(o, d == 0);
     }
     if (JS("driver_version")[0])
         printf("driver     %s (CUDA %s)\n", JS("driver_version"),
@@ -225,6 +250,10 @@ static void print_text(const gpufl_trace *t, json_t *j)
         printf("dropped    %lld\n", JI(j, "dropped_total"));
     json_object_foreach(json_object_get(j, "dropped"), key, v)
         printf("  %-16s %lld\n", key, (long long)json_integer_value(v));
+    if (i->lost[0] || i->lost[1] || i->lost[2])
+        printf("  after writing stopped: %llu device, %llu scope, %llu system events\n",
+               (unsigned long long)i->lost[0], (unsigned long long)i->lost[1],
+               (unsigned long long)i->lost[2]);
     if (i->stop_reason)
         printf("writing    stopped at +%.3f s: %s (%s)\n",
                i->stopped_at_ns > i->start_ns ? (double)(i->stopped_at_ns - i->start_ns) / 1e9 : 0.0,

@@ -2,7 +2,8 @@
 # only strings the steps together.
 #
 #   make deps      install missing Debian build dependencies (apt-get)
-#   make demo      build, record the example program, print its summary
+#   make demo      build, record an example workload, print its report; write its
+#                  HTML report and Perfetto trace (tools/demo.sh)
 #   make test      build and pass every test, plus ASan+UBSan and TSan runs and
 #                  a bounded fuzzing run of the trace readers (make fuzz)
 #   make gpu-test  the tests that need an NVIDIA GPU (skip cleanly without)
@@ -34,16 +35,7 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
-	@echo "== recording examples/demo.c (nested scopes, loader threads, CPU work, host sampling)"
-	@dir=$$($(BUILD)/examples/demo $(DEMO_LOGS)) && \
-	  echo "== session directory: $$dir" && ls -l $$dir && echo && \
-	  $(BUILD)/gpufl summary $$dir && \
-	  echo && echo "== gpufl report $$dir" && $(BUILD)/gpufl report $$dir
-	@if ! $(BUILD)/gpufl devices >/dev/null 2>&1; then \
-	  echo && echo "== no GPU here: the report of a real session recorded on an H200 (samples/train_sample)" && \
-	  $(BUILD)/gpufl report samples/train_sample && \
-	  $(BUILD)/gpufl report samples/train_sample --format html -o $(BUILD)/demo-report.html && \
-	  echo && echo "== its HTML report: $(BUILD)/demo-report.html"; fi
+	@tools/demo.sh $(BUILD) $(DEMO_LOGS)
 
 test: build deps-sanitizers deps-browser
 	@echo "== all tests"

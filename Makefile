@@ -16,7 +16,7 @@ DEMO_LOGS ?= $(BUILD)/demo-logs
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 15
 
-.PHONY: all deps deps-sanitizers deps-browser build demo test test-asan test-tsan fuzz gpu-test bench bench-gpu clean
+.PHONY: all deps deps-sanitizers deps-test-tools build demo test test-asan test-tsan fuzz gpu-test bench bench-gpu clean
 
 all: build
 
@@ -26,9 +26,9 @@ deps:
 deps-sanitizers:
 	@tools/install-deps.sh --sanitizers
 
-# headless Chromium, for the HTML report's browser test (label "browser")
-deps-browser:
-	@tools/install-deps.sh --browser
+# protoc and headless Chromium, for the Perfetto export's and the HTML report's tests
+deps-test-tools:
+	@tools/install-deps.sh --test-tools
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
@@ -37,7 +37,7 @@ build: deps
 demo: build
 	@tools/demo.sh $(BUILD) $(DEMO_LOGS)
 
-test: build deps-sanitizers deps-browser
+test: build deps-sanitizers deps-test-tools
 	@echo "== all tests"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan test-tsan fuzz

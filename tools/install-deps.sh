@@ -1,6 +1,7 @@
 #!/bin/sh
-# Installs the Debian packages gpufl needs to build (and, with --sanitizers,
-# to run the sanitizer test builds) when they are missing. Does nothing when
+# Installs the Debian packages gpufl needs to build (and, with --sanitizers or
+# --test-tools, to run the sanitizer builds or the tests that need outside
+# tools) when they are missing. Does nothing when
 # everything is there. Not root and no password-less sudo: prints the command
 # to run and fails.
 #
@@ -32,10 +33,12 @@ provides() {
     esac
 }
 
-packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev protobuf-compiler"
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev"
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
-# --browser: headless Chromium for the HTML report's browser test (ctest -L browser)
-case " $* " in *" --browser "*) packages="$packages python3 chromium" ;; esac
+# --test-tools: what only tests run, so that building (and the GPU machine,
+# which has no package registry) does not need them: protoc decodes the
+# Perfetto export, headless Chromium opens the HTML report (ctest -L browser)
+case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium" ;; esac
 
 missing=""
 for p in $packages; do

@@ -10,92 +10,21 @@
  *
  *   bench_analyze [EVENTS]      files under $BENCH_DIR (default /tmp)
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze/analysis.h"
+#include "bench_session.h"
 #include "bench_util.h"
-#include "core/intern.h"
-#include "core/os.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
-#include "sink/gflt_writer.h"
-#include "trace_gen.h"
-
-#ifndef GFL_SOURCE_DIR
-#define GFL_SOURCE_DIR "."
-#endif
-
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
 
 static void die(const char *what)
 {
     fprintf(stderr, "bench_analyze: %s\n", what);
     exit(1);
-}
-
-/* Writes `events` synthetic events to path; returns the event counts. */
-static void write_session(const char *path, uint64_t events)
-{
-    char err[1024];
-    trace_gen *g;
-    if (trace_gen_open(GFL_SOURCE_DIR "/bench/data/kernel_mix.json", 1, &g, err, sizeof err) != 0)
-        die(err);
-    gpufl__session_meta meta = {.session_id = "bench_analyze-20261121-000000-1-0000",
-                                .app_name = "bench_analyze", .host = "bench", .gpufl_version = "0.1.0",
-                                .pid = 1, .start_ns = 1000000000000ull,
-                                .start_wall_ns = 1795000000000000000ull, .format_version = 1,
-                                .stop_detail = ""};
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    gpufl__gflt_writer w;
-    gpufl__gflt_out o = {write_fd, &fd};
-    if (fd < 0 || gpufl__gflt_writer_open(&w, o, &gpufl__intern_lookup, &meta, 0, -1) != 0)
-        die("cannot write the session");
-    uint64_t last = 0;
-    for (uint64_t i = 0; i < events; i++) {
-        gfl_event ev;
-        trace_gen_next(g, &ev);
-        if (ev.h.ts > last)
-            last = ev.h.ts;
-        if (gpufl__gflt_writer_add(&w, &ev) != 0)
-            die("writing failed");
-    }
-    meta.ended = true;
-    meta.end_ns = last + 1000;
-    meta.end_wall_ns = meta.start_wall_ns + (meta.end_ns - meta.start_ns);
-    if (gpufl__gflt_writer_close(&w, &meta) != 0 || close(fd) != 0)
-        die("writing failed");
-    trace_gen_close(g);
-}
-
-/* Peak RSS since the last reset_peak() (VmHWM). */
-static void reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) {
-        fputs("5", f);
-        fclose(f);
-    }
-}
-
-static uint64_t peak_rss(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb * 1024;
 }
 
 static double secs(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e9; }
@@ -116,10 +45,10 @@ int main(int argc, char **argv)
     bench_machine(machine, sizeof machine);
     char *dir = bench_tmpdir();
     snprintf(path, sizeof path, "%s/trace.gflt", dir);
-    write_session(path, events);
+    bench_write_session(path, events, "bench_analyze-20261121-000000-1-0000", "bench_analyze");
 
     uint64_t rss0 = bench_rss_bytes();
-    reset_peak();
+    bench_peak_reset();
     gpufl_trace *t;
     uint64_t t0 = bench_now_ns();
     if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
@@ -127,7 +56,7 @@ int main(int argc, char **argv)
     double load = secs(t0);
     size_t reader_bytes = gpufl_trace_memory_bytes(t);
     uint64_t reader_rss = bench_rss_bytes() - rss0;
-    uint64_t load_peak = peak_rss() - rss0;
+    uint64_t load_peak = bench_peak_rss_bytes() - rss0;
 
     printf("bench_analyze: %llu events (%zu kernels), %s\n", (unsigned long long)events,
            gpufl_trace_get_kernels(t)->n, machine);
@@ -153,13 +82,13 @@ int main(int argc, char **argv)
     TIME("counters", gpufl__analyze_counters(t, &k), gpufl__ana_counters_free(&k));
 
     uint64_t base = bench_rss_bytes();
-    reset_peak();
+    bench_peak_reset();
     gpufl__ana_report r;
     t0 = bench_now_ns();
     if (gpufl__analyze_report(t, NULL, &r) != 0)
         die("report failed");
     double report = secs(t0);
-    uint64_t extra = peak_rss() > base ? peak_rss() - base : 0;
+    uint64_t extra = bench_peak_rss_bytes() > base ? bench_peak_rss_bytes() - base : 0;
     printf("  report     %8.3f s   (all of the above in two halves on two threads, the trees built once)\n",
            report);
     printf("  load + report %.3f s (target <= 3 s)\n", load + report);

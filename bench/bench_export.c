@@ -17,64 +17,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_session.h"
 #include "bench_util.h"
-#include "core/intern.h"
 #include "core/os.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "present/export.h"
-#include "sink/gflt_writer.h"
-#include "trace_gen.h"
 
-#ifndef GFL_SOURCE_DIR
-#define GFL_SOURCE_DIR "."
-#endif
 #define REPS 3
-
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
 
 static void fail(const char *what)
 {
     fprintf(stderr, "bench_export: %s\n", what);
     exit(1);
-}
-
-/* Writes `events` synthetic events to path as .gflt. */
-static void make_session(const char *path, uint64_t events)
-{
-    trace_gen *g;
-    char err[1024];
-    if (trace_gen_open(GFL_SOURCE_DIR "/bench/data/kernel_mix.json", 1, &g, err, sizeof err) != 0)
-        fail(err);
-    gpufl__session_meta meta = {.session_id = "bench_export-20261121-000000-1-0000",
-                                .app_name = "bench_export", .host = "bench", .gpufl_version = "0.1.0",
-                                .pid = 1, .start_ns = 1000000000000ull,
-                                .start_wall_ns = 1795000000000000000ull, .format_version = 1,
-                                .stop_detail = ""};
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    gpufl__gflt_writer w;
-    gpufl__gflt_out o = {write_fd, &fd};
-    if (fd < 0 || gpufl__gflt_writer_open(&w, o, &gpufl__intern_lookup, &meta, 0, -1) != 0)
-        fail("cannot write the session");
-    uint64_t last = 0;
-    for (uint64_t i = 0; i < events; i++) {
-        gfl_event ev;
-        trace_gen_next(g, &ev);
-        if (ev.h.ts > last)
-            last = ev.h.ts;
-        if (gpufl__gflt_writer_add(&w, &ev) != 0)
-            fail("writing the session failed");
-    }
-    meta.ended = true;
-    meta.end_ns = last + 1000;
-    meta.end_wall_ns = meta.start_wall_ns + (meta.end_ns - meta.start_ns);
-    if (gpufl__gflt_writer_close(&w, &meta) != 0 || close(fd) != 0)
-        fail("writing the session failed");
-    trace_gen_close(g);
 }
 
 typedef int (*export_fn)(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
@@ -129,7 +84,7 @@ int main(int argc, char **argv)
     char *dir = bench_tmpdir();
     char session[4200], out[4200], raw[4200];
     snprintf(session, sizeof session, "%s/trace.gflt", dir);
-    make_session(session, events);
+    bench_write_session(session, events, "bench_export-20261121-000000-1-0000", "bench_export");
     gpufl_trace *t;
     if (gpufl_trace_open(session, &t, err, sizeof err) != 0)
         fail(err);

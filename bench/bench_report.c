@@ -9,95 +9,25 @@
  *
  *   bench_report [EVENTS]      files under $BENCH_DIR (default /tmp)
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze/analysis.h"
+#include "bench_session.h"
 #include "bench_util.h"
-#include "core/intern.h"
-#include "core/os.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "present/report_json.h"
 #include "present/report_text.h"
-#include "sink/gflt_writer.h"
-#include "trace_gen.h"
 
-#ifndef GFL_SOURCE_DIR
-#define GFL_SOURCE_DIR "."
-#endif
 #define REPS 3
-
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
 
 static void die(const char *what)
 {
     fprintf(stderr, "bench_report: %s\n", what);
     exit(1);
-}
-
-/* The synthetic session as one .gflt file. */
-static void write_session(const char *path, uint64_t events)
-{
-    char err[1024];
-    trace_gen *g;
-    if (trace_gen_open(GFL_SOURCE_DIR "/bench/data/kernel_mix.json", 1, &g, err, sizeof err) != 0)
-        die(err);
-    gpufl__session_meta meta = {.session_id = "bench_report-20261121-000000-1-0000",
-                                .app_name = "bench_report", .host = "bench", .gpufl_version = "0.1.0",
-                                .pid = 1, .start_ns = 1000000000000ull,
-                                .start_wall_ns = 1795000000000000000ull, .format_version = 1,
-                                .stop_detail = ""};
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    gpufl__gflt_writer w;
-    gpufl__gflt_out o = {write_fd, &fd};
-    if (fd < 0 || gpufl__gflt_writer_open(&w, o, &gpufl__intern_lookup, &meta, 0, -1) != 0)
-        die("cannot write the session");
-    uint64_t last = 0;
-    for (uint64_t i = 0; i < events; i++) {
-        gfl_event ev;
-        trace_gen_next(g, &ev);
-        if (ev.h.ts > last)
-            last = ev.h.ts;
-        if (gpufl__gflt_writer_add(&w, &ev) != 0)
-            die("writing the session failed");
-    }
-    meta.ended = true;
-    meta.end_ns = last + 1000;
-    meta.end_wall_ns = meta.start_wall_ns + (meta.end_ns - meta.start_ns);
-    if (gpufl__gflt_writer_close(&w, &meta) != 0 || close(fd) != 0)
-        die("writing the session failed");
-    trace_gen_close(g);
-}
-
-/* Peak RSS since the last reset_peak() (VmHWM). */
-static void reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) {
-        fputs("5", f);
-        fclose(f);
-    }
-}
-
-static uint64_t peak_rss(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb * 1024;
 }
 
 typedef struct run {
@@ -112,14 +42,14 @@ static void one_run(const char *path, run *r)
     FILE *devnull = fopen("/dev/null", "w");
     if (!devnull)
         die("cannot open /dev/null");
-    reset_peak();
+    bench_peak_reset();
     uint64_t base = bench_rss_bytes();
     uint64_t t0 = bench_now_ns();
     gpufl_trace *t;
     if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
         die(err);
     uint64_t t1 = bench_now_ns();
-    r->reader_peak = peak_rss() - base;
+    r->reader_peak = bench_peak_rss_bytes() - base;
     gpufl__ana_report rep;
     if (gpufl__analyze_report(t, NULL, &rep) != 0)
         die("out of memory analyzing");
@@ -127,7 +57,7 @@ static void one_run(const char *path, run *r)
     if (gpufl__report_text(t, &rep, NULL, devnull) != 0)
         die("rendering failed");
     uint64_t t3 = bench_now_ns();
-    r->report_peak = peak_rss() - base;
+    r->report_peak = bench_peak_rss_bytes() - base;
     r->trace_bytes = gpufl_trace_memory_bytes(t);
     gpufl__ana_report_free(&rep);
     gpufl_trace_close(t);
@@ -146,7 +76,7 @@ int main(int argc, char **argv)
     char *dir = bench_tmpdir();
     char path[4200];
     snprintf(path, sizeof path, "%s/trace.gflt", dir);
-    write_session(path, events);
+    bench_write_session(path, events, "bench_report-20261121-000000-1-0000", "bench_report");
 
     run runs[REPS];
     double total[REPS], open_s[REPS], analyze_s[REPS], render_s[REPS];

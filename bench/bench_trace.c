@@ -22,9 +22,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "bench_session.h"
 #include "bench_util.h"
 #include "core/intern.h"
-#include "core/os.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "read/event_source.h"
@@ -34,67 +34,12 @@
 #include "sink/ndjson_export.h"
 #include "trace_gen.h"
 
-#ifndef GFL_SOURCE_DIR
-#define GFL_SOURCE_DIR "."
-#endif
 #define REPS 3
-
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
-
-typedef struct gflt_file {
-    int fd;
-    gpufl__gflt_writer w;
-} gflt_file;
-
-static void gflt_open(gflt_file *f, const char *path, const gpufl__session_meta *meta)
-{
-    f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    gpufl__gflt_out o = {write_fd, &f->fd};
-    if (f->fd < 0 || gpufl__gflt_writer_open(&f->w, o, &gpufl__intern_lookup, meta, 0, -1) != 0) {
-        fprintf(stderr, "bench_trace: cannot write %s\n", path);
-        exit(1);
-    }
-}
-
-static void gflt_close(gflt_file *f, const gpufl__session_meta *meta)
-{
-    if (gpufl__gflt_writer_close(&f->w, meta) != 0 || close(f->fd) != 0) {
-        fprintf(stderr, "bench_trace: writing a .gflt file failed\n");
-        exit(1);
-    }
-}
 
 static uint64_t file_bytes(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-/* Peak RSS since the last reset_peak() (VmHWM). */
-static void reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f) {
-        fputs("5", f);
-        fclose(f);
-    }
-}
-
-static uint64_t peak_rss(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb * 1024;
 }
 
 /* Seconds to read a file with plain read() calls of 1 MiB. */
@@ -175,7 +120,7 @@ static void measure_read(const char *path, uint64_t events, uint64_t bytes, cons
         src_eps[i] = (double)n / ((double)(bench_now_ns() - t0) / 1e9);
 
         uint64_t rss0 = bench_rss_bytes();
-        reset_peak();
+        bench_peak_reset();
         gpufl_trace *t;
         t0 = bench_now_ns();
         if (gpufl_trace_open(path, &t, err, sizeof err) != 0) {
@@ -185,7 +130,7 @@ static void measure_read(const char *path, uint64_t events, uint64_t bytes, cons
         eps[i] = (double)events / ((double)(bench_now_ns() - t0) / 1e9);
         r->memory_bytes = gpufl_trace_memory_bytes(t);
         r->rss_bytes = bench_rss_bytes() - rss0;
-        r->peak_bytes = peak_rss() - rss0;
+        r->peak_bytes = bench_peak_rss_bytes() - rss0;
         gpufl_trace_close(t);
     }
     /* the same on one thread (once: it is the slow baseline) */
@@ -207,30 +152,23 @@ int main(int argc, char **argv)
     uint64_t events = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000ull;
     char machine[512], err[1024];
     bench_machine(machine, sizeof machine);
-    trace_gen *g;
-    if (trace_gen_open(GFL_SOURCE_DIR "/bench/data/kernel_mix.json", 1, &g, err, sizeof err) != 0) {
-        fprintf(stderr, "bench_trace: %s\n", err);
-        return 1;
-    }
+    trace_gen *g = bench_gen_open("bench_trace");
     char *dir = bench_tmpdir();
     char ndjson_dir[4200], gflt_path[4200], kernels_path[4200];
     snprintf(ndjson_dir, sizeof ndjson_dir, "%s/ndjson", dir);
     snprintf(gflt_path, sizeof gflt_path, "%s/trace.gflt", dir);
     snprintf(kernels_path, sizeof kernels_path, "%s/kernels.gflt", dir);
 
-    gpufl__session_meta meta = {.session_id = "bench_trace-20261121-000000-1-0000",
-                                .app_name = "bench_trace", .host = "bench", .gpufl_version = "0.1.0",
-                                .pid = 1, .start_ns = 1000000000000ull,
-                                .start_wall_ns = 1795000000000000000ull, .format_version = 1,
-                                .stop_detail = ""};
+    gpufl__session_meta meta;
+    bench_session_meta(&meta, "bench_trace-20261121-000000-1-0000", "bench_trace");
     gpufl__ndjson_export nd;
-    gflt_file all, kernels;
+    bench_gflt_file all, kernels;
     if (gpufl__ndjson_export_open(&nd, ndjson_dir, &meta, &gpufl__intern_lookup, err, sizeof err) != 0) {
         fprintf(stderr, "bench_trace: %s\n", err);
         return 1;
     }
-    gflt_open(&all, gflt_path, &meta);
-    gflt_open(&kernels, kernels_path, &meta);
+    bench_gflt_open(&all, gflt_path, &meta);
+    bench_gflt_open(&kernels, kernels_path, &meta);
     uint64_t nkernels = 0, counts[GFL_EV_TYPE_COUNT] = {0}, gflt_ns = 0, last = 0;
     for (uint64_t i = 0; i < events; i++) {
         gfl_event ev;
@@ -250,11 +188,9 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    meta.ended = true;
-    meta.end_ns = last + 1000;
-    meta.end_wall_ns = meta.start_wall_ns + (meta.end_ns - meta.start_ns);
-    gflt_close(&all, &meta);
-    gflt_close(&kernels, &meta);
+    bench_session_end(&meta, last);
+    bench_gflt_close(&all, &meta);
+    bench_gflt_close(&kernels, &meta);
     if (gpufl__ndjson_export_close(&nd, &meta, err, sizeof err) != 0) {
         fprintf(stderr, "bench_trace: %s\n", err);
         return 1;

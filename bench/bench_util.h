@@ -17,6 +17,9 @@ uint64_t bench_now_ns(void);
 double bench_median(double *v, size_t n);
 /* Resident set size of this process, bytes (/proc/self/statm). */
 uint64_t bench_rss_bytes(void);
+/* Peak RSS (VmHWM), bytes, since the last bench_peak_reset() or the start. */
+void bench_peak_reset(void);
+uint64_t bench_peak_rss_bytes(void);
 /* "AMD EPYC, 2 CPUs, Linux 6.1.0" */
 void bench_machine(char *buf, size_t len);
 /* A fresh temporary directory under $BENCH_DIR or /tmp (malloc'd); remove

@@ -17,22 +17,7 @@
 #include "ana_fixture.h"
 #include "analyze/analysis.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("analyze-memory");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "analyze-memory")
 
 static void replay(void **state)
 {

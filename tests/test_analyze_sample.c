@@ -20,6 +20,7 @@
 
 #include "analyze/analysis.h"
 #include "gpufl/trace.h"
+#include "session_file.h"
 
 #ifndef GFL_SOURCE_DIR
 #define GFL_SOURCE_DIR "."
@@ -28,11 +29,7 @@
 static void invariants(void **state)
 {
     (void)state;
-    gpufl_trace *t;
-    char err[1024];
-    const char *path = GFL_SOURCE_DIR "/samples/train_sample/trace.gflt";
-    if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
-        fail_msg("%s: %s", path, err);
+    gpufl_trace *t = tu_trace_open(GFL_SOURCE_DIR "/samples/train_sample/trace.gflt");
     gpufl__ana_report r;
     assert_int_equal(gpufl__analyze_report(t, NULL, &r), 0);
     const gpufl__ana_summary *s = &r.summary;

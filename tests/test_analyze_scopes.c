@@ -21,22 +21,7 @@
 #include "ana_fixture.h"
 #include "analyze/analysis.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("analyze-scopes");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "analyze-scopes")
 
 static const gpufl__ana_scope_node *node(const gpufl_trace *t, const gpufl__ana_scope_tree *tree, const char *path,
                                          uint32_t *index)

@@ -24,33 +24,12 @@
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
 #include "analyze/trace_access.h"
+#include "event_gen.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("analyze-speed");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "analyze-speed")
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
-
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return tu_rand(&rng); }
 
 /* A value of shape `kind` (see select_matches_sort). */
 static uint64_t value(int kind, size_t i, size_t n)

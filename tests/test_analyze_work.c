@@ -19,23 +19,9 @@
 #include "ana_fixture.h"
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
+#include "event_gen.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("analyze-work");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "analyze-work")
 
 static bool near(double a, double b) { return a > b - 1e-6 * (b < 0 ? -b : b) - 1e-12 && a < b + 1e-6 * (b < 0 ? -b : b) + 1e-12; }
 
@@ -210,13 +196,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t next(void) { return tu_rand(&rng); }
 
 static void percentiles_and_sorts(void **state)
 {

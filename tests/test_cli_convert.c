@@ -28,22 +28,7 @@
 #include "record.h"
 #include "test_util.h"
 
-static char *work;
-
-static int setup(void **state)
-{
-    (void)state;
-    work = tu_mkdtemp("cli-convert");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(work);
-    free(work);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(work, "cli-convert")
 
 static int convert(const char *in, const char *out, const char *flag, char **err)
 {

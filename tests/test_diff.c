@@ -31,27 +31,13 @@
 #include "gpufl/trace.h"
 #include "present/diff_json.h"
 #include "present/diff_text.h"
+#include "session_file.h"
 #include "test_util.h"
 
 #define T0 1000000000ull /* session start */
 #define STEPS 10
 
-static char *work;
-
-static int setup(void **state)
-{
-    (void)state;
-    work = tu_mkdtemp("diff");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(work);
-    free(work);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(work, "diff")
 
 /* ---- hand-written sessions --------------------------------------------------- */
 
@@ -239,9 +225,7 @@ typedef struct loaded {
 
 static void load(const char *path, loaded *l)
 {
-    char err[1024];
-    if (gpufl_trace_open(path, &l->t, err, sizeof err) != 0)
-        fail_msg("%s: %s", path, err);
+    l->t = tu_trace_open(path);
     gpufl__ana_options o;
     gpufl__ana_options_default(&o);
     o.top_kernels = UINT32_MAX;
@@ -252,6 +236,22 @@ static void unload(loaded *l)
 {
     gpufl__ana_report_free(&l->r);
     gpufl_trace_close(l->t);
+}
+
+/* Loads base_path (into *b) and cand (into *c), one of the written
+ * sessions, and diffs them with the default options. */
+static void diff_loaded(const char *cand, loaded *b, loaded *c, gpufl__diff *d)
+{
+    load(base_path, b);
+    load(cand, c);
+    assert_int_equal(gpufl__diff_reports(b->t, &b->r, c->t, &c->r, NULL, d), 0);
+}
+
+static void diff_free_all(gpufl__diff *d, loaded *b, loaded *c)
+{
+    gpufl__diff_free(d);
+    unload(b);
+    unload(c);
 }
 
 static const gpufl__diff_kernel *kernel(const gpufl__diff *d, const char *name)
@@ -286,10 +286,8 @@ static void test_verdicts(void **state)
     (void)state;
     write_sessions();
     loaded b, c;
-    load(base_path, &b);
-    load(cand_path, &c);
     gpufl__diff d;
-    assert_int_equal(gpufl__diff_reports(b.t, &b.r, c.t, &c.r, NULL, &d), 0);
+    diff_loaded(cand_path, &b, &c, &d);
 
     const gpufl__diff_kernel *k = kernel(&d, "gemm_slower");
     expect(&k->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_REGRESSED, GPUFL__DIFF_SLOWER, 0);
@@ -381,17 +379,13 @@ static void test_noise_only(void **state)
     (void)state;
     write_sessions();
     loaded b, c;
-    load(base_path, &b);
-    load(jitter_path, &c);
     gpufl__diff d;
-    assert_int_equal(gpufl__diff_reports(b.t, &b.r, c.t, &c.r, NULL, &d), 0);
+    diff_loaded(jitter_path, &b, &c, &d);
     assert_int_equal(d.regressions, 0);
     assert_int_equal(d.improvements, 0);
     assert_int_equal(kernel(&d, "noisy")->time.flags, GPUFL__DIFF_F_NOISE);
     assert_int_equal(kernel(&d, "gemm_slower")->time.per_item, GPUFL__DIFF_STEADY);
-    gpufl__diff_free(&d);
-    unload(&b);
-    unload(&c);
+    diff_free_all(&d, &b, &c);
 }
 
 /* ---- text and JSON -------------------------------------------------------------- */
@@ -417,10 +411,8 @@ static void test_text(void **state)
     (void)state;
     write_sessions();
     loaded b, c;
-    load(base_path, &b);
-    load(cand_path, &c);
     gpufl__diff d;
-    assert_int_equal(gpufl__diff_reports(b.t, &b.r, c.t, &c.r, NULL, &d), 0);
+    diff_loaded(cand_path, &b, &c, &d);
     char *s = render_text(&d, false);
     if (getenv("GPUFL_UPDATE_GOLDEN"))
         tu_write_file(GOLDEN, s);
@@ -437,9 +429,7 @@ static void test_text(void **state)
     assert_non_null(strstr(s, "  steady\n"));
     assert_null(strstr(s, "unchanged kernel"));
     free(s);
-    gpufl__diff_free(&d);
-    unload(&b);
-    unload(&c);
+    diff_free_all(&d, &b, &c);
 }
 
 static json_t *jget(json_t *o, const char *key)
@@ -464,10 +454,8 @@ static void test_json(void **state)
     (void)state;
     write_sessions();
     loaded b, c;
-    load(base_path, &b);
-    load(cand_path, &c);
     gpufl__diff d;
-    assert_int_equal(gpufl__diff_reports(b.t, &b.r, c.t, &c.r, NULL, &d), 0);
+    diff_loaded(cand_path, &b, &c, &d);
     json_t *made = gpufl__diff_json(&d, "base", "cand");
     assert_non_null(made);
     char *s = json_dumps(made, JSON_PRESERVE_ORDER);
@@ -517,9 +505,7 @@ static void test_json(void **state)
     assert_string_equal(tu_str(jget(dev, "idle_ns"), "verdict"), "regressed");
     assert_true(json_is_null(jget(jget(dev, "idle_ns"), "change_pct")));
     json_decref(j);
-    gpufl__diff_free(&d);
-    unload(&b);
-    unload(&c);
+    diff_free_all(&d, &b, &c);
 }
 
 /* ---- the command -------------------------------------------------------------- */

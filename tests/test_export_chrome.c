@@ -27,34 +27,14 @@
 #include "export_fixture.h"
 #include "gpufl/trace.h"
 #include "present/export.h"
+#include "session_file.h"
 #include "test_util.h"
 
-static char *work;
-
-static int setup(void **state)
-{
-    (void)state;
-    work = tu_mkdtemp("export-chrome");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(work);
-    free(work);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(work, "export-chrome")
 
 static json_t *export_chrome(const char *session, const char *out, gpufl__export_result *r)
 {
-    gpufl_trace *t;
-    char err[1024];
-    if (gpufl_trace_open(session, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    if (gpufl__export_chrome(t, out, r, err, sizeof err) != 0)
-        fail_msg("export: %s", err);
-    gpufl_trace_close(t);
+    tu_export_session(session, gpufl__export_chrome, out, r);
     json_error_t e;
     json_t *j = json_load_file(out, 0, &e);
     if (!j)
@@ -289,9 +269,7 @@ static void test_train_sample(void **state)
     snprintf(out, sizeof out, "%s/train.json", work);
     gpufl__export_result r;
     json_t *j = export_chrome(TU_TRAIN_SAMPLE, out, &r);
-    gpufl_trace *t;
-    char err[1024];
-    assert_int_equal(gpufl_trace_open(TU_TRAIN_SAMPLE, &t, err, sizeof err), 0);
+    gpufl_trace *t = tu_trace_open(TU_TRAIN_SAMPLE);
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
     json_t *events = json_object_get(j, "traceEvents");
     uint64_t *starts = malloc(k->n * sizeof *starts), *want = malloc(k->n * sizeof *want);

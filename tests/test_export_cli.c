@@ -21,22 +21,7 @@
 #include "export_fixture.h"
 #include "test_util.h"
 
-static char *work;
-
-static int setup(void **state)
-{
-    (void)state;
-    work = tu_mkdtemp("export-cli");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(work);
-    free(work);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(work, "export-cli")
 
 static void test_formats(void **state)
 {

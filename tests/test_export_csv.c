@@ -26,24 +26,10 @@
 #include "export_fixture.h"
 #include "gpufl/trace.h"
 #include "present/export.h"
+#include "session_file.h"
 #include "test_util.h"
 
-static char *work;
-
-static int setup(void **state)
-{
-    (void)state;
-    work = tu_mkdtemp("export-csv");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(work);
-    free(work);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(work, "export-csv")
 
 /* ---- a strict RFC 4180 reader ---------------------------------------------- */
 
@@ -169,17 +155,6 @@ static void load(const char *dir, const char *name, csv_file *f)
     csv_read(path, f);
 }
 
-static void export_csv(const char *session, const char *dir, gpufl__export_result *r)
-{
-    gpufl_trace *t;
-    char err[1024];
-    if (gpufl_trace_open(session, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    if (gpufl__export_csv(t, dir, r, err, sizeof err) != 0)
-        fail_msg("export: %s", err);
-    gpufl_trace_close(t);
-}
-
 static void test_fixture(void **state)
 {
     (void)state;
@@ -187,7 +162,7 @@ static void test_fixture(void **state)
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/out/csv", work); /* made, parents too */
     gpufl__export_result r;
-    export_csv(session, dir, &r);
+    tu_export_session(session, gpufl__export_csv, dir, &r);
     assert_int_equal(r.files, 9);
     /* 3 kernels, 1 copy, 1 memset, 1 sync, 2 allocations, 4 scopes, 3 NVTX, 3 + 2 samples */
     assert_int_equal(r.rows, 3 + 1 + 1 + 1 + 2 + 4 + 3 + 3 + 2);
@@ -303,10 +278,8 @@ static void test_train_sample(void **state)
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/train", work);
     gpufl__export_result r;
-    export_csv(TU_TRAIN_SAMPLE, dir, &r);
-    gpufl_trace *t;
-    char err[1024];
-    assert_int_equal(gpufl_trace_open(TU_TRAIN_SAMPLE, &t, err, sizeof err), 0);
+    tu_export_session(TU_TRAIN_SAMPLE, gpufl__export_csv, dir, &r);
+    gpufl_trace *t = tu_trace_open(TU_TRAIN_SAMPLE);
     const gpufl_trace_kernels *kt = gpufl_trace_get_kernels(t);
     csv_file k;
     load(dir, "kernels.csv", &k);
@@ -334,9 +307,8 @@ static void test_bad_directory(void **state)
     snprintf(file, sizeof file, "%s/a-file", work);
     tu_write_file(file, "x");
     snprintf(dir, sizeof dir, "%s/csv", file);
-    gpufl_trace *t;
+    gpufl_trace *t = tu_trace_open(session);
     char err[1024];
-    assert_int_equal(gpufl_trace_open(session, &t, err, sizeof err), 0);
     gpufl__export_result r;
     assert_int_equal(gpufl__export_csv(t, dir, &r, err, sizeof err), GPUFL_EIO);
     assert_non_null(strstr(err, dir));

@@ -31,24 +31,10 @@
 #include "export_fixture.h"
 #include "gpufl/trace.h"
 #include "present/export.h"
+#include "session_file.h"
 #include "test_util.h"
 
-static char *work;
-
-static int setup(void **state)
-{
-    (void)state;
-    work = tu_mkdtemp("export-perfetto");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(work);
-    free(work);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(work, "export-perfetto")
 
 /* ---- protoc --decode_raw's text, as a tree ----------------------------------
  * Lines are `N: value` (a varint in decimal, a fixed64 as 0x + 16 hex digits,
@@ -456,18 +442,6 @@ static uint64_t end_of(const ptrace *p, const tevent *b)
     return 0;
 }
 
-static void export_perfetto(const char *session, const char *out, gpufl__export_result *r)
-{
-    gpufl_trace *t;
-    char err[1024];
-    if (gpufl_trace_open(session, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    int rc = gpufl__export_perfetto(t, out, r, err, sizeof err);
-    if (rc != 0)
-        fail_msg("export: %s", err);
-    gpufl_trace_close(t);
-}
-
 static void test_fixture(void **state)
 {
     (void)state;
@@ -475,7 +449,7 @@ static void test_fixture(void **state)
     char out[4200];
     snprintf(out, sizeof out, "%s/fixture.perfetto-trace", work);
     gpufl__export_result r;
-    export_perfetto(session, out, &r);
+    tu_export_session(session, gpufl__export_perfetto, out, &r);
     assert_int_equal(r.timeline.tracks, FIX_TRACKS);
     assert_int_equal(r.timeline.lanes, FIX_LANES);
     assert_int_equal(r.timeline.flows, FIX_FLOWS);
@@ -562,10 +536,8 @@ static void test_train_sample(void **state)
     char out[4200];
     snprintf(out, sizeof out, "%s/train.perfetto-trace", work);
     gpufl__export_result r;
-    export_perfetto(TU_TRAIN_SAMPLE, out, &r);
-    gpufl_trace *t;
-    char err[1024];
-    assert_int_equal(gpufl_trace_open(TU_TRAIN_SAMPLE, &t, err, sizeof err), 0);
+    tu_export_session(TU_TRAIN_SAMPLE, gpufl__export_perfetto, out, &r);
+    gpufl_trace *t = tu_trace_open(TU_TRAIN_SAMPLE);
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
     const gpufl_trace_transfers *c = gpufl_trace_get_copies(t), *m = gpufl_trace_get_memsets(t);
     const gpufl_trace_syncs *y = gpufl_trace_get_syncs(t);
@@ -620,9 +592,8 @@ static void test_unwritable(void **state)
 {
     (void)state;
     char *session = tu_export_fixture(work);
-    gpufl_trace *t;
+    gpufl_trace *t = tu_trace_open(session);
     char err[1024];
-    assert_int_equal(gpufl_trace_open(session, &t, err, sizeof err), 0);
     char out[4200];
     snprintf(out, sizeof out, "%s/no/such/dir/x.perfetto-trace", work);
     gpufl__export_result r;

@@ -24,45 +24,24 @@
 #include "gpufl/trace.h"
 #include "report_fixture.h"
 #include "report_schema.h"
+#include "session_file.h"
 #include "test_util.h"
 
 #define SAMPLE_DIR GFL_SOURCE_DIR "/samples/train_sample"
 #define SAMPLE SAMPLE_DIR "/trace.gflt"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("report-cli");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "report-cli")
 
 static int report(const char *const *args, char **out, char **err)
 {
-    const char *argv[16] = {GFL_CLI, "report"};
-    size_t n = 2;
-    for (; args[n - 2]; n++)
-        argv[n] = args[n - 2];
-    argv[n] = NULL;
-    return tu_run(argv, out, err);
+    return tu_run_subcommand(GFL_CLI, "report", args, out, err);
 }
 
 /* The three kernel names with the most GPU time, summed by hand over the
  * kernel table (a reference independent of the analyses). */
 static void top_kernels(const char *path, char names[3][4096])
 {
-    gpufl_trace *t;
-    char err[1024];
-    assert_int_equal(gpufl_trace_open(path, &t, err, sizeof err), 0);
+    gpufl_trace *t = tu_trace_open(path);
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
     size_t nnames = 0;
     uint32_t ids[4096];

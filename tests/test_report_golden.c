@@ -31,26 +31,12 @@
 #include "read/stack_table.h"
 #include "report_fixture.h"
 #include "report_schema.h"
+#include "session_file.h"
 
 #define GOLDEN_DIR GFL_SOURCE_DIR "/tests/golden"
 #define SAMPLE GFL_SOURCE_DIR "/samples/train_sample/trace.gflt"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("report-golden");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "report-golden")
 
 typedef struct opened {
     gpufl_trace *t;
@@ -59,9 +45,7 @@ typedef struct opened {
 
 static void open_and_analyze(const char *path, opened *o)
 {
-    char err[1024];
-    if (gpufl_trace_open(path, &o->t, err, sizeof err) != 0)
-        fail_msg("%s: %s", path, err);
+    o->t = tu_trace_open(path);
     assert_int_equal(gpufl__analyze_report(o->t, NULL, &o->r), 0);
 }
 

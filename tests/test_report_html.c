@@ -19,7 +19,6 @@
 #include <cmocka.h>
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +28,10 @@
 
 #include "analyze/analysis.h"
 #include "core/intern.h"
-#include "core/os.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "present/report_html.h"
-#include "sink/gflt_writer.h"
+#include "session_file.h"
 
 static char *tmp;
 static char outdir[4096];
@@ -60,15 +58,8 @@ static int teardown(void **state)
 
 /* ---- writing a session ---------------------------------------------------------- */
 
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
-
 typedef struct writer {
-    int fd;
-    gpufl__gflt_writer w;
+    tu_gflt_file f;
     gpufl__session_meta m;
 } writer;
 
@@ -77,20 +68,16 @@ static void writer_open(writer *wr, const char *path, const char *app)
     wr->m = (gpufl__session_meta){.session_id = "s-1", .app_name = app, .host = "node<1>", .gpufl_version = "0.1.0",
                                   .pid = 77, .start_ns = 1000000, .start_wall_ns = 1790000000000000000ull,
                                   .format_version = 1, .ended = true, .end_ns = 0};
-    wr->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(wr->fd >= 0);
-    gpufl__gflt_out out = {write_fd, &wr->fd};
-    assert_int_equal(gpufl__gflt_writer_open(&wr->w, out, &gpufl__intern_lookup, &wr->m, 4096, -1), 0);
+    tu_gflt_open(&wr->f, path, &wr->m, 4096, -1);
 }
 
-static void writer_add(writer *wr, const gfl_event *ev) { assert_int_equal(gpufl__gflt_writer_add(&wr->w, ev), 0); }
+static void writer_add(writer *wr, const gfl_event *ev) { tu_gflt_add(&wr->f, ev); }
 
 static void writer_close(writer *wr, uint64_t end_ns)
 {
     wr->m.end_ns = end_ns;
     wr->m.end_wall_ns = wr->m.start_wall_ns + (end_ns - wr->m.start_ns);
-    assert_int_equal(gpufl__gflt_writer_close(&wr->w, &wr->m), 0);
-    assert_int_equal(close(wr->fd), 0);
+    tu_gflt_close(&wr->f, &wr->m);
 }
 
 static gfl_event ev_of(uint8_t type, uint64_t ts, uint32_t tid)
@@ -294,13 +281,10 @@ static char *render(const char *trace_path, const char *name, size_t *len, size_
         }
     closedir(dir);
 
-    gpufl_trace *t;
-    char err[1024];
-    if (gpufl_trace_open(trace_path, &t, err, sizeof err) != 0)
-        fail_msg("%s: %s", trace_path, err);
+    gpufl_trace *t = tu_trace_open(trace_path);
     gpufl__ana_report r;
     assert_int_equal(gpufl__analyze_report(t, NULL, &r), 0);
-    char path[4400], expect[4400];
+    char path[4400], expect[4400], err[1024];
     snprintf(path, sizeof path, "%s/%s.html", outdir, name);
     snprintf(expect, sizeof expect, "%s/%s.expect.json", outdir, name);
     int rc = gpufl__report_html(t, &r, path, err, sizeof err);
@@ -451,9 +435,8 @@ static void unwritable_path_fails_cleanly(void **state)
     char trace[4200], path[4200];
     snprintf(trace, sizeof trace, "%s/hand.gflt", tmp);
     write_hand(trace);
-    gpufl_trace *t;
+    gpufl_trace *t = tu_trace_open(trace);
     char err[1024];
-    assert_int_equal(gpufl_trace_open(trace, &t, err, sizeof err), 0);
     gpufl__ana_report r;
     assert_int_equal(gpufl__analyze_report(t, NULL, &r), 0);
     snprintf(path, sizeof path, "%s/no/such/dir/r.html", tmp);

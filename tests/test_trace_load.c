@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,37 +29,14 @@
 #include <unistd.h>
 
 #include "core/intern.h"
-#include "core/os.h"
 #include "event_gen.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "read/event_source.h"
 #include "read/trace_internal.h"
-#include "sink/gflt_writer.h"
-#include "sink/ndjson_export.h"
+#include "session_file.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("trace-load");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
-
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
+TU_TEMP_DIR_FIXTURES(dir, "trace-load")
 
 static gpufl__session_meta session(void)
 {
@@ -151,21 +127,7 @@ static void write_both(const char *name, const gfl_event *evs, size_t n, uint32_
     gpufl__session_meta m = session();
     sprintf(gflt, "%s/%s.gflt", dir, name);
     sprintf(ndjson, "%s/%s", dir, name);
-    int fd = open(gflt, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(fd >= 0);
-    gpufl__gflt_writer w;
-    gpufl__gflt_out out = {write_fd, &fd};
-    assert_int_equal(gpufl__gflt_writer_open(&w, out, &gpufl__intern_lookup, &m, chunk_events, 1), 0);
-    gpufl__ndjson_export e;
-    char err[1024];
-    assert_int_equal(gpufl__ndjson_export_open(&e, ndjson, &m, &gpufl__intern_lookup, err, sizeof err), 0);
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(gpufl__gflt_writer_add(&w, &evs[i]), 0);
-        assert_int_equal(gpufl__ndjson_export_event(&e, &evs[i]), 0);
-    }
-    assert_int_equal(gpufl__gflt_writer_close(&w, &m), 0);
-    assert_int_equal(close(fd), 0);
-    assert_int_equal(gpufl__ndjson_export_close(&e, &m, err, sizeof err), 0);
+    tu_write_gflt_and_ndjson(gflt, ndjson, evs, n, &m, chunk_events, 1);
 }
 
 /* ---- loading --------------------------------------------------------------- */

@@ -18,42 +18,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/intern.h"
-#include "core/os.h"
 #include "event_gen.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
-#include "sink/gflt_writer.h"
-#include "sink/ndjson_export.h"
+#include "session_file.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("trace-reader");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
-
-static int write_fd(void *ctx, const void *data, size_t n, bool final)
-{
-    (void)final;
-    return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
-}
+TU_TEMP_DIR_FIXTURES(dir, "trace-reader")
 
 static gpufl__session_meta session(void)
 {
@@ -73,31 +49,7 @@ static void write_both(const char *name, const gfl_event *evs, size_t n, const g
 {
     sprintf(gflt, "%s/%s.gflt", dir, name);
     sprintf(ndjson, "%s/%s", dir, name);
-    int fd = open(gflt, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(fd >= 0);
-    gpufl__gflt_writer w;
-    gpufl__gflt_out out = {write_fd, &fd};
-    assert_int_equal(gpufl__gflt_writer_open(&w, out, &gpufl__intern_lookup, m, 7, -1), 0);
-    gpufl__ndjson_export e;
-    char err[1024];
-    assert_int_equal(gpufl__ndjson_export_open(&e, ndjson, m, &gpufl__intern_lookup, err, sizeof err), 0);
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(gpufl__gflt_writer_add(&w, &evs[i]), 0);
-        assert_int_equal(gpufl__ndjson_export_event(&e, &evs[i]), 0);
-    }
-    assert_int_equal(gpufl__gflt_writer_close(&w, m), 0);
-    assert_int_equal(close(fd), 0);
-    assert_int_equal(gpufl__ndjson_export_close(&e, m, err, sizeof err), 0);
-}
-
-static gpufl_trace *open_trace(const char *path)
-{
-    gpufl_trace *t;
-    char err[1024];
-    int rc = gpufl_trace_open(path, &t, err, sizeof err);
-    if (rc != 0)
-        fail_msg("%s: %s", path, err);
-    return t;
+    tu_write_gflt_and_ndjson(gflt, ndjson, evs, n, m, 7, -1);
 }
 
 /* ---- a hand-made session --------------------------------------------------- */
@@ -377,7 +329,7 @@ static void test_sample_session_both_formats(void **state)
     gpufl__session_meta m = session();
     char gflt[4200], ndjson[4200];
     write_both("sample", evs, n, &m, gflt, ndjson);
-    gpufl_trace *a = open_trace(gflt), *b = open_trace(ndjson);
+    gpufl_trace *a = tu_trace_open(gflt), *b = tu_trace_open(ndjson);
     check_sample_trace(a);
     check_sample_trace(b);
     assert_int_equal(gpufl_trace_get_info(a)->source_format, GPUFL_TRACE_GFLT);
@@ -390,7 +342,7 @@ static void test_sample_session_both_formats(void **state)
     snprintf(both, sizeof both, "%s", ndjson);
     snprintf(moved, sizeof moved, "%s/trace.gflt", both);
     assert_int_equal(rename(gflt, moved), 0);
-    a = open_trace(both);
+    a = tu_trace_open(both);
     assert_int_equal(gpufl_trace_get_info(a)->source_format, GPUFL_TRACE_GFLT);
     check_sample_trace(a);
     gpufl_trace_close(a);
@@ -436,7 +388,7 @@ static void test_sort_against_reference(void **state)
     gpufl__session_meta m = session();
     char gflt[4200], ndjson[4200];
     write_both("shuffled", evs, N, &m, gflt, ndjson);
-    gpufl_trace *t = open_trace(gflt);
+    gpufl_trace *t = tu_trace_open(gflt);
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
     assert_int_equal(k->n, N);
     for (size_t r = 0; r < N; r++) {
@@ -472,13 +424,13 @@ static void test_unrecorded_columns_are_free(void **state)
     gpufl__session_meta m = session();
     char gflt[4200], ndjson[4200];
     write_both("bare", evs, N, &m, gflt, ndjson);
-    gpufl_trace *bare = open_trace(gflt);
+    gpufl_trace *bare = tu_trace_open(gflt);
     for (uint32_t i = 0; i < N; i++) {
         evs[i].u.kernel.api_start_ts = evs[i].h.ts - 10;
         evs[i].u.kernel.api_end_ts = evs[i].h.ts - 5;
     }
     write_both("attributed", evs, N, &m, gflt, ndjson);
-    gpufl_trace *full = open_trace(gflt);
+    gpufl_trace *full = tu_trace_open(gflt);
     size_t a = gpufl_trace_memory_bytes(bare), b = gpufl_trace_memory_bytes(full);
     /* start, duration, correlation: 16 bytes a kernel (one configuration,
      * stream and caller: their row columns are 0 throughout); the API call's
@@ -504,7 +456,7 @@ static void test_empty_and_errors(void **state)
     m.stop_reason = 0;
     char gflt[4200], ndjson[4200];
     write_both("empty", NULL, 0, &m, gflt, ndjson);
-    gpufl_trace *t = open_trace(gflt);
+    gpufl_trace *t = tu_trace_open(gflt);
     assert_int_equal(gpufl_trace_get_kernels(t)->n, 0);
     assert_non_null(gpufl_trace_get_kernels(t)->start_ns);
     assert_int_equal(gpufl_trace_get_info(t)->end_ns, 0);

@@ -33,27 +33,13 @@
 #include "gpufl/trace.h"
 #include "present/view.h"
 #include "present/view_text.h"
+#include "session_file.h"
 #include "test_util.h"
 
 #define T0 1000000000ull /* the sessions' start, ns */
 #define US 1000ull
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = tu_mkdtemp("view");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tu_rm_rf(dir);
-    free(dir);
-    return 0;
-}
+TU_TEMP_DIR_FIXTURES(dir, "view")
 
 /* ---- hand-written sessions ------------------------------------------------ */
 
@@ -197,15 +183,6 @@ static const char *session_two_gpus(const char *name, bool with_samples)
 
 /* ---- rendering ------------------------------------------------------------- */
 
-static gpufl_trace *open_trace(const char *path)
-{
-    gpufl_trace *t;
-    char err[1024];
-    if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
-        fail_msg("%s: %s", path, err);
-    return t;
-}
-
 static char *render_trace(const gpufl_trace *t, uint64_t from, uint64_t to, bool has_to, unsigned width,
                           bool color)
 {
@@ -219,7 +196,7 @@ static char *render_trace(const gpufl_trace *t, uint64_t from, uint64_t to, bool
 
 static char *render(const char *path, uint64_t from, uint64_t to, bool has_to, unsigned width)
 {
-    gpufl_trace *t = open_trace(path);
+    gpufl_trace *t = tu_trace_open(path);
     char *text = render_trace(t, from, to, has_to, width, false);
     gpufl_trace_close(t);
     return text;
@@ -594,7 +571,7 @@ static unsigned check_lines(const char *text, unsigned width)
 static void test_bad_windows_and_widths(void **state)
 {
     (void)state;
-    gpufl_trace *t = open_trace(session_two_gpus("view-a", true));
+    gpufl_trace *t = tu_trace_open(session_two_gpus("view-a", true));
     expect_refused(t, 0, 0, false, GPUFL__VIEW_MIN_WIDTH - 1, "the width must be 20 to 4096 columns");
     expect_refused(t, 0, 0, false, GPUFL__VIEW_MAX_WIDTH + 1, "the width must be 20 to 4096 columns");
     expect_refused(t, 40 * US, 0, false, 80, "the window is empty: --from 40us is not before the session's end, 40us");
@@ -628,7 +605,7 @@ static void test_bad_windows_and_widths(void **state)
 static void test_colour_only_adds_escapes(void **state)
 {
     (void)state;
-    gpufl_trace *t = open_trace(session_two_gpus("view-a", true));
+    gpufl_trace *t = tu_trace_open(session_two_gpus("view-a", true));
     unsigned widths[] = {28, 54, 95};
     for (size_t w = 0; w < 3; w++) {
         char *plain = render_trace(t, 0, 0, false, widths[w], false);
@@ -720,12 +697,7 @@ static void test_large_ids_keep_their_lanes(void **state)
 
 static int run_view(const char *const *args, char **out, char **err)
 {
-    const char *argv[16] = {GFL_CLI, "view"};
-    size_t n = 2;
-    for (; args[n - 2]; n++)
-        argv[n] = args[n - 2];
-    argv[n] = NULL;
-    return tu_run(argv, out, err);
+    return tu_run_subcommand(GFL_CLI, "view", args, out, err);
 }
 
 static void expect_usage(const char *const *args, const char *msg)
@@ -900,7 +872,7 @@ static void check_sample_view(const gpufl_trace *t, uint64_t from, uint64_t to, 
 static void test_recorded_sample(void **state)
 {
     (void)state;
-    gpufl_trace *t = open_trace(GFL_SOURCE_DIR "/samples/train_sample/trace.gflt");
+    gpufl_trace *t = tu_trace_open(GFL_SOURCE_DIR "/samples/train_sample/trace.gflt");
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
     assert_true(info->end_ns > info->start_ns);
     assert_true(gpufl_trace_get_kernels(t)->n > 100);

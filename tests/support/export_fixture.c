@@ -1,15 +1,22 @@
 /*
- * The export tests' hand-made session (export_fixture.h), as NDJSON lines.
+ * The export tests' hand-made session (export_fixture.h), as NDJSON lines,
+ * and a session exported by one exporter.
  */
 #include "export_fixture.h"
 
 #include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fs_util.h"
+#include "session_file.h"
 
 /* Appends a formatted line to buf (a growing text). */
 typedef struct text {
@@ -170,4 +177,13 @@ char *tu_export_fixture(const char *dir)
     tu_write_file(file, y.p);
     free(y.p);
     return path;
+}
+
+void tu_export_session(const char *session, tu_exporter fn, const char *out, gpufl__export_result *r)
+{
+    gpufl_trace *t = tu_trace_open(session);
+    char err[1024];
+    if (fn(t, out, r, err, sizeof err) != 0)
+        fail_msg("export: %s", err);
+    gpufl_trace_close(t);
 }

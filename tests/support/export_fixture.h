@@ -31,7 +31,11 @@
 #ifndef GPUFL_TEST_EXPORT_FIXTURE_H
 #define GPUFL_TEST_EXPORT_FIXTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "gpufl/trace.h"
+#include "present/export.h"
 
 #define FIX_START_NS 1000000000ull
 #define FIX_US(us) (FIX_START_NS + (uint64_t)(us) * 1000u)
@@ -50,6 +54,14 @@
 /* Writes the session into <dir>/fixture (created) and returns that path
  * (malloc'd). Aborts the test on failure. */
 char *tu_export_fixture(const char *dir);
+
+/* An exporter of present/export.h (gpufl__export_perfetto and the rest). */
+typedef int (*tu_exporter)(const gpufl_trace *t, const char *out, gpufl__export_result *r, char *err,
+                           size_t err_len);
+
+/* Opens session, exports it into out with fn and closes it; fails the test,
+ * with the reader's or exporter's message, on an error. */
+void tu_export_session(const char *session, tu_exporter fn, const char *out, gpufl__export_result *r);
 
 /* The real sample session recorded on an H200 (samples/train_sample). */
 #define TU_TRAIN_SAMPLE GFL_SOURCE_DIR "/samples/train_sample"

@@ -223,6 +223,19 @@ int tu_run(const char *const *argv, char **out, char **err)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+int tu_run_subcommand(const char *cli, const char *command, const char *const *args, char **out, char **err)
+{
+    const char *argv[16] = {cli, command};
+    size_t n = 2;
+    for (; args[n - 2]; n++) {
+        if (n + 1 >= sizeof argv / sizeof argv[0])
+            fail_msg("%s %s: more arguments than tu_run_subcommand() takes", cli, command);
+        argv[n] = args[n - 2];
+    }
+    argv[n] = NULL;
+    return tu_run(argv, out, err);
+}
+
 void tu_expect_child_ok(int (*fn)(void), const char *file)
 {
     fflush(NULL);

@@ -63,6 +63,8 @@ void tu_expect_child_ok(int (*fn)(void), const char *file);
  * stderr captured into *out and *err (malloc'd, NUL-terminated; NULL to
  * drop them). Returns the exit status, or 128 + the signal that killed it. */
 int tu_run(const char *const *argv, char **out, char **err);
+/* tu_run() of "cli command ARGS..." (args NULL-terminated, at most 13). */
+int tu_run_subcommand(const char *cli, const char *command, const char *const *args, char **out, char **err);
 
 /* Runs this program again as "PROGRAM --child <name>" with the given
  * variables set (NAME=value) and unset (NULL-terminated lists, or NULL), and

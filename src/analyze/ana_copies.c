@@ -97,10 +97,7 @@ out:
 
 int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
     ta_open(&a, t);

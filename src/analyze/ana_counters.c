@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "analyze/ana_util.h"
 #include "analyze/analysis.h"
 
 static gpufl__ana_section empty(const char *engine)
@@ -16,10 +17,7 @@ static gpufl__ana_section empty(const char *engine)
 
 int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     out->stalls = empty("pc_sampling");
     out->sass = empty("sass_metrics");

@@ -21,6 +21,7 @@
 
 #include "analyze/ana_internal.h"
 #include "analyze/ana_select.h"
+#include "analyze/ana_util.h"
 
 #define DENSE_MAX (1u << 20) /* (kernel, node) entries of a per-tree table: 16 MB */
 
@@ -411,10 +412,7 @@ void ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *f)
 
 int gpufl__analyze_hotspots(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     gpufl__ana_options f;
     ana_options_fill(o, &f);

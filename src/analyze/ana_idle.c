@@ -307,10 +307,7 @@ static int by_device_stream(const void *x, const void *y)
 
 int gpufl__analyze_idle(const gpufl_trace *t, gpufl__ana_idle *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
     ta_open(&a, t);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analyze/ana_select.h"
+#include "analyze/ana_util.h"
 #include "analyze/trace_access.h"
 
 enum { LATENCY, QUEUE, CALL, NDIST };
@@ -53,10 +54,7 @@ static inline __attribute__((always_inline)) void pass(const ta *a, int what, an
 
 int gpufl__analyze_launches(const gpufl_trace *t, gpufl__ana_launches *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
     ta_open(&a, t);

@@ -245,10 +245,7 @@ static int by_device_space(const void *x, const void *y)
 
 int gpufl__analyze_memory(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_memory *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     gpufl__ana_options f;
     gpufl__ana_options_default(&f);

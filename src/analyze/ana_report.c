@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "analyze/ana_internal.h"
+#include "analyze/ana_util.h"
 
 void gpufl__ana_options_default(gpufl__ana_options *o)
 {
@@ -67,10 +68,7 @@ static void *run_rest(void *arg)
 
 int gpufl__analyze_report(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_report *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ana_options_fill(o, &out->options);
     rest_job rest = {t, out, 0};

@@ -12,6 +12,7 @@
 
 #include "analyze/ana_attr.h"
 #include "analyze/ana_internal.h"
+#include "analyze/ana_util.h"
 
 static void give(gpufl__ana_scope_tree *tree, uint32_t node, uint64_t dur)
 {
@@ -65,10 +66,7 @@ int ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
 
 int gpufl__analyze_scopes(const gpufl_trace *t, gpufl__ana_scopes *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
     ta_open(&a, t);

@@ -224,10 +224,7 @@ static void count_rows(const ta *a, gpufl__ana_summary *out)
 
 int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out)
 {
-    if (!out)
-        return GPUFL_EINVAL;
-    memset(out, 0, sizeof *out);
-    if (!t)
+    if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     summary_build b;
     memset(&b, 0, sizeof b);

@@ -152,11 +152,13 @@ static int order(tree_build *b, uint64_t wall_ns, gpufl__ana_scope_tree *out, ui
     /* kids[start[p]..start[p+1]) are the children of tmp node p; slot n
      * (parent NONE) holds the roots */
     size_t *start = calloc(n + 2, sizeof *start);
+    size_t *fill = malloc((n + 1) * sizeof *fill);
     uint32_t *kids = malloc((n ? n : 1) * sizeof *kids);
     uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
     out->nodes = calloc(n ? n : 1, sizeof *out->nodes);
-    if (!start || !kids || !stack || !out->nodes) {
+    if (!start || !fill || !kids || !stack || !out->nodes) {
         free(start);
+        free(fill);
         free(kids);
         free(stack);
         free(out->nodes);
@@ -168,15 +170,6 @@ static int order(tree_build *b, uint64_t wall_ns, gpufl__ana_scope_tree *out, ui
         start[PSLOT(k) + 1]++;
     for (size_t p = 0; p <= n; p++)
         start[p + 1] += start[p];
-    size_t *fill = malloc((n + 1) * sizeof *fill);
-    if (!fill) {
-        free(start);
-        free(kids);
-        free(stack);
-        free(out->nodes);
-        out->nodes = NULL;
-        return GPUFL_ENOMEM;
-    }
     memcpy(fill, start, (n + 1) * sizeof *fill);
     for (size_t k = 0; k < n; k++)
         kids[fill[PSLOT(k)]++] = (uint32_t)k;

@@ -19,6 +19,18 @@
 
 static inline unsigned digit(uint64_t v, int d) { return (unsigned)(v >> (d * DIGIT_BITS)) & (BUCKETS - 1); }
 
+/* Turns a digit's histogram into where each bucket starts in the output
+ * of a pass (an exclusive prefix sum). */
+static void counts_to_starts(size_t h[BUCKETS])
+{
+    size_t sum = 0;
+    for (unsigned b = 0; b < BUCKETS; b++) {
+        size_t c = h[b];
+        h[b] = sum;
+        sum += c;
+    }
+}
+
 static void insertion_u64(uint64_t *v, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
@@ -54,12 +66,7 @@ int ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
     for (int d = 0; d < DIGITS; d++) {
         if (hist[d][digit(v[0], d)] == n)
             continue; /* every value has this digit */
-        size_t sum = 0;
-        for (unsigned b = 0; b < BUCKETS; b++) {
-            size_t c = hist[d][b];
-            hist[d][b] = sum;
-            sum += c;
-        }
+        counts_to_starts(hist[d]);
         for (size_t i = 0; i < n; i++)
             dst[hist[d][digit(src[i], d)]++] = src[i];
         uint64_t *s = src;
@@ -100,12 +107,7 @@ int ana_sort_idx_by_key(uint32_t *idx, size_t n, const uint64_t *key)
     for (int d = 0; d < DIGITS; d++) {
         if (hist[d][digit(first, d)] == n)
             continue;
-        size_t sum = 0;
-        for (unsigned b = 0; b < BUCKETS; b++) {
-            size_t c = hist[d][b];
-            hist[d][b] = sum;
-            sum += c;
-        }
+        counts_to_starts(hist[d]);
         for (size_t i = 0; i < n; i++)
             dst[hist[d][digit(key[src[i]], d)]++] = src[i];
         uint32_t *s = src;

@@ -2,7 +2,7 @@
  * Helpers the analyses share: sorting 64-bit values and 32-bit row indices
  * by a 64-bit key (LSD radix sort: O(n), which matters at 10 M rows where a
  * comparison sort costs a second), nearest-rank percentiles and
- * distributions, and a growing array.
+ * distributions, a growing array, and the argument check they open with.
  *
  * Threads: any; no shared state.
  */
@@ -12,8 +12,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "analyze/analysis.h"
+
+/* The argument check every gpufl__analyze_X() opens with: clears the
+ * size bytes of the result at out first, so that the caller may free it
+ * whatever happens next. False when out or t is NULL (the analysis then
+ * returns GPUFL_EINVAL, out cleared when it is not NULL). */
+static inline bool ana_args_ok(const gpufl_trace *t, void *out, size_t size)
+{
+    if (!out)
+        return false;
+    memset(out, 0, size);
+    return t != NULL;
+}
 
 /* Sorts v[0..n) ascending. tmp: n values of scratch, or NULL to have one
  * allocated. Returns 0, or GPUFL_ENOMEM with v unchanged. */

@@ -1,8 +1,10 @@
 /*
  * A small hash map from 64-bit keys to 32-bit values, for the bookkeeping
  * of the .gflt codec (per chunk: last launch configuration of each kernel
- * name, last end time of each stream) and of the trace builder (open scopes
- * by id). Open addressing, linear probing, grows at half full; no removal.
+ * name, last end time of each stream), of the trace builder (open scopes
+ * by id), and of the exports' timeline, the view and the HTML report (the
+ * track or lane of a thread or stream). Open addressing, linear probing,
+ * grows at half full; no removal.
  *
  * Single-threaded: each user owns its map.
  */

@@ -383,14 +383,5 @@ int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_r
     int rc = gpufl__timeline_run(&x, &sink, &r->timeline);
     gpufl__xout_str(o, "\n]}\n");
     r->packets = c.events;
-    if (rc == GPUFL_ENOMEM || o->err == ENOMEM) {
-        gpufl__xout_abort(o);
-        snprintf(err, err_len, "cannot write %s: out of memory", path);
-        return GPUFL_ENOMEM;
-    }
-    gpufl__xout_flush(o);
-    r->bytes = o->bytes;
-    if (gpufl__xout_commit(o, err, err_len) != 0)
-        return GPUFL_EIO;
-    return 0;
+    return gpufl__xout_finish(o, rc, &r->bytes, err, err_len);
 }

@@ -135,6 +135,23 @@ static void api_times(csv *c, uint64_t api_start, uint64_t api_end)
     u64_or_empty(c, api_start ? api_end : 0);
 }
 
+/* device, context, stream, correlation: where a row of device work ran. */
+static void stream_cols(csv *c, uint32_t device, uint32_t context, uint32_t stream, uint32_t correlation)
+{
+    u64(c, device);
+    u64(c, context);
+    u64(c, stream);
+    u64(c, correlation);
+}
+
+/* tid, scope_id, external_id of the call behind a row; empty when unknown. */
+static void caller_cols(csv *c, uint32_t tid, uint64_t scope, uint64_t external_id)
+{
+    u64_or_empty(c, tid);
+    u64_or_empty(c, scope);
+    u64_or_empty(c, external_id);
+}
+
 /* ---- one function per table: its header and its rows ---------------------- */
 
 static const char kernels_header[] =
@@ -150,10 +167,7 @@ static size_t kernels_rows(csv *c)
         gpufl__xkernel k;
         gpufl__x_kernel(c->x, i, &k);
         times(c, k.start, k.end);
-        u64(c, k.device);
-        u64(c, k.context);
-        u64(c, k.stream);
-        u64(c, k.correlation);
+        stream_cols(c, k.device, k.context, k.stream, k.correlation);
         text(c, k.name ? k.name : k.mangled);
         text(c, k.mangled ? k.mangled : k.name);
         for (int d = 0; d < 3; d++)
@@ -201,10 +215,7 @@ static size_t transfer_rows(csv *c, unsigned src)
         gpufl__xtransfer r;
         gpufl__x_transfer(c->x, src, i, &r);
         times(c, r.start, r.end);
-        u64(c, r.device);
-        u64(c, r.context);
-        u64(c, r.stream);
-        u64(c, r.correlation);
+        stream_cols(c, r.device, r.context, r.stream, r.correlation);
         if (src == GPUFL__XS_COPY) {
             str(c, gpufl__copy_kind_name(r.kind));
             u64(c, r.bytes);
@@ -219,9 +230,7 @@ static size_t transfer_rows(csv *c, unsigned src)
             u64(c, r.value);
             str(c, gpufl__mem_kind_name(r.dst_kind));
         }
-        u64_or_empty(c, r.tid);
-        u64_or_empty(c, r.scope);
-        u64_or_empty(c, r.external_id);
+        caller_cols(c, r.tid, r.scope, r.external_id);
         u64_or_empty(c, r.graph_id);
         api_times(c, r.api_start, r.api_end);
         row_end(c);
@@ -242,15 +251,10 @@ static size_t syncs_rows(csv *c)
         gpufl__xsync r;
         gpufl__x_sync(c->x, i, &r);
         times(c, r.start, r.end);
-        u64(c, r.device);
-        u64(c, r.context);
-        u64(c, r.stream);
-        u64(c, r.correlation);
+        stream_cols(c, r.device, r.context, r.stream, r.correlation);
         str(c, gpufl__sync_kind_name(r.kind));
         u64_or_empty(c, r.cuda_event);
-        u64_or_empty(c, r.tid);
-        u64_or_empty(c, r.scope);
-        u64_or_empty(c, r.external_id);
+        caller_cols(c, r.tid, r.scope, r.external_id);
         row_end(c);
     }
     return n;
@@ -270,13 +274,8 @@ static size_t memory_rows(csv *c)
         hex(c, r.address);
         u64(c, r.bytes);
         str(c, gpufl__mem_kind_name(r.kind));
-        u64(c, r.device);
-        u64(c, r.context);
-        u64(c, r.stream);
-        u64(c, r.correlation);
-        u64_or_empty(c, r.tid);
-        u64_or_empty(c, r.scope);
-        u64_or_empty(c, r.external_id);
+        stream_cols(c, r.device, r.context, r.stream, r.correlation);
+        caller_cols(c, r.tid, r.scope, r.external_id);
         row_end(c);
     }
     return n;

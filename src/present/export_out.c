@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/os.h"
+#include "gpufl/gpufl.h"
 
 int gpufl__xout_open(gpufl__xout *o, const char *path, char *err, size_t err_len)
 {
@@ -173,6 +174,20 @@ int gpufl__xout_commit(gpufl__xout *o, char *err, size_t err_len)
     if (gpufl__xout_close(o, err, err_len) != 0)
         return -1;
     return gpufl__xout_rename(o, err, err_len);
+}
+
+int gpufl__xout_finish(gpufl__xout *o, int rc, uint64_t *bytes, char *err, size_t err_len)
+{
+    if (rc == GPUFL_ENOMEM || o->err == ENOMEM) {
+        snprintf(err, err_len, "cannot write %s: out of memory", o->path);
+        gpufl__xout_abort(o);
+        return GPUFL_ENOMEM;
+    }
+    gpufl__xout_flush(o);
+    *bytes = o->bytes;
+    if (gpufl__xout_commit(o, err, err_len) != 0)
+        return GPUFL_EIO;
+    return 0;
 }
 
 void gpufl__xout_abort(gpufl__xout *o)

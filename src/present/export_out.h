@@ -84,6 +84,14 @@ static inline void gpufl__xout_flush_some(gpufl__xout *o)
  * temporary removed. Either way o is released. */
 int gpufl__xout_commit(gpufl__xout *o, char *err, size_t err_len) __attribute__((warn_unused_result));
 
+/* The end of a one-file export whose writer returned rc: when memory ran
+ * out (rc GPUFL_ENOMEM, or the buffer could not grow) removes the
+ * temporary and returns GPUFL_ENOMEM with "cannot write PATH: out of
+ * memory" in err; otherwise sets *bytes to the file's size and commits:
+ * 0, or GPUFL_EIO with commit's message. Either way o is released. */
+int gpufl__xout_finish(gpufl__xout *o, int rc, uint64_t *bytes, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
+
 /* commit in two steps, for outputs of several files that appear together:
  * close writes what is buffered and closes (on failure: -1, message, the
  * temporary removed, o released); rename then puts the complete temporary

@@ -399,14 +399,5 @@ int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export
     free(p.string_iid[0]);
     free(p.string_iid[1]);
     r->packets = p.packets;
-    if (rc == GPUFL_ENOMEM || p.out.err == ENOMEM) {
-        gpufl__xout_abort(&p.out);
-        snprintf(err, err_len, "cannot write %s: out of memory", path);
-        return GPUFL_ENOMEM;
-    }
-    gpufl__xout_flush(&p.out);
-    r->bytes = p.out.bytes;
-    if (gpufl__xout_commit(&p.out, err, err_len) != 0)
-        return GPUFL_EIO;
-    return 0;
+    return gpufl__xout_finish(&p.out, rc, &r->bytes, err, err_len);
 }

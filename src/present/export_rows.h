@@ -1,5 +1,7 @@
 /*
  * The exporters' one window onto a trace's columns (include/gpufl/trace.h).
+ * The timeline view reads the same bound tables (gpufl__xtrace) through
+ * its own accessors by table, view_columns.h.
  *
  * Every read of a trace column by src/present/export_* goes through the
  * inline functions here, so that a change in how the reader lays a table
@@ -124,6 +126,18 @@ static inline void gpufl__x_caller_of(const gpufl__xtrace *x, uint32_t caller_ro
     r->external_kind = c->external_kind[caller_row];
     r->scope = c->scope[caller_row];
     r->external_id = c->external_id[caller_row];
+}
+
+/* The thread, scope and external id of the call a row came from: the
+ * columns every exported row of device work and memory carries. */
+static inline void gpufl__x_call_ids(const gpufl__xtrace *x, uint32_t caller_row, uint32_t *tid, uint64_t *scope,
+                                     uint64_t *external_id)
+{
+    gpufl__xcaller who;
+    gpufl__x_caller_of(x, caller_row, &who);
+    *tid = who.tid;
+    *scope = who.scope;
+    *external_id = who.external_id;
 }
 
 static inline uint32_t gpufl__x_caller_tid(const gpufl__xtrace *x, uint32_t caller_row)
@@ -338,11 +352,7 @@ static inline void gpufl__x_transfer(const gpufl__xtrace *x, unsigned src, size_
     r->end = gpufl_trace_transfer_end(c, i);
     r->bytes = c->bytes[i];
     gpufl__x_stream_of(x, c->stream_row[i], &r->device, &r->context, &r->stream);
-    gpufl__xcaller who;
-    gpufl__x_caller_of(x, c->caller_row[i], &who);
-    r->tid = who.tid;
-    r->scope = who.scope;
-    r->external_id = who.external_id;
+    gpufl__x_call_ids(x, c->caller_row[i], &r->tid, &r->scope, &r->external_id);
     r->dst_device = c->dst_device[i];
     r->correlation = c->correlation[i];
     r->value = c->value[i];
@@ -369,11 +379,7 @@ static inline void gpufl__x_sync(const gpufl__xtrace *x, size_t i, gpufl__xsync 
     r->start = s->start_ns[i];
     r->end = gpufl_trace_sync_end(s, i);
     gpufl__x_stream_of(x, s->stream_row[i], &r->device, &r->context, &r->stream);
-    gpufl__xcaller who;
-    gpufl__x_caller_of(x, s->caller_row[i], &who);
-    r->tid = who.tid;
-    r->scope = who.scope;
-    r->external_id = who.external_id;
+    gpufl__x_call_ids(x, s->caller_row[i], &r->tid, &r->scope, &r->external_id);
     r->correlation = s->correlation[i];
     r->cuda_event = s->cuda_event[i];
     r->kind = s->kind[i];
@@ -431,11 +437,7 @@ static inline void gpufl__x_mem(const gpufl__xtrace *x, size_t i, gpufl__xmem *r
     r->address = m->address[i];
     r->bytes = m->bytes[i];
     gpufl__x_stream_of(x, m->stream_row[i], &r->device, &r->context, &r->stream);
-    gpufl__xcaller who;
-    gpufl__x_caller_of(x, m->caller_row[i], &who);
-    r->tid = who.tid;
-    r->scope = who.scope;
-    r->external_id = who.external_id;
+    gpufl__x_call_ids(x, m->caller_row[i], &r->tid, &r->scope, &r->external_id);
     r->correlation = m->correlation[i];
     r->is_free = m->is_free[i];
     r->kind = m->kind[i];

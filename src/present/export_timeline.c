@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
+
 /* Item kinds in a ref's top byte: GPUFL__XS_KERNEL..NVTX, then the
  * launching calls of kernels, copies and memsets. */
 #define API_OF(src) (8u + (src))
@@ -23,85 +25,19 @@
 #define REF_KIND(ref) ((unsigned)((ref) >> 56))
 #define REF_ROW(ref) ((size_t)((ref) & ((1ull << 56) - 1)))
 
-/* ---- a small open-addressing map: uint64 key -> uint32 value ---------------- */
+/* ---- the maps from a thread, device or stream key to its track --------------- */
 
-typedef struct map {
-    uint64_t *keys;
-    uint32_t *vals; /* GPUFL__TL_NONE: empty slot */
-    size_t mask, n;
-} map;
-
-static uint64_t mix(uint64_t k)
+static uint32_t map_get(const gpufl__idmap *m, uint64_t key)
 {
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return k;
-}
-
-static int map_grow(map *m)
-{
-    size_t cap = m->keys ? (m->mask + 1) * 2 : 64;
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return GPUFL_ENOMEM;
-    }
-    for (size_t i = 0; i < cap; i++)
-        vals[i] = GPUFL__TL_NONE;
-    for (size_t i = 0; m->keys && i <= m->mask; i++) {
-        if (m->vals[i] == GPUFL__TL_NONE)
-            continue;
-        size_t j = mix(m->keys[i]) & (cap - 1);
-        while (vals[j] != GPUFL__TL_NONE)
-            j = (j + 1) & (cap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->mask = cap - 1;
-    return 0;
-}
-
-/* The slot of key, or of where it would go. */
-static size_t map_slot(const map *m, uint64_t key)
-{
-    size_t j = mix(key) & m->mask;
-    while (m->vals[j] != GPUFL__TL_NONE && m->keys[j] != key)
-        j = (j + 1) & m->mask;
-    return j;
-}
-
-static uint32_t map_get(const map *m, uint64_t key)
-{
-    return m->keys ? m->vals[map_slot(m, key)] : GPUFL__TL_NONE;
+    uint32_t v;
+    return gpufl__idmap_get(m, key, &v) ? v : GPUFL__TL_NONE;
 }
 
 /* Adds key (value 0) when new. 0 or GPUFL_ENOMEM. */
-static int map_add(map *m, uint64_t key)
+static int map_add(gpufl__idmap *m, uint64_t key)
 {
-    if ((!m->keys || (m->n + 1) * 2 > m->mask + 1) && map_grow(m) != 0)
-        return GPUFL_ENOMEM;
-    size_t j = map_slot(m, key);
-    if (m->vals[j] == GPUFL__TL_NONE) {
-        m->keys[j] = key;
-        m->vals[j] = 0;
-        m->n++;
-    }
-    return 0;
-}
-
-static void map_set(map *m, uint64_t key, uint32_t v) { m->vals[map_slot(m, key)] = v; }
-
-static void map_free(map *m)
-{
-    free(m->keys);
-    free(m->vals);
+    uint32_t v;
+    return gpufl__idmap_get(m, key, &v) ? 0 : gpufl__idmap_put(m, key, 0);
 }
 
 /* The keys of m, sorted (malloc'd; NULL when empty or out of memory). */
@@ -111,14 +47,14 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static uint64_t *map_sorted_keys(const map *m)
+static uint64_t *map_sorted_keys(const gpufl__idmap *m)
 {
     if (!m->n)
         return NULL;
     uint64_t *k = malloc(m->n * sizeof *k);
     size_t n = 0;
     for (size_t i = 0; k && i <= m->mask; i++)
-        if (m->vals[i] != GPUFL__TL_NONE)
+        if (m->vals[i]) /* idmap.h: 0 marks an empty slot */
             k[n++] = m->keys[i];
     if (k)
         qsort(k, n, sizeof *k, cmp_u64);
@@ -182,7 +118,7 @@ typedef struct tl {
     size_t ntracks, cap;
     uint64_t clip_end;
     uint64_t flow_base[3];
-    map threads, streams, syncs, devices; /* key -> track id */
+    gpufl__idmap threads, streams, syncs, devices; /* key -> track id */
     counter_track *counters;
     size_t ncounters;
     /* buckets: refs of track t at refs[off[t] .. off[t + 1]) */
@@ -191,7 +127,7 @@ typedef struct tl {
     /* lookup caches */
     uint64_t last_key;
     uint32_t last_track;
-    const map *last_map;
+    const gpufl__idmap *last_map;
     /* per-track scratch */
     item *items, *tmp;
     size_t items_cap;
@@ -298,7 +234,7 @@ static int collect(tl *t)
         size_t n = gpufl__x_rows(x, src);
         uint64_t last = UINT64_MAX;
         uint32_t last_tid = 0;
-        map *m = src == GPUFL__XS_SYNC ? &t->syncs : &t->streams;
+        gpufl__idmap *m = src == GPUFL__XS_SYNC ? &t->syncs : &t->streams;
         for (size_t i = 0; i < n && !rc; i++) {
             see_time(t, gpufl__x_op_start(x, src, i));
             see_time(t, gpufl__x_op_end(x, src, i));
@@ -411,6 +347,27 @@ static uint32_t host_counter_mask(const gpufl__xtrace *x)
     return mask;
 }
 
+/* The tracks of device dev's streams (kind GPUFL__TL_STREAM: kernels,
+ * copies, memsets) or of their syncs (GPUFL__TL_SYNCS), under parent: one
+ * per key keys[*next..] on dev (keys: m's, sorted, so by device), each
+ * recorded in m as the key's track. 0 or GPUFL_ENOMEM. */
+static int add_stream_tracks(tl *t, uint8_t kind, uint32_t dev, uint32_t parent, gpufl__idmap *m,
+                             const uint64_t *keys, size_t *next)
+{
+    for (; *next < m->n && keys[*next] >> 32 == dev; (*next)++) {
+        gpufl__tl_track *st = add_track(t, kind, parent);
+        if (!st)
+            return GPUFL_ENOMEM;
+        st->device = dev;
+        st->stream = (uint32_t)keys[*next];
+        snprintf(st->name, sizeof st->name, "GPU %u stream %u%s", dev, st->stream,
+                 kind == GPUFL__TL_SYNCS ? " syncs" : "");
+        if (gpufl__idmap_put(m, keys[*next], st->id) != 0)
+            return GPUFL_ENOMEM;
+    }
+    return 0;
+}
+
 /* The tracks, in their order (see export_timeline.h). */
 static int make_tracks(tl *t)
 {
@@ -432,7 +389,10 @@ static int make_tracks(tl *t)
         }
         tr->tid = (uint32_t)tids[i];
         snprintf(tr->name, sizeof tr->name, "thread %u", tr->tid);
-        map_set(&t->threads, tids[i], tr->id);
+        if (gpufl__idmap_put(&t->threads, tids[i], tr->id) != 0) {
+            free(tids);
+            return GPUFL_ENOMEM;
+        }
     }
     free(tids);
 
@@ -468,28 +428,9 @@ static int make_tracks(tl *t)
         else
             snprintf(dt->name, sizeof dt->name, "GPU %u", dev);
         uint32_t parent = dt->id;
-        for (; si < t->streams.n && streams[si] >> 32 == dev && !rc; si++) {
-            gpufl__tl_track *st = add_track(t, GPUFL__TL_STREAM, parent);
-            if (!st) {
-                rc = GPUFL_ENOMEM;
-                break;
-            }
-            st->device = dev;
-            st->stream = (uint32_t)streams[si];
-            snprintf(st->name, sizeof st->name, "GPU %u stream %u", dev, st->stream);
-            map_set(&t->streams, streams[si], st->id);
-        }
-        for (; yi < t->syncs.n && syncs[yi] >> 32 == dev && !rc; yi++) {
-            gpufl__tl_track *st = add_track(t, GPUFL__TL_SYNCS, parent);
-            if (!st) {
-                rc = GPUFL_ENOMEM;
-                break;
-            }
-            st->device = dev;
-            st->stream = (uint32_t)syncs[yi];
-            snprintf(st->name, sizeof st->name, "GPU %u stream %u syncs", dev, st->stream);
-            map_set(&t->syncs, syncs[yi], st->id);
-        }
+        rc = add_stream_tracks(t, GPUFL__TL_STREAM, dev, parent, &t->streams, streams, &si);
+        if (!rc)
+            rc = add_stream_tracks(t, GPUFL__TL_SYNCS, dev, parent, &t->syncs, syncs, &yi);
         for (size_t c = 0; c < NDEV_COUNTERS && !rc; c++)
             if (dev_mask[dev & 0xffff] & (1u << c))
                 rc = add_counter(t, parent, dev, &dev_counters[c]);
@@ -508,7 +449,7 @@ static int make_tracks(tl *t)
 /* The track of item kind/row, GPUFL__TL_NONE for none (a call without a
  * thread). Caches the last lookup: rows of one stream or thread come in
  * runs. */
-static uint32_t lookup(tl *t, const map *m, uint64_t key)
+static uint32_t lookup(tl *t, const gpufl__idmap *m, uint64_t key)
 {
     if (m == t->last_map && key == t->last_key)
         return t->last_track;
@@ -960,9 +901,9 @@ int gpufl__timeline_run(const gpufl__xtrace *x, const gpufl__tl_sink *sink, gpuf
     free(t.refs);
     free(t.tracks);
     free(t.counters);
-    map_free(&t.threads);
-    map_free(&t.streams);
-    map_free(&t.syncs);
-    map_free(&t.devices);
+    gpufl__idmap_free(&t.threads);
+    gpufl__idmap_free(&t.streams);
+    gpufl__idmap_free(&t.syncs);
+    gpufl__idmap_free(&t.devices);
     return rc;
 }

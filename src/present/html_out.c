@@ -120,29 +120,67 @@ static size_t utf8_len(const unsigned char *s)
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
-void gpufl__hout_text(gpufl__hout *o, const char *s)
+/* What an escape writes for the character at p: a replacement, or NULL to
+ * copy it as it is; *n: the bytes it covers (1 unless a UTF-8 sequence).
+ * esc: room for a replacement made up on the spot. */
+typedef const char *escape_rule(const unsigned char *p, size_t *n, char esc[8]);
+
+static const char *html_text_rule(const unsigned char *p, size_t *n, char esc[8])
+{
+    (void)esc;
+    switch (*p) {
+    case '&': return "&amp;";
+    case '<': return "&lt;";
+    case '>': return "&gt;";
+    case '"': return "&quot;";
+    case '\'': return "&#39;";
+    default:
+        if (*p < 0x20 && *p != '\t' && *p != '\n')
+            return REPLACEMENT; /* control characters are not allowed in HTML text */
+        if (*p >= 0x80) {
+            *n = utf8_len(p);
+            if (*n == 0) {
+                *n = 1;
+                return REPLACEMENT;
+            }
+        }
+        return NULL;
+    }
+}
+
+static const char *json_str_rule(const unsigned char *p, size_t *n, char esc[8])
+{
+    if (*p == '"')
+        return "\\\"";
+    if (*p == '\\')
+        return "\\\\";
+    if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') {
+        /* <, > and &: so that "</script>" and "<!--" cannot appear */
+        snprintf(esc, 8, "\\u%04x", *p);
+        return esc;
+    }
+    if (*p >= 0x80) {
+        *n = utf8_len(p);
+        if (*n == 0) {
+            *n = 1;
+            return "\\ufffd";
+        }
+        if (*n == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+            /* U+2028, U+2029: valid JSON, but line breaks to older JS parsers */
+            return p[2] == 0xa8 ? "\\u2028" : "\\u2029";
+    }
+    return NULL;
+}
+
+/* Writes s with the characters rule replaces replaced, the runs between
+ * them in one write each. */
+static void put_escaped(gpufl__hout *o, const char *s, escape_rule *rule)
 {
     const unsigned char *p = (const unsigned char *)s, *run = p;
     while (*p) {
-        const char *rep = NULL;
+        char esc[8];
         size_t n = 1;
-        switch (*p) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default:
-            if (*p < 0x20 && *p != '\t' && *p != '\n') {
-                rep = REPLACEMENT; /* control characters are not allowed in HTML text */
-            } else if (*p >= 0x80) {
-                n = utf8_len(p);
-                if (n == 0) {
-                    rep = REPLACEMENT;
-                    n = 1;
-                }
-            }
-        }
+        const char *rep = rule(p, &n, esc);
         if (rep) {
             put(o, (const char *)run, (size_t)(p - run));
             put(o, rep, strlen(rep));
@@ -155,42 +193,12 @@ void gpufl__hout_text(gpufl__hout *o, const char *s)
     put(o, (const char *)run, (size_t)(p - run));
 }
 
+void gpufl__hout_text(gpufl__hout *o, const char *s) { put_escaped(o, s, html_text_rule); }
+
 void gpufl__hout_json_str(gpufl__hout *o, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s, *run = p;
     put(o, "\"", 1);
-    while (*p) {
-        char esc[8];
-        const char *rep = NULL;
-        size_t n = 1;
-        if (*p == '"') {
-            rep = "\\\"";
-        } else if (*p == '\\') {
-            rep = "\\\\";
-        } else if (*p < 0x20 || *p == '<' || *p == '>' || *p == '&') {
-            /* <, > and &: so that "</script>" and "<!--" cannot appear */
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            rep = esc;
-        } else if (*p >= 0x80) {
-            n = utf8_len(p);
-            if (n == 0) {
-                rep = "\\ufffd";
-                n = 1;
-            } else if (n == 3 && p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
-                /* U+2028, U+2029: valid JSON, but line breaks to older JS parsers */
-                rep = p[2] == 0xa8 ? "\\u2028" : "\\u2029";
-            }
-        }
-        if (rep) {
-            put(o, (const char *)run, (size_t)(p - run));
-            put(o, rep, strlen(rep));
-            p += n;
-            run = p;
-        } else {
-            p += n;
-        }
-    }
-    put(o, (const char *)run, (size_t)(p - run));
+    put_escaped(o, s, json_str_rule);
     put(o, "\"", 1);
 }
 

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
 #include "gpufl/gpufl.h"
 #include "present/report_html.h"
 #include "present/report_html_parts.h"
@@ -40,81 +41,6 @@ static const char *const copy_names[] = {"memcpy", "memcpy HtoD", "memcpy DtoH",
                                          "memcpy HtoH", "memcpy PtoP"};
 static const char *const sync_names[] = {"sync", "sync event", "stream wait event", "sync stream",
                                          "sync context"};
-
-/* ---- a small hash map: 64-bit key -> 32-bit value ---------------------------- */
-
-typedef struct hmap {
-    uint64_t *keys; /* key + 1; 0 empty */
-    uint32_t *vals;
-    size_t cap, n;
-} hmap;
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static int hmap_grow(hmap *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return GPUFL_ENOMEM;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i])
-            continue;
-        size_t j = mix(m->keys[i]) & (cap - 1);
-        while (keys[j])
-            j = (j + 1) & (cap - 1);
-        keys[j] = m->keys[i];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-    return 0;
-}
-
-/* The value of key, or NONE. */
-static uint32_t hmap_get(const hmap *m, uint64_t key)
-{
-    if (!m->cap)
-        return NONE;
-    for (size_t j = mix(key + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == key + 1)
-            return m->vals[j];
-    return NONE;
-}
-
-/* Sets key to val (key must be absent). 0 or GPUFL_ENOMEM. */
-static int hmap_put(hmap *m, uint64_t key, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->cap && hmap_grow(m) != 0)
-        return GPUFL_ENOMEM;
-    size_t j = mix(key + 1) & (m->cap - 1);
-    while (m->keys[j])
-        j = (j + 1) & (m->cap - 1);
-    m->keys[j] = key + 1;
-    m->vals[j] = val;
-    m->n++;
-    return 0;
-}
-
-static void hmap_free(hmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
 
 /* ---- lanes, rows, marks ------------------------------------------------------ */
 
@@ -156,8 +82,8 @@ typedef struct builder {
     lane *lanes;
     size_t nlanes;
     uint32_t *stream_lane; /* per row of the streams table: lane, or NONE */
-    hmap tid_lanes;        /* (tid << 2 | LANE_*) -> lane */
-    hmap name_index;       /* (kind << 32 | id) -> index in names */
+    gpufl__idmap tid_lanes;  /* (tid << 2 | LANE_*) -> lane */
+    gpufl__idmap name_index; /* (kind << 32 | id) -> index in names */
     slice *names;          /* kind, text of each name kept */
     size_t nnames, names_cap;
     uint64_t kept;         /* marks kept */
@@ -168,8 +94,8 @@ typedef struct builder {
 static uint32_t name_of(builder *b, const slice *s)
 {
     uint64_t key = (uint64_t)s->kind << 32 | s->id;
-    uint32_t i = hmap_get(&b->name_index, key);
-    if (i != NONE)
+    uint32_t i;
+    if (gpufl__idmap_get(&b->name_index, key, &i))
         return i;
     if (b->nnames == b->names_cap) {
         size_t cap = b->names_cap ? b->names_cap * 2 : 256;
@@ -181,7 +107,7 @@ static uint32_t name_of(builder *b, const slice *s)
         b->names = v;
         b->names_cap = cap;
     }
-    if (hmap_put(&b->name_index, key, (uint32_t)b->nnames) != 0) {
+    if (gpufl__idmap_put(&b->name_index, key, (uint32_t)b->nnames) != 0) {
         b->err = GPUFL_ENOMEM;
         return 0;
     }
@@ -331,7 +257,7 @@ static int make_lanes(builder *b)
     qsort_r(order, nstreams, sizeof *order, cmp_stream_rows, (void *)st);
 
     /* threads and their lane types, as (tid << 2 | type), sorted, distinct */
-    hmap seen = {0};
+    gpufl__idmap seen = {0};
     uint64_t *keys = NULL;
     size_t nkeys = 0, keys_cap = 0;
     int rc = 0;
@@ -342,7 +268,8 @@ static int make_lanes(builder *b)
         for (size_t i = 0; i < n && rc == 0; i++) {
             uint64_t tid = pass == 2 ? sync_tid(sy, i) : s->tid[i];
             uint64_t key = tid << 2 | type;
-            if (hmap_get(&seen, key) != NONE)
+            uint32_t unused;
+            if (gpufl__idmap_get(&seen, key, &unused))
                 continue;
             if (nkeys == keys_cap) {
                 size_t cap = keys_cap ? keys_cap * 2 : 64;
@@ -355,10 +282,10 @@ static int make_lanes(builder *b)
                 keys_cap = cap;
             }
             keys[nkeys++] = key;
-            rc = hmap_put(&seen, key, 0);
+            rc = gpufl__idmap_put(&seen, key, 0);
         }
     }
-    hmap_free(&seen);
+    gpufl__idmap_free(&seen);
     if (rc == 0 && nkeys)
         qsort(keys, nkeys, sizeof *keys, cmp_u64);
 
@@ -378,7 +305,7 @@ static int make_lanes(builder *b)
         lane *l = &b->lanes[b->nlanes];
         l->type = (uint8_t)(keys[i] & 3);
         l->tid = (uint32_t)(keys[i] >> 2);
-        rc = hmap_put(&b->tid_lanes, keys[i], (uint32_t)b->nlanes++);
+        rc = gpufl__idmap_put(&b->tid_lanes, keys[i], (uint32_t)b->nlanes++);
     }
     free(order);
     free(keys);
@@ -387,7 +314,8 @@ static int make_lanes(builder *b)
 
 static uint32_t tid_lane(const builder *b, uint32_t tid, unsigned type)
 {
-    return hmap_get(&b->tid_lanes, (uint64_t)tid << 2 | type);
+    uint32_t found;
+    return gpufl__idmap_get(&b->tid_lanes, (uint64_t)tid << 2 | type, &found) ? found : NONE;
 }
 
 /* ---- feeding the slices -------------------------------------------------------- */
@@ -530,8 +458,8 @@ static void builder_free(builder *b)
     free(b->lanes);
     free(b->stream_lane);
     free(b->names);
-    hmap_free(&b->tid_lanes);
-    hmap_free(&b->name_index);
+    gpufl__idmap_free(&b->tid_lanes);
+    gpufl__idmap_free(&b->name_index);
 }
 
 /* ---- JSON ---------------------------------------------------------------------- */
@@ -553,6 +481,28 @@ static void device_label(gpufl__hout *o, const gpufl_trace *t, uint32_t dev)
     gpufl__hout_json_str(o, buf);
 }
 
+/* The fields of a row's marks that go out as a plain array each. */
+enum { MARK_DUR, MARK_NAME, MARK_COUNT, MARK_BUSY };
+
+static uint64_t mark_field(const mark *m, int field)
+{
+    switch (field) {
+    case MARK_DUR: return m->dur;
+    case MARK_NAME: return m->name;
+    case MARK_COUNT: return m->count;
+    default: return m->busy;
+    }
+}
+
+/* open (`,"d":[`), then field of every mark of r, then the closing ]. */
+static void emit_mark_field(gpufl__hout *o, const char *open, const row *r, int field)
+{
+    gpufl__hout_raw(o, open);
+    for (size_t i = 0; i < r->n; i++)
+        gpufl__hout_printf(o, i ? ",%" PRIu64 : "%" PRIu64, mark_field(&r->v[i], field));
+    gpufl__hout_raw(o, "]");
+}
+
 static void emit_row(gpufl__hout *o, const row *r, uint64_t t0)
 {
     bool merged = false;
@@ -564,21 +514,12 @@ static void emit_row(gpufl__hout *o, const row *r, uint64_t t0)
         gpufl__hout_printf(o, i ? ",%" PRId64 : "%" PRId64, (int64_t)(r->v[i].start - prev));
         prev = r->v[i].start;
     }
-    gpufl__hout_raw(o, "],\"d\":[");
-    for (size_t i = 0; i < r->n; i++)
-        gpufl__hout_printf(o, i ? ",%" PRIu64 : "%" PRIu64, r->v[i].dur);
-    gpufl__hout_raw(o, "],\"n\":[");
-    for (size_t i = 0; i < r->n; i++)
-        gpufl__hout_printf(o, i ? ",%" PRIu32 : "%" PRIu32, r->v[i].name);
     gpufl__hout_raw(o, "]");
+    emit_mark_field(o, ",\"d\":[", r, MARK_DUR);
+    emit_mark_field(o, ",\"n\":[", r, MARK_NAME);
     if (merged) {
-        gpufl__hout_raw(o, ",\"c\":[");
-        for (size_t i = 0; i < r->n; i++)
-            gpufl__hout_printf(o, i ? ",%" PRIu32 : "%" PRIu32, r->v[i].count);
-        gpufl__hout_raw(o, "],\"b\":[");
-        for (size_t i = 0; i < r->n; i++)
-            gpufl__hout_printf(o, i ? ",%" PRIu64 : "%" PRIu64, r->v[i].busy);
-        gpufl__hout_raw(o, "]");
+        emit_mark_field(o, ",\"c\":[", r, MARK_COUNT);
+        emit_mark_field(o, ",\"b\":[", r, MARK_BUSY);
     }
     gpufl__hout_raw(o, "}");
 }
@@ -632,6 +573,19 @@ static double metric_value(const gpufl_trace_device_samples *ds, size_t i, int m
     }
 }
 
+/* One bucket of a series: the time of its first sample from the session
+ * start (m < 0), else metric m's mean over the valid samples, null when
+ * none is. */
+static void emit_bucket(gpufl__hout *o, int m, int64_t first, double sum, size_t valid)
+{
+    if (m < 0)
+        gpufl__hout_i64(o, first);
+    else if (valid)
+        gpufl__hout_printf(o, "%.1f", sum / (double)valid);
+    else
+        gpufl__hout_raw(o, "null");
+}
+
 static void emit_series_of(gpufl__hout *o, const gpufl_trace *t, uint32_t dev, uint64_t t0)
 {
     const gpufl_trace_device_samples *ds = gpufl_trace_get_device_samples(t);
@@ -667,24 +621,14 @@ static void emit_series_of(gpufl__hout *o, const gpufl_trace *t, uint32_t dev, u
                 continue;
             if (buckets++)
                 gpufl__hout_raw(o, ",");
-            if (m < 0)
-                gpufl__hout_i64(o, (int64_t)(first - t0));
-            else if (valid)
-                gpufl__hout_printf(o, "%.1f", sum / (double)valid);
-            else
-                gpufl__hout_raw(o, "null");
+            emit_bucket(o, m, (int64_t)(first - t0), sum, valid);
             in_bucket = valid = 0;
             sum = 0;
         }
         if (in_bucket) {
             if (buckets)
                 gpufl__hout_raw(o, ",");
-            if (m < 0)
-                gpufl__hout_i64(o, (int64_t)(first - t0));
-            else if (valid)
-                gpufl__hout_printf(o, "%.1f", sum / (double)valid);
-            else
-                gpufl__hout_raw(o, "null");
+            emit_bucket(o, m, (int64_t)(first - t0), sum, valid);
         }
         gpufl__hout_raw(o, "]");
     }

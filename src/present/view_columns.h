@@ -7,7 +7,9 @@
  *
  * Rows are named by a table (GPUFL__VT_*) and an index in it. The interval
  * tables (kernels, copies, memsets, scopes, NVTX) are sorted by start time;
- * device samples by their time. Read-only; any thread.
+ * device samples by their time. The tables are those the exporters read,
+ * bound once by gpufl__xtrace_init() (export_rows.h). Read-only; any
+ * thread.
  */
 #ifndef GPUFL_PRESENT_VIEW_COLUMNS_H
 #define GPUFL_PRESENT_VIEW_COLUMNS_H
@@ -17,6 +19,7 @@
 #include <stdint.h>
 
 #include "gpufl/trace.h"
+#include "present/export_rows.h"
 
 enum {
     GPUFL__VT_KERNEL = 0,
@@ -28,145 +31,121 @@ enum {
     GPUFL__VT_COUNT
 };
 
-typedef struct gpufl__vsrc {
-    const gpufl_trace *t;
-    const gpufl_trace_kernels *k;
-    const gpufl_trace_transfers *copy, *memset;
-    const gpufl_trace_scopes *scope, *nvtx;
-    const gpufl_trace_device_samples *sample;
-} gpufl__vsrc;
-
-static inline void gpufl__vsrc_init(gpufl__vsrc *s, const gpufl_trace *t)
+static inline const gpufl_trace_transfers *gpufl__vsrc_transfers(const gpufl__xtrace *s, unsigned table)
 {
-    s->t = t;
-    s->k = gpufl_trace_get_kernels(t);
-    s->copy = gpufl_trace_get_copies(t);
-    s->memset = gpufl_trace_get_memsets(t);
-    s->scope = gpufl_trace_get_scopes(t);
-    s->nvtx = gpufl_trace_get_nvtx(t);
-    s->sample = gpufl_trace_get_device_samples(t);
+    return table == GPUFL__VT_COPY ? s->copies : s->memsets;
 }
 
-static inline const gpufl_trace_transfers *gpufl__vsrc_transfers(const gpufl__vsrc *s, unsigned table)
+static inline const gpufl_trace_scopes *gpufl__vsrc_scopes(const gpufl__xtrace *s, unsigned table)
 {
-    return table == GPUFL__VT_COPY ? s->copy : s->memset;
+    return table == GPUFL__VT_SCOPE ? s->scopes : s->nvtx;
 }
 
-static inline const gpufl_trace_scopes *gpufl__vsrc_scopes(const gpufl__vsrc *s, unsigned table)
-{
-    return table == GPUFL__VT_SCOPE ? s->scope : s->nvtx;
-}
-
-static inline size_t gpufl__vsrc_count(const gpufl__vsrc *s, unsigned table)
+static inline size_t gpufl__vsrc_count(const gpufl__xtrace *s, unsigned table)
 {
     switch (table) {
-    case GPUFL__VT_KERNEL: return s->k->n;
+    case GPUFL__VT_KERNEL: return s->kernels->n;
     case GPUFL__VT_COPY:
     case GPUFL__VT_MEMSET: return gpufl__vsrc_transfers(s, table)->n;
     case GPUFL__VT_SCOPE:
     case GPUFL__VT_NVTX: return gpufl__vsrc_scopes(s, table)->n;
-    default: return s->sample->n;
+    default: return s->dev->n;
     }
 }
 
 /* Start (interval tables) or time (samples), session timebase ns. */
-static inline uint64_t gpufl__vsrc_start(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint64_t gpufl__vsrc_start(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     switch (table) {
-    case GPUFL__VT_KERNEL: return s->k->start_ns[i];
+    case GPUFL__VT_KERNEL: return s->kernels->start_ns[i];
     case GPUFL__VT_COPY:
     case GPUFL__VT_MEMSET: return gpufl__vsrc_transfers(s, table)->start_ns[i];
     case GPUFL__VT_SCOPE:
     case GPUFL__VT_NVTX: return gpufl__vsrc_scopes(s, table)->begin_ns[i];
-    default: return s->sample->ts_ns[i];
+    default: return s->dev->ts_ns[i];
     }
 }
 
 /* End of an interval; 0 for a scope that never ended. Samples: their time. */
-static inline uint64_t gpufl__vsrc_end(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint64_t gpufl__vsrc_end(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     switch (table) {
-    case GPUFL__VT_KERNEL: return gpufl_trace_kernel_end(s->k, i);
+    case GPUFL__VT_KERNEL: return gpufl_trace_kernel_end(s->kernels, i);
     case GPUFL__VT_COPY:
     case GPUFL__VT_MEMSET: return gpufl_trace_transfer_end(gpufl__vsrc_transfers(s, table), i);
     case GPUFL__VT_SCOPE:
     case GPUFL__VT_NVTX: return gpufl__vsrc_scopes(s, table)->end_ns[i];
-    default: return s->sample->ts_ns[i];
+    default: return s->dev->ts_ns[i];
     }
 }
 
 /* Row of the streams table of kernels, copies and memsets. */
-static inline uint32_t gpufl__vsrc_stream_row(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint32_t gpufl__vsrc_stream_row(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     if (table == GPUFL__VT_KERNEL)
-        return s->k->stream_row[i];
+        return s->kernels->stream_row[i];
     return gpufl__vsrc_transfers(s, table)->stream_row[i];
 }
 
 /* The streams table a row of kernels, copies or memsets refers to. */
-static inline const gpufl_trace_streams *gpufl__vsrc_streams(const gpufl__vsrc *s, unsigned table)
+static inline const gpufl_trace_streams *gpufl__vsrc_streams(const gpufl__xtrace *s, unsigned table)
 {
-    return table == GPUFL__VT_KERNEL ? s->k->streams : gpufl__vsrc_transfers(s, table)->streams;
+    return table == GPUFL__VT_KERNEL ? s->kernels->streams : gpufl__vsrc_transfers(s, table)->streams;
 }
 
 /* Device of kernels, copies, memsets and samples. */
-static inline uint32_t gpufl__vsrc_device(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint32_t gpufl__vsrc_device(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     switch (table) {
     case GPUFL__VT_KERNEL:
     case GPUFL__VT_COPY:
     case GPUFL__VT_MEMSET: return gpufl__vsrc_streams(s, table)->device[gpufl__vsrc_stream_row(s, table, i)];
-    case GPUFL__VT_SAMPLE: return s->sample->device[i];
+    case GPUFL__VT_SAMPLE: return s->dev->device[i];
     default: return 0;
     }
 }
 
 /* CUPTI stream id of kernels, copies and memsets. */
-static inline uint32_t gpufl__vsrc_stream(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint32_t gpufl__vsrc_stream(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     return gpufl__vsrc_streams(s, table)->stream[gpufl__vsrc_stream_row(s, table, i)];
 }
 
 /* gfl_copy_kind of a copy; 0 for memsets. */
-static inline unsigned gpufl__vsrc_copy_kind(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline unsigned gpufl__vsrc_copy_kind(const gpufl__xtrace *s, unsigned table, size_t i)
 {
-    return table == GPUFL__VT_COPY ? s->copy->kind[i] : 0;
+    return table == GPUFL__VT_COPY ? s->copies->kind[i] : 0;
 }
 
 /* String id of the name of a kernel, scope or NVTX range. */
-static inline uint32_t gpufl__vsrc_name(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint32_t gpufl__vsrc_name(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     if (table == GPUFL__VT_KERNEL)
-        return s->k->configs->name[s->k->config_row[i]];
+        return s->kernels->configs->name[s->kernels->config_row[i]];
     return gpufl__vsrc_scopes(s, table)->name[i];
 }
 
 /* Thread, nesting depth and instant-ness of scopes and NVTX rows. */
-static inline uint32_t gpufl__vsrc_tid(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline uint32_t gpufl__vsrc_tid(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     return gpufl__vsrc_scopes(s, table)->tid[i];
 }
 
-static inline unsigned gpufl__vsrc_depth(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline unsigned gpufl__vsrc_depth(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     return gpufl__vsrc_scopes(s, table)->depth[i];
 }
 
-static inline bool gpufl__vsrc_instant(const gpufl__vsrc *s, unsigned table, size_t i)
+static inline bool gpufl__vsrc_instant(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     const gpufl_trace_scopes *sc = gpufl__vsrc_scopes(s, table);
     return sc->instant && sc->instant[i];
 }
 
 /* A sample's GPU utilization, %, or -1 when the sample has none. */
-static inline int gpufl__vsrc_gpu_util(const gpufl__vsrc *s, size_t i)
+static inline int gpufl__vsrc_gpu_util(const gpufl__xtrace *s, size_t i)
 {
-    return (s->sample->valid[i] & 1u) ? s->sample->gpu_util_pct[i] : -1;
-}
-
-static inline const char *gpufl__vsrc_string(const gpufl__vsrc *s, uint32_t id)
-{
-    return gpufl_trace_string(s->t, id);
+    return (s->dev->valid[i] & 1u) ? s->dev->gpu_util_pct[i] : -1;
 }
 
 #endif /* GPUFL_PRESENT_VIEW_COLUMNS_H */

@@ -1,7 +1,7 @@
 /*
  * The lanes of the timeline view (see view_index.h). Two passes over the
- * trace's tables: the first finds each row's lane (a small hash of lane
- * keys, with the previous row's lane tried first: neighbours in time
+ * trace's tables: the first finds each row's lane (a hash of lane keys,
+ * core/idmap.h, with the previous row's lane tried first: neighbours in time
  * usually share a stream) and counts; the second places the rows, walking
  * kernels, copies and memsets together in start order so that a stream's
  * lane comes out sorted. Single-threaded.
@@ -12,67 +12,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
 #include "gpufl/gpufl.h"
 
 /* ---- lane keys ---------------------------------------------------------- */
 
 typedef struct lane_map {
-    uint64_t *key;   /* EMPTY_KEY where unused */
-    uint32_t *lane;
-    size_t cap;      /* a power of two */
-    size_t used;
+    gpufl__idmap lane_of; /* lane key -> index in lanes */
     uint64_t last_key[2]; /* the last lane found, per slot: a kernel's device lane in */
     uint32_t last_lane[2]; /* slot 1, every other lane in slot 0 */
     gpufl__vlane *lanes; /* the lanes, in order of first sight */
     size_t nlanes, lanes_cap;
 } lane_map;
 
-#define EMPTY_KEY UINT64_MAX
+#define NO_KEY UINT64_MAX /* last_key before the first lookup */
 
 /* A lane's key: its kind, its 32-bit id (stream or thread) and its small
  * one (device, 16 bits, or nesting level), in fields that cannot overlap
- * whatever the ids are (never EMPTY_KEY). a and b as for map_lane(). */
+ * whatever the ids are (never NO_KEY). a and b as for map_lane(). */
 static uint64_t lane_key(unsigned kind, uint32_t a, uint32_t b)
 {
     bool thread = kind == GPUFL__VLANE_SCOPE || kind == GPUFL__VLANE_NVTX;
     uint32_t wide = thread ? a : b, small = thread ? b : a;
     return (uint64_t)kind << 56 | (uint64_t)(small & 0xffffffu) << 32 | wide;
-}
-
-static size_t hash64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    return (size_t)k;
-}
-
-static int map_grow(lane_map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *key = malloc(cap * sizeof *key);
-    uint32_t *lane = malloc(cap * sizeof *lane);
-    if (!key || !lane) {
-        free(key);
-        free(lane);
-        return GPUFL_ENOMEM;
-    }
-    memset(key, 0xff, cap * sizeof *key);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->key[i] == EMPTY_KEY)
-            continue;
-        size_t h = hash64(m->key[i]) & (cap - 1);
-        while (key[h] != EMPTY_KEY)
-            h = (h + 1) & (cap - 1);
-        key[h] = m->key[i];
-        lane[h] = m->lane[i];
-    }
-    free(m->key);
-    free(m->lane);
-    m->key = key;
-    m->lane = lane;
-    m->cap = cap;
-    return 0;
 }
 
 /* The lane of kind for (a, b): (device, stream) for device lanes, (thread,
@@ -86,12 +48,8 @@ static int map_lane(lane_map *m, unsigned kind, uint32_t a, uint32_t b, uint32_t
         *out = m->last_lane[slot];
         return 0;
     }
-    if ((m->used + 1) * 2 > m->cap && map_grow(m) != 0)
-        return GPUFL_ENOMEM;
-    size_t h = hash64(k) & (m->cap - 1);
-    while (m->key[h] != EMPTY_KEY && m->key[h] != k)
-        h = (h + 1) & (m->cap - 1);
-    if (m->key[h] == EMPTY_KEY) {
+    uint32_t lane;
+    if (!gpufl__idmap_get(&m->lane_of, k, &lane)) {
         if (m->nlanes == m->lanes_cap) {
             size_t cap = m->lanes_cap ? m->lanes_cap * 2 : 16;
             gpufl__vlane *l = realloc(m->lanes, cap * sizeof *l);
@@ -110,20 +68,20 @@ static int map_lane(lane_map *m, unsigned kind, uint32_t a, uint32_t b, uint32_t
             l->device = a;
             l->stream = b;
         }
-        m->key[h] = k;
-        m->lane[h] = (uint32_t)m->nlanes++;
-        m->used++;
+        lane = (uint32_t)m->nlanes;
+        if (gpufl__idmap_put(&m->lane_of, k, lane) != 0)
+            return GPUFL_ENOMEM;
+        m->nlanes++;
     }
     m->last_key[slot] = k;
-    m->last_lane[slot] = m->lane[h];
-    *out = m->lane[h];
+    m->last_lane[slot] = lane;
+    *out = lane;
     return 0;
 }
 
 static void map_free(lane_map *m)
 {
-    free(m->key);
-    free(m->lane);
+    gpufl__idmap_free(&m->lane_of);
     free(m->lanes);
 }
 
@@ -141,7 +99,7 @@ typedef struct walk {
 
 static int visit_row(walk *w, unsigned table, size_t i, visit_fn visit, void *ctx)
 {
-    const gpufl__vsrc *s = &w->ix->src;
+    const gpufl__xtrace *s = &w->ix->src;
     uint32_t e = (uint32_t)table << GPUFL__VROW_BITS | (uint32_t)i;
     uint32_t lane;
     int rc;
@@ -184,7 +142,7 @@ static int visit_row(walk *w, unsigned table, size_t i, visit_fn visit, void *ct
 
 static int walk_all(walk *w, visit_fn visit, void *ctx)
 {
-    const gpufl__vsrc *s = &w->ix->src;
+    const gpufl__xtrace *s = &w->ix->src;
     size_t pos[3] = {0, 0, 0}, n[3];
     for (unsigned t = 0; t < 3; t++)
         n[t] = gpufl__vsrc_count(s, t);
@@ -258,7 +216,7 @@ static int lane_order(const void *pa, const void *pb)
 /* The latest time of any row, and the largest kernel name id. */
 static void scan_extent(gpufl__view_index *ix)
 {
-    const gpufl__vsrc *s = &ix->src;
+    const gpufl__xtrace *s = &ix->src;
     const gpufl_trace_info *info = gpufl_trace_get_info(s->t);
     uint64_t last = info->end_ns > info->start_ns ? info->end_ns : info->start_ns;
     for (unsigned t = 0; t < GPUFL__VT_COUNT; t++)
@@ -277,14 +235,14 @@ static void scan_extent(gpufl__view_index *ix)
 int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
 {
     memset(ix, 0, sizeof *ix);
-    gpufl__vsrc_init(&ix->src, t);
+    gpufl__xtrace_init(&ix->src, t);
     for (unsigned tb = 0; tb < GPUFL__VT_COUNT; tb++)
         if (gpufl__vsrc_count(&ix->src, tb) >= (1u << GPUFL__VROW_BITS))
             return GPUFL_EUNSUPPORTED;
     scan_extent(ix);
     lane_map map;
     memset(&map, 0, sizeof map);
-    map.last_key[0] = map.last_key[1] = EMPTY_KEY;
+    map.last_key[0] = map.last_key[1] = NO_KEY;
     walk w = {ix, &map};
     int rc = walk_all(&w, count_entry, &map);
     if (rc != 0)

@@ -53,7 +53,7 @@ typedef struct gpufl__vlane {
 #define GPUFL__VROW_INDEX(e) ((size_t)((e) & ((1u << GPUFL__VROW_BITS) - 1)))
 
 typedef struct gpufl__view_index {
-    gpufl__vsrc src;
+    gpufl__xtrace src;
     uint32_t *row;      /* entries of every lane, lane after lane */
     uint64_t *max_end;  /* per entry: latest end of its lane up to and including it */
     gpufl__vlane *lane; /* sorted: by device (DEVICE, SAMPLES, STREAMs by stream id), then

@@ -151,7 +151,7 @@ typedef struct build {
 
 static uint32_t entry_key(const build *bd, const gpufl__vlane *l, size_t off, uint32_t e)
 {
-    const gpufl__vsrc *s = &bd->ix->src;
+    const gpufl__xtrace *s = &bd->ix->src;
     unsigned table = GPUFL__VROW_TABLE(e);
     size_t i = GPUFL__VROW_INDEX(e);
     switch (l->kind) {
@@ -323,7 +323,7 @@ static int build_legend(build *bd)
                         goto out;
                     totals = t;
                 }
-                totals[n] = (name_total){name, 0, 0, gpufl__vsrc_string(&ix->src, name)};
+                totals[n] = (name_total){name, 0, 0, gpufl__x_str(&ix->src, name)};
                 slot[name] = (uint32_t)++n;
             }
             uint64_t ns = (en < lo->to ? en : lo->to) - (st > lo->from ? st : lo->from);

@@ -294,7 +294,7 @@ static void scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, line
             uint32_t e = ix->row[r->lane->first + key - 1];
             unsigned table = GPUFL__VROW_TABLE(e);
             size_t i = GPUFL__VROW_INDEX(e);
-            const char *name = gpufl__vsrc_string(&ix->src, gpufl__vsrc_name(&ix->src, table, i));
+            const char *name = gpufl__x_str(&ix->src, gpufl__vsrc_name(&ix->src, table, i));
             uint8_t color = name_color(name);
             unsigned w = end - c;
             if (w == 1) {
@@ -451,7 +451,7 @@ static void legend(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbu
         line_put(l, 2, (char[2]){(char)('A' + i), '\0'}, kernel_color(GPUFL__VG_KERNEL + (uint32_t)i));
         if (col == (unsigned)n) {
             char name[1024];
-            short_name(gpufl__vsrc_string(&lo->ix->src, g->name), name, sizeof name);
+            short_name(gpufl__x_str(&lo->ix->src, g->name), name, sizeof name);
             line_text(l, col, name, l->width - col, C_NONE);
         }
         line_emit(l, color, out);

@@ -35,6 +35,24 @@ uint32_t gpufl__recset_hash(const void *rec, uint32_t size)
     return (uint32_t)(h >> 32);
 }
 
+/* Makes room in recs for record n, doubling the array. Refuses a record
+ * n of UINT32_MAX - 1, so that n + 1 (a slot's value) fits 32 bits.
+ * 0 or GPUFL_ENOMEM (s unchanged). */
+static int room_for_one_more(gpufl__recset *s)
+{
+    if (s->n == UINT32_MAX - 1)
+        return GPUFL_ENOMEM;
+    if (s->n < s->cap)
+        return 0;
+    uint32_t cap = s->cap ? s->cap * 2 : 16;
+    uint8_t *p = realloc(s->recs, (size_t)cap * s->size);
+    if (!p)
+        return GPUFL_ENOMEM;
+    s->recs = p;
+    s->cap = cap;
+    return 0;
+}
+
 /* Rebuilds the slots for 4 x n records (at least 64). 0 or GPUFL_ENOMEM. */
 static int rehash(gpufl__recset *s, uint32_t n)
 {
@@ -68,16 +86,8 @@ int gpufl__recset_put(gpufl__recset *s, const void *rec, uint32_t *index)
             }
         }
     }
-    if (s->n == UINT32_MAX - 1)
+    if (room_for_one_more(s) != 0)
         return GPUFL_ENOMEM;
-    if (s->n == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 16;
-        uint8_t *p = realloc(s->recs, (size_t)cap * s->size);
-        if (!p)
-            return GPUFL_ENOMEM;
-        s->recs = p;
-        s->cap = cap;
-    }
     if ((s->n + 1) * 2 > s->mask && rehash(s, s->n + 1) != 0)
         return GPUFL_ENOMEM;
     memcpy(s->recs + (size_t)s->n * s->size, rec, s->size);
@@ -95,16 +105,8 @@ int gpufl__recset_append(gpufl__recset *s, const void *rec)
         uint32_t index;
         return gpufl__recset_put(s, rec, &index);
     }
-    if (s->n == UINT32_MAX - 1)
+    if (room_for_one_more(s) != 0)
         return GPUFL_ENOMEM;
-    if (s->n == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 16;
-        uint8_t *p = realloc(s->recs, (size_t)cap * s->size);
-        if (!p)
-            return GPUFL_ENOMEM;
-        s->recs = p;
-        s->cap = cap;
-    }
     memcpy(s->recs + (size_t)s->n++ * s->size, rec, s->size);
     return 0;
 }

@@ -100,7 +100,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
             return GPUFL_ENOMEM;                                                                   \
     } while (0)
 
-static int push_exact(gpufl__exact_vec *x, const gpufl_trace_exact *e)
+int gpufl__exact_push(gpufl__exact_vec *x, const gpufl_trace_exact *e)
 {
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 16;
@@ -144,7 +144,7 @@ static int put_times(gpufl__rows *R, size_t r, unsigned c_dur, unsigned c_lead, 
         return GPUFL_ENOMEM;
     if (exact) {
         gpufl_trace_exact e = {r, end, api_start, api_end};
-        return push_exact(&R->exact, &e);
+        return gpufl__exact_push(&R->exact, &e);
     }
     return 0;
 }

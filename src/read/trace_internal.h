@@ -92,6 +92,9 @@ typedef struct gpufl__exact_vec {
     size_t n, cap;
 } gpufl__exact_vec;
 
+/* Appends *e to x (doubling). 0, or GPUFL_ENOMEM with x unchanged. */
+int gpufl__exact_push(gpufl__exact_vec *x, const gpufl_trace_exact *e) __attribute__((warn_unused_result));
+
 typedef struct gpufl__rows {
     gpufl__table t;
     gpufl__col cols[GFL_MAX_COLS];

@@ -263,20 +263,6 @@ static void sift_down(cursor *h, size_t n, size_t i)
     }
 }
 
-static int push_exact(gpufl__exact_vec *x, gpufl_trace_exact e)
-{
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 16;
-        gpufl_trace_exact *v = realloc(x->v, cap * sizeof *v);
-        if (!v)
-            return GPUFL_ENOMEM;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[x->n++] = e;
-    return 0;
-}
-
 /* Appends rows [row, row + 1) of segment seg as the next output row,
  * extending the last run when it continues it. 0 or GPUFL_ENOMEM. */
 static int emit(plan *p, uint64_t out, uint32_t seg, uint32_t row)
@@ -334,7 +320,7 @@ static int merge_order(merge *m, unsigned tab, plan *p)
             if (next_exact[c->seg] < R->exact.n && R->exact.v[next_exact[c->seg]].row == c->row) {
                 gpufl_trace_exact e = R->exact.v[next_exact[c->seg]++];
                 e.row = out;
-                if ((rc = push_exact(exact, e)) != 0)
+                if ((rc = gpufl__exact_push(exact, &e)) != 0)
                     break;
             }
             if ((rc = emit(p, out++, c->seg, c->row)) != 0)
@@ -380,7 +366,7 @@ static int plan_table(merge *m, unsigned tab)
         for (size_t i = 0; i < R->exact.n; i++) {
             gpufl_trace_exact e = R->exact.v[i];
             e.row += base;
-            if (push_exact(exact, e) != 0)
+            if (gpufl__exact_push(exact, &e) != 0)
                 return GPUFL_ENOMEM;
         }
         if (R->t.n) {

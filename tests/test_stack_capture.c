@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "backend/cupti/stack_capture.h"
+#include "core/machine_id.h"
 #include "gpufl/gpufl.h"
 #include "read/stack_table.h"
 #include "sink/ndjson_format.h"
@@ -631,6 +632,20 @@ static void test_real_session(void **state)
     }
     tu_ndjson_free(&dev);
 
+    /* the session says which machine recorded it, so that the CLI below
+     * trusts this machine's module files for it */
+    char id[GPUFL__MACHINE_ID_MAX], sj[4200];
+    snprintf(sj, sizeof sj, "%s/session.json", dir);
+    json_error_t jerr;
+    json_t *root = json_load_file(sj, 0, &jerr);
+    assert_non_null(root);
+    const char *recorded = json_string_value(json_object_get(json_object_get(root, "host_info"), "machine_id"));
+    if (gpufl__machine_id(id) == 0)
+        assert_string_equal(recorded, id);
+    else
+        assert_null(recorded); /* left out, never made up */
+    json_decref(root);
+
     /* read back as the CLI does */
     gpufl__stack_table t;
     char err[512];
@@ -651,7 +666,8 @@ static void test_real_session(void **state)
 #ifdef GFL_CLI
     if (gpufl__symbolizer_available()) {
         char cmd[8400];
-        snprintf(cmd, sizeof cmd, "%s stacks %s", GFL_CLI, dir);
+        /* a machine without an id cannot tell its own sessions: it is told */
+        snprintf(cmd, sizeof cmd, "%s stacks %s%s", GFL_CLI, dir, id[0] ? "" : " --symbolize-here");
         FILE *p = popen(cmd, "r");
         assert_non_null(p);
         char out[65536];

@@ -4,10 +4,13 @@
  * as text (the default, to stdout), as JSON (schema: docs/REPORT.md) or as
  * one self-contained HTML page (to FILE, which html needs).
  *
- * The text symbolizes the CPU stacks of the hot kernels when the session
- * has them in its device logs (read/stack_table.h) and this build has
- * libdw (read/symbolize.h); otherwise frames are module+offset, or stack
- * ids for a session recorded as trace.gflt only.
+ * The text shows the frames of the hot kernels' CPU stacks when the session
+ * recorded them (read/stack_table.h, NDJSON or .gflt alike), symbolized
+ * when this build has libdw, the modules are on this machine
+ * (read/symbolize.h) and the session was recorded here
+ * (read/session_origin.h) or --symbolize-here says to use this machine's
+ * files anyway; otherwise as module+offset, with a one-line note under the
+ * hotspots saying why.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,13 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analyze/analysis.h"
 #include "cli/cli.h"
 #include "gpufl/trace.h"
 #include "present/report_json.h"
 #include "present/report_text.h"
+#include "read/session_origin.h"
 #include "read/stack_table.h"
 #include "read/symbolize.h"
 #ifdef GPUFL_HAVE_REPORT_HTML
@@ -31,10 +34,12 @@
 #define MAX_TOP 10000
 
 static const char usage_text[] =
-    "usage: gpufl report SESSION [--top N] [--format text|json|html] [-o FILE]\n"
-    "  --top N     kernels listed in the hotspots (default 20)\n"
-    "  --format    text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
-    "  -o FILE     write the report to FILE instead of stdout\n";
+    "usage: gpufl report SESSION [--top N] [--format text|json|html] [-o FILE] [--symbolize-here]\n"
+    "  --top N            kernels listed in the hotspots (default 20)\n"
+    "  --format           text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
+    "  -o FILE            write the report to FILE instead of stdout\n"
+    "  --symbolize-here   name stack frames from this machine's module files even when\n"
+    "                     the session was not recorded here\n";
 
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML };
 
@@ -51,24 +56,13 @@ static void name_frame(void *ctx, const char *module, uint64_t offset, char *buf
     gpufl__symbolize_frame(ctx, module, offset, true, buf, len);
 }
 
-/* The stacks of the session at path, when its device logs have them; a
- * session without them (or without device logs) gets NULL, silently: the
- * report then lists stack ids. */
+/* The stacks of the session at path, when it recorded them; a session
+ * without them gets NULL, silently: the report then lists stack ids. */
 static gpufl__stack_table *load_stacks(const char *path)
 {
-    char dir[4096];
-    struct stat st;
-    snprintf(dir, sizeof dir, "%s", path);
-    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-    }
     gpufl__stack_table *t = calloc(1, sizeof *t);
     char err[512];
-    if (!t || gpufl__stack_table_load(dir, t, err, sizeof err) != 0 || !t->n) {
+    if (!t || gpufl__stack_table_load(path, t, err, sizeof err) != 0 || !t->n) {
         if (t)
             gpufl__stack_table_free(t);
         free(t);
@@ -77,14 +71,20 @@ static gpufl__stack_table *load_stacks(const char *path)
     return t;
 }
 
-static int render_text(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, FILE *out)
+static int render_text(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, bool here, FILE *out)
 {
     gpufl__report_text_opts o = {0};
     gpufl__symbolizer *sym = NULL;
     gpufl__stack_table *stacks = r->hotspots.launches && !r->hotspots.stack_frames ? load_stacks(path) : NULL;
+    char why[1024], note[1400];
     if (stacks) {
         o.stacks = stacks;
-        if (gpufl__symbolizer_available() && (sym = gpufl__symbolizer_new()) != NULL) {
+        if (gpufl__symbolizer_available() && !here &&
+            gpufl__session_origin_of(path, why, sizeof why) != GFL_ORIGIN_HERE) {
+            snprintf(note, sizeof note, "%s: frames are module+offset, since this machine's copies of the "
+                                        "modules may differ; --symbolize-here uses them anyway", why);
+            o.frames_note = note;
+        } else if (gpufl__symbolizer_available() && (sym = gpufl__symbolizer_new()) != NULL) {
             o.name_frame = name_frame;
             o.frame_ctx = sym;
         }
@@ -109,7 +109,7 @@ static int parse_top(const char *text, uint32_t *top)
 }
 
 static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const char *session,
-                        enum report_format format, const char *file)
+                        enum report_format format, const char *file, bool here)
 {
     if (format == FORMAT_HTML) {
 #ifdef GPUFL_HAVE_REPORT_HTML
@@ -130,7 +130,7 @@ static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const 
         fprintf(stderr, "gpufl report: cannot write '%s': %s\n", file, strerror(errno));
         return GFL_EXIT_FAIL;
     }
-    int rc = format == FORMAT_JSON ? gpufl__report_json(t, r, out) : render_text(t, r, session, out);
+    int rc = format == FORMAT_JSON ? gpufl__report_json(t, r, out) : render_text(t, r, session, here, out);
     if (file && fclose(out) != 0 && rc == 0)
         rc = GPUFL_EIO;
     if (rc != 0) {
@@ -143,16 +143,18 @@ static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const 
 
 int gpufl_cmd_report(int argc, char **argv)
 {
-    enum { O_TOP = 1, O_FORMAT };
+    enum { O_TOP = 1, O_FORMAT, O_SYMBOLIZE_HERE };
     static const struct option opts[] = {{"top", required_argument, 0, O_TOP},
                                          {"format", required_argument, 0, O_FORMAT},
                                          {"output", required_argument, 0, 'o'},
+                                         {"symbolize-here", no_argument, 0, O_SYMBOLIZE_HERE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     gpufl__ana_options ao;
     gpufl__ana_options_default(&ao);
     enum report_format format = FORMAT_TEXT;
     const char *file = NULL;
+    bool here = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -178,6 +180,7 @@ int gpufl_cmd_report(int argc, char **argv)
             }
             break;
         case 'o': file = optarg; break;
+        case O_SYMBOLIZE_HERE: here = true; break;
         case 'h': fputs(usage_text, stdout); return GFL_EXIT_OK;
         default:
             snprintf(msg, sizeof msg, "bad argument '%s'", optind > 0 && optind <= argc ? argv[optind - 1] : "");
@@ -202,7 +205,7 @@ int gpufl_cmd_report(int argc, char **argv)
         gpufl_trace_close(t);
         return GFL_EXIT_FAIL;
     }
-    int rc = write_report(t, &r, path, format, file);
+    int rc = write_report(t, &r, path, format, file, here);
     gpufl__ana_report_free(&r);
     gpufl_trace_close(t);
     return rc;

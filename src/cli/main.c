@@ -24,9 +24,13 @@ static const command commands[] = {
      "                                 record an unmodified CUDA program (default engine: trace);\n"
      "                                 exits with PROGRAM's status"},
     {"summary", gpufl_cmd_summary, "summary SESSION [--json]   what a session recorded, from its session.json"},
-    {"stacks", gpufl_cmd_stacks, "stacks SESSION [--raw]     CPU stacks of launches and syncs, symbolized"},
+    {"stacks", gpufl_cmd_stacks,
+     "stacks SESSION [--raw] [--symbolize-here]\n"
+     "                                 CPU stacks of launches and syncs, symbolized when recorded\n"
+     "                                 on this machine (--symbolize-here: from this machine's\n"
+     "                                 module files anyway)"},
     {"report", gpufl_cmd_report,
-     "report SESSION [--top N] [--format text|json|html] [-o FILE]\n"
+     "report SESSION [--top N] [--format text|json|html] [-o FILE] [--symbolize-here]\n"
      "                                 every analysis: summary, scopes, hot kernels, occupancy,\n"
      "                                 copies, idle time, launches, memory (JSON: docs/REPORT.md)"},
     {"info", gpufl_cmd_info, "info SESSION [--json]      what a session holds, read from its logs or trace.gflt"},

@@ -14,6 +14,7 @@
 
 #include "collect/summary_json.h"
 #include "core/clock.h"
+#include "core/machine_id.h"
 #include "core/options.h"
 #include "core/os.h"
 #include "gpufl/gpufl.h"
@@ -101,8 +102,14 @@ static json_t *host_info_json(void)
     if (uname(&u) == 0)
         snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return json_pack("{s:I,s:I,s:s}", "cpu_count", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN),
-                     "ram_total_bytes", (json_int_t)(pages > 0 && page > 0 ? pages * page : 0), "os", os);
+    json_t *j = json_pack("{s:I,s:I,s:s}", "cpu_count", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN),
+                          "ram_total_bytes", (json_int_t)(pages > 0 && page > 0 ? pages * page : 0), "os", os);
+    /* Readers symbolize stacks from local module files only when this id is
+     * theirs; a machine without one just leaves it out. */
+    char id[GPUFL__MACHINE_ID_MAX];
+    if (j && gpufl__machine_id(id) == 0)
+        json_object_set_new(j, "machine_id", json_string(id));
+    return j;
 }
 
 int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,

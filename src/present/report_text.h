@@ -36,6 +36,9 @@ typedef struct gpufl__report_text_opts {
     /* Names frames (e.g. through read/symbolize.h); NULL: module+offset. */
     gpufl__report_frame_fn name_frame;
     void *frame_ctx;
+    /* One line printed under the hotspots when they show frames, e.g. why
+     * they are module+offset; NULL: none. */
+    const char *frames_note;
     uint32_t max_frames;       /* frames shown per stack; 0: 6 */
 } gpufl__report_text_opts;
 

@@ -3,6 +3,7 @@
  * the scopes and CPU stacks that launched them) and occupancy.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "core/event.h"
@@ -150,6 +151,11 @@ void rt_section_hotspots(const rt *c)
             fputc('\n', c->out);
         hotspot(c, i + 1, &hs->kernels[i]);
     }
+    bool frames_shown = false;
+    for (uint32_t i = 0; c->o.stacks && i < hs->n; i++)
+        frames_shown |= hs->kernels[i].nstacks > 0;
+    if (frames_shown && c->o.frames_note)
+        fprintf(c->out, "\n  note: %s\n", c->o.frames_note);
 }
 
 static const char *limiter_advice(uint8_t limiter)

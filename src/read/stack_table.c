@@ -1,28 +1,30 @@
 /*
- * Reading `stack` lines back (see stack_table.h).
- *
- * Only lines that are stack definitions are parsed as JSON; for every other
- * line the "stack": key is found by text, which is safe because inside a
- * JSON string its quotes would be escaped. Ids are dense from 1 (the
- * recorder hands them out in order), so per-id arrays index them directly.
+ * Reading `stack` events back (see stack_table.h), from whatever the
+ * session holds: the events come from an event source (event_source.h),
+ * so NDJSON logs and .gflt traces go through the same code here, and the
+ * source deals with torn tails and names the file and line or offset of
+ * damage. Ids are dense from 1 (the recorder hands them out in order), so
+ * per-id arrays index them directly.
  */
 #include "read/stack_table.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "gpufl/gpufl.h"
+#include "read/event_source.h"
 
 #define MAX_ID (1u << 24)
 
 typedef struct loader {
     gpufl__stack_table *t;
+    const gpufl__string_lookup *strings; /* the source's: module paths */
+    const char *what;                    /* the source's path, for messages */
+    uint64_t event_no;                   /* events read so far, for messages */
     uint32_t *pos;  /* id -> index in t->stacks + 1, 0 = not seen */
-    uint64_t *uses; /* id -> lines referring to it */
+    uint64_t *uses; /* id -> device events referring to it */
     uint32_t id_cap;
     size_t stack_cap;
     char *err;
@@ -95,100 +97,95 @@ static gpufl__stack_rec *stack_for(loader *l, uint32_t id, uint32_t total)
     return s;
 }
 
-static int bad_line(loader *l, const char *file, size_t lineno, const char *why)
+static int bad_piece(loader *l, const gfl_stack_payload *p, const char *why)
 {
-    snprintf(l->err, l->err_len, "%s:%zu: stack line %s", file, lineno, why);
+    snprintf(l->err, l->err_len, "%s: event %llu: stack %u %s", l->what,
+             (unsigned long long)l->event_no, p->id, why);
     return GPUFL_ECORRUPT;
 }
 
-static int stack_line(loader *l, const char *text, const char *file, size_t lineno)
+static int out_of_memory(loader *l)
 {
-    json_error_t jerr;
-    json_t *j = json_loads(text, 0, &jerr);
-    if (!j)
-        return bad_line(l, file, lineno, jerr.text);
-    int rc = 0;
-    json_t *frames = json_object_get(j, "frames");
-    json_int_t id = json_integer_value(json_object_get(j, "id"));
-    json_int_t first = json_integer_value(json_object_get(j, "first"));
-    json_int_t total = json_integer_value(json_object_get(j, "total"));
-    if (id <= 0 || id >= MAX_ID || first < 0 || total < 0 || total > 0xffff || !json_is_array(frames) ||
-        (size_t)first + json_array_size(frames) > (size_t)total) {
-        rc = bad_line(l, file, lineno, "has a bad id, first, total or frames");
-        goto out;
-    }
-    gpufl__stack_rec *s = stack_for(l, (uint32_t)id, (uint32_t)total);
-    if (!s) {
-        rc = GPUFL_ENOMEM;
-        snprintf(l->err, l->err_len, "out of memory");
-        goto out;
-    }
-    if (s->total != (uint32_t)total) {
-        rc = bad_line(l, file, lineno, "disagrees with an earlier piece on the frame count");
-        goto out;
-    }
-    if (json_is_true(json_object_get(j, "truncated")))
+    snprintf(l->err, l->err_len, "%s: out of memory", l->what);
+    return GPUFL_ENOMEM;
+}
+
+/* One piece of a stack definition: its frames go to their places. */
+static int stack_piece(loader *l, const gfl_stack_payload *p)
+{
+    if (p->id == 0 || p->id >= MAX_ID)
+        return bad_piece(l, p, "has a bad id");
+    if (p->count > GFL_STACK_FRAMES_PER_EVENT || (uint32_t)p->first + p->count > p->total)
+        return bad_piece(l, p, "has frames past its frame count");
+    gpufl__stack_rec *s = stack_for(l, p->id, p->total);
+    if (!s)
+        return out_of_memory(l);
+    if (s->total != p->total)
+        return bad_piece(l, p, "disagrees with an earlier piece on the frame count");
+    if (p->truncated)
         s->truncated = true;
-    for (size_t i = 0; i < json_array_size(frames); i++) {
-        json_t *f = json_array_get(frames, i);
-        json_t *mod = json_array_get(f, 0);
-        const char *hex = json_string_value(json_array_get(f, 1));
-        if (!json_is_array(f) || !hex || !(json_is_string(mod) || json_is_null(mod))) {
-            rc = bad_line(l, file, lineno, "has a frame that is not [module, \"0x...\"]");
-            goto out;
+    for (uint32_t i = 0; i < p->count; i++) {
+        const gfl_stack_frame *f = &p->frames[i];
+        gpufl__stack_frame_rec *r = &s->frames[p->first + i];
+        if (f->module) {
+            uint32_t len;
+            const char *path = gpufl__lookup(l->strings, f->module, &len);
+            if (!(r->module = intern_module(l->t, path)))
+                return out_of_memory(l);
+        } else {
+            r->module = NULL;
         }
-        gpufl__stack_frame_rec *r = &s->frames[first + (json_int_t)i];
-        if (json_is_string(mod) && !(r->module = intern_module(l->t, json_string_value(mod)))) {
-            rc = GPUFL_ENOMEM;
-            snprintf(l->err, l->err_len, "out of memory");
-            goto out;
-        }
-        r->offset = strtoull(hex, NULL, 16);
+        r->offset = f->offset;
         if (!r->present) {
             r->present = true;
             s->missing--;
         }
     }
-out:
-    json_decref(j);
-    return rc;
+    return 0;
 }
 
-/* Counts a reference from any other line (kernel, memcpy, sync, ...). */
-static int count_use(loader *l, const char *text)
+/* The stack id a device event was made under, 0 = none. */
+static uint32_t stack_of(const gfl_event *ev)
 {
-    const char *k = strstr(text, "\"stack\":");
-    if (!k)
+    switch (ev->h.type) {
+    case GFL_EV_KERNEL:
+        return ev->u.kernel.stack_id;
+    case GFL_EV_MEMCPY:
+        return ev->u.memcpy.stack_id;
+    case GFL_EV_SYNC:
+        return ev->u.sync.stack_id;
+    case GFL_EV_MEM_ALLOC:
+    case GFL_EV_MEM_FREE:
+        return ev->u.mem.stack_id;
+    case GFL_EV_GRAPH_LAUNCH:
+        return ev->u.graph.stack_id;
+    default:
         return 0;
-    unsigned long id = strtoul(k + 8, NULL, 10);
+    }
+}
+
+static int count_use(loader *l, uint32_t id)
+{
     if (!id || id >= MAX_ID)
         return 0;
-    if (grow_ids(l, (uint32_t)id) != 0)
-        return GPUFL_ENOMEM;
+    if (grow_ids(l, id) != 0)
+        return out_of_memory(l);
     l->uses[id]++;
     return 0;
 }
 
-static int load_file(loader *l, const char *path)
+static int load_events(loader *l, gpufl__event_source *src)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return GPUFL_ENOTFOUND;
-    char *line = NULL;
-    size_t cap = 0, lineno = 0;
-    ssize_t len;
-    int rc = 0;
-    while (rc == 0 && (len = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (line[len - 1] != '\n')
-            break; /* torn last line: a writer killed mid-line */
-        if (!strncmp(line, "{\"type\":\"stack\",", 16))
-            rc = stack_line(l, line, path, lineno);
-        else
-            rc = count_use(l, line);
+    const gfl_event *ev;
+    int rc;
+    while ((rc = gpufl__source_next(src, &ev)) == 1) {
+        l->event_no++;
+        rc = ev->h.type == GFL_EV_STACK ? stack_piece(l, &ev->u.stack) : count_use(l, stack_of(ev));
+        if (rc != 0)
+            return rc;
     }
-    free(line);
-    fclose(f);
+    if (rc < 0)
+        snprintf(l->err, l->err_len, "%s", src->err);
     return rc;
 }
 
@@ -198,34 +195,33 @@ static int by_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A session's session.json stands for its directory; anything else (a
+ * directory, a log, a .gflt file) is opened as it is. */
+static void session_path(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s", path);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    struct stat st;
+    if (strcmp(base, "session.json") != 0 || stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+        return;
+    if (base == path)
+        snprintf(out, len, ".");
+    else
+        out[base - 1 - path] = '\0';
+}
+
 int gpufl__stack_table_load(const char *path, gpufl__stack_table *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
-    char dir[4096];
-    struct stat st;
-    snprintf(dir, sizeof dir, "%s", path);
-    if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) { /* session.json: its directory */
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof dir, ".");
-    }
-    loader l = {.t = out, .err = err, .err_len = err_len};
-    int rc = 0;
-    char file[4200];
-    for (int part = 1; rc == 0; part++) {
-        snprintf(file, sizeof file, "%s/device.%d.log", dir, part);
-        if (access(file, F_OK) != 0)
-            break;
-        rc = load_file(&l, file);
-    }
-    if (rc == 0) {
-        snprintf(file, sizeof file, "%s/device.log", dir);
-        rc = load_file(&l, file);
-        if (rc == GPUFL_ENOTFOUND)
-            snprintf(err, err_len, "%s: cannot read it (is %s a session directory?)", file, path);
-    }
+    char where[4096];
+    session_path(path, where, sizeof where);
+    gpufl__event_source *src;
+    int rc = gpufl__source_open(where, &src, err, err_len);
+    if (rc != 0)
+        return rc;
+    loader l = {.t = out, .strings = &src->strings, .what = src->path, .err = err, .err_len = err_len};
+    rc = load_events(&l, src);
     if (rc == 0) {
         for (size_t i = 0; i < out->n; i++)
             out->stacks[i].uses = l.uses[out->stacks[i].id];
@@ -235,6 +231,7 @@ int gpufl__stack_table_load(const char *path, gpufl__stack_table *out, char *err
         if (out->n)
             qsort(out->stacks, out->n, sizeof *out->stacks, by_id);
     }
+    gpufl__source_close(src);
     free(l.pos);
     free(l.uses);
     if (rc != 0)

@@ -1,6 +1,7 @@
 /*
- * The CPU stacks of a recorded session, read back from its device logs
- * (`stack` lines, docs/FORMAT.md), with how many lines refer to each.
+ * The CPU stacks of a recorded session, read back from its `stack` events
+ * (docs/FORMAT.md) in whatever format it was written (NDJSON logs or a
+ * .gflt trace), with how many device events refer to each.
  *
  * A stack's definition may come in several pieces, in any order, from
  * different threads' rings; a piece can also be missing (a session killed
@@ -27,23 +28,24 @@ typedef struct gpufl__stack_rec {
     uint32_t total;     /* frames in the stack */
     bool truncated;     /* the stack was deeper than what was recorded */
     uint32_t missing;   /* frames whose piece was not found */
-    uint64_t uses;      /* device-log lines whose "stack" is this id */
+    uint64_t uses;      /* device events whose stack id is this id */
     gpufl__stack_frame_rec *frames; /* total entries, innermost first */
 } gpufl__stack_rec;
 
 typedef struct gpufl__stack_table {
     gpufl__stack_rec *stacks; /* sorted by id */
     size_t n;
-    uint64_t unknown_uses;    /* lines that refer to a stack never defined */
+    uint64_t unknown_uses;    /* device events that refer to a stack never defined */
     char **modules;           /* distinct module paths */
     size_t nmodules;
 } gpufl__stack_table;
 
-/* Loads the stacks of the session in `path` (its directory or its
- * session.json): device.N.log parts in order, then device.log. A torn last
- * line is skipped. Returns 0; GPUFL_ENOTFOUND when there is no device.log,
- * GPUFL_ECORRUPT for a `stack` line that does not parse, GPUFL_ENOMEM; on
- * failure err says what and *out is left empty. */
+/* Loads the stacks of the session in `path`: its directory (trace.gflt when
+ * it has one, else its NDJSON logs), its session.json, one NDJSON log or one
+ * .gflt file, as gpufl__source_open() reads them. A torn last line or chunk
+ * is skipped. Returns 0; GPUFL_ENOTFOUND when path holds no session,
+ * GPUFL_ECORRUPT for damage (err names the file and the line, offset or
+ * event), GPUFL_ENOMEM; on failure err says what and *out is left empty. */
 __attribute__((warn_unused_result)) int gpufl__stack_table_load(const char *path, gpufl__stack_table *out,
                                                                 char *err, size_t err_len);
 void gpufl__stack_table_free(gpufl__stack_table *t);

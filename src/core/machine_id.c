@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gpufl/gpufl.h"
 
@@ -30,11 +31,30 @@ static int read_id(const char *path, char out[GPUFL__MACHINE_ID_MAX])
     return 0;
 }
 
+/* Containers often have neither machine-id file, and a session read back
+ * in the container that recorded it must still be named. The kernel's boot
+ * id is shared by every container of one host, so the root file system's
+ * device (each container's overlay root has its own) goes with it: the pair
+ * names one file system tree during one boot, which is what the module
+ * files depend on. After a reboot such sessions read as recorded elsewhere,
+ * the safe side. */
+static int boot_and_root(char out[GPUFL__MACHINE_ID_MAX])
+{
+    char boot[GPUFL__MACHINE_ID_MAX];
+    struct stat root;
+    if (read_id("/proc/sys/kernel/random/boot_id", boot) != 0 || stat("/", &root) != 0)
+        return -1;
+    int n = snprintf(out, GPUFL__MACHINE_ID_MAX, "boot-%s-root-%llx", boot,
+                     (unsigned long long)root.st_dev);
+    return n > 0 && n < GPUFL__MACHINE_ID_MAX ? 0 : -1;
+}
+
 int gpufl__machine_id(char out[GPUFL__MACHINE_ID_MAX])
 {
     out[0] = '\0';
     /* systemd's file first; D-Bus keeps the same id on systems without it */
-    if (read_id("/etc/machine-id", out) == 0 || read_id("/var/lib/dbus/machine-id", out) == 0)
+    if (read_id("/etc/machine-id", out) == 0 || read_id("/var/lib/dbus/machine-id", out) == 0 ||
+        boot_and_root(out) == 0)
         return 0;
     out[0] = '\0';
     return GPUFL_ENOTFOUND;

@@ -17,10 +17,12 @@
  * is not a machine id. */
 #define GPUFL__MACHINE_ID_MAX 65
 
-/* Copies this machine's id (/etc/machine-id, else
- * /var/lib/dbus/machine-id, without its newline) into out, NUL-terminated.
- * Returns 0, or GPUFL_ENOTFOUND when neither file is readable or holds one
- * line of 1 to 64 printable, non-space characters; out is then "". */
+/* Copies this machine's id (/etc/machine-id, else /var/lib/dbus/machine-id,
+ * without its newline; on a machine or container with neither,
+ * "boot-<kernel boot id>-root-<device of />" in hex) into out,
+ * NUL-terminated. Returns 0, or GPUFL_ENOTFOUND when none of them can be
+ * read or holds one line of 1 to 64 printable, non-space characters; out is
+ * then "". */
 __attribute__((warn_unused_result)) int gpufl__machine_id(char out[GPUFL__MACHINE_ID_MAX]);
 
 #endif /* GPUFL_CORE_MACHINE_ID_H */

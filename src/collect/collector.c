@@ -183,6 +183,19 @@ static void periodic(gpufl__collector *c, size_t handled)
         checkpoint(c, now);
 }
 
+/* Every sink writes out all it buffers (tick does it for a sink without
+ * flush). Under c->lock, or after the collector thread has ended. */
+static void flush_sinks(gpufl__collector *c, uint64_t now)
+{
+    for (size_t i = 0; i < c->cfg.nsinks; i++) {
+        const gpufl__sink *k = &c->cfg.sinks[i];
+        if (k->flush)
+            k->flush(k->self, now);
+        else
+            k->tick(k->self, now);
+    }
+}
+
 static void *collector_main(void *arg)
 {
     gpufl__collector *c = arg;
@@ -273,13 +286,7 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
     pthread_join(c->thread, NULL);
 
     /* Write the buffers out first, so the summary counts every byte. */
-    for (size_t i = 0; i < c->cfg.nsinks; i++) {
-        gpufl__sink *k = &c->cfg.sinks[i];
-        if (k->flush)
-            k->flush(k->self, end->end_ns);
-        else
-            k->tick(k->self, end->end_ns);
-    }
+    flush_sinks(c, end->end_ns);
     gpufl__summary s;
     bool have = build_summary(c, &s, end->end_ns, true) == 0;
     for (size_t i = 0; i < c->cfg.nsinks; i++)
@@ -310,13 +317,7 @@ void gpufl__collector_flush(gpufl__collector *c)
         ;
     uint64_t now = gpufl__now_ns();
     c->last_tick_ns = now;
-    for (size_t i = 0; i < c->cfg.nsinks; i++) {
-        const gpufl__sink *k = &c->cfg.sinks[i];
-        if (k->flush)
-            k->flush(k->self, now);
-        else
-            k->tick(k->self, now);
-    }
+    flush_sinks(c, now);
     pthread_mutex_unlock(&c->lock);
 }
 

@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend/cupti/cupti_paths.h"
 #include "gpufl/gpufl.h"
 
 #define INJECT_API __attribute__((visibility("default")))
@@ -216,7 +217,7 @@ INJECT_API int InitializeInjection(void)
  * the program's NVTX ranges and markers for the trace engines. Returns what
  * CUPTI returns, or 0 (NVTX calls stay no-ops) when CUPTI cannot be loaded
  * or has no such entry. The library is the one GPUFL_CUPTI_LIBRARY names,
- * else found as the CUPTI plugin finds it (src/backend/cupti/cupti_api.c),
+ * else found as the CUPTI plugin finds it (backend/cupti/cupti_paths.h),
  * so that the plugin, loading later, gets this same one by its soname. */
 typedef const void *(*nvtx_get_export_table_fn)(uint32_t export_table_id);
 typedef int (*nvtx_initialize_fn)(nvtx_get_export_table_fn get_export_table);
@@ -224,13 +225,7 @@ typedef int (*nvtx_initialize_fn)(nvtx_get_export_table_fn get_export_table);
 INJECT_API int InitializeInjectionNvtx2(nvtx_get_export_table_fn get_export_table)
 {
     const char *forced = getenv("GPUFL_CUPTI_LIBRARY");
-    static const char *const defaults[] = {
-        "libcupti.so.13",
-        "libcupti.so",
-        "/usr/local/cuda/lib64/libcupti.so.13",
-        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-        "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
-    };
+    static const char *const defaults[] = {GFL_CUPTI_SONAMES, GFL_CUPTI_TOOLKIT_PATHS};
     const char *const only[] = {forced};
     const char *const *names = forced && forced[0] ? only : defaults;
     size_t n = forced && forced[0] ? 1 : sizeof defaults / sizeof defaults[0];

@@ -107,6 +107,18 @@ static int meta_chunk(gpufl__gflt_writer *w, const gpufl__session_meta *m)
 
 /* ---- public ------------------------------------------------------------- */
 
+/* Frees all w owns and zeroes it; open's failure path and close share it. */
+static void release(gpufl__gflt_writer *w)
+{
+    gpufl__gflt_encoder_free(&w->enc);
+    ZSTD_freeCCtx(w->zstd);
+    free(w->events);
+    free(w->index);
+    gpufl__bytebuf_free(&w->raw);
+    gpufl__bytebuf_free(&w->chunk);
+    memset(w, 0, sizeof *w);
+}
+
 int gpufl__gflt_writer_open(gpufl__gflt_writer *w, gpufl__gflt_out out,
                             const gpufl__string_lookup *names, const gpufl__session_meta *meta,
                             size_t chunk_events, int zstd_level)
@@ -137,12 +149,7 @@ int gpufl__gflt_writer_open(gpufl__gflt_writer *w, gpufl__gflt_out out,
         goto fail;
     return 0;
 fail:
-    gpufl__gflt_encoder_free(&w->enc);
-    ZSTD_freeCCtx(w->zstd);
-    free(w->events);
-    gpufl__bytebuf_free(&w->raw);
-    gpufl__bytebuf_free(&w->chunk);
-    memset(w, 0, sizeof *w);
+    release(w);
     return rc;
 }
 
@@ -282,12 +289,6 @@ int gpufl__gflt_writer_close(gpufl__gflt_writer *w, const gpufl__session_meta *m
         rc = GPUFL_EIO;
     if (!w->stopped && index_and_trailer(w) != 0)
         rc = GPUFL_EIO;
-    gpufl__gflt_encoder_free(&w->enc);
-    ZSTD_freeCCtx(w->zstd);
-    free(w->events);
-    free(w->index);
-    gpufl__bytebuf_free(&w->raw);
-    gpufl__bytebuf_free(&w->chunk);
-    memset(w, 0, sizeof *w);
+    release(w);
     return rc;
 }

@@ -9,13 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const sonames[] = {"libcupti.so.13", "libcupti.so"};
+#include "backend/cupti/cupti_paths.h"
 
-static const char *const toolkit_paths[] = {
-    "/usr/local/cuda/lib64/libcupti.so.13",
-    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
-    "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
-};
+static const char *const sonames[] = {GFL_CUPTI_SONAMES};
+
+static const char *const toolkit_paths[] = {GFL_CUPTI_TOOLKIT_PATHS};
 
 static void *load(char *err, size_t err_len)
 {

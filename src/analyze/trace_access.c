@@ -29,6 +29,17 @@ static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t latest_time(const ta *a)
 {
     uint64_t t = a->start_ns;
+    /* Starts count too: in damaged input a row's end can lie before its
+     * start, and the session still reached that start. Rows are sorted by
+     * start, so the last row's is the latest. */
+    if (a->k->n)
+        t = max64(t, a->k->start_ns[a->k->n - 1]);
+    if (a->cp->n)
+        t = max64(t, a->cp->start_ns[a->cp->n - 1]);
+    if (a->ms->n)
+        t = max64(t, a->ms->start_ns[a->ms->n - 1]);
+    if (a->sy->n)
+        t = max64(t, a->sy->start_ns[a->sy->n - 1]);
     for (size_t i = 0; i < a->k->n; i++)
         t = max64(t, ta_k_end(a, i));
     for (size_t i = 0; i < a->cp->n; i++)

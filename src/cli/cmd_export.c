@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
+#include "core/clock.h"
 #include "gpufl/trace.h"
 #include "present/export.h"
 
@@ -39,12 +39,7 @@ static int usage_error(const char *what)
     return GFL_EXIT_USAGE;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+static double now_s(void) { return (double)gpufl__mono_ns() / 1e9; }
 
 /* The session's name: the last path component of path, less a .gflt or
  * .log extension ("runs/train-1/" gives "train-1"). */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyze/trace_access.h"
 #include "cli/cli.h"
 #include "core/event.h"
 #include "core/session_json.h"
@@ -61,62 +62,19 @@ static size_t list_files(const char *path, file_size *out, size_t max)
     return n;
 }
 
-static uint64_t max_u64(const uint64_t *v, size_t n, uint64_t m)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i] > m)
-            m = v[i];
-    return m;
-}
-
-/* The latest end of the rows of device work (ends are start + offset,
- * or exact, through the accessor). */
-#define MAX_END(m, x, end_of)                                                                      \
-    for (size_t i_ = 0; i_ < (x)->n; i_++) {                                                       \
-        uint64_t e_ = end_of((x), i_);                                                             \
-        if (e_ > (m))                                                                              \
-            (m) = e_;                                                                              \
-    }
-
-/* The latest time any record reaches: how long a session that did not end
- * ran, as far as it was written. */
-static uint64_t last_event_ns(const gpufl_trace *t)
-{
-    uint64_t m = 0;
-    const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
-    m = max_u64(k->start_ns, k->n, m);
-    MAX_END(m, k, gpufl_trace_kernel_end)
-    const gpufl_trace_transfers *tr[2] = {gpufl_trace_get_copies(t), gpufl_trace_get_memsets(t)};
-    for (int i = 0; i < 2; i++) {
-        m = max_u64(tr[i]->start_ns, tr[i]->n, m);
-        MAX_END(m, tr[i], gpufl_trace_transfer_end)
-    }
-    const gpufl_trace_syncs *y = gpufl_trace_get_syncs(t);
-    m = max_u64(y->start_ns, y->n, m);
-    MAX_END(m, y, gpufl_trace_sync_end)
-    const gpufl_trace_scopes *sc[2] = {gpufl_trace_get_scopes(t), gpufl_trace_get_nvtx(t)};
-    for (int i = 0; i < 2; i++)
-        m = max_u64(sc[i]->end_ns, sc[i]->n, max_u64(sc[i]->begin_ns, sc[i]->n, m));
-    const gpufl_trace_memory *mem = gpufl_trace_get_memory(t);
-    m = max_u64(mem->ts_ns, mem->n, m);
-    const gpufl_trace_device_samples *ds = gpufl_trace_get_device_samples(t);
-    m = max_u64(ds->ts_ns, ds->n, m);
-    const gpufl_trace_host_samples *hs = gpufl_trace_get_host_samples(t);
-    return max_u64(hs->ts_ns, hs->n, m);
-}
-
 static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nfiles)
 {
     const gpufl_trace_info *i = gpufl_trace_get_info(t);
 #define S(id) gpufl_trace_string(t, (id))
     char start[64];
     gpufl__iso_time(i->start_wall_ns, start, sizeof start);
-    uint64_t last = i->end_ns ? i->end_ns : last_event_ns(t);
+    ta a; /* its end: as recorded, or (a session that did not end) its latest row */
+    ta_open(&a, t);
     json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:s,s:I,s:b,s:s,s:i,s:s,s:s}", "session_id",
                           S(i->session_id), "app_name", S(i->app_name), "host", S(i->host), "pid",
                           (int)i->pid, "gpufl_version", S(i->gpufl_version), "start_wall_ns",
                           (json_int_t)i->start_wall_ns, "start_time", start, "duration_ns",
-                          (json_int_t)(last > i->start_ns ? last - i->start_ns : 0), "ended",
+                          (json_int_t)ta_span(a.start_ns, a.end_ns), "ended",
                           i->end_ns != 0, "format",
                           i->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson",
                           "format_version", (int)i->format_version, "source", i->source,

@@ -113,14 +113,6 @@ static long fill(reader *r)
     return (long)n;
 }
 
-static bool blank(const char *line, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
-            return false;
-    return true;
-}
-
 static int fail_range(range *g, int rc, uint64_t at, const char *why)
 {
     g->rc = rc;
@@ -146,7 +138,7 @@ static int keep_meta(range *g, int kind, const gpufl__meta_line *l)
 /* One line beginning at file offset at. 0 or < 0 (range failed). */
 static int take_line(range *g, gpufl__ndjson_parser *p, const char *line, size_t n, uint64_t at)
 {
-    if (blank(line, n))
+    if (gpufl__ndjson_blank_line(line, n))
         return 0;
     gfl_event ev;
     gpufl__meta_line meta;

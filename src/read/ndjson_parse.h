@@ -16,6 +16,7 @@
 #ifndef GPUFL_READ_NDJSON_PARSE_H
 #define GPUFL_READ_NDJSON_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,5 +54,15 @@ void gpufl__ndjson_parser_free(gpufl__ndjson_parser *p);
 int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n, gfl_event *ev,
                              gpufl__meta_line *meta, char *why, size_t why_len)
     __attribute__((warn_unused_result));
+
+/* A line of only spaces, tabs or CRs (a CRLF log's empty line): both
+ * readers skip it rather than parse it. */
+static inline bool gpufl__ndjson_blank_line(const char *line, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+            return false;
+    return true;
+}
 
 #endif /* GPUFL_READ_NDJSON_PARSE_H */

@@ -145,14 +145,6 @@ static int next_line(ndjson_source *s, const char **line, size_t *n)
     }
 }
 
-static bool blank(const char *line, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
-            return false;
-    return true;
-}
-
 /* Reads on to the next event (in s->ev). 1, 0 at the end, or < 0. */
 static int advance(ndjson_source *s)
 {
@@ -172,7 +164,7 @@ static int advance(ndjson_source *s)
                 return s->failed;
             continue;
         }
-        if (blank(line, n))
+        if (gpufl__ndjson_blank_line(line, n))
             continue;
         gpufl__meta_line meta;
         char why[512];

@@ -15,35 +15,41 @@
 #include "core/os.h"
 #include "gpufl/gpufl.h"
 
+int gpufl__xout_create_tmp(const char *path, char **path_copy, char **tmp, int *fd, char *err, size_t err_len)
+{
+    size_t n = strlen(path);
+    char *p = strdup(path), *t = malloc(n + sizeof ".tmp.XXXXXX");
+    if (!p || !t) {
+        snprintf(err, err_len, "cannot write %s: out of memory", path);
+        free(p);
+        free(t);
+        return GPUFL_ENOMEM;
+    }
+    memcpy(t, path, n);
+    memcpy(t + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+    int f = mkostemp(t, O_CLOEXEC);
+    if (f < 0) {
+        snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));
+        free(p);
+        free(t);
+        return GPUFL_EIO;
+    }
+    /* mkstemp makes 0600; an output is an ordinary file, readable as the
+     * umask allows (a failure only leaves it private) */
+    mode_t mask = umask(022);
+    umask(mask);
+    (void)!fchmod(f, 0666 & ~mask);
+    *path_copy = p;
+    *tmp = t;
+    *fd = f;
+    return 0;
+}
+
 int gpufl__xout_open(gpufl__xout *o, const char *path, char *err, size_t err_len)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
-    size_t n = strlen(path);
-    o->path = strdup(path);
-    o->tmp = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!o->path || !o->tmp) {
-        snprintf(err, err_len, "cannot write %s: out of memory", path);
-        free(o->path);
-        free(o->tmp);
-        return -1;
-    }
-    memcpy(o->tmp, path, n);
-    memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    o->fd = mkostemp(o->tmp, O_CLOEXEC);
-    if (o->fd < 0) {
-        snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));
-        free(o->path);
-        free(o->tmp);
-        return -1;
-    }
-    /* mkstemp makes 0600; an export is an ordinary file */
-    mode_t mask = umask(022);
-    umask(mask);
-    if (fchmod(o->fd, 0666 & ~mask) != 0) {
-        /* harmless: the file stays private */
-    }
-    return 0;
+    return gpufl__xout_create_tmp(path, &o->path, &o->tmp, &o->fd, err, err_len) == 0 ? 0 : -1;
 }
 
 uint8_t *gpufl__xout_grow(gpufl__xout *o, size_t n)

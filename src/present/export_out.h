@@ -28,6 +28,14 @@ typedef struct gpufl__xout {
     char *path, *tmp;
 } gpufl__xout;
 
+/* Creates the temporary `<path>.tmp.XXXXXX` beside path, readable as the
+ * umask allows: 0 with its descriptor in *fd and malloc'd copies of path
+ * and of the temporary's name, or GPUFL_ENOMEM / GPUFL_EIO with a message
+ * naming path in err (nothing created, nothing set). The HTML report's
+ * output shares it. */
+int gpufl__xout_create_tmp(const char *path, char **path_copy, char **tmp, int *fd, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
+
 /* Creates the temporary for path. Returns 0, or -1 with a message naming
  * path in err (nothing created). */
 int gpufl__xout_open(gpufl__xout *o, const char *path, char *err, size_t err_len)

@@ -6,15 +6,14 @@
 #include "present/html_out.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gpufl/gpufl.h"
+#include "present/export_out.h"
 
 #define HOUT_BUFFER (1u << 20)
 
@@ -28,27 +27,10 @@ static void release(gpufl__hout *o)
 int gpufl__hout_open(gpufl__hout *o, const char *path, char *err, size_t err_len)
 {
     memset(o, 0, sizeof *o);
-    size_t n = strlen(path);
-    o->path = strdup(path);
-    o->tmp = malloc(n + sizeof ".tmp.XXXXXX");
-    if (!o->path || !o->tmp) {
-        snprintf(err, err_len, "cannot write %s: out of memory", path);
-        release(o);
-        return GPUFL_ENOMEM;
-    }
-    memcpy(o->tmp, path, n);
-    memcpy(o->tmp + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    int fd = mkostemp(o->tmp, O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));
-        release(o);
-        return GPUFL_EIO;
-    }
-    /* mkstemp makes 0600; a report is an ordinary file, readable as the
-     * umask allows (a failure only leaves it private) */
-    mode_t mask = umask(022);
-    umask(mask);
-    (void)!fchmod(fd, 0666 & ~mask);
+    int fd;
+    int rc = gpufl__xout_create_tmp(path, &o->path, &o->tmp, &fd, err, err_len);
+    if (rc != 0)
+        return rc;
     o->f = fdopen(fd, "w");
     if (!o->f) {
         snprintf(err, err_len, "cannot write %s: %s", path, strerror(errno));

@@ -10,12 +10,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "test_util.h"
 
@@ -27,41 +24,24 @@ typedef struct run_result {
 } run_result;
 
 /* Runs `gpufl args...` with GPUFL_NVML_LIBRARY=nvml (NULL: unset) and
- * FAKE_NVML=script; captures stdout and stderr. */
+ * FAKE_NVML=script (NULL: as inherited); captures stdout and stderr. */
 static run_result run_cli(const char *nvml, const char *script, const char *const *args)
 {
-    char *dir = tu_mkdtemp("cli");
-    char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s/out", dir);
-    snprintf(err_path, sizeof err_path, "%s/err", dir);
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        if (nvml)
-            setenv("GPUFL_NVML_LIBRARY", nvml, 1);
-        else
-            unsetenv("GPUFL_NVML_LIBRARY");
-        if (script)
-            setenv("FAKE_NVML", script, 1);
-        const char *argv[32] = {GFL_CLI};
-        int n = 1;
-        for (; args[n - 1] && n < 31; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(GFL_CLI, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    run_result r = {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                    tu_read_file(out_path, NULL), tu_read_file(err_path, NULL)};
-    tu_rm_rf(dir);
-    free(dir);
+    if (nvml)
+        tu_setenv("GPUFL_NVML_LIBRARY", nvml);
+    else
+        tu_unsetenv("GPUFL_NVML_LIBRARY");
+    if (script)
+        tu_setenv("FAKE_NVML", script);
+    const char *argv[32] = {GFL_CLI};
+    int n = 1;
+    for (; args[n - 1] && n < 31; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    run_result r;
+    r.status = tu_run(argv, &r.out, &r.err);
+    if (script)
+        tu_unsetenv("FAKE_NVML");
     return r;
 }
 

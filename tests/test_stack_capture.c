@@ -634,11 +634,8 @@ static void test_real_session(void **state)
 
     /* the session says which machine recorded it, so that the CLI below
      * trusts this machine's module files for it */
-    char id[GPUFL__MACHINE_ID_MAX], sj[4200];
-    snprintf(sj, sizeof sj, "%s/session.json", dir);
-    json_error_t jerr;
-    json_t *root = json_load_file(sj, 0, &jerr);
-    assert_non_null(root);
+    char id[GPUFL__MACHINE_ID_MAX];
+    json_t *root = tu_session_json(dir);
     const char *recorded = json_string_value(json_object_get(json_object_get(root, "host_info"), "machine_id"));
     if (gpufl__machine_id(id) == 0)
         assert_string_equal(recorded, id);
@@ -665,20 +662,19 @@ static void test_real_session(void **state)
 
 #ifdef GFL_CLI
     if (gpufl__symbolizer_available()) {
-        char cmd[8400];
         /* a machine without an id cannot tell its own sessions: it is told */
-        snprintf(cmd, sizeof cmd, "%s stacks %s%s", GFL_CLI, dir, id[0] ? "" : " --symbolize-here");
-        FILE *p = popen(cmd, "r");
-        assert_non_null(p);
-        char out[65536];
-        size_t got = fread(out, 1, sizeof out - 1, p);
-        out[got] = '\0';
-        assert_int_equal(pclose(p), 0);
+        const char *args[] = {dir, id[0] ? NULL : "--symbolize-here", NULL};
+        char *out = NULL, *errors = NULL;
+        int rc = tu_run_subcommand(GFL_CLI, "stacks", args, &out, &errors);
+        if (rc != 0)
+            fail_msg("gpufl stacks exited %d: %s", rc, errors);
         assert_non_null(strstr(out, "site_b at "));
         assert_non_null(strstr(out, "launch_site at "));
         assert_non_null(strstr(out, "recurse at "));
         assert_non_null(strstr(out, "test_stack_capture.c:"));
         assert_non_null(strstr(out, "5 uses"));
+        free(out);
+        free(errors);
     }
 #endif
     tu_rm_rf(log_path);

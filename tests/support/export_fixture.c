@@ -54,11 +54,16 @@ static void session_start(text *t, const char *channel)
         (unsigned long long)FIX_START_NS, channel);
 }
 
-static void session_end(text *t)
+/* Ends the channel's session and writes it as <dir>/<channel>.log. */
+static void write_channel(text *t, const char *dir, const char *channel)
 {
     add(t, "{\"type\":\"session_end\",\"ts_ns\":%llu,\"wall_ns\":1790000000002000000,"
            "\"session_id\":\"fixture-1\",\"app_name\":\"exporter \\\"one\\\", two\",\"lines\":1,\"lost\":0}",
         (unsigned long long)FIX_US(2000));
+    char file[4200];
+    snprintf(file, sizeof file, "%s/%s.log", dir, channel);
+    tu_write_file(file, t->p);
+    free(t->p);
 }
 
 static void scope(text *t, unsigned tid, unsigned id, unsigned parent, unsigned depth, const char *name,
@@ -112,7 +117,7 @@ char *tu_export_fixture(const char *dir)
         fprintf(stderr, "cannot create %s\n", path);
         abort();
     }
-    char iv[256], cl[128], file[4200];
+    char iv[256], cl[128];
 
     text s = {0};
     session_start(&s, "scope");
@@ -128,10 +133,7 @@ char *tu_export_fixture(const char *dir)
         (unsigned long long)FIX_US(450), (unsigned long long)FIX_US(600));
     add(&s, "{\"type\":\"nvtx_mark\",\"ts_ns\":%llu,\"tid\":101,\"name\":\"checkpoint\",\"id\":3}",
         (unsigned long long)FIX_US(700));
-    session_end(&s);
-    snprintf(file, sizeof file, "%s/scope.log", path);
-    tu_write_file(file, s.p);
-    free(s.p);
+    write_channel(&s, path, "scope");
 
     text d = {0};
     session_start(&d, "device");
@@ -155,10 +157,7 @@ char *tu_export_fixture(const char *dir)
     add(&d, "{\"type\":\"mem_free\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":16,"
             "\"address\":\"0x7f0000000000\",\"bytes\":1048576,\"kind\":\"device\",\"tid\":101}",
         (unsigned long long)FIX_US(1500));
-    session_end(&d);
-    snprintf(file, sizeof file, "%s/device.log", path);
-    tu_write_file(file, d.p);
-    free(d.p);
+    write_channel(&d, path, "device");
 
     text y = {0};
     session_start(&y, "system");
@@ -172,10 +171,7 @@ char *tu_export_fixture(const char *dir)
                 "\"sys_cpu_pct\":12.5,\"ram_used_bytes\":8000000000,\"ram_total_bytes\":64000000000,"
                 "\"proc_rss_bytes\":%u00000000}",
             (unsigned long long)FIX_US(1000 * i), 95 + i, 20 + i);
-    session_end(&y);
-    snprintf(file, sizeof file, "%s/system.log", path);
-    tu_write_file(file, y.p);
-    free(y.p);
+    write_channel(&y, path, "system");
     return path;
 }
 

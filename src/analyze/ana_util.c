@@ -1,7 +1,7 @@
 /*
  * Sorting, percentiles and growing arrays for the analyses (ana_util.h).
  *
- * The radix sorts take 11-bit digits (six passes for 64 bits, histograms of
+ * The radix sort takes 11-bit digits (six passes for 64 bits, histograms of
  * 2048 counters that stay in L1) and skip a pass when every key has the same
  * digit there, which makes durations (rarely over 2^33 ns) three passes.
  */
@@ -77,47 +77,6 @@ int ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
         memcpy(v, src, n * sizeof *v);
     free(hist);
     free(own);
-    return 0;
-}
-
-int ana_sort_idx_by_key(uint32_t *idx, size_t n, const uint64_t *key)
-{
-    if (n < SMALL) {
-        for (size_t i = 1; i < n; i++) {
-            uint32_t x = idx[i];
-            size_t j = i;
-            for (; j > 0 && key[idx[j - 1]] > key[x]; j--)
-                idx[j] = idx[j - 1];
-            idx[j] = x;
-        }
-        return 0;
-    }
-    uint32_t *tmp = malloc(n * sizeof *tmp);
-    size_t(*hist)[BUCKETS] = calloc(DIGITS, sizeof *hist);
-    if (!tmp || !hist) {
-        free(tmp);
-        free(hist);
-        return GPUFL_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < DIGITS; d++)
-            hist[d][digit(key[idx[i]], d)]++;
-    uint32_t *src = idx, *dst = tmp;
-    uint64_t first = key[idx[0]];
-    for (int d = 0; d < DIGITS; d++) {
-        if (hist[d][digit(first, d)] == n)
-            continue;
-        counts_to_starts(hist[d]);
-        for (size_t i = 0; i < n; i++)
-            dst[hist[d][digit(key[src[i]], d)]++] = src[i];
-        uint32_t *s = src;
-        src = dst;
-        dst = s;
-    }
-    if (src != idx)
-        memcpy(idx, src, n * sizeof *idx);
-    free(hist);
-    free(tmp);
     return 0;
 }
 

@@ -1,6 +1,6 @@
 /*
- * Helpers the analyses share: sorting 64-bit values and 32-bit row indices
- * by a 64-bit key (LSD radix sort: O(n), which matters at 10 M rows where a
+ * Helpers the analyses share: sorting 64-bit values (LSD radix sort: O(n),
+ * which matters at 10 M rows where a
  * comparison sort costs a second), nearest-rank percentiles and
  * distributions, a growing array, and the argument check they open with.
  *
@@ -31,10 +31,6 @@ static inline bool ana_args_ok(const gpufl_trace *t, void *out, size_t size)
 /* Sorts v[0..n) ascending. tmp: n values of scratch, or NULL to have one
  * allocated. Returns 0, or GPUFL_ENOMEM with v unchanged. */
 int ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp) __attribute__((warn_unused_result));
-
-/* Sorts idx[0..n) so that key[idx[i]] ascends; equal keys keep their order
- * (stable). Returns 0, or GPUFL_ENOMEM with idx unchanged. */
-int ana_sort_idx_by_key(uint32_t *idx, size_t n, const uint64_t *key) __attribute__((warn_unused_result));
 
 /* The 0-based index of the nearest-rank p-th percentile of n sorted values
  * (n > 0, p in 0..100): ceil(p * n / 100) - 1, at least 0. */

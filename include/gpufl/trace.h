@@ -49,6 +49,8 @@ typedef struct gpufl_trace_device {
     uint64_t memory_total_bytes;
     uint32_t power_limit_mw;
     uint32_t max_sm_clock_mhz, max_mem_clock_mhz;
+    /* Appended fields. */
+    uint32_t pcie_max_gen, pcie_max_width; /* the link's generation and lanes; 0 unknown */
 } gpufl_trace_device;
 
 /* gpufl_trace_info.source_format */

@@ -91,15 +91,11 @@ const gpufl_trace_device *ta_device(const ta *a, uint32_t dev)
     return NULL;
 }
 
-/* The trace does not carry device_info's pcie_max_gen and pcie_max_width
- * yet (gpufl_trace_device has no such fields), so the link is unknown here
- * and the copies analysis falls back on its table of known GPUs. */
 void ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width)
 {
-    (void)a;
-    (void)dev;
-    *gen = 0;
-    *width = 0;
+    const gpufl_trace_device *d = ta_device(a, dev);
+    *gen = d ? d->pcie_max_gen : 0;
+    *width = d ? d->pcie_max_width : 0;
 }
 
 static void op_transfer(const gpufl_trace_transfers *x, uint8_t table, size_t i, ta_op *op)

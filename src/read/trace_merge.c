@@ -193,6 +193,8 @@ static int device_info(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     out->power_limit_mw = d->power_limit_mw;
     out->max_sm_clock_mhz = d->max_sm_clock_mhz;
     out->max_mem_clock_mhz = d->max_mem_clock_mhz;
+    out->pcie_max_gen = d->pcie_max_gen;
+    out->pcie_max_width = d->pcie_max_width;
     if (!t->info.driver_version)
         t->info.driver_version = gpufl__str_map_get(sm, d->driver_version);
     if (!t->info.cuda_driver_version && d->cuda_driver_version > 0) {

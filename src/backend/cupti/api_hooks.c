@@ -197,7 +197,7 @@ static void emit_graph_launch(uint32_t corr, const gfl_launch_info *at_entry, ui
     (void)cfg.host->push(&ev);
 }
 
-void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
     if (!atomic_load_explicit(&active, memory_order_acquire) || !d || !d->correlationId)
         return;
@@ -236,6 +236,40 @@ void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, 
         if (gfl_launch_find(cfg.table, d->correlationId, &at_entry))
             emit_graph_launch(d->correlationId, &at_entry, end);
     }
+}
+
+/* ---- what the callback costs (GPUFL_CALLBACK_CYCLES=1) ------------------------ */
+
+/* The time stamp counter read around the callback: a measurement of our own
+ * share of a launch's cost on the program's thread, for the launch
+ * benchmarks. Off by default, when it costs one predictable branch. Relaxed
+ * counters: summed once at stop, after every callback has returned. */
+static bool timing;
+static _Atomic uint64_t timed_calls, timed_cycles;
+
+void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+{
+    if (!timing) {
+        callback_body(domain, cbid, d);
+        return;
+    }
+    uint64_t t0 = gfl_cycles_now();
+    callback_body(domain, cbid, d);
+    atomic_fetch_add_explicit(&timed_cycles, gfl_cycles_now() - t0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&timed_calls, 1, memory_order_relaxed);
+}
+
+void gfl_api_hooks_time(bool on)
+{
+    timing = on;
+    atomic_store_explicit(&timed_calls, 0, memory_order_relaxed);
+    atomic_store_explicit(&timed_cycles, 0, memory_order_relaxed);
+}
+
+void gfl_api_hooks_timed(uint64_t *calls, uint64_t *cycles)
+{
+    *calls = atomic_load_explicit(&timed_calls, memory_order_relaxed);
+    *cycles = atomic_load_explicit(&timed_cycles, memory_order_relaxed);
 }
 
 /* Called once when the plugin loads. */

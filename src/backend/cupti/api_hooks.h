@@ -63,6 +63,22 @@ int gfl_api_hooks_api_records(const gfl_cupti_api *api, uint8_t enable);
 void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                             const CUpti_CallbackData *data);
 
+/* The time stamp counter (0 where there is none). */
+static inline uint64_t gfl_cycles_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/* Counts the time stamp counter's cycles spent inside the callback (on =
+ * true resets the counts). Call before callbacks are enabled. */
+void gfl_api_hooks_time(bool on);
+/* Callbacks timed and their cycles since gfl_api_hooks_time(true). */
+void gfl_api_hooks_timed(uint64_t *calls, uint64_t *cycles);
+
 /* Stops recording from callbacks that CUPTI still delivers. */
 void gfl_api_hooks_disable(void);
 

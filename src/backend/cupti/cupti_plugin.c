@@ -53,6 +53,9 @@ static struct {
     CUpti_ActivityKind enabled[12];
     size_t n_enabled;
     bool api_records_chosen; /* API records of the watched calls only */
+    /* GPUFL_CALLBACK_CYCLES=1: the API callback's own cost, logged at stop */
+    bool timing;
+    uint64_t timing_cycles0, timing_ns0;
 
     pthread_t worker;
     bool worker_running;
@@ -390,6 +393,11 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     gfl_buffers_reset();
     gfl_nvtx_start(host);
     offer_nvtx_injection();
+    const char *timing = getenv("GPUFL_CALLBACK_CYCLES");
+    P.timing = timing && !strcmp(timing, "1");
+    P.timing_cycles0 = gfl_cycles_now();
+    P.timing_ns0 = now_ns();
+    gfl_api_hooks_time(P.timing);
 
     if (subscribe(err, err_len) != 0)
         goto fail;
@@ -432,8 +440,22 @@ static void plugin_flush(void)
         flush_and_wait();
 }
 
+/* The API callback's cycles per call, and the time stamp counter's rate
+ * measured against the session clock over the session, to give them in ns. */
+static void report_callback_cost(void)
+{
+    uint64_t calls, cycles;
+    gfl_api_hooks_timed(&calls, &cycles);
+    double ghz = (double)(gfl_cycles_now() - P.timing_cycles0) / (double)(now_ns() - P.timing_ns0);
+    plugin_log(GFL_LOG_INFO, "API callbacks: %llu calls, %.1f cycles (%.1f ns) each, TSC %.3f GHz",
+               (unsigned long long)calls, calls ? (double)cycles / (double)calls : 0.0,
+               calls && ghz > 0 ? (double)cycles / (double)calls / ghz : 0.0, ghz);
+}
+
 static void report(void)
 {
+    if (P.timing)
+        report_callback_cost();
     const gfl_record_stats *s = gfl_records_stats(P.records);
     plugin_log(GFL_LOG_DEBUG,
           "CUPTI records: %llu kernels, %llu copies, %llu memsets, %llu syncs, %llu allocations, "

@@ -372,12 +372,13 @@ static void idle(gpufl__hout *o, const gpufl__ana_idle *d)
 
 static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
 {
-    char b1[32], b2[32];
+    /* one buffer per formatted value: all are read only when the line is printed */
+    char b1[32], b2[32], b3[32], b4[32];
     gpufl__hout_raw(o, "<section id=copies><h2>Copies</h2>\n");
     gpufl__hout_printf(o, "<p>%" PRIu64 " copies, %s in %s; %" PRIu64 " memsets, %s in %s.</p>\n", c->count,
                        gpufl__hfmt_bytes(b1, sizeof b1, c->bytes), gpufl__hfmt_ns(b2, sizeof b2, c->ns),
-                       c->memsets, gpufl__hfmt_bytes(b1, sizeof b1, c->memset_bytes),
-                       gpufl__hfmt_ns(b2, sizeof b2, c->memset_ns));
+                       c->memsets, gpufl__hfmt_bytes(b3, sizeof b3, c->memset_bytes),
+                       gpufl__hfmt_ns(b4, sizeof b4, c->memset_ns));
     if (!c->n) {
         gpufl__hout_raw(o, "</section>\n");
         return;

@@ -56,6 +56,14 @@ typedef struct gpufl_plugin {
     void (*flush)(void);
     /* Flushes, then stops; no push() after it returns. */
     void (*stop)(void);
+    /* Optional (a plugin whose size ends before them has neither): lets go
+     * of the vendor's tracing interface so that another tool can take it
+     * (pause, after pushing everything recorded so far), and takes it back
+     * (resume). Each returns 0, or a negative gpufl_err with the reason in
+     * err; a failed resume leaves the plugin paused, to be retried. Called
+     * under the session's lifecycle lock, never concurrently with stop. */
+    int (*pause)(char *err, size_t err_len);
+    int (*resume)(char *err, size_t err_len);
 } gpufl_plugin;
 
 typedef const gpufl_plugin *(*gpufl_plugin_entry_fn)(void);

@@ -53,6 +53,7 @@ static struct {
     CUpti_ActivityKind enabled[12];
     size_t n_enabled;
     bool api_records_chosen; /* API records of the watched calls only */
+    bool paused;             /* CUPTI let go by pause(), until resume() */
     /* GPUFL_CALLBACK_CYCLES=1: the API callback's own cost, logged at stop */
     bool timing;
     uint64_t timing_cycles0, timing_ns0;
@@ -216,18 +217,34 @@ static const char *driver_hint(void)
     return "";
 }
 
+/* CUpti_SubscriberParams as CUPTI 13.2 grew it: a client may ask to share
+ * CUPTI with others (torch.profiler inside a traced program then gets its
+ * records too). The toolkit headers we build against may predate it. */
+typedef struct subscriber_params_13_2 {
+    size_t structSize;
+    const char *subscriberName;
+    char *oldSubscriberName;
+    size_t oldSubscriberSize;
+    uint8_t allowMultipleSubscribers;
+} subscriber_params_13_2;
+
 static int subscribe(char *err, size_t err_len)
 {
     CUptiResult rc;
     char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
     if (P.api.cuptiSubscribe_v2) {
-        CUpti_SubscriberParams params = {
-            .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+        subscriber_params_13_2 params = {
+            .structSize = offsetof(subscriber_params_13_2, allowMultipleSubscribers) + sizeof(uint8_t),
             .subscriberName = "gpufl",
             .oldSubscriberName = other,
             .oldSubscriberSize = sizeof other,
+            .allowMultipleSubscribers = 1,
         };
-        rc = P.api.cuptiSubscribe_v2(&P.sub, on_callback, NULL, &params);
+        rc = P.api.cuptiSubscribe_v2(&P.sub, on_callback, NULL, (CUpti_SubscriberParams *)&params);
+        if (rc == CUPTI_ERROR_INVALID_PARAMETER) { /* a CUPTI that knows only the shorter struct */
+            params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+            rc = P.api.cuptiSubscribe_v2(&P.sub, on_callback, NULL, (CUpti_SubscriberParams *)&params);
+        }
     } else {
         rc = P.api.cuptiSubscribe(&P.sub, on_callback, NULL);
     }
@@ -236,7 +253,7 @@ static int subscribe(char *err, size_t err_len)
         return 0;
     }
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-        snprintf(err, err_len, "another CUPTI client%s%s%s is already attached to this process "
+        snprintf(err, err_len, "another CUPTI client%s%s%s is attached to this process "
                                "(a profiler such as Nsight Systems or torch.profiler)",
                  other[0] ? " (" : "", other, other[0] ? ")" : "");
     else
@@ -359,6 +376,41 @@ static void note_exit(void) { atomic_store(&process_exiting, true); }
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 static void register_exit_note(void) { (void)atexit(note_exit); }
 
+/* Takes CUPTI: subscribes, registers our clock and buffers, enables the
+ * callbacks and activity kinds, starts the worker. At start and at each
+ * resume (another client may have registered its own buffer callbacks, or
+ * finalized CUPTI, meanwhile). Returns 0, or -1 with the reason in err and
+ * whatever it did left for the caller to undo. */
+static int attach(const gpufl_options *o, char *err, size_t err_len)
+{
+    const gpufl_plugin_host *host = P.host;
+    if (subscribe(err, err_len) != 0)
+        return -1;
+    if (P.api.cuptiSetThreadIdType)
+        (void)P.api.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    /* device timestamps converted into the session's own clock, so that
+     * kernels line up with scopes and host samples */
+    CUptiResult rc = P.api.cuptiActivityRegisterTimestampCallback
+                         ? P.api.cuptiActivityRegisterTimestampCallback(host->now_ns)
+                         : CUPTI_ERROR_NOT_SUPPORTED;
+    if (rc != CUPTI_SUCCESS)
+        plugin_log(GFL_LOG_WARN, "CUPTI keeps its own clock (%s): device times may be offset from host times",
+              gfl_cupti_error(&P.api, rc));
+    rc = P.api.cuptiActivityRegisterCallbacks(gfl_buffer_requested, gfl_buffer_completed);
+    if (rc != CUPTI_SUCCESS) {
+        snprintf(err, err_len, "cuptiActivityRegisterCallbacks: %s", gfl_cupti_error(&P.api, rc));
+        return -1;
+    }
+    if (enable_callbacks(o, err, err_len) != 0 || enable_activities(o, err, err_len) != 0)
+        return -1;
+    if (pthread_create(&P.worker, NULL, worker_main, NULL) != 0) {
+        snprintf(err, err_len, "cannot start the CUPTI worker thread");
+        return -1;
+    }
+    P.worker_running = true;
+    return 0;
+}
+
 static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len)
 {
     P.host = host;
@@ -399,30 +451,8 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     P.timing_ns0 = now_ns();
     gfl_api_hooks_time(P.timing);
 
-    if (subscribe(err, err_len) != 0)
+    if (attach(o, err, err_len) != 0)
         goto fail;
-    if (P.api.cuptiSetThreadIdType)
-        (void)P.api.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    /* device timestamps converted into the session's own clock, so that
-     * kernels line up with scopes and host samples */
-    CUptiResult rc = P.api.cuptiActivityRegisterTimestampCallback
-                         ? P.api.cuptiActivityRegisterTimestampCallback(host->now_ns)
-                         : CUPTI_ERROR_NOT_SUPPORTED;
-    if (rc != CUPTI_SUCCESS)
-        plugin_log(GFL_LOG_WARN, "CUPTI keeps its own clock (%s): device times may be offset from host times",
-              gfl_cupti_error(&P.api, rc));
-    rc = P.api.cuptiActivityRegisterCallbacks(gfl_buffer_requested, gfl_buffer_completed);
-    if (rc != CUPTI_SUCCESS) {
-        snprintf(err, err_len, "cuptiActivityRegisterCallbacks: %s", gfl_cupti_error(&P.api, rc));
-        goto fail;
-    }
-    if (enable_callbacks(o, err, err_len) != 0 || enable_activities(o, err, err_len) != 0)
-        goto fail;
-    if (pthread_create(&P.worker, NULL, worker_main, NULL) != 0) {
-        snprintf(err, err_len, "cannot start the CUPTI worker thread");
-        goto fail;
-    }
-    P.worker_running = true;
     uint32_t version = 0;
     (void)P.api.cuptiGetVersion(&version);
     plugin_log(GFL_LOG_DEBUG, "CUPTI %u from %s: tracing kernels, copies, memsets%s%s%s%s", version, P.api.path,
@@ -476,26 +506,74 @@ static void report(void)
               (unsigned long long)gfl_nvtx_unmatched());
 }
 
-static void plugin_stop(void)
+/* Everything recorded so far pushed, then CUPTI let go: our callbacks and
+ * activity kinds off, our subscription ended, the worker (whose periodic
+ * flush would hand the next client's buffers back early) stopped. */
+static void detach(void)
 {
-    if (!P.worker_running)
-        return;
     /* no new launch details; records of work already launched still come */
     gfl_api_hooks_disable();
     flush_and_wait();
-    /* At exit the CUDA runtime may already have torn itself down (a
-     * statically linked cudart registers its teardown when the program first
-     * calls CUDA, so it runs before our handler): its contexts' records were
-     * flushed as they were destroyed, a flush still works, but disabling or
-     * unsubscribing then crashes inside CUPTI. The process is ending: leave
-     * CUPTI as it is. */
-    if (!atomic_load(&process_exiting)) {
-        disable_all();
-        flush_and_wait(); /* what completed while disabling */
-        unsubscribe();
-    }
+    disable_all();
+    flush_and_wait(); /* what completed while disabling */
+    unsubscribe();
     stop_worker();
     process(gfl_buffers_take(0)); /* stragglers delivered during the join */
+}
+
+static int plugin_pause(char *err, size_t err_len)
+{
+    if (!P.worker_running) {
+        snprintf(err, err_len, "the CUPTI plugin is not tracing");
+        return GPUFL_ESTATE;
+    }
+    detach();
+    P.paused = true;
+    plugin_log(GFL_LOG_DEBUG, "CUPTI let go: %llu kernels recorded so far",
+               (unsigned long long)gfl_records_stats(P.records)->kernels);
+    return 0;
+}
+
+static int plugin_resume(char *err, size_t err_len)
+{
+    if (!P.paused) {
+        snprintf(err, err_len, "the CUPTI plugin is not paused");
+        return GPUFL_ESTATE;
+    }
+    P.requested = P.completed = 0;
+    atomic_store(&P.stopping, false);
+    if (attach(P.host->options, err, err_len) != 0) {
+        /* typically the other tool still subscribed: undo, stay paused */
+        stop_worker();
+        disable_all();
+        unsubscribe();
+        return GPUFL_EUNSUPPORTED;
+    }
+    P.paused = false;
+    return 0;
+}
+
+static void plugin_stop(void)
+{
+    if (!P.worker_running && !P.paused)
+        return;
+    if (P.worker_running) {
+        /* At exit the CUDA runtime may already have torn itself down (a
+         * statically linked cudart registers its teardown when the program
+         * first calls CUDA, so it runs before our handler): its contexts'
+         * records were flushed as they were destroyed, a flush still works,
+         * but disabling or unsubscribing then crashes inside CUPTI. The
+         * process is ending: leave CUPTI as it is. */
+        if (!atomic_load(&process_exiting)) {
+            detach();
+        } else {
+            gfl_api_hooks_disable();
+            flush_and_wait();
+            stop_worker();
+            process(gfl_buffers_take(0)); /* stragglers delivered during the join */
+        }
+    }
+    P.paused = false;
     size_t dropped = 0;
     if (P.api.cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped) {
         P.cupti_dropped += dropped;
@@ -516,6 +594,8 @@ static const gpufl_plugin plugin = {
     .start = plugin_start,
     .flush = plugin_flush,
     .stop = plugin_stop,
+    .pause = plugin_pause,
+    .resume = plugin_resume,
 };
 
 __attribute__((visibility("default"))) const gpufl_plugin *gpufl_plugin_entry(void) { return &plugin; }

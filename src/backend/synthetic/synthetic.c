@@ -13,6 +13,8 @@
  * friends), so tests can check each line exactly. `bad` adds events that end
  * before they start, which the core must reject and count. `pace` makes the
  * generators pause every 256 events so that small rings never overflow.
+ * `held=N` plays another tool that keeps the tracing interface after a
+ * pause: the first N resumes are refused, as CUPTI refuses a second client.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -26,7 +28,7 @@
 #define MAX_THREADS 16
 
 typedef struct script {
-    unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad;
+    unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad, held;
     bool pace;
 } script;
 
@@ -70,6 +72,7 @@ static void parse_script(const char *text)
         else if (!strcmp(kv, "streams")) cfg.streams = v ? v : 1;
         else if (!strcmp(kv, "threads")) cfg.threads = v ? (v > MAX_THREADS ? MAX_THREADS : v) : 1;
         else if (!strcmp(kv, "bad")) cfg.bad = v;
+        else if (!strcmp(kv, "held")) cfg.held = v;
         else if (!strcmp(kv, "pace")) cfg.pace = v != 0;
     }
 }
@@ -248,6 +251,27 @@ static void synthetic_stop(void)
     n_threads = 0;
 }
 
+/* Resumes refused since the last pause; the core serialises both calls. */
+static unsigned refusals;
+
+static int synthetic_pause(char *err, size_t err_len)
+{
+    (void)err;
+    (void)err_len;
+    refusals = 0;
+    return 0;
+}
+
+static int synthetic_resume(char *err, size_t err_len)
+{
+    if (refusals < cfg.held) {
+        refusals++;
+        snprintf(err, err_len, "another client (synthetic) still holds the tracing interface");
+        return GPUFL_EUNSUPPORTED; /* as the CUPTI plugin answers */
+    }
+    return 0;
+}
+
 static const gpufl_plugin plugin = {
     .size = sizeof plugin,
     .abi = GPUFL_PLUGIN_ABI,
@@ -255,6 +279,8 @@ static const gpufl_plugin plugin = {
     .start = synthetic_start,
     .flush = synthetic_flush,
     .stop = synthetic_stop,
+    .pause = synthetic_pause,
+    .resume = synthetic_resume,
 };
 
 __attribute__((visibility("default"))) const gpufl_plugin *gpufl_plugin_entry(void) { return &plugin; }

@@ -130,7 +130,8 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
 #define TAIL(m) gaps[(*n)++] = (range){END_OF(m), GFL_EVENT_SIZE}
     switch (type) {
     case GFL_EV_SCOPE_BEGIN:
-    case GFL_EV_SCOPE_END: TAIL(u.scope.depth); break;
+    case GFL_EV_SCOPE_END:
+    case GFL_EV_CRASH_SCOPE: TAIL(u.scope.depth); break;
     case GFL_EV_SYSTEM_START:
     case GFL_EV_SYSTEM_STOP: TAIL(u.window.open_windows); break;
     case GFL_EV_HOST_METRICS: TAIL(u.host.proc_rss_bytes); break;
@@ -153,7 +154,9 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
     case GFL_EV_NVTX_RANGE:
     case GFL_EV_NVTX_MARK: TAIL(u.nvtx.depth); break;
     case GFL_EV_GRAPH_LAUNCH: TAIL(u.graph.nvtx); break;
+    case GFL_EV_CRASH: TAIL(u.crash.scopes_lost); break;
     case GFL_EV_STACK:
+    case GFL_EV_CRASH_STACK:
         gaps[(*n)++] = (range)RANGE_OF(u.stack.reserved);
         TAIL(u.stack.frames[GFL_STACK_FRAMES_PER_EVENT - 1].offset);
         break;

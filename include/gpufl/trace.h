@@ -279,6 +279,45 @@ typedef struct gpufl_trace_host_samples {
     const uint32_t *cpu_count;
 } gpufl_trace_host_samples;
 
+/* The crash of a session, when the program died by a fatal signal that
+ * gpufl caught (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; docs/FORMAT.md,
+ * `crash`): the signal, the thread it hit, that thread's CPU stack and the
+ * gpufl scopes every thread had open at that moment. */
+typedef struct gpufl_trace_crash_frame {
+    uint32_t module;  /* string id of the module's path; 0 = code in no file (JIT) */
+    uint32_t present; /* 0: the piece of the stack holding this frame was not read */
+    uint64_t offset;  /* in the module's ELF file; the address when module is 0. Frame 0
+                         is the interrupted instruction, the others return addresses */
+} gpufl_trace_crash_frame;
+
+typedef struct gpufl_trace_crash_scope {
+    uint64_t id, parent;  /* as in gpufl_trace_scopes */
+    uint64_t begin_ns;
+    uint32_t tid;
+    uint32_t name;        /* string id */
+    uint32_t depth;       /* 0 = outermost on its thread */
+} gpufl_trace_crash_scope;
+
+typedef struct gpufl_trace_crash {
+    uint64_t ts_ns;       /* when the signal was caught */
+    uint32_t tid;         /* the thread it was delivered to (the faulting one for a fault) */
+    int32_t signal;       /* Linux signal number */
+    int32_t code;         /* si_code */
+    uint32_t signal_name; /* string id: "SIGSEGV", ... */
+    uint32_t code_name;   /* string id: "SEGV_MAPERR", "SI_TKILL", ...; 0 unknown */
+    uint32_t action;      /* what followed: 0 the default action, 1 the program's handler,
+                             2 the program ignores the signal (a fault still killed it) */
+    uint64_t address;     /* faulting address (SEGV, BUS) or instruction (ILL, FPE); 0 sent */
+    uint32_t sender_pid;  /* a sent signal (kill, raise, abort): who sent it; 0 a fault */
+    uint32_t stack_unavailable; /* 1: no stack could be taken (libunwind missing) */
+    uint32_t stack_truncated;   /* 1: the stack was deeper than what was kept */
+    uint32_t nframes;
+    const gpufl_trace_crash_frame *frames; /* innermost first */
+    uint32_t nscopes;
+    uint32_t scopes_lost; /* open scopes the record had no room for */
+    const gpufl_trace_crash_scope *scopes; /* by thread, outermost first */
+} gpufl_trace_crash;
+
 /*
  * Opens path: a session directory, a .log file (NDJSON) or a .gflt file. A
  * directory is read from trace.gflt when it has one, else from its NDJSON
@@ -305,6 +344,9 @@ GPUFL_API const gpufl_trace_syncs *gpufl_trace_get_syncs(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_memory *gpufl_trace_get_memory(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_device_samples *gpufl_trace_get_device_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_host_samples *gpufl_trace_get_host_samples(const gpufl_trace *t);
+/* The session's crash, or NULL when none was recorded (the first, if the
+ * program survived one and crashed again in the same session). */
+GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:

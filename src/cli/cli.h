@@ -8,11 +8,41 @@
 #ifndef GPUFL_CLI_CLI_H
 #define GPUFL_CLI_CLI_H
 
+#include <stdio.h>
+
 #define GFL_EXIT_OK 0
 #define GFL_EXIT_FAIL 1
 #define GFL_EXIT_THRESHOLD 2
 #define GFL_EXIT_NO_DRIVER 3
 #define GFL_EXIT_USAGE 64
+
+/* ---- help and usage errors, the same for every command (help.c) ---------
+ * `gpufl CMD --help`, `gpufl CMD -h` and `gpufl help CMD` print CMD's help
+ * on stdout and exit 0; a usage error says what was wrong and CMD's usage
+ * lines on stderr and exits 64 (diff: 2). main.c answers --help and -h
+ * before the command runs; a command's own parser sends the rest here. */
+
+typedef struct gpufl__cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *synopsis; /* after "gpufl ": arguments; '\n' starts a continuation line */
+    const char *about;    /* what it does, for the list in `gpufl help` ('\n' as above) */
+    const char *details;  /* the rest of its --help: operands, options, exit codes */
+    int usage_exit;       /* exit code for bad usage */
+    /* arguments after the first operand are PROGRAM's own (run): main.c
+     * looks for --help only before it */
+    int program_args;
+} gpufl__cli_command;
+
+/* The command called name, or NULL. */
+const gpufl__cli_command *gpufl__cli_find(const char *name);
+/* Prints the help of command name on stdout; returns GFL_EXIT_OK. */
+int gpufl__cli_help(const char *name);
+/* Prints "gpufl NAME: <message>" and NAME's usage lines on stderr; returns
+ * NAME's exit code for bad usage. */
+int gpufl__cli_usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* `gpufl help`: the list of commands and the exit codes, on out. */
+void gpufl__cli_list(FILE *out);
 
 int gpufl_cmd_summary(int argc, char **argv);
 int gpufl_cmd_options(int argc, char **argv);

@@ -21,8 +21,6 @@
 #include "sink/gflt_writer.h"
 #include "sink/ndjson_export.h"
 
-#define USAGE "usage: gpufl convert IN OUT [--level 0-19] [--force]\n"
-
 typedef struct file_out {
     int fd;
     int err; /* errno of the first failed write */
@@ -131,23 +129,22 @@ int gpufl_cmd_convert(int argc, char **argv)
             char *end;
             long v = strtol(argv[++i], &end, 10);
             if (*end || v < 0 || v > 19) {
-                fprintf(stderr, "gpufl convert: --level takes 0 (no compression) to 19\n" USAGE);
-                return GFL_EXIT_USAGE;
+                return gpufl__cli_usage_error("convert", "--level takes 0 (no compression) to 19");
             }
             level = (int)v;
-        } else if (argv[i][0] == '-' || (in && out)) {
-            fprintf(stderr, USAGE);
-            return GFL_EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return gpufl__cli_usage_error("convert", "unknown option, or one without its value: '%s'",
+                                          argv[i]);
+        } else if (in && out) {
+            return gpufl__cli_usage_error("convert", "one IN and one OUT only ('%s' is a third)", argv[i]);
         } else if (!in) {
             in = argv[i];
         } else {
             out = argv[i];
         }
     }
-    if (!in || !out) {
-        fprintf(stderr, USAGE);
-        return GFL_EXIT_USAGE;
-    }
+    if (!in || !out)
+        return gpufl__cli_usage_error("convert", "%s", !in ? "which IN and OUT?" : "which OUT?");
     gpufl__event_source *src;
     char err[1024];
     if (gpufl__source_open(in, &src, err, sizeof err) != 0) {

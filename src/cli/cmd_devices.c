@@ -138,10 +138,8 @@ int gpufl_cmd_devices(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
-        else {
-            fprintf(stderr, "usage: gpufl devices [--json]\n");
-            return GFL_EXIT_USAGE;
-        }
+        else
+            return gpufl__cli_usage_error("devices", "unknown argument '%s'", argv[i]);
     }
     gpufl__live live;
     char err[600];

@@ -25,25 +25,6 @@
 #define DIFF_EXIT_REGRESSED 1
 #define DIFF_EXIT_TROUBLE 2
 
-static const char usage_text[] =
-    "usage: gpufl diff BASELINE CANDIDATE [--threshold PCT] [--min-impact PCT]\n"
-    "                  [--format text|json] [--all]\n"
-    "  BASELINE, CANDIDATE  session directories, .log or .gflt files\n"
-    "  --threshold PCT      a change smaller than PCT % is no change (default 5)\n"
-    "  --min-impact PCT     changes smaller than PCT % of the baseline's kernel time\n"
-    "                       (scopes, idle: wall time) are not judged (default 0.5)\n"
-    "  --format             text (default) or json\n"
-    "  --all                also list kernels and scopes that did not change\n"
-    "exit status: 0 no regression, 1 a regression past the threshold,\n"
-    "             2 bad usage or a session that could not be read\n";
-
-static int usage_error(const char *what)
-{
-    if (what)
-        fprintf(stderr, "gpufl diff: %s\n", what);
-    fputs(usage_text, stderr);
-    return DIFF_EXIT_TROUBLE;
-}
 
 /* A percentage: a finite number >= 0, with an optional '%'. */
 static bool parse_pct(const char *s, double *out)
@@ -137,7 +118,6 @@ int gpufl_cmd_diff(int argc, char **argv)
     gpufl__diff_options dopt;
     gpufl__diff_options_default(&dopt);
     bool json = false, all = false;
-    char msg[512];
     int c;
     optind = 1;
     opterr = 0;
@@ -145,30 +125,27 @@ int gpufl_cmd_diff(int argc, char **argv)
         switch (c) {
         case O_THRESHOLD:
         case O_MIN_IMPACT:
-            if (!parse_pct(optarg, c == O_THRESHOLD ? &dopt.threshold_pct : &dopt.min_impact_pct)) {
-                snprintf(msg, sizeof msg, "bad %s '%s': expected a percentage >= 0, such as 5 or 2.5",
-                         c == O_THRESHOLD ? "--threshold" : "--min-impact", optarg);
-                return usage_error(msg);
-            }
+            if (!parse_pct(optarg, c == O_THRESHOLD ? &dopt.threshold_pct : &dopt.min_impact_pct))
+                return gpufl__cli_usage_error("diff", "bad %s '%s': expected a percentage >= 0, such as 5 or 2.5",
+                                              c == O_THRESHOLD ? "--threshold" : "--min-impact", optarg);
             break;
         case O_FORMAT:
-            if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-                snprintf(msg, sizeof msg, "bad --format '%s': expected text or json", optarg);
-                return usage_error(msg);
-            }
+            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+                return gpufl__cli_usage_error("diff", "bad --format '%s': expected text or json", optarg);
             json = !strcmp(optarg, "json");
             break;
         case O_ALL: all = true; break;
-        case 'h': fputs(usage_text, stdout); return DIFF_EXIT_SAME;
+        case 'h': return gpufl__cli_help("diff");
         default:
-            snprintf(msg, sizeof msg, "bad argument '%s'",
-                     optind > 0 && optind <= argc ? argv[optind - 1] : "");
-            return usage_error(msg);
+            return gpufl__cli_usage_error("diff", "bad argument '%s'",
+                                          optind > 0 && optind <= argc ? argv[optind - 1] : "");
         }
     }
-    if (argc - optind != 2)
-        return usage_error(argc - optind < 2 ? "expected two sessions: BASELINE CANDIDATE"
-                                             : "expected two sessions only: BASELINE CANDIDATE");
+    if (argc - optind < 2)
+        return gpufl__cli_usage_error("diff", "expected two sessions: BASELINE CANDIDATE");
+    if (argc - optind > 2)
+        return gpufl__cli_usage_error("diff", "expected two sessions only: BASELINE CANDIDATE ('%s' is a third)",
+                                      argv[optind + 2]);
 
     side b = {.path = argv[optind]}, cand = {.path = argv[optind + 1]};
     int status = DIFF_EXIT_TROUBLE;

@@ -21,23 +21,7 @@
 #include "gpufl/trace.h"
 #include "present/export.h"
 
-static const char usage_text[] =
-    "usage: gpufl export SESSION -f perfetto|chrome|csv [-o OUT]\n"
-    "  perfetto  OUT is a .perfetto-trace file (ui.perfetto.dev, trace_processor)\n"
-    "  chrome    OUT is a Trace Event Format .json file (chrome://tracing)\n"
-    "  csv       OUT is a directory, made when missing, of one .csv file per table\n"
-    "  without -o: the session's name in the current directory\n"
-    "  (<name>.perfetto-trace, <name>.json, <name>-csv)\n";
-
 typedef enum { F_NONE, F_PERFETTO, F_CHROME, F_CSV } export_format;
-
-static int usage_error(const char *what)
-{
-    if (what)
-        fprintf(stderr, "gpufl export: %s\n", what);
-    fputs(usage_text, stderr);
-    return GFL_EXIT_USAGE;
-}
 
 static double now_s(void) { return (double)gpufl__mono_ns() / 1e9; }
 
@@ -83,26 +67,25 @@ int gpufl_cmd_export(int argc, char **argv)
             } else if (!strcmp(optarg, "csv")) {
                 format = F_CSV;
             } else {
-                char msg[256];
-                snprintf(msg, sizeof msg, "unknown format '%s': expected perfetto, chrome or csv", optarg);
-                return usage_error(msg);
+                return gpufl__cli_usage_error("export", "unknown format '%s': expected perfetto, chrome or csv",
+                                              optarg);
             }
             break;
         case 'o': out = optarg; break;
-        case 'h': fputs(usage_text, stdout); return GFL_EXIT_OK;
-        default: {
-            char msg[256];
-            snprintf(msg, sizeof msg, "bad argument '%s'", optind > 0 && optind <= argc ? argv[optind - 1] : "");
-            return usage_error(msg);
-        }
+        case 'h': return gpufl__cli_help("export");
+        default:
+            return gpufl__cli_usage_error("export", "bad argument '%s'",
+                                          optind > 0 && optind <= argc ? argv[optind - 1] : "");
         }
     }
-    if (optind != argc - 1)
-        return usage_error(optind < argc ? "one SESSION only" : NULL);
+    if (optind >= argc)
+        return gpufl__cli_usage_error("export", "which SESSION?");
+    if (optind < argc - 1)
+        return gpufl__cli_usage_error("export", "one SESSION only ('%s' is a second)", argv[optind + 1]);
     if (format == F_NONE)
-        return usage_error("which format? -f perfetto, -f chrome or -f csv");
+        return gpufl__cli_usage_error("export", "which format? -f perfetto, -f chrome or -f csv");
     if (out && !*out)
-        return usage_error("-o needs a file or directory name");
+        return gpufl__cli_usage_error("export", "-o needs a file or directory name");
     const char *path = argv[optind];
 
     char default_out[512];

@@ -20,7 +20,6 @@
 #include "gpufl/trace.h"
 #include "present/summary_text.h"
 
-#define USAGE "usage: gpufl info SESSION [--json]\n"
 #define MAX_FILES 4096
 
 typedef struct file_size {
@@ -239,17 +238,16 @@ int gpufl_cmd_info(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = true;
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, USAGE);
-            return GFL_EXIT_USAGE;
+        } else if (argv[i][0] == '-') {
+            return gpufl__cli_usage_error("info", "unknown option '%s'", argv[i]);
+        } else if (path) {
+            return gpufl__cli_usage_error("info", "one SESSION only ('%s' is a second)", argv[i]);
         } else {
             path = argv[i];
         }
     }
-    if (!path) {
-        fprintf(stderr, USAGE);
-        return GFL_EXIT_USAGE;
-    }
+    if (!path)
+        return gpufl__cli_usage_error("info", "which SESSION?");
     gpufl_trace *t;
     char err[1024];
     if (gpufl_trace_open(path, &t, err, sizeof err) != 0) {

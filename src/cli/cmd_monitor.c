@@ -64,12 +64,6 @@ typedef struct monitor {
 static volatile sig_atomic_t stop_requested;
 static void on_signal(int sig) { (void)sig; stop_requested = 1; }
 
-static const char usage_text[] =
-    "usage: gpufl monitor [--duration S] [--interval MS] [--devices 0,1]\n"
-    "                     [--format table|csv|json|ndjson] [--output FILE]\n"
-    "                     [--warn-mem PCT] [--crit-mem PCT] [--warn-temp C] [--crit-temp C]\n"
-    "Exit codes: 0 no threshold crossed, 1 error, 2 a threshold was crossed, 64 bad usage.\n";
-
 /* ---- arguments ------------------------------------------------------------ */
 
 static bool parse_number(const char *text, double lo, double hi, double *out)
@@ -140,17 +134,16 @@ static int parse_args(monitor *m, int argc, char **argv, const char **output, bo
         case O_CMEM: if (!parse_number(optarg, 0, 100, &m->th.crit_mem)) goto bad; break;
         case O_WTEMP: if (!parse_number(optarg, -50, 200, &m->th.warn_temp)) goto bad; break;
         case O_CTEMP: if (!parse_number(optarg, -50, 200, &m->th.crit_temp)) goto bad; break;
-        case 'h': fputs(usage_text, stdout); return -1;
+        case 'h': gpufl__cli_help("monitor"); return -1;
         default: goto bad;
         }
     }
     if (optind < argc)
-        goto bad;
+        return gpufl__cli_usage_error("monitor", "takes no operand ('%s')", argv[optind]);
     return 0;
 bad:
-    fprintf(stderr, "gpufl monitor: bad argument '%s'\n%s", optind > 0 && optind <= argc ? argv[optind - 1] : "",
-            usage_text);
-    return GFL_EXIT_USAGE;
+    return gpufl__cli_usage_error("monitor", "bad argument '%s'",
+                                  optind > 0 && optind <= argc ? argv[optind - 1] : "");
 }
 
 /* ---- formatting helpers ------------------------------------------------- */

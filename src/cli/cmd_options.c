@@ -10,11 +10,10 @@
 
 int gpufl_cmd_options(int argc, char **argv)
 {
-    int markdown = argc > 1 && !strcmp(argv[1], "--markdown");
-    if (argc > 2 || (argc == 2 && !markdown)) {
-        fprintf(stderr, "usage: gpufl options [--markdown]\n");
-        return GFL_EXIT_USAGE;
-    }
+    int markdown = argc > 1;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--markdown") != 0)
+            return gpufl__cli_usage_error("options", "unknown argument '%s'", argv[i]);
     if (markdown) {
         printf("| option | default | environment | meaning |\n|---|---|---|---|\n");
         for (size_t i = 0; i < gpufl__options_count; i++) {

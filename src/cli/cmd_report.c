@@ -33,23 +33,7 @@
 
 #define MAX_TOP 10000
 
-static const char usage_text[] =
-    "usage: gpufl report SESSION [--top N] [--format text|json|html] [-o FILE] [--symbolize-here]\n"
-    "  --top N            kernels listed in the hotspots (default 20)\n"
-    "  --format           text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
-    "  -o FILE            write the report to FILE instead of stdout\n"
-    "  --symbolize-here   name stack frames from this machine's module files even when\n"
-    "                     the session was not recorded here\n";
-
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML };
-
-static int usage_error(const char *what)
-{
-    if (what)
-        fprintf(stderr, "gpufl report: %s\n", what);
-    fputs(usage_text, stderr);
-    return GFL_EXIT_USAGE;
-}
 
 static void name_frame(void *ctx, const char *module, uint64_t offset, char *buf, size_t len)
 {
@@ -159,13 +143,11 @@ int gpufl_cmd_report(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        char msg[256];
         switch (c) {
         case O_TOP:
-            if (parse_top(optarg, &ao.top_kernels) != 0) {
-                snprintf(msg, sizeof msg, "bad --top '%s': expected 1 to %d kernels", optarg, MAX_TOP);
-                return usage_error(msg);
-            }
+            if (parse_top(optarg, &ao.top_kernels) != 0)
+                return gpufl__cli_usage_error("report", "bad --top '%s': expected 1 to %d kernels", optarg,
+                                              MAX_TOP);
             break;
         case O_FORMAT:
             if (!strcmp(optarg, "text"))
@@ -174,23 +156,23 @@ int gpufl_cmd_report(int argc, char **argv)
                 format = FORMAT_JSON;
             else if (!strcmp(optarg, "html"))
                 format = FORMAT_HTML;
-            else {
-                snprintf(msg, sizeof msg, "bad --format '%s': expected text, json or html", optarg);
-                return usage_error(msg);
-            }
+            else
+                return gpufl__cli_usage_error("report", "bad --format '%s': expected text, json or html", optarg);
             break;
         case 'o': file = optarg; break;
         case O_SYMBOLIZE_HERE: here = true; break;
-        case 'h': fputs(usage_text, stdout); return GFL_EXIT_OK;
+        case 'h': return gpufl__cli_help("report");
         default:
-            snprintf(msg, sizeof msg, "bad argument '%s'", optind > 0 && optind <= argc ? argv[optind - 1] : "");
-            return usage_error(msg);
+            return gpufl__cli_usage_error("report", "bad argument '%s'",
+                                          optind > 0 && optind <= argc ? argv[optind - 1] : "");
         }
     }
-    if (optind != argc - 1)
-        return usage_error(optind < argc ? "one SESSION only" : "which SESSION?");
+    if (optind >= argc)
+        return gpufl__cli_usage_error("report", "which SESSION?");
+    if (optind < argc - 1)
+        return gpufl__cli_usage_error("report", "one SESSION only ('%s' is a second)", argv[optind + 1]);
     if (format == FORMAT_HTML && !file)
-        return usage_error("--format html writes a file: name it with -o FILE");
+        return gpufl__cli_usage_error("report", "--format html writes a file: name it with -o FILE");
     const char *path = argv[optind];
 
     gpufl_trace *t;

@@ -47,19 +47,6 @@
 #define EXIT_CANNOT_EXEC 126 /* as a shell: found, but could not be run */
 #define EXIT_NOT_FOUND 127   /* as a shell: no such program */
 
-static const char usage_text[] =
-    "usage: gpufl run [--engine NAME] [--log-path DIR] [--app-name NAME] [--stack-trace]\n"
-    "                 [--] PROGRAM [ARGS...]\n"
-    "Runs PROGRAM with gpufl injected at its first CUDA call (and in its CUDA child processes),\n"
-    "then prints where each session went and its summary on stderr.\n"
-    "  --engine NAME     monitor, trace (default), pc_sampling, sass_metrics, range_profiler, deep\n"
-    "  --log-path DIR    directory for the session directories (default: ./gpufl-logs)\n"
-    "  --app-name NAME   name of the sessions (default: PROGRAM's base name)\n"
-    "  --stack-trace     record CPU call stacks at kernel launches and syncs\n"
-    "Without a flag, GPUFL_PROFILING_ENGINE, GPUFL_LOG_PATH and GPUFL_APP_NAME apply when set.\n"
-    "Exit code: PROGRAM's own (128+N when signal N killed it); 126 PROGRAM could not be\n"
-    "executed, 127 PROGRAM not found, 1 gpufl run itself failed, 64 bad usage.\n";
-
 typedef struct run_args {
     const char *engine, *log_path, *app_name;
     bool stack_trace;
@@ -87,44 +74,36 @@ static int parse_args(int argc, char **argv, run_args *a)
         case O_ENGINE: {
             gpufl_engine e;
             if (gpufl__engine_parse(optarg, &e) != 0) {
-                fprintf(stderr, "gpufl run: --engine '%s' is not an engine (monitor, trace, "
-                                "pc_sampling, sass_metrics, range_profiler, deep)\n",
-                        optarg);
-                return GFL_EXIT_USAGE;
+                return gpufl__cli_usage_error("run", "--engine '%s' is not an engine (monitor, trace, "
+                                                     "pc_sampling, sass_metrics, range_profiler, deep)",
+                                              optarg);
             }
             a->engine = gpufl__engine_name(e);
             break;
         }
         case O_LOG_PATH:
         case O_APP_NAME:
-            if (!optarg[0]) {
-                fprintf(stderr, "gpufl run: --%s must not be empty\n",
-                        c == O_LOG_PATH ? "log-path" : "app-name");
-                return GFL_EXIT_USAGE;
-            }
+            if (!optarg[0])
+                return gpufl__cli_usage_error("run", "--%s must not be empty",
+                                              c == O_LOG_PATH ? "log-path" : "app-name");
             *(c == O_LOG_PATH ? &a->log_path : &a->app_name) = optarg;
             break;
         case O_STACK_TRACE:
             a->stack_trace = true;
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            gpufl__cli_help("run");
             return -1;
         default:
             goto bad;
         }
     }
-    if (optind >= argc) {
-        fprintf(stderr, "gpufl run: no PROGRAM to run\n");
-        fputs(usage_text, stderr);
-        return GFL_EXIT_USAGE;
-    }
+    if (optind >= argc)
+        return gpufl__cli_usage_error("run", "no PROGRAM to run");
     a->program = argv + optind;
     return 0;
 bad:
-    fprintf(stderr, "gpufl run: unknown option, or one without its value: '%s'\n", argv[optind - 1]);
-    fputs(usage_text, stderr);
-    return GFL_EXIT_USAGE;
+    return gpufl__cli_usage_error("run", "unknown option, or one without its value: '%s'", argv[optind - 1]);
 }
 
 /* ---- the environment of the program -------------------------------------- */

@@ -24,15 +24,6 @@
 #include "read/stack_table.h"
 #include "read/symbolize.h"
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: gpufl stacks SESSION [--raw] [--symbolize-here]\n"
-                    "  --raw              module+offset only, as recorded\n"
-                    "  --symbolize-here   symbolize from this machine's module files even when the\n"
-                    "                     session was not recorded here\n");
-    return GFL_EXIT_USAGE;
-}
-
 /* Which of the table's modules could not be read on this machine. */
 typedef struct missing_modules {
     const gpufl__stack_table *t;
@@ -82,13 +73,15 @@ int gpufl_cmd_stacks(int argc, char **argv)
             raw = true;
         else if (!strcmp(argv[i], "--symbolize-here"))
             here = true;
-        else if (argv[i][0] == '-' || path)
-            return usage();
+        else if (argv[i][0] == '-')
+            return gpufl__cli_usage_error("stacks", "unknown option '%s'", argv[i]);
+        else if (path)
+            return gpufl__cli_usage_error("stacks", "one SESSION only ('%s' is a second)", argv[i]);
         else
             path = argv[i];
     }
     if (!path)
-        return usage();
+        return gpufl__cli_usage_error("stacks", "which SESSION?");
     gpufl__stack_table t;
     char err[4400] = "";
     if (gpufl__stack_table_load(path, &t, err, sizeof err) != 0) {

@@ -17,16 +17,15 @@ int gpufl_cmd_summary(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
-        else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "usage: gpufl summary SESSION [--json]\n");
-            return GFL_EXIT_USAGE;
-        } else
+        else if (argv[i][0] == '-')
+            return gpufl__cli_usage_error("summary", "unknown option '%s'", argv[i]);
+        else if (path)
+            return gpufl__cli_usage_error("summary", "one SESSION only ('%s' is a second)", argv[i]);
+        else
             path = argv[i];
     }
-    if (!path) {
-        fprintf(stderr, "usage: gpufl summary SESSION [--json]\n");
-        return GFL_EXIT_USAGE;
-    }
+    if (!path)
+        return gpufl__cli_usage_error("summary", "which SESSION?");
     gpufl__summary s;
     char err[1024];
     if (gpufl__summary_load(path, &s, err, sizeof err) != 0) {

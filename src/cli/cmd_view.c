@@ -19,27 +19,12 @@
 
 #define DEFAULT_WIDTH 100
 
-static const char usage_text[] =
-    "usage: gpufl view SESSION [--from T] [--to T] [--width N]\n"
-    "  T: a time after the session's start: 1.5s, 250ms, 40us, or ns (12345)\n"
-    "  N: columns, 20 to 4096 (default: the terminal's width, or 100)\n";
-
-static int usage_error(const char *what)
-{
-    if (what)
-        fprintf(stderr, "gpufl view: %s\n", what);
-    fputs(usage_text, stderr);
-    return GFL_EXIT_USAGE;
-}
-
 static int bad_time(const char *opt, const char *text)
 {
-    char msg[512];
-    snprintf(msg, sizeof msg,
-             "bad %s '%s': expected a time after the session's start, such as 1.5s, 250ms, 40us or "
-             "12345 (ns)",
-             opt, text);
-    return usage_error(msg);
+    return gpufl__cli_usage_error("view",
+                                  "bad %s '%s': expected a time after the session's start, such as 1.5s, "
+                                  "250ms, 40us or 12345 (ns)",
+                                  opt, text);
 }
 
 static unsigned terminal_width(void)
@@ -80,29 +65,25 @@ int gpufl_cmd_view(int argc, char **argv)
             char *end;
             unsigned long w = strtoul(optarg, &end, 10);
             if (optarg[0] < '0' || optarg[0] > '9' || *end || w < GPUFL__VIEW_MIN_WIDTH ||
-                w > GPUFL__VIEW_MAX_WIDTH) {
-                char msg[256];
-                snprintf(msg, sizeof msg, "bad --width '%s': expected %d to %d columns", optarg,
-                         GPUFL__VIEW_MIN_WIDTH, GPUFL__VIEW_MAX_WIDTH);
-                return usage_error(msg);
-            }
+                w > GPUFL__VIEW_MAX_WIDTH)
+                return gpufl__cli_usage_error("view", "bad --width '%s': expected %d to %d columns", optarg,
+                                              GPUFL__VIEW_MIN_WIDTH, GPUFL__VIEW_MAX_WIDTH);
             o.width = (unsigned)w;
             has_width = true;
             break;
         }
-        case 'h': fputs(usage_text, stdout); return GFL_EXIT_OK;
-        default: {
-            char msg[256];
-            snprintf(msg, sizeof msg, "bad argument '%s'",
-                     optind > 0 && optind <= argc ? argv[optind - 1] : "");
-            return usage_error(msg);
-        }
+        case 'h': return gpufl__cli_help("view");
+        default:
+            return gpufl__cli_usage_error("view", "bad argument '%s'",
+                                          optind > 0 && optind <= argc ? argv[optind - 1] : "");
         }
     }
-    if (optind != argc - 1)
-        return usage_error(optind < argc ? "one SESSION only" : NULL);
+    if (optind >= argc)
+        return gpufl__cli_usage_error("view", "which SESSION?");
+    if (optind < argc - 1)
+        return gpufl__cli_usage_error("view", "one SESSION only ('%s' is a second)", argv[optind + 1]);
     if (o.has_to && o.to_ns <= o.from_ns)
-        return usage_error("the window is empty: --to must be after --from");
+        return gpufl__cli_usage_error("view", "the window is empty: --to must be after --from");
     const char *path = argv[optind];
     if (!has_width)
         o.width = terminal_width();
@@ -118,7 +99,7 @@ int gpufl_cmd_view(int argc, char **argv)
     int rc = gpufl__view_render(t, &o, &text, err, sizeof err);
     gpufl_trace_close(t);
     if (rc == GPUFL_EINVAL)
-        return usage_error(err);
+        return gpufl__cli_usage_error("view", "%s", err);
     if (rc != 0) {
         fprintf(stderr, "gpufl view: %s: %s\n", path, err);
         return GFL_EXIT_FAIL;

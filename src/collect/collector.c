@@ -14,6 +14,7 @@
 
 #include "collect/stats.h"
 #include "core/clock.h"
+#include "core/crash.h"
 #include "core/log.h"
 #include "core/session_json.h"
 #include "gpufl/gpufl.h"
@@ -196,12 +197,49 @@ static void flush_sinks(gpufl__collector *c, uint64_t now)
     }
 }
 
+/*
+ * A crash a signal handler published (core/crash.h), written while its
+ * thread waits: first everything recorded before it, then the crash and
+ * the scopes open at that moment, all flushed and session.json marked;
+ * only then the stack, whose frames are named with the dynamic loader's
+ * lock (which the crashed thread may hold: then the rest is already on
+ * disk when the handler stops waiting). Under c->lock.
+ */
+static void crash_pass(gpufl__collector *c)
+{
+    const gpufl__crash_record *r = gpufl__crash_pending();
+    if (!r)
+        return;
+    for (int i = 0; i < FINAL_PASSES && drain_pass(c) > 0; i++)
+        ;
+    uint64_t now = gpufl__now_ns();
+    gfl_event ev;
+    gpufl__crash_event(r, &ev);
+    deliver(c, &ev, now);
+    for (uint32_t i = 0; i < r->info.open_scopes; i++) {
+        gpufl__crash_scope_event(r, i, &ev);
+        deliver(c, &ev, now);
+    }
+    flush_sinks(c, now);
+    if (c->cfg.checkpoints)
+        checkpoint(c, now);
+    gpufl__crash_written_head();
+    gfl_event stack[GFL_CRASH_STACK_EVENTS];
+    unsigned n = gpufl__crash_stack_events(r, stack);
+    for (unsigned i = 0; i < n; i++)
+        deliver(c, &stack[i], now);
+    flush_sinks(c, now);
+    gpufl__crash_written_done();
+}
+
 static void *collector_main(void *arg)
 {
     gpufl__collector *c = arg;
     uint64_t sleep_ns = MIN_SLEEP_NS;
+    gpufl__crash_mark_writer_thread();
     pthread_mutex_lock(&c->lock);
     while (!c->stop) {
+        crash_pass(c);
         size_t handled = drain_pass(c);
         periodic(c, handled);
         if (handled >= BATCH_PER_PRODUCER)
@@ -221,6 +259,7 @@ static void *collector_main(void *arg)
      * "recording?" check just before shutdown may still add a few events. */
     for (int i = 0; i < FINAL_PASSES && drain_pass(c) > 0; i++)
         ;
+    crash_pass(c); /* one that came as the session ended */
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }

@@ -166,6 +166,14 @@ void gpufl__stats_add(gpufl__stats *s, const gfl_event *ev)
     case GFL_EV_DROPPED:
         /* counted by the collector when it creates the event */
         break;
+    case GFL_EV_CRASH:
+        if (!s->crashed) {
+            s->crashed = true;
+            s->crash_tid = ev->h.tid;
+            s->crash_ts = ev->h.ts;
+            s->crash = ev->u.crash;
+        }
+        break;
     default:
         break;
     }

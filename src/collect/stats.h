@@ -72,6 +72,11 @@ typedef struct gpufl__stats {
     gpufl__device_stats dev[GFL_STATS_MAX_DEVICES];
     uint32_t ndev; /* highest device index seen + 1 */
     bool out_of_memory; /* some name could not be aggregated */
+    /* The session's crash (its first crash event), when crashed. */
+    bool crashed;
+    uint32_t crash_tid;
+    uint64_t crash_ts;
+    gfl_crash_payload crash;
 } gpufl__stats;
 
 void gpufl__stats_init(gpufl__stats *s);

@@ -65,7 +65,11 @@ int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
     out->app_name = strdup(info->app_name);
     out->host = strdup(info->host);
     out->dir = strdup(info->dir);
-    out->status = strdup(ended ? "ended" : "running");
+    out->status = strdup(ended ? "ended" : st->crashed ? "crashed" : "running");
+    out->crashed = st->crashed;
+    out->crash_tid = st->crash_tid;
+    out->crash_ts = st->crash_ts;
+    out->crash = st->crash;
     out->pid = info->pid;
     out->start_ns = info->start_ns;
     out->start_wall_ns = info->start_wall_ns;

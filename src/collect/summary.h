@@ -23,7 +23,8 @@ typedef struct gpufl__summary_name {
 
 typedef struct gpufl__summary {
     char *session_id, *app_name, *host, *dir;
-    char *status; /* "running" (a checkpoint) or "ended" */
+    char *status; /* "running" (a checkpoint), "crashed" (a checkpoint after a fatal
+                     signal was recorded) or "ended" */
     int pid;
     uint64_t start_ns, start_wall_ns;
     uint64_t end_ns; /* the end, or the time of the checkpoint */
@@ -42,6 +43,11 @@ typedef struct gpufl__summary {
     uint32_t nscopes;
     gpufl__summary_name *kernels;
     uint32_t nkernels;
+    /* The fatal signal recorded (core/crash.h), when crashed. */
+    bool crashed;
+    uint32_t crash_tid;
+    uint64_t crash_ts;
+    gfl_crash_payload crash;
 } gpufl__summary;
 
 /* Builds a summary. Returns 0, or GPUFL_ENOMEM with *out empty. */

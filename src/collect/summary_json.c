@@ -99,6 +99,22 @@ json_t *gpufl__summary_to_json(const gpufl__summary *s)
                      "kernels", names_to_json(s->kernels, s->nkernels));
 }
 
+json_t *gpufl__crash_to_json(const gpufl__summary *s)
+{
+    const gfl_crash_payload *c = &s->crash;
+    char addr[24];
+    snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)c->address);
+    const char *code = gpufl__signal_code_name(c->signal, c->code);
+    json_t *o = json_pack("{s:I,s:I,s:i,s:s,s:i,s:s,s:s,s:s,s:i,s:i}", "ts_ns", (json_int_t)s->crash_ts,
+                          "tid", (json_int_t)s->crash_tid, "signal", (int)c->signal, "signal_name",
+                          gpufl__signal_name(c->signal), "code", (int)c->code, "code_name",
+                          code ? code : "", "address", addr, "action", gpufl__crash_action_name(c->action),
+                          "stack_frames", (int)c->frames, "open_scopes", (int)c->open_scopes);
+    if (o && c->sender_pid)
+        json_object_set_new(o, "pid", json_integer(c->sender_pid));
+    return o;
+}
+
 /* ---- loading ---------------------------------------------------------- */
 
 static uint64_t u64_of(const json_t *o, const char *key)
@@ -116,6 +132,26 @@ static char *str_of(const json_t *o, const char *key)
 {
     const char *v = json_string_value(json_object_get(o, key));
     return v ? strdup(v) : NULL;
+}
+
+static void crash_from_json(const json_t *o, gpufl__summary *s)
+{
+    if (!json_is_object(o))
+        return;
+    s->crashed = true;
+    s->crash_ts = u64_of(o, "ts_ns");
+    s->crash_tid = (uint32_t)u64_of(o, "tid");
+    s->crash.signal = (int32_t)json_integer_value(json_object_get(o, "signal"));
+    s->crash.code = (int32_t)json_integer_value(json_object_get(o, "code"));
+    const char *addr = json_string_value(json_object_get(o, "address"));
+    s->crash.address = addr ? strtoull(addr, NULL, 16) : 0;
+    s->crash.sender_pid = (uint32_t)u64_of(o, "pid");
+    const char *action = json_string_value(json_object_get(o, "action"));
+    for (uint8_t a = 0; action && a < GFL_CRASH_ACTION_COUNT; a++)
+        if (!strcmp(action, gpufl__crash_action_name(a)))
+            s->crash.action = a;
+    s->crash.frames = (uint16_t)u64_of(o, "stack_frames");
+    s->crash.open_scopes = (uint32_t)u64_of(o, "open_scopes");
 }
 
 static int names_from_json(const json_t *a, gpufl__summary_name **out, uint32_t *n_out)
@@ -261,6 +297,7 @@ int gpufl__summary_load(const char *path, gpufl__summary *out, char *err, size_t
     if (!out->dir)
         out->dir = strdup(path);
     counts_from_json(sum, out);
+    crash_from_json(json_object_get(root, "crash"), out);
     host_from_json(json_object_get(sum, "host"), &out->host_stats);
     devices_from_json(json_object_get(sum, "devices"), out);
     if (names_from_json(json_object_get(sum, "scopes"), &out->scopes, &out->nscopes) != 0 ||

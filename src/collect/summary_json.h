@@ -10,6 +10,10 @@
 
 #include "collect/summary.h"
 
+/* The crash of a summary that has one, as session.json's top-level "crash"
+ * object (docs/FORMAT.md); NULL when out of memory. */
+json_t *gpufl__crash_to_json(const gpufl__summary *s);
+
 /* A new reference, or NULL when out of memory. */
 json_t *gpufl__summary_to_json(const gpufl__summary *s);
 

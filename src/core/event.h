@@ -39,6 +39,9 @@ typedef enum gfl_event_type {
     GFL_EV_NVTX_MARK = 17,
     GFL_EV_GRAPH_LAUNCH = 18,
     GFL_EV_STACK = 19,
+    GFL_EV_CRASH = 20,       /* a fatal signal (core/crash.h) */
+    GFL_EV_CRASH_STACK = 21, /* a piece of the crashing thread's CPU stack */
+    GFL_EV_CRASH_SCOPE = 22, /* a scope open on some thread when it crashed */
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -345,6 +348,35 @@ typedef struct gfl_stack_payload {
     gfl_stack_frame frames[GFL_STACK_FRAMES_PER_EVENT];
 } gfl_stack_payload;
 
+/* A fatal signal caught by core/crash.c: header tid is the thread it was
+ * delivered to (the faulting thread for a fault), ts when it was caught.
+ * It is followed by `frames` frames of that thread's stack in
+ * GFL_EV_CRASH_STACK events (gfl_stack_payload with id 0, first/total
+ * placing each piece; frame 0 is the interrupted instruction itself, the
+ * others return addresses) and by `open_scopes` GFL_EV_CRASH_SCOPE events
+ * (gfl_scope_payload, header tid the scope's thread, ts the crash's). */
+typedef enum gfl_crash_action {
+    GFL_CRASH_DEFAULT = 0, /* the program left the signal's default action: it dies */
+    GFL_CRASH_HANDLER = 1, /* the program's own handler was called next */
+    GFL_CRASH_IGNORED = 2, /* the program ignores the signal (a fault kills it anyway) */
+    GFL_CRASH_ACTION_COUNT
+} gfl_crash_action;
+
+#define GFL_F_CRASH_NO_UNWIND 0x01 /* no stack: libunwind could not be loaded */
+
+typedef struct gfl_crash_payload {
+    uint64_t address;     /* si_addr: the faulting address (SEGV, BUS) or instruction
+                             (ILL, FPE); 0 for a signal sent by kill/raise/abort */
+    int32_t signal;       /* SIGSEGV, ... (Linux numbers) */
+    int32_t code;         /* si_code: why (SEGV_MAPERR, FPE_INTDIV, SI_TKILL, ...) */
+    uint32_t sender_pid;  /* who sent it (si_code <= 0); 0 for a fault */
+    uint16_t frames;      /* frames of the stack that follow, 0 = none */
+    uint8_t action;       /* gfl_crash_action: what ran after gpufl */
+    uint8_t stack_truncated; /* 1: the stack was deeper than what was kept */
+    uint32_t open_scopes; /* crash_scope events that follow */
+    uint32_t scopes_lost; /* open scopes left out: more than the crash record holds */
+} gfl_crash_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;   /* lost since the previous dropped event of this source */
     uint64_t total;   /* lost by this source in the session so far */
@@ -375,6 +407,7 @@ typedef struct gfl_event {
         gfl_nvtx_payload nvtx;
         gfl_graph_launch_payload graph;
         gfl_stack_payload stack;
+        gfl_crash_payload crash;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
@@ -402,6 +435,9 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     case GFL_EV_HOST_METRICS:
     case GFL_EV_DEVICE_METRICS:
     case GFL_EV_LOG:
+    case GFL_EV_CRASH: /* with the session's own messages: the crash is the process's */
+    case GFL_EV_CRASH_STACK:
+    case GFL_EV_CRASH_SCOPE:
         return GFL_CHANNEL_SYSTEM;
     default:
         return GFL_CHANNEL_DEVICE;
@@ -426,6 +462,11 @@ const char *gpufl__mem_kind_name(uint8_t kind);
 const char *gpufl__sync_kind_name(uint8_t kind);
 const char *gpufl__limiter_name(uint8_t limiter);
 const char *gpufl__log_level_name(uint8_t level);
+const char *gpufl__crash_action_name(uint8_t action);
+/* "SIGSEGV", ... for the fatal signals gpufl catches; "signal" otherwise. */
+const char *gpufl__signal_name(int32_t signal);
+/* si_code by name ("SEGV_MAPERR", "SI_TKILL", ...); NULL when not known. */
+const char *gpufl__signal_code_name(int32_t signal, int32_t code);
 /* Name of bit `bit` of gfl_device_metrics_payload.throttle_reasons. */
 #define GFL_THROTTLE_REASON_COUNT 9
 const char *gpufl__throttle_reason_name(unsigned bit);

@@ -26,6 +26,7 @@
 #include "collect/collector.h"
 #include "collect/summary.h"
 #include "core/clock.h"
+#include "core/crash.h"
 #include "core/intern.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -256,6 +257,7 @@ static void warn_deprecated(const gpufl_options *o)
 /* Everything of s that was started; s is freed. Under the lifecycle lock. */
 static void end_session(session *s)
 {
+    gpufl__crash_uninstall();
     gpufl__plugin_stop();
     gpufl__sampler_stop();
     gpufl__session_end end = {gpufl__now_ns(), gpufl__wall_ns()};
@@ -357,6 +359,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     snprintf(last_dir, sizeof last_dir, "%s", s->info.dir);
     gpufl__log_set_recording(true);
     atomic_store_explicit(&gpufl__recording_flag, true, memory_order_release);
+    gpufl__crash_install();
     warn_deprecated(&s->config.o);
     record_devices(s);
     start_sampler(s);

@@ -123,7 +123,7 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
         "session_id", info->id, "app_name", info->app_name, "pid", info->pid, "host", info->host,
         "log_dir", info->dir, "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
         (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(),
-        "status", end ? "ended" : "running", "options", options_json(&info->config->o), "host_info",
+        "status", end ? "ended" : summary && summary->crashed ? "crashed" : "running", "options", options_json(&info->config->o), "host_info",
         host_info_json(), "devices", devices_json(info->devices));
     if (!root) {
         errno = ENOMEM;
@@ -136,6 +136,8 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
         json_object_set_new(root, "end_wall_ns", json_integer((json_int_t)end->end_wall_ns));
         json_object_set_new(root, "end_time", json_string(stop));
     }
+    if (summary && summary->crashed)
+        json_object_set_new(root, "crash", gpufl__crash_to_json(summary));
     if (summary)
         json_object_set_new(root, "summary", gpufl__summary_to_json(summary));
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

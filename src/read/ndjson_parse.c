@@ -36,7 +36,8 @@
     X(value) X(mem_kind) X(cuda_event) X(address) X(async) X(domain) X(reason) X(channel)          \
     X(count) X(total) X(level) X(message) X(wall_ns) X(session_id) X(app_name) X(pid) X(host)      \
     X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
-    X(frames)
+    X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
+    X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost)
 
 #define KEY_ENUM(k) K_##k,
 enum { K_NONE = 0, KEYS(KEY_ENUM) K_COUNT };
@@ -115,7 +116,7 @@ typedef struct slot {
     uint32_t arg;    /* V_FLAG bits, V_ENUM table, or a validity bit */
 } slot;
 
-enum { EN_COPY, EN_MEM, EN_SYNC, EN_LIMITER, EN_DROP, EN_CHANNEL, EN_LEVEL };
+enum { EN_COPY, EN_MEM, EN_SYNC, EN_LIMITER, EN_DROP, EN_CHANNEL, EN_LEVEL, EN_CRASH_ACTION };
 
 #define OFF(m) offsetof(gfl_event, m)
 #define SZ(m) sizeof(((gfl_event *)0)->m)
@@ -244,6 +245,18 @@ static const slot stack_slots[] = {
     S(total, u.stack.total, V_U), S(truncated, u.stack.truncated, V_BOOL),
     S(frames, u.stack.frames, V_FRAMES), END_SLOTS};
 
+static const slot crash_slots[] = {
+    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(signal, u.crash.signal, V_I), SKIP(signal_name),
+    S(code, u.crash.code, V_I), SKIP(code_name), S(address, u.crash.address, V_HEX),
+    S(pid, u.crash.sender_pid, V_U), SA(action, u.crash.action, V_ENUM, EN_CRASH_ACTION),
+    S(stack_frames, u.crash.frames, V_U), S(stack_truncated, u.crash.stack_truncated, V_BOOL),
+    SA(stack_unavailable, h.flags, V_FLAG, GFL_F_CRASH_NO_UNWIND),
+    S(open_scopes, u.crash.open_scopes, V_U), S(open_scopes_lost, u.crash.scopes_lost, V_U),
+    END_SLOTS};
+
+/* crash_scope: scope_begin's fields (scope_slots); crash_stack: a stack
+ * piece without id (stack_slots). */
+
 static const slot log_slots[] = {
     REQ(ts_ns, h.ts), S(tid, h.tid, V_U), SA(level, u.log.level, V_ENUM, EN_LEVEL),
     S(message, u.log.message, V_STR), END_SLOTS};
@@ -292,6 +305,9 @@ static const line_type line_types[T_COUNT] = {
     [GFL_EV_NVTX_MARK] = {nvtx_mark_slots, 0},
     [GFL_EV_GRAPH_LAUNCH] = {graph_slots, 0},
     [GFL_EV_STACK] = {stack_slots, 0},
+    [GFL_EV_CRASH] = {crash_slots, 0},
+    [GFL_EV_CRASH_STACK] = {stack_slots, 0},
+    [GFL_EV_CRASH_SCOPE] = {scope_slots, 0},
     [T_SESSION_START] = {session_start_slots, 0},
     [T_SESSION_END] = {session_end_slots, 0},
     [T_LOG_STOPPED] = {log_stopped_slots, 0},
@@ -326,6 +342,8 @@ static const char *enum_name(unsigned table, unsigned i)
     case EN_DROP: return i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : NULL;
     case EN_CHANNEL: return i < GFL_CHANNEL_COUNT ? gpufl__channel_name((uint8_t)i) : NULL;
     case EN_LEVEL: return i <= GFL_LOG_ERROR ? gpufl__log_level_name((uint8_t)i) : NULL;
+    case EN_CRASH_ACTION:
+        return i < GFL_CRASH_ACTION_COUNT ? gpufl__crash_action_name((uint8_t)i) : NULL;
     }
     return NULL;
 }

@@ -421,7 +421,10 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_HOST_METRICS: return host_sample_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
-    case GFL_EV_DEVICE_INFO: return keep_ordered(s, ev);
+    case GFL_EV_DEVICE_INFO:
+    case GFL_EV_CRASH:
+    case GFL_EV_CRASH_STACK:
+    case GFL_EV_CRASH_SCOPE: return keep_ordered(s, ev);
     case GFL_EV_DROPPED:
         if (ev->u.dropped.reason < 16)
             s->dropped[ev->u.dropped.reason] += ev->u.dropped.count;

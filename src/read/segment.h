@@ -35,7 +35,7 @@
 typedef struct gpufl__segment {
     gpufl__rows rows[GFL_T_COUNT]; /* GFL_T_SCOPES stays empty (see ordered) */
     gpufl__recset configs, streams, callers;
-    gfl_event *ordered;            /* scope begins and ends, device infos, in order */
+    gfl_event *ordered;            /* scope begins and ends, device infos, the crash, in order */
     size_t nordered, ordered_cap;
     uint64_t counts[256];          /* events, by type */
     uint64_t dropped[16];          /* events lost, by drop reason */

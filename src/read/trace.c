@@ -46,6 +46,8 @@ void gpufl__trace_free(gpufl_trace *t)
         munmap(t->zero, t->zero_bytes);
     gpufl__strtab_free(&t->strings);
     free(t->devices);
+    free(t->crash_frames);
+    free(t->crash_scopes);
     free(t);
 }
 
@@ -307,6 +309,11 @@ GPUFL_API const gpufl_trace_device_samples *gpufl_trace_get_device_samples(const
 GPUFL_API const gpufl_trace_host_samples *gpufl_trace_get_host_samples(const gpufl_trace *t)
 {
     return &t->host_samples_pub;
+}
+
+GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t)
+{
+    return t->has_crash ? &t->crash : NULL;
 }
 
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)

@@ -157,6 +157,12 @@ struct gpufl_trace {
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;
     uint64_t counts[256];  /* events read, by type */
+    /* The crash (crash, crash_stack and crash_scope events), when read. */
+    gpufl_trace_crash crash;
+    int has_crash;
+    gpufl_trace_crash_frame *crash_frames;
+    gpufl_trace_crash_scope *crash_scopes;
+    size_t crash_scopes_cap;
     void *zero;            /* the shared read-only zero columns */
     size_t zero_bytes;
     char source[4096];

@@ -207,6 +207,95 @@ static int device_info(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     return 0;
 }
 
+/* ---- the crash: its head, its stack's pieces and its open scopes, in
+ * file order (a torn file may lack some; the first crash is the session's) */
+
+static int crash_head(merge *m, const gfl_event *ev)
+{
+    gpufl_trace *t = m->t;
+    gpufl_trace_crash *c = &t->crash;
+    if (t->has_crash)
+        return 0;
+    const gfl_crash_payload *p = &ev->u.crash;
+    c->ts_ns = ev->h.ts;
+    c->tid = ev->h.tid;
+    c->signal = p->signal;
+    c->code = p->code;
+    c->action = p->action;
+    c->address = p->address;
+    c->sender_pid = p->sender_pid;
+    c->stack_unavailable = (ev->h.flags & GFL_F_CRASH_NO_UNWIND) != 0;
+    c->stack_truncated = p->stack_truncated;
+    c->scopes_lost = p->scopes_lost;
+    const char *name = gpufl__signal_name(p->signal);
+    const char *code = gpufl__signal_code_name(p->signal, p->code);
+    if (gpufl__strtab_intern(&t->strings, name, strlen(name), &c->signal_name) != 0 ||
+        (code && gpufl__strtab_intern(&t->strings, code, strlen(code), &c->code_name) != 0))
+        return GPUFL_ENOMEM;
+    t->has_crash = 1;
+    return 0;
+}
+
+static int crash_stack(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
+{
+    gpufl_trace *t = m->t;
+    const gfl_stack_payload *p = &ev->u.stack;
+    if (p->count > GFL_STACK_FRAMES_PER_EVENT || (uint32_t)p->first + p->count > p->total)
+        return 0; /* not ours to place: the crash keeps the frames it can */
+    if (p->total > t->crash.nframes) {
+        gpufl_trace_crash_frame *f = realloc(t->crash_frames, p->total * sizeof *f);
+        if (!f)
+            return GPUFL_ENOMEM;
+        memset(f + t->crash.nframes, 0, (p->total - t->crash.nframes) * sizeof *f);
+        t->crash_frames = f;
+        t->crash.frames = f;
+        t->crash.nframes = p->total;
+    }
+    for (unsigned i = 0; i < p->count; i++) {
+        gpufl_trace_crash_frame *f = &t->crash_frames[p->first + i];
+        f->module = gpufl__str_map_get(sm, p->frames[i].module);
+        f->offset = p->frames[i].offset;
+        f->present = 1;
+    }
+    if (p->truncated)
+        t->crash.stack_truncated = 1;
+    return 0;
+}
+
+static int crash_scope(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
+{
+    gpufl_trace *t = m->t;
+    if (t->crash.nscopes == t->crash_scopes_cap) {
+        size_t cap = t->crash_scopes_cap ? 2 * t->crash_scopes_cap : 16;
+        gpufl_trace_crash_scope *v = realloc(t->crash_scopes, cap * sizeof *v);
+        if (!v)
+            return GPUFL_ENOMEM;
+        t->crash_scopes = v;
+        t->crash_scopes_cap = cap;
+    }
+    gpufl_trace_crash_scope *s = &t->crash_scopes[t->crash.nscopes++];
+    s->id = ev->u.scope.id;
+    s->parent = ev->u.scope.parent_id;
+    s->begin_ns = ev->u.scope.begin_ts;
+    s->tid = ev->h.tid;
+    s->name = gpufl__str_map_get(sm, ev->u.scope.name);
+    s->depth = ev->u.scope.depth;
+    t->crash.scopes = t->crash_scopes;
+    return 0;
+}
+
+static int take_one(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
+{
+    switch (ev->h.type) {
+    case GFL_EV_SCOPE_BEGIN: return scope_begin(m, sm, ev);
+    case GFL_EV_SCOPE_END: return scope_end(m, sm, ev);
+    case GFL_EV_CRASH: return crash_head(m, ev);
+    case GFL_EV_CRASH_STACK: return crash_stack(m, sm, ev);
+    case GFL_EV_CRASH_SCOPE: return crash_scope(m, sm, ev);
+    default: return device_info(m, sm, ev);
+    }
+}
+
 /* The events kept in order, all segments, then the scope rows sorted. */
 static int take_ordered(merge *m)
 {
@@ -214,9 +303,7 @@ static int take_ordered(merge *m)
         gpufl__segment *g = m->segs[s];
         for (size_t i = 0; i < g->nordered; i++) {
             const gfl_event *ev = &g->ordered[i];
-            int rc = ev->h.type == GFL_EV_SCOPE_BEGIN ? scope_begin(m, &m->str[s], ev)
-                     : ev->h.type == GFL_EV_SCOPE_END ? scope_end(m, &m->str[s], ev)
-                                                      : device_info(m, &m->str[s], ev);
+            int rc = take_one(m, &m->str[s], ev);
             if (rc != 0)
                 return rc;
         }

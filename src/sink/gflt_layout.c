@@ -229,6 +229,22 @@ static const gpufl__gflt_field stack_fields[] = {
 };
 _Static_assert(GFL_STACK_FRAMES_PER_EVENT == 12, "stack_fields lists every frame");
 
+/* A fatal signal; its stack pieces use stack_fields (id 0) and the scopes
+ * open at that moment scope_fields. */
+static const gpufl__gflt_field crash_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.crash.address, GFLT_VAR),
+    F(u.crash.signal, GFLT_SVAR),
+    F(u.crash.code, GFLT_SVAR),
+    F(u.crash.sender_pid, GFLT_VAR),
+    F(u.crash.frames, GFLT_VAR),
+    F(u.crash.action, GFLT_VAR),
+    F(u.crash.stack_truncated, GFLT_VAR),
+    F(u.crash.open_scopes, GFLT_VAR),
+    F(u.crash.scopes_lost, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -268,6 +284,9 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_NVTX_MARK] = LAYOUT(nvtx_fields),
     [GFL_EV_GRAPH_LAUNCH] = LAYOUT(graph_fields),
     [GFL_EV_STACK] = LAYOUT(stack_fields),
+    [GFL_EV_CRASH] = LAYOUT(crash_fields),
+    [GFL_EV_CRASH_STACK] = LAYOUT(stack_fields),
+    [GFL_EV_CRASH_SCOPE] = LAYOUT(scope_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

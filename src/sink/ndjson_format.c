@@ -62,7 +62,10 @@ size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *name
     case GFL_EV_GRAPH_LAUNCH:
         return FIXED_PART_BOUND + name_bound(names, ev->u.graph.nvtx);
     case GFL_EV_STACK:
+    case GFL_EV_CRASH_STACK:
         return FIXED_PART_BOUND + stack_modules_bound(&ev->u.stack, names);
+    case GFL_EV_CRASH_SCOPE:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
     case GFL_EV_LOG:
         return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
     case GFL_EV_DEVICE_INFO:
@@ -428,13 +431,15 @@ static char *mem_line(char *p, const gfl_event *ev, const gpufl__string_lookup *
 }
 
 /* A piece of a stack definition: frames [first, first + count) of `total`,
- * each [module path or null, "0x<offset>"]. */
+ * each [module path or null, "0x<offset>"]. A crash's stack is the
+ * crash's, and has no id. */
 static char *stack_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
 {
     const gfl_stack_payload *s = &ev->u.stack;
     p = KU(p, ",\"ts_ns\":", ev->h.ts);
     p = KU(p, ",\"tid\":", ev->h.tid);
-    p = KU(p, ",\"id\":", s->id);
+    if (ev->h.type == GFL_EV_STACK)
+        p = KU(p, ",\"id\":", s->id);
     p = KU(p, ",\"first\":", s->first);
     p = KU(p, ",\"total\":", s->total);
     if (s->truncated)
@@ -458,6 +463,52 @@ static char *stack_line(char *p, const gfl_event *ev, const gpufl__string_lookup
     }
     *p++ = ']';
     return p;
+}
+
+/* A fatal signal (core/crash.h); its stack and open scopes follow in
+ * crash_stack and crash_scope lines. Names of the signal and code are for
+ * people: readers take the numbers. */
+static char *crash_line(char *p, const gfl_event *ev)
+{
+    const gfl_crash_payload *c = &ev->u.crash;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"tid\":", ev->h.tid);
+    p = GFL_JLIT(p, ",\"signal\":");
+    p = gpufl__jput_i64(p, c->signal);
+    p = KT(p, ",\"signal_name\":", gpufl__signal_name(c->signal));
+    p = GFL_JLIT(p, ",\"code\":");
+    p = gpufl__jput_i64(p, c->code);
+    const char *code = gpufl__signal_code_name(c->signal, c->code);
+    if (code)
+        p = KT(p, ",\"code_name\":", code);
+    p = GFL_JLIT(p, ",\"address\":");
+    p = gpufl__jput_hex(p, c->address);
+    if (c->sender_pid)
+        p = KU(p, ",\"pid\":", c->sender_pid);
+    p = KT(p, ",\"action\":", gpufl__crash_action_name(c->action));
+    p = KU(p, ",\"stack_frames\":", c->frames);
+    if (c->stack_truncated)
+        p = GFL_JLIT(p, ",\"stack_truncated\":true");
+    if (ev->h.flags & GFL_F_CRASH_NO_UNWIND)
+        p = GFL_JLIT(p, ",\"stack_unavailable\":true");
+    p = KU(p, ",\"open_scopes\":", c->open_scopes);
+    if (c->scopes_lost)
+        p = KU(p, ",\"open_scopes_lost\":", c->scopes_lost);
+    return p;
+}
+
+/* A scope open when the program crashed: scope_begin's fields, with the
+ * crash's time. */
+static char *crash_scope_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
+{
+    const gfl_scope_payload *s = &ev->u.scope;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"tid\":", ev->h.tid);
+    p = KU(p, ",\"id\":", s->id);
+    p = KU(p, ",\"parent\":", s->parent_id);
+    p = KU(p, ",\"depth\":", s->depth);
+    p = KN(p, ",\"name\":", s->name);
+    return KU(p, ",\"begin_ns\":", s->begin_ts);
 }
 
 size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *names, char *buf)
@@ -517,7 +568,14 @@ size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *nam
         p = graph_launch_line(p, ev, names);
         break;
     case GFL_EV_STACK:
+    case GFL_EV_CRASH_STACK:
         p = stack_line(p, ev, names);
+        break;
+    case GFL_EV_CRASH:
+        p = crash_line(p, ev);
+        break;
+    case GFL_EV_CRASH_SCOPE:
+        p = crash_scope_line(p, ev, names);
         break;
     case GFL_EV_LOG:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);

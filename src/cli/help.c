@@ -1,0 +1,244 @@
+/*
+ * The commands of `gpufl` and their help, in one table, and the one way
+ * every command prints its help and its usage errors (see cli.h): help on
+ * stdout with exit 0, usage errors on stderr with the command's usage
+ * lines and exit 64 (diff: 2, like diff(1)). Run once per process, on the
+ * main thread.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "gpufl/gpufl.h"
+
+#define DIFF_USAGE_EXIT 2 /* see gpufl_cmd_diff in cli.h */
+#define ABOUT_COLUMN 33   /* where `gpufl help` starts a command's description */
+
+static int run_version(int argc, char **argv);
+static int run_help(int argc, char **argv);
+
+static const gpufl__cli_command commands[] = {
+    {"devices", gpufl_cmd_devices, "devices [--json]", "every GPU: identity, limits and current state",
+     "  --json   as JSON, with the field names of the logs' device_info and device_metrics\n"
+     "Exit code: 3 when there is no NVIDIA driver (libnvidia-ml could not be loaded).\n",
+     GFL_EXIT_USAGE, 0},
+    {"monitor", gpufl_cmd_monitor,
+     "monitor [--duration S] [--interval MS] [--devices 0,1]\n"
+     "[--format table|csv|json|ndjson] [--output FILE]\n"
+     "[--warn-mem PCT] [--crit-mem PCT] [--warn-temp C] [--crit-temp C]",
+     "live GPU and host view; alerts when a threshold is crossed",
+     "  --duration S        stop after S seconds (default: until Ctrl-C)\n"
+     "  --interval MS       time between readings, 10 to 3600000 ms\n"
+     "  --devices 0,1       these GPUs only (NVML indices)\n"
+     "  --format            table (default), csv, json or ndjson\n"
+     "  --output FILE       write to FILE instead of stdout\n"
+     "  --warn-mem, --crit-mem PCT    memory used, in % of the GPU's memory\n"
+     "  --warn-temp, --crit-temp C    GPU temperature, in degrees Celsius\n"
+     "Without an NVIDIA driver it shows host metrics only.\n"
+     "Exit code: 0 no threshold crossed, 1 error, 2 a threshold was crossed, 64 bad usage.\n",
+     GFL_EXIT_USAGE, 0},
+    {"run", gpufl_cmd_run,
+     "run [--engine NAME] [--log-path DIR] [--app-name NAME] [--stack-trace]\n"
+     "[--] PROGRAM [ARGS...]",
+     "record an unmodified CUDA program (default engine: trace);\nexits with PROGRAM's status",
+     "Runs PROGRAM with gpufl injected at its first CUDA call (and in its CUDA child processes),\n"
+     "then prints where each session went and its summary on stderr.\n"
+     "  --engine NAME     monitor, trace (default), pc_sampling, sass_metrics, range_profiler, deep\n"
+     "  --log-path DIR    directory for the session directories (default: ./gpufl-logs)\n"
+     "  --app-name NAME   name of the sessions (default: PROGRAM's base name)\n"
+     "  --stack-trace     record CPU call stacks at kernel launches and syncs\n"
+     "Without a flag, GPUFL_PROFILING_ENGINE, GPUFL_LOG_PATH and GPUFL_APP_NAME apply when set.\n"
+     "Signals sent to gpufl run (HUP, INT, QUIT, TERM, USR1, USR2, WINCH) are passed on to\n"
+     "PROGRAM, which stays in the terminal's process group; if gpufl run is killed, so is PROGRAM.\n"
+     "Exit code: PROGRAM's own (128+N when signal N killed it); 126 PROGRAM could not be\n"
+     "executed, 127 PROGRAM not found, 1 gpufl run itself failed, 64 bad usage.\n",
+     GFL_EXIT_USAGE, 1},
+    {"summary", gpufl_cmd_summary, "summary SESSION [--json]", "what a session recorded, from its session.json",
+     "  SESSION   a session directory, or its session.json\n"
+     "  --json    the summary as JSON\n",
+     GFL_EXIT_USAGE, 0},
+    {"stacks", gpufl_cmd_stacks, "stacks SESSION [--raw] [--symbolize-here]",
+     "CPU stacks of launches and syncs, symbolized when recorded\non this machine",
+     "  SESSION            a session directory, a .log or a .gflt file\n"
+     "  --raw              module+offset only, as recorded\n"
+     "  --symbolize-here   symbolize from this machine's module files even when the\n"
+     "                     session was not recorded here\n",
+     GFL_EXIT_USAGE, 0},
+    {"report", gpufl_cmd_report,
+     "report SESSION [--top N] [--format text|json|html] [-o FILE]\n[--symbolize-here]",
+     "every analysis: summary, scopes, hot kernels, occupancy,\ncopies, idle time, launches, memory",
+     "  --top N            kernels listed in the hotspots (default 20)\n"
+     "  --format           text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
+     "  -o FILE            write the report to FILE instead of stdout\n"
+     "  --symbolize-here   name stack frames from this machine's module files even when\n"
+     "                     the session was not recorded here\n",
+     GFL_EXIT_USAGE, 0},
+    {"info", gpufl_cmd_info, "info SESSION [--json]", "what a session holds, read from its logs or trace.gflt",
+     "  SESSION   a session directory, one .log or one .gflt file\n"
+     "  --json    as JSON\n",
+     GFL_EXIT_USAGE, 0},
+    {"view", gpufl_cmd_view, "view SESSION [--from T] [--to T] [--width N]",
+     "timeline: utilization, streams, scopes and NVTX by thread",
+     "  T: a time after the session's start: 1.5s, 250ms, 40us, or ns (12345)\n"
+     "  N: columns, 20 to 4096 (default: the terminal's width, or 100)\n",
+     GFL_EXIT_USAGE, 0},
+    {"diff", gpufl_cmd_diff,
+     "diff BASELINE CANDIDATE [--threshold PCT] [--min-impact PCT]\n[--format text|json] [--all]",
+     "what changed per kernel, scope and GPU, judged against the\nnoise; exits 1 on a regression (for CI)",
+     "  BASELINE, CANDIDATE  session directories, .log or .gflt files\n"
+     "  --threshold PCT      a change smaller than PCT % is no change (default 5)\n"
+     "  --min-impact PCT     changes smaller than PCT % of the baseline's kernel time\n"
+     "                       (scopes, idle: wall time) are not judged (default 0.5)\n"
+     "  --format             text (default) or json\n"
+     "  --all                also list kernels and scopes that did not change\n"
+     "Exit code, like diff(1): 0 no regression, 1 a regression past the threshold,\n"
+     "2 bad usage or a session that could not be read.\n",
+     DIFF_USAGE_EXIT, 0},
+    {"export", gpufl_cmd_export, "export SESSION -f perfetto|chrome|csv [-o OUT]",
+     "for other tools: a .perfetto-trace (ui.perfetto.dev), Chrome\ntrace JSON, or a directory of CSV "
+     "files, one per table",
+     "  perfetto  OUT is a .perfetto-trace file (ui.perfetto.dev, trace_processor)\n"
+     "  chrome    OUT is a Trace Event Format .json file (chrome://tracing)\n"
+     "  csv       OUT is a directory, made when missing, of one .csv file per table\n"
+     "  without -o: the session's name in the current directory\n"
+     "  (<name>.perfetto-trace, <name>.json, <name>-csv)\n",
+     GFL_EXIT_USAGE, 0},
+    {"convert", gpufl_cmd_convert, "convert IN OUT [--level 0-19] [--force]",
+     "between NDJSON and .gflt: OUT is a .gflt file, or a directory\nto create with the .log files",
+     "  IN        a session directory, an NDJSON .log or a .gflt file\n"
+     "  OUT       a name ending in .gflt, or a directory to create with the .log files and\n"
+     "            a session.json (IN's own, or rebuilt from the events)\n"
+     "  --level   zstd level of a .gflt, 0 (no compression) to 19\n"
+     "  --force   replace an existing OUT .gflt file\n",
+     GFL_EXIT_USAGE, 0},
+    {"options", gpufl_cmd_options, "options [--markdown]", "every option, its default and variable",
+     "  --markdown   as the Markdown table of README.md\n", GFL_EXIT_USAGE, 0},
+    {"version", run_version, "version", "the version", "", GFL_EXIT_USAGE, 0},
+    {"help", run_help, "help [COMMAND]", "this text, or COMMAND's help", "", GFL_EXIT_USAGE, 0},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+const gpufl__cli_command *gpufl__cli_find(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+/* text with each line after the first indented to column `indent` */
+static void print_indented(FILE *out, const char *text, int indent)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        fprintf(out, "%.*s", (int)n, p);
+        if (!nl)
+            break;
+        fprintf(out, "\n%*s", indent, "");
+        p = nl + 1;
+    }
+}
+
+/* "usage: gpufl NAME ARGS", continuation lines under the first argument */
+static void print_usage(FILE *out, const gpufl__cli_command *c)
+{
+    fprintf(out, "usage: gpufl ");
+    print_indented(out, c->synopsis, (int)strlen("usage: gpufl ") + (int)strlen(c->name) + 1);
+    fputc('\n', out);
+}
+
+int gpufl__cli_help(const char *name)
+{
+    const gpufl__cli_command *c = gpufl__cli_find(name);
+    if (!c)
+        return GFL_EXIT_FAIL; /* a name missing from the table: a bug, said by the caller's test */
+    print_usage(stdout, c);
+    /* the list's description as a sentence: one line, capitalised */
+    for (const char *p = c->about; *p; p++)
+        putchar(p == c->about ? toupper((unsigned char)*p) : *p == '\n' ? ' ' : *p);
+    fputs(".\n", stdout);
+    fputs(c->details, stdout);
+    return GFL_EXIT_OK;
+}
+
+int gpufl__cli_usage_error(const char *name, const char *fmt, ...)
+{
+    const gpufl__cli_command *c = gpufl__cli_find(name);
+    fflush(stdout);
+    fprintf(stderr, "gpufl %s: ", name);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (!c)
+        return GFL_EXIT_USAGE;
+    print_usage(stderr, c);
+    fprintf(stderr, "'gpufl help %s' says more.\n", name);
+    return c->usage_exit;
+}
+
+void gpufl__cli_list(FILE *out)
+{
+    fprintf(out, "gpufl %s: a flight recorder for GPU workloads\n\nusage: gpufl COMMAND [ARGS]\n\n",
+            gpufl_version());
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        const gpufl__cli_command *c = &commands[i];
+        int at = fprintf(out, "  gpufl ");
+        print_indented(out, c->synopsis, at + (int)strlen(c->name) + 1);
+        /* the description beside a short synopsis, under a long one */
+        const char *last = strrchr(c->synopsis, '\n');
+        int width = last ? at + (int)strlen(c->name) + 1 + (int)strlen(last + 1)
+                         : at + (int)strlen(c->synopsis);
+        if (last || width >= ABOUT_COLUMN)
+            fprintf(out, "\n%*s", ABOUT_COLUMN, "");
+        else
+            fprintf(out, "%*s", ABOUT_COLUMN - width, "");
+        print_indented(out, c->about, ABOUT_COLUMN);
+        fputc('\n', out);
+    }
+    fprintf(out, "\n`gpufl COMMAND --help` (or -h, or `gpufl help COMMAND`) describes each.\n"
+                 "SESSION is a session directory (<log_path>/<session id>); summary also takes\n"
+                 "its session.json, info one .log or .gflt file.\n\n"
+                 "Exit codes:\n"
+                 "  0   success (monitor: no threshold was crossed)\n"
+                 "  1   the command failed: unreadable input, unwritable output, NVML error\n"
+                 "  2   monitor: a --warn-* or --crit-* threshold was crossed\n"
+                 "  3   devices: no NVIDIA driver (libnvidia-ml could not be loaded)\n"
+                 "  64  bad usage (a usage error is said on stderr; --help goes to stdout)\n"
+                 "  run exits with PROGRAM's own status (128+N if signal N killed it), 126 if\n"
+                 "      PROGRAM could not be executed, 127 if it was not found\n"
+                 "  diff exits like diff(1): 0 no regression, 1 a regression past the\n"
+                 "      threshold, 2 bad usage or a session that could not be read\n"
+                 "Without an NVIDIA driver, devices says so and monitor shows host metrics only.\n");
+}
+
+/* ---- the two commands of gpufl itself -------------------------------------- */
+
+static int run_version(int argc, char **argv)
+{
+    if (argc > 1)
+        return gpufl__cli_usage_error("version", "takes no arguments ('%s')", argv[1]);
+    printf("gpufl %s\n", gpufl_version());
+    return GFL_EXIT_OK;
+}
+
+static int run_help(int argc, char **argv)
+{
+    if (argc > 2)
+        return gpufl__cli_usage_error("help", "one COMMAND at most ('%s' is a second)", argv[2]);
+    if (argc == 2 && argv[1][0] == '-')
+        return gpufl__cli_usage_error("help", "unknown option '%s'", argv[1]);
+    if (argc == 1) {
+        gpufl__cli_list(stdout);
+        return GFL_EXIT_OK;
+    }
+    if (!gpufl__cli_find(argv[1])) {
+        fprintf(stderr, "gpufl help: unknown command '%s'; run 'gpufl help' for the list\n", argv[1]);
+        return GFL_EXIT_USAGE;
+    }
+    return gpufl__cli_help(argv[1]);
+}

@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,11 +36,36 @@ typedef struct result {
 } result;
 
 static result *current;
+/* When set, `gpufl run` starts as a session leader with this terminal as
+ * its controlling terminal and stdin, as from an interactive shell. */
+static const char *controlling_tty;
+static int tty_master = -1;
+
+/* The pid inject_target `signals` wrote to .signals in dir, or 0. */
+static pid_t program_pid(const char *dir)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.signals", dir);
+    char *log = tu_read_file(path, NULL);
+    int pid = 0;
+    if (log && sscanf(log, "pid %d", &pid) != 1)
+        pid = 0;
+    free(log);
+    return (pid_t)pid;
+}
 
 static int cleanup(void **state)
 {
     (void)state;
+    if (tty_master >= 0)
+        close(tty_master);
+    tty_master = -1;
+    controlling_tty = NULL;
     if (current) {
+        /* a program left running by a failed test is not left behind */
+        pid_t orphan = current->cwd ? program_pid(current->cwd) : 0;
+        if (orphan > 0 && kill(orphan, SIGKILL) == 0)
+            waitpid(orphan, NULL, 0);
         free(current->out);
         free(current->err);
         tu_rm_rf(current->cwd);
@@ -65,6 +92,12 @@ static pid_t start(result *r, const char *const *args, const char *const *env)
     if (pid == 0) {
         if (chdir(r->cwd) != 0)
             _exit(120);
+        if (controlling_tty) {
+            int tty = -1;
+            if (setsid() < 0 || (tty = open(controlling_tty, O_RDWR)) < 0 || dup2(tty, 0) < 0)
+                _exit(123);
+            close(tty);
+        }
         if (args[0] && !strncmp(args[0], "./", 2) && symlink(GFL_INJECT_TARGET, args[0]) != 0)
             _exit(122);
         int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -304,6 +337,131 @@ static void test_no_cuda_no_session(void **state)
     assert_int_equal(recorded_dirs(r, dirs, 1), 0);
 }
 
+/* ---- signals ------------------------------------------------------------------- */
+
+#define SIGNAL_ENV ((const char *const[]){"SIGNAL_LOG=.signals", NULL})
+
+static void wait_ready(const result *r)
+{
+    char ready[4200];
+    snprintf(ready, sizeof ready, "%s/.ready", r->cwd);
+    for (int i = 0; i < 20000 && !tu_exists(ready); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (!tu_exists(ready))
+        fail_msg("the program never became ready");
+}
+
+/* inject_target `signals`'s log (malloc'd) once it holds `line`, or a
+ * failed test after 20 s. */
+static char *wait_signal_line(const result *r, int sig)
+{
+    char path[4200], line[32];
+    snprintf(path, sizeof path, "%s/.signals", r->cwd);
+    snprintf(line, sizeof line, "signal %d\n", sig);
+    for (int i = 0; i < 20000; i++) {
+        char *log = tu_read_file(path, NULL);
+        if (log && strstr(log, line))
+            return log;
+        free(log);
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    fail_msg("signal %d (%s) never reached the program", sig, strsignal(sig));
+    return NULL;
+}
+
+/* The log holds its pid, then each of sigs exactly once, in order. */
+static void expect_signals(const result *r, const int *sigs, size_t n)
+{
+    char path[4200], expected[512];
+    snprintf(path, sizeof path, "%s/.signals", r->cwd);
+    char *log = tu_read_file(path, NULL);
+    assert_non_null(log);
+    int len = snprintf(expected, sizeof expected, "pid %d\n", (int)program_pid(r->cwd));
+    for (size_t i = 0; i < n; i++)
+        len += snprintf(expected + len, sizeof expected - (size_t)len, "signal %d\n", sigs[i]);
+    if (strcmp(log, expected) != 0)
+        fail_msg("the program got:\n%s\nexpected:\n%s", log, expected);
+    free(log);
+}
+
+/* Every signal a job is sent (by a user, a scheduler, a hang-up) reaches the
+ * program once, and gpufl run lives on until the program ends. */
+static void test_signals_are_forwarded(void **state)
+{
+    (void)state;
+    static const int sigs[] = {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTERM};
+    result *r = current = calloc(1, sizeof *r);
+    pid_t pid = start(r, ARGS(GFL_INJECT_TARGET, "signals"), SIGNAL_ENV);
+    wait_ready(r);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        assert_int_equal(kill(pid, sigs[i]), 0);
+        free(wait_signal_line(r, sigs[i]));
+    }
+    finish(r, pid);
+    expect_code(r, 0); /* the program's own status: it exits 0 after SIGTERM */
+    expect_signals(r, sigs, sizeof sigs / sizeof sigs[0]);
+}
+
+/* From a terminal (Ctrl-C, Ctrl-\, a resize) the signal reaches the program
+ * directly, as under a shell, and gpufl run does not send it a second time. */
+static void test_terminal_signals_reach_the_program_once(void **state)
+{
+    (void)state;
+    tty_master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(tty_master >= 0);
+    assert_int_equal(grantpt(tty_master), 0);
+    assert_int_equal(unlockpt(tty_master), 0);
+    controlling_tty = ptsname(tty_master);
+    assert_non_null(controlling_tty);
+    result *r = current = calloc(1, sizeof *r);
+    pid_t pid = start(r, ARGS(GFL_INJECT_TARGET, "signals"), SIGNAL_ENV);
+    wait_ready(r);
+    assert_int_equal(write(tty_master, "\003", 1), 1); /* VINTR */
+    free(wait_signal_line(r, SIGINT));
+    assert_int_equal(write(tty_master, "\034", 1), 1); /* VQUIT */
+    free(wait_signal_line(r, SIGQUIT));
+    struct winsize ws = {.ws_row = 40, .ws_col = 100};
+    assert_int_equal(ioctl(tty_master, TIOCSWINSZ, &ws), 0);
+    free(wait_signal_line(r, SIGWINCH));
+    /* a duplicate would have been sent by now: forwarding is immediate */
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    finish(r, pid);
+    expect_code(r, 0);
+    static const int sigs[] = {SIGINT, SIGQUIT, SIGWINCH, SIGTERM};
+    expect_signals(r, sigs, sizeof sigs / sizeof sigs[0]);
+}
+
+/* gpufl run killed outright (SIGKILL, the OOM killer, a crash of its own):
+ * the program does not run on without it. */
+static void test_no_orphan_when_gpufl_run_is_killed(void **state)
+{
+    (void)state;
+    /* the orphan, if any, becomes this process's child, to be waited for */
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    result *r = current = calloc(1, sizeof *r);
+    pid_t pid = start(r, ARGS(GFL_INJECT_TARGET, "signals"), SIGNAL_ENV);
+    wait_ready(r);
+    pid_t program = program_pid(r->cwd);
+    assert_true(program > 0);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    finish(r, pid);
+    assert_int_equal(r->code, 256 + SIGKILL);
+    int status = 0;
+    pid_t got = 0;
+    for (int i = 0; i < 10000 && (got = waitpid(program, &status, WNOHANG)) == 0; i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+    if (got != program)
+        fail_msg("the program (pid %d) was still running 10 s after gpufl run was killed", (int)program);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGKILL);
+}
+
 /* ---- options ------------------------------------------------------------------- */
 
 static void test_options_reach_the_session(void **state)
@@ -402,6 +560,9 @@ int main(void)
         cmocka_unit_test_teardown(test_program_killed_by_sigterm, cleanup),
         cmocka_unit_test_teardown(test_program_killed_by_sigkill, cleanup),
         cmocka_unit_test_teardown(test_sigterm_is_forwarded, cleanup),
+        cmocka_unit_test_teardown(test_signals_are_forwarded, cleanup),
+        cmocka_unit_test_teardown(test_terminal_signals_reach_the_program_once, cleanup),
+        cmocka_unit_test_teardown(test_no_orphan_when_gpufl_run_is_killed, cleanup),
         cmocka_unit_test_teardown(test_several_processes, cleanup),
         cmocka_unit_test_teardown(test_no_cuda_no_session, cleanup),
         cmocka_unit_test_teardown(test_options_reach_the_session, cleanup),

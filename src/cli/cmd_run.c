@@ -13,7 +13,10 @@
  * and exits with the program's status.
  *
  * Single-threaded; the only concurrency is the signal handler that passes
- * SIGINT and SIGTERM on to the program.
+ * the signals a job gets (HUP, INT, QUIT, TERM, USR1, USR2, WINCH) on to the
+ * program. The program is never left running without us: it stays in our
+ * process group (the terminal's foreground group when we are), and it is
+ * killed if gpufl run dies first (see run_program).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,13 +206,21 @@ static int prepare_environment(const run_args *a, const char *inject, const char
 
 /* ---- running the program -------------------------------------------------- */
 
+/* The signals a program is sent as a job: by a terminal (hang-up, Ctrl-C,
+ * Ctrl-\, a resize), a scheduler or a user. Job control (TSTP, CONT) is
+ * left to the terminal, which stops and continues the whole group. */
+static const int forwarded[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH};
+#define NFORWARDED (sizeof forwarded / sizeof forwarded[0])
+
+/* The running program; 0 once it has been waited for (set with the
+ * forwarded signals blocked, so the handler never signals a reaped pid). */
 static volatile sig_atomic_t child_pid;
 
-/* Passes SIGINT and SIGTERM sent to gpufl run alone (kill, a job
- * scheduler: si_code <= 0) on to the program. One from the terminal
- * (Ctrl-C: SI_KERNEL) already reached the program, which shares our
- * process group; sending it again would be a second signal, which the
- * injected program takes as "do not wait for the session to be written". */
+/* Passes a signal sent to gpufl run alone (kill, a job scheduler: si_code
+ * <= 0) on to the program. One from the terminal (SI_KERNEL) already
+ * reached the program, which shares our process group; sending it again
+ * would be a second signal, which the injected program takes as "do not
+ * wait for the session to be written". */
 static void forward_signal(int sig, siginfo_t *info, void *context)
 {
     (void)context;
@@ -218,11 +230,29 @@ static void forward_signal(int sig, siginfo_t *info, void *context)
     errno = saved_errno;
 }
 
+/* In the child, before exec: dies with gpufl run. PR_SET_PDEATHSIG lasts
+ * across exec (not into a set-user-ID program); SIGKILL because nothing
+ * would be left to escalate a signal the program ignores. gpufl run may
+ * have died before the call: then the parent is no longer `parent`, and
+ * the program is not started at all. Returns only on success. */
+static void die_with_parent(pid_t parent, int errfd)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        int e = errno; /* reported by gpufl run like a failed exec */
+        ssize_t n = write(errfd, &e, sizeof e);
+        (void)n;
+        _exit(EXIT_CANNOT_EXEC);
+    }
+    if (getppid() != parent)
+        _exit(EXIT_CANNOT_EXEC);
+}
+
 /* Forks and execs the program; fills *status (waitpid's) once it ended.
- * Returns 0, or the exit code to use when it could not be run. */
+ * Returns 0, or the exit code to use when it could not be run. The program
+ * stays in our process group, as a shell's command does, so that the
+ * terminal's signals reach it directly. */
 static int run_program(char **program, int *status)
 {
-    static const int signals[] = {SIGINT, SIGTERM};
     int errpipe[2];
     if (pipe2(errpipe, O_CLOEXEC) != 0) {
         fprintf(stderr, "gpufl run: pipe: %s\n", strerror(errno));
@@ -233,14 +263,16 @@ static int run_program(char **program, int *status)
      * mask and dispositions: SIGINT ignored (a background job) stays so. */
     sigset_t block, old;
     sigemptyset(&block);
-    for (size_t i = 0; i < 2; i++)
-        sigaddset(&block, signals[i]);
+    for (size_t i = 0; i < NFORWARDED; i++)
+        sigaddset(&block, forwarded[i]);
     sigprocmask(SIG_BLOCK, &block, &old);
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         close(errpipe[0]);
         sigprocmask(SIG_SETMASK, &old, NULL);
+        die_with_parent(parent, errpipe[1]);
         execvp(program[0], program);
         int e = errno;
         ssize_t n = write(errpipe[1], &e, sizeof e);
@@ -255,16 +287,16 @@ static int run_program(char **program, int *status)
         return GFL_EXIT_FAIL;
     }
     child_pid = pid;
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < NFORWARDED; i++) {
         struct sigaction cur, sa;
-        if (sigaction(signals[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        if (sigaction(forwarded[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
             cur.sa_handler == SIG_IGN)
-            continue;
+            continue; /* ignored here, so ignored by the program too (exec keeps SIG_IGN) */
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = forward_signal;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        sigaction(signals[i], &sa, NULL);
+        sigaction(forwarded[i], &sa, NULL);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
 
@@ -273,13 +305,24 @@ static int run_program(char **program, int *status)
     while ((n = read(errpipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
         ;
     close(errpipe[0]);
+    /* Waits without reaping, so that the pid cannot be reused while the
+     * handler may still signal it; reaps once the handler is held off. */
+    siginfo_t ended;
+    while (waitid(P_PID, (id_t)pid, &ended, WEXITED | WNOWAIT) != 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "gpufl run: waitid: %s\n", strerror(errno));
+            return GFL_EXIT_FAIL;
+        }
+    }
+    sigprocmask(SIG_BLOCK, &block, NULL);
+    child_pid = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     while (waitpid(pid, status, 0) < 0) {
         if (errno != EINTR) {
             fprintf(stderr, "gpufl run: waitpid: %s\n", strerror(errno));
             return GFL_EXIT_FAIL;
         }
     }
-    child_pid = 0;
     if (n == (ssize_t)sizeof exec_errno) {
         bool missing = exec_errno == ENOENT || exec_errno == ENOTDIR;
         fprintf(stderr, "gpufl run: %s: %s\n", program[0],

@@ -4,11 +4,16 @@
  */
 #include "present/summary_text.h"
 
+#include "present/report_text_util.h"
+
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 #include <time.h>
 
-#define NAME_WIDTH 40
+/* Names come last on a row, as in `gpufl report`, cut at the report's
+ * width: long C++ kernel names differ far from their start. */
+#define NAME_WIDTH 200
 #define MAX_ROWS 20
 
 void gpufl__format_duration(uint64_t ns, char *buf, size_t len)
@@ -39,33 +44,28 @@ void gpufl__format_bytes(uint64_t bytes, char *buf, size_t len)
     snprintf(buf, len, v < 10 ? "%.2f %s" : "%.1f %s", v, units[u]);
 }
 
-/* A name cut to the column, marked with "..." when cut. */
-static void fit_name(const char *name, char *buf, size_t width)
-{
-    size_t n = strlen(name);
-    if (n <= width) {
-        memcpy(buf, name, n + 1);
-        return;
-    }
-    memcpy(buf, name, width - 3);
-    memcpy(buf + width - 3, "...", 4);
-}
-
+/* Rows by name, each name cut to NAME_WIDTH ("..." at the cut) unless that
+ * would make it read like another row's: then it is shown whole. */
 static void name_table(FILE *out, const char *title, const gpufl__summary_name *rows, uint32_t n)
 {
-    char total[32], mean[32], min[32], max[32], name[NAME_WIDTH + 1];
+    char total[32], mean[32], min[32], max[32];
+    char cut[MAX_ROWS][NAME_WIDTH + 1];
+    uint32_t shown = n < MAX_ROWS ? n : MAX_ROWS;
+    for (uint32_t i = 0; i < shown; i++)
+        rt_fit(rows[i].name, NAME_WIDTH, cut[i]);
     fprintf(out, "\n%s\n", title);
-    fprintf(out, "  %-*s %9s %12s %12s %12s %12s\n", NAME_WIDTH, "name", "count", "total", "mean", "min",
-            "max");
-    for (uint32_t i = 0; i < n && i < MAX_ROWS; i++) {
+    fprintf(out, "  %9s %12s %12s %12s %12s  %s\n", "count", "total", "mean", "min", "max", "name");
+    for (uint32_t i = 0; i < shown; i++) {
         const gpufl__summary_name *r = &rows[i];
-        fit_name(r->name, name, NAME_WIDTH);
+        bool whole = false;
+        for (uint32_t j = 0; j < shown && !whole && strcmp(cut[i], r->name) != 0; j++)
+            whole = j != i && !strcmp(cut[i], cut[j]);
         gpufl__format_duration(r->total_ns, total, sizeof total);
         gpufl__format_duration(r->count ? r->total_ns / r->count : 0, mean, sizeof mean);
         gpufl__format_duration(r->min_ns, min, sizeof min);
         gpufl__format_duration(r->max_ns, max, sizeof max);
-        fprintf(out, "  %-*s %9" PRIu64 " %12s %12s %12s %12s\n", NAME_WIDTH, name, r->count, total,
-                mean, min, max);
+        fprintf(out, "  %9" PRIu64 " %12s %12s %12s %12s  %s\n", r->count, total, mean, min, max,
+                whole ? r->name : cut[i]);
     }
     if (n > MAX_ROWS)
         fprintf(out, "  ... and %u more\n", n - MAX_ROWS);

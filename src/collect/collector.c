@@ -138,11 +138,16 @@ static void sinks_status(gpufl__collector *c, gpufl__sink_status *out)
         gpufl__sink_status st;
         c->cfg.sinks[i].status(c->cfg.sinks[i].self, &st);
         out->bytes_written += st.bytes_written;
-        /* every sink holds every event (log_format both: two copies), so
-         * the session lost what the sink that lost most lost */
-        for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
-            if (st.lost[ch] > out->lost[ch])
-                out->lost[ch] = st.lost[ch];
+        /* every sink holds every event (log_format both: two copies), and
+         * readers read the copy that lost least (read/source_choice.c), so
+         * that copy's losses are the session's */
+        uint64_t total = 0, best = 0;
+        for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+            total += st.lost[ch];
+            best += out->lost[ch];
+        }
+        if (i == 0 || total < best)
+            memcpy(out->lost, st.lost, sizeof out->lost);
         if (!out->stop_reason && st.stop_reason) {
             out->stop_reason = st.stop_reason;
             out->stop_detail = st.stop_detail;
@@ -307,7 +312,7 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
     return 0;
 fail:
     for (size_t i = 0; i < cfg->nsinks; i++) {
-        gpufl__session_end end = {gpufl__now_ns(), gpufl__wall_ns()};
+        gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
         cfg->sinks[i].close(cfg->sinks[i].self, &end);
     }
     if (c)
@@ -328,8 +333,17 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
     flush_sinks(c, end->end_ns);
     gpufl__summary s;
     bool have = build_summary(c, &s, end->end_ns, true) == 0;
+    /* The final loss counts go into every file's closing records, so that
+     * readers show what session.json shows even when the "dropped" events
+     * of the end could no longer be written. */
+    uint64_t dropped[GFL_CHANNEL_COUNT][GFL_DROP_REASON_COUNT];
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+        for (int r = 0; r < GFL_DROP_REASON_COUNT; r++)
+            dropped[ch][r] = c->stats.dropped[r][ch];
+    gpufl__session_end closing = *end;
+    closing.dropped = (const uint64_t(*)[GFL_DROP_REASON_COUNT])dropped;
     for (size_t i = 0; i < c->cfg.nsinks; i++)
-        c->cfg.sinks[i].close(c->cfg.sinks[i].self, end);
+        c->cfg.sinks[i].close(c->cfg.sinks[i].self, &closing);
     if (have) {
         if (gpufl__session_json_write(c->cfg.info, &s, end) != 0)
             gpufl__log(GFL_LOG_WARN, "cannot write %s/session.json: %s", c->cfg.info->dir,

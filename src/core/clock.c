@@ -96,12 +96,14 @@ static bool tsc_trustworthy(void)
  * few tries, so the pair is accurate to a few tens of ns. */
 static void take_anchor(uint64_t *tsc, uint64_t *ns)
 {
-    uint64_t best_width = UINT64_MAX;
+    uint64_t best_width = 0;
     for (int i = 0; i < 7; i++) {
         uint64_t t1 = __rdtsc();
         uint64_t m = gpufl__mono_ns();
         uint64_t t2 = __rdtsc();
-        if (t2 - t1 < best_width) {
+        /* the first try always counts, so the pair is set on every path
+         * (a width of UINT64_MAX would otherwise leave it unset) */
+        if (i == 0 || t2 - t1 < best_width) {
             best_width = t2 - t1;
             *tsc = t1 + (t2 - t1) / 2;
             *ns = m;

@@ -260,7 +260,7 @@ static void end_session(session *s)
     gpufl__crash_uninstall();
     gpufl__plugin_stop();
     gpufl__sampler_stop();
-    gpufl__session_end end = {gpufl__now_ns(), gpufl__wall_ns()};
+    gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
     /* release: producers that see false stop; in-flight events are drained */
     atomic_store_explicit(&gpufl__recording_flag, false, memory_order_release);
     if (s->collector)

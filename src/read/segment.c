@@ -427,7 +427,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_CRASH_SCOPE: return keep_ordered(s, ev);
     case GFL_EV_DROPPED:
         if (ev->u.dropped.reason < 16)
-            s->dropped[ev->u.dropped.reason] += ev->u.dropped.count;
+            s->dropped[gpufl__event_route(ev)][ev->u.dropped.reason] += ev->u.dropped.count;
         return 0;
     default:
         return 0; /* counted only: windows, logs, graph launches, stacks */

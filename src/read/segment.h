@@ -38,7 +38,7 @@ typedef struct gpufl__segment {
     gfl_event *ordered;            /* scope begins and ends, device infos, the crash, in order */
     size_t nordered, ordered_cap;
     uint64_t counts[256];          /* events, by type */
-    uint64_t dropped[16];          /* events lost, by drop reason */
+    uint64_t dropped[GFL_CHANNEL_COUNT][16]; /* events lost, by channel and drop reason */
     const gpufl__strtab *strings;  /* whose ids these are; NULL: the trace's */
     /* the last lookups, which the next row usually repeats */
     uint32_t config_cache[GFL_SEG_CONFIG_CACHE]; /* by name: config row + 1 */

@@ -157,6 +157,8 @@ struct gpufl_trace {
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;
     uint64_t counts[256];  /* events read, by type */
+    uint64_t dropped[GFL_CHANNEL_COUNT][16]; /* the "dropped" events read, by channel and
+                                                reason (info.dropped: see session facts) */
     /* The crash (crash, crash_stack and crash_scope events), when read. */
     gpufl_trace_crash crash;
     int has_crash;
@@ -166,6 +168,8 @@ struct gpufl_trace {
     void *zero;            /* the shared read-only zero columns */
     size_t zero_bytes;
     char source[4096];
+    gpufl_trace_read read_pub;   /* which files were read, and why */
+    char read_files[1024], read_why[512];
 };
 
 struct gpufl__event_source;

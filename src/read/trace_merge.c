@@ -672,8 +672,9 @@ int gpufl__trace_merge(gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs
     for (size_t s = 0; s < nsegs; s++) {
         for (unsigned ty = 0; ty < 256; ty++)
             t->counts[ty] += segs[s]->counts[ty];
-        for (unsigned r = 0; r < 16; r++)
-            t->info.dropped[r] += segs[s]->dropped[r];
+        for (unsigned ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+            for (unsigned r = 0; r < 16; r++)
+                t->dropped[ch][r] += segs[s]->dropped[ch][r];
     }
     for (unsigned tab = 0; tab < GFL_T_COUNT; tab++) {
         free(m.plans[tab].runs);

@@ -155,29 +155,39 @@ int gfl_api_hooks_api_records(const gfl_cupti_api *api, uint8_t enable)
 
 /* ---- the callback ---------------------------------------------------------- */
 
-/* gettid() once per thread; a fork child's threads get fresh ids. */
+/* What the callback keeps per thread, in one TLS block, so that reaching it
+ * costs one __tls_get_addr() per call in this dlopen()ed library instead of
+ * one per variable (the callback runs four times per launch: runtime and
+ * driver, entry and exit). Not initial-exec: that model takes the static
+ * TLS surplus glibc keeps for libraries loaded later, which a Python
+ * process with PyTorch has already used up ("cannot allocate memory in
+ * static TLS block" when loading the plugin).
+ *   tid: gettid() once per thread; a fork child's threads get fresh ids.
+ *   nesting: watched calls open on this thread: the runtime makes some of
+ *     its work through public driver calls (cudaLaunchKernel calls
+ *     cuLaunchKernel, cudaGraphLaunch cuGraphLaunch), and the nested call
+ *     carries the same correlation id. Only the outermost one is noted, so
+ *     its times are the ones the program saw. */
+typedef struct per_thread {
+    uint32_t tid, tid_generation;
+    uint32_t nesting, nesting_generation;
+} per_thread;
+static __thread per_thread me;
 static _Atomic uint32_t fork_generation;
-static __thread uint32_t my_tid, my_tid_generation;
 
 static void forked_child(void) { atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed); }
 
 static uint32_t thread_id(void)
 {
     uint32_t gen = atomic_load_explicit(&fork_generation, memory_order_relaxed);
-    if (!my_tid || my_tid_generation != gen) {
-        my_tid = (uint32_t)syscall(SYS_gettid);
-        my_tid_generation = gen;
+    if (!me.tid || me.tid_generation != gen) {
+        me.tid = (uint32_t)syscall(SYS_gettid);
+        me.tid_generation = gen;
     }
-    return my_tid;
+    return me.tid;
 }
 
 uint32_t gfl_api_thread_id(void) { return thread_id(); }
-
-/* Watched calls open on this thread: the runtime makes some of its work
- * through public driver calls (cudaGraphLaunch calls cuGraphLaunch), and the
- * nested call carries the same correlation id. Only the outermost one is
- * noted, so its times are the ones the program saw. */
-static __thread uint32_t nesting, nesting_generation;
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void register_fork_handler(void) { (void)pthread_atfork(NULL, NULL, forked_child); }
@@ -209,12 +219,13 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
     if (c == GFL_API_OTHER)
         return;
     uint32_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
-    if (nesting_generation != gen) {
-        nesting_generation = gen;
-        nesting = 0;
+    per_thread *t = &me;
+    if (t->nesting_generation != gen) {
+        t->nesting_generation = gen;
+        t->nesting = 0;
     }
     if (d->callbackSite == CUPTI_API_ENTER) {
-        if (nesting++)
+        if (t->nesting++)
             return;
         gfl_launch_info info = {
             .tid = thread_id(),
@@ -227,7 +238,7 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         gfl_launch_enter(cfg.table, d->correlationId, &info);
         return;
     }
-    if (nesting == 0 || --nesting) /* an exit without its entry (enabled mid-call), or nested */
+    if (t->nesting == 0 || --t->nesting) /* an exit without its entry (enabled mid-call), or nested */
         return;
     uint64_t end = cfg.host->now_ns();
     gfl_launch_exit(cfg.table, d->correlationId, end);

@@ -21,7 +21,11 @@
  * beside it. gpufl's session must hold N + warm-up kernel records and no
  * dropped ones, or the benchmark fails.
  *
- *     bench_launch_overhead [RUNS_EACH [LAUNCHES]]     (default 5, 200000)
+ * The ratio's spread: each round runs every variant once, back to back, so
+ * the ratio within a round sees the same drift; the rounds' ratios are
+ * given as median [min, max].
+ *
+ *     bench_launch_overhead [RUNS_EACH [LAUNCHES]]     (default 7, 200000)
  *     bench_launch_overhead --variant none|cupti|gpufl LAUNCHES   (one run)
  */
 #include <algorithm>
@@ -279,7 +283,7 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--variant"))
         return measure(argv[2], std::atol(argv[3]));
-    int runs = argc > 1 ? std::atoi(argv[1]) : 5;
+    int runs = argc > 1 ? std::atoi(argv[1]) : 7;
     long n = argc > 2 ? std::atol(argv[2]) : 200000;
     const char *names[3] = {"none", "cupti", "gpufl"};
     const char *labels[3] = {"no tracing          ", "minimal CUPTI client", "gpufl Trace engine  "};
@@ -318,6 +322,12 @@ int main(int argc, char **argv)
         std::printf("   median %8.1f (loop alone %8.1f)\n", med[v], loop[v]);
     }
     std::printf("  ratio gpufl / minimal CUPTI: %.3f (loop alone %.3f)\n", med[2] / med[1], loop[2] / loop[1]);
+    std::vector<double> rounds;
+    for (int r = 0; r < runs; r++)
+        rounds.push_back(res[2][r].total_ns / res[1][r].total_ns);
+    std::printf("    per round: median %.3f, min %.3f, max %.3f over %d rounds\n", median(rounds),
+                *std::min_element(rounds.begin(), rounds.end()), *std::max_element(rounds.begin(), rounds.end()),
+                runs);
     std::printf("  ratio gpufl / none:          %.3f (loop alone %.3f)\n", med[2] / med[0], loop[2] / loop[0]);
     std::printf("  ratio minimal CUPTI / none:  %.3f (loop alone %.3f)\n", med[1] / med[0], loop[1] / loop[0]);
     bool ok = true;

@@ -90,7 +90,7 @@ def main():
     ap.add_argument("cli", nargs="?")
     ap.add_argument("--child", choices=("plain", "profiler"))
     ap.add_argument("--ops", type=int, default=100000)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=int, default=7)
     args = ap.parse_args()
     if args.child:
         return child(args.child, args.ops)
@@ -127,6 +127,10 @@ def main():
           f"{loop['profiler'] / loop['none']:.3f}")
     ratio = loop["gpufl"] / loop["profiler"]
     print(f"  ratio gpufl / torch.profiler: {ratio:.3f} (target < 1: {'met' if ratio < 1 else 'NOT met'})")
+    # each round runs every variant once, back to back: its ratio sees one drift
+    rounds = [g["loop_s"] / p["loop_s"] for g, p in zip(res["gpufl"], res["profiler"])]
+    print(f"    per round: median {gpufl_session.median(rounds):.3f}, min {min(rounds):.3f}, "
+          f"max {max(rounds):.3f} over {len(rounds)} rounds")
     want = args.ops + WARMUP
     print(f"  gpufl kernel records per run: {' '.join(str(x['kernels']) for x in res['gpufl'])} "
           f"(expected {want}); dropped: {' '.join(str(x['dropped']) for x in res['gpufl'])}")

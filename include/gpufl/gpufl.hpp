@@ -25,6 +25,14 @@
 #ifndef GPUFL_GPUFL_HPP
 #define GPUFL_GPUFL_HPP
 
+/* Said here, because an older standard otherwise fails deep inside the
+ * wrapper (std::string_view, if-with-initializer). MSVC reports its
+ * standard in _MSVC_LANG. C++ code built as an older standard can call the
+ * C API of gpufl.h directly. */
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "gpufl.hpp needs C++17 or later (-std=c++17); gpufl.h serves older C++"
+#endif
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -23,7 +23,7 @@
       "Directory that holds the session directories. Empty: a directory named after `app_name` "  \
       "in the working directory.")                                                                \
     X(backend_url, STRING, "", "`\"\"`", "GPUFL_BACKEND_URL", 0, 0,                               \
-      "URL of a gpufl server that sessions can be uploaded to.")                                  \
+      "URL of a gpufl server to upload sessions to. Not implemented yet: nothing is uploaded.")   \
     X(api_key, STRING, "", "`\"\"`", "GPUFL_API_KEY", 0, 0,                                       \
       "Key for `backend_url`. Never written to any file.")                                        \
     X(api_path, STRING, "", "`\"\"` (= `/api/v1`)", "GPUFL_API_PATH", 0, 0,                       \
@@ -33,7 +33,8 @@
     X(enable_stack_trace, BOOL, false, "`false`", "GPUFL_ENABLE_STACK_TRACE", 0, 0,               \
       "Capture the CPU call stack at kernel launches and syncs (Trace engine and up).")           \
     X(enable_source_collection, BOOL, true, "`true`", "GPUFL_ENABLE_SOURCE_COLLECTION", 0, 0,     \
-      "Collect CUDA source and SASS for the PC-sampling and SASS views.")                         \
+      "Collect CUDA source and SASS for the PC-sampling and SASS views. Not implemented yet: no " \
+      "effect.")                                                                                  \
     X(enable_external_correlation, BOOL, true, "`true`", "GPUFL_ENABLE_EXTERNAL_CORRELATION", 0,  \
       0, "Record the correlation ids frameworks push (PyTorch ops to their kernels).")            \
     X(enable_synchronization, BOOL, true, "`true`", "GPUFL_ENABLE_SYNCHRONIZATION", 0, 0,         \
@@ -51,12 +52,13 @@
       "Sample from init to shutdown. Otherwise sample only while some thread is inside a scope "  \
       "or between `gpufl_system_start` and `gpufl_system_stop`.")                                \
     X(backend, BACKEND, GPUFL_BACKEND_AUTO, "`auto`", "GPUFL_BACKEND", 0, 0,                      \
-      "GPU vendor: `auto`, `nvidia`, `amd` or `none`. `auto` records host metrics and scopes "    \
-      "when there is no GPU.")                                                                    \
+      "GPU vendor: `auto`, `nvidia`, `amd` (not implemented yet: host metrics and scopes only) "  \
+      "or `none`. `auto` records host metrics and scopes when there is no GPU.")                  \
     X(profiling_engine, ENGINE, GPUFL_ENGINE_MONITOR, "`monitor`", "GPUFL_PROFILING_ENGINE", 0,   \
       0,                                                                                          \
       "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace`, "      \
-      "`pc_sampling`, `sass_metrics`, `range_profiler`, `deep`.")                                 \
+      "`pc_sampling`, `sass_metrics`, `range_profiler`, `deep` (these four: not implemented "     \
+      "yet, recorded as `trace`).")                                                               \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
       "JSON file whose keys are these option names; applied over the defaults and under the "    \
       "environment.")                                                                             \

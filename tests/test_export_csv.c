@@ -235,9 +235,13 @@ static void test_fixture(void **state)
             assert_int_equal(num(&s, i, "tid"), 202);
             seen |= 2;
         } else if (!strcmp(name, "open")) {
-            assert_string_equal(field(&s, i, "end_ns"), "");
-            assert_string_equal(field(&s, i, "duration_ns"), "");
+            /* never ended: to the session's last recorded time, its end */
+            assert_int_equal(num(&s, i, "end_ns"), FIX_US(2000));
+            assert_int_equal(num(&s, i, "duration_ns"), FIX_US(2000) - FIX_US(950));
+            assert_int_equal(num(&s, i, "unended"), 1);
             seen |= 4;
+        } else {
+            assert_int_equal(num(&s, i, "unended"), 0);
         }
     }
     assert_int_equal(seen, 7);

@@ -174,6 +174,8 @@ static void check_sample_trace(gpufl_trace *t)
     assert_int_equal(i->pid, 4242);
     assert_int_equal(i->start_ns, 1000000);
     assert_int_equal(i->end_ns, 9000000);
+    /* no event is later than the session's end */
+    assert_int_equal(i->last_ns, 9000000);
     assert_true(i->start_wall_ns == 1790000000000000000ull);
     assert_int_equal(i->ndevices, 1);
     assert_string_equal(S(i->devices[0].name), "NVIDIA H200");
@@ -211,7 +213,9 @@ static void check_sample_trace(gpufl_trace *t)
                 {3300000, 3400000, 14, 13, "inner", 2, 1}};
     for (size_t r = 0; r < 5; r++) {
         assert_int_equal(sc->begin_ns[r], want[r].begin);
-        assert_int_equal(sc->end_ns[r], want[r].end);
+        /* never ended (end 0 above): to the session's last recorded time */
+        assert_int_equal(sc->end_ns[r], want[r].end ? want[r].end : i->last_ns);
+        assert_int_equal(sc->unended[r], want[r].end == 0);
         assert_int_equal(sc->id[r], want[r].id);
         assert_int_equal(sc->parent[r], want[r].parent);
         assert_string_equal(S(sc->name[r]), want[r].name);

@@ -82,11 +82,23 @@ typedef struct gpufl_trace_info {
                                    written because writing had stopped; their sum is also in
                                    dropped[1] (disk_limit) */
     uint64_t skipped_chunks;    /* .gflt chunks of a type this reader does not know */
+    uint64_t last_ns;           /* the session's last recorded time: the latest time any
+                                   event holds (a start, an end, a sample, the session's
+                                   end); >= start_ns. Scopes and NVTX ranges that never
+                                   ended end here (gpufl_trace_scopes.unended) */
+    uint32_t engine_requested;  /* string id: the profiling engine the session asked for
+                                   ("pc_sampling"); 0 = not recorded (an older gpufl) */
+    uint32_t engine;            /* string id: the engine that recorded ("trace") */
+    uint32_t engine_plugin;     /* string id: the device plugin that ran ("cupti"), 0 none */
+    uint32_t engine_reason;     /* string id: why engine is not engine_requested, 0 = it is */
 } gpufl_trace_info;
 
 /* Scopes and NVTX ranges: one row per interval, begin and end joined. A
- * scope that never ended has end_ns 0. NVTX marks are rows with instant 1
- * and end_ns == begin_ns; NVTX rows have parent 0 and their own depth. */
+ * scope or range that never ended (the program died inside it, or was still
+ * running) has unended 1 and ends at the session's last recorded time,
+ * end_ns == info.last_ns, so every reader gives it the same length. NVTX
+ * marks are rows with instant 1 and end_ns == begin_ns; NVTX rows have
+ * parent 0 and their own depth. */
 typedef struct gpufl_trace_scopes {
     size_t n;
     const uint64_t *begin_ns, *end_ns;
@@ -98,6 +110,7 @@ typedef struct gpufl_trace_scopes {
     /* Appended columns. */
     const uint32_t *domain;  /* NVTX: string id of the domain, 0 default; scopes: 0 */
     const uint8_t *instant;  /* NVTX marks: 1 */
+    const uint8_t *unended;  /* 1: never ended; end_ns is then info.last_ns */
 } gpufl_trace_scopes;
 
 /*
@@ -391,6 +404,25 @@ enum {
  * and its `exact` array); 0 for an unknown table. The parts add up to the
  * whole but for the trace's own small fixed structures. */
 GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned table);
+
+/*
+ * Which files gpufl_trace_open() read, and why those. A session directory
+ * written with log_format both holds the session twice, in its NDJSON logs
+ * and in trace.gflt, and after a crash, a kill or a full disk the two can
+ * differ: the copy that holds more is read, decided from the ends of the
+ * files (docs/FORMAT.md, "Which copy readers read"). Grows only at the end.
+ */
+typedef struct gpufl_trace_read {
+    uint32_t struct_size;  /* sizeof(gpufl_trace_read) of the library */
+    uint32_t format;       /* GPUFL_TRACE_NDJSON or GPUFL_TRACE_GFLT: the copy read */
+    const char *files;     /* the files read, named within the session directory:
+                              "trace.gflt", "device.log, scope.log, system.log", ... */
+    const char *why;       /* one sentence for people: why these files (what each copy
+                              showed when there were two) */
+} gpufl_trace_read;
+
+/* Valid until gpufl_trace_close(t); never NULL for an open trace. */
+GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t);
 
 #ifdef __cplusplus
 }

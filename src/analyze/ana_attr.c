@@ -10,11 +10,12 @@
 
 #include "analyze/ana_tree.h"
 
-/* An NVTX range's end for containment: one still open contains all after
- * its begin. */
+/* An NVTX range's end for containment: one that never ended contains all
+ * after its begin (its end_ns, the session's last time, is only where it
+ * is drawn to). */
 static inline uint64_t open_end(const gpufl_trace_scopes *s, uint32_t r)
 {
-    return s->end_ns[r] ? s->end_ns[r] : UINT64_MAX;
+    return ta_s_unended(s, r) ? UINT64_MAX : s->end_ns[r];
 }
 
 static int build_scope_tree(ana_attr *x)
@@ -36,7 +37,7 @@ static int build_scope_tree(ana_attr *x)
         parent[i] = p;
     }
     if (rc == 0)
-        rc = ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL, a->end_ns,
+        rc = ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL,
                             ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_SCOPES],
                             &x->row_node[GPUFL__ANA_TREE_SCOPES]);
     free(parent);
@@ -151,7 +152,7 @@ static int build_nvtx_tree(ana_attr *x)
     if (rc == 0)
         rc = find_parents(x);
     if (rc == 0)
-        rc = ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant, a->end_ns,
+        rc = ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant,
                             ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_NVTX],
                             &x->row_node[GPUFL__ANA_TREE_NVTX]);
     size_t nc = a->cl->n, nst = ta_streams_n(a);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analyze/ana_util.h"
+#include "analyze/trace_access.h"
 
 #define UNSET (UINT32_MAX - 1) /* row_node: not resolved yet */
 #define BUSY (UINT32_MAX - 2)  /* row_node: on the chain being resolved */
@@ -83,7 +84,7 @@ static int resolve(tree_build *b, size_t i, const uint32_t *parent_row, const ui
 
 /* Wall times and threads of every node: rows grouped by node, each group
  * sorted. */
-static int measure(tree_build *b, const uint8_t *skip, uint64_t end_ns)
+static int measure(tree_build *b, const uint8_t *skip)
 {
     const gpufl_trace_scopes *s = b->s;
     size_t *start = calloc(b->n + 1, sizeof *start);
@@ -101,11 +102,10 @@ static int measure(tree_build *b, const uint8_t *skip, uint64_t end_ns)
         if (skip && skip[i])
             continue;
         tmp_node *nd = &b->nodes[b->row_node[i]];
-        uint64_t end = s->end_ns[i];
-        if (end == 0) {
-            nd->unended++;
-            end = end_ns;
-        }
+        /* one that never ended runs to the session's last recorded time,
+         * which the trace gave it as its end */
+        uint64_t end = ta_s_end(s, i);
+        nd->unended += ta_s_unended(s, i);
         size_t at = start[b->row_node[i]]++;
         dur[at] = end > s->begin_ns[i] ? end - s->begin_ns[i] : 0;
         tid[at] = s->tid[i];
@@ -210,7 +210,7 @@ static int order(tree_build *b, uint64_t wall_ns, gpufl__ana_scope_tree *out, ui
 }
 
 int ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes *s, const uint32_t *parent_row,
-                   const uint8_t *skip, uint64_t end_ns, uint64_t wall_ns, gpufl__ana_scope_tree *out,
+                   const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out,
                    uint32_t **row_node)
 {
     memset(out, 0, sizeof *out);
@@ -229,7 +229,7 @@ int ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes 
             goto fail;
         out->instances += !(skip && skip[i]);
     }
-    if ((rc = measure(&b, skip, end_ns)) != 0)
+    if ((rc = measure(&b, skip)) != 0)
         goto fail;
     rc = GPUFL_ENOMEM;
     if (!(perm = malloc((b.n ? b.n : 1) * sizeof *perm)))

@@ -17,15 +17,17 @@
 /*
  * Builds out from the rows of s: parent_row[i] is the row of row i's parent
  * instance (GPUFL__ANA_NONE for a root, or for a row that is not an
- * instance when skip[i] is 1: NVTX marks). A row whose end is 0 counts until
- * end_ns. wall_ns is the session's, the divisor of the roots' shares.
+ * instance when skip[i] is 1: NVTX marks). A row that never ended counts
+ * until the end the trace gave it (the session's last recorded time) and
+ * in its node's `unended`. wall_ns is the session's, the divisor of the
+ * roots' shares.
  * *row_node gets, per row, the index of its node in out->nodes (NONE for
  * skipped rows). Parent chains that loop (damaged input) are cut: the row
  * where the loop closes becomes a root.
  * Returns 0, or GPUFL_ENOMEM with *out zeroed and *row_node NULL.
  */
 int ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes *s, const uint32_t *parent_row,
-                   const uint8_t *skip, uint64_t end_ns, uint64_t wall_ns, gpufl__ana_scope_tree *out,
+                   const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out,
                    uint32_t **row_node) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_ANALYZE_ANA_TREE_H */

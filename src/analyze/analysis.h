@@ -136,9 +136,10 @@ void gpufl__ana_summary_free(gpufl__ana_summary *s);
  * of the same thread that began no later and ends no earlier; ranges of
  * different threads never nest). NVTX marks are instants, not in the tree.
  *
- * Wall time of an instance: end - begin. An instance that never ended (end
- * 0: the session crashed or was still running) counts until the session's
- * end_ns (gpufl__ana_summary) and is counted in `unended`.
+ * Wall time of an instance: end - begin. An instance that never ended (the
+ * session crashed or was still running) counts until the session's last
+ * recorded time, the end the trace gives it (gpufl_trace_scopes.unended),
+ * and is counted in `unended`.
  *
  * GPU time inside a node: the sum of the durations (end - start) of the
  * kernels, copies and memsets whose launching API call was made while an
@@ -171,7 +172,8 @@ typedef struct gpufl__ana_scope_node {
     uint32_t depth;          /* 0 for roots */
     uint32_t children;       /* direct children (they follow, in pre-order) */
     uint64_t count;          /* instances */
-    uint64_t unended;        /* instances with no end (counted until the session end) */
+    uint64_t unended;        /* instances with no end (counted until the session's last
+                                recorded time) */
     uint32_t threads;        /* distinct threads the instances ran on */
     gpufl__ana_dist wall;    /* wall time per instance: total, mean, min, max, p50, p95 */
     double share_of_parent;  /* wall.total / the parent's wall.total; for a root, / the

@@ -23,45 +23,6 @@ static const gpufl_trace_info no_info;
 
 static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* The latest time any row of the trace holds: the end of a session that did
- * not record its end. Tables are sorted by start, so for instants the last
- * row is enough; intervals need every end. */
-static uint64_t latest_time(const ta *a)
-{
-    uint64_t t = a->start_ns;
-    /* Starts count too: in damaged input a row's end can lie before its
-     * start, and the session still reached that start. Rows are sorted by
-     * start, so the last row's is the latest. */
-    if (a->k->n)
-        t = max64(t, a->k->start_ns[a->k->n - 1]);
-    if (a->cp->n)
-        t = max64(t, a->cp->start_ns[a->cp->n - 1]);
-    if (a->ms->n)
-        t = max64(t, a->ms->start_ns[a->ms->n - 1]);
-    if (a->sy->n)
-        t = max64(t, a->sy->start_ns[a->sy->n - 1]);
-    for (size_t i = 0; i < a->k->n; i++)
-        t = max64(t, ta_k_end(a, i));
-    for (size_t i = 0; i < a->cp->n; i++)
-        t = max64(t, ta_x_end(a->cp, i));
-    for (size_t i = 0; i < a->ms->n; i++)
-        t = max64(t, ta_x_end(a->ms, i));
-    for (size_t i = 0; i < a->sy->n; i++)
-        t = max64(t, ta_y_end(a, i));
-    if (a->mem->n)
-        t = max64(t, a->mem->ts_ns[a->mem->n - 1]);
-    if (a->ds->n)
-        t = max64(t, a->ds->ts_ns[a->ds->n - 1]);
-    const gpufl_trace_host_samples *hs = gpufl_trace_get_host_samples(a->t);
-    if (hs && hs->n)
-        t = max64(t, hs->ts_ns[hs->n - 1]);
-    const gpufl_trace_scopes *s[2] = {a->sc, a->nv};
-    for (int j = 0; j < 2; j++)
-        for (size_t i = 0; i < s[j]->n; i++)
-            t = max64(t, max64(s[j]->begin_ns[i], s[j]->end_ns[i]));
-    return t;
-}
-
 void ta_open(ta *a, const gpufl_trace *t)
 {
     memset(a, 0, sizeof *a);
@@ -80,7 +41,9 @@ void ta_open(ta *a, const gpufl_trace *t)
     a->cl = OR(gpufl_trace_get_callers(t), no_callers);
     a->start_ns = a->info->start_ns;
     a->ended = a->info->end_ns != 0;
-    a->end_ns = a->ended ? max64(a->info->end_ns, a->start_ns) : latest_time(a);
+    /* a session that did not end (a crash) ends at its last recorded time,
+     * where the trace also ended its unended scopes and ranges */
+    a->end_ns = a->ended ? max64(a->info->end_ns, a->start_ns) : max64(a->info->last_ns, a->start_ns);
 }
 
 const gpufl_trace_device *ta_device(const ta *a, uint32_t dev)

@@ -32,12 +32,12 @@ typedef struct ta {
     const gpufl_trace_streams *st;
     const gpufl_trace_callers *cl;
     uint64_t start_ns;
-    uint64_t end_ns;  /* the session's end; when it did not end, the latest time of any row */
+    uint64_t end_ns;  /* the session's end; when it did not end, its last recorded time
+                         (gpufl_trace_info.last_ns) */
     bool ended;
 } ta;
 
-/* Binds a to t and finds the session's end (one pass over the end times of
- * the rows when the session did not record its end). */
+/* Binds a to t and takes the session's end from its info. */
 void ta_open(ta *a, const gpufl_trace *t);
 
 static inline uint64_t ta_span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
@@ -179,7 +179,10 @@ static inline uint32_t ta_m_caller(const ta *a, size_t i) { return a->mem->calle
 /* ---- scopes and NVTX ranges (s: a->sc or a->nv) ------------------------------ */
 
 static inline uint64_t ta_s_begin(const gpufl_trace_scopes *s, size_t i) { return s->begin_ns[i]; }
-static inline uint64_t ta_s_end(const gpufl_trace_scopes *s, size_t i) { return s->end_ns[i]; } /* 0 open */
+/* Its end; for one that never ended, the session's last recorded time
+ * (gpufl_trace_info.last_ns), and ta_s_unended says so. */
+static inline uint64_t ta_s_end(const gpufl_trace_scopes *s, size_t i) { return s->end_ns[i]; }
+static inline bool ta_s_unended(const gpufl_trace_scopes *s, size_t i) { return s->unended[i] != 0; }
 static inline uint64_t ta_s_id(const gpufl_trace_scopes *s, size_t i) { return s->id[i]; }
 static inline uint64_t ta_s_parent(const gpufl_trace_scopes *s, size_t i) { return s->parent[i]; }
 static inline uint32_t ta_s_name(const gpufl_trace_scopes *s, size_t i) { return s->name[i]; }

@@ -18,7 +18,8 @@ static int by_total_desc(const void *a, const void *b)
 }
 
 /* Copies the longest-running names of a table; 0 or GPUFL_ENOMEM. */
-static int copy_names(const gpufl__name_table *t, gpufl__summary_name **out, uint32_t *n_out)
+static int copy_names(const gpufl__name_table *t, const gpufl__string_lookup *lookup,
+                      gpufl__summary_name **out, uint32_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -36,7 +37,8 @@ static int copy_names(const gpufl__name_table *t, gpufl__summary_name **out, uin
         return GPUFL_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
-        names[i].name = strdup(gpufl__intern_str(sorted[i].name, NULL));
+        uint32_t len;
+        names[i].name = strdup(gpufl__lookup(lookup, sorted[i].name, &len));
         names[i].count = sorted[i].count;
         names[i].total_ns = sorted[i].total_ns;
         names[i].min_ns = sorted[i].count ? sorted[i].min_ns : 0;
@@ -70,6 +72,15 @@ int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
     out->crash_tid = st->crash_tid;
     out->crash_ts = st->crash_ts;
     out->crash = st->crash;
+    out->engine_requested = strdup(gpufl__engine_name(info->config->o.profiling_engine));
+    if (st->has_engine) {
+        uint32_t len;
+        out->engine = strdup(gpufl__lookup(&gpufl__intern_lookup, st->engine.ran, &len));
+        if (st->engine.plugin)
+            out->engine_plugin = strdup(gpufl__lookup(&gpufl__intern_lookup, st->engine.plugin, &len));
+        if (st->engine.reason)
+            out->engine_reason = strdup(gpufl__lookup(&gpufl__intern_lookup, st->engine.reason, &len));
+    }
     out->pid = info->pid;
     out->start_ns = info->start_ns;
     out->start_wall_ns = info->start_wall_ns;
@@ -98,8 +109,7 @@ int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
     out->kernel_total_ns = st->kernel_total_ns;
     int rc = 0;
     if (!out->session_id || !out->app_name || !out->host || !out->dir || !out->status ||
-        copy_names(&st->scopes, &out->scopes, &out->nscopes) != 0 ||
-        copy_names(&st->kernels, &out->kernels, &out->nkernels) != 0)
+        gpufl__summary_set_names(out, st, &gpufl__intern_lookup) != 0)
         rc = GPUFL_ENOMEM;
     if (rc != 0)
         gpufl__summary_free(out);
@@ -113,6 +123,19 @@ static void free_names(gpufl__summary_name *names, uint32_t n)
     free(names);
 }
 
+int gpufl__summary_set_names(gpufl__summary *out, const gpufl__stats *st,
+                             const gpufl__string_lookup *names)
+{
+    free_names(out->scopes, out->nscopes);
+    free_names(out->kernels, out->nkernels);
+    out->scopes = out->kernels = NULL;
+    out->nscopes = out->nkernels = 0;
+    if (copy_names(&st->scopes, names, &out->scopes, &out->nscopes) != 0 ||
+        copy_names(&st->kernels, names, &out->kernels, &out->nkernels) != 0)
+        return GPUFL_ENOMEM;
+    return 0;
+}
+
 void gpufl__summary_free(gpufl__summary *s)
 {
     free(s->session_id);
@@ -122,6 +145,10 @@ void gpufl__summary_free(gpufl__summary *s)
     free(s->status);
     free(s->stop_reason);
     free(s->stop_detail);
+    free(s->engine_requested);
+    free(s->engine);
+    free(s->engine_plugin);
+    free(s->engine_reason);
     free_names(s->scopes, s->nscopes);
     free_names(s->kernels, s->nkernels);
     for (int i = 0; i < GFL_STATS_MAX_DEVICES; i++)

@@ -13,12 +13,15 @@
 #include "collect/sink.h"
 #include "collect/stats.h"
 #include "core/session_info.h"
+#include "core/string_lookup.h"
 
 #define GFL_SUMMARY_MAX_NAMES 200
 
 typedef struct gpufl__summary_name {
     char *name;
     uint64_t count, total_ns, min_ns, max_ns;
+    uint64_t unended; /* scopes that never ended, counted until the session's last
+                         recorded time (only in a summary made from the recorded events) */
 } gpufl__summary_name;
 
 typedef struct gpufl__summary {
@@ -48,12 +51,26 @@ typedef struct gpufl__summary {
     uint32_t crash_tid;
     uint64_t crash_ts;
     gfl_crash_payload crash;
+    /* Which profiling engine the session asked for and which one recorded,
+     * the device plugin and why they differ; NULL when not known (engine
+     * NULL: not decided yet, or a session of an older gpufl). */
+    char *engine_requested, *engine, *engine_plugin, *engine_reason;
+    /* Made from the session's recorded events (cli/summary_recorded.h) rather
+     * than session.json's checkpoint: it did not end cleanly. */
+    bool from_events;
 } gpufl__summary;
 
 /* Builds a summary. Returns 0, or GPUFL_ENOMEM with *out empty. */
 int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
                          const gpufl__session_info *info, const gpufl__sink_status *sinks,
                          uint64_t end_ns, bool ended) __attribute__((warn_unused_result));
+
+/* Replaces out's scope and kernel tables with those of st, the longest
+ * GFL_SUMMARY_MAX_NAMES of each, their names (ids of st) as text through
+ * `names`. Returns 0, or GPUFL_ENOMEM with the tables partly filled (free
+ * out with gpufl__summary_free). */
+int gpufl__summary_set_names(gpufl__summary *out, const gpufl__stats *st,
+                             const gpufl__string_lookup *names) __attribute__((warn_unused_result));
 
 void gpufl__summary_free(gpufl__summary *s);
 

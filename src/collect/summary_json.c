@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/regular_file.h"
+#include "core/utf8.h"
 #include "gpufl/gpufl.h"
 
 static double mean_x100(uint64_t sum, uint64_t n) { return n ? (double)sum / (double)n / 100.0 : 0; }
@@ -21,12 +23,17 @@ static double mean_x100(uint64_t sum, uint64_t n) { return n ? (double)sum / (do
 static json_t *names_to_json(const gpufl__summary_name *names, uint32_t n)
 {
     json_t *a = json_array();
-    for (uint32_t i = 0; a && i < n; i++)
-        json_array_append_new(a, json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", names[i].name, "count",
-                                           (json_int_t)names[i].count, "total_ns",
-                                           (json_int_t)names[i].total_ns, "min_ns",
-                                           (json_int_t)names[i].min_ns, "max_ns",
-                                           (json_int_t)names[i].max_ns));
+    for (uint32_t i = 0; a && i < n; i++) {
+        json_t *o = json_pack("{s:o,s:I,s:I,s:I,s:I}", "name", gpufl__json_text(names[i].name), "count",
+                              (json_int_t)names[i].count, "total_ns", (json_int_t)names[i].total_ns,
+                              "min_ns", (json_int_t)names[i].min_ns, "max_ns",
+                              (json_int_t)names[i].max_ns);
+        /* only a summary of recorded events has them (never ended: counted
+         * to the session's last recorded time) */
+        if (o && names[i].unended)
+            json_object_set_new(o, "unended", json_integer((json_int_t)names[i].unended));
+        json_array_append_new(a, o);
+    }
     return a;
 }
 
@@ -262,7 +269,7 @@ int gpufl__summary_load(const char *path, gpufl__summary *out, char *err, size_t
     else
         snprintf(file, sizeof file, "%s", path);
     json_error_t jerr;
-    json_t *root = json_load_file(file, 0, &jerr);
+    json_t *root = gpufl__json_load_regular(file, 0, &jerr);
     if (!root) {
         if (jerr.line < 1)
             snprintf(err, err_len, "'%s': cannot read it: %s", file, jerr.text);
@@ -298,6 +305,11 @@ int gpufl__summary_load(const char *path, gpufl__summary *out, char *err, size_t
         out->dir = strdup(path);
     counts_from_json(sum, out);
     crash_from_json(json_object_get(root, "crash"), out);
+    const json_t *engine = json_object_get(root, "engine"); /* absent from older sessions */
+    out->engine_requested = str_of(engine, "requested");
+    out->engine = str_of(engine, "ran");
+    out->engine_plugin = str_of(engine, "plugin");
+    out->engine_reason = str_of(engine, "reason");
     host_from_json(json_object_get(sum, "host"), &out->host_stats);
     devices_from_json(json_object_get(sum, "devices"), out);
     if (names_from_json(json_object_get(sum, "scopes"), &out->scopes, &out->nscopes) != 0 ||

@@ -279,10 +279,16 @@ static void args(cj *c, const gpufl__tl_slice *s)
         gpufl__xout_str(o, "{\"correlation\":");
         gpufl__xout_u64(o, s->op->correlation);
         gpufl__xout_char(o, '}');
-    } else if (s->range && s->range->domain) {
+    } else if (s->range && (s->range->domain || s->range->unended)) {
         key(o, "args");
-        gpufl__xout_str(o, "{\"domain\":");
-        json_string(o, gpufl__x_str(c->x, s->range->domain));
+        gpufl__xout_char(o, '{');
+        if (s->range->domain) {
+            gpufl__xout_str(o, "\"domain\":");
+            json_string(o, gpufl__x_str(c->x, s->range->domain));
+        }
+        /* never ended: dur runs to the session's last recorded time */
+        if (s->range->unended)
+            gpufl__xout_str(o, s->range->domain ? ",\"unended\":true" : "\"unended\":true");
         gpufl__xout_char(o, '}');
     }
 }

@@ -9,10 +9,12 @@
  * a comma, a quote, CR or LF is quoted, its quotes doubled (names of C++
  * kernels have commas). Times are session-clock nanoseconds (the trace's
  * CLOCK_MONOTONIC); a duration is end - start. A value that was not
- * recorded is an empty field, never a made-up 0: an unended scope's end,
- * a sample field outside the sample's `valid` bits, a launch's API times
- * when its call is unknown. Kinds are written as names (HtoD, stream,
- * pinned), ids of strings as their text.
+ * recorded is an empty field, never a made-up 0: a sample field outside
+ * the sample's `valid` bits, a launch's API times when its call is
+ * unknown. A scope or NVTX range that never ended (the program died inside
+ * it) ends at the session's last recorded time, as in every output, and
+ * says so in its `unended` column (1). Kinds are written as names (HtoD,
+ * stream, pinned), ids of strings as their text.
  *
  * Every file of a table is written even when the table is empty (a header
  * alone), so a script finds the same files for every session. The files
@@ -281,8 +283,8 @@ static size_t memory_rows(csv *c)
     return n;
 }
 
-static const char scopes_header[] = "begin_ns,end_ns,duration_ns,id,parent,depth,name,tid,implicit_end";
-static const char nvtx_header[] = "begin_ns,end_ns,duration_ns,name,domain,depth,tid,mark";
+static const char scopes_header[] = "begin_ns,end_ns,duration_ns,id,parent,depth,name,tid,implicit_end,unended";
+static const char nvtx_header[] = "begin_ns,end_ns,duration_ns,name,domain,depth,tid,mark,unended";
 
 static size_t range_rows(csv *c, unsigned src)
 {
@@ -305,6 +307,7 @@ static size_t range_rows(csv *c, unsigned src)
             u64(c, r.tid);
             u64(c, r.instant);
         }
+        u64(c, r.unended);
         row_end(c);
     }
     return n;

@@ -102,6 +102,7 @@
 #define INTERNED_NAME 2
 /* track_event/debug_annotation.proto: message DebugAnnotation */
 #define DA_NAME_IID 1
+#define DA_BOOL_VALUE 2
 #define DA_UINT_VALUE 3
 #define DA_STRING_VALUE_IID 17
 
@@ -112,8 +113,8 @@
  * block 256x1x1, 64 registers"): a session has a few hundred of them and
  * millions of kernels, so each kernel carries a 3-byte reference instead
  * of seven numbers. */
-enum { A_CORRELATION, A_LAUNCH, A_BYTES, A_COUNT };
-static const char *const annotation_names[A_COUNT] = {"correlation", "launch", "bytes"};
+enum { A_CORRELATION, A_LAUNCH, A_BYTES, A_UNENDED, A_COUNT };
+static const char *const annotation_names[A_COUNT] = {"correlation", "launch", "bytes", "unended"};
 
 typedef struct pf {
     const gpufl__xtrace *x;
@@ -336,6 +337,13 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
         } else if (s->src != GPUFL__XS_SYNC && s->src != GPUFL__XS_KERNEL) {
             annotation(p, A_BYTES, o->bytes);
         }
+    }
+    if (s->range && s->range->unended) {
+        /* never ended: the slice runs to the session's last recorded time */
+        size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
+        gpufl__pb_varint(&p->out, DA_NAME_IID, A_UNENDED + 1);
+        gpufl__pb_varint(&p->out, DA_BOOL_VALUE, 1);
+        gpufl__pb_end(&p->out, a);
     }
     gpufl__pb_end(&p->out, te);
     return packet_end(p, m);

@@ -388,11 +388,12 @@ static inline void gpufl__x_sync(const gpufl__xtrace *x, size_t i, gpufl__xsync 
 /* ---- host intervals: gpufl scopes and NVTX ranges ------------------------- */
 
 typedef struct gpufl__xrange {
-    uint64_t start, end; /* end 0: never ended */
+    uint64_t start, end; /* one that never ended: the session's last recorded time */
     uint64_t id, parent;
     uint32_t name, tid, domain;
     uint32_t depth;
     uint8_t implicit, instant;
+    uint8_t unended;     /* never ended (gpufl_trace_scopes.unended) */
 } gpufl__xrange;
 
 static inline void gpufl__x_range(const gpufl__xtrace *x, unsigned src, size_t i, gpufl__xrange *r)
@@ -408,6 +409,7 @@ static inline void gpufl__x_range(const gpufl__xtrace *x, unsigned src, size_t i
     r->depth = s->depth[i];
     r->implicit = s->implicit[i];
     r->instant = s->instant[i];
+    r->unended = s->unended[i];
 }
 
 static inline uint64_t gpufl__x_range_start(const gpufl__xtrace *x, unsigned src, size_t i)

@@ -116,7 +116,6 @@ typedef struct tl {
     gpufl__tl_stats *st;
     gpufl__tl_track *tracks;
     size_t ntracks, cap;
-    uint64_t clip_end;
     uint64_t flow_base[3];
     gpufl__idmap threads, streams, syncs, devices; /* key -> track id */
     counter_track *counters;
@@ -209,21 +208,12 @@ static uint64_t stream_key(uint32_t device, uint32_t stream) { return (uint64_t)
 
 static int has_call(const gpufl__xop *o) { return o->api_start != 0 && o->tid != 0; }
 
-static uint64_t clip(tl *t, uint64_t start, uint64_t end)
-{
-    if (end == 0)
-        return t->clip_end > start ? t->clip_end : start;
-    return end < start ? start : end;
-}
+/* An end before the start (damaged input) makes a zero-length slice. A
+ * scope or range that never ended comes with the trace's end for it, the
+ * session's last recorded time. */
+static uint64_t clip(uint64_t start, uint64_t end) { return end < start ? start : end; }
 
-static void see_time(tl *t, uint64_t ts)
-{
-    if (ts > t->clip_end)
-        t->clip_end = ts;
-}
-
-/* Pass 1: which threads, devices and streams there are, and the end of
- * the session. */
+/* Pass 1: which threads, devices and streams there are. */
 static int collect(tl *t)
 {
     const gpufl__xtrace *x = t->x;
@@ -236,8 +226,6 @@ static int collect(tl *t)
         uint32_t last_tid = 0;
         gpufl__idmap *m = src == GPUFL__XS_SYNC ? &t->syncs : &t->streams;
         for (size_t i = 0; i < n && !rc; i++) {
-            see_time(t, gpufl__x_op_start(x, src, i));
-            see_time(t, gpufl__x_op_end(x, src, i));
             uint32_t device, stream;
             gpufl__x_op_where(x, src, i, &device, &stream);
             uint64_t key = stream_key(device, stream);
@@ -254,7 +242,6 @@ static int collect(tl *t)
                     rc = map_add(&t->threads, tid);
                     last_tid = tid;
                 }
-                see_time(t, api_end);
             }
         }
     }
@@ -264,8 +251,6 @@ static int collect(tl *t)
         for (size_t i = 0; i < n && !rc; i++) {
             gpufl__xrange r;
             gpufl__x_range(x, src, i, &r);
-            see_time(t, r.start);
-            see_time(t, r.end);
             if (r.tid != last_tid) {
                 rc = map_add(&t->threads, r.tid);
                 last_tid = r.tid;
@@ -275,11 +260,8 @@ static int collect(tl *t)
     for (size_t i = 0; i < gpufl__x_dev_rows(x) && !rc; i++) {
         gpufl__xdev_sample s;
         gpufl__x_dev(x, i, &s);
-        see_time(t, s.ts);
         rc = map_add(&t->devices, s.device);
     }
-    if (x->info->end_ns > t->clip_end)
-        t->clip_end = x->info->end_ns;
     return rc;
 }
 
@@ -550,10 +532,10 @@ static uint64_t item_end(tl *t, uint64_t ref)
     if (kind == GPUFL__XS_SCOPE || kind == GPUFL__XS_NVTX) {
         gpufl__xrange r;
         gpufl__x_range(t->x, kind, row, &r);
-        return r.instant ? r.start : clip(t, r.start, r.end);
+        return r.instant ? r.start : clip(r.start, r.end);
     }
     if (kind < 8)
-        return clip(t, gpufl__x_op_start(t->x, kind, row), gpufl__x_op_end(t->x, kind, row));
+        return clip(gpufl__x_op_start(t->x, kind, row), gpufl__x_op_end(t->x, kind, row));
     uint64_t api_start = 0, api_end = 0;
     uint32_t tid;
     gpufl__x_op_call(t->x, kind - 8, row, &api_start, &api_end, &tid);
@@ -723,16 +705,13 @@ static int emit_item(tl *t, uint32_t track, const item *a, size_t n, size_t *i)
         s.src = (uint8_t)kind;
         s.range = &range;
         s.instant = range.instant;
-        s.end = range.instant ? s.start : clip(t, range.start, range.end);
-        if (!range.instant && range.end == 0)
-            t->st->unended++;
+        s.end = range.instant ? s.start : clip(range.start, range.end);
+        t->st->unended += range.unended;
     } else if (kind < 8) {
         gpufl__x_op(x, kind, row, &op);
         s.src = (uint8_t)kind;
         s.op = &op;
-        s.end = clip(t, op.start, op.end);
-        if (op.end == 0)
-            t->st->unended++;
+        s.end = clip(op.start, op.end);
         if (kind != GPUFL__XS_SYNC && has_call(&op))
             s.flow = gpufl__tl_flow_id(x, kind, row);
     } else {

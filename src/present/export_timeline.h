@@ -28,9 +28,10 @@
  * the first overflow lane where it nests: a child track "<track> #2", "#3",
  * ... made when first needed. Nothing is clipped or dropped, so every
  * slice keeps its true times, and every lane's begins and ends balance and
- * nest. A slice that never ended (a scope open when the program died) ends
- * at the end of the session (its end, or the last recorded time); one
- * that ends before it starts (damaged input) is made zero-length.
+ * nest. A scope or NVTX range that never ended (open when the program
+ * died) ends where the trace ends it, at the session's last recorded time
+ * (gpufl_trace_info.last_ns), and is counted in `unended`; a slice that
+ * ends before it starts (damaged input) is made zero-length.
  *
  * Flows: each kernel, copy or memset whose launching call is known (an
  * api_start and a thread) gets a flow id (gpufl__tl_flow_id) carried by the
@@ -105,7 +106,7 @@ typedef struct gpufl__tl_stats {
     uint64_t tracks, lanes;        /* lanes: overflow lanes made */
     uint64_t slices, instants, api_calls, flows, counters;
     uint64_t overlapped;           /* slices put on an overflow lane */
-    uint64_t unended;              /* slices closed at the end of the session */
+    uint64_t unended;              /* scopes and NVTX ranges that never ended */
     uint64_t events;               /* rows of the trace exported (slices from rows, samples) */
 } gpufl__tl_stats;
 

@@ -366,7 +366,7 @@ static void feed_threads(builder *b)
     for (int pass = 0; pass < 2; pass++) {
         const gpufl_trace_scopes *s = pass == 0 ? sc : nv;
         for (size_t i = 0; i < s->n && !b->err; i++) {
-            uint64_t end = s->end_ns[i] ? s->end_ns[i] : b->t_end; /* never ended */
+            uint64_t end = s->end_ns[i]; /* never ended: the session's last time, as the trace gives it */
             uint8_t kind = pass == 0 ? GPUFL__HK_SCOPE : s->instant[i] ? GPUFL__HK_MARK : GPUFL__HK_NVTX;
             if (kind == GPUFL__HK_MARK)
                 end = s->begin_ns[i];

@@ -64,8 +64,12 @@ static void name_table(FILE *out, const char *title, const gpufl__summary_name *
         gpufl__format_duration(r->count ? r->total_ns / r->count : 0, mean, sizeof mean);
         gpufl__format_duration(r->min_ns, min, sizeof min);
         gpufl__format_duration(r->max_ns, max, sizeof max);
-        fprintf(out, "  %9" PRIu64 " %12s %12s %12s %12s  %s\n", r->count, total, mean, min, max,
+        fprintf(out, "  %9" PRIu64 " %12s %12s %12s %12s  %s", r->count, total, mean, min, max,
                 whole ? r->name : cut[i]);
+        /* never ended: timed to the session's last recorded time */
+        if (r->unended)
+            fprintf(out, "  (%" PRIu64 " unended)", r->unended);
+        fprintf(out, "\n");
     }
     if (n > MAX_ROWS)
         fprintf(out, "  ... and %u more\n", n - MAX_ROWS);
@@ -84,8 +88,19 @@ static void header(const gpufl__summary *s, FILE *out)
     fprintf(out, "  started    %s\n", when);
     fprintf(out, "  duration   %s (%s)\n", dur,
             strcmp(s->status, "ended") == 0 ? "ended cleanly"
-                                            : "still running, or ended without shutdown: figures "
-                                              "are from the last checkpoint");
+            : s->from_events ? "did not end cleanly: killed, crashed or still running; figures are "
+                               "from the recorded events, up to the last recorded time"
+                             : "still running, or ended without shutdown: figures are from the last "
+                               "checkpoint");
+    if (s->engine)
+        fprintf(out, "  engine     %s%s%s%s%s%s\n", s->engine, s->engine_plugin ? " (plugin " : "",
+                s->engine_plugin ? s->engine_plugin : "", s->engine_plugin ? ")" : "",
+                s->engine_reason ? "; asked for " : "",
+                s->engine_reason && s->engine_requested ? s->engine_requested : "");
+    else if (s->engine_requested)
+        fprintf(out, "  engine     %s asked for; which engine ran is not recorded yet\n", s->engine_requested);
+    if (s->engine && s->engine_reason)
+        fprintf(out, "             %s\n", s->engine_reason);
     fprintf(out, "  directory  %s\n", s->dir);
 }
 

@@ -66,7 +66,8 @@ static inline uint64_t gpufl__vsrc_start(const gpufl__xtrace *s, unsigned table,
     }
 }
 
-/* End of an interval; 0 for a scope that never ended. Samples: their time. */
+/* End of an interval (for a scope or NVTX range that never ended, the
+ * session's last recorded time). Samples: their time. */
 static inline uint64_t gpufl__vsrc_end(const gpufl__xtrace *s, unsigned table, size_t i)
 {
     switch (table) {
@@ -140,6 +141,13 @@ static inline bool gpufl__vsrc_instant(const gpufl__xtrace *s, unsigned table, s
 {
     const gpufl_trace_scopes *sc = gpufl__vsrc_scopes(s, table);
     return sc->instant && sc->instant[i];
+}
+
+/* A scope or NVTX range that never ended (gpufl_trace_scopes.unended). */
+static inline bool gpufl__vsrc_unended(const gpufl__xtrace *s, unsigned table, size_t i)
+{
+    const gpufl_trace_scopes *sc = gpufl__vsrc_scopes(s, table);
+    return sc->unended && sc->unended[i];
 }
 
 /* A sample's GPU utilization, %, or -1 when the sample has none. */

@@ -194,8 +194,6 @@ uint64_t gpufl__view_entry_end(const gpufl__view_index *ix, uint32_t e)
     size_t i = GPUFL__VROW_INDEX(e);
     uint64_t start = gpufl__vsrc_start(&ix->src, table, i);
     uint64_t end = gpufl__vsrc_end(&ix->src, table, i);
-    if (end == 0 && (table == GPUFL__VT_SCOPE || table == GPUFL__VT_NVTX))
-        end = ix->open_end;
     if (table == GPUFL__VT_SAMPLE)
         return start;
     return end > start ? end : start + 1;
@@ -213,23 +211,15 @@ static int lane_order(const void *pa, const void *pb)
     return 0;
 }
 
-/* The latest time of any row, and the largest kernel name id. */
+/* The session's last recorded time (the trace's, which every output
+ * shares), and the largest kernel name id. */
 static void scan_extent(gpufl__view_index *ix)
 {
     const gpufl__xtrace *s = &ix->src;
-    const gpufl_trace_info *info = gpufl_trace_get_info(s->t);
-    uint64_t last = info->end_ns > info->start_ns ? info->end_ns : info->start_ns;
-    for (unsigned t = 0; t < GPUFL__VT_COUNT; t++)
-        for (size_t i = 0, n = gpufl__vsrc_count(s, t); i < n; i++) {
-            uint64_t a = gpufl__vsrc_start(s, t, i), b = gpufl__vsrc_end(s, t, i);
-            if (a > last)
-                last = a;
-            if (b > last)
-                last = b;
-            if (t == GPUFL__VT_KERNEL && gpufl__vsrc_name(s, t, i) >= ix->max_name)
-                ix->max_name = gpufl__vsrc_name(s, t, i) + 1;
-        }
-    ix->last_ns = ix->open_end = last;
+    ix->last_ns = gpufl_trace_get_info(s->t)->last_ns;
+    for (size_t i = 0, n = gpufl__vsrc_count(s, GPUFL__VT_KERNEL); i < n; i++)
+        if (gpufl__vsrc_name(s, GPUFL__VT_KERNEL, i) >= ix->max_name)
+            ix->max_name = gpufl__vsrc_name(s, GPUFL__VT_KERNEL, i) + 1;
 }
 
 int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)

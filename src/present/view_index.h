@@ -59,8 +59,8 @@ typedef struct gpufl__view_index {
     gpufl__vlane *lane; /* sorted: by device (DEVICE, SAMPLES, STREAMs by stream id), then
                            by thread (SCOPE levels, then NVTX levels) */
     size_t nlanes;
-    uint64_t last_ns;   /* latest start or end of any row, and the session's end */
-    uint64_t open_end;  /* where a scope that never ended is drawn to (= last_ns) */
+    uint64_t last_ns;   /* the session's last recorded time (gpufl_trace_info.last_ns), where
+                           the trace ends scopes and NVTX ranges that never ended */
     uint32_t max_name;  /* 1 + the largest kernel name id */
     size_t deep;        /* scope and NVTX rows deeper than the levels drawn */
     size_t marks;       /* NVTX marks (instants): in no lane */
@@ -75,8 +75,8 @@ int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
     __attribute__((warn_unused_result));
 void gpufl__view_index_free(gpufl__view_index *ix);
 
-/* End of entry e of a lane as drawn: open scopes end at open_end, and an
- * interval is at least 1 ns long so that it can be seen. */
+/* End of entry e of a lane as drawn: an interval is at least 1 ns long so
+ * that it can be seen. */
 uint64_t gpufl__view_entry_end(const gpufl__view_index *ix, uint32_t e);
 
 /* The first entry of lane l (an offset in it) whose row may reach past

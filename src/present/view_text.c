@@ -281,10 +281,12 @@ static void stream_cell(line *l, unsigned col, const gpufl__vcell *c)
     line_put(l, col, g, color);
 }
 
-/* A scope's row: runs of columns of one scope drawn as [name...] bars. */
-static void scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, line *l, unsigned x0)
+/* A scope's row: runs of columns of one scope drawn as [name...] bars.
+ * Returns how many of them never ended. */
+static size_t scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, line *l, unsigned x0)
 {
     const gpufl__view_index *ix = lo->ix;
+    size_t unended = 0;
     for (unsigned c = 0; c < lo->ncols;) {
         uint32_t key = r->cell[c].key;
         unsigned end = c + 1;
@@ -297,12 +299,16 @@ static void scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, line
             const char *name = gpufl__x_str(&ix->src, gpufl__vsrc_name(&ix->src, table, i));
             uint8_t color = name_color(name);
             unsigned w = end - c;
+            /* drawn to the session's last recorded time, where the trace
+             * ended it, and marked '>' there (the footer says why) */
+            bool open = gpufl__vsrc_unended(&ix->src, table, i);
+            unended += open;
             if (w == 1) {
-                line_put(l, x0 + c, "|", color);
+                line_put(l, x0 + c, open ? ">" : "|", color);
             } else {
                 /* '<' and '>': the window cuts it, or it never ended */
                 bool starts = gpufl__vsrc_start(&ix->src, table, i) >= lo->from;
-                bool ends = gpufl__vsrc_end(&ix->src, table, i) != 0 && gpufl__view_entry_end(ix, e) <= lo->to;
+                bool ends = !open && gpufl__view_entry_end(ix, e) <= lo->to;
                 line_put(l, x0 + c, starts ? "[" : "<", color);
                 for (unsigned k = c + 1; k + 1 < end; k++)
                     line_put(l, x0 + k, "-", color);
@@ -313,6 +319,7 @@ static void scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, line
         }
         c = end;
     }
+    return unended;
 }
 
 /* A row's label; where the full one does not fit the label column (narrow
@@ -343,8 +350,10 @@ static const char *device_name(const gpufl_trace *t, uint32_t device)
     return "";
 }
 
-static void rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool color, gpufl__vbuf *out)
+/* Returns how many scopes and NVTX ranges drawn never ended. */
+static size_t rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool color, gpufl__vbuf *out)
 {
+    size_t unended = 0;
     static const char *const spark[9] = {" ", "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
                                          "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};
     for (size_t ri = 0; ri < lo->nrows; ri++) {
@@ -372,9 +381,10 @@ static void rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool color,
             for (unsigned c = 0; c < lo->ncols; c++)
                 stream_cell(l, x0 + c, &r->cell[c]);
         else
-            scope_cells(lo, r, l, x0);
+            unended += scope_cells(lo, r, l, x0);
         line_emit(l, color, out);
     }
+    return unended;
 }
 
 /* ---- legend and footer -------------------------------------------------------- */
@@ -483,7 +493,7 @@ static void legend(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbu
         wrapped(l, ptr, n, color, out);
 }
 
-static void footer(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbuf *out)
+static void footer(const gpufl__view_layout *lo, size_t unended, line *l, bool color, gpufl__vbuf *out)
 {
     const gpufl_trace_info *info = gpufl_trace_get_info(lo->ix->src.t);
     char a[48], b[48], d[32], w[32];
@@ -526,6 +536,13 @@ static void footer(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbu
                      GPUFL__VIEW_MAX_LEVELS);
             ptr[n++] = items[2];
         }
+        if (unended) {
+            snprintf(items[n], sizeof items[n],
+                     "%zu never ended (>: the program died or was still running), drawn to the last recorded time",
+                     unended);
+            ptr[n] = items[n];
+            n++;
+        }
         wrapped(l, ptr, n, color, out);
     }
 }
@@ -550,10 +567,10 @@ void gpufl__view_text(const gpufl__view_layout *lo, unsigned width, bool color, 
     if (buf[0])
         text_line(&l, buf, C_BOLD, color, out);
     axis(lo, lw, &l, color, out);
-    rows(lo, lw, &l, color, out);
+    size_t unended = rows(lo, lw, &l, color, out);
     if (lo->nrows == 0)
         text_line(&l, "nothing was recorded in this window", C_NONE, color, out);
     legend(lo, &l, color, out);
-    footer(lo, &l, color, out);
+    footer(lo, unended, &l, color, out);
     free(g);
 }

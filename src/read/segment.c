@@ -235,6 +235,7 @@ static int nvtx_row(gpufl__segment *s, const gfl_event *ev)
     SSET(implicit, 0);
     SSET(domain, n->domain);
     SSET(instant, mark);
+    SSET(unended, 0); /* decided once the session's last time is known */
     return 0;
 }
 
@@ -405,9 +406,30 @@ static int keep_ordered(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+/* The latest time ev holds: its end for an interval, else its time. Every
+ * type counts, those with no table of their own too (windows, logs), since
+ * the last thing a dying program recorded may be any of them. */
+static inline uint64_t latest_time(const gfl_event *ev)
+{
+    uint64_t end = 0;
+    switch (ev->h.type) {
+    case GFL_EV_KERNEL: end = ev->u.kernel.end_ts; break;
+    case GFL_EV_MEMCPY: end = ev->u.memcpy.end_ts; break;
+    case GFL_EV_MEMSET: end = ev->u.memset.end_ts; break;
+    case GFL_EV_SYNC: end = ev->u.sync.end_ts; break;
+    case GFL_EV_NVTX_RANGE: end = ev->u.nvtx.end_ts; break;
+    case GFL_EV_GRAPH_LAUNCH: end = ev->u.graph.end_ts; break;
+    default: break;
+    }
+    return end > ev->h.ts ? end : ev->h.ts;
+}
+
 int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
 {
     s->counts[ev->h.type]++;
+    uint64_t t = latest_time(ev);
+    if (t > s->last_ns)
+        s->last_ns = t;
     switch (ev->h.type) {
     case GFL_EV_KERNEL: return kernel_row(s, ev);
     case GFL_EV_NVTX_RANGE:
@@ -424,7 +446,8 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_DEVICE_INFO:
     case GFL_EV_CRASH:
     case GFL_EV_CRASH_STACK:
-    case GFL_EV_CRASH_SCOPE: return keep_ordered(s, ev);
+    case GFL_EV_CRASH_SCOPE:
+    case GFL_EV_ENGINE: return keep_ordered(s, ev);
     case GFL_EV_DROPPED:
         if (ev->u.dropped.reason < 16)
             s->dropped[gpufl__event_route(ev)][ev->u.dropped.reason] += ev->u.dropped.count;

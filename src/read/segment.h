@@ -39,6 +39,8 @@ typedef struct gpufl__segment {
     size_t nordered, ordered_cap;
     uint64_t counts[256];          /* events, by type */
     uint64_t dropped[GFL_CHANNEL_COUNT][16]; /* events lost, by channel and drop reason */
+    uint64_t last_ns;              /* the latest time any of its events holds (a start or
+                                      an end): where what never ended will end */
     const gpufl__strtab *strings;  /* whose ids these are; NULL: the trace's */
     /* the last lookups, which the next row usually repeats */
     uint32_t config_cache[GFL_SEG_CONFIG_CACHE]; /* by name: config row + 1 */

@@ -29,6 +29,9 @@ gpufl_trace *gpufl__trace_new(void)
     gpufl__recset_init(&t->configs, sizeof(gpufl__config_rec));
     gpufl__recset_init(&t->streams, sizeof(gpufl__stream_rec));
     gpufl__recset_init(&t->callers, sizeof(gpufl__caller_rec));
+    /* a trace built other than by opening files (tests) read nothing named */
+    t->read_pub = (gpufl_trace_read){sizeof t->read_pub, GPUFL_TRACE_NDJSON, t->read_files,
+                                     t->read_why};
     return t;
 }
 
@@ -210,6 +213,8 @@ static int bind_distinct(gpufl_trace *t)
 
 int gpufl__trace_bind(gpufl_trace *t)
 {
+    if (gpufl__trace_end_open(t) != 0)
+        return GPUFL_ENOMEM;
     size_t longest = 0;
     for (unsigned tab = 0; tab < GFL_T_COUNT; tab++)
         if (t->rows[tab].t.n > longest)
@@ -255,6 +260,8 @@ GPUFL_API int gpufl_trace_open(const char *path, gpufl_trace **out, char *err, s
 GPUFL_API void gpufl_trace_close(gpufl_trace *t) { gpufl__trace_free(t); }
 
 GPUFL_API const gpufl_trace_info *gpufl_trace_get_info(const gpufl_trace *t) { return &t->info; }
+
+GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t) { return &t->read_pub; }
 
 GPUFL_API const char *gpufl_trace_string(const gpufl_trace *t, uint32_t id)
 {

@@ -22,7 +22,7 @@
 
 /* The columns of each table, by the names of the public struct's fields. */
 #define SCOPE_COLS(X) X(begin_ns) X(end_ns) X(id) X(parent) X(name) X(tid) X(depth) X(implicit) \
-    X(domain) X(instant)
+    X(domain) X(instant) X(unended)
 #define KERNEL_COLS(X) X(start_ns) X(dur_ns) X(config_row) X(stream_row) X(caller_row)        \
     X(correlation) X(api_lead_ns) X(api_dur_ns) X(graph_id)
 #define TRANSFER_COLS(X) X(start_ns) X(dur_ns) X(bytes) X(stream_row) X(caller_row)        \
@@ -177,9 +177,11 @@ struct gpufl__event_source;
 /* An empty trace (no rows, strings "" only). NULL when out of memory. */
 gpufl_trace *gpufl__trace_new(void);
 
-/* Points the public structs at the merged columns (and every all-zero
- * column at one shared zero mapping), turns the tables of distinct values
- * into columns, and fills info.devices and info.source. 0 or GPUFL_ENOMEM. */
+/* Ends what never ended (gpufl__trace_end_open), points the public structs
+ * at the merged columns (and every all-zero column at one shared zero
+ * mapping), turns the tables of distinct values into columns, and fills
+ * info.devices and info.source. Every loader's last step. 0 or
+ * GPUFL_ENOMEM. */
 int gpufl__trace_bind(gpufl_trace *t) __attribute__((warn_unused_result));
 
 /* Reads every event of src into a new trace, on the calling thread.
@@ -202,6 +204,14 @@ int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, ch
 int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads,
                              gpufl_trace **out, char *err, size_t err_len)
     __attribute__((warn_unused_result));
+
+/* Ends what never ended: sets info.last_ns (the latest of the segments'
+ * times, the session's end and start) and gives every scope and NVTX range
+ * with no end (end_ns 0, not a mark) end_ns = info.last_ns and unended 1.
+ * The one place that decides it, so that every reader and output shows the
+ * same. Called by gpufl__trace_bind, after the session facts are in.
+ * 0 or GPUFL_ENOMEM. */
+int gpufl__trace_end_open(gpufl_trace *t) __attribute__((warn_unused_result));
 
 /* Frees t and everything it holds (NULL is fine). */
 void gpufl__trace_free(gpufl_trace *t);

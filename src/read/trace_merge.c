@@ -147,6 +147,7 @@ static int scope_begin(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     SSET(implicit, r, 0);
     SSET(domain, r, 0);
     SSET(instant, r, 0);
+    SSET(unended, r, 0); /* decided once the session's last time is known */
     return gpufl__idmap_put(&m->open_scopes, s->id, (uint32_t)r);
 }
 
@@ -284,6 +285,17 @@ static int crash_scope(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     return 0;
 }
 
+/* Which engine recorded the session; the last record wins. */
+static int engine(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
+{
+    gpufl_trace_info *i = &m->t->info;
+    i->engine_requested = gpufl__str_map_get(sm, ev->u.engine.requested);
+    i->engine = gpufl__str_map_get(sm, ev->u.engine.ran);
+    i->engine_plugin = gpufl__str_map_get(sm, ev->u.engine.plugin);
+    i->engine_reason = gpufl__str_map_get(sm, ev->u.engine.reason);
+    return 0;
+}
+
 static int take_one(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
 {
     switch (ev->h.type) {
@@ -292,6 +304,7 @@ static int take_one(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     case GFL_EV_CRASH: return crash_head(m, ev);
     case GFL_EV_CRASH_STACK: return crash_stack(m, sm, ev);
     case GFL_EV_CRASH_SCOPE: return crash_scope(m, sm, ev);
+    case GFL_EV_ENGINE: return engine(m, sm, ev);
     default: return device_info(m, sm, ev);
     }
 }
@@ -675,6 +688,8 @@ int gpufl__trace_merge(gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs
         for (unsigned ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
             for (unsigned r = 0; r < 16; r++)
                 t->dropped[ch][r] += segs[s]->dropped[ch][r];
+        if (segs[s]->last_ns > t->info.last_ns)
+            t->info.last_ns = segs[s]->last_ns;
     }
     for (unsigned tab = 0; tab < GFL_T_COUNT; tab++) {
         free(m.plans[tab].runs);

@@ -37,10 +37,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/event.h"
 #include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
 #include "test_util.h"
 
 #define RECORDING_THREADS 4
+
+/* The child's log_format. */
+static gpufl_log_format child_format = GPUFL_LOG_NDJSON;
 
 /* ---- the child ------------------------------------------------------------ */
 
@@ -76,6 +81,7 @@ static void child_main(const char *log_path, bool durable)
     o.system_sample_rate_ms = 5;
     o.continuous_system_sampling = true;
     o.flush_logs_always = durable;
+    o.log_format = child_format;
     /* Small parts: many kills land near a rotation, and each file stays
      * small enough to read back quickly (under ASan too). */
     o.log_rotate_bytes = 1ull << 20;
@@ -177,6 +183,41 @@ static int cleanup(void **state)
     return 0;
 }
 
+/* Scope events (begins and ends) that reading path gives, and what it read. */
+static size_t scope_events(const char *path, uint32_t *format)
+{
+    gpufl_trace *t;
+    char err[1024];
+    if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    size_t n = gpufl_trace_event_count(t, GFL_EV_SCOPE_BEGIN) +
+               gpufl_trace_event_count(t, GFL_EV_SCOPE_END);
+    const gpufl_trace_read *r = gpufl_trace_get_read(t);
+    assert_non_null(r->files);
+    assert_true(r->why && r->why[0]);
+    *format = r->format;
+    print_message("%s: read %s: %s\n", path, r->files, r->why);
+    gpufl_trace_close(t);
+    return n;
+}
+
+/* log_format both, killed: the logs (written every 100 ms) and trace.gflt
+ * (a chunk a second) hold different amounts, and reading the directory
+ * must give the copy that holds more. */
+static void check_choice(const char *dir, size_t log_scope_lines)
+{
+    char gflt[4200];
+    snprintf(gflt, sizeof gflt, "%s/trace.gflt", dir);
+    uint32_t format;
+    size_t in_gflt = scope_events(gflt, &format);
+    size_t read = scope_events(dir, &format);
+    print_message("scope events: %zu in the logs, %zu in trace.gflt, %zu read\n", log_scope_lines,
+                  in_gflt, read);
+    assert_int_equal(read, log_scope_lines > in_gflt ? log_scope_lines : in_gflt);
+    if (log_scope_lines != in_gflt)
+        assert_int_equal(format, log_scope_lines > in_gflt ? GPUFL_TRACE_NDJSON : GPUFL_TRACE_GFLT);
+}
+
 static void kill_at(unsigned delay_ms, bool durable)
 {
     char *log_path = current_log_path = tu_mkdtemp("sigkill");
@@ -213,6 +254,8 @@ static void kill_at(unsigned delay_ms, bool durable)
 
     size_t scope_lines = check_logs(dir, delay_ms);
     assert_true(scope_lines > 0);
+    if (child_format == GPUFL_LOG_BOTH)
+        check_choice(dir, scope_lines);
 
     char path[4200];
     snprintf(path, sizeof path, "%s/session.json", dir);
@@ -256,6 +299,14 @@ static void test_kill_durable(void **state)
     kill_at(200, true);
 }
 
+static void test_kill_both_formats(void **state)
+{
+    (void)state;
+    child_format = GPUFL_LOG_BOTH;
+    kill_at(1500, false);
+    child_format = GPUFL_LOG_NDJSON;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +314,7 @@ int main(void)
         cmocka_unit_test_teardown(test_kill_steady, cleanup),
         cmocka_unit_test_teardown(test_kill_late, cleanup),
         cmocka_unit_test_teardown(test_kill_durable, cleanup),
+        cmocka_unit_test_teardown(test_kill_both_formats, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,12 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/os.h"
 #include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
 #include "test_util.h"
 
 #define RING_EVENTS (1u << 20)
@@ -60,6 +63,13 @@ static struct {
     _Atomic bool fired;
     bool partial_done;
     _Atomic uint64_t fault_batch_start; /* scope.log size when the failing batch began */
+
+    /* a file system of fs_cap bytes holding only the files under fs_root:
+     * a write past it is cut short, then fails with ENOSPC */
+    char fs_root[4096];
+    uint64_t fs_cap;
+    _Atomic bool in_fs[MAX_FD];
+    _Atomic unsigned long enospc;
 } fk;
 
 #define LOW_SPACE_BYTES (1 * MiB)
@@ -73,6 +83,8 @@ static bool ends_with(const char *s, const char *suffix)
 static int fake_open(const char *path, int flags, mode_t mode)
 {
     int fd = gpufl__os_real.open(path, flags, mode);
+    if (fd >= 0 && fd < MAX_FD && fk.fs_cap)
+        atomic_store(&fk.in_fs[fd], !strncmp(path, fk.fs_root, strlen(fk.fs_root)));
     if (fd >= 0 && fd < MAX_FD) {
         atomic_store(&fk.is_log[fd], ends_with(path, ".log"));
         if (ends_with(path, "/scope.log"))
@@ -125,8 +137,54 @@ static ssize_t scope_write(int fd, const void *buf, size_t n)
     return w;
 }
 
+/* Bytes the files under dir (and its directories) take on the disk. */
+static uint64_t bytes_under(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    uint64_t total = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        /* whole 4 KiB pages, as tmpfs counts (and most disks, in blocks) */
+        total += S_ISDIR(st.st_mode) ? bytes_under(path) : ((uint64_t)st.st_size + 4095) / 4096 * 4096;
+    }
+    closedir(d);
+    return total;
+}
+
+static ssize_t fs_write(int fd, const void *buf, size_t n)
+{
+    /* the bytes that fit: what the file's last page has left, then whole
+     * free pages */
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return -1;
+    uint64_t used = bytes_under(fk.fs_root);
+    uint64_t in_page = (uint64_t)st.st_size % 4096 ? 4096 - (uint64_t)st.st_size % 4096 : 0;
+    uint64_t room = in_page + (used < fk.fs_cap ? fk.fs_cap - used : 0);
+    if (n > room) {
+        atomic_fetch_add(&fk.enospc, 1);
+        if (room == 0) {
+            errno = ENOSPC;
+            return -1;
+        }
+        n = (size_t)room;
+    }
+    return gpufl__os_real.write(fd, buf, n);
+}
+
 static ssize_t fake_write(int fd, const void *buf, size_t n)
 {
+    if (fd >= 0 && fd < MAX_FD && atomic_load(&fk.in_fs[fd]))
+        return fs_write(fd, buf, n);
     if (fd >= 0 && fd < MAX_FD && atomic_load(&fk.is_log[fd]))
         atomic_fetch_add(&fk.log_writes, 1);
     if (fd >= 0 && fd == atomic_load(&fk.scope_fd)) {
@@ -841,6 +899,178 @@ static void test_buffered_without_fdatasync(void **state)
     run_durable(false);
 }
 
+/* ---- final loss counts ------------------------------------------------------ */
+
+/* Losses that happen after writing stopped are counted, but their "dropped"
+ * events can no longer be written: every reader must still show the final
+ * counts by reason, the ones session.json has. Scopes nested past the depth
+ * limit after the cap was reached give a loss of a known reason
+ * (scope_depth) whose "dropped" events can only be refused. */
+static void run_final_totals(gpufl_log_format format)
+{
+    char *log_path = new_log_path("totals");
+    gpufl_options o;
+    base_options(&o, log_path);
+    o.session_max_bytes = 1 * MiB; /* the smallest cap there is */
+    o.log_format = format;
+    char *dir = start_session(&o, log_path);
+    produced p = {0};
+    /* well past the cap: .gflt takes ~1 byte an event here (zstd), NDJSON ~150 */
+    for (int i = 0; i < (format == GPUFL_LOG_GFLT ? 100 : 1); i++) {
+        produce(&p, 8000);
+        sleep_ms(format == GPUFL_LOG_GFLT ? 10 : 0); /* let the collector keep up */
+    }
+    sleep_ms(1500);    /* the collector reaches the cap; .gflt chunks wait up to 1 s */
+    gpufl_scope open[200];
+    for (int i = 0; i < 200; i++)
+        open[i] = gpufl_scope_begin("storage_limits.too_deep");
+    for (int i = 200; i-- > 0;)
+        gpufl_scope_end(open[i]);
+    gpufl_shutdown();
+
+    json_t *session = tu_session_json(dir);
+    json_t *dropped = json_object_get(json_object_get(session, "summary"), "dropped");
+    assert_true(u64(dropped, "scope_depth") > 0);
+    assert_true(u64(dropped, "disk_limit") > 0);
+    gpufl_trace *t;
+    char err[1024];
+    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    const char *reasons[] = {"ring_full", "disk_limit", "stale", "scope_depth",
+                             "intern_full", "bad_event", "cupti", "out_of_session"};
+    for (unsigned r = 0; r < sizeof reasons / sizeof *reasons; r++)
+        if (info->dropped[r] != u64(dropped, reasons[r]))
+            fail_msg("log_format %d: the reader says %llu %s, session.json %llu", (int)format,
+                     (unsigned long long)info->dropped[r], reasons[r],
+                     (unsigned long long)u64(dropped, reasons[r]));
+    gpufl_trace_close(t);
+    json_decref(session);
+    produced_free(&p);
+    finish(log_path, dir);
+}
+
+static void test_final_totals_ndjson(void **state)
+{
+    (void)state;
+    run_final_totals(GPUFL_LOG_NDJSON);
+}
+
+static void test_final_totals_gflt(void **state)
+{
+    (void)state;
+    run_final_totals(GPUFL_LOG_GFLT);
+}
+
+static void test_final_totals_both(void **state)
+{
+    (void)state;
+    run_final_totals(GPUFL_LOG_BOTH);
+}
+
+/* ---- a full disk while logs rotate ------------------------------------------ */
+
+static void *produce_thread(void *arg)
+{
+    produced *p = arg;
+    produce(p, 20000);
+    return NULL;
+}
+
+/* The disk fills up (no cap, no floor) while 4 threads record and scope.log
+ * rotates every 64 KiB: every log, the rotated parts' successors included,
+ * must still say that writing stopped and end with session_end, and
+ * session.json must say the session ended and why writing stopped. */
+static void check_disk_full(const char *log_path, gpufl_log_format format)
+{
+    gpufl_options o;
+    base_options(&o, log_path);
+    o.log_rotate_bytes = 64 * KiB;
+    o.ring_events = 8192;
+    o.log_format = format;
+    char *dir = start_session(&o, log_path);
+    produced p[4];
+    pthread_t th[4];
+    memset(p, 0, sizeof p);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, produce_thread, &p[i]), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    gpufl_shutdown();
+
+    json_t *session = tu_session_json(dir);
+    assert_string_equal(json_string_value(json_object_get(session, "status")), "ended");
+    assert_string_equal(stop_reason(session), "io_error");
+    json_decref(session);
+    const char *bases[] = {"device", "scope", "system"};
+    for (int i = 0; format != GPUFL_LOG_GFLT && i < 3; i++) {
+        tu_ndjson f;
+        (void)check_stopped_tail(dir, bases[i], "io_error", &f);
+        tu_ndjson_free(&f);
+    }
+    gpufl_trace *t;
+    char err[1024];
+    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    assert_string_equal(gpufl_trace_string(t, info->stop_reason), "io_error");
+    assert_true(info->end_ns > 0);
+    gpufl_trace_close(t);
+    char reserve[4200];
+    snprintf(reserve, sizeof reserve, "%s/.gpufl-reserve", dir);
+    assert_int_equal(access(reserve, F_OK), -1);
+    for (int i = 0; i < 4; i++)
+        produced_free(&p[i]);
+    gpufl__os = &gpufl__os_real;
+    free(dir);
+}
+
+/* Through the OS-call table: runs anywhere. */
+static void run_disk_full_injected(gpufl_log_format format)
+{
+    char *log_path = new_log_path("diskfull");
+    install_fake();
+    snprintf(fk.fs_root, sizeof fk.fs_root, "%s", log_path);
+    fk.fs_cap = 2 * MiB;
+    check_disk_full(log_path, format);
+    assert_true(atomic_load(&fk.enospc) > 0);
+    tu_rm_rf(log_path);
+    free(log_path);
+    current_log_path = NULL;
+}
+
+static void test_disk_full_rotating(void **state)
+{
+    (void)state;
+    run_disk_full_injected(GPUFL_LOG_NDJSON);
+}
+
+static void test_disk_full_rotating_both(void **state)
+{
+    (void)state;
+    run_disk_full_injected(GPUFL_LOG_BOTH);
+}
+
+/* The same on a real 2 MiB tmpfs, where the kernel says ENOSPC: needs root
+ * (CI runs as root) and is skipped, saying so, elsewhere. */
+static void test_disk_full_tmpfs(void **state)
+{
+    (void)state;
+    char *mnt = new_log_path("tmpfs");
+    if (mount("gpufl-test", mnt, "tmpfs", 0, "size=2m") != 0) {
+        print_message("skipped: cannot mount a 2 MiB tmpfs on %s (%s); "
+                      "test_disk_full_rotating covers the same by fault injection\n",
+                      mnt, strerror(errno));
+        skip();
+    }
+    check_disk_full(mnt, GPUFL_LOG_NDJSON);
+    tu_rm_rf(mnt); /* the files, so the mount point can go */
+    umount(mnt);
+    rmdir(mnt);
+    free(mnt);
+    current_log_path = NULL;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -855,6 +1085,12 @@ int main(void)
         cmocka_unit_test_teardown(test_fdatasync_eio, restore_os),
         cmocka_unit_test_teardown(test_flush_logs_always, restore_os),
         cmocka_unit_test_teardown(test_buffered_without_fdatasync, restore_os),
+        cmocka_unit_test_teardown(test_final_totals_ndjson, restore_os),
+        cmocka_unit_test_teardown(test_final_totals_gflt, restore_os),
+        cmocka_unit_test_teardown(test_final_totals_both, restore_os),
+        cmocka_unit_test_teardown(test_disk_full_rotating, restore_os),
+        cmocka_unit_test_teardown(test_disk_full_rotating_both, restore_os),
+        cmocka_unit_test_teardown(test_disk_full_tmpfs, restore_os),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@ const gpufl__os_ops gpufl__os_real = {
     .ftruncate = ftruncate,
     .statvfs = statvfs,
     .mkdir = mkdir,
+    .unlink = unlink,
 };
 
 const gpufl__os_ops *gpufl__os = &gpufl__os_real;
@@ -85,7 +86,7 @@ int gpufl__write_file_atomic(const char *path, const void *data, size_t n)
     if (!saved && gpufl__os->rename(tmp, path) != 0)
         saved = errno;
     if (saved) {
-        unlink(tmp);
+        gpufl__os->unlink(tmp);
         errno = saved;
         return -1;
     }

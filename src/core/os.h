@@ -19,6 +19,8 @@ typedef struct gpufl__os_ops {
     int (*ftruncate)(int fd, off_t length);
     int (*statvfs)(const char *path, struct statvfs *st);
     int (*mkdir)(const char *path, mode_t mode);
+    /* Appended. */
+    int (*unlink)(const char *path);
 } gpufl__os_ops;
 
 extern const gpufl__os_ops gpufl__os_real;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/device_info.h"
+#include "core/event.h"
 #include "core/options.h"
 
 #define GFL_FORMAT_VERSION 1
@@ -27,6 +28,11 @@ typedef struct gpufl__session_info {
 typedef struct gpufl__session_end {
     uint64_t end_ns;
     uint64_t end_wall_ns;
+    /* The collector's final loss counts, [channel][gfl_drop_reason], but
+     * for what the sinks could not write: each sink adds its own disk_limit
+     * losses before writing them. NULL when not known (a sink closed
+     * before the collector ran). */
+    const uint64_t (*dropped)[GFL_DROP_REASON_COUNT];
 } gpufl__session_end;
 
 #endif /* GPUFL_CORE_SESSION_INFO_H */

@@ -27,6 +27,13 @@ typedef struct gpufl__session_meta {
     uint32_t stop_reason;     /* gpufl__stop_reason; 0 = writing never stopped */
     uint64_t stopped_at_ns;
     const char *stop_detail;  /* "" when it never stopped */
+    /* Appended: the final losses of each channel by reason, as the recorder
+     * counted them when the session ended (session_end's "dropped", the
+     * end chunk's totals), disk_limit included. Readers take them over the
+     * sum of the channel's "dropped" events, which stop reaching the file
+     * once writing has stopped. */
+    bool has_dropped[GFL_CHANNEL_COUNT];
+    uint64_t dropped[GFL_CHANNEL_COUNT][GFL_DROP_REASON_COUNT];
 } gpufl__session_meta;
 
 #endif /* GPUFL_CORE_SESSION_META_H */

@@ -14,6 +14,7 @@
 
 #include "gpufl/gpufl.h"
 #include "read/input.h"
+#include "read/source_choice.h"
 #include "sink/gflt_format.h"
 
 #define MAX_PARTS 100000
@@ -34,6 +35,12 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
 /* What the input in is: a .gflt file (kept open in f->in), or one NDJSON
  * log (a file: by its path; memory: kept in f->in). */
 static int resolve_input(gpufl__input *in, gpufl__session_files *f, char *err, size_t err_len)
@@ -46,6 +53,9 @@ static int resolve_input(gpufl__input *in, gpufl__session_files *f, char *err, s
         return GPUFL_EIO;
     }
     snprintf(f->what, sizeof f->what, "%s", in->name);
+    snprintf(f->read_files, sizeof f->read_files, "%s", base_name(in->name));
+    snprintf(f->read_why, sizeof f->read_why, "%s",
+             in->fd < 0 ? "bytes in memory" : "the file named, read alone");
     if (looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt")) || in->fd < 0) {
         f->gflt = looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt"));
         f->in = *in;
@@ -158,30 +168,66 @@ static int channel_paths(const char *dir, const char *channel, path_list *l)
     return rc;
 }
 
+/* "device.log, scope.1.log ... scope.log (12 parts), system.log" */
+static void list_logs(const path_list *l, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < l->n && used < len; i++) {
+        size_t j = i; /* the channel's parts run from i to j, newest last */
+        const char *dot = strchr(base_name(l->v[i]), '.');
+        size_t stem = dot ? (size_t)(dot - base_name(l->v[i])) + 1 : 0;
+        while (j + 1 < l->n && strncmp(base_name(l->v[j + 1]), base_name(l->v[i]), stem) == 0)
+            j++;
+        int n = i == j ? snprintf(out + used, len - used, "%s%s", used ? ", " : "", base_name(l->v[i]))
+                       : snprintf(out + used, len - used, "%s%s ... %s (%zu parts)", used ? ", " : "",
+                                  base_name(l->v[i]), base_name(l->v[j]), j - i + 1);
+        used += n > 0 ? (size_t)n : 0;
+        i = j;
+    }
+}
+
 static int resolve_directory(const char *dir, gpufl__session_files *f, char *err, size_t err_len)
 {
     char gflt[4200];
     snprintf(gflt, sizeof gflt, "%s/trace.gflt", dir);
     snprintf(f->what, sizeof f->what, "%s", dir);
     struct stat st;
-    if (stat(gflt, &st) == 0) {
-        int rc = gpufl__input_open_file(&f->in, gflt, err, err_len);
-        f->gflt = f->has_input = rc == 0;
-        return rc;
-    }
+    bool has_gflt = stat(gflt, &st) == 0;
     path_list l = {0};
     int rc = 0;
     for (uint8_t ch = 0; ch < GFL_CHANNEL_COUNT && rc == 0; ch++)
         rc = channel_paths(dir, gpufl__channel_name(ch), &l);
-    f->paths = l.v;
-    f->npaths = l.n;
+    bool use_gflt = has_gflt;
     if (rc != 0) {
         snprintf(err, err_len, "cannot list %s: %s", dir,
                  rc == GPUFL_ENOMEM ? "out of memory" : strerror(errno));
-    } else if (l.n == 0) {
+    } else if (has_gflt && l.n) {
+        gpufl__source_choice c;
+        gpufl__source_choose(gflt, (const char *const *)l.v, l.n, &c);
+        use_gflt = c.gflt;
+        snprintf(f->read_why, sizeof f->read_why, "%s", c.why);
+    } else if (has_gflt) {
+        snprintf(f->read_why, sizeof f->read_why, "the session's only copy (it has no NDJSON logs)");
+    } else if (l.n) {
+        snprintf(f->read_why, sizeof f->read_why, "the session's only copy (it has no trace.gflt)");
+    } else {
         snprintf(err, err_len, "%s has no trace.gflt and no *.log files: not a gpufl session", dir);
         rc = GPUFL_ENOTFOUND;
     }
+    if (rc == 0 && use_gflt) {
+        for (size_t i = 0; i < l.n; i++)
+            free(l.v[i]);
+        free(l.v);
+        snprintf(f->read_files, sizeof f->read_files, "trace.gflt");
+        rc = gpufl__input_open_file(&f->in, gflt, err, err_len);
+        f->gflt = f->has_input = rc == 0;
+        return rc;
+    }
+    if (rc == 0)
+        list_logs(&l, f->read_files, sizeof f->read_files);
+    f->paths = l.v;
+    f->npaths = l.n;
     return rc;
 }
 
@@ -240,6 +286,10 @@ static int open_files(gpufl__session_files *f, gpufl__event_source **out, char *
     } else {
         rc = gpufl__ndjson_source_open((const char *const *)f->paths, f->npaths, NULL, f->what, out,
                                        err, err_len);
+    }
+    if (rc == 0) {
+        snprintf((*out)->read_files, sizeof (*out)->read_files, "%s", f->read_files);
+        snprintf((*out)->read_why, sizeof (*out)->read_why, "%s", f->read_why);
     }
     gpufl__session_files_free(f);
     return rc;

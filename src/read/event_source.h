@@ -50,6 +50,10 @@ struct gpufl__event_source {
     uint64_t skipped_chunks;  /* .gflt chunks of a type this reader does not know */
     char path[4096];          /* what was opened */
     char err[1024];
+    /* Appended: which files were read and why those (see
+     * gpufl__session_files). */
+    char read_files[1024];
+    char read_why[512];
 };
 
 /* Opens a session directory, an NDJSON log or a .gflt file (told apart by
@@ -89,6 +93,12 @@ typedef struct gpufl__session_files {
     char **paths;
     size_t npaths;
     char what[4096];    /* what was opened, for messages */
+    /* For people: the files read (names within the session directory),
+     * and why those: a directory written with log_format both holds the
+     * session twice, and the copy that holds more is read
+     * (read/source_choice.h). */
+    char read_files[1024];
+    char read_why[512];
 } gpufl__session_files;
 
 /* Finds the files of path (a directory, a log, a .gflt file). Returns 0,

@@ -163,6 +163,25 @@ static int end_chunk(gflt_source *s, cursor c)
     m->end_ns = end;
     m->end_wall_ns = wall;
     memcpy(m->lost, lost, sizeof lost);
+    /* appended: the final loss counts of the channels in `mask`, nreasons
+     * each (reasons this reader does not know are passed over) */
+    uint64_t mask, nreasons;
+    if (c.p == c.end)
+        return 0;
+    if (get_u64(&c, &mask) || get_u64(&c, &nreasons) || mask >> GFL_CHANNEL_COUNT)
+        return -1;
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+        if (!(mask >> ch & 1))
+            continue;
+        m->has_dropped[ch] = true;
+        for (uint64_t r = 0; r < nreasons; r++) {
+            uint64_t v;
+            if (get_u64(&c, &v))
+                return -1;
+            if (r < GFL_DROP_REASON_COUNT)
+                m->dropped[ch][r] = v;
+        }
+    }
     return 0;
 }
 

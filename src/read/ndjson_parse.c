@@ -37,7 +37,7 @@
     X(count) X(total) X(level) X(message) X(wall_ns) X(session_id) X(app_name) X(pid) X(host)      \
     X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
-    X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost)
+    X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)
 
 #define KEY_ENUM(k) K_##k,
 enum { K_NONE = 0, KEYS(KEY_ENUM) K_COUNT };
@@ -105,6 +105,7 @@ typedef enum vkind {
     V_CUDA,   /* "M.m" -> M*1000 + m*10 */
     V_FRAMES, /* stack frames: [[module or null, "0x<offset>"], ...] */
     V_SKIP,   /* known, derived from other fields: ignored */
+    V_DROPS,  /* {"<drop reason>": count, ...} into a meta line's dropped[] */
 } vkind;
 
 typedef struct slot {
@@ -275,7 +276,8 @@ static const slot session_start_slots[] = {
 
 static const slot session_end_slots[] = {
     MREQ(ts_ns, ts_ns), M(wall_ns, wall_ns, V_U), M(session_id, session_id, V_STR),
-    M(app_name, app_name, V_STR), M(lines, lines, V_U), M(lost, lost, V_U), END_SLOTS};
+    M(app_name, app_name, V_STR), M(lines, lines, V_U), M(lost, lost, V_U),
+    M(dropped, dropped, V_DROPS), END_SLOTS};
 
 static const slot log_stopped_slots[] = {
     MREQ(ts_ns, ts_ns), M(reason, reason, V_STR), M(detail, detail, V_STR), END_SLOTS};
@@ -413,6 +415,36 @@ static int version_pair(const char *s, size_t n, uint64_t *major, uint64_t *mino
                : 0;
 }
 
+/* session_end's "dropped": the channel's final losses by reason name (a
+ * reason this reader does not know, from a newer writer, is left out). */
+static int drop_counts(void *base, const gpufl__jfield *f, const char **why)
+{
+    gpufl__meta_line *m = base;
+    gpufl__jfield el[GFL_JSON_MAX_FIELDS];
+    const char *bad;
+    size_t at;
+    int n = f->kind == GFL_J_OBJECT
+                ? gpufl__json_fields(f->val, f->val_len, el, GFL_JSON_MAX_FIELDS, &bad, &at)
+                : -1;
+    if (n < 0) {
+        *why = "is not an object of counts";
+        return GPUFL_ECORRUPT;
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t v;
+        if (el[i].kind != GFL_J_NUMBER || gpufl__json_u64(el[i].val, el[i].val_len, &v) != 0) {
+            *why = "holds a count that is not an unsigned integer";
+            return GPUFL_ECORRUPT;
+        }
+        for (uint8_t r = 0; r < GFL_DROP_REASON_COUNT; r++)
+            if (!el[i].key_escaped && strlen(gpufl__drop_reason_name(r)) == el[i].key_len &&
+                !memcmp(gpufl__drop_reason_name(r), el[i].key, el[i].key_len))
+                m->dropped[r] = v;
+    }
+    m->has_dropped = true;
+    return 0;
+}
+
 /* The frames of a stack line into the event's frames and count. */
 static int stack_frames(gpufl__ndjson_parser *p, gfl_event *ev, const gpufl__jfield *f,
                         const char **why)
@@ -536,6 +568,8 @@ static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpuf
     }
     case V_FRAMES:
         return stack_frames(p, base, f, why);
+    case V_DROPS:
+        return drop_counts(base, f, why);
     case V_DIMS: {
         gpufl__jfield el[3];
         unsigned size = sl->size / 3;

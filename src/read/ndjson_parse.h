@@ -37,6 +37,8 @@ typedef struct gpufl__meta_line {
     uint64_t ts_ns, wall_ns, part, format_version, lines, lost;
     int64_t pid;
     uint32_t session_id, app_name, host, channel, gpufl_version, reason, detail;
+    uint64_t dropped[GFL_DROP_REASON_COUNT]; /* session_end: final losses by reason */
+    bool has_dropped;                        /* ... when the line has them */
 } gpufl__meta_line;
 
 typedef struct gpufl__ndjson_parser {

@@ -78,6 +78,11 @@ int gpufl__ndjson_session_line(gpufl__ndjson_session *s, int kind, const gpufl__
             m->end_wall_ns = l->wall_ns;
         }
         m->lost[s->channel] += l->lost;
+        if (l->has_dropped) {
+            /* final counts: the last session_end of a channel has them */
+            m->has_dropped[s->channel] = true;
+            memcpy(m->dropped[s->channel], l->dropped, sizeof l->dropped);
+        }
     } else if (kind == GFL_LINE_LOG_STOPPED && !m->stop_reason) {
         m->stop_reason = stop_reason_of(gpufl__strtab_str(names, l->reason, NULL));
         m->stopped_at_ns = l->ts_ns;

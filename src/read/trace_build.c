@@ -38,8 +38,19 @@ int gpufl__trace_session_facts(gpufl_trace *t, const gpufl__event_source *src)
     i->skipped_bytes = src->skipped_bytes;
     i->skipped_lines = src->skipped_records;
     i->skipped_chunks = src->skipped_chunks;
+    /* A channel's final counts, when its file ended with them, are the
+     * truth; without them (a killed program), the "dropped" events read
+     * and the losses of a stopped writer are all there is. */
+    memset(i->dropped, 0, sizeof i->dropped);
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
         i->lost[ch] = m->lost[ch];
+        if (m->has_dropped[ch]) {
+            for (int r = 0; r < GFL_DROP_REASON_COUNT; r++)
+                i->dropped[r] += m->dropped[ch][r];
+            continue;
+        }
+        for (int r = 0; r < 16; r++)
+            i->dropped[r] += t->dropped[ch][r];
         i->dropped[GFL_DROP_DISK_LIMIT] += m->lost[ch];
     }
     if (m->stop_reason) {

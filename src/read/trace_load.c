@@ -26,6 +26,13 @@ static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **
         rc = gpufl__ndjson_load((const char *const *)f->paths, f->npaths, &f->in, f->what, nthreads,
                                 out, err, err_len);
     }
+    if (rc == 0) {
+        gpufl_trace *t = *out;
+        snprintf(t->read_files, sizeof t->read_files, "%s", f->read_files);
+        snprintf(t->read_why, sizeof t->read_why, "%s", f->read_why);
+        t->read_pub = (gpufl_trace_read){sizeof t->read_pub, f->gflt ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON,
+                                         t->read_files, t->read_why};
+    }
     gpufl__session_files_free(f);
     return rc;
 }

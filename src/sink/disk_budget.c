@@ -3,6 +3,7 @@
  */
 #include "sink/disk_budget.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,12 +32,50 @@ const char *gpufl__stop_reason_name(gpufl__stop_reason r)
     return "unknown";
 }
 
+static void reserve_path(const gpufl__disk_budget *b, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s", b->dir, GFL_DISK_RESERVE_FILE);
+}
+
+void gpufl__disk_budget_keep_reserve(gpufl__disk_budget *b)
+{
+    static const char zeros[4096];
+    char path[4200];
+    reserve_path(b, path, sizeof path);
+    int fd = gpufl__os->open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    /* written, not fallocate'd or sparse: the blocks must really be taken
+     * from the file system, on every file system (tmpfs included) */
+    size_t done = 0;
+    while (done < GFL_DISK_RESERVE_BYTES && gpufl__write_all(fd, zeros, sizeof zeros) == sizeof zeros)
+        done += sizeof zeros;
+    gpufl__os->close(fd);
+    if (done < GFL_DISK_RESERVE_BYTES) {
+        gpufl__os->unlink(path);
+        return;
+    }
+    b->reserve_held = true;
+}
+
+void gpufl__disk_budget_release(gpufl__disk_budget *b)
+{
+    if (!b->reserve_held)
+        return;
+    b->reserve_held = false;
+    char path[4200];
+    reserve_path(b, path, sizeof path);
+    gpufl__os->unlink(path);
+}
+
 static void stop(gpufl__disk_budget *b, gpufl__stop_reason r, uint64_t now_ns)
 {
     if (b->stopped)
         return;
     b->stopped = r;
     b->stopped_at_ns = now_ns;
+    /* the closing records that say why are written next, into this space */
+    gpufl__disk_budget_release(b);
 }
 
 bool gpufl__disk_budget_allow(gpufl__disk_budget *b, size_t n, uint64_t now_ns)

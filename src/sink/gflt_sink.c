@@ -114,11 +114,19 @@ static void sink_close(void *self, const gpufl__session_end *end)
     gflt_sink *s = self;
     s->now = end->end_ns;
     (void)gpufl__gflt_writer_flush(&s->w);
+    /* the closing chunks go into the space the reserve held */
+    gpufl__disk_budget_release(s->budget);
     note_stop(s);
     s->meta.ended = true;
     s->meta.end_ns = end->end_ns;
     s->meta.end_wall_ns = end->end_wall_ns;
     memcpy(s->meta.lost, s->w.lost, sizeof s->meta.lost);
+    for (int ch = 0; end->dropped && ch < GFL_CHANNEL_COUNT; ch++) {
+        /* the collector's counts, and what this copy could not write */
+        s->meta.has_dropped[ch] = true;
+        memcpy(s->meta.dropped[ch], end->dropped[ch], sizeof s->meta.dropped[ch]);
+        s->meta.dropped[ch][GFL_DROP_DISK_LIMIT] += s->w.lost[ch];
+    }
     (void)gpufl__gflt_writer_close(&s->w, &s->meta);
     if (s->fd >= 0) {
         if (s->durable)

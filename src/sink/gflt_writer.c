@@ -244,6 +244,18 @@ static int end_chunk(gpufl__gflt_writer *w, const gpufl__session_meta *m)
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
         if (gpufl__bytebuf_varint(b, m->lost[ch]))
             return GPUFL_ENOMEM;
+    /* appended: the final loss counts, for the channels that have them */
+    uint64_t mask = 0;
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+        mask |= (uint64_t)m->has_dropped[ch] << ch;
+    if (mask) {
+        if (gpufl__bytebuf_varint(b, mask) || gpufl__bytebuf_varint(b, GFL_DROP_REASON_COUNT))
+            return GPUFL_ENOMEM;
+        for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+            for (int r = 0; m->has_dropped[ch] && r < GFL_DROP_REASON_COUNT; r++)
+                if (gpufl__bytebuf_varint(b, m->dropped[ch][r]))
+                    return GPUFL_ENOMEM;
+    }
     return write_chunk(w, GFLT_CHUNK_END, true);
 }
 

@@ -104,7 +104,8 @@ int gpufl__ndjson_export_close(gpufl__ndjson_export *e, const gpufl__session_met
         }
         if (rc == 0 && meta->ended) {
             n = gpufl__ndjson_session_end(line, meta, meta->end_ns, meta->end_wall_ns, lines,
-                                          meta->lost[ch]);
+                                          meta->lost[ch],
+                                          meta->has_dropped[ch] ? meta->dropped[ch] : NULL);
             if (fwrite(line, 1, n, e->files[ch]) != n)
                 rc = GPUFL_EIO;
         }

@@ -41,7 +41,8 @@ size_t gpufl__ndjson_session_start(char *buf, const gpufl__session_meta *s, cons
 }
 
 size_t gpufl__ndjson_session_end(char *buf, const gpufl__session_meta *s, uint64_t end_ns,
-                                 uint64_t end_wall_ns, uint64_t lines, uint64_t lost)
+                                 uint64_t end_wall_ns, uint64_t lines, uint64_t lost,
+                                 const uint64_t *dropped)
 {
     char *p = GFL_JLIT(buf, "{\"type\":\"session_end\"");
     p = KU(p, ",\"ts_ns\":", end_ns);
@@ -50,6 +51,20 @@ size_t gpufl__ndjson_session_end(char *buf, const gpufl__session_meta *s, uint64
     p = KT(p, ",\"app_name\":", s->app_name, GFL_NDJSON_META_STR);
     p = KU(p, ",\"lines\":", lines);
     p = KU(p, ",\"lost\":", lost);
+    if (dropped) {
+        /* every reason, zeros too: the object's presence says these are
+         * the final counts (8 reasons of at most 40 bytes fit the bound) */
+        p = GFL_JLIT(p, ",\"dropped\":{");
+        for (uint8_t r = 0; r < GFL_DROP_REASON_COUNT; r++) {
+            if (r)
+                *p++ = ',';
+            const char *name = gpufl__drop_reason_name(r);
+            p = gpufl__jput_str(p, name, strlen(name));
+            *p++ = ':';
+            p = gpufl__jput_u64(p, dropped[r]);
+        }
+        *p++ = '}';
+    }
     p = GFL_JLIT(p, "}\n");
     return (size_t)(p - buf);
 }

@@ -69,13 +69,24 @@ static void sink_status(void *self, gpufl__sink_status *out)
 static void sink_close(void *self, const gpufl__session_end *end)
 {
     ndjson_sink *s = self;
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+        (void)gpufl__logfile_flush(&s->files[ch], end->end_ns);
+    /* the closing lines (and session.json after them) go into the space
+     * the reserve held, should the disk be full */
+    gpufl__disk_budget_release(s->budget);
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
         gpufl__logfile *f = &s->files[ch];
         (void)gpufl__logfile_flush(f, end->end_ns);
         gpufl__logfile_note_stop(f);
         char line[GFL_NDJSON_META_BOUND];
+        uint64_t lost = f->lines_lost + s->refused[ch], dropped[GFL_DROP_REASON_COUNT];
+        if (end->dropped) {
+            /* the collector's counts, and what this copy could not write */
+            memcpy(dropped, end->dropped[ch], sizeof dropped);
+            dropped[GFL_DROP_DISK_LIMIT] += lost;
+        }
         size_t n = gpufl__ndjson_session_end(line, &s->session, end->end_ns, end->end_wall_ns,
-                                             f->lines_written, f->lines_lost + s->refused[ch]);
+                                             f->lines_written, lost, end->dropped ? dropped : NULL);
         gpufl__logfile_write_final(f, line, n);
         gpufl__logfile_close(f);
     }

@@ -196,6 +196,33 @@ GPUFL_API void gpufl_system_stop(const char *name);
  */
 GPUFL_API int gpufl_generate_report(const char *output_path);
 
+/*
+ * Hands CUPTI to another tool for a while, and takes it back. CUPTI serves
+ * one client at a time (before CUPTI 13.2, or when the other tool does not
+ * ask to share): while gpufl's Trace engine holds it, torch.profiler,
+ * Nsight Systems attached later or any other CUPTI client gets nothing.
+ * gpufl_trace_pause() writes out every device record gpufl holds and lets
+ * go of CUPTI; start the other tool after it. gpufl_trace_resume(), after
+ * the other tool has stopped, takes CUPTI back and records again. The
+ * session's log says when the trace was paused and resumed: device work in
+ * between is in the other tool's output, not in gpufl's.
+ *
+ *     gpufl_trace_pause();
+ *     with torch.profiler.profile(...): ...     // or any CUPTI tool
+ *     gpufl_trace_resume();
+ *
+ * Both return 0; GPUFL_ESTATE with no session, with no device tracing
+ * running (engine monitor, or CUPTI could not start), on a pause while
+ * paused or a resume while not paused; GPUFL_EUNSUPPORTED when the device
+ * plugin cannot hand over; a resume that finds CUPTI still taken by the
+ * other tool fails (GPUFL_EUNSUPPORTED) and leaves the trace paused, to be
+ * resumed later. gpufl_last_error() says why. Any thread; they wait for a
+ * concurrent gpufl_init or gpufl_shutdown. Scopes, NVTX ranges and metrics
+ * go on being recorded while paused.
+ */
+GPUFL_API int gpufl_trace_pause(void);
+GPUFL_API int gpufl_trace_resume(void);
+
 /* ---- Scope macros ------------------------------------------------------
  *
  *   GFL_SCOPE("forward") { ... }   the block is the scope; leaving it by any

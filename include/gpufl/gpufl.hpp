@@ -192,6 +192,19 @@ inline bool generateReport(const std::string &path = "")
     return gpufl_generate_report(path.empty() ? nullptr : path.c_str()) == 0;
 }
 
+/* Hands CUPTI to another tool and takes it back (gpufl_trace_pause /
+ * gpufl_trace_resume in gpufl.h); false with lastError() saying why. */
+inline bool tracePause()
+{
+    detail::wrapperError().clear();
+    return gpufl_trace_pause() == 0;
+}
+inline bool traceResume()
+{
+    detail::wrapperError().clear();
+    return gpufl_trace_resume() == 0;
+}
+
 inline void systemStart(const std::string &name = "system") { gpufl_system_start(name.c_str()); }
 inline void systemStop(const std::string &name = "system") { gpufl_system_stop(name.c_str()); }
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "event_gen.h"
 #include "read/event_source.h"
@@ -271,6 +272,91 @@ static void test_refusals(void **state)
     free(out);
 }
 
+/* `gpufl summary --json` of dir, parsed (json_decref it). */
+static json_t *summary_json(const char *dir)
+{
+    char *out, *err;
+    int rc = tu_run_subcommand(GFL_CLI, "summary", (const char *const[]){dir, "--json", NULL}, &out, &err);
+    if (rc != 0)
+        fail_msg("gpufl summary %s: exit %d: %s", dir, rc, err);
+    json_error_t jerr;
+    json_t *j = json_loads(out, 0, &jerr);
+    if (!j)
+        fail_msg("gpufl summary %s --json: %s", dir, jerr.text);
+    free(out);
+    free(err);
+    return j;
+}
+
+static long long kernels_of(json_t *summary)
+{
+    return tu_int(json_object_get(summary, "events"), "kernel");
+}
+
+/* A converted directory has a session.json, so `gpufl summary` reads it as
+ * it reads the recorded one: the source's own for a session directory, one
+ * rebuilt from the events for a lone .gflt. */
+static void test_summary_of_converted(void **state)
+{
+    (void)state;
+    char *logs = path_in(work, "sum"), *out = path_in(work, "sum-nd"), *lone = path_in(work, "lone.gflt"),
+         *out2 = path_in(work, "lone-nd");
+    char *dir = tu_record_synthetic(logs, "convert_sum", GPUFL_LOG_GFLT, 0);
+    char *gflt = path_in(dir, "trace.gflt");
+    json_t *orig = tu_session_json(dir);
+    json_t *orig_summary = json_object_get(orig, "summary");
+    char *err;
+
+    assert_int_equal(convert(dir, out, NULL, &err), 0);
+    free(err);
+    json_t *copied = tu_session_json(out);
+    char *real_out = realpath(out, NULL), *real_dir = realpath(dir, NULL);
+    assert_string_equal(tu_str(copied, "session_id"), tu_str(orig, "session_id"));
+    assert_string_equal(tu_str(copied, "log_dir"), real_out);
+    assert_string_equal(tu_str(copied, "converted_from"), real_dir);
+    assert_non_null(json_object_get(copied, "options")); /* only the recorder knew them */
+    json_t *sum = summary_json(out);
+    assert_int_equal(kernels_of(sum), kernels_of(orig_summary));
+    json_decref(sum);
+
+    /* away from its session.json, the trace alone */
+    assert_int_equal(link(gflt, lone), 0);
+    assert_int_equal(convert(lone, out2, NULL, &err), 0);
+    free(err);
+    json_t *rebuilt = tu_session_json(out2);
+    static const char *const same[] = {"session_id", "app_name", "host", "start_time", "status", "end_time"};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+        assert_string_equal(tu_str(rebuilt, same[i]), tu_str(orig, same[i]));
+    assert_int_equal(tu_int(rebuilt, "pid"), tu_int(orig, "pid"));
+    assert_null(json_object_get(rebuilt, "options")); /* absent, not guessed */
+    sum = summary_json(out2);
+    assert_true(kernels_of(sum) > 0);
+    assert_int_equal(kernels_of(sum), kernels_of(orig_summary));
+    json_t *top = json_array_get(json_object_get(sum, "kernels"), 0),
+           *orig_top = json_array_get(json_object_get(orig_summary, "kernels"), 0);
+    assert_string_equal(tu_str(top, "name"), tu_str(orig_top, "name"));
+    assert_int_equal(tu_int(top, "count"), tu_int(orig_top, "count"));
+    json_decref(sum);
+    /* and as text */
+    char *text;
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "summary", (const char *const[]){out2, NULL}, &text, &err), 0);
+    assert_non_null(strstr(text, tu_str(orig, "session_id")));
+    free(text);
+    free(err);
+
+    json_decref(rebuilt);
+    json_decref(copied);
+    json_decref(orig);
+    free(real_out);
+    free(real_dir);
+    free(gflt);
+    free(dir);
+    free(logs);
+    free(out);
+    free(lone);
+    free(out2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_gflt_ndjson_gflt),
         cmocka_unit_test(test_rotated),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_summary_of_converted),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,9 +2,9 @@
  * `gpufl convert IN OUT`: a session between NDJSON and .gflt, event for
  * event. IN is a session directory, an NDJSON log or a .gflt file; OUT is a
  * .gflt file (a name ending in .gflt) or a directory to create with
- * device.log, scope.log and system.log. Reader and writer are the library's
- * own (src/read, src/sink), so the result is what a live session with that
- * log_format would have written.
+ * device.log, scope.log, system.log and session.json (convert_session.h).
+ * Reader and writer are the library's own (src/read, src/sink), so the
+ * result is what a live session with that log_format would have written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/convert_session.h"
 #include "core/os.h"
 #include "gpufl/gpufl.h"
 #include "read/event_source.h"
@@ -90,7 +91,9 @@ static long long to_gflt(gpufl__event_source *src, const char *out, int level, b
     return n;
 }
 
-static long long to_ndjson(gpufl__event_source *src, const char *out)
+/* Every event of src (read from in) into the directory out, with a
+ * session.json; returns events written or -1. */
+static long long to_ndjson(gpufl__event_source *src, const char *in, const char *out)
 {
     gpufl__ndjson_export e;
     char err[1024];
@@ -114,7 +117,14 @@ static long long to_ndjson(gpufl__event_source *src, const char *out)
     int crc = gpufl__ndjson_export_close(&e, &src->meta, err, sizeof err);
     if (rc >= 0 && wrc == 0 && crc != 0)
         fprintf(stderr, "gpufl convert: %s\n", err);
-    return rc >= 0 && wrc == 0 && crc == 0 ? n : -1;
+    if (rc < 0 || wrc != 0 || crc != 0)
+        return -1;
+    /* the readers that start from session.json need one too */
+    if (gpufl__convert_session_json(in, out, &src->meta, err, sizeof err) != 0) {
+        fprintf(stderr, "gpufl convert: %s\n", err);
+        return -1;
+    }
+    return n;
 }
 
 int gpufl_cmd_convert(int argc, char **argv)
@@ -152,7 +162,7 @@ int gpufl_cmd_convert(int argc, char **argv)
         return GFL_EXIT_FAIL;
     }
     bool gflt = ends_with(out, ".gflt");
-    long long n = gflt ? to_gflt(src, out, level, force) : to_ndjson(src, out);
+    long long n = gflt ? to_gflt(src, out, level, force) : to_ndjson(src, in, out);
     if (n >= 0) {
         fprintf(stderr, "gpufl convert: %lld events from %s to %s", n, in, out);
         if (src->skipped_bytes || src->skipped_records)

@@ -20,6 +20,7 @@ enum {
     S_NUM_NULL,     /* number or null */
     S_BOOL,
     S_OBJ,          /* object of sub */
+    S_OBJ_NULL,     /* object of sub, or null */
     S_ARR_OBJ,      /* array of objects of sub */
     S_ARR_INT,      /* array of integers */
     S_MAP_INT,      /* object of integers, any keys */
@@ -47,6 +48,21 @@ static const sfield s_session[] = {
     {"driver_version", S_STR_NULL, 0}, {"cuda_driver_version", S_STR_NULL, 0},
     {"stop_reason", S_STR_NULL, 0}, {"stop_detail", S_STR_NULL, 0}, {"devices", S_ARR_OBJ, s_device},
     {0, 0, 0}};
+
+static const sfield s_crash_frame[] = {{"module", S_STR_NULL, 0}, {"offset", S_STR, 0},
+                                       {"present", S_BOOL, 0}, {0, 0, 0}};
+
+static const sfield s_crash_scope[] = {{"tid", S_INT, 0},   {"id", S_INT, 0},   {"parent", S_INT, 0},
+                                       {"depth", S_INT, 0}, {"name", S_STR, 0}, {"begin_ns", S_INT, 0},
+                                       {0, 0, 0}};
+
+static const sfield s_crash[] = {
+    {"ts_ns", S_INT, 0},       {"tid", S_INT, 0},          {"signal", S_INT, 0},
+    {"signal_name", S_STR, 0}, {"code", S_INT, 0},         {"code_name", S_STR, 0},
+    {"address", S_STR, 0},     {"sender_pid", S_INT, 0},   {"action", S_STR, 0},
+    {"stack_unavailable", S_BOOL, 0}, {"stack_truncated", S_BOOL, 0},
+    {"stack", S_ARR_OBJ, s_crash_frame}, {"open_scopes", S_ARR_OBJ, s_crash_scope},
+    {"open_scopes_lost", S_INT, 0}, {0, 0, 0}};
 
 static const sfield s_options[] = {{"top_kernels", S_INT, 0}, {"top_scopes", S_INT, 0},
                                    {"top_stacks", S_INT, 0},  {"max_allocations", S_INT, 0}, {0, 0, 0}};
@@ -158,7 +174,7 @@ static const sfield s_counters[] = {{"stalls", S_OBJ, s_section}, {"sass", S_OBJ
 
 static const sfield s_report[] = {
     {"schema", S_STR, 0},          {"schema_version", S_INT, 0},   {"session", S_OBJ, s_session},
-    {"options", S_OBJ, s_options}, {"summary", S_OBJ, s_summary},  {"scopes", S_OBJ, s_scopes},
+    {"crash", S_OBJ_NULL, s_crash}, {"options", S_OBJ, s_options}, {"summary", S_OBJ, s_summary},  {"scopes", S_OBJ, s_scopes},
     {"hotspots", S_OBJ, s_hotspots}, {"copies", S_OBJ, s_copies},  {"idle", S_ARR_OBJ, s_idle_row},
     {"launches", S_OBJ, s_launches}, {"memory", S_OBJ, s_memory},  {"counters", S_OBJ, s_counters},
     {0, 0, 0}};
@@ -178,6 +194,10 @@ static int schema_check_value(json_t *v, const sfield *f, const char *at, char *
     case S_INT_NULL: ok = json_is_integer(v) || json_is_null(v); break;
     case S_NUM_NULL: ok = json_is_number(v) || json_is_null(v); break;
     case S_BOOL: ok = json_is_boolean(v); break;
+    case S_OBJ_NULL:
+        if (json_is_null(v))
+            return 0;
+        /* fall through */
     case S_OBJ:
         if (json_is_object(v))
             return schema_check_obj(v, f->sub, at, why, len);

@@ -18,6 +18,7 @@
 #include "core/event.h"
 #include "core/session_json.h"
 #include "gpufl/trace.h"
+#include "present/crash_text.h"
 #include "present/summary_text.h"
 
 #define MAX_FILES 4096
@@ -126,6 +127,7 @@ static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nf
                                                    "detail", S(i->stop_detail), "at_ns",
                                                    (json_int_t)i->stopped_at_ns)
                                        : json_null());
+    json_object_set_new(j, "crash", gpufl__crash_json(t));
     json_object_set_new(j, "skipped",
                         json_pack("{s:I,s:I,s:I}", "bytes", (json_int_t)i->skipped_bytes, "records",
                                   (json_int_t)i->skipped_lines, "chunks",
@@ -180,6 +182,7 @@ static void print_text(const gpufl_trace *t, json_t *j)
         printf("duration   %s\n", dur);
     else
         printf("duration   did not end (killed, or still recording); events reach %s\n", dur);
+    gpufl__crash_render_text(t, stdout, "crashed    ", 11);
     if (i->source_format == GPUFL_TRACE_GFLT)
         printf("format     .gflt version %u, written by gpufl %s\n", i->format_version, JS("gpufl_version"));
     else

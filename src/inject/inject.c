@@ -16,9 +16,11 @@
  * earlier, while CUPTI can still be flushed). SIGTERM and SIGINT at their
  * default disposition would kill the process with nothing flushed, so here
  * (and only here: a library linked into a program never touches its
- * signals) they get a handler that wakes a watcher thread, which ends the
- * session and then lets the signal kill the process as it would have (see
- * install_signal_flush).
+ * termination signals) they get a handler that wakes a watcher thread,
+ * which ends the session and then lets the signal kill the process as it
+ * would have (see install_signal_flush). Fatal signals (SIGSEGV, SIGABRT,
+ * ...) are not handled here: gpufl_init installs the core's crash handler
+ * (core/crash.h) for an injected session as for any other, once.
  *
  * InitializeInjectionNvtx2() forwards NVTX's injection call to CUPTI, so
  * NVTX_INJECTION64_PATH can name this library too.

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/event.h"
+#include "present/crash_text.h"
 #include "present/jwriter.h"
 
 /* Decimals of the real numbers: fractions (share) and percentages. */
@@ -523,6 +524,7 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     jw_str(&c.w, "schema", GPUFL_REPORT_JSON_SCHEMA);
     jw_u64(&c.w, "schema_version", GPUFL_REPORT_JSON_VERSION);
     session(&c);
+    gpufl__crash_render_json(t, &c.w, "crash");
     options(&c);
     summary(&c);
     scopes(&c);

@@ -12,6 +12,7 @@
 
 #include "core/event.h"
 #include "gpufl/gpufl.h"
+#include "present/crash_text.h"
 #include "present/report_text_util.h"
 
 #define DEFAULT_MAX_FRAMES 6
@@ -41,6 +42,7 @@ static void header(const rt *c)
     fprintf(out, "  duration  %s (%s)\n", rt_dur(s->wall_ns).s,
             s->ended ? "ended cleanly"
                      : "did not end: a crash, or still running; up to the last recorded event");
+    gpufl__crash_render_text(c->t, out, "  crashed   ", 12);
     if (in->source_format == GPUFL_TRACE_GFLT)
         fprintf(out, "  recorded  by gpufl %s; read from %s (.gflt version %u)\n",
                 rt_str(c, in->gpufl_version)[0] ? rt_str(c, in->gpufl_version) : "?", base_name(in->source),

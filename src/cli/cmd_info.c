@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "core/event.h"
 #include "core/session_json.h"
+#include "core/utf8.h"
 #include "gpufl/trace.h"
 #include "present/crash_text.h"
 #include "present/summary_text.h"
@@ -62,10 +63,47 @@ static size_t list_files(const char *path, file_size *out, size_t max)
     return n;
 }
 
-static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nfiles)
+/* Names made valid UTF-8 for json_pack, which refuses any other text (a
+ * session's names come from outside: app names, paths, a damaged file);
+ * the copies are freed once the document is built. */
+typedef struct texts {
+    char **v;
+    size_t n, cap;
+} texts;
+
+/* s itself when it is valid UTF-8, else a copy with U+FFFD in place of the
+ * bad bytes, kept in k; "" when out of memory. */
+static const char *text_of(texts *k, const char *s)
+{
+    size_t n = strlen(s);
+    if (gpufl__utf8_invalid_at(s, n) == n)
+        return s;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 8;
+        char **v = realloc(k->v, cap * sizeof *v);
+        if (!v)
+            return "";
+        k->v = v;
+        k->cap = cap;
+    }
+    char *fixed = gpufl__utf8_fix(s);
+    if (!fixed)
+        return "";
+    k->v[k->n++] = fixed;
+    return fixed;
+}
+
+static void texts_free(texts *k)
+{
+    for (size_t i = 0; i < k->n; i++)
+        free(k->v[i]);
+    free(k->v);
+}
+
+static json_t *info_json_texts(const gpufl_trace *t, const file_size *files, size_t nfiles, texts *k)
 {
     const gpufl_trace_info *i = gpufl_trace_get_info(t);
-#define S(id) gpufl_trace_string(t, (id))
+#define S(id) text_of(k, gpufl_trace_string(t, (id)))
     char start[64];
     gpufl__iso_time(i->start_wall_ns, start, sizeof start);
     ta a; /* its end: as recorded, or (a session that did not end) its latest row */
@@ -77,7 +115,7 @@ static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nf
                           (json_int_t)ta_span(a.start_ns, a.end_ns), "ended",
                           i->end_ns != 0, "format",
                           i->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson",
-                          "format_version", (int)i->format_version, "source", i->source,
+                          "format_version", (int)i->format_version, "source", text_of(k, i->source),
                           "driver_version", S(i->driver_version));
     if (!j)
         return NULL;
@@ -135,13 +173,21 @@ static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nf
     json_t *fa = json_array();
     json_int_t bytes = 0;
     for (size_t f = 0; f < nfiles; f++) {
-        json_array_append_new(fa, json_pack("{s:s,s:I}", "name", files[f].name, "bytes",
+        json_array_append_new(fa, json_pack("{s:s,s:I}", "name", text_of(k, files[f].name), "bytes",
                                             (json_int_t)files[f].bytes));
         bytes += (json_int_t)files[f].bytes;
     }
     json_object_set_new(j, "files", fa);
     json_object_set_new(j, "files_bytes", json_integer(bytes));
 #undef S
+    return j;
+}
+
+static json_t *info_json(const gpufl_trace *t, const file_size *files, size_t nfiles)
+{
+    texts k = {0};
+    json_t *j = info_json_texts(t, files, nfiles, &k);
+    texts_free(&k);
     return j;
 }
 

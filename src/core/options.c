@@ -6,13 +6,16 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "core/log.h"
 #include "core/options_table.h"
+#include "core/utf8.h"
 
 #define DESC(field, kind, def, def_doc, env, min, max, doc)                                        \
     {#field, GFL_OPT_##kind, offsetof(gpufl_options, field), sizeof(((gpufl_options *)0)->field),  \
@@ -167,11 +170,30 @@ const gpufl__option_desc *gpufl__option_find(const char *name)
     return NULL;
 }
 
+bool gpufl__option_is_url(const gpufl__option_desc *d)
+{
+    return d->offset == offsetof(gpufl_options, backend_url);
+}
+
 bool gpufl__env_disabled(void)
 {
     bool disabled = false;
     const char *v = getenv("GPUFL_DISABLED");
-    return v && gpufl__bool_parse(v, &disabled) == 0 && disabled;
+    if (!v || !v[0])
+        return false;
+    if (gpufl__bool_parse(v, &disabled) == 0)
+        return disabled;
+    /* Someone meant to say something (GPUFL_DISABLED=2, =maybe) and would
+     * otherwise never learn that gpufl records anyway: say so, once per
+     * process (several calls read the variable). Relaxed: the flag guards
+     * nothing but the message. */
+    static atomic_bool warned;
+    if (!atomic_exchange_explicit(&warned, true, memory_order_relaxed))
+        gpufl__log(GFL_LOG_WARN,
+                   "GPUFL_DISABLED='%.64s' is not a value gpufl knows (1/true/yes/on disable it; "
+                   "0/false/no/off or empty leave it on): gpufl stays enabled",
+                   v);
+    return false;
 }
 
 static void *field(gpufl_options *o, const gpufl__option_desc *d) { return (char *)o + d->offset; }
@@ -316,6 +338,23 @@ int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const 
         return 0;
     }
     return GPUFL_EINVAL;
+}
+
+void gpufl__config_warn_not_utf8(const gpufl__config *c)
+{
+    for (size_t i = 0; i < gpufl__options_count; i++) {
+        const gpufl__option_desc *d = &gpufl__options[i];
+        if (d->kind != GFL_OPT_STRING)
+            continue;
+        const char *v = *(const char *const *)cfield(&c->o, d);
+        size_t n = v ? strlen(v) : 0, bad = v ? gpufl__utf8_invalid_at(v, n) : 0;
+        /* the offset only: the value may be a secret (api_key) */
+        if (bad < n)
+            gpufl__log(GFL_LOG_WARN,
+                       "option %s is not valid UTF-8 (first bad byte at offset %zu): session.json "
+                       "and the logs record it with U+FFFD in place of each bad byte",
+                       d->name, bad);
+    }
 }
 
 void gpufl__config_free(gpufl__config *c)

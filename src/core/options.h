@@ -49,7 +49,12 @@ typedef struct gpufl__config {
 
 const gpufl__option_desc *gpufl__option_find(const char *name);
 
-/* GPUFL_DISABLED set to 1/true/yes/on, any case. */
+/* Whether option d holds a URL, which may carry a password as userinfo and
+ * is written and printed only without it (core/redact.h). */
+bool gpufl__option_is_url(const gpufl__option_desc *d);
+
+/* GPUFL_DISABLED set to 1/true/yes/on, any case. Any other value but
+ * 0/false/no/off and empty is warned about on stderr, once per process. */
 bool gpufl__env_disabled(void);
 
 /* Parses `text` as the value of option d into c (strings are copied).
@@ -81,6 +86,12 @@ int gpufl__config_apply_file(gpufl__config *c, const char *path, char *err, size
  */
 int gpufl__config_resolve(const gpufl_options *user, gpufl__config *out, char *err, size_t err_len)
     __attribute__((warn_unused_result));
+
+/* Warns (stderr, once per option) about every string option of c that is
+ * not valid UTF-8, naming the option and the offset of the first bad byte:
+ * session.json and the logs are JSON text, and record such a value with
+ * U+FFFD in place of each bad byte (core/utf8.h). */
+void gpufl__config_warn_not_utf8(const gpufl__config *c);
 
 /* The defaults, with owned strings. 0 or GPUFL_ENOMEM. */
 int gpufl__config_defaults(gpufl__config *c) __attribute__((warn_unused_result));

@@ -3,13 +3,16 @@
  *     {"app_name": "trainer", "system_sample_rate_ms": 50,
  *      "profiling_engine": "trace", "session_max_bytes": "2GiB"}
  * Every problem (unreadable file, bad JSON, unknown key, wrong type, value
- * out of range) is an error naming the file and, where there is one, the key.
+ * out of range) is an error naming the file and, where there is one, the key
+ * or the line and column; never a value from the file, which may be a key
+ * for the backend.
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/options.h"
+#include "core/regular_file.h"
 
 static const char *json_kind(const json_t *v)
 {
@@ -72,16 +75,45 @@ static int value_text(const gpufl__option_desc *d, const json_t *v, char *buf, s
     return GPUFL_ECONFIG;
 }
 
+/* jansson's reason for a parse error without the file's text: it quotes
+ * the text where parsing stopped ("invalid token near 'sk-...'"), which in
+ * a config file can be the API key, and a message goes to stderr and into
+ * logs. What is left ("invalid token", "'}' expected") names no value; a
+ * quoted part longer than one character (a token, a \u escape) is dropped
+ * too. */
+static void parse_reason(const char *text, char *out, size_t len)
+{
+    size_t n = 0;
+    const char *near = strstr(text, " near ");
+    const char *end = near ? near : text + strlen(text);
+    for (const char *p = text; p < end && n + 1 < len;) {
+        const char *close = *p == '\'' ? memchr(p + 1, '\'', (size_t)(end - p - 1)) : NULL;
+        if (close && close - p > 2) {
+            p = close + 1;
+            continue;
+        }
+        out[n++] = *p++;
+    }
+    while (n && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+    if (!n)
+        snprintf(out, len, "not valid JSON");
+}
+
 int gpufl__config_apply_file(gpufl__config *c, const char *path, char *err, size_t err_len)
 {
     json_error_t jerr;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *root = gpufl__json_load_regular(path, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        if (jerr.line < 1)
+        char reason[JSON_ERROR_TEXT_LENGTH];
+        if (jerr.line < 1) {
             snprintf(err, err_len, "config file '%s': cannot read it: %s", path, jerr.text);
-        else
+        } else {
+            parse_reason(jerr.text, reason, sizeof reason);
             snprintf(err, err_len, "config file '%s': line %d, column %d: %s", path, jerr.line,
-                     jerr.column, jerr.text);
+                     jerr.column, reason);
+        }
         return jerr.line < 1 ? GPUFL_ENOTFOUND : GPUFL_ECONFIG;
     }
     int rc = 0;

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +34,7 @@
 #include "core/run_env.h"
 #include "core/sampler.h"
 #include "core/session.h"
+#include "core/session_dir.h"
 #include "core/session_json.h"
 #include "core/system_window.h"
 #include "gpufl/gpufl.h"
@@ -97,74 +97,6 @@ static void process_setup(void)
 {
     gpufl__producer_exit_hook = gpufl__scope_thread_exit;
     (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-/* ---- session identity and directory ----------------------------------- */
-
-/* Letters, digits, '.', '_' and '-' only; never empty, never starting with
- * '.', at most 64 characters: safe as a file name anywhere. */
-static void sanitize_component(const char *in, char *out, size_t len)
-{
-    size_t n = 0;
-    for (const char *p = in; *p && n + 1 < len && n < 64; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        out[n++] = ok ? c : '_';
-    }
-    out[n] = '\0';
-    if (n == 0)
-        snprintf(out, len, "gpufl");
-    else if (out[0] == '.')
-        out[0] = '_';
-}
-
-static unsigned random16(void)
-{
-    unsigned short r;
-    if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r)
-        return r;
-    return (unsigned)(gpufl__mono_ns() ^ (uint64_t)getpid() * 2654435761u) & 0xffff;
-}
-
-/* Creates <log_path>/<app>-<date>-<time>-<pid>-<random> (exclusively, so
- * two processes never share one). Returns 0 or -1 with a message in err. */
-static int make_session_dir(session *s, char *err, size_t err_len)
-{
-    const gpufl_options *o = &s->config.o;
-    char app[80], root[PATH_MAX];
-    sanitize_component(o->app_name, app, sizeof app);
-    snprintf(root, sizeof root, "%s", o->log_path[0] ? o->log_path : app);
-    if (gpufl__mkdir_p(root) != 0) {
-        snprintf(err, err_len, "cannot create the log directory '%s': %s", root, strerror(errno));
-        return -1;
-    }
-    time_t secs = (time_t)(s->info.start_wall_ns / 1000000000ull);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    char stamp[32];
-    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    for (int attempt = 0; attempt < 16; attempt++) {
-        snprintf(s->info.id, sizeof s->info.id, "%s-%s-%d-%04x", app, stamp, (int)s->pid, random16());
-        char dir[PATH_MAX + 200];
-        snprintf(dir, sizeof dir, "%s/%s", root, s->info.id);
-        if (gpufl__os->mkdir(dir, 0755) == 0) {
-            char *real = realpath(dir, NULL);
-            int n = snprintf(s->info.dir, sizeof s->info.dir, "%s", real ? real : dir);
-            free(real);
-            if (n >= (int)sizeof s->info.dir) {
-                snprintf(err, err_len, "the session directory path is too long: '%s'", dir);
-                return -1;
-            }
-            return 0;
-        }
-        if (errno != EEXIST) {
-            snprintf(err, err_len, "cannot create the session directory '%s': %s", dir, strerror(errno));
-            return -1;
-        }
-    }
-    snprintf(err, err_len, "cannot find a free session directory name under '%s'", root);
-    return -1;
 }
 
 /* ---- starting and stopping the parts ------------------------------------ */
@@ -332,7 +264,8 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     snprintf(s->info.app_name, sizeof s->info.app_name, "%s", s->config.o.app_name);
     if (gethostname(s->info.host, sizeof s->info.host - 1) != 0)
         snprintf(s->info.host, sizeof s->info.host, "unknown");
-    if (make_session_dir(s, err, sizeof err) != 0) {
+    gpufl__config_warn_not_utf8(&s->config);
+    if (gpufl__session_dir_make(&s->info, &s->config.o, err, sizeof err) != 0) {
         gpufl__config_free(&s->config);
         free(s);
         goto fail;

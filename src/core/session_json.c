@@ -17,6 +17,8 @@
 #include "core/machine_id.h"
 #include "core/options.h"
 #include "core/os.h"
+#include "core/redact.h"
+#include "core/utf8.h"
 #include "gpufl/gpufl.h"
 
 void gpufl__iso_time(uint64_t wall_ns, char *buf, size_t len)
@@ -28,7 +30,17 @@ void gpufl__iso_time(uint64_t wall_ns, char *buf, size_t len)
     snprintf(buf + n, len - n, ".%03uZ", (unsigned)(wall_ns / 1000000ull % 1000));
 }
 
-/* Every option except the API key, whose presence alone is recorded. */
+/* A URL option without its userinfo (core/redact.h). */
+static json_t *url_json(const char *url)
+{
+    char *safe = gpufl__url_redact(url ? url : "");
+    json_t *j = safe ? gpufl__json_text(safe) : NULL;
+    free(safe);
+    return j;
+}
+
+/* Every option except the API key, whose presence alone is recorded; URLs
+ * without their userinfo (a password in backend_url). */
 static json_t *options_json(const gpufl_options *o)
 {
     json_t *j = json_object();
@@ -41,7 +53,10 @@ static json_t *options_json(const gpufl_options *o)
         }
         json_t *v = NULL;
         switch (d->kind) {
-        case GFL_OPT_STRING: v = json_string(*(const char *const *)f); break;
+        case GFL_OPT_STRING:
+            v = gpufl__option_is_url(d) ? url_json(*(const char *const *)f)
+                                        : gpufl__json_text(*(const char *const *)f);
+            break;
         case GFL_OPT_BOOL: v = json_boolean(*(const bool *)f); break;
         case GFL_OPT_U32: v = json_integer(*(const uint32_t *)f); break;
         case GFL_OPT_BYTES: v = json_integer((json_int_t) * (const uint64_t *)f); break;
@@ -61,9 +76,10 @@ static json_t *devices_json(const gpufl__device_list *list)
     json_t *a = json_array();
     for (uint32_t i = 0; a && list && i < list->count; i++) {
         const gpufl__device_desc *d = &list->devices[i];
-        json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s}", "index", (int)d->index, "vendor",
-                              list->vendor, "name", d->name, "uuid", d->uuid, "pci_bus_id",
-                              d->pci_bus_id, "driver_version", list->driver_version);
+        json_t *o = json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "index", (int)d->index, "vendor",
+                              gpufl__json_text(list->vendor), "name", gpufl__json_text(d->name), "uuid",
+                              gpufl__json_text(d->uuid), "pci_bus_id", gpufl__json_text(d->pci_bus_id),
+                              "driver_version", gpufl__json_text(list->driver_version));
         if (!o)
             continue;
         if (list->cuda_driver_version > 0) {
@@ -117,11 +133,14 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
 {
     char start[40];
     gpufl__iso_time(info->start_wall_ns, start, sizeof start);
+    /* Names from outside (app, host, the directory, device names) need not
+     * be UTF-8: U+FFFD replaces what is not, as in the NDJSON logs. */
     json_t *root = json_pack(
-        "{s:s,s:i,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format",
+        "{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format",
         "gpufl-session", "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING,
-        "session_id", info->id, "app_name", info->app_name, "pid", info->pid, "host", info->host,
-        "log_dir", info->dir, "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
+        "session_id", info->id, "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host",
+        gpufl__json_text(info->host), "log_dir", gpufl__json_text(info->dir), "start_ns",
+        (json_int_t)info->start_ns, "start_wall_ns",
         (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(),
         "status", end ? "ended" : summary && summary->crashed ? "crashed" : "running", "options", options_json(&info->config->o), "host_info",
         host_info_json(), "devices", devices_json(info->devices));

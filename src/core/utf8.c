@@ -77,3 +77,16 @@ char *gpufl__utf8_fix(const char *s)
     *p = '\0';
     return out;
 }
+
+json_t *gpufl__json_text(const char *s)
+{
+    if (!s)
+        s = "";
+    size_t n = strlen(s);
+    if (gpufl__utf8_invalid_at(s, n) == n)
+        return json_stringn_nocheck(s, n);
+    char *fixed = gpufl__utf8_fix(s);
+    json_t *j = fixed ? json_string_nocheck(fixed) : NULL;
+    free(fixed);
+    return j;
+}

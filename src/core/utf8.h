@@ -9,6 +9,7 @@
 #ifndef GPUFL_CORE_UTF8_H
 #define GPUFL_CORE_UTF8_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 /* The length (1 to 4) of the valid UTF-8 sequence at s, which has n > 0
@@ -23,5 +24,10 @@ size_t gpufl__utf8_invalid_at(const char *s, size_t n);
 /* A malloc'd copy of the NUL-terminated s with U+FFFD in place of every
  * byte that is not valid UTF-8; NULL only when out of memory. */
 char *gpufl__utf8_fix(const char *s);
+
+/* A JSON string of s (NULL: ""), U+FFFD in place of bytes that are not
+ * UTF-8, where json_string() would return NULL and take the whole document
+ * down with it. NULL only when out of memory. */
+json_t *gpufl__json_text(const char *s);
 
 #endif /* GPUFL_CORE_UTF8_H */

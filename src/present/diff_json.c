@@ -1,11 +1,15 @@
 /*
  * `gpufl diff --format json` (diff_json.h): the result built with jansson.
  * Building stops at the first failed allocation: every helper returns NULL
- * then, and the caller frees what it had.
+ * then, and the caller frees what it had. Names and paths go through
+ * gpufl__json_text(): they need not be UTF-8, and json_string() would fail
+ * on them as if memory had run out.
  */
 #include "present/diff_json.h"
 
 #include <stdint.h>
+
+#include "core/utf8.h"
 
 /* json_object_set_new() that remembers a failure (a NULL value or a failed
  * set) in *ok. */
@@ -118,7 +122,7 @@ static json_t *kernel(const gpufl__diff_kernel *k)
     json_t *o = json_object();
     bool ok = o != NULL;
     if (ok) {
-        put(o, "name", json_string(k->name), &ok);
+        put(o, "name", gpufl__json_text(k->name), &ok);
         change(o, &k->time, &ok);
         put(o, "matched_configs", ju64(k->matched_configs), &ok);
         put(o, "paired_configs", ju64(k->paired_configs), &ok);
@@ -138,8 +142,8 @@ static json_t *scope(const gpufl__diff_scope *s)
     bool ok = o != NULL;
     if (ok) {
         put(o, "tree", json_string(s->tree == GPUFL__ANA_TREE_NVTX ? "nvtx" : "scopes"), &ok);
-        put(o, "path", json_string(s->path), &ok);
-        put(o, "domain", json_string(s->domain), &ok);
+        put(o, "path", gpufl__json_text(s->path), &ok);
+        put(o, "domain", gpufl__json_text(s->domain), &ok);
         put(o, "baseline_gpu_ns", ju64(s->base_gpu_ns), &ok);
         put(o, "candidate_gpu_ns", ju64(s->cand_gpu_ns), &ok);
         change(o, &s->wall, &ok);
@@ -155,7 +159,7 @@ static json_t *device(const gpufl__diff_device *dv)
     bool ok = o != NULL;
     if (ok) {
         put(o, "device", ju64(dv->device), &ok);
-        put(o, "name", json_string(dv->name ? dv->name : ""), &ok);
+        put(o, "name", gpufl__json_text(dv->name), &ok);
         put(o, "presence", json_string(gpufl__diff_presence_name(dv->presence)), &ok);
         put(o, "busy_ns", value(&dv->busy_ns), &ok);
         put(o, "idle_ns", value(&dv->idle_ns), &ok);
@@ -187,8 +191,8 @@ json_t *gpufl__diff_json(const gpufl__diff *d, const char *baseline, const char 
     json_t *o = json_object(), *s = json_object();
     bool ok = o && s;
     if (ok) {
-        put(o, "baseline", json_string(baseline ? baseline : ""), &ok);
-        put(o, "candidate", json_string(candidate ? candidate : ""), &ok);
+        put(o, "baseline", gpufl__json_text(baseline), &ok);
+        put(o, "candidate", gpufl__json_text(candidate), &ok);
         put(o, "threshold_pct", json_real(d->options.threshold_pct), &ok);
         put(o, "min_impact_pct", json_real(d->options.min_impact_pct), &ok);
         put(o, "regressed", json_boolean(d->regressions > 0), &ok);

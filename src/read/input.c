@@ -4,33 +4,30 @@
 #include "read/input.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/regular_file.h"
 #include "gpufl/gpufl.h"
 
 int gpufl__input_open_file(gpufl__input *in, const char *path, char *err, size_t err_len)
 {
     memset(in, 0, sizeof *in);
     snprintf(in->name, sizeof in->name, "%s", path);
-    in->fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Regular files only: a FIFO in place of a log would block the open (or
+     * the first read) until something writes to it. */
+    char why[128];
+    in->fd = gpufl__open_regular(path, why, sizeof why);
     struct stat st;
     if (in->fd < 0 || fstat(in->fd, &st) != 0) {
         int e = errno;
-        snprintf(err, err_len, "cannot open %s: %s", path, strerror(e));
+        snprintf(err, err_len, "cannot open %s: %s", path, in->fd < 0 ? why : strerror(e));
         if (in->fd >= 0)
             close(in->fd);
         in->fd = -1;
         return e == ENOENT ? GPUFL_ENOTFOUND : GPUFL_EIO;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(err, err_len, "%s is not a regular file", path);
-        close(in->fd);
-        in->fd = -1;
-        return GPUFL_EIO;
     }
     in->size = (uint64_t)st.st_size;
     return 0;

@@ -23,8 +23,9 @@ typedef struct gpufl__input {
     char name[4096];     /* for messages: the path, or what the memory is */
 } gpufl__input;
 
-/* Opens path for reading. Returns 0, or GPUFL_ENOTFOUND / GPUFL_EIO with a
- * message in err. */
+/* Opens path for reading; only a regular file (core/regular_file.h: a FIFO
+ * would block the reader). Returns 0, or GPUFL_ENOTFOUND / GPUFL_EIO with a
+ * message naming path in err. */
 int gpufl__input_open_file(gpufl__input *in, const char *path, char *err, size_t err_len)
     __attribute__((warn_unused_result));
 void gpufl__input_memory(gpufl__input *in, const void *data, size_t n, const char *name);

@@ -49,10 +49,13 @@ static const char *string_end(const char *p, const char *end, bool *escaped)
 }
 
 /* Skips a nested array or object starting at p ('[' or '{'). Returns the
- * byte after its end, or NULL. */
+ * byte after its end, or NULL. Only the depth is counted, not which kind of
+ * bracket opened each level: a value of any depth is skipped in one pass
+ * with no stack (a newer writer, or anyone, may nest an unknown field as
+ * deep as it likes, and a well-formed line must not read as broken). */
 static const char *skip_nested(const char *p, const char *end)
 {
-    int depth = 0;
+    size_t depth = 0;
     while (p < end) {
         char c = *p++;
         if (c == '"') {
@@ -62,8 +65,7 @@ static const char *skip_nested(const char *p, const char *end)
                 return NULL;
             p++;
         } else if (c == '[' || c == '{') {
-            if (++depth > 64)
-                return NULL;
+            depth++;
         } else if (c == ']' || c == '}') {
             if (--depth == 0)
                 return p;

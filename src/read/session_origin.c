@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "core/machine_id.h"
+#include "core/regular_file.h"
 
 /* The session.json that speaks for path: path itself when it is one, else
  * the one in path's directory (path being a directory, or a file in one). */
@@ -31,13 +32,14 @@ gpufl__session_origin gpufl__session_origin_of(const char *path, char *why, size
     char file[4200];
     session_json_of(path, file, sizeof file);
     json_error_t jerr;
-    json_t *root = json_load_file(file, 0, &jerr);
+    json_t *root = gpufl__json_load_regular(file, 0, &jerr);
     if (!root) {
         struct stat st;
         if (stat(file, &st) != 0)
             snprintf(why, why_len, "not known to be recorded on this machine (no session.json beside it)");
         else
-            snprintf(why, why_len, "not known to be recorded on this machine (%s does not parse)", file);
+            snprintf(why, why_len, "not known to be recorded on this machine (%s: %s)", file,
+                     jerr.line < 1 ? jerr.text : "does not parse");
         return GFL_ORIGIN_UNKNOWN;
     }
     const char *theirs = json_string_value(json_object_get(json_object_get(root, "host_info"), "machine_id"));

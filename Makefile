@@ -4,8 +4,9 @@
 #   make deps      install missing Debian build dependencies (apt-get)
 #   make demo      build, record an example workload, print its report; write its
 #                  HTML report and Perfetto trace (tools/demo.sh)
-#   make test      build and pass every test, plus ASan+UBSan and TSan runs and
-#                  a bounded fuzzing run of the trace readers (make fuzz)
+#   make test      build and pass every test, plus ASan+UBSan and TSan runs, a
+#                  bounded fuzzing run of the trace readers (make fuzz) and the
+#                  Release, MinSizeRel and clang builds (make build-variants)
 #   make gpu-test  the tests that need an NVIDIA GPU (skip cleanly without)
 #   make bench     the benchmarks; figures go to bench/RESULTS.md by hand
 #   make bench-gpu the Trace engine benchmarks (a GPU; PyTorch for two of them)
@@ -16,7 +17,7 @@ DEMO_LOGS ?= $(BUILD)/demo-logs
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 15
 
-.PHONY: all deps deps-sanitizers deps-test-tools build demo test test-asan test-tsan fuzz gpu-test bench bench-gpu clean
+.PHONY: all deps deps-sanitizers deps-test-tools build demo test test-asan test-tsan fuzz build-variants gpu-test bench bench-gpu clean
 
 all: build
 
@@ -40,7 +41,7 @@ demo: build
 test: build deps-sanitizers deps-test-tools
 	@echo "== all tests"
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	@$(MAKE) --no-print-directory test-asan test-tsan fuzz
+	@$(MAKE) --no-print-directory test-asan test-tsan fuzz build-variants
 
 # Every unit test again under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
@@ -70,6 +71,22 @@ fuzz: deps-sanitizers
 	@cmake --build $(BUILD)-fuzz -j $(JOBS) --target fuzz_ndjson fuzz_gflt fuzz_seeds
 	@tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 
+# The build types users and packagers pick, each in its own directory, with
+# -Werror as always: optimisation levels and compilers warn about different
+# things (gcc's -Wmaybe-uninitialized only at -O2 and -Os). Everything is
+# built (tests, benchmarks, examples); nothing is run. ccache when present.
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
+LAUNCHERS = $(if $(CCACHE),$(foreach l,C CXX CUDA,-DCMAKE_$(l)_COMPILER_LAUNCHER=$(CCACHE)))
+
+build-variants: deps-sanitizers
+	@echo "== Release and MinSizeRel builds (gcc), RelWithDebInfo build (clang)"
+	@CC=gcc CXX=g++ cmake -S . -B $(BUILD)-release -DCMAKE_BUILD_TYPE=Release $(LAUNCHERS) $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD)-release -j $(JOBS)
+	@CC=gcc CXX=g++ cmake -S . -B $(BUILD)-minsizerel -DCMAKE_BUILD_TYPE=MinSizeRel $(LAUNCHERS) $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD)-minsizerel -j $(JOBS)
+	@CC=clang CXX=clang++ cmake -S . -B $(BUILD)-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo $(LAUNCHERS) $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD)-clang -j $(JOBS)
+
 gpu-test: build
 	@cd $(BUILD) && ctest --output-on-failure -L gpu --no-tests=ignore
 
@@ -91,4 +108,4 @@ bench-gpu: build
 	@python3 bench/gpu/bench_resnet50.py $(BUILD)/gpufl
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz $(BUILD)-release $(BUILD)-minsizerel $(BUILD)-clang

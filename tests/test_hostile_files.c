@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/intern.h"
 #include "gpufl/trace.h"
 #include "read/json_scan.h"
 #include "record.h"
@@ -252,6 +253,49 @@ static void deep_unknown_field_in_a_session(void **state)
     free(dir);
 }
 
+/* ---- a module path of a stack that is a FIFO ------------------------------ */
+
+/* A stack frame's module names the file its symbols are read from; a FIFO
+ * there (a hostile session) must not block `stacks` or `report`, which
+ * print the frame as module+offset instead. */
+static void stack_module_fifo(void **state)
+{
+    (void)state;
+    char fifo[4300], gflt[4300], sdir[4300];
+    snprintf(fifo, sizeof fifo, "%s/libfifo.so", work);
+    snprintf(gflt, sizeof gflt, "%s/lone.gflt", work);
+    snprintf(sdir, sizeof sdir, "%s/s", work);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    gfl_event evs[2];
+    memset(evs, 0, sizeof evs);
+    evs[0].h = (gfl_event_header){.type = GFL_EV_STACK, .ts = 2000000, .tid = 7};
+    evs[0].u.stack = (gfl_stack_payload){.id = 1, .first = 0, .total = 1, .count = 1};
+    evs[0].u.stack.frames[0] = (gfl_stack_frame){gpufl__intern(fifo), 0x1234};
+    evs[1].h = (gfl_event_header){.type = GFL_EV_KERNEL, .ts = 2000100, .tid = 7};
+    evs[1].u.kernel = (gfl_kernel_payload){.end_ts = 2000600, .name = gpufl__intern("gemm"), .context = 1,
+                                           .stream = 7, .correlation = 1, .grid = {1, 1, 1},
+                                           .block = {32, 1, 1}, .stack_id = 1};
+    gpufl__session_meta m = {.session_id = "fifo-20261121-101010-4242-0123456789abcdef", .app_name = "fifo",
+                             .host = "node3", .gpufl_version = "0.1.0", .pid = 4242, .start_ns = 1000000,
+                             .start_wall_ns = 1790000000000000000ull, .format_version = 1, .ended = true,
+                             .end_ns = 9000000, .end_wall_ns = 1790000000008000000ull, .stop_detail = ""};
+    tu_write_gflt_and_ndjson(gflt, sdir, evs, 2, &m, 4, 1);
+    const char *paths[] = {gflt, sdir};
+    for (size_t i = 0; i < 2; i++) {
+        const char *stacks[] = {"stacks", paths[i], "--symbolize-here", NULL};
+        const char *report[] = {"report", paths[i], "--symbolize-here", NULL};
+        char *out = NULL, *err = NULL;
+        assert_int_equal(run_cli_out(paths[i], stacks, &out, &err), 0);
+        if (!strstr(out, "libfifo.so+0x"))
+            fail_msg("gpufl stacks %s: %s", paths[i], out);
+        free(out);
+        free(err);
+        assert_int_equal(run_cli_out(paths[i], report, &out, &err), 0);
+        free(out);
+        free(err);
+    }
+}
+
 /* ---- names that are not UTF-8 --------------------------------------------- */
 
 /* A session whose app, scope names and log path hold bytes that are not
@@ -329,6 +373,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(fifo_in_gflt_session, setup, teardown),
         cmocka_unit_test(deep_unknown_field_is_skipped),
         cmocka_unit_test_setup_teardown(deep_unknown_field_in_a_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(stack_module_fifo, setup, teardown),
         cmocka_unit_test_setup_teardown(names_not_utf8_ndjson, setup, teardown),
         cmocka_unit_test_setup_teardown(names_not_utf8_gflt, setup, teardown),
     };

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/regular_file.h"
 #include "gpufl/gpufl.h"
 
 #ifdef GPUFL_HAVE_LIBDW
@@ -128,7 +130,13 @@ static module_entry *module_for(gpufl__symbolizer *s, const char *path)
         return e;
     dwfl_report_begin(e->dwfl);
     const char *slash = strrchr(path, '/');
-    e->mod = dwfl_report_elf(e->dwfl, slash ? slash + 1 : path, path, -1, 0, false);
+    /* The path comes from the session: a FIFO there would block libdwfl's
+     * own open() for ever. On success libdwfl owns the descriptor. */
+    char why[128];
+    int fd = gpufl__open_regular(path, why, sizeof why);
+    e->mod = fd >= 0 ? dwfl_report_elf(e->dwfl, slash ? slash + 1 : path, path, fd, 0, false) : NULL;
+    if (fd >= 0 && !e->mod)
+        close(fd);
     dwfl_report_end(e->dwfl, NULL, NULL);
     if (!e->mod) {
         dwfl_end(e->dwfl);

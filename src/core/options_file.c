@@ -111,8 +111,17 @@ int gpufl__config_apply_file(gpufl__config *c, const char *path, char *err, size
             snprintf(err, err_len, "config file '%s': cannot read it: %s", path, jerr.text);
         } else {
             parse_reason(jerr.text, reason, sizeof reason);
-            snprintf(err, err_len, "config file '%s': line %d, column %d: %s", path, jerr.line,
-                     jerr.column, reason);
+            /* a key is no secret: the duplicate one is named */
+            const char *key = json_error_code(&jerr) == json_error_duplicate_key
+                                  ? strstr(jerr.text, " near '\"")
+                                  : NULL;
+            size_t key_len = key ? strlen(key + 8) : 0;
+            if (key_len >= 2 && key[8 + key_len - 1] == '\'' && key[8 + key_len - 2] == '"')
+                snprintf(err, err_len, "config file '%s': line %d, column %d: %s \"%.*s\"", path,
+                         jerr.line, jerr.column, reason, (int)(key_len - 2), key + 8);
+            else
+                snprintf(err, err_len, "config file '%s': line %d, column %d: %s", path, jerr.line,
+                         jerr.column, reason);
         }
         return jerr.line < 1 ? GPUFL_ENOTFOUND : GPUFL_ECONFIG;
     }

@@ -183,8 +183,9 @@ static int cleanup(void **state)
     return 0;
 }
 
-/* Scope events (begins and ends) that reading path gives, and what it read. */
-static size_t scope_events(const char *path, uint32_t *format)
+/* Scope events (begins and ends) that reading path gives, and what it read
+ * (the files into files[1024]). */
+static size_t scope_events(const char *path, uint32_t *format, char *files)
 {
     gpufl_trace *t;
     char err[1024];
@@ -196,6 +197,7 @@ static size_t scope_events(const char *path, uint32_t *format)
     assert_non_null(r->files);
     assert_true(r->why && r->why[0]);
     *format = r->format;
+    snprintf(files, 1024, "%s", r->files);
     print_message("%s: read %s: %s\n", path, r->files, r->why);
     gpufl_trace_close(t);
     return n;
@@ -209,13 +211,34 @@ static void check_choice(const char *dir, size_t log_scope_lines)
     char gflt[4200];
     snprintf(gflt, sizeof gflt, "%s/trace.gflt", dir);
     uint32_t format;
-    size_t in_gflt = scope_events(gflt, &format);
-    size_t read = scope_events(dir, &format);
+    char files[1024];
+    size_t in_gflt = scope_events(gflt, &format, files);
+    size_t read = scope_events(dir, &format, files);
     print_message("scope events: %zu in the logs, %zu in trace.gflt, %zu read\n", log_scope_lines,
                   in_gflt, read);
     assert_int_equal(read, log_scope_lines > in_gflt ? log_scope_lines : in_gflt);
     if (log_scope_lines != in_gflt)
         assert_int_equal(format, log_scope_lines > in_gflt ? GPUFL_TRACE_NDJSON : GPUFL_TRACE_GFLT);
+#ifdef GFL_CLI
+    /* and every reader command says which files it read */
+    const char *commands[] = {"info", "report", "view", "stacks", "diff"};
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        const char *args[] = {dir, dir, NULL};
+        if (strcmp(commands[i], "diff") != 0)
+            args[1] = NULL;
+        char *out = NULL, *err = NULL;
+        int rc = tu_run_subcommand(GFL_CLI, commands[i], args, &out, &err);
+        char want[1200];
+        if (!strcmp(commands[i], "info"))
+            snprintf(want, sizeof want, "read       %s: ", files);
+        else
+            snprintf(want, sizeof want, "gpufl %s: read %s: ", commands[i], files);
+        if (rc != 0 || !strstr(!strcmp(commands[i], "info") ? out : err, want))
+            fail_msg("gpufl %s (exit %d) does not say \"%s\":\n%s", commands[i], rc, want, err);
+        free(out);
+        free(err);
+    }
+#endif
 }
 
 static void kill_at(unsigned delay_ms, bool durable)

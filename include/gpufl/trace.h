@@ -419,6 +419,8 @@ typedef struct gpufl_trace_read {
                               "trace.gflt", "device.log, scope.log, system.log", ... */
     const char *why;       /* one sentence for people: why these files (what each copy
                               showed when there were two) */
+    uint32_t copies;       /* 2: the directory held the session twice and `why` says
+                              how the copy was chosen; 1: there was one */
 } gpufl_trace_read;
 
 /* Valid until gpufl_trace_close(t); never NULL for an open trace. */

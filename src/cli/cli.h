@@ -44,6 +44,14 @@ int gpufl__cli_usage_error(const char *name, const char *fmt, ...) __attribute__
 /* `gpufl help`: the list of commands and the exit codes, on out. */
 void gpufl__cli_list(FILE *out);
 
+/* ---- which copy of a session was read (read_note.c) ----------------------
+ * When a session directory held the session twice (log_format both), says
+ * on stderr which files were read and why: "gpufl CMD: read FILES: WHY". */
+struct gpufl_trace;
+void gpufl__cli_note_read(const char *command, const char *files, const char *why,
+                          unsigned copies);
+void gpufl__cli_note_trace(const char *command, const struct gpufl_trace *t);
+
 int gpufl_cmd_summary(int argc, char **argv);
 int gpufl_cmd_options(int argc, char **argv);
 int gpufl_cmd_devices(int argc, char **argv);

@@ -161,6 +161,7 @@ int gpufl_cmd_convert(int argc, char **argv)
         fprintf(stderr, "gpufl convert: %s\n", err);
         return GFL_EXIT_FAIL;
     }
+    gpufl__cli_note_read("convert", src->read_files, src->read_why, src->copies);
     bool gflt = ends_with(out, ".gflt");
     long long n = gflt ? to_gflt(src, out, level, force) : to_ndjson(src, in, out);
     if (n >= 0) {

@@ -56,6 +56,7 @@ static int load(side *s)
         fprintf(stderr, "gpufl diff: %s\n", err);
         return -1;
     }
+    gpufl__cli_note_trace("diff", s->t);
     /* Every kernel: a diff that left out the tail would miss a new one. */
     gpufl__ana_options o;
     gpufl__ana_options_default(&o);

@@ -104,6 +104,7 @@ int gpufl_cmd_export(int argc, char **argv)
         fprintf(stderr, "gpufl export: %s\n", err);
         return GFL_EXIT_FAIL;
     }
+    gpufl__cli_note_trace("export", t);
     double t1 = now_s();
     gpufl__export_result r;
     int rc;

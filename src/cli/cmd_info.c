@@ -235,6 +235,8 @@ static void print_text(const gpufl_trace *t, json_t *j)
         printf("format     NDJSON schema version %u, written by gpufl %s\n", i->format_version,
                JS("gpufl_version"));
     printf("source     %s\n", i->source);
+    const gpufl_trace_read *rd = gpufl_trace_get_read(t);
+    printf("read       %s: %s\n", rd->files, rd->why);
     json_t *devs = json_object_get(j, "devices");
     if (json_array_size(devs) == 0)
         printf("devices    none recorded\n");

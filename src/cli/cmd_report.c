@@ -181,6 +181,7 @@ int gpufl_cmd_report(int argc, char **argv)
         fprintf(stderr, "gpufl report: %s\n", err);
         return GFL_EXIT_FAIL;
     }
+    gpufl__cli_note_trace("report", t);
     gpufl__ana_report r;
     if (gpufl__analyze_report(t, &ao, &r) != 0) {
         fprintf(stderr, "gpufl report: %s: out of memory analyzing the session\n", path);

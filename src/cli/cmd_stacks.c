@@ -88,6 +88,7 @@ int gpufl_cmd_stacks(int argc, char **argv)
         fprintf(stderr, "gpufl stacks: %s\n", err);
         return GFL_EXIT_FAIL;
     }
+    gpufl__cli_note_read("stacks", t.read_files, t.read_why, t.copies);
     gpufl__symbolizer *sym = NULL;
     char why[1024];
     if (!raw && t.n && !here && gpufl__symbolizer_available() &&

@@ -95,6 +95,7 @@ int gpufl_cmd_view(int argc, char **argv)
         fprintf(stderr, "gpufl view: %s\n", err);
         return GFL_EXIT_FAIL;
     }
+    gpufl__cli_note_trace("view", t);
     char *text;
     int rc = gpufl__view_render(t, &o, &text, err, sizeof err);
     gpufl_trace_close(t);

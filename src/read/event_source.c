@@ -206,6 +206,7 @@ static int resolve_directory(const char *dir, gpufl__session_files *f, char *err
         gpufl__source_choice c;
         gpufl__source_choose(gflt, (const char *const *)l.v, l.n, &c);
         use_gflt = c.gflt;
+        f->copies = 2;
         snprintf(f->read_why, sizeof f->read_why, "%s", c.why);
     } else if (has_gflt) {
         snprintf(f->read_why, sizeof f->read_why, "the session's only copy (it has no NDJSON logs)");
@@ -290,6 +291,7 @@ static int open_files(gpufl__session_files *f, gpufl__event_source **out, char *
     if (rc == 0) {
         snprintf((*out)->read_files, sizeof (*out)->read_files, "%s", f->read_files);
         snprintf((*out)->read_why, sizeof (*out)->read_why, "%s", f->read_why);
+        (*out)->copies = f->copies ? f->copies : 1;
     }
     gpufl__session_files_free(f);
     return rc;

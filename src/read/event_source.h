@@ -54,6 +54,7 @@ struct gpufl__event_source {
      * gpufl__session_files). */
     char read_files[1024];
     char read_why[512];
+    uint32_t copies;          /* 2: the directory held the session twice */
 };
 
 /* Opens a session directory, an NDJSON log or a .gflt file (told apart by
@@ -99,6 +100,7 @@ typedef struct gpufl__session_files {
      * (read/source_choice.h). */
     char read_files[1024];
     char read_why[512];
+    uint32_t copies;    /* 2: a directory with both trace.gflt and NDJSON logs */
 } gpufl__session_files;
 
 /* Finds the files of path (a directory, a log, a .gflt file). Returns 0,

@@ -231,6 +231,9 @@ int gpufl__stack_table_load(const char *path, gpufl__stack_table *out, char *err
         if (out->n)
             qsort(out->stacks, out->n, sizeof *out->stacks, by_id);
     }
+    snprintf(out->read_files, sizeof out->read_files, "%s", src->read_files);
+    snprintf(out->read_why, sizeof out->read_why, "%s", src->read_why);
+    out->copies = src->copies;
     gpufl__source_close(src);
     free(l.pos);
     free(l.uses);

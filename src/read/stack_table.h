@@ -38,6 +38,9 @@ typedef struct gpufl__stack_table {
     uint64_t unknown_uses;    /* device events that refer to a stack never defined */
     char **modules;           /* distinct module paths */
     size_t nmodules;
+    /* Appended: which files were read and why (gpufl__event_source). */
+    char read_files[1024], read_why[512];
+    uint32_t copies;
 } gpufl__stack_table;
 
 /* Loads the stacks of the session in `path`: its directory (trace.gflt when

@@ -31,7 +31,7 @@ gpufl_trace *gpufl__trace_new(void)
     gpufl__recset_init(&t->callers, sizeof(gpufl__caller_rec));
     /* a trace built other than by opening files (tests) read nothing named */
     t->read_pub = (gpufl_trace_read){sizeof t->read_pub, GPUFL_TRACE_NDJSON, t->read_files,
-                                     t->read_why};
+                                     t->read_why, 1};
     return t;
 }
 

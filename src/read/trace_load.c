@@ -30,8 +30,9 @@ static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **
         gpufl_trace *t = *out;
         snprintf(t->read_files, sizeof t->read_files, "%s", f->read_files);
         snprintf(t->read_why, sizeof t->read_why, "%s", f->read_why);
-        t->read_pub = (gpufl_trace_read){sizeof t->read_pub, f->gflt ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON,
-                                         t->read_files, t->read_why};
+        t->read_pub = (gpufl_trace_read){sizeof t->read_pub,
+                                         f->gflt ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON,
+                                         t->read_files, t->read_why, f->copies ? f->copies : 1};
     }
     gpufl__session_files_free(f);
     return rc;

@@ -351,6 +351,8 @@ static void readers_on_names_not_utf8(gpufl_log_format format)
     }
     gpufl_trace *t = tu_trace_open(dir);
     gpufl_trace_close(t);
+    *strrchr(dir, '/') = '\0'; /* the log directory, for the next recording */
+    tu_rm_rf(dir);
     free(dir);
 }
 
@@ -364,6 +366,33 @@ static void names_not_utf8_gflt(void **state)
 {
     (void)state;
     readers_on_names_not_utf8(GPUFL_LOG_GFLT);
+    /* a lone trace.gflt converted to a directory: its session.json is
+     * rebuilt from the trace's own names */
+    char *dir = record_not_utf8(GPUFL_LOG_GFLT);
+    char lone[4300], gflt[4400], out[4300];
+    snprintf(lone, sizeof lone, "%s/lone-\xfe", work);
+    assert_int_equal(mkdir(lone, 0700), 0);
+    snprintf(gflt, sizeof gflt, "%s/trace.gflt", dir);
+    char *bytes;
+    size_t len;
+    assert_non_null(bytes = tu_read_file(gflt, &len));
+    snprintf(gflt, sizeof gflt, "%s/trace.gflt", lone);
+    FILE *f = fopen(gflt, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, len, f), len);
+    fclose(f);
+    free(bytes);
+    snprintf(out, sizeof out, "%s/converted", work);
+    const char *args[] = {"convert", gflt, out, NULL};
+    char *err = NULL;
+    if (run_cli(gflt, args, &err) != 0)
+        fail_msg("gpufl convert %s: %s", gflt, err);
+    free(err);
+    json_t *j = tu_session_json(out);
+    assert_string_equal(tu_str(j, "app_name"), "app\xef\xbf\xbd\xef\xbf\xbd");
+    assert_non_null(strstr(tu_str(j, "converted_from"), "lone-\xef\xbf\xbd"));
+    json_decref(j);
+    free(dir);
 }
 
 int main(void)

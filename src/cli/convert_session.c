@@ -30,6 +30,7 @@
 #include "core/regular_file.h"
 #include "core/session_info.h"
 #include "core/session_json.h"
+#include "core/utf8.h"
 #include "gpufl/gpufl.h"
 
 /* The session.json of in's session, or NULL when there is none of the
@@ -86,10 +87,13 @@ static json_t *rebuilt_session_json(const char *out_dir, const gpufl__session_me
         goto out;
     char start[40];
     gpufl__iso_time(meta->start_wall_ns, start, sizeof start);
-    root = json_pack("{s:s,s:i,s:s,s:s,s:s,s:I,s:s,s:s,s:I,s:I,s:s,s:s}", "format", "gpufl-session",
-                     "format_version", GFL_FORMAT_VERSION, "gpufl_version", meta->gpufl_version, "session_id",
-                     meta->session_id, "app_name", meta->app_name, "pid", (json_int_t)meta->pid, "host",
-                     meta->host, "log_dir", out_dir, "start_ns", (json_int_t)meta->start_ns, "start_wall_ns",
+    /* names and paths need not be UTF-8: U+FFFD in place of bad bytes, as
+     * the recorder writes them (core/utf8.h) */
+    root = json_pack("{s:s,s:i,s:o,s:o,s:o,s:I,s:o,s:o,s:I,s:I,s:s,s:s}", "format", "gpufl-session",
+                     "format_version", GFL_FORMAT_VERSION, "gpufl_version", gpufl__json_text(meta->gpufl_version),
+                     "session_id", gpufl__json_text(meta->session_id), "app_name", gpufl__json_text(meta->app_name),
+                     "pid", (json_int_t)meta->pid, "host", gpufl__json_text(meta->host), "log_dir",
+                     gpufl__json_text(out_dir), "start_ns", (json_int_t)meta->start_ns, "start_wall_ns",
                      (json_int_t)meta->start_wall_ns, "start_time", start, "status", s.status);
     if (root && meta->ended) {
         char end[40];
@@ -119,10 +123,10 @@ int gpufl__convert_session_json(const char *in, const char *out_dir, const gpufl
         snprintf(from, sizeof from, "%s", in);
     json_t *root = source_session_json(in, meta);
     if (root)
-        json_object_set_new(root, "log_dir", json_string(dir));
+        json_object_set_new(root, "log_dir", gpufl__json_text(dir));
     else if (!(root = rebuilt_session_json(dir, meta, err, err_len)))
         return GPUFL_EIO;
-    json_object_set_new(root, "converted_from", json_string(from));
+    json_object_set_new(root, "converted_from", gpufl__json_text(from));
     /* whole or not at all, as the recorder writes it */
     char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/session.json", dir);

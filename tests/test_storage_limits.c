@@ -248,11 +248,21 @@ static char *new_log_path(const char *tag)
     return current_log_path;
 }
 
+/* A tmpfs the current case mounted, unmounted by the teardown whatever
+ * happened. */
+static char *current_mount;
+
 static int restore_os(void **state)
 {
     (void)state;
     gpufl_shutdown(); /* harmless when a case already did */
     gpufl__os = &gpufl__os_real;
+    if (current_mount) {
+        tu_rm_rf(current_mount); /* the files, and then the mount point can go */
+        umount(current_mount);
+        rmdir(current_mount);
+        current_mount = NULL;
+    }
     if (current_log_path) {
         tu_rm_rf(current_log_path);
         free(current_log_path);
@@ -1063,12 +1073,8 @@ static void test_disk_full_tmpfs(void **state)
                       mnt, strerror(errno));
         skip();
     }
+    current_mount = mnt;
     check_disk_full(mnt, GPUFL_LOG_NDJSON);
-    tu_rm_rf(mnt); /* the files, so the mount point can go */
-    umount(mnt);
-    rmdir(mnt);
-    free(mnt);
-    current_log_path = NULL;
 }
 
 int main(void)

@@ -40,13 +40,18 @@ static const sfield s_device[] = {{"index", S_INT, 0},       {"name", S_STR_NULL
                                   {"compute_capability", S_STR_NULL, 0}, {"sm_count", S_INT, 0},
                                   {"memory_total_bytes", S_INT, 0}, {0, 0, 0}};
 
+static const sfield s_engine[] = {{"requested", S_STR_NULL, 0}, {"ran", S_STR_NULL, 0},
+                                   {"plugin", S_STR_NULL, 0},    {"reason", S_STR_NULL, 0},
+                                   {0, 0, 0}};
+
 static const sfield s_session[] = {
     {"session_id", S_STR_NULL, 0}, {"app_name", S_STR_NULL, 0},  {"pid", S_INT, 0},
     {"host", S_STR_NULL, 0},       {"gpufl_version", S_STR_NULL, 0}, {"source_format", S_STR, 0},
     {"format_version", S_INT, 0},  {"start_ns", S_INT, 0},       {"start_wall_ns", S_INT, 0},
     {"end_ns", S_INT, 0},          {"wall_ns", S_INT, 0},        {"ended", S_BOOL, 0},
     {"driver_version", S_STR_NULL, 0}, {"cuda_driver_version", S_STR_NULL, 0},
-    {"stop_reason", S_STR_NULL, 0}, {"stop_detail", S_STR_NULL, 0}, {"devices", S_ARR_OBJ, s_device},
+    {"stop_reason", S_STR_NULL, 0}, {"stop_detail", S_STR_NULL, 0}, {"engine", S_OBJ, s_engine},
+    {"devices", S_ARR_OBJ, s_device},
     {0, 0, 0}};
 
 static const sfield s_crash_frame[] = {{"module", S_STR_NULL, 0}, {"offset", S_STR, 0},

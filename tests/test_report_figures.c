@@ -1,8 +1,9 @@
 /*
  * Every figure the HTML report shows against the JSON report of the same
  * session: `gpufl report --format html` and `gpufl report --format json`,
- * on the hand-written sessions of report_fixture.h and on the real PyTorch
- * session in samples/train_sample.
+ * on the hand-written sessions of report_fixture.h, on a session recorded
+ * with the synthetic device plugin and on the real PyTorch session in
+ * samples/train_sample.
  *
  * Why: the HTML renderer formats the analyses' results on its own
  * (src/present/report_html_tables.c), and once printed one session's
@@ -30,6 +31,7 @@
 #include "figure_match.h"
 #include "html_text.h"
 #include "present/report_html.h"
+#include "record.h"
 #include "report_fixture.h"
 #include "test_util.h"
 
@@ -233,6 +235,18 @@ static void fact_value(sec *s, const char *key, const char *value, const sess *x
         }
     } else if (!strcmp(key, "gpufl version")) {
         fm_lit(&m, js(se, "gpufl_version"));
+    } else if (!strcmp(key, "engine")) {
+        json_t *en = jget(se, "engine");
+        fm_lit(&m, js(en, "ran"));
+        if (json_is_string(jget(en, "plugin"))) {
+            fm_lit(&m, " (plugin ");
+            fm_lit(&m, js(en, "plugin"));
+            fm_lit(&m, ")");
+        }
+    } else if (!strcmp(key, "engine asked for")) {
+        fm_lit(&m, js(jget(se, "engine"), "requested"));
+    } else if (!strcmp(key, "engine note")) {
+        fm_lit(&m, js(jget(se, "engine"), "reason"));
     } else if (!strcmp(key, "driver")) {
         fm_lit(&m, js(se, "driver_version"));
     } else if (!strcmp(key, "CUDA driver")) {
@@ -253,7 +267,7 @@ static void fact_value(sec *s, const char *key, const char *value, const sess *x
 static void facts(sec *s, const sess *x)
 {
     json_t *se = jget(x->j, "session");
-    bool seen_driver = false, seen_cuda = false, seen_started = false;
+    bool seen_driver = false, seen_cuda = false, seen_started = false, seen_engine = false, seen_why = false;
     int n = 0;
     while (peek(s) && peek(s)->kind == HT_KEY && !strcmp(peek(s)->table_class, "facts")) {
         ht_item *k = next(s, HT_KEY), *v = next(s, HT_CELL);
@@ -262,6 +276,8 @@ static void facts(sec *s, const sess *x)
         seen_driver |= !strcmp(k->text, "driver");
         seen_cuda |= !strcmp(k->text, "CUDA driver");
         seen_started |= !strcmp(k->text, "started");
+        seen_engine |= !strcmp(k->text, "engine");
+        seen_why |= !strcmp(k->text, "engine note");
         fact_value(s, k->text, v->text, x);
         n++;
     }
@@ -269,7 +285,9 @@ static void facts(sec *s, const sess *x)
     assert_int_equal(seen_driver, json_is_string(jget(se, "driver_version")));
     assert_int_equal(seen_cuda, json_is_string(jget(se, "cuda_driver_version")));
     assert_int_equal(seen_started, ji(se, "start_wall_ns") != 0);
-    assert_int_equal(n, 7 + seen_driver + seen_cuda + seen_started);
+    assert_int_equal(seen_engine, json_is_string(jget(jget(se, "engine"), "ran")));
+    assert_int_equal(seen_why, json_is_string(jget(jget(se, "engine"), "reason")));
+    assert_int_equal(n, 7 + seen_driver + seen_cuda + seen_started + seen_engine + 2 * seen_why);
 }
 
 /* The drop reasons as the page names them, by the JSON's names. */
@@ -865,6 +883,18 @@ static void crashed_session(void **state)
     compare_reports(path, "crashed");
 }
 
+/* A session recorded by the library, with the synthetic device plugin: it
+ * says which engine recorded, and has two GPUs' samples. */
+static void recorded_session(void **state)
+{
+    (void)state;
+    char log_path[4200];
+    snprintf(log_path, sizeof log_path, "%s/recorded", dir);
+    char *d = tu_record_synthetic(log_path, "figures", GPUFL_LOG_GFLT, 0);
+    compare_reports(d, "recorded");
+    free(d);
+}
+
 static void sample_session(void **state)
 {
     (void)state;
@@ -876,6 +906,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hand_written_session),
         cmocka_unit_test(crashed_session),
+        cmocka_unit_test(recorded_session),
         cmocka_unit_test(sample_session),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

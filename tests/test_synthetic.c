@@ -122,7 +122,9 @@ static size_t event_lines(const tu_ndjson *f)
     size_t n = 0;
     for (size_t i = 0; i < f->n; i++) {
         const char *t = type_of(f->lines[i]);
-        n += strcmp(t, "session_start") && strcmp(t, "session_end") && strcmp(t, "log_stopped");
+        /* the session's own lines, and which engine recorded (test_engine_choice.c) */
+        n += strcmp(t, "session_start") && strcmp(t, "session_end") && strcmp(t, "log_stopped") &&
+             strcmp(t, "engine");
     }
     return n;
 }
@@ -409,6 +411,8 @@ static char *run_scoped_session(gpufl_options *o, const char *log_path, bool exp
     tu_ndjson_free(&f);
     load_log(dir, "device", &f);
     assert_int_equal(event_lines(&f), 0); /* no device event of any kind */
+    assert_int_equal(tu_count_type(&f, "engine"), 1); /* but the engine that recorded */
+    assert_string_equal(tu_str(tu_nth_type(&f, "engine", 0), "engine"), "monitor");
     tu_ndjson_free(&f);
     return dir;
 }

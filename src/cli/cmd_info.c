@@ -166,6 +166,15 @@ static json_t *info_json_texts(const gpufl_trace *t, const file_size *files, siz
                                                    (json_int_t)i->stopped_at_ns)
                                        : json_null());
     json_object_set_new(j, "crash", gpufl__crash_json(t));
+    /* which engine recorded, from the session's engine event (null: an
+     * older session, which did not record it) */
+    json_object_set_new(j, "engine",
+                        i->engine ? json_pack("{s:s,s:s,s:o,s:o}", "requested", S(i->engine_requested), "ran",
+                                              S(i->engine), "plugin",
+                                              i->engine_plugin ? json_string(S(i->engine_plugin)) : json_null(),
+                                              "reason",
+                                              i->engine_reason ? json_string(S(i->engine_reason)) : json_null())
+                                  : json_null());
     json_object_set_new(j, "skipped",
                         json_pack("{s:I,s:I,s:I}", "bytes", (json_int_t)i->skipped_bytes, "records",
                                   (json_int_t)i->skipped_lines, "chunks",
@@ -262,6 +271,14 @@ static void print_text(const gpufl_trace *t, json_t *j)
         printf("  after writing stopped: %llu device, %llu scope, %llu system events\n",
                (unsigned long long)i->lost[0], (unsigned long long)i->lost[1],
                (unsigned long long)i->lost[2]);
+    if (i->engine)
+        printf("engine     %s%s%s%s%s%s%s%s\n", gpufl_trace_string(t, i->engine),
+               i->engine_plugin ? " (plugin " : "", i->engine_plugin ? gpufl_trace_string(t, i->engine_plugin) : "",
+               i->engine_plugin ? ")" : "", i->engine_reason ? "; asked for " : "",
+               i->engine_reason ? gpufl_trace_string(t, i->engine_requested) : "", i->engine_reason ? ": " : "",
+               i->engine_reason ? gpufl_trace_string(t, i->engine_reason) : "");
+    else
+        printf("engine     not recorded (a session of an older gpufl)\n");
     if (i->stop_reason)
         printf("writing    stopped at +%.3f s: %s (%s)\n",
                i->stopped_at_ns > i->start_ns ? (double)(i->stopped_at_ns - i->start_ns) / 1e9 : 0.0,

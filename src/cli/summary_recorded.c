@@ -195,6 +195,16 @@ int gpufl__summary_from_recorded(const char *path, gpufl__summary *s, char *err,
             if (!s->stop_reason || !s->stop_detail)
                 rc = GPUFL_ENOMEM;
         }
+        if (info->engine) { /* the engine event: which engine recorded */
+            char **dst[] = {&s->engine_requested, &s->engine, &s->engine_plugin, &s->engine_reason};
+            uint32_t ids[] = {info->engine_requested, info->engine, info->engine_plugin, info->engine_reason};
+            for (size_t k = 0; k < 4; k++) {
+                free(*dst[k]);
+                *dst[k] = ids[k] ? strdup(gpufl_trace_string(t, ids[k])) : NULL;
+                if (ids[k] && !*dst[k])
+                    rc = GPUFL_ENOMEM;
+            }
+        }
         s->from_events = true;
     }
     if (rc != 0)

@@ -374,6 +374,16 @@ void gpufl__collector_flush(gpufl__collector *c)
     pthread_mutex_unlock(&c->lock);
 }
 
+void gpufl__collector_checkpoint(gpufl__collector *c)
+{
+    pthread_mutex_lock(&c->lock); /* the only drainer meanwhile, as in flush */
+    for (int i = 0; i < FINAL_PASSES && drain_pass(c) > 0; i++)
+        ;
+    if (c->cfg.checkpoints)
+        checkpoint(c, gpufl__now_ns());
+    pthread_mutex_unlock(&c->lock);
+}
+
 int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
 {
     pthread_mutex_lock(&c->lock);

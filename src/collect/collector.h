@@ -51,6 +51,12 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end,
  * the next pass. */
 void gpufl__collector_flush(gpufl__collector *c);
 
+/* Drains what the rings hold now and rewrites session.json with it (when
+ * the collector keeps checkpoints), so that a fact just recorded (which
+ * engine runs) is in session.json at once, not at the next checkpoint;
+ * any thread. A failed write is logged once, like a checkpoint's. */
+void gpufl__collector_checkpoint(gpufl__collector *c);
+
 /* A summary of the session so far; any thread. 0 or GPUFL_ENOMEM. */
 int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
     __attribute__((warn_unused_result));

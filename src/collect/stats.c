@@ -166,6 +166,10 @@ void gpufl__stats_add(gpufl__stats *s, const gfl_event *ev)
     case GFL_EV_DROPPED:
         /* counted by the collector when it creates the event */
         break;
+    case GFL_EV_ENGINE:
+        s->has_engine = true;
+        s->engine = ev->u.engine;
+        break;
     case GFL_EV_CRASH:
         if (!s->crashed) {
             s->crashed = true;

@@ -77,6 +77,9 @@ typedef struct gpufl__stats {
     uint32_t crash_tid;
     uint64_t crash_ts;
     gfl_crash_payload crash;
+    /* Which engine records (the last engine event), when recorded. */
+    bool has_engine;
+    gfl_engine_payload engine;
 } gpufl__stats;
 
 void gpufl__stats_init(gpufl__stats *s);

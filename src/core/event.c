@@ -34,6 +34,7 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_CRASH] = "crash",
         [GFL_EV_CRASH_STACK] = "crash_stack",
         [GFL_EV_CRASH_SCOPE] = "crash_scope",
+        [GFL_EV_ENGINE] = "engine",
     };
     return NAME_OF(names, type);
 }

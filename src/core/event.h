@@ -42,6 +42,7 @@ typedef enum gfl_event_type {
     GFL_EV_CRASH = 20,       /* a fatal signal (core/crash.h) */
     GFL_EV_CRASH_STACK = 21, /* a piece of the crashing thread's CPU stack */
     GFL_EV_CRASH_SCOPE = 22, /* a scope open on some thread when it crashed */
+    GFL_EV_ENGINE = 23,      /* the engine asked for and the one recording (core/plugin.h) */
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -377,6 +378,18 @@ typedef struct gfl_crash_payload {
     uint32_t scopes_lost; /* open scopes left out: more than the crash record holds */
 } gfl_crash_payload;
 
+/* Which profiling engine the session asked for and which one records it,
+ * and why they differ: once, when the device plugin has started or been
+ * given up (core/plugin.c), so that a reader of the events alone (a .gflt
+ * file, a crashed session) knows what the trace can hold. Strings are
+ * interned engine names ("trace"), the plugin's name and the reason. */
+typedef struct gfl_engine_payload {
+    uint32_t requested; /* string id: the profiling_engine option */
+    uint32_t ran;       /* string id: the engine that records */
+    uint32_t plugin;    /* string id of the running device plugin ("cupti"), 0 = none */
+    uint32_t reason;    /* string id: why ran is not requested, 0 = it is */
+} gfl_engine_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;   /* lost since the previous dropped event of this source */
     uint64_t total;   /* lost by this source in the session so far */
@@ -408,6 +421,7 @@ typedef struct gfl_event {
         gfl_graph_launch_payload graph;
         gfl_stack_payload stack;
         gfl_crash_payload crash;
+        gfl_engine_payload engine;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];

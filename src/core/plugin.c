@@ -5,6 +5,7 @@
 #include "core/plugin.h"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -124,46 +125,67 @@ static void default_path(char *buf, size_t len)
     snprintf(buf, len, "%s", DEFAULT_PLUGIN);
 }
 
-bool gpufl__plugin_start(const gpufl__session_info *info)
+/* The session records with engine `ran` instead of what it asked for:
+ * says why in choice->reason (after what it already says) and, when warn,
+ * in one warning. Returns false, for the caller to return. */
+static bool downgrade(gpufl__engine_choice *choice, gpufl_engine ran, bool warn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool downgrade(gpufl__engine_choice *choice, gpufl_engine ran, bool warn, const char *fmt, ...)
+{
+    size_t n = strlen(choice->reason);
+    if (n && n + 2 < sizeof choice->reason) {
+        memcpy(choice->reason + n, "; ", 3);
+        n += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(choice->reason + n, sizeof choice->reason - n, fmt, ap);
+    va_end(ap);
+    choice->ran = ran;
+    if (warn)
+        gpufl__log(GFL_LOG_WARN, "%s", choice->reason + n);
+    return false;
+}
+
+bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *choice)
 {
     const gpufl_options *o = &info->config->o;
-    if (o->profiling_engine == GPUFL_ENGINE_MONITOR || o->backend == GPUFL_BACKEND_NONE)
-        return false;
+    *choice = (gpufl__engine_choice){.requested = o->profiling_engine, .ran = o->profiling_engine};
     const char *engine = gpufl__engine_name(o->profiling_engine);
-    if (o->backend == GPUFL_BACKEND_AMD) {
-        gpufl__log(GFL_LOG_WARN,
-                   "engine %s: the AMD backend is not part of this build; recording as monitor "
-                   "(host metrics and scopes)",
-                   engine);
+    if (o->profiling_engine == GPUFL_ENGINE_MONITOR)
         return false;
-    }
+    if (o->backend == GPUFL_BACKEND_NONE)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, false,
+                         "engine %s: backend none records no device activity; recording as monitor", engine);
+    if (o->backend == GPUFL_BACKEND_AMD)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "engine %s: the AMD backend is not part of this build; recording as monitor "
+                         "(host metrics and scopes)",
+                         engine);
     /* The profiling engines above Trace (PC sampling, SASS metrics, range
      * profiling) are not in this build: the user must learn that from the
-     * log, not from a report that lacks the data. */
+     * log and the session, not from a report that lacks the data. */
     if (o->profiling_engine > GPUFL_ENGINE_TRACE)
-        gpufl__log(GFL_LOG_WARN,
-                   "engine %s is not in this build yet; recording as trace (kernels, copies, "
-                   "syncs, allocations, NVTX)",
-                   engine);
+        (void)downgrade(choice, GPUFL_ENGINE_TRACE, true,
+                        "engine %s is not in this build yet; recording as trace (kernels, copies, "
+                        "syncs, allocations, NVTX)",
+                        engine);
     char path[4096];
     if (o->device_plugin[0])
         snprintf(path, sizeof path, "%s", o->device_plugin);
     else
         default_path(path, sizeof path);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        gpufl__log(GFL_LOG_WARN, "engine %s needs the device plugin, which could not be loaded (%s); "
-                                 "recording as monitor",
-                   engine, dlerror());
-        return false;
-    }
+    if (!lib)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "engine %s needs the device plugin, which could not be loaded (%s); "
+                         "recording as monitor",
+                         engine, dlerror());
     gpufl_plugin_entry_fn entry = (gpufl_plugin_entry_fn)dlsym(lib, GPUFL_PLUGIN_ENTRY);
     const gpufl_plugin *plugin = entry ? entry() : NULL;
-    if (!plugin || plugin->abi != GPUFL_PLUGIN_ABI || plugin->size < sizeof *plugin) {
-        gpufl__log(GFL_LOG_WARN, "%s is not a gpufl plugin of ABI %d; recording as monitor", path,
-                   GPUFL_PLUGIN_ABI);
-        return false;
-    }
+    if (!plugin || plugin->abi != GPUFL_PLUGIN_ABI || plugin->size < sizeof *plugin)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "%s is not a gpufl plugin of ABI %d; recording as monitor", path, GPUFL_PLUGIN_ABI);
     host = (gpufl_plugin_host){
         .size = sizeof host,
         .abi = GPUFL_PLUGIN_ABI,
@@ -180,13 +202,13 @@ bool gpufl__plugin_start(const gpufl__session_info *info)
     };
     char err[512] = "";
     int rc = plugin->start(&host, err, sizeof err);
-    if (rc != 0) {
-        gpufl__log(GFL_LOG_WARN, "device plugin %s could not start (%s); recording as monitor",
-                   plugin->name, err[0] ? err : "no reason given");
-        return false;
-    }
+    if (rc != 0)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "device plugin %s could not start (%s); recording as monitor", plugin->name,
+                         err[0] ? err : "no reason given");
     gpufl__log(GFL_LOG_DEBUG, "device plugin %s started from %s", plugin->name, path);
     running = plugin;
+    choice->plugin = plugin->name;
     return true;
 }
 

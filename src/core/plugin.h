@@ -10,9 +10,20 @@
 
 #include "core/session_info.h"
 
-/* Loads and starts the plugin the session's options call for, if any.
- * Returns true when a plugin is running. */
-bool gpufl__plugin_start(const gpufl__session_info *info);
+/* Which engine a session asked for, which one records it and why they
+ * differ: the engine above Trace not in this build, no device backend, a
+ * plugin that could not be loaded or could not start. */
+typedef struct gpufl__engine_choice {
+    gpufl_engine requested;
+    gpufl_engine ran;
+    const char *plugin; /* name of the running plugin, NULL none */
+    char reason[640];   /* "" when ran == requested */
+} gpufl__engine_choice;
+
+/* Loads and starts the plugin the session's options call for, if any, and
+ * says in *choice what records (every failure is a downgrade, logged once
+ * as a warning). Returns true when a plugin is running. */
+bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *choice);
 
 /* Flushes and stops the running plugin (it stays loaded). */
 void gpufl__plugin_stop(void);

@@ -158,6 +158,29 @@ static void record_devices(session *s)
     }
 }
 
+/* Which engine records, as an event (so that readers of the trace alone
+ * know it) and in session.json, right away: a program that crashes in its
+ * first seconds still says what ran. */
+static void record_engine(session *s, const gpufl__engine_choice *c)
+{
+    gpufl__producer *p = gpufl__producer_self();
+    gfl_event *ev = p ? gpufl__ring_reserve(&p->ring, GFL_CHANNEL_DEVICE) : NULL;
+    if (!ev)
+        return; /* counted as lost by the ring */
+    memset(ev, 0, sizeof *ev);
+    ev->h.type = GFL_EV_ENGINE;
+    ev->h.ts = gpufl__now_ns();
+    ev->h.tid = gpufl__producer_tid(p);
+    ev->u.engine = (gfl_engine_payload){
+        .requested = gpufl__intern(gpufl__engine_name(c->requested)),
+        .ran = gpufl__intern(gpufl__engine_name(c->ran)),
+        .plugin = c->plugin ? gpufl__intern(c->plugin) : 0,
+        .reason = c->reason[0] ? gpufl__intern(c->reason) : 0,
+    };
+    gpufl__ring_commit(&p->ring);
+    gpufl__collector_checkpoint(s->collector);
+}
+
 static void start_sampler(session *s)
 {
     const gpufl_options *o = &s->config.o;
@@ -296,7 +319,9 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     warn_deprecated(&s->config.o);
     record_devices(s);
     start_sampler(s);
-    (void)gpufl__plugin_start(&s->info);
+    gpufl__engine_choice engine;
+    (void)gpufl__plugin_start(&s->info, &engine);
+    record_engine(s, &engine);
     gpufl__log(GFL_LOG_INFO, "recording session %s into %s", s->info.id, s->info.dir);
     gpufl__run_report(s->info.pid, s->info.dir);
     pthread_mutex_unlock(&lifecycle);

@@ -128,6 +128,19 @@ static json_t *host_info_json(void)
     return j;
 }
 
+static json_t *text_or_null(const char *s) { return s ? gpufl__json_text(s) : json_null(); }
+
+/* The engine asked for and, once the device plugin has started or been
+ * given up (the first checkpoint after it: core/session.c asks for one at
+ * once), the engine that records, its plugin and why they differ. */
+static json_t *engine_json(const gpufl__session_info *info, const gpufl__summary *summary)
+{
+    const char *ran = summary ? summary->engine : NULL;
+    return json_pack("{s:s,s:o,s:o,s:o}", "requested", gpufl__engine_name(info->config->o.profiling_engine),
+                     "ran", text_or_null(ran), "plugin", text_or_null(ran ? summary->engine_plugin : NULL),
+                     "reason", text_or_null(ran ? summary->engine_reason : NULL));
+}
+
 int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
                               const gpufl__session_end *end)
 {
@@ -155,6 +168,7 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
         json_object_set_new(root, "end_wall_ns", json_integer((json_int_t)end->end_wall_ns));
         json_object_set_new(root, "end_time", json_string(stop));
     }
+    json_object_set_new(root, "engine", engine_json(info, summary));
     if (summary && summary->crashed)
         json_object_set_new(root, "crash", gpufl__crash_to_json(summary));
     if (summary)

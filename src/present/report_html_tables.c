@@ -92,6 +92,15 @@ static void session_facts(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana
              s->ended ? "" : " (the session did not record its end: up to its last event)");
     fact(o, "duration", buf);
     fact(o, "gpufl version", S(info->gpufl_version));
+    if (info->engine) {
+        snprintf(buf, sizeof buf, "%s%s%s%s", S(info->engine), info->engine_plugin ? " (plugin " : "",
+                 info->engine_plugin ? S(info->engine_plugin) : "", info->engine_plugin ? ")" : "");
+        fact(o, "engine", buf);
+        if (info->engine_reason) {
+            fact(o, "engine asked for", S(info->engine_requested));
+            fact(o, "engine note", S(info->engine_reason));
+        }
+    }
     if (info->driver_version)
         fact(o, "driver", S(info->driver_version));
     if (info->cuda_driver_version)

@@ -69,6 +69,12 @@ static void session(jctx *c)
     jstr_id(c, "cuda_driver_version", in->cuda_driver_version);
     jstr_id(c, "stop_reason", in->stop_reason);
     jstr_id(c, "stop_detail", in->stop_detail);
+    jw_obj(w, "engine");
+    jstr_id(c, "requested", in->engine_requested);
+    jstr_id(c, "ran", in->engine);
+    jstr_id(c, "plugin", in->engine_plugin);
+    jstr_id(c, "reason", in->engine_reason);
+    jw_obj_end(w);
     jw_arr(w, "devices");
     for (uint32_t i = 0; i < in->ndevices; i++) {
         const gpufl_trace_device *d = &in->devices[i];

@@ -50,6 +50,12 @@ static void header(const rt *c)
     else
         fprintf(out, "  recorded  by gpufl %s; read from the NDJSON logs (schema version %u)\n",
                 rt_str(c, in->gpufl_version)[0] ? rt_str(c, in->gpufl_version) : "?", in->format_version);
+    if (in->engine)
+        fprintf(out, "  engine    %s%s%s%s%s%s\n", rt_str(c, in->engine), in->engine_plugin ? " (plugin " : "",
+                rt_str(c, in->engine_plugin), in->engine_plugin ? ")" : "", in->engine_reason ? "; asked for " : "",
+                in->engine_reason ? rt_str(c, in->engine_requested) : "");
+    if (in->engine && in->engine_reason)
+        fprintf(out, "            %s\n", rt_str(c, in->engine_reason));
     if (in->driver_version || in->cuda_driver_version)
         fprintf(out, "  driver    %s, CUDA %s\n", rt_str(c, in->driver_version)[0] ? rt_str(c, in->driver_version) : "?",
                 rt_str(c, in->cuda_driver_version)[0] ? rt_str(c, in->cuda_driver_version) : "?");

@@ -37,7 +37,8 @@
     X(count) X(total) X(level) X(message) X(wall_ns) X(session_id) X(app_name) X(pid) X(host)      \
     X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
-    X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)
+    X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
+    X(requested) X(engine) X(plugin)
 
 #define KEY_ENUM(k) K_##k,
 enum { K_NONE = 0, KEYS(KEY_ENUM) K_COUNT };
@@ -258,6 +259,11 @@ static const slot crash_slots[] = {
 /* crash_scope: scope_begin's fields (scope_slots); crash_stack: a stack
  * piece without id (stack_slots). */
 
+static const slot engine_slots[] = {
+    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(requested, u.engine.requested, V_STR),
+    S(engine, u.engine.ran, V_STR), S(plugin, u.engine.plugin, V_STR), S(reason, u.engine.reason, V_STR),
+    END_SLOTS};
+
 static const slot log_slots[] = {
     REQ(ts_ns, h.ts), S(tid, h.tid, V_U), SA(level, u.log.level, V_ENUM, EN_LEVEL),
     S(message, u.log.message, V_STR), END_SLOTS};
@@ -310,6 +316,7 @@ static const line_type line_types[T_COUNT] = {
     [GFL_EV_CRASH] = {crash_slots, 0},
     [GFL_EV_CRASH_STACK] = {stack_slots, 0},
     [GFL_EV_CRASH_SCOPE] = {scope_slots, 0},
+    [GFL_EV_ENGINE] = {engine_slots, 0},
     [T_SESSION_START] = {session_start_slots, 0},
     [T_SESSION_END] = {session_end_slots, 0},
     [T_LOG_STOPPED] = {log_stopped_slots, 0},

@@ -245,6 +245,15 @@ static const gpufl__gflt_field crash_fields[] = {
     F(u.crash.scopes_lost, GFLT_VAR),
 };
 
+static const gpufl__gflt_field engine_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.engine.requested, GFLT_STR),
+    F(u.engine.ran, GFLT_STR),
+    OPT(u.engine.plugin, GFLT_STR),
+    OPT(u.engine.reason, GFLT_STR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -287,6 +296,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_CRASH] = LAYOUT(crash_fields),
     [GFL_EV_CRASH_STACK] = LAYOUT(stack_fields),
     [GFL_EV_CRASH_SCOPE] = LAYOUT(scope_fields),
+    [GFL_EV_ENGINE] = LAYOUT(engine_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

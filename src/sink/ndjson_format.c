@@ -68,6 +68,9 @@ size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *name
         return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
     case GFL_EV_LOG:
         return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
+    case GFL_EV_ENGINE:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.engine.requested) + name_bound(names, ev->u.engine.ran) +
+               name_bound(names, ev->u.engine.plugin) + name_bound(names, ev->u.engine.reason);
     case GFL_EV_DEVICE_INFO:
         return FIXED_PART_BOUND + name_bound(names, ev->u.info.name) + name_bound(names, ev->u.info.uuid) +
                name_bound(names, ev->u.info.pci_bus_id) + name_bound(names, ev->u.info.driver_version);
@@ -511,6 +514,22 @@ static char *crash_scope_line(char *p, const gfl_event *ev, const gpufl__string_
     return KU(p, ",\"begin_ns\":", s->begin_ts);
 }
 
+/* The engine asked for and the one recording; plugin and reason only when
+ * there are. */
+static char *engine_line(char *p, const gfl_event *ev, const gpufl__string_lookup *names)
+{
+    const gfl_engine_payload *e = &ev->u.engine;
+    p = KU(p, ",\"ts_ns\":", ev->h.ts);
+    p = KU(p, ",\"tid\":", ev->h.tid);
+    p = KN(p, ",\"requested\":", e->requested);
+    p = KN(p, ",\"engine\":", e->ran);
+    if (e->plugin)
+        p = KN(p, ",\"plugin\":", e->plugin);
+    if (e->reason)
+        p = KN(p, ",\"reason\":", e->reason);
+    return p;
+}
+
 size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *names, char *buf)
 {
     char *p = type_field(buf, ev->h.type);
@@ -576,6 +595,9 @@ size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *nam
         break;
     case GFL_EV_CRASH_SCOPE:
         p = crash_scope_line(p, ev, names);
+        break;
+    case GFL_EV_ENGINE:
+        p = engine_line(p, ev, names);
         break;
     case GFL_EV_LOG:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);

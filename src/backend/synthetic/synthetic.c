@@ -13,6 +13,8 @@
  * friends), so tests can check each line exactly. `bad` adds events that end
  * before they start, which the core must reject and count. `pace` makes the
  * generators pause every 256 events so that small rings never overflow.
+ * `fail=1` makes start() fail, as a plugin that cannot start its vendor
+ * library, so that the core's downgrade to Monitor is tested.
  * `held=N` plays another tool that keeps the tracing interface after a
  * pause: the first N resumes are refused, as CUPTI refuses a second client.
  */
@@ -30,6 +32,7 @@
 typedef struct script {
     unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad, held;
     bool pace;
+    bool fail; /* start() fails, as a plugin whose vendor library cannot start */
 } script;
 
 static const gpufl_plugin_host *host;
@@ -74,6 +77,7 @@ static void parse_script(const char *text)
         else if (!strcmp(kv, "bad")) cfg.bad = v;
         else if (!strcmp(kv, "held")) cfg.held = v;
         else if (!strcmp(kv, "pace")) cfg.pace = v != 0;
+        else if (!strcmp(kv, "fail")) cfg.fail = v != 0;
     }
 }
 
@@ -234,6 +238,10 @@ static int synthetic_start(const gpufl_plugin_host *h, char *err, size_t err_len
 {
     host = h;
     parse_script(getenv("GPUFL_SYNTHETIC"));
+    if (cfg.fail) {
+        snprintf(err, err_len, "the script says fail=1: no device can be traced");
+        return GPUFL_EUNSUPPORTED;
+    }
     for (n_threads = 0; n_threads < cfg.threads; n_threads++)
         if (pthread_create(&threads[n_threads], NULL, generator, (void *)(uintptr_t)n_threads) != 0) {
             snprintf(err, err_len, "cannot start generator thread %u", n_threads);

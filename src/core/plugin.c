@@ -212,10 +212,80 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
     return true;
 }
 
+/* ---- handing the vendor interface to another tool -------------------------- */
+
+/* When the plugin let go, in the session clock; 0 while it holds it. */
+static uint64_t paused_at;
+
+static bool can_hand_over(const char *call)
+{
+    if (!running) {
+        gpufl__set_error("%s: no device tracing is running (the engine is monitor, or the device "
+                         "plugin could not start)", call);
+        return false;
+    }
+    if (running->size < offsetof(gpufl_plugin, resume) + sizeof running->resume || !running->pause ||
+        !running->resume) {
+        gpufl__set_error("%s: the device plugin %s cannot hand its tracing over", call, running->name);
+        return false;
+    }
+    return true;
+}
+
+int gpufl__plugin_pause(void)
+{
+    if (!can_hand_over("gpufl_trace_pause"))
+        return running ? GPUFL_EUNSUPPORTED : GPUFL_ESTATE;
+    if (paused_at) {
+        gpufl__set_error("gpufl_trace_pause: the trace is already paused");
+        return GPUFL_ESTATE;
+    }
+    char err[512] = "";
+    int rc = running->pause(err, sizeof err);
+    if (rc != 0) {
+        gpufl__set_error("gpufl_trace_pause: %s", err[0] ? err : "the device plugin refused");
+        return rc;
+    }
+    paused_at = gpufl__now_ns();
+    gpufl__log(GFL_LOG_INFO, "trace paused by gpufl_trace_pause() at %llu ns: CUPTI is free for another "
+                             "tool; device work from now until gpufl_trace_resume() is not recorded",
+               (unsigned long long)paused_at);
+    return 0;
+}
+
+int gpufl__plugin_resume(void)
+{
+    if (!can_hand_over("gpufl_trace_resume"))
+        return running ? GPUFL_EUNSUPPORTED : GPUFL_ESTATE;
+    if (!paused_at) {
+        gpufl__set_error("gpufl_trace_resume: the trace is not paused");
+        return GPUFL_ESTATE;
+    }
+    char err[512] = "";
+    int rc = running->resume(err, sizeof err);
+    if (rc != 0) {
+        gpufl__set_error("gpufl_trace_resume: %s; still paused, call it again once the other tool "
+                         "has stopped", err[0] ? err : "the device plugin refused");
+        return rc;
+    }
+    uint64_t now = gpufl__now_ns();
+    gpufl__log(GFL_LOG_INFO, "trace resumed by gpufl_trace_resume() at %llu ns after %.3f s paused: "
+                             "device work from %llu ns to %llu ns was not recorded",
+               (unsigned long long)now, (double)(now - paused_at) / 1e9, (unsigned long long)paused_at,
+               (unsigned long long)now);
+    paused_at = 0;
+    return 0;
+}
+
 void gpufl__plugin_stop(void)
 {
     if (!running)
         return;
+    if (paused_at)
+        gpufl__log(GFL_LOG_INFO, "the session ended with the trace paused since %llu ns: device work from "
+                                 "then on was not recorded",
+                   (unsigned long long)paused_at);
+    paused_at = 0;
     running->stop();
     running = NULL;
 }

@@ -28,6 +28,12 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
 /* Flushes and stops the running plugin (it stays loaded). */
 void gpufl__plugin_stop(void);
 
+/* gpufl_trace_pause() / gpufl_trace_resume() for the running plugin: 0, or
+ * a negative gpufl_err with gpufl_last_error() set. The caller holds the
+ * session's lifecycle lock. The gap is recorded in the session's log. */
+int gpufl__plugin_pause(void);
+int gpufl__plugin_resume(void);
+
 /* Name of the running plugin, or NULL. */
 const char *gpufl__plugin_name(void);
 

@@ -357,6 +357,26 @@ void gpufl__session_flush(void)
     pthread_mutex_unlock(&lifecycle);
 }
 
+/* Under the lifecycle lock, so that a pause or resume never overlaps the
+ * plugin's start or stop. */
+static int hand_over(int (*step)(void), const char *call)
+{
+    pthread_mutex_lock(&lifecycle);
+    int rc;
+    if (!current) {
+        gpufl__set_error("%s: no session; call gpufl_init first", call);
+        rc = GPUFL_ESTATE;
+    } else {
+        rc = step();
+    }
+    pthread_mutex_unlock(&lifecycle);
+    return rc;
+}
+
+GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__plugin_pause, "gpufl_trace_pause"); }
+
+GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__plugin_resume, "gpufl_trace_resume"); }
+
 GPUFL_API const char *gpufl_version(void) { return GPUFL_VERSION_STRING; }
 
 /* A program that forgets gpufl_shutdown() (or exits from a worker thread)

@@ -7,6 +7,7 @@
  * the peak RSS while analyzing (the target: at most 1.5x the reader's).
  * The sections are timed one by one on one thread; the report runs them in
  * two halves at once (ana_report.c), so it takes less than their sum.
+ * Last, gpufl diff's comparison of the session with its first 99 %.
  *
  *   bench_analyze [EVENTS]      files under $BENCH_DIR (default /tmp)
  */
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/ana_diff.h"
 #include "analyze/analysis.h"
 #include "bench_session.h"
 #include "bench_util.h"
@@ -97,6 +99,32 @@ int main(int argc, char **argv)
            (double)extra / 1e6, (double)(reader_rss + extra) / 1e6,
            reader_rss ? (double)(reader_rss + extra) / (double)reader_rss : 0);
     gpufl__ana_report_free(&r);
+
+    /* gpufl diff's comparison (its reports list every kernel, as the
+     * command's do) against the same session cut 1 % short: every launch
+     * configuration's counts differ, and its launches are matched by
+     * place in the program */
+    char cut_path[4200];
+    snprintf(cut_path, sizeof cut_path, "%s/cut.gflt", dir);
+    bench_write_session(cut_path, events - events / 100, "bench_analyze-20261121-000000-1-0001", "bench_analyze");
+    gpufl_trace *cut;
+    if (gpufl_trace_open(cut_path, &cut, err, sizeof err) != 0)
+        die(err);
+    o.top_kernels = UINT32_MAX;
+    gpufl__ana_report rb, rc;
+    if (gpufl__analyze_report(t, &o, &rb) != 0 || gpufl__analyze_report(cut, &o, &rc) != 0)
+        die("report failed");
+    gpufl__diff d;
+    t0 = bench_now_ns();
+    if (gpufl__diff_reports(t, &rb, cut, &rc, NULL, &d) != 0)
+        die("diff failed");
+    printf("  diff       %8.3f s   (against its first 99 %%: %u kernels, %u regressions)\n", secs(t0), d.nkernels,
+           d.regressions);
+    gpufl__diff_free(&d);
+    gpufl__ana_report_free(&rb);
+    gpufl__ana_report_free(&rc);
+    gpufl_trace_close(cut);
+    unlink(cut_path);
     gpufl_trace_close(t);
     unlink(path);
     tu_rm_rf(dir);

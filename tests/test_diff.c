@@ -11,7 +11,11 @@
  * and vanished scopes, longer wall and idle time; the text against golden
  * text; the JSON parsed back; the command's exit codes (0, 1, 2) and its
  * errors; a pair that differs only by noise, and the recorded sample diffed
- * with itself, give no regression.
+ * with itself, give no regression. Launches are matched by their place in
+ * the program; on copies of the recorded sample, its largest GEMM (three
+ * sizes in one launch configuration) made 20 % slower is a regression with
+ * none, 2, 2 % or 10 % of its launches missing, and +-10 % of random noise
+ * on every launch is none.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,13 +25,16 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "analyze/ana_diff.h"
+#include "analyze/ana_diff_pairs.h"
 #include "analyze/analysis.h"
+#include "core/event.h"
 #include "gpufl/trace.h"
 #include "present/diff_json.h"
 #include "present/diff_text.h"
@@ -300,12 +307,12 @@ static void test_verdicts(void **state)
     assert_true(k->time.item_pct > 29 && k->time.item_pct < 31);
     assert_true(k->time.item_noise_pct > 0 && k->time.item_noise_pct < 1);
     expect(&kernel(&d, "relu_faster")->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_IMPROVED, GPUFL__DIFF_FASTER, 0);
-    /* +8 % in total and per launch, but the launches' ratios spread from
-     * 28/180 to 188/20: a noise of ~110 % */
+    /* +8 % in total and per launch, but the same work took from 28/180 to
+     * 188/20 of its time: a noise (from the MAD of those ratios) of ~55 % */
     k = kernel(&d, "noisy");
     expect(&k->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_SAME, GPUFL__DIFF_STEADY, GPUFL__DIFF_F_NOISE);
     assert_true(k->time.item_pct > 7.99 && k->time.item_pct < 8.01);
-    assert_true(k->time.item_noise_pct > 100);
+    assert_true(k->time.item_noise_pct > 40 && k->time.item_noise_pct < 70);
     expect(&kernel(&d, "steady")->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_SAME, GPUFL__DIFF_STEADY, 0);
     expect(&kernel(&d, "launched_more")->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_REGRESSED, GPUFL__DIFF_STEADY,
            GPUFL__DIFF_F_COUNT);
@@ -386,6 +393,46 @@ static void test_noise_only(void **state)
     assert_int_equal(kernel(&d, "noisy")->time.flags, GPUFL__DIFF_F_NOISE);
     assert_int_equal(kernel(&d, "gemm_slower")->time.per_item, GPUFL__DIFF_STEADY);
     diff_free_all(&d, &b, &c);
+}
+
+/* Launches are matched by their place in the program, not by index: a
+ * configuration launched at three places per step (100, 500 and 10 us of
+ * work) over 4 steps, against a candidate 10 % slower that lacks one launch
+ * of step 1 and runs a new kernel (9) after the first launch of step 3.
+ * By index, every launch after the missing one would meet other work. */
+static void test_pairs_by_program_point(void **state)
+{
+    (void)state;
+    const uint64_t at12 = GPUFL__DIFF_POINT(1, 2), at23 = GPUFL__DIFF_POINT(2, 3), at31 = GPUFL__DIFF_POINT(3, 1);
+    gpufl__diff_launch b[12], c[12];
+    size_t nb = 0, nc = 0;
+    for (int step = 0; step < 4; step++) {
+        const uint64_t pts[] = {at12, at23, at31}, durs[] = {100000, 500000, 10000};
+        for (int k = 0; k < 3; k++) {
+            b[nb++] = (gpufl__diff_launch){durs[k], pts[k]};
+            if (step == 1 && k == 1)
+                continue;
+            c[nc++] = (gpufl__diff_launch){durs[k] * 11 / 10, step == 3 && k == 0 ? GPUFL__DIFF_POINT(1, 9) : pts[k]};
+        }
+    }
+    gpufl__diff_pairs p = {0};
+    assert_int_equal(gpufl__diff_pairs_match(&p, b, nb, c, nc), 0);
+    /* (1,2): 3 pairs; (2,3): 3; (3,1): 4; then by previous configuration, 1: the launch before 9 */
+    assert_int_equal(p.n, 11);
+    assert_int_equal(p.ngroups, 4);
+    const size_t sizes[] = {3, 3, 4, 1};
+    for (size_t g = 0; g < p.ngroups; g++)
+        assert_int_equal(p.at[g + 1] - p.at[g], sizes[g]);
+    assert_int_equal(p.weight[0], 3 * 100000);
+    assert_int_equal(p.weight[1], 3 * 500000);
+    for (size_t i = 0; i < p.n; i++)
+        assert_int_equal(p.ratio[i], GPUFL__DIFF_RATIO_ONE * 11 / 10);
+    /* again, into the same scratch: nothing in common but the configuration */
+    for (size_t i = 0; i < nc; i++)
+        c[i].point = GPUFL__DIFF_POINT(7, 8);
+    assert_int_equal(gpufl__diff_pairs_match(&p, b, nb, c, nc), 0);
+    assert_int_equal(p.n, 0);
+    gpufl__diff_pairs_free(&p);
 }
 
 /* ---- text and JSON -------------------------------------------------------------- */
@@ -637,13 +684,160 @@ static void test_sample_with_itself(void **state)
     free(err);
 }
 
+/* ---- the recorded sample, edited ----------------------------------------------------- */
+
+#define SAMPLE GFL_SOURCE_DIR "/samples/train_sample"
+/* The sample's largest kernel of a single launch configuration: 540
+ * launches of three sizes (about 138, 180 and 700 us), so that the spread
+ * of its durations says nothing about noise. */
+#define BIG_GEMM                                                                                     \
+    "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_" \
+    "execute_kernel__5x_cublas"
+#define BIG_GEMM_LAUNCHES 540
+
+/* What a copy of the sample changes. Random choices come from a seeded
+ * generator, so each copy is the same on every run. */
+typedef struct sample_edit {
+    double scale;       /* BIG_GEMM's durations times this */
+    unsigned drop;      /* of its launches, this many removed at random positions */
+    double jitter;      /* every kernel's duration times a uniform factor in 1 +- jitter */
+    uint64_t rng;       /* xorshift64* state: the seed */
+    unsigned seen, dropped;
+} sample_edit;
+
+static double uniform(uint64_t *s) /* in [0, 1) */
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (double)((*s * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
+}
+
+static bool edit_sample(void *vctx, gfl_event *ev, const gpufl__string_lookup *strings)
+{
+    sample_edit *x = vctx;
+    if (ev->h.type != GFL_EV_KERNEL)
+        return true;
+    uint32_t len;
+    const char *name = gpufl__lookup(strings, ev->u.kernel.name, &len);
+    double factor = 1.0;
+    if (!strcmp(name, BIG_GEMM)) {
+        /* selection sampling: each launch goes with probability
+         * (still to drop) / (still to see), so exactly `drop` go */
+        unsigned left = BIG_GEMM_LAUNCHES - x->seen++;
+        assert_true(left > 0);
+        if (uniform(&x->rng) * left < x->drop - x->dropped) {
+            x->dropped++;
+            return false;
+        }
+        factor = x->scale;
+    }
+    if (x->jitter > 0)
+        factor *= 1.0 + x->jitter * (2.0 * uniform(&x->rng) - 1.0);
+    uint64_t dur = ev->u.kernel.end_ts - ev->h.ts;
+    ev->u.kernel.end_ts = ev->h.ts + (uint64_t)llround((double)dur * factor);
+    return true;
+}
+
+/* Writes <work>/<name>.gflt, the sample edited by x; returns its path. */
+static char *edited_sample(const char *name, sample_edit *x)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s.gflt", work, name);
+    tu_copy_session(SAMPLE, path, edit_sample, x);
+    assert_int_equal(x->seen, BIG_GEMM_LAUNCHES);
+    assert_int_equal(x->dropped, x->drop);
+    return strdup(path);
+}
+
+/* `gpufl diff SAMPLE cand --format json`: its exit code into *rc, the JSON. */
+static json_t *diff_sample(const char *cand, int *rc)
+{
+    char *out, *err;
+    const char *argv[] = {GFL_CLI, "diff", SAMPLE, cand, "--format", "json", NULL};
+    *rc = tu_run(argv, &out, &err);
+    json_error_t e;
+    json_t *j = json_loads(out, 0, &e);
+    if (!j)
+        fail_msg("not JSON (%s): %.300s %s", e.text, out, err);
+    free(out);
+    free(err);
+    return j;
+}
+
+/* The same +20 % on the big GEMM is a regression whether all of its
+ * launches are in the candidate or 2 of them, 2 % or 10 % are missing,
+ * with or without +-10 % of random noise on every launch of every kernel:
+ * the noise it is judged against must not depend on the launch counts
+ * matching, nor come from the spread of its three sizes. */
+static void test_sample_slower_with_missing_launches(void **state)
+{
+    (void)state;
+    const unsigned drops[] = {0, 2, BIG_GEMM_LAUNCHES * 2 / 100, BIG_GEMM_LAUNCHES * 10 / 100};
+    const double jitters[] = {0, 0.10};
+    for (size_t i = 0; i < N(drops) * N(jitters); i++) {
+        unsigned drop = drops[i % N(drops)];
+        double jitter = jitters[i / N(drops)];
+        char name[64];
+        snprintf(name, sizeof name, "gemm-slower-drop%u-jitter%.0f", drop, jitter * 100);
+        sample_edit x = {.scale = 1.2, .drop = drop, .jitter = jitter, .rng = 0x9E3779B97F4A7C15ull + i};
+        char *cand = edited_sample(name, &x);
+        int rc;
+        json_t *j = diff_sample(cand, &rc);
+        json_t *k = NULL, *v;
+        size_t at;
+        json_array_foreach(jget(j, "kernels"), at, v) if (!strcmp(tu_str(v, "name"), BIG_GEMM)) k = v;
+        assert_non_null(k);
+        double pct = json_real_value(jget(k, "per_item_change_pct"));
+        double noise = json_real_value(jget(k, "per_item_noise_pct"));
+        fprintf(stderr, "  %u of %u launches missing, noise +-%.0f %%: %s, per launch %+.2f %% (noise %.2f %%), exit %d\n",
+                drop, BIG_GEMM_LAUNCHES, jitter * 100, tu_str(k, "verdict"), pct, noise, rc);
+        assert_string_equal(tu_str(k, "verdict"), "regressed");
+        assert_string_equal(tu_str(k, "per_item"), "slower");
+        assert_true(pct > 18.0 && pct < 22.0);
+        assert_true(noise < 5.0);
+        assert_int_equal(tu_int(jget(k, "candidate"), "n"), BIG_GEMM_LAUNCHES - drop);
+        /* nothing else changed */
+        assert_int_equal(tu_int(j, "regressions"), 1);
+        assert_int_equal(rc, 1);
+        json_decref(j);
+        free(cand);
+    }
+}
+
+/* +-10 % of random noise on every launch of every kernel, and nothing
+ * else: no regression, whatever the seed. */
+static void test_sample_noise_is_no_regression(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        char name[64];
+        snprintf(name, sizeof name, "noise-%u", (unsigned)seed);
+        sample_edit x = {.scale = 1.0, .jitter = 0.10, .rng = seed * 0x9E3779B97F4A7C15ull};
+        char *cand = edited_sample(name, &x);
+        int rc;
+        json_t *j = diff_sample(cand, &rc);
+        json_t *v;
+        size_t at;
+        json_array_foreach(jget(j, "kernels"), at, v) if (strcmp(tu_str(v, "verdict"), "same"))
+            fprintf(stderr, "  seed %u: %s %s\n", (unsigned)seed, tu_str(v, "verdict"), tu_str(v, "name"));
+        assert_int_equal(tu_int(j, "regressions"), 0);
+        assert_int_equal(rc, 0);
+        json_decref(j);
+        free(cand);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verdicts),   cmocka_unit_test(test_noise_only),
+        cmocka_unit_test(test_pairs_by_program_point),
         cmocka_unit_test(test_text),       cmocka_unit_test(test_json),
         cmocka_unit_test(test_command),    cmocka_unit_test(test_command_errors),
         cmocka_unit_test(test_sample_with_itself),
+        cmocka_unit_test(test_sample_slower_with_missing_launches),
+        cmocka_unit_test(test_sample_noise_is_no_regression),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     free(base_path);

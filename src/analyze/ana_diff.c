@@ -9,8 +9,10 @@
 #include "analyze/ana_diff.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/ana_diff_configs.h"
 #include "gpufl/gpufl.h"
@@ -395,31 +397,58 @@ typedef struct like_acc {
 } like_acc;
 
 /* Adds configuration row rb of cb, matched with rc of cc, to its kernel's
- * sums: paired when both launched it equally often, else by medians. */
-static int like_add(gpufl__diff *d, like_acc *acc, const char *name, const gpufl__diff_configs *cb,
-                    uint32_t rb, const gpufl__diff_configs *cc, uint32_t rc)
+ * sums (gpufl__diff_config_change_of says how it is compared). */
+static int like_add(gpufl__diff *d, like_acc *acc, gpufl__diff_compare *x, const char *name,
+                    const gpufl__diff_configs *cb, uint32_t rb, const gpufl__diff_configs *cc, uint32_t rc)
 {
     gpufl__diff_kernel *k = row_named(d, name);
-    const gpufl__ana_dist *x = &cb->dist[rb], *y = &cc->dist[rc];
-    if (!k || k->time.presence != GPUFL__DIFF_BOTH || x->n < 2 || y->n < 2)
+    if (!k || k->time.presence != GPUFL__DIFF_BOTH || cb->at[rb + 1] - cb->at[rb] < 2 ||
+        cc->at[rc + 1] - cc->at[rc] < 2)
         return 0;
-    double r, noise;
-    if (x->n == y->n) {
-        int err = gpufl__diff_paired(cb->dur + cb->at[rb], cc->dur + cc->at[rc], x->n, &r, &noise);
-        if (err)
-            return err;
+    gpufl__diff_config_change ch;
+    int err = gpufl__diff_config_change_of(x, cb, rb, cc, rc, &ch);
+    if (err)
+        return err;
+    if (ch.pairs) {
         k->paired_configs++;
-    } else {
-        r = pct_of((double)(y->p50 - x->p50), x->p50);
-        noise = pct_of(NOISE_SES * sqrt(median_variance(x) + median_variance(y)), x->p50);
+        k->paired_launches += ch.pairs;
     }
-    double w = (double)nonneg(x->total);
+    double w = (double)cb->total[rb];
     like_acc *a = &acc[k - d->kernels];
     a->w += w;
-    a->wr += w * r;
-    a->w2n2 += w * w * noise * noise;
+    a->wr += w * ch.pct;
+    a->w2n2 += w * w * ch.noise_pct * ch.noise_pct;
     k->matched_configs++;
     return 0;
+}
+
+/* c2b[r]: the row of kb's trace matching row r of kc's (UINT32_MAX none);
+ * kb, kc: the configurations of the two traces, sorted. */
+static void match_rows(const cfg_key *kb, size_t nb, const cfg_key *kc, size_t nc, uint32_t *c2b)
+{
+    for (size_t j = 0; j < nc; j++)
+        c2b[j] = UINT32_MAX;
+    for (size_t i = 0, j = 0; i < nb && j < nc;) {
+        int r = cfg_cmp(&kb[i], &kc[j]);
+        if (r == 0)
+            c2b[kc[j].row] = kb[i].row;
+        i += r <= 0;
+        j += r >= 0;
+    }
+}
+
+/* The configurations of one trace, on a thread of its own. */
+typedef struct configs_job {
+    const gpufl_trace *t;
+    gpufl__diff_configs *out;
+    int rc;
+} configs_job;
+
+static void *run_configs(void *arg)
+{
+    configs_job *j = arg;
+    j->rc = gpufl__diff_configs_of(j->t, j->out);
+    return NULL;
 }
 
 /* Replaces the per-launch evidence of kernels that both sessions launched
@@ -428,16 +457,30 @@ static int like_add(gpufl__diff *d, like_acc *acc, const char *name, const gpufl
 static int like_for_like(gpufl__diff *d, const gpufl_trace *bt, const gpufl_trace *ct)
 {
     gpufl__diff_configs cb, cc;
-    int rb = gpufl__diff_configs_of(bt, &cb), rc = gpufl__diff_configs_of(ct, &cc);
+    gpufl__diff_compare x = {0};
+    /* the two traces' launches are bucketed at once: a pass over each,
+     * memory-bound, the bulk of the work on a large session */
+    configs_job job = {ct, &cc, 0};
+    pthread_t th;
+    bool threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&th, NULL, run_configs, &job) == 0;
+    int rb = gpufl__diff_configs_of(bt, &cb);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        run_configs(&job);
+    int rc = job.rc;
     cfg_key *kb = cfg_keys(bt, cb.n), *kc = cfg_keys(ct, cc.n);
+    uint32_t *c2b = malloc((cc.n ? cc.n : 1) * sizeof *c2b);
     like_acc *acc = calloc(d->nkernels ? d->nkernels : 1, sizeof *acc);
-    int status = rb ? rb : rc ? rc : acc && (kb || !cb.n) && (kc || !cc.n) ? 0 : GPUFL_ENOMEM;
-    for (size_t i = 0, j = 0; status == 0 && i < cb.n && j < cc.n;) {
-        int r = cfg_cmp(&kb[i], &kc[j]);
-        if (r == 0)
-            status = like_add(d, acc, kb[i].name, &cb, kb[i].row, &cc, kc[j].row);
-        i += r <= 0;
-        j += r >= 0;
+    int status = rb ? rb : rc ? rc : acc && c2b && (kb || !cb.n) && (kc || !cc.n) ? 0 : GPUFL_ENOMEM;
+    if (status == 0) {
+        match_rows(kb, cb.n, kc, cc.n, c2b);
+        gpufl__diff_configs_renumber(&cc, c2b, cb.n);
+    }
+    for (size_t j = 0; status == 0 && j < cc.n; j++) {
+        uint32_t row = kc[j].row;
+        if (c2b[row] != UINT32_MAX)
+            status = like_add(d, acc, &x, kc[j].name, &cb, c2b[row], &cc, row);
     }
     for (uint32_t i = 0; status == 0 && i < d->nkernels; i++) {
         gpufl__diff_change *ch = &d->kernels[i].time;
@@ -445,8 +488,12 @@ static int like_for_like(gpufl__diff *d, const gpufl_trace *bt, const gpufl_trac
             continue;
         ch->item_pct = acc[i].wr / acc[i].w;
         ch->item_noise_pct = sqrt(acc[i].w2n2) / acc[i].w;
+        /* the noise judged, in ns of the baseline's median */
+        ch->noise_ns = (uint64_t)llround(ch->item_noise_pct * (double)nonneg(ch->base.p50) / 100.0);
     }
+    gpufl__diff_compare_free(&x);
     free(acc);
+    free(c2b);
     free(kb);
     free(kc);
     gpufl__diff_configs_free(&cb);

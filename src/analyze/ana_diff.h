@@ -18,18 +18,23 @@
  *
  * How a change is judged (the same for kernels and scopes; "value" is the
  * time per launch, or the wall time per scope instance):
- *  - noise: the uncertainty of the change of the medians, twice its standard
- *    error: 2 * 1.2533 * sqrt(s_b^2 / n_b + s_c^2 / n_c), each run's spread
- *    s estimated as (p95 - p50) / 1.645 (for a normal distribution p95 is
- *    1.645 sigma above the median; 1.2533 sigma / sqrt(n) is the standard
- *    error of a median). Unknown (noise_known false) when a side has a
- *    single value: that row is judged on the threshold alone;
- *  - per item: SLOWER when the median grew by more than the threshold and
- *    more than the noise; FASTER likewise downwards; else STEADY. For a
- *    kernel, launch configurations that both sessions ran are compared like
- *    with like (gpufl__diff_kernel.matched_configs): one name often covers
- *    several shapes, whose mix makes the spread of all launches useless as
- *    a measure of noise;
+ *  - change per item and its noise: for a kernel, each launch configuration
+ *    that both sessions launched at least twice is compared like with like
+ *    (ana_diff_configs.h): its launches are matched by their place in the
+ *    program, whatever their counts, and the change is that of the same
+ *    work, its noise twice the standard error from the MAD of the matched
+ *    launches' ratios; the configurations' changes are averaged with the
+ *    weights of their baseline GPU time. One name often covers several
+ *    shapes, and one configuration several sizes, whose mix makes the
+ *    spread of all launches useless as a measure of noise. Other kernels,
+ *    and scopes, compare the medians: twice the standard error of their
+ *    change, 2 * 1.2533 * sqrt(s_b^2 / n_b + s_c^2 / n_c), each run's
+ *    spread s estimated as (p95 - p50) / 1.645 (for a normal distribution
+ *    p95 is 1.645 sigma above the median; 1.2533 sigma / sqrt(n) is the
+ *    standard error of a median). Unknown (noise_known false) when a side
+ *    has a single value: that row is judged on the threshold alone;
+ *  - per item: SLOWER when the change grew by more than the threshold and
+ *    more than the noise; FASTER likewise downwards; else STEADY;
  *  - REGRESSED when the total grew by more than the threshold, by at least
  *    min_impact_pct of the baseline's kernel time (kernels) or wall time
  *    (scopes), and the growth is real: the count grew by more than the
@@ -96,7 +101,9 @@ typedef struct gpufl__diff_change {
     int64_t total_ns;       /* cand.total - base.total */
     int64_t p50_ns;         /* cand.p50 - base.p50 (0 unless both have it) */
     bool noise_known;       /* both sides have at least two values */
-    uint64_t noise_ns;      /* the noise of p50_ns (0 when unknown) */
+    uint64_t noise_ns;      /* the noise judged, in ns: of p50_ns, or for a kernel compared
+                               like for like item_noise_pct of the baseline's median (0
+                               when unknown) */
     /* What per_item and the verdict were judged on: the change per item in %
      * of the baseline and its noise (in % too). For scopes and most kernels
      * p50_ns and noise_ns as percentages; for a kernel with launch
@@ -112,15 +119,15 @@ typedef struct gpufl__diff_kernel {
     uint32_t base_configs, cand_configs; /* distinct configurations */
     /* Configurations (name, grid, block, registers, shared and local memory)
      * that both sessions launched at least twice. When there are any, the
-     * change per launch is judged like for like: the change of each one's
-     * median and its noise, averaged with the weights of their baseline
-     * GPU time; otherwise on the medians of all launches. */
+     * change per launch is judged like for like: the change of each one
+     * and its noise (ana_diff_configs.h), averaged with the weights of
+     * their baseline GPU time; otherwise on the medians of all launches. */
     uint32_t matched_configs;
-    /* Of those, the ones both launched equally often: compared launch by
-     * launch (the i-th with the i-th: a loop repeats its launches, so
-     * they did the same work), as the median of the ratios of their
-     * durations, whose noise is the clocks' alone; the others by medians. */
+    /* Of those, the ones compared launch by launch: at least two of their
+     * launches were matched by place in the program (ana_diff_pairs.h);
+     * the others by their medians. */
     uint32_t paired_configs;
+    uint64_t paired_launches; /* launches matched, over those configurations */
 } gpufl__diff_kernel;
 
 typedef struct gpufl__diff_scope {

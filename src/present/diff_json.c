@@ -126,6 +126,7 @@ static json_t *kernel(const gpufl__diff_kernel *k)
         change(o, &k->time, &ok);
         put(o, "matched_configs", ju64(k->matched_configs), &ok);
         put(o, "paired_configs", ju64(k->paired_configs), &ok);
+        put(o, "paired_launches", ju64(k->paired_launches), &ok);
         put(o, "baseline_config", k->time.presence != GPUFL__DIFF_NEW ? config(&k->base_config) : json_null(),
             &ok);
         put(o, "candidate_config",

@@ -14,6 +14,7 @@
 
 #include "core/intern.h"
 #include "core/os.h"
+#include "read/event_source.h"
 #include "sink/ndjson_export.h"
 
 static int write_fd(void *ctx, const void *data, size_t n, bool final)
@@ -55,6 +56,33 @@ void tu_write_gflt_and_ndjson(const char *gflt_path, const char *ndjson_dir, con
     }
     tu_gflt_close(&f, meta);
     assert_int_equal(gpufl__ndjson_export_close(&e, meta, err, sizeof err), 0);
+}
+
+void tu_copy_session(const char *in, const char *out, tu_event_edit edit, void *ctx)
+{
+    gpufl__event_source *src;
+    char err[1024];
+    if (gpufl__source_open(in, &src, err, sizeof err) != 0)
+        fail_msg("%s: %s", in, err);
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0)
+        fail_msg("cannot create %s", out);
+    gpufl__gflt_writer w;
+    gpufl__gflt_out o = {write_fd, &fd};
+    /* the source's string table grows as it reads: the writer looks names up as it meets them */
+    assert_int_equal(gpufl__gflt_writer_open(&w, o, &src->strings, &src->meta, 0, -1), 0);
+    const gfl_event *ev;
+    int rc;
+    while ((rc = gpufl__source_next(src, &ev)) == 1) {
+        gfl_event copy = *ev;
+        if (!edit || edit(ctx, &copy, &src->strings))
+            assert_int_equal(gpufl__gflt_writer_add(&w, &copy), 0);
+    }
+    if (rc < 0)
+        fail_msg("%s: %s", in, src->err);
+    assert_int_equal(gpufl__gflt_writer_close(&w, &src->meta), 0);
+    assert_int_equal(close(fd), 0);
+    gpufl__source_close(src);
 }
 
 gpufl_trace *tu_trace_open(const char *path)

@@ -166,7 +166,7 @@ static void test_unended_and_stopped(void **state)
     assert_int_equal(tu_int(json_object_get(j, "skipped"), "bytes"), 35);
     json_decref(j);
     char *text = info_text(dir);
-    assert_non_null(strstr(text, "did not end (killed, or still recording); events reach 500.00 ms\n"));
+    assert_non_null(strstr(text, "did not end (killed, or still recording); events reach 600.00 ms\n"));
     assert_non_null(strstr(text, "writing    stopped at +0.700 s: free_space (free space 1 bytes)"));
     assert_non_null(strstr(text, "  ring_full        5\n"));
     assert_non_null(strstr(text, "skipped    35 bytes of a torn tail"));

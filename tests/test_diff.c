@@ -412,7 +412,8 @@ static void test_pairs_by_program_point(void **state)
             b[nb++] = (gpufl__diff_launch){durs[k], pts[k]};
             if (step == 1 && k == 1)
                 continue;
-            c[nc++] = (gpufl__diff_launch){durs[k] * 11 / 10, step == 3 && k == 0 ? GPUFL__DIFF_POINT(1, 9) : pts[k]};
+            uint64_t pt = step == 3 && k == 0 ? GPUFL__DIFF_POINT(1, 9) : pts[k];
+            c[nc++] = (gpufl__diff_launch){durs[k] * 11 / 10, pt};
         }
     }
     gpufl__diff_pairs p = {0};
@@ -790,7 +791,8 @@ static void test_sample_slower_with_missing_launches(void **state)
         assert_non_null(k);
         double pct = json_real_value(jget(k, "per_item_change_pct"));
         double noise = json_real_value(jget(k, "per_item_noise_pct"));
-        fprintf(stderr, "  %u of %u launches missing, noise +-%.0f %%: %s, per launch %+.2f %% (noise %.2f %%), exit %d\n",
+        fprintf(stderr, "  %u of %u launches missing, noise +-%.0f %%: %s, per launch %+.2f %% (noise %.2f %%), "
+                        "exit %d\n",
                 drop, BIG_GEMM_LAUNCHES, jitter * 100, tu_str(k, "verdict"), pct, noise, rc);
         assert_string_equal(tu_str(k, "verdict"), "regressed");
         assert_string_equal(tu_str(k, "per_item"), "slower");
@@ -822,6 +824,7 @@ static void test_sample_noise_is_no_regression(void **state)
         json_array_foreach(jget(j, "kernels"), at, v) if (strcmp(tu_str(v, "verdict"), "same"))
             fprintf(stderr, "  seed %u: %s %s\n", (unsigned)seed, tu_str(v, "verdict"), tu_str(v, "name"));
         assert_int_equal(tu_int(j, "regressions"), 0);
+        assert_int_equal(tu_int(j, "improvements"), 0);
         assert_int_equal(rc, 0);
         json_decref(j);
         free(cand);

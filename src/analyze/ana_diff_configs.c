@@ -198,7 +198,7 @@ static int from_pairs(gpufl__diff_compare *x, gpufl__diff_config_change *out)
         sw2n += w * w / (double)n;
     }
     if (k == 0) { /* every program point once: deviations from the median of all */
-        uint64_t m;
+        uint64_t m = 0;
         memcpy(x->buf, p->ratio, p->n * sizeof *x->buf);
         int rc = median_of(x->buf, p->n, &m);
         if (rc != 0)
@@ -207,7 +207,7 @@ static int from_pairs(gpufl__diff_compare *x, gpufl__diff_config_change *out)
             x->buf[i] = absdiff(p->ratio[i], m);
         k = p->n;
     }
-    uint64_t mad;
+    uint64_t mad = 0;
     int rc = median_of(x->buf, k, &mad);
     if (rc != 0)
         return rc;
@@ -224,7 +224,7 @@ static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint3
                      double *sigma)
 {
     size_t n = c->at[r + 1] - c->at[r];
-    uint64_t mad;
+    uint64_t mad = 0;
     const gpufl__diff_launch *l = c->launch + c->at[r];
     for (size_t i = 0; i < n; i++)
         x->buf[i] = l[i].dur;

@@ -52,9 +52,11 @@
  *    wall time. Busy time, kernel time and launches are shown, not judged
  *    (the kernels judge them in detail).
  *
- * Threads: any; it only reads its arguments. Sizes: O(k log k) in the
- * kernels and scopes the reports list (hundreds to thousands), never per
- * event.
+ * Threads: any; it only reads its arguments, and buckets the two traces'
+ * launches on a second thread of its own. Sizes: O(k log k) in the kernels
+ * and scopes the reports list (hundreds to thousands), plus the like-for-
+ * like comparison, linear in the launches (ana_diff_configs.h: 16 bytes
+ * per launch of each trace while it runs).
  */
 #ifndef GPUFL_ANALYZE_ANA_DIFF_H
 #define GPUFL_ANALYZE_ANA_DIFF_H

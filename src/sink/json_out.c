@@ -5,6 +5,8 @@
  */
 #include "sink/json_out.h"
 
+#include "core/utf8.h"
+
 static const char digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
@@ -78,38 +80,6 @@ char *gpufl__jput_hex(char *p, uint64_t v)
     return p;
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    /* overlong forms, UTF-16 surrogates and values past U+10FFFF are invalid */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
-
 char *gpufl__jput_str(char *p, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -127,7 +97,7 @@ char *gpufl__jput_str(char *p, const char *str, size_t n)
             break;
         unsigned char c = s[i];
         if (c >= 0x80) {
-            size_t len = utf8_sequence(s + i, n - i);
+            size_t len = gpufl__utf8_seq(s + i, n - i);
             if (len) {
                 memcpy(p, s + i, len);
                 p += len;

@@ -143,14 +143,16 @@ static void check_trace(const char *dir)
     gpufl_trace_close(t);
 }
 
-static char *run(const char *command, const char *const *args)
+/* The caller owns *out. An out-parameter rather than a returned local:
+ * gcc 12 at -O2 mistakes the inlined local for a dangling pointer. */
+static void run(const char *command, const char *const *args, char **out)
 {
-    char *out = NULL, *err = NULL;
-    int rc = tu_run_subcommand(GFL_CLI, command, args, &out, &err);
+    char *err = NULL;
+    *out = NULL;
+    int rc = tu_run_subcommand(GFL_CLI, command, args, out, &err);
     if (rc != 0)
         fail_msg("gpufl %s exited %d: %s", command, rc, err ? err : "");
     free(err);
-    return out;
 }
 
 /* A string field that may be absent (NULL then). */
@@ -184,14 +186,16 @@ static bool line_has(const char *text, const char *a, const char *b)
 static void check_summary(const char *dir)
 {
     const char *text_args[] = {dir, NULL};
-    char *text = run("summary", text_args);
+    char *text;
+    run("summary", text_args, &text);
     assert_non_null(strstr(text, "did not end cleanly"));
     assert_true(line_has(text, "crash.outer", "(1 unended)"));
     assert_true(line_has(text, "crash.inner", "(1 unended)"));
     assert_false(line_has(text, "done", "unended"));
     free(text);
     const char *json_args[] = {dir, "--json", NULL};
-    char *out = run("summary", json_args);
+    char *out;
+    run("summary", json_args, &out);
     json_error_t je;
     json_t *doc = json_loads(out, 0, &je);
     assert_non_null(doc);
@@ -219,11 +223,13 @@ static void check_summary(const char *dir)
 static void check_report(const char *dir)
 {
     const char *text_args[] = {dir, NULL};
-    char *text = run("report", text_args);
+    char *text;
+    run("report", text_args, &text);
     assert_non_null(strstr(text, "1 unended"));
     free(text);
     const char *json_args[] = {dir, "--format", "json", NULL};
-    char *out = run("report", json_args);
+    char *out;
+    run("report", json_args, &out);
     json_error_t je;
     json_t *doc = json_loads(out, 0, &je);
     assert_non_null(doc);
@@ -246,7 +252,8 @@ static void check_report(const char *dir)
 static void check_view(const char *dir)
 {
     const char *args[] = {dir, "--width", "120", NULL};
-    char *out = run("view", args);
+    char *out;
+    run("view", args, &out);
     assert_non_null(strstr(out, "crash.outer"));
     assert_non_null(strstr(out, "2 never ended (>"));
     free(out);
@@ -257,7 +264,9 @@ static void check_chrome(const char *dir, const char *tmp)
     char path[4200];
     snprintf(path, sizeof path, "%s/trace.json", tmp);
     const char *args[] = {dir, "-f", "chrome", "-o", path, NULL};
-    free(run("export", args));
+    char *printed;
+    run("export", args, &printed);
+    free(printed);
     json_error_t je;
     json_t *doc = json_load_file(path, 0, &je);
     assert_non_null(doc);
@@ -289,7 +298,9 @@ static void check_csv(const char *dir, const char *tmp)
     char out[4200], path[4300];
     snprintf(out, sizeof out, "%s/csv", tmp);
     const char *args[] = {dir, "-f", "csv", "-o", out, NULL};
-    free(run("export", args));
+    char *printed;
+    run("export", args, &printed);
+    free(printed);
     snprintf(path, sizeof path, "%s/scopes.csv", out);
     char *text = tu_read_file(path, NULL);
     assert_non_null(text);

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/cupti/cupti_guard.h"
 #include "cli/cli.h"
 #include "collect/summary_json.h"
 #include "core/options.h"
@@ -166,6 +167,31 @@ static int set_if_unset(const char *name, const char *value)
     return v && v[0] ? 0 : set(name, value);
 }
 
+/* Puts the CUPTI guard (backend/cupti/cupti_guard.h), installed beside the
+ * injection library, first in LD_PRELOAD: a CUPTI client in the program
+ * that gpufl shuts out is then told so on stderr and named in the session.
+ * Builds without it (sanitizer builds) run the program without it. */
+static int preload_cupti_guard(const char *inject)
+{
+    char guard[PATH_MAX + 64];
+    snprintf(guard, sizeof guard, "%.*s/" GPUFL_CUPTI_GUARD_NAME, (int)(strrchr(inject, '/') - inject), inject);
+    if (!readable(guard))
+        return 0;
+    const char *old = getenv("LD_PRELOAD");
+    if (!old || !old[0])
+        return set("LD_PRELOAD", guard);
+    size_t len = strlen(guard) + 1 + strlen(old) + 1;
+    char *both = malloc(len);
+    if (!both) {
+        fprintf(stderr, "gpufl run: out of memory\n");
+        return -1;
+    }
+    snprintf(both, len, "%s:%s", guard, old);
+    int rc = set("LD_PRELOAD", both);
+    free(both);
+    return rc;
+}
+
 /* Sets what the program's gpufl needs. Options given here win over the
  * caller's GPUFL_* variables; without them, the caller's variables win over
  * this command's defaults. */
@@ -201,7 +227,7 @@ static int prepare_environment(const run_args *a, const char *inject, const char
     snprintf(path, sizeof path, "%.*s/" CUPTI_PLUGIN_NAME, (int)(strrchr(inject, '/') - inject), inject);
     if (readable(path) && set_if_unset("GPUFL_DEVICE_PLUGIN", path) != 0)
         return -1;
-    return 0;
+    return preload_cupti_guard(inject);
 }
 
 /* ---- running the program -------------------------------------------------- */

@@ -31,6 +31,7 @@
 #include "backend/cupti/activity_buffers.h"
 #include "backend/cupti/activity_records.h"
 #include "backend/cupti/api_hooks.h"
+#include "backend/cupti/cupti_guard.h"
 #include "backend/cupti/cupti_api.h"
 #include "backend/cupti/launch_table.h"
 #include "backend/cupti/nvtx_ranges.h"
@@ -195,10 +196,20 @@ static void disable_all(void)
     P.api_records_chosen = false;
 }
 
+/* Tells the CUPTI guard, where `gpufl run` preloaded it, whether we hold
+ * CUPTI: a client refused meanwhile is then one we shut out. */
+static void tell_guard(int holding)
+{
+    gpufl_cupti_guard_hold_fn *hold = (gpufl_cupti_guard_hold_fn *)dlsym(RTLD_DEFAULT, GPUFL_CUPTI_GUARD_HOLD);
+    if (hold)
+        hold(holding);
+}
+
 static void unsubscribe(void)
 {
     gfl_api_hooks_disable();
     if (P.subscribed) {
+        tell_guard(0);
         (void)P.api.cuptiUnsubscribe(P.sub);
         P.subscribed = false;
     }
@@ -250,6 +261,7 @@ static int subscribe(char *err, size_t err_len)
     }
     if (rc == CUPTI_SUCCESS) {
         P.subscribed = true;
+        tell_guard(1);
         return 0;
     }
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
@@ -482,10 +494,34 @@ static void report_callback_cost(void)
                calls && ghz > 0 ? (double)cycles / (double)calls / ghz : 0.0, ghz);
 }
 
+/* What the guard saw of other CUPTI clients while we held CUPTI: their
+ * tools recorded nothing, and one that took the activity buffers over took
+ * ours with them. */
+static void report_other_clients(void)
+{
+    gpufl_cupti_guard_seen_fn *seen_fn = (gpufl_cupti_guard_seen_fn *)dlsym(RTLD_DEFAULT, GPUFL_CUPTI_GUARD_SEEN);
+    if (!seen_fn)
+        return;
+    gpufl_cupti_guard_counts seen;
+    seen_fn(&seen);
+    const char *who = seen.first_client[0] ? seen.first_client : "unknown";
+    if (seen.refused)
+        plugin_log(GFL_LOG_WARN,
+                   "another CUPTI client (%s) was refused %u time%s because gpufl held CUPTI: that tool "
+                   "recorded no GPU activity; gpufl_trace_pause() and gpufl_trace_resume() hand CUPTI over",
+                   who, seen.refused, seen.refused == 1 ? "" : "s");
+    if (seen.took_buffers)
+        plugin_log(GFL_LOG_WARN,
+                   "another CUPTI client (%s) registered its own activity buffers %u time%s while gpufl held "
+                   "CUPTI: device records from then on went to it and are missing here",
+                   who, seen.took_buffers, seen.took_buffers == 1 ? "" : "s");
+}
+
 static void report(void)
 {
     if (P.timing)
         report_callback_cost();
+    report_other_clients();
     const gfl_record_stats *s = gfl_records_stats(P.records);
     plugin_log(GFL_LOG_DEBUG,
           "CUPTI records: %llu kernels, %llu copies, %llu memsets, %llu syncs, %llu allocations, "

@@ -22,7 +22,7 @@
 #include "core/os.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
-#include "present/export.h"
+#include "present/export/export.h"
 
 #define REPS 3
 

@@ -19,8 +19,8 @@
 #include "bench_util.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
-#include "present/report_json.h"
-#include "present/report_text.h"
+#include "present/report/report_json.h"
+#include "present/report/report_text.h"
 
 #define REPS 3
 

@@ -36,8 +36,8 @@
 #include "analyze/analysis.h"
 #include "core/event.h"
 #include "gpufl/trace.h"
-#include "present/diff_json.h"
-#include "present/diff_text.h"
+#include "present/diff/diff_json.h"
+#include "present/diff/diff_text.h"
 #include "session_file.h"
 #include "test_util.h"
 

@@ -1,6 +1,6 @@
 /*
- * Which profiling engine recorded a session (src/core/plugin.c decides,
- * src/core/session.c records): the engine asked for, the one that ran, the
+ * Which profiling engine recorded a session (src/session/plugin.c decides,
+ * src/session/session.c records): the engine asked for, the one that ran, the
  * device plugin and why they differ, in session.json, as an `engine` event
  * in the logs and trace.gflt, and in what `gpufl report` (text, JSON),
  * `gpufl info` and `gpufl summary` print.

@@ -1,5 +1,5 @@
 /*
- * The Chrome trace JSON export (src/present/export_chrome.c): the Trace
+ * The Chrome trace JSON export (src/present/export/export_chrome.c): the Trace
  * Event Format that chrome://tracing and Perfetto's JSON importer read.
  *
  * Why: one unescaped quote or control character in a kernel or scope name
@@ -26,7 +26,7 @@
 
 #include "export_fixture.h"
 #include "gpufl/trace.h"
-#include "present/export.h"
+#include "present/export/export.h"
 #include "session_file.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * The CSV export (src/present/export_csv.c): one RFC 4180 file per table.
+ * The CSV export (src/present/export/export_csv.c): one RFC 4180 file per table.
  *
  * Why: CSV is what people load into pandas and spreadsheets, and a name
  * with a comma or a quote that is not quoted shifts every later column.
@@ -25,7 +25,7 @@
 
 #include "export_fixture.h"
 #include "gpufl/trace.h"
-#include "present/export.h"
+#include "present/export/export.h"
 #include "session_file.h"
 #include "test_util.h"
 

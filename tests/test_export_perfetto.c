@@ -1,5 +1,5 @@
 /*
- * The Perfetto export (src/present/export_perfetto.c, export_timeline.c,
+ * The Perfetto export (src/present/export/export_perfetto.c, export_timeline.c,
  * pb_writer.c): a .perfetto-trace that ui.perfetto.dev and trace_processor
  * read.
  *
@@ -30,7 +30,7 @@
 
 #include "export_fixture.h"
 #include "gpufl/trace.h"
-#include "present/export.h"
+#include "present/export/export.h"
 #include "session_file.h"
 #include "test_util.h"
 

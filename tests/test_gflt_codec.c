@@ -1,7 +1,7 @@
 /*
  * The .gflt codec: CRC32C, varints, the column layouts and the events chunk
  * encoder/decoder (src/core/crc32c.c, src/core/varint.h,
- * src/sink/gflt_layout.c, src/sink/gflt_encode.c, src/read/gflt_decode.c).
+ * src/format/gflt_layout.c, src/sink/gflt_encode.c, src/read/gflt_decode.c).
  *
  * Why: a .gflt file must read back exactly what was recorded, event for
  * event and field for field, and a damaged one must never make the reader
@@ -28,10 +28,10 @@
 #include "core/intern.h"
 #include "core/varint.h"
 #include "event_gen.h"
+#include "format/gflt_layout.h"
 #include "read/gflt_decode.h"
 #include "read/strtab.h"
 #include "sink/gflt_encode.h"
-#include "sink/gflt_layout.h"
 
 /* ---- CRC32C and varints --------------------------------------------------- */
 

@@ -28,9 +28,9 @@
 #include "core/intern.h"
 #include "core/varint.h"
 #include "event_gen.h"
+#include "format/gflt_format.h"
 #include "fs_util.h"
 #include "read/event_source.h"
-#include "sink/gflt_format.h"
 #include "sink/gflt_writer.h"
 
 static uint32_t names[5];

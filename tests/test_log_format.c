@@ -33,11 +33,11 @@
 #include "core/options.h"
 #include "core/os.h"
 #include "event_gen.h"
+#include "format/ndjson_format.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
 #include "read/event_source.h"
 #include "read/ndjson_parse.h"
-#include "sink/ndjson_format.h"
 #include "test_util.h"
 
 /* The main thread's ring is made by the first session that records on it

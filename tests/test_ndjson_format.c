@@ -1,6 +1,6 @@
 /*
- * NDJSON formatting of events (src/sink/ndjson_format.h) and the JSON output
- * primitives under it (src/sink/json_out.h).
+ * NDJSON formatting of events (src/format/ndjson_format.h) and the JSON output
+ * primitives under it (src/format/json_out.h).
  *
  * The NDJSON logs are the contract with jq, log shippers and our own reader
  * (docs/FORMAT.md): every line must be one complete JSON object with the
@@ -29,8 +29,8 @@
 
 #include "core/event.h"
 #include "core/intern.h"
-#include "sink/json_out.h"
-#include "sink/ndjson_format.h"
+#include "format/json_out.h"
+#include "format/ndjson_format.h"
 
 #define CANARY 0xa5
 #define SLACK 64

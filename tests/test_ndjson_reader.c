@@ -25,13 +25,13 @@
 
 #include "core/intern.h"
 #include "event_gen.h"
+#include "format/gflt_layout.h"
+#include "format/ndjson_format.h"
 #include "fs_util.h"
 #include "gpufl/gpufl.h"
 #include "read/event_source.h"
 #include "read/json_scan.h"
 #include "read/ndjson_parse.h"
-#include "sink/gflt_layout.h"
-#include "sink/ndjson_format.h"
 
 static uint32_t names[6];
 

@@ -1,6 +1,6 @@
 /*
  * `gpufl report` (src/cli/cmd_report.c) and gpufl_generate_report()
- * (src/core/report_api.c): on the real sample session, on hand-written
+ * (src/session/report_api.c): on the real sample session, on hand-written
  * ones (report_fixture.h), and on bad input.
  *
  * Why: the command is what users run first on a session, and its exit codes

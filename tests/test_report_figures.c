@@ -6,7 +6,7 @@
  * samples/train_sample.
  *
  * Why: the HTML renderer formats the analyses' results on its own
- * (src/present/report_html_tables.c), and once printed one session's
+ * (src/present/report/report_html_tables.c), and once printed one session's
  * memsets with the copies' bytes and time (two formatted values sharing one
  * buffer) while the text and JSON reports were right. The JSON report is
  * the contract (docs/REPORT.md, checked by test_report_golden), so the page
@@ -30,7 +30,7 @@
 
 #include "figure_match.h"
 #include "html_text.h"
-#include "present/report_html.h"
+#include "present/report/report_html.h"
 #include "record.h"
 #include "report_fixture.h"
 #include "test_util.h"

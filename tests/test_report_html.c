@@ -30,7 +30,7 @@
 #include "core/intern.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
-#include "present/report_html.h"
+#include "present/report/report_html.h"
 #include "session_file.h"
 
 static char *tmp;

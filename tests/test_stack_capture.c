@@ -32,9 +32,9 @@
 
 #include "backend/cupti/stack_capture.h"
 #include "core/machine_id.h"
+#include "format/ndjson_format.h"
 #include "gpufl/gpufl.h"
 #include "read/stack_table.h"
-#include "sink/ndjson_format.h"
 #include "read/symbolize.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * `gpufl summary` (src/present/summary_text.c) on kernels and scopes with
+ * `gpufl summary` (src/present/report/summary_text.c) on kernels and scopes with
  * long names that share a long prefix, as C++ template kernels do.
  *
  * Why: the summary once cut every name at 37 characters, so the three

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/plugin.h"
 #include "gpufl/gpufl.h"
+#include "session/plugin.h"
 #include "test_util.h"
 
 #define SCRIPT                                                                                     \

@@ -31,8 +31,8 @@
 
 #include "fs_util.h"
 #include "gpufl/trace.h"
-#include "present/view.h"
-#include "present/view_text.h"
+#include "present/view/view.h"
+#include "present/view/view_text.h"
 #include "session_file.h"
 #include "test_util.h"
 

@@ -1,7 +1,7 @@
 /*
  * `gpufl diff`: two recorded sessions compared, as a pure function from
  * their analyses (analysis.h) to the plain result below. Renderers
- * (present/diff_text.h, diff_json.h) and the command read only this result.
+ * (present/diff/diff_text.h, diff_json.h) and the command read only this result.
  *
  * What is compared:
  *  - the session: wall time, kernel time and launches;

@@ -11,8 +11,8 @@
 
 #include "cli/cli.h"
 #include "cli/live.h"
-#include "present/summary_text.h"
-#include "sink/ndjson_format.h"
+#include "format/ndjson_format.h"
+#include "present/report/summary_text.h"
 
 /* An event as the JSON object of its log line, without "type" and "ts_ns". */
 static json_t *event_object(const gfl_event *ev)

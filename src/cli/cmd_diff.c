@@ -18,8 +18,8 @@
 #include "analyze/analysis.h"
 #include "cli/cli.h"
 #include "gpufl/trace.h"
-#include "present/diff_json.h"
-#include "present/diff_text.h"
+#include "present/diff/diff_json.h"
+#include "present/diff/diff_text.h"
 
 #define DIFF_EXIT_SAME 0
 #define DIFF_EXIT_REGRESSED 1

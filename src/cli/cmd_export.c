@@ -1,6 +1,6 @@
 /*
  * `gpufl export SESSION -f perfetto|chrome|csv [-o OUT]`: a recorded
- * session for other tools (src/present/export.h does the work):
+ * session for other tools (src/present/export/export.h does the work):
  *
  *   perfetto  OUT.perfetto-trace for ui.perfetto.dev and trace_processor
  *   chrome    OUT.json (Trace Event Format) for chrome://tracing
@@ -19,7 +19,7 @@
 #include "cli/cli.h"
 #include "core/clock.h"
 #include "gpufl/trace.h"
-#include "present/export.h"
+#include "present/export/export.h"
 
 typedef enum { F_NONE, F_PERFETTO, F_CHROME, F_CSV } export_format;
 

@@ -15,12 +15,12 @@
 
 #include "analyze/trace_access.h"
 #include "cli/cli.h"
+#include "collect/session_json.h"
 #include "core/event.h"
-#include "core/session_json.h"
 #include "core/utf8.h"
 #include "gpufl/trace.h"
-#include "present/crash_text.h"
-#include "present/summary_text.h"
+#include "present/report/crash_text.h"
+#include "present/report/summary_text.h"
 
 #define MAX_FILES 4096
 

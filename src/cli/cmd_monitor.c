@@ -20,7 +20,7 @@
 #include "cli/cli.h"
 #include "cli/live.h"
 #include "core/clock.h"
-#include "present/summary_text.h"
+#include "present/report/summary_text.h"
 
 typedef enum { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_NDJSON } out_format;
 

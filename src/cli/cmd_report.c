@@ -22,14 +22,12 @@
 #include "analyze/analysis.h"
 #include "cli/cli.h"
 #include "gpufl/trace.h"
-#include "present/report_json.h"
-#include "present/report_text.h"
+#include "present/report/report_html.h"
+#include "present/report/report_json.h"
+#include "present/report/report_text.h"
 #include "read/session_origin.h"
 #include "read/stack_table.h"
 #include "read/symbolize.h"
-#ifdef GPUFL_HAVE_REPORT_HTML
-#include "present/report_html.h"
-#endif
 
 #define MAX_TOP 10000
 
@@ -96,18 +94,12 @@ static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const 
                         enum report_format format, const char *file, bool here)
 {
     if (format == FORMAT_HTML) {
-#ifdef GPUFL_HAVE_REPORT_HTML
         char err[1024];
         if (gpufl__report_html(t, r, file, err, sizeof err) != 0) {
             fprintf(stderr, "gpufl report: %s\n", err);
             return GFL_EXIT_FAIL;
         }
         return GFL_EXIT_OK;
-#else
-        fprintf(stderr, "gpufl report: the HTML report is not built into this gpufl; use --format text "
-                        "or json\n");
-        return GFL_EXIT_FAIL;
-#endif
     }
     FILE *out = stdout;
     if (file && !(out = fopen(file, "we"))) {

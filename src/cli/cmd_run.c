@@ -36,7 +36,7 @@
 #include "collect/summary_json.h"
 #include "core/options.h"
 #include "core/run_env.h"
-#include "present/summary_text.h"
+#include "present/report/summary_text.h"
 
 #ifndef GPUFL_BIN_TO_LIB
 #define GPUFL_BIN_TO_LIB "../lib"

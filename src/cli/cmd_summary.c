@@ -13,8 +13,8 @@
 #include "cli/summary_recorded.h"
 #include "collect/summary_json.h"
 #include "gpufl/trace.h"
-#include "present/crash_text.h"
-#include "present/summary_text.h"
+#include "present/report/crash_text.h"
+#include "present/report/summary_text.h"
 
 int gpufl_cmd_summary(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 /*
  * `gpufl view SESSION [--from T] [--to T] [--width N]`: a session's
- * timeline in the terminal (src/present/view.h draws it). T is a time after
+ * timeline in the terminal (src/present/view/view.h draws it). T is a time after
  * the session's start (1.5s, 250ms, 40us, or ns); the width defaults to the
  * terminal's, or 100 when stdout is not a terminal. Colours only when
  * stdout is a terminal and NO_COLOR is not set.
@@ -15,7 +15,7 @@
 
 #include "cli/cli.h"
 #include "gpufl/trace.h"
-#include "present/view.h"
+#include "present/view/view.h"
 
 #define DEFAULT_WIDTH 100
 

@@ -26,10 +26,10 @@
 #include <unistd.h>
 
 #include "cli/summary_recorded.h"
+#include "collect/session_json.h"
 #include "collect/summary_json.h"
 #include "core/regular_file.h"
 #include "core/session_info.h"
-#include "core/session_json.h"
 #include "core/utf8.h"
 #include "gpufl/gpufl.h"
 

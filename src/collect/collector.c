@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "collect/crash.h"
+#include "collect/session_json.h"
 #include "collect/stats.h"
 #include "core/clock.h"
-#include "core/crash.h"
 #include "core/log.h"
-#include "core/session_json.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 
@@ -203,7 +203,7 @@ static void flush_sinks(gpufl__collector *c, uint64_t now)
 }
 
 /*
- * A crash a signal handler published (core/crash.h), written while its
+ * A crash a signal handler published (collect/crash.h), written while its
  * thread waits: first everything recorded before it, then the crash and
  * the scopes open at that moment, all flushed and session.json marked;
  * only then the stack, whose frames are named with the dynamic loader's

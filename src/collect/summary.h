@@ -46,7 +46,7 @@ typedef struct gpufl__summary {
     uint32_t nscopes;
     gpufl__summary_name *kernels;
     uint32_t nkernels;
-    /* The fatal signal recorded (core/crash.h), when crashed. */
+    /* The fatal signal recorded (collect/crash.h), when crashed. */
     bool crashed;
     uint32_t crash_tid;
     uint64_t crash_ts;

@@ -39,10 +39,10 @@ typedef enum gfl_event_type {
     GFL_EV_NVTX_MARK = 17,
     GFL_EV_GRAPH_LAUNCH = 18,
     GFL_EV_STACK = 19,
-    GFL_EV_CRASH = 20,       /* a fatal signal (core/crash.h) */
+    GFL_EV_CRASH = 20,       /* a fatal signal (collect/crash.h) */
     GFL_EV_CRASH_STACK = 21, /* a piece of the crashing thread's CPU stack */
     GFL_EV_CRASH_SCOPE = 22, /* a scope open on some thread when it crashed */
-    GFL_EV_ENGINE = 23,      /* the engine asked for and the one recording (core/plugin.h) */
+    GFL_EV_ENGINE = 23,      /* the engine asked for and the one recording (session/plugin.h) */
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -349,7 +349,7 @@ typedef struct gfl_stack_payload {
     gfl_stack_frame frames[GFL_STACK_FRAMES_PER_EVENT];
 } gfl_stack_payload;
 
-/* A fatal signal caught by core/crash.c: header tid is the thread it was
+/* A fatal signal caught by collect/crash.c: header tid is the thread it was
  * delivered to (the faulting thread for a fault), ts when it was caught.
  * It is followed by `frames` frames of that thread's stack in
  * GFL_EV_CRASH_STACK events (gfl_stack_payload with id 0, first/total
@@ -380,7 +380,7 @@ typedef struct gfl_crash_payload {
 
 /* Which profiling engine the session asked for and which one records it,
  * and why they differ: once, when the device plugin has started or been
- * given up (core/plugin.c), so that a reader of the events alone (a .gflt
+ * given up (session/plugin.c), so that a reader of the events alone (a .gflt
  * file, a crashed session) knows what the trace can hold. Strings are
  * interned engine names ("trace"), the plugin's name and the reason. */
 typedef struct gfl_engine_payload {

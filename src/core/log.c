@@ -8,38 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/intern.h"
 #include "gpufl/gpufl.h"
-#include "ring/producer.h"
 
 static _Atomic bool debug_on;
-static _Atomic bool recording_on;
+static gpufl__log_recorder *_Atomic recorder;
 static __thread char last_error[512];
 
 void gpufl__log_set_debug(bool on) { atomic_store_explicit(&debug_on, on, memory_order_relaxed); }
 
-void gpufl__log_set_recording(bool on)
+void gpufl__log_set_recorder(gpufl__log_recorder *fn)
 {
-    atomic_store_explicit(&recording_on, on, memory_order_release);
-}
-
-static void record(int level, const char *msg)
-{
-    gpufl__producer *p = gpufl__producer_self();
-    if (!p)
-        return;
-    gfl_event *ev = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_SYSTEM);
-    if (!ev)
-        return;
-    ev->h.type = GFL_EV_LOG;
-    ev->h.flags = 0;
-    ev->h.device = 0;
-    ev->h.tid = gpufl__producer_tid(p);
-    ev->h.ts = gpufl__now_ns();
-    ev->u.log.message = gpufl__intern(msg);
-    ev->u.log.level = (uint8_t)level;
-    gpufl__ring_commit(&p->ring);
+    atomic_store_explicit(&recorder, fn, memory_order_release);
 }
 
 void gpufl__log(int level, const char *fmt, ...)
@@ -54,8 +33,8 @@ void gpufl__log(int level, const char *fmt, ...)
         fprintf(stderr, "gpufl: %s%s\n", prefix[level & 3], msg);
     }
     /* Debug lines go into the session only when asked for, like on stderr. */
-    if (atomic_load_explicit(&recording_on, memory_order_acquire) &&
-        (level >= GFL_LOG_INFO || atomic_load_explicit(&debug_on, memory_order_relaxed)))
+    gpufl__log_recorder *record = atomic_load_explicit(&recorder, memory_order_acquire);
+    if (record && (level >= GFL_LOG_INFO || atomic_load_explicit(&debug_on, memory_order_relaxed)))
         record(level, msg);
 }
 

@@ -16,8 +16,11 @@ void gpufl__log(int level, const char *fmt, ...) __attribute__((format(printf, 2
 /* Whether debug lines reach stderr. */
 void gpufl__log_set_debug(bool on);
 
-/* Whether messages are also recorded as events (set while a session is open). */
-void gpufl__log_set_recording(bool on);
+/* Where messages are also recorded as events while a session is open
+ * (the session installs one that writes into the rings, which sit above
+ * this file); NULL while none is. */
+typedef void gpufl__log_recorder(int level, const char *msg);
+void gpufl__log_set_recorder(gpufl__log_recorder *fn);
 
 /* Sets this thread's gpufl_last_error() message. */
 void gpufl__set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

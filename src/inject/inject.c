@@ -20,7 +20,7 @@
  * which ends the session and then lets the signal kill the process as it
  * would have (see install_signal_flush). Fatal signals (SIGSEGV, SIGABRT,
  * ...) are not handled here: gpufl_init installs the core's crash handler
- * (core/crash.h) for an injected session as for any other, once.
+ * (collect/crash.h) for an injected session as for any other, once.
  *
  * InitializeInjectionNvtx2() forwards NVTX's injection call to CUPTI, so
  * NVTX_INJECTION64_PATH can name this library too.

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "format/gflt_format.h"
 #include "gpufl/gpufl.h"
 #include "read/input.h"
 #include "read/source_choice.h"
-#include "sink/gflt_format.h"
 
 #define MAX_PARTS 100000
 

@@ -21,10 +21,10 @@
 
 #include "core/bytebuf.h"
 #include "core/varint.h"
+#include "format/gflt_format.h"
 #include "gpufl/gpufl.h"
 #include "read/gflt_decode.h"
 #include "read/input.h"
-#include "sink/gflt_format.h"
 
 #define SLOTS 3
 #define THREAD_MIN_BYTES (4u << 20) /* smaller inputs are read on the caller's thread */

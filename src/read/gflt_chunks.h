@@ -24,7 +24,7 @@
 
 #include "core/bytebuf.h"
 #include "core/event.h"
-#include "sink/gflt_format.h"
+#include "format/gflt_format.h"
 
 struct gpufl__input;
 

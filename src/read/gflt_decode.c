@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "core/varint.h"
+#include "format/gflt_format.h"
+#include "format/gflt_layout.h"
 #include "gpufl/gpufl.h"
-#include "sink/gflt_format.h"
-#include "sink/gflt_layout.h"
 
 void gpufl__gflt_decoder_free(gpufl__gflt_decoder *d)
 {

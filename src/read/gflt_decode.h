@@ -1,6 +1,6 @@
 /*
  * Decoding a .gflt events chunk payload back into gfl_event records, by the
- * same layout tables the encoder used (src/sink/gflt_layout.h). Every
+ * same layout tables the encoder used (src/format/gflt_layout.h). Every
  * length, string id and value is checked against what the chunk and the
  * field can hold: damaged input is an error, never a read out of bounds.
  * Events of a type this build has no layout for (a newer writer) are

@@ -1,6 +1,6 @@
 /*
  * The .gflt event source (see event_source.h; the format is
- * docs/FORMAT.md's and src/sink/gflt_format.h's): the file header, then
+ * docs/FORMAT.md's and src/format/gflt_format.h's): the file header, then
  * chunk by chunk (gflt_chunks.c reads, checks and decodes them) the meta,
  * strings, events, stop and end chunks. A chunk cut short by the end of the
  * file is the torn tail of a killed writer and ends the trace quietly; a
@@ -16,13 +16,13 @@
 #include <string.h>
 
 #include "core/varint.h"
+#include "format/gflt_format.h"
 #include "gpufl/gpufl.h"
 #include "read/event_source.h"
 #include "read/gflt_chunks.h"
 #include "read/gflt_source.h"
 #include "read/input.h"
 #include "read/strtab.h"
-#include "sink/gflt_format.h"
 
 typedef struct gflt_source {
     gpufl__event_source base;

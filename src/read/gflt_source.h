@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/gflt_format.h"
 #include "read/event_source.h"
 #include "read/strtab.h"
-#include "sink/gflt_format.h"
 
 struct gpufl__input;
 

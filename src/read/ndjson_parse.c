@@ -4,7 +4,7 @@
  * Table-driven: every known key has a number (one hash lookup per field),
  * and every line type has a table saying, per key, where the value goes in
  * the event and how to read it. The tables mirror the writer,
- * src/sink/ndjson_format.c, and docs/FORMAT.md.
+ * src/format/ndjson_format.c, and docs/FORMAT.md.
  */
 #include "read/ndjson_parse.h"
 

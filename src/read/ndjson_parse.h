@@ -2,7 +2,7 @@
  * One NDJSON line of a gpufl log (docs/FORMAT.md) back into the gfl_event
  * the recorder wrote, or into the session facts of a session_start,
  * session_end or log_stopped line. It is the inverse of
- * src/sink/ndjson_format.c: fields the writer leaves out (a metric the
+ * src/format/ndjson_format.c: fields the writer leaves out (a metric the
  * driver did not report, an id that is 0) come back as 0 with their
  * validity bit clear, so formatting the event again gives the same line.
  *

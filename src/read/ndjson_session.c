@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/stop_reason.h"
 #include "gpufl/gpufl.h"
-#include "sink/disk_budget.h"
 
 void gpufl__ndjson_session_init(gpufl__ndjson_session *s)
 {

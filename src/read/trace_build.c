@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/stop_reason.h"
 #include "gpufl/gpufl.h"
 #include "read/event_source.h"
 #include "read/segment.h"
 #include "read/trace_internal.h"
-#include "sink/disk_budget.h"
 
 static int text(gpufl_trace *t, const char *s, uint32_t *out)
 {

@@ -21,17 +21,6 @@ void gpufl__disk_budget_init(gpufl__disk_budget *b, const char *dir, uint64_t ca
     b->floor_bytes = floor_bytes;
 }
 
-const char *gpufl__stop_reason_name(gpufl__stop_reason r)
-{
-    switch (r) {
-    case GFL_STOP_NONE: return "none";
-    case GFL_STOP_DISK_CAP: return "disk_cap";
-    case GFL_STOP_FREE_SPACE: return "free_space";
-    case GFL_STOP_IO_ERROR: return "io_error";
-    }
-    return "unknown";
-}
-
 static void reserve_path(const gpufl__disk_budget *b, char *out, size_t len)
 {
     snprintf(out, len, "%s/%s", b->dir, GFL_DISK_RESERVE_FILE);

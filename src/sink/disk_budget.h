@@ -14,12 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum gpufl__stop_reason {
-    GFL_STOP_NONE = 0,
-    GFL_STOP_DISK_CAP = 1,    /* session_max_bytes reached */
-    GFL_STOP_FREE_SPACE = 2,  /* free space below min_free_bytes */
-    GFL_STOP_IO_ERROR = 3,    /* a write, rename or open failed */
-} gpufl__stop_reason;
+#include "format/stop_reason.h"
+
 
 /* Room kept under the cap for the closing records (each log's
  * "log_stopped" and "session_end" line with the final loss counts, the
@@ -67,6 +63,5 @@ bool gpufl__disk_budget_allow(gpufl__disk_budget *b, size_t n, uint64_t now_ns);
 /* Records a failed write; keeps the first reason. */
 void gpufl__disk_budget_fail(gpufl__disk_budget *b, const char *what, int err, uint64_t now_ns);
 
-const char *gpufl__stop_reason_name(gpufl__stop_reason r);
 
 #endif /* GPUFL_SINK_DISK_BUDGET_H */

@@ -8,9 +8,9 @@
 #include <zstd.h>
 
 #include "core/crc32c.h"
+#include "format/gflt_format.h"
+#include "format/gflt_layout.h"
 #include "gpufl/gpufl.h"
-#include "sink/gflt_format.h"
-#include "sink/gflt_layout.h"
 
 #define MIN_COMPRESS 64 /* smaller payloads are stored as they are */
 

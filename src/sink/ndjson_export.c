@@ -9,9 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "format/ndjson_format.h"
 #include "gpufl/gpufl.h"
 #include "sink/disk_budget.h"
-#include "sink/ndjson_format.h"
 #include "sink/ndjson_meta.h"
 
 static bool empty_dir(const char *dir)

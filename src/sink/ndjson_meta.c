@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "sink/json_out.h"
+#include "format/json_out.h"
 
 static char *text(char *p, const char *key, size_t key_len, const char *s, size_t max)
 {

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "format/ndjson_format.h"
 #include "gpufl/gpufl.h"
 #include "sink/logfile.h"
-#include "sink/ndjson_format.h"
 #include "sink/ndjson_meta.h"
 #include "sink/session_sinks.h"
 

@@ -1,7 +1,7 @@
 /*
  * The sinks of a live session, as its log_format option asks: the NDJSON
  * logs, trace.gflt, or both, all writing under the one disk budget the
- * session owns. Called by gpufl_init (core/session.c) before the collector
+ * session owns. Called by gpufl_init (session/session.c) before the collector
  * starts; the sinks then belong to the collector thread.
  */
 #ifndef GPUFL_SINK_SESSION_SINKS_H

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/gflt_format.h"
 #include "gpufl/trace.h"
 #include "read/trace_internal.h"
-#include "sink/gflt_format.h"
 
 /* Whether gpufl__trace_open_memory() takes the bytes for a .gflt file
  * (read/event_source.c: they start like one). */

@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/gflt_format.h"
+#include "fuzz_compare.h"
 #include "read/event_source.h"
 #include "read/input.h"
 #include "read/trace_internal.h"
-#include "sink/gflt_format.h"
-#include "fuzz_compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/gflt_layout.h"
+#include "format/ndjson_format.h"
 #include "read/event_source.h"
 #include "read/ndjson_parse.h"
-#include "sink/gflt_layout.h"
-#include "sink/ndjson_format.h"
 
 uint64_t tu_rand(uint64_t *s)
 {

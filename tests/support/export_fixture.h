@@ -35,7 +35,7 @@
 #include <stdint.h>
 
 #include "gpufl/trace.h"
-#include "present/export.h"
+#include "present/export/export.h"
 
 #define FIX_START_NS 1000000000ull
 #define FIX_US(us) (FIX_START_NS + (uint64_t)(us) * 1000u)
@@ -55,7 +55,7 @@
  * (malloc'd). Aborts the test on failure. */
 char *tu_export_fixture(const char *dir);
 
-/* An exporter of present/export.h (gpufl__export_perfetto and the rest). */
+/* An exporter of present/export/export.h (gpufl__export_perfetto and the rest). */
 typedef int (*tu_exporter)(const gpufl_trace *t, const char *out, gpufl__export_result *r, char *err,
                            size_t err_len);
 

@@ -1,0 +1,22 @@
+/*
+ * session.json: who, what, where and, once there is one, the summary. Written
+ * atomically (temporary file + rename) at init, at every collector
+ * checkpoint and at shutdown, so a reader always finds a whole document and
+ * a crashed session still has its latest checkpoint.
+ */
+#ifndef GPUFL_COLLECT_SESSION_JSON_H
+#define GPUFL_COLLECT_SESSION_JSON_H
+
+#include "collect/summary.h"
+#include "core/session_info.h"
+
+/* summary and end may be NULL (at init). Returns 0, or GPUFL_EIO /
+ * GPUFL_ENOMEM with errno set; the previous session.json stays. */
+int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
+                              const gpufl__session_end *end) __attribute__((warn_unused_result));
+
+/* Wall-clock ns as session.json writes times: "2026-11-21T03:04:05.123Z"
+ * (UTC, milliseconds); len >= 32. */
+void gpufl__iso_time(uint64_t wall_ns, char *buf, size_t len);
+
+#endif /* GPUFL_COLLECT_SESSION_JSON_H */

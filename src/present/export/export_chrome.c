@@ -1,0 +1,393 @@
+/*
+ * The Chrome JSON export: the shared timeline (export_timeline.h) in the
+ * Trace Event Format that chrome://tracing and Perfetto's legacy JSON
+ * importer read:
+ *
+ *   {"displayTimeUnit":"ns","otherData":{...},"traceEvents":[ ... ]}
+ *
+ * - the program is one process (its pid); each GPU is a process of its
+ *   own, pid 2^30 + device, named "GPU 0 (NVIDIA H200)";
+ * - threads are the program's tids; streams, sync tracks and overflow
+ *   lanes are threads numbered by their track id (lanes of a program
+ *   thread: 2^30 + track id), named by "M" thread_name events, ordered by
+ *   thread_sort_index;
+ * - slices are "X" complete events (ts and dur in microseconds with three
+ *   decimals: exact ns), NVTX marks "i" instants, counters "C" events;
+ * - each launch is an "s" flow event at its call and an "f" event with
+ *   "bp":"e" at the work it launched, with the flow id of the timeline.
+ * Every string is JSON-escaped; bytes that are not UTF-8 become U+FFFD.
+ * One event per line. Single-threaded.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "present/export/export.h"
+#include "present/export/export_out.h"
+
+#define GPU_PID_BASE (1u << 30)
+#define LANE_TID_BASE (1u << 30)
+
+typedef struct cj {
+    const gpufl__xtrace *x;
+    gpufl__xout out;
+    uint32_t pid;
+    uint64_t events;
+} cj;
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid
+ * (overlong, a surrogate, above U+10FFFF, cut short). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    size_t len;
+    unsigned min;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    unsigned cp = c & (0x7f >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+static void json_string_n(gpufl__xout *o, const char *str, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    gpufl__xout_char(o, '"');
+    size_t run = 0; /* bytes before i that can be copied as they are */
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            run++;
+            continue;
+        }
+        size_t u = c >= 0x80 ? utf8_len(s + i, n - i) : 0;
+        if (u) {
+            i += u;
+            run += u;
+            continue;
+        }
+        gpufl__xout_write(o, s + i - run, run);
+        run = 0;
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            gpufl__xout_write(o, e, 2);
+        } else if (c == '\n') {
+            gpufl__xout_write(o, "\\n", 2);
+        } else if (c == '\t') {
+            gpufl__xout_write(o, "\\t", 2);
+        } else if (c == '\r') {
+            gpufl__xout_write(o, "\\r", 2);
+        } else if (c < 0x20) {
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            gpufl__xout_write(o, e, 6);
+        } else {
+            gpufl__xout_write(o, "\\ufffd", 6);
+        }
+        i++;
+    }
+    gpufl__xout_write(o, s + n - run, run);
+    gpufl__xout_char(o, '"');
+}
+
+static void json_string(gpufl__xout *o, const char *s) { json_string_n(o, s, strlen(s)); }
+
+/* A member `"key":` (key is a plain literal) after a comma unless first. */
+static void key(gpufl__xout *o, const char *k)
+{
+    gpufl__xout_char(o, ',');
+    gpufl__xout_char(o, '"');
+    gpufl__xout_str(o, k);
+    gpufl__xout_str(o, "\":");
+}
+
+static void event_open(cj *c, const char *ph)
+{
+    gpufl__xout_str(&c->out, c->events++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+    gpufl__xout_str(&c->out, ph);
+    gpufl__xout_char(&c->out, '"');
+}
+
+static int event_close(cj *c)
+{
+    gpufl__xout_char(&c->out, '}');
+    gpufl__xout_flush_some(&c->out);
+    return c->out.err ? GPUFL_EIO : 0;
+}
+
+static uint32_t gpu_pid(uint32_t device) { return GPU_PID_BASE + (device & 0xffff); }
+
+/* pid and tid of a track's events. */
+static void pid_tid(const cj *c, const gpufl__tl_track *t, uint32_t *pid, uint32_t *tid)
+{
+    uint8_t kind = t->kind == GPUFL__TL_LANE ? t->of_kind : t->kind;
+    if (kind == GPUFL__TL_THREAD) {
+        *pid = c->pid;
+        *tid = t->kind == GPUFL__TL_LANE ? LANE_TID_BASE + t->id : t->tid;
+    } else if (t->device != GPUFL__TL_NONE) {
+        *pid = gpu_pid(t->device);
+        *tid = t->id;
+    } else {
+        *pid = c->pid;
+        *tid = 0;
+    }
+}
+
+static void where(cj *c, uint32_t pid, uint32_t tid)
+{
+    key(&c->out, "pid");
+    gpufl__xout_u64(&c->out, pid);
+    key(&c->out, "tid");
+    gpufl__xout_u64(&c->out, tid);
+}
+
+static int metadata(cj *c, const char *what, uint32_t pid, uint32_t tid, const char *name, int64_t sort)
+{
+    event_open(c, "M");
+    key(&c->out, "name");
+    json_string(&c->out, what);
+    where(c, pid, tid);
+    key(&c->out, "args");
+    if (name) {
+        gpufl__xout_str(&c->out, "{\"name\":");
+        json_string(&c->out, name);
+    } else {
+        gpufl__xout_str(&c->out, "{\"sort_index\":");
+        gpufl__xout_i64(&c->out, sort);
+    }
+    gpufl__xout_char(&c->out, '}');
+    return event_close(c);
+}
+
+static int on_track(void *ctx, const gpufl__tl_track *t)
+{
+    cj *c = ctx;
+    uint32_t pid, tid;
+    pid_tid(c, t, &pid, &tid);
+    switch (t->kind) {
+    case GPUFL__TL_PROCESS:
+        metadata(c, "process_name", c->pid, 0, t->name, 0);
+        return metadata(c, "process_sort_index", c->pid, 0, NULL, 0);
+    case GPUFL__TL_THREAD:
+        metadata(c, "thread_name", pid, tid, t->name, 0);
+        return metadata(c, "thread_sort_index", pid, tid, NULL, t->id);
+    case GPUFL__TL_DEVICE:
+        metadata(c, "process_name", pid, 0, t->name, 0);
+        return metadata(c, "process_sort_index", pid, 0, NULL, 1 + (int64_t)t->device);
+    case GPUFL__TL_COUNTER:
+        return 0; /* a counter is named by its events */
+    default: {
+        /* streams, syncs and lanes: named without the "GPU n " of their process */
+        const char *name = t->name;
+        if (t->device != GPUFL__TL_NONE && !strncmp(name, "GPU ", 4)) {
+            const char *sp = strchr(name + 4, ' ');
+            if (sp)
+                name = sp + 1;
+        }
+        metadata(c, "thread_name", pid, tid, name, 0);
+        return metadata(c, "thread_sort_index", pid, tid, NULL, t->id);
+    }
+    }
+}
+
+static const char *category(unsigned src)
+{
+    static const char *const cats[GPUFL__XS_COUNT] = {"kernel", "memcpy", "memset", "sync",
+                                                       "scope",  "nvtx",   "api"};
+    return src < GPUFL__XS_COUNT ? cats[src] : "";
+}
+
+static void name_of(cj *c, const gpufl__tl_slice *s)
+{
+    gpufl__xname n;
+    gpufl__xname_of(c->x, s, &n);
+    if (n.fixed != GPUFL__XNAME_STRING) {
+        json_string(&c->out, gpufl__xname_fixed(n.fixed));
+        return;
+    }
+    const char *text = gpufl__x_str(c->x, n.string);
+    if (!n.launch) {
+        json_string(&c->out, text);
+        return;
+    }
+    /* "launch <name>": the prefix is plain ASCII, so the two halves escape
+     * as one string */
+    size_t len = strlen(text), pre = sizeof GPUFL__XNAME_LAUNCH - 1;
+    char *buf = malloc(pre + len);
+    if (!buf) {
+        c->out.err = ENOMEM;
+        return;
+    }
+    memcpy(buf, GPUFL__XNAME_LAUNCH, pre);
+    memcpy(buf + pre, text, len);
+    json_string_n(&c->out, buf, pre + len);
+    free(buf);
+}
+
+static void u32_array(gpufl__xout *o, const uint32_t v[3])
+{
+    gpufl__xout_char(o, '[');
+    for (int i = 0; i < 3; i++) {
+        if (i)
+            gpufl__xout_char(o, ',');
+        gpufl__xout_u64(o, v[i]);
+    }
+    gpufl__xout_char(o, ']');
+}
+
+static void args(cj *c, const gpufl__tl_slice *s)
+{
+    gpufl__xout *o = &c->out;
+    if (s->op && s->src != GPUFL__XS_API) {
+        key(o, "args");
+        gpufl__xout_str(o, "{\"correlation\":");
+        gpufl__xout_u64(o, s->op->correlation);
+        if (s->src == GPUFL__XS_KERNEL) {
+            key(o, "grid");
+            u32_array(o, s->op->grid);
+            key(o, "block");
+            u32_array(o, s->op->block);
+            key(o, "registers");
+            gpufl__xout_u64(o, s->op->registers);
+        } else if (s->src != GPUFL__XS_SYNC) {
+            key(o, "bytes");
+            gpufl__xout_u64(o, s->op->bytes);
+        }
+        gpufl__xout_char(o, '}');
+    } else if (s->src == GPUFL__XS_API) {
+        key(o, "args");
+        gpufl__xout_str(o, "{\"correlation\":");
+        gpufl__xout_u64(o, s->op->correlation);
+        gpufl__xout_char(o, '}');
+    } else if (s->range && (s->range->domain || s->range->unended)) {
+        key(o, "args");
+        gpufl__xout_char(o, '{');
+        if (s->range->domain) {
+            gpufl__xout_str(o, "\"domain\":");
+            json_string(o, gpufl__x_str(c->x, s->range->domain));
+        }
+        /* never ended: dur runs to the session's last recorded time */
+        if (s->range->unended)
+            gpufl__xout_str(o, s->range->domain ? ",\"unended\":true" : "\"unended\":true");
+        gpufl__xout_char(o, '}');
+    }
+}
+
+static int flow(cj *c, const char *ph, uint64_t id, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+    event_open(c, ph);
+    gpufl__xout_str(&c->out, ",\"name\":\"launch\",\"cat\":\"launch\"");
+    if (ph[0] == 'f')
+        gpufl__xout_str(&c->out, ",\"bp\":\"e\"");
+    key(&c->out, "id");
+    gpufl__xout_u64(&c->out, id);
+    key(&c->out, "ts");
+    gpufl__xout_us(&c->out, ts);
+    where(c, pid, tid);
+    return event_close(c);
+}
+
+static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *s)
+{
+    cj *c = ctx;
+    uint32_t pid, tid;
+    pid_tid(c, t, &pid, &tid);
+    event_open(c, s->instant ? "i" : "X");
+    key(&c->out, "name");
+    name_of(c, s);
+    key(&c->out, "cat");
+    json_string(&c->out, category(s->src));
+    key(&c->out, "ts");
+    gpufl__xout_us(&c->out, s->start);
+    if (s->instant) {
+        gpufl__xout_str(&c->out, ",\"s\":\"t\"");
+    } else {
+        key(&c->out, "dur");
+        gpufl__xout_us(&c->out, s->end - s->start);
+    }
+    where(c, pid, tid);
+    args(c, s);
+    int rc = event_close(c);
+    for (size_t f = 0; f < s->nflows && !rc; f++)
+        rc = flow(c, "s", s->flows[f], s->start, pid, tid);
+    if (s->flow && !rc)
+        rc = flow(c, "f", s->flow, s->start, pid, tid);
+    return rc;
+}
+
+static int on_end(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *s)
+{
+    (void)ctx, (void)t, (void)s; /* complete events carry their duration */
+    return 0;
+}
+
+static int on_counter(void *ctx, const gpufl__tl_track *t, uint64_t ts, double v)
+{
+    cj *c = ctx;
+    uint32_t pid, tid;
+    pid_tid(c, t, &pid, &tid);
+    event_open(c, "C");
+    key(&c->out, "name");
+    json_string(&c->out, t->name);
+    key(&c->out, "ts");
+    gpufl__xout_us(&c->out, ts);
+    key(&c->out, "pid");
+    gpufl__xout_u64(&c->out, pid);
+    gpufl__xout_str(&c->out, ",\"args\":{\"value\":");
+    gpufl__xout_double(&c->out, v);
+    gpufl__xout_char(&c->out, '}');
+    return event_close(c);
+}
+
+int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
+                         size_t err_len)
+{
+    memset(r, 0, sizeof *r);
+    gpufl__xtrace x;
+    gpufl__xtrace_init(&x, t);
+    cj c;
+    memset(&c, 0, sizeof c);
+    c.x = &x;
+    c.pid = x.info->pid > 0 ? (uint32_t)x.info->pid : 1;
+    if (gpufl__xout_open(&c.out, path, err, err_len) != 0)
+        return GPUFL_EIO;
+    gpufl__xout *o = &c.out;
+    gpufl__xout_str(o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"session_id\":");
+    json_string(o, gpufl__x_str(&x, x.info->session_id));
+    key(o, "app_name");
+    json_string(o, gpufl__x_str(&x, x.info->app_name));
+    key(o, "host");
+    json_string(o, gpufl__x_str(&x, x.info->host));
+    key(o, "gpufl_version");
+    json_string(o, gpufl__x_str(&x, x.info->gpufl_version));
+    key(o, "start_ns");
+    gpufl__xout_u64(o, x.info->start_ns);
+    key(o, "start_wall_ns");
+    gpufl__xout_u64(o, x.info->start_wall_ns);
+    gpufl__xout_str(o, ",\"clock\":\"CLOCK_MONOTONIC\"},\"traceEvents\":[");
+    gpufl__tl_sink sink = {&c, on_track, on_begin, on_end, on_counter};
+    int rc = gpufl__timeline_run(&x, &sink, &r->timeline);
+    gpufl__xout_str(o, "\n]}\n");
+    r->packets = c.events;
+    return gpufl__xout_finish(o, rc, &r->bytes, err, err_len);
+}

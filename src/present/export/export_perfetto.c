@@ -1,0 +1,411 @@
+/*
+ * The Perfetto export: the shared timeline (export_timeline.h) as a
+ * .perfetto-trace, a protobuf `Trace` of `TracePacket`s written by hand
+ * (pb_writer.h) that ui.perfetto.dev and trace_processor open.
+ *
+ * Packets, in file order:
+ *   1. a ClockSnapshot: CLOCK_MONOTONIC (the session clock) at the session
+ *      start and the wall clock then, with MONOTONIC as the trace's primary
+ *      clock, so timestamps need no conversion and the UI can show dates;
+ *      it also clears the sequence's incremental state
+ *      (SEQ_INCREMENTAL_STATE_CLEARED, first_packet_on_sequence)
+ *   2. TracePacketDefaults: timestamp_clock_id MONOTONIC for the sequence,
+ *      and the interned debug-annotation names
+ *   3. a TrackDescriptor per track (process, threads, devices, streams,
+ *      syncs, counters; overflow lanes just before their first event)
+ *   4. TrackEvents: SLICE_BEGIN/END pairs per track in time order, INSTANTs
+ *      (NVTX marks), then COUNTERs. Names are interned (InternedData
+ *      event_names, name_iid), each added in the packet that first uses it;
+ *      so are kernels' launch configurations, as debug annotation string
+ *      values; every event packet says SEQ_NEEDS_INCREMENTAL_STATE. Launch
+ *      calls carry flow_ids, the work they launched terminating_flow_ids;
+ *      device work carries its correlation id.
+ * All packets are on one sequence (trusted_packet_sequence_id 1);
+ * timestamps are absolute session-clock ns. Track uuids are the timeline's
+ * track ids + 1.
+ *
+ * Size: about 107 bytes per recorded event of a Trace-engine session (a
+ * kernel is four packets: its launch call's begin and end, its own begin
+ * and end); bench/bench_export measures it and the speed.
+ *
+ * Field numbers are those of Perfetto's public protos, named beside each
+ * constant (protos/perfetto/trace/...). Built for millions of events per
+ * second: a packet is encoded straight into the output buffer, names are
+ * looked up in arrays indexed by string id.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "present/export/export.h"
+#include "present/export/export_out.h"
+#include "present/export/pb_writer.h"
+
+/* trace.proto: message Trace */
+#define TRACE_PACKET 1
+/* trace_packet.proto: message TracePacket */
+#define PKT_CLOCK_SNAPSHOT 6
+#define PKT_TIMESTAMP 8
+#define PKT_TRUSTED_SEQUENCE_ID 10
+#define PKT_TRACK_EVENT 11
+#define PKT_INTERNED_DATA 12
+#define PKT_SEQUENCE_FLAGS 13
+#define PKT_DEFAULTS 59
+#define PKT_TRACK_DESCRIPTOR 60
+#define PKT_FIRST_ON_SEQUENCE 87
+#define SEQ_INCREMENTAL_STATE_CLEARED 1
+#define SEQ_NEEDS_INCREMENTAL_STATE 2
+/* trace_packet_defaults.proto: message TracePacketDefaults */
+#define DEFAULTS_TIMESTAMP_CLOCK_ID 58
+/* clock_snapshot.proto: ClockSnapshot, ClockSnapshot.Clock; common/builtin_clock.proto */
+#define CLOCKS_CLOCK 1
+#define CLOCKS_PRIMARY_TRACE_CLOCK 2
+#define CLOCK_ID 1
+#define CLOCK_TIMESTAMP 2
+#define BUILTIN_CLOCK_REALTIME 1
+#define BUILTIN_CLOCK_MONOTONIC 3
+/* track_event/track_descriptor.proto: message TrackDescriptor */
+#define TD_UUID 1
+#define TD_NAME 2
+#define TD_PROCESS 3
+#define TD_THREAD 4
+#define TD_PARENT_UUID 5
+#define TD_COUNTER 8
+/* track_event/process_descriptor.proto, thread_descriptor.proto */
+#define PD_PID 1
+#define PD_PROCESS_NAME 6
+#define THD_PID 1
+#define THD_TID 2
+/* track_event/counter_descriptor.proto: message CounterDescriptor */
+#define CD_UNIT 3
+#define CD_UNIT_SIZE_BYTES 3
+/* track_event/track_event.proto: message TrackEvent */
+#define TE_DEBUG_ANNOTATIONS 4
+#define TE_TYPE 9
+#define TE_NAME_IID 10
+#define TE_TRACK_UUID 11
+#define TE_COUNTER_VALUE 30
+#define TE_DOUBLE_COUNTER_VALUE 44
+#define TE_FLOW_IDS 47
+#define TE_TERMINATING_FLOW_IDS 48
+#define TYPE_SLICE_BEGIN 1
+#define TYPE_SLICE_END 2
+#define TYPE_INSTANT 3
+#define TYPE_COUNTER 4
+/* interned_data/interned_data.proto: InternedData; EventName and
+ * DebugAnnotationName are {iid = 1, name = 2} */
+#define ID_EVENT_NAMES 2
+#define ID_DEBUG_ANNOTATION_NAMES 3
+#define ID_DEBUG_ANNOTATION_STRING_VALUES 29 /* InternedString {iid = 1, str = 2} */
+#define INTERNED_IID 1
+#define INTERNED_NAME 2
+/* track_event/debug_annotation.proto: message DebugAnnotation */
+#define DA_NAME_IID 1
+#define DA_BOOL_VALUE 2
+#define DA_UINT_VALUE 3
+#define DA_STRING_VALUE_IID 17
+
+#define SEQUENCE_ID 1
+
+/* Debug annotations on device work (interned names, iid = index + 1). A
+ * kernel's launch configuration is one interned string ("grid 132x1x1,
+ * block 256x1x1, 64 registers"): a session has a few hundred of them and
+ * millions of kernels, so each kernel carries a 3-byte reference instead
+ * of seven numbers. */
+enum { A_CORRELATION, A_LAUNCH, A_BYTES, A_UNENDED, A_COUNT };
+static const char *const annotation_names[A_COUNT] = {"correlation", "launch", "bytes", "unended"};
+
+typedef struct pf {
+    const gpufl__xtrace *x;
+    gpufl__xout out;
+    uint64_t packets;
+    uint32_t next_iid;
+    uint32_t *fixed_iid;            /* by fixed name */
+    uint32_t *string_iid[2];        /* by string id: plain, "launch " */
+    size_t nstrings[2];
+    uint32_t *launch_iid;           /* by gpufl__xop.launch */
+    uint32_t next_value_iid;
+} pf;
+
+/* Track uuids are small (1-2 bytes on every event): the file holds one
+ * session, whose threads Perfetto also knows by pid and tid. */
+static uint64_t uuid_of(uint32_t track) { return (uint64_t)track + 1; }
+
+static size_t packet_begin(pf *p)
+{
+    size_t m = gpufl__pb_begin(&p->out, TRACE_PACKET);
+    gpufl__pb_varint(&p->out, PKT_TRUSTED_SEQUENCE_ID, SEQUENCE_ID);
+    return m;
+}
+
+static int packet_end(pf *p, size_t m)
+{
+    gpufl__pb_end(&p->out, m);
+    p->packets++;
+    gpufl__xout_flush_some(&p->out);
+    return p->out.err ? GPUFL_EIO : 0;
+}
+
+static void header(pf *p)
+{
+    const gpufl_trace_info *i = p->x->info;
+    size_t m = packet_begin(p);
+    gpufl__pb_varint(&p->out, PKT_FIRST_ON_SEQUENCE, 1);
+    gpufl__pb_varint(&p->out, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    size_t cs = gpufl__pb_begin(&p->out, PKT_CLOCK_SNAPSHOT);
+    size_t c = gpufl__pb_begin(&p->out, CLOCKS_CLOCK);
+    gpufl__pb_varint(&p->out, CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
+    gpufl__pb_varint(&p->out, CLOCK_TIMESTAMP, i->start_ns);
+    gpufl__pb_end(&p->out, c);
+    if (i->start_wall_ns) {
+        c = gpufl__pb_begin(&p->out, CLOCKS_CLOCK);
+        gpufl__pb_varint(&p->out, CLOCK_ID, BUILTIN_CLOCK_REALTIME);
+        gpufl__pb_varint(&p->out, CLOCK_TIMESTAMP, i->start_wall_ns);
+        gpufl__pb_end(&p->out, c);
+    }
+    gpufl__pb_varint(&p->out, CLOCKS_PRIMARY_TRACE_CLOCK, BUILTIN_CLOCK_MONOTONIC);
+    gpufl__pb_end(&p->out, cs);
+    packet_end(p, m);
+
+    m = packet_begin(p);
+    size_t d = gpufl__pb_begin(&p->out, PKT_DEFAULTS);
+    gpufl__pb_varint(&p->out, DEFAULTS_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
+    gpufl__pb_end(&p->out, d);
+    size_t in = gpufl__pb_begin(&p->out, PKT_INTERNED_DATA);
+    for (unsigned a = 0; a < A_COUNT; a++) {
+        size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_NAMES);
+        gpufl__pb_varint(&p->out, INTERNED_IID, a + 1);
+        gpufl__pb_string(&p->out, INTERNED_NAME, annotation_names[a]);
+        gpufl__pb_end(&p->out, e);
+    }
+    gpufl__pb_end(&p->out, in);
+    packet_end(p, m);
+}
+
+static int on_track(void *ctx, const gpufl__tl_track *t)
+{
+    pf *p = ctx;
+    const gpufl_trace_info *i = p->x->info;
+    int32_t pid = i->pid > 0 ? i->pid : 1;
+    size_t m = packet_begin(p);
+    size_t td = gpufl__pb_begin(&p->out, PKT_TRACK_DESCRIPTOR);
+    gpufl__pb_varint(&p->out, TD_UUID, uuid_of(t->id));
+    if (t->parent != GPUFL__TL_NONE && t->kind != GPUFL__TL_THREAD)
+        gpufl__pb_varint(&p->out, TD_PARENT_UUID, uuid_of(t->parent));
+    if (t->kind == GPUFL__TL_PROCESS) {
+        size_t pd = gpufl__pb_begin(&p->out, TD_PROCESS);
+        gpufl__pb_varint(&p->out, PD_PID, (uint64_t)(uint32_t)pid);
+        gpufl__pb_string(&p->out, PD_PROCESS_NAME, t->name);
+        gpufl__pb_end(&p->out, pd);
+    } else if (t->kind == GPUFL__TL_THREAD) {
+        /* named by the UI from pid and tid ("thread 1234") */
+        size_t th = gpufl__pb_begin(&p->out, TD_THREAD);
+        gpufl__pb_varint(&p->out, THD_PID, (uint64_t)(uint32_t)pid);
+        gpufl__pb_varint(&p->out, THD_TID, t->tid);
+        gpufl__pb_end(&p->out, th);
+    } else {
+        gpufl__pb_string(&p->out, TD_NAME, t->name);
+        if (t->kind == GPUFL__TL_COUNTER) {
+            size_t cd = gpufl__pb_begin(&p->out, TD_COUNTER);
+            if (t->bytes)
+                gpufl__pb_varint(&p->out, CD_UNIT, CD_UNIT_SIZE_BYTES);
+            gpufl__pb_end(&p->out, cd);
+        }
+    }
+    gpufl__pb_end(&p->out, td);
+    return packet_end(p, m);
+}
+
+/* The slot for string id s in table w, grown as needed; NULL when out of
+ * memory. */
+static uint32_t *string_slot(pf *p, int w, uint32_t s)
+{
+    if (s >= p->nstrings[w]) {
+        size_t n = p->nstrings[w] ? p->nstrings[w] : 1024;
+        while (n <= s)
+            n *= 2;
+        uint32_t *a = realloc(p->string_iid[w], n * sizeof *a);
+        if (!a)
+            return NULL;
+        memset(a + p->nstrings[w], 0, (n - p->nstrings[w]) * sizeof *a);
+        p->string_iid[w] = a;
+        p->nstrings[w] = n;
+    }
+    return &p->string_iid[w][s];
+}
+
+/* The packet's InternedData, begun when first needed: one per packet, as
+ * readers keep only the last of a message field that occurs twice. */
+static void interned_open(pf *p, size_t *in)
+{
+    if (*in == GPUFL__PB_NO_MARK)
+        *in = gpufl__pb_begin(&p->out, PKT_INTERNED_DATA);
+}
+
+/* The iid of the slice's name; when new, its entry goes into the packet's
+ * InternedData (*in), before the TrackEvent that uses it. */
+static uint32_t name_iid(pf *p, const gpufl__tl_slice *s, size_t *in)
+{
+    gpufl__xname n;
+    gpufl__xname_of(p->x, s, &n);
+    uint32_t *slot = n.fixed != GPUFL__XNAME_STRING ? &p->fixed_iid[n.fixed] : string_slot(p, n.launch, n.string);
+    if (!slot) {
+        p->out.err = ENOMEM;
+        return 0;
+    }
+    if (*slot)
+        return *slot;
+    *slot = p->next_iid++;
+    const char *text = n.fixed != GPUFL__XNAME_STRING ? gpufl__xname_fixed(n.fixed) : gpufl__x_str(p->x, n.string);
+    interned_open(p, in);
+    size_t en = gpufl__pb_begin(&p->out, ID_EVENT_NAMES);
+    gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
+    if (n.launch) {
+        size_t len = strlen(text), pre = sizeof GPUFL__XNAME_LAUNCH - 1;
+        size_t nm = gpufl__pb_begin(&p->out, INTERNED_NAME);
+        gpufl__xout_write(&p->out, GPUFL__XNAME_LAUNCH, pre);
+        gpufl__xout_write(&p->out, text, len);
+        gpufl__pb_end(&p->out, nm);
+    } else {
+        gpufl__pb_string(&p->out, INTERNED_NAME, text);
+    }
+    gpufl__pb_end(&p->out, en);
+    return *slot;
+}
+
+static void annotation(pf *p, unsigned a, uint64_t v)
+{
+    size_t m = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
+    gpufl__pb_varint(&p->out, DA_NAME_IID, a + 1);
+    gpufl__pb_varint(&p->out, DA_UINT_VALUE, v);
+    gpufl__pb_end(&p->out, m);
+}
+
+/* The iid of a kernel's launch configuration text; when new, its entry
+ * goes into the packet's InternedData (*in). */
+static uint32_t launch_iid(pf *p, const gpufl__xop *o, size_t *in)
+{
+    uint32_t *slot = &p->launch_iid[o->launch];
+    if (*slot)
+        return *slot;
+    *slot = p->next_value_iid++;
+    char text[160];
+    int n = snprintf(text, sizeof text, "grid %ux%ux%u, block %ux%ux%u, %u registers", o->grid[0], o->grid[1],
+                     o->grid[2], o->block[0], o->block[1], o->block[2], o->registers);
+    interned_open(p, in);
+    size_t v = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_STRING_VALUES);
+    gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
+    gpufl__pb_bytes(&p->out, INTERNED_NAME, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0);
+    gpufl__pb_end(&p->out, v);
+    return *slot;
+}
+
+static size_t event_begin(pf *p, uint64_t ts)
+{
+    size_t m = packet_begin(p);
+    gpufl__pb_varint(&p->out, PKT_TIMESTAMP, ts);
+    gpufl__pb_varint(&p->out, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    return m;
+}
+
+static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *s)
+{
+    pf *p = ctx;
+    size_t m = event_begin(p, s->start);
+    size_t in = GPUFL__PB_NO_MARK;
+    uint32_t iid = name_iid(p, s, &in);
+    uint32_t launch = s->src == GPUFL__XS_KERNEL && s->op->launch ? launch_iid(p, s->op, &in) : 0;
+    gpufl__pb_end(&p->out, in);
+    size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
+    gpufl__pb_varint(&p->out, TE_TYPE, s->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
+    gpufl__pb_varint(&p->out, TE_TRACK_UUID, uuid_of(t->id));
+    gpufl__pb_varint(&p->out, TE_NAME_IID, iid);
+    for (size_t f = 0; f < s->nflows; f++)
+        gpufl__pb_fixed64(&p->out, TE_FLOW_IDS, s->flows[f]);
+    if (s->flow)
+        gpufl__pb_fixed64(&p->out, TE_TERMINATING_FLOW_IDS, s->flow);
+    if (s->op && s->src != GPUFL__XS_API) {
+        const gpufl__xop *o = s->op;
+        if (o->correlation)
+            annotation(p, A_CORRELATION, o->correlation);
+        if (launch) {
+            size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
+            gpufl__pb_varint(&p->out, DA_NAME_IID, A_LAUNCH + 1);
+            gpufl__pb_varint(&p->out, DA_STRING_VALUE_IID, launch);
+            gpufl__pb_end(&p->out, a);
+        } else if (s->src != GPUFL__XS_SYNC && s->src != GPUFL__XS_KERNEL) {
+            annotation(p, A_BYTES, o->bytes);
+        }
+    }
+    if (s->range && s->range->unended) {
+        /* never ended: the slice runs to the session's last recorded time */
+        size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
+        gpufl__pb_varint(&p->out, DA_NAME_IID, A_UNENDED + 1);
+        gpufl__pb_varint(&p->out, DA_BOOL_VALUE, 1);
+        gpufl__pb_end(&p->out, a);
+    }
+    gpufl__pb_end(&p->out, te);
+    return packet_end(p, m);
+}
+
+static int on_end(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *s)
+{
+    pf *p = ctx;
+    size_t m = event_begin(p, s->end);
+    size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
+    gpufl__pb_varint(&p->out, TE_TYPE, TYPE_SLICE_END);
+    gpufl__pb_varint(&p->out, TE_TRACK_UUID, uuid_of(t->id));
+    gpufl__pb_end(&p->out, te);
+    return packet_end(p, m);
+}
+
+static int on_counter(void *ctx, const gpufl__tl_track *t, uint64_t ts, double v)
+{
+    pf *p = ctx;
+    size_t m = event_begin(p, ts);
+    size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
+    gpufl__pb_varint(&p->out, TE_TYPE, TYPE_COUNTER);
+    gpufl__pb_varint(&p->out, TE_TRACK_UUID, uuid_of(t->id));
+    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+        gpufl__pb_int64(&p->out, TE_COUNTER_VALUE, (int64_t)v);
+    else
+        gpufl__pb_double(&p->out, TE_DOUBLE_COUNTER_VALUE, v);
+    gpufl__pb_end(&p->out, te);
+    return packet_end(p, m);
+}
+
+int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
+                           size_t err_len)
+{
+    memset(r, 0, sizeof *r);
+    gpufl__xtrace x;
+    gpufl__xtrace_init(&x, t);
+    pf p;
+    memset(&p, 0, sizeof p);
+    p.x = &x;
+    p.next_iid = 1;
+    p.next_value_iid = 1;
+    p.fixed_iid = calloc(gpufl__xname_fixed_count(), sizeof *p.fixed_iid);
+    p.launch_iid = calloc(gpufl__x_launch_count(&x), sizeof *p.launch_iid);
+    if (!p.fixed_iid || !p.launch_iid) {
+        free(p.fixed_iid);
+        free(p.launch_iid);
+        snprintf(err, err_len, "cannot write %s: out of memory", path);
+        return GPUFL_ENOMEM;
+    }
+    if (gpufl__xout_open(&p.out, path, err, err_len) != 0) {
+        free(p.fixed_iid);
+        free(p.launch_iid);
+        return GPUFL_EIO;
+    }
+    header(&p);
+    gpufl__tl_sink sink = {&p, on_track, on_begin, on_end, on_counter};
+    int rc = gpufl__timeline_run(&x, &sink, &r->timeline);
+    free(p.fixed_iid);
+    free(p.launch_iid);
+    free(p.string_iid[0]);
+    free(p.string_iid[1]);
+    r->packets = p.packets;
+    return gpufl__xout_finish(&p.out, rc, &r->bytes, err, err_len);
+}

@@ -1,0 +1,57 @@
+/*
+ * What the parts of the text report share (report_text*.c): the rendering
+ * context and the formatting of numbers, names and tables. Internal to
+ * src/present.
+ */
+#ifndef GPUFL_PRESENT_REPORT_REPORT_TEXT_UTIL_H
+#define GPUFL_PRESENT_REPORT_REPORT_TEXT_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/analysis.h"
+#include "present/report/report_text.h"
+
+typedef struct rt {
+    FILE *out;
+    const gpufl_trace *t;
+    const gpufl__ana_report *r;
+    gpufl__report_text_opts o; /* defaults filled in */
+} rt;
+
+/* Short text for a number, into caller-sized buffers (32 bytes are enough):
+ * a duration ("1.234 s", "12.30 ms", "4.50 us", "12 ns"), a size ("1.5
+ * MiB"), a percentage with one decimal ("12.5 %"), a count with thousands
+ * separated ("18 529"). */
+typedef struct rt_num {
+    char s[32];
+} rt_num;
+rt_num rt_dur(uint64_t ns);
+rt_num rt_sdur(int64_t ns); /* signed duration: "-1.20 us" */
+rt_num rt_bytes(uint64_t bytes);
+rt_num rt_pct(double pct);
+rt_num rt_count(uint64_t n);
+/* part / whole * 100, 0 when whole is 0 */
+double rt_share(uint64_t part, uint64_t whole);
+
+/* The text of a string id, "" for 0. */
+const char *rt_str(const rt *c, uint32_t id);
+/* name cut to width bytes, ending in "..." when cut (never inside a UTF-8
+ * sequence). buf holds width + 1 bytes. */
+void rt_fit(const char *name, size_t width, char *buf);
+/* A section title and its underline. */
+void rt_title(const rt *c, const char *title);
+/* "s" when n is not 1 */
+const char *rt_plural(uint64_t n);
+
+/* The sections, each in its own file by theme. */
+void rt_section_scopes(const rt *c);      /* report_text_scopes.c */
+void rt_section_hotspots(const rt *c);    /* report_text_kernels.c */
+void rt_section_occupancy(const rt *c);   /* report_text_kernels.c */
+void rt_section_copies(const rt *c);      /* report_text_device.c */
+void rt_section_idle(const rt *c);        /* report_text_device.c */
+void rt_section_launches(const rt *c);    /* report_text_device.c */
+void rt_section_memory(const rt *c);      /* report_text_device.c */
+
+#endif /* GPUFL_PRESENT_REPORT_REPORT_TEXT_UTIL_H */

@@ -1,0 +1,298 @@
+/*
+ * The lanes of the timeline view (see view_index.h). Two passes over the
+ * trace's tables: the first finds each row's lane (a hash of lane keys,
+ * core/idmap.h, with the previous row's lane tried first: neighbours in time
+ * usually share a stream) and counts; the second places the rows, walking
+ * kernels, copies and memsets together in start order so that a stream's
+ * lane comes out sorted. Single-threaded.
+ */
+#include "present/view/view_index.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/idmap.h"
+#include "gpufl/gpufl.h"
+
+/* ---- lane keys ---------------------------------------------------------- */
+
+typedef struct lane_map {
+    gpufl__idmap lane_of; /* lane key -> index in lanes */
+    uint64_t last_key[2]; /* the last lane found, per slot: a kernel's device lane in */
+    uint32_t last_lane[2]; /* slot 1, every other lane in slot 0 */
+    gpufl__vlane *lanes; /* the lanes, in order of first sight */
+    size_t nlanes, lanes_cap;
+} lane_map;
+
+#define NO_KEY UINT64_MAX /* last_key before the first lookup */
+
+/* A lane's key: its kind, its 32-bit id (stream or thread) and its small
+ * one (device, 16 bits, or nesting level), in fields that cannot overlap
+ * whatever the ids are (never NO_KEY). a and b as for map_lane(). */
+static uint64_t lane_key(unsigned kind, uint32_t a, uint32_t b)
+{
+    bool thread = kind == GPUFL__VLANE_SCOPE || kind == GPUFL__VLANE_NVTX;
+    uint32_t wide = thread ? a : b, small = thread ? b : a;
+    return (uint64_t)kind << 56 | (uint64_t)(small & 0xffffffu) << 32 | wide;
+}
+
+/* The lane of kind for (a, b): (device, stream) for device lanes, (thread,
+ * level) for thread lanes; created when new. Returns 0 with *out set, or
+ * GPUFL_ENOMEM. */
+static int map_lane(lane_map *m, unsigned kind, uint32_t a, uint32_t b, uint32_t *out)
+{
+    uint64_t k = lane_key(kind, a, b);
+    unsigned slot = kind == GPUFL__VLANE_DEVICE;
+    if (k == m->last_key[slot]) {
+        *out = m->last_lane[slot];
+        return 0;
+    }
+    uint32_t lane;
+    if (!gpufl__idmap_get(&m->lane_of, k, &lane)) {
+        if (m->nlanes == m->lanes_cap) {
+            size_t cap = m->lanes_cap ? m->lanes_cap * 2 : 16;
+            gpufl__vlane *l = realloc(m->lanes, cap * sizeof *l);
+            if (!l)
+                return GPUFL_ENOMEM;
+            m->lanes = l;
+            m->lanes_cap = cap;
+        }
+        gpufl__vlane *l = &m->lanes[m->nlanes];
+        memset(l, 0, sizeof *l);
+        l->kind = kind;
+        if (kind == GPUFL__VLANE_SCOPE || kind == GPUFL__VLANE_NVTX) {
+            l->tid = a;
+            l->level = b;
+        } else {
+            l->device = a;
+            l->stream = b;
+        }
+        lane = (uint32_t)m->nlanes;
+        if (gpufl__idmap_put(&m->lane_of, k, lane) != 0)
+            return GPUFL_ENOMEM;
+        m->nlanes++;
+    }
+    m->last_key[slot] = k;
+    m->last_lane[slot] = lane;
+    *out = lane;
+    return 0;
+}
+
+static void map_free(lane_map *m)
+{
+    gpufl__idmap_free(&m->lane_of);
+    free(m->lanes);
+}
+
+/* ---- the two passes ------------------------------------------------------ */
+
+/* Calls visit(ctx, lane, entry) for every lane a row belongs to, rows of
+ * kernels, copies and memsets in start order (ties: kernels first), then
+ * scopes, NVTX ranges and samples, each in table order. */
+typedef int (*visit_fn)(void *ctx, uint32_t lane, uint32_t entry);
+
+typedef struct walk {
+    gpufl__view_index *ix;
+    lane_map *map;
+} walk;
+
+static int visit_row(walk *w, unsigned table, size_t i, visit_fn visit, void *ctx)
+{
+    const gpufl__xtrace *s = &w->ix->src;
+    uint32_t e = (uint32_t)table << GPUFL__VROW_BITS | (uint32_t)i;
+    uint32_t lane;
+    int rc;
+    switch (table) {
+    case GPUFL__VT_KERNEL:
+        if ((rc = map_lane(w->map, GPUFL__VLANE_DEVICE, gpufl__vsrc_device(s, table, i), 0, &lane)) != 0 ||
+            (rc = visit(ctx, lane, e)) != 0)
+            return rc;
+        /* fallthrough */
+    case GPUFL__VT_COPY:
+    case GPUFL__VT_MEMSET:
+        if ((rc = map_lane(w->map, GPUFL__VLANE_STREAM, gpufl__vsrc_device(s, table, i),
+                           gpufl__vsrc_stream(s, table, i), &lane)) != 0)
+            return rc;
+        return visit(ctx, lane, e);
+    case GPUFL__VT_SCOPE:
+    case GPUFL__VT_NVTX: {
+        if (gpufl__vsrc_instant(s, table, i)) {
+            w->ix->marks++;
+            return 0;
+        }
+        unsigned depth = gpufl__vsrc_depth(s, table, i);
+        if (depth >= GPUFL__VIEW_MAX_LEVELS) {
+            w->ix->deep++;
+            return 0;
+        }
+        unsigned kind = table == GPUFL__VT_SCOPE ? GPUFL__VLANE_SCOPE : GPUFL__VLANE_NVTX;
+        if ((rc = map_lane(w->map, kind, gpufl__vsrc_tid(s, table, i), depth, &lane)) != 0)
+            return rc;
+        return visit(ctx, lane, e);
+    }
+    default:
+        if (gpufl__vsrc_gpu_util(s, i) < 0)
+            return 0;
+        if ((rc = map_lane(w->map, GPUFL__VLANE_SAMPLES, gpufl__vsrc_device(s, table, i), 0, &lane)) != 0)
+            return rc;
+        return visit(ctx, lane, e);
+    }
+}
+
+static int walk_all(walk *w, visit_fn visit, void *ctx)
+{
+    const gpufl__xtrace *s = &w->ix->src;
+    size_t pos[3] = {0, 0, 0}, n[3];
+    for (unsigned t = 0; t < 3; t++)
+        n[t] = gpufl__vsrc_count(s, t);
+    for (;;) {
+        unsigned best = 3;
+        uint64_t best_start = 0;
+        for (unsigned t = 0; t < 3; t++) {
+            if (pos[t] == n[t])
+                continue;
+            uint64_t st = gpufl__vsrc_start(s, t, pos[t]);
+            if (best == 3 || st < best_start) {
+                best = t;
+                best_start = st;
+            }
+        }
+        if (best == 3)
+            break;
+        int rc = visit_row(w, best, pos[best]++, visit, ctx);
+        if (rc != 0)
+            return rc;
+    }
+    for (unsigned t = GPUFL__VT_SCOPE; t < GPUFL__VT_COUNT; t++)
+        for (size_t i = 0; i < gpufl__vsrc_count(s, t); i++) {
+            int rc = visit_row(w, t, i, visit, ctx);
+            if (rc != 0)
+                return rc;
+        }
+    return 0;
+}
+
+static int count_entry(void *ctx, uint32_t lane, uint32_t entry)
+{
+    (void)entry;
+    ((lane_map *)ctx)->lanes[lane].n++;
+    return 0;
+}
+
+static int place_entry(void *ctx, uint32_t lane, uint32_t entry)
+{
+    walk *w = ctx;
+    gpufl__vlane *l = &w->map->lanes[lane];
+    w->ix->row[l->first + l->n++] = entry;
+    return 0;
+}
+
+uint64_t gpufl__view_entry_end(const gpufl__view_index *ix, uint32_t e)
+{
+    unsigned table = GPUFL__VROW_TABLE(e);
+    size_t i = GPUFL__VROW_INDEX(e);
+    uint64_t start = gpufl__vsrc_start(&ix->src, table, i);
+    uint64_t end = gpufl__vsrc_end(&ix->src, table, i);
+    if (table == GPUFL__VT_SAMPLE)
+        return start;
+    return end > start ? end : start + 1;
+}
+
+static int lane_order(const void *pa, const void *pb)
+{
+    const gpufl__vlane *a = pa, *b = pb;
+    bool ta = a->kind >= GPUFL__VLANE_SCOPE, tb = b->kind >= GPUFL__VLANE_SCOPE;
+    uint64_t ka[4] = {ta, ta ? a->tid : a->device, a->kind, ta ? a->level : a->stream};
+    uint64_t kb[4] = {tb, tb ? b->tid : b->device, b->kind, tb ? b->level : b->stream};
+    for (int i = 0; i < 4; i++)
+        if (ka[i] != kb[i])
+            return ka[i] < kb[i] ? -1 : 1;
+    return 0;
+}
+
+/* The session's last recorded time (the trace's, which every output
+ * shares), and the largest kernel name id. */
+static void scan_extent(gpufl__view_index *ix)
+{
+    const gpufl__xtrace *s = &ix->src;
+    ix->last_ns = gpufl_trace_get_info(s->t)->last_ns;
+    for (size_t i = 0, n = gpufl__vsrc_count(s, GPUFL__VT_KERNEL); i < n; i++)
+        if (gpufl__vsrc_name(s, GPUFL__VT_KERNEL, i) >= ix->max_name)
+            ix->max_name = gpufl__vsrc_name(s, GPUFL__VT_KERNEL, i) + 1;
+}
+
+int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
+{
+    memset(ix, 0, sizeof *ix);
+    gpufl__xtrace_init(&ix->src, t);
+    for (unsigned tb = 0; tb < GPUFL__VT_COUNT; tb++)
+        if (gpufl__vsrc_count(&ix->src, tb) >= (1u << GPUFL__VROW_BITS))
+            return GPUFL_EUNSUPPORTED;
+    scan_extent(ix);
+    lane_map map;
+    memset(&map, 0, sizeof map);
+    map.last_key[0] = map.last_key[1] = NO_KEY;
+    walk w = {ix, &map};
+    int rc = walk_all(&w, count_entry, &map);
+    if (rc != 0)
+        goto fail;
+    size_t total = 0;
+    for (size_t l = 0; l < map.nlanes; l++) {
+        map.lanes[l].first = total;
+        total += map.lanes[l].n;
+        map.lanes[l].n = 0;
+    }
+    ix->row = malloc((total ? total : 1) * sizeof *ix->row);
+    ix->max_end = malloc((total ? total : 1) * sizeof *ix->max_end);
+    rc = GPUFL_ENOMEM;
+    if (!ix->row || !ix->max_end)
+        goto fail;
+    ix->marks = ix->deep = 0; /* the second walk counts them again */
+    if ((rc = walk_all(&w, place_entry, &w)) != 0)
+        goto fail;
+    for (size_t l = 0; l < map.nlanes; l++) {
+        uint64_t m = 0;
+        for (size_t i = map.lanes[l].first; i < map.lanes[l].first + map.lanes[l].n; i++) {
+            uint64_t e = gpufl__view_entry_end(ix, ix->row[i]);
+            m = e > m ? e : m;
+            ix->max_end[i] = m;
+        }
+    }
+    if (map.nlanes) /* an empty session has no lanes, and lanes NULL */
+        qsort(map.lanes, map.nlanes, sizeof *map.lanes, lane_order);
+    ix->lane = map.lanes;
+    ix->nlanes = map.nlanes;
+    map.lanes = NULL;
+    map_free(&map);
+    return 0;
+fail:
+    map_free(&map);
+    gpufl__view_index_free(ix);
+    return rc;
+}
+
+void gpufl__view_index_free(gpufl__view_index *ix)
+{
+    free(ix->row);
+    free(ix->max_end);
+    free(ix->lane);
+    ix->row = NULL;
+    ix->max_end = NULL;
+    ix->lane = NULL;
+    ix->nlanes = 0;
+}
+
+size_t gpufl__view_lane_seek(const gpufl__view_index *ix, const gpufl__vlane *l, uint64_t from)
+{
+    const uint64_t *m = ix->max_end + l->first;
+    size_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m[mid] <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}

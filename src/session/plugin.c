@@ -1,0 +1,293 @@
+/*
+ * Device plugin loading and the host functions handed to it (see plugin.h
+ * and plugin_api.h).
+ */
+#include "session/plugin.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "core/intern.h"
+#include "core/log.h"
+#include "core/plugin_api.h"
+#include "ring/producer.h"
+#include "session/session.h"
+
+#define DEFAULT_PLUGIN "libgpufl_cupti.so"
+
+static const gpufl_plugin *running;
+static gpufl_plugin_host host;
+
+/* ---- host functions ------------------------------------------------------ */
+
+static bool is_interval(uint8_t type)
+{
+    return type == GFL_EV_KERNEL || type == GFL_EV_MEMCPY || type == GFL_EV_MEMSET ||
+           type == GFL_EV_SYNC;
+}
+
+/* End times sit at the same offset in every interval payload. */
+static uint64_t end_of(const gfl_event *ev) { return ev->u.kernel.end_ts; }
+_Static_assert(offsetof(gfl_memcpy_payload, end_ts) == 0 && offsetof(gfl_memset_payload, end_ts) == 0 &&
+                   offsetof(gfl_sync_payload, end_ts) == 0 && offsetof(gfl_kernel_payload, end_ts) == 0,
+               "interval payloads start with end_ts");
+
+/* A record with no start, or one that ends before it starts, is a broken
+ * record (CUPTI emits some on context teardown): never written. */
+static bool malformed(const gfl_event *ev)
+{
+    return ev->h.type == GFL_EV_NONE || ev->h.type >= GFL_EV_TYPE_COUNT || ev->h.ts == 0 ||
+           (is_interval(ev->h.type) && end_of(ev) < ev->h.ts);
+}
+
+static int commit_to(gpufl__producer *p, const gfl_event *ev, bool own_tid)
+{
+    gfl_event *slot = gpufl__ring_reserve(&p->ring, gpufl__event_channel(ev->h.type));
+    if (!slot)
+        return -1;
+    *slot = *ev;
+    if (!slot->h.tid && own_tid)
+        slot->h.tid = gpufl__producer_tid(p);
+    gpufl__ring_commit(&p->ring);
+    return 0;
+}
+
+static int host_push(const gfl_event *ev)
+{
+    if (!gpufl__is_recording())
+        return -1;
+    gpufl__producer *p = gpufl__producer_self();
+    if (!p)
+        return -1;
+    if (malformed(ev)) {
+        gpufl__producer_count_lost(p, GFL_DROP_BAD_EVENT, gpufl__event_channel(ev->h.type), 1);
+        return -1;
+    }
+    return commit_to(p, ev, true);
+}
+
+static int host_push_wait(const gfl_event *ev)
+{
+    gpufl__producer *p = gpufl__producer_self();
+    if (!p || !gpufl__is_recording())
+        return -1;
+    if (malformed(ev)) {
+        gpufl__producer_count_lost(p, GFL_DROP_BAD_EVENT, gpufl__event_channel(ev->h.type), 1);
+        return -1;
+    }
+    /* The collector drains every few milliseconds; waiting here only slows
+     * the plugin's own thread, never the program's. */
+    while (!gpufl__ring_has_room(&p->ring)) {
+        if (!gpufl__is_recording())
+            return -1;
+        struct timespec pause = {0, 200000};
+        nanosleep(&pause, NULL);
+    }
+    return commit_to(p, ev, false);
+}
+
+static uint64_t host_current_scope(void)
+{
+    gpufl__producer *p = gpufl__tls_producer;
+    if (!p || !p->depth || p->scope_gen != gpufl__session_generation())
+        return 0;
+    return p->stack[p->depth - 1].id;
+}
+
+static void host_count_lost(uint8_t reason, uint8_t channel, uint64_t n)
+{
+    gpufl__producer *p = gpufl__producer_self();
+    if (p && reason < GFL_DROP_REASON_COUNT && channel < GFL_CHANNEL_COUNT)
+        gpufl__producer_count_lost(p, reason, channel, n);
+}
+
+static void host_log(int level, const char *message) { gpufl__log(level, "%s", message); }
+
+static uint64_t host_now(void) { return gpufl__now_ns(); }
+
+/* ---- loading ----------------------------------------------------------- */
+
+/* The CUPTI plugin is installed beside libgpufl; find it there first. */
+static void default_path(char *buf, size_t len)
+{
+    Dl_info info;
+    if (dladdr((void *)gpufl__plugin_start, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        snprintf(buf, len, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, DEFAULT_PLUGIN);
+        if (access(buf, R_OK) == 0)
+            return;
+    }
+    snprintf(buf, len, "%s", DEFAULT_PLUGIN);
+}
+
+/* The session records with engine `ran` instead of what it asked for:
+ * says why in choice->reason (after what it already says) and, when warn,
+ * in one warning. Returns false, for the caller to return. */
+static bool downgrade(gpufl__engine_choice *choice, gpufl_engine ran, bool warn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool downgrade(gpufl__engine_choice *choice, gpufl_engine ran, bool warn, const char *fmt, ...)
+{
+    size_t n = strlen(choice->reason);
+    if (n && n + 2 < sizeof choice->reason) {
+        memcpy(choice->reason + n, "; ", 3);
+        n += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(choice->reason + n, sizeof choice->reason - n, fmt, ap);
+    va_end(ap);
+    choice->ran = ran;
+    if (warn)
+        gpufl__log(GFL_LOG_WARN, "%s", choice->reason + n);
+    return false;
+}
+
+bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *choice)
+{
+    const gpufl_options *o = &info->config->o;
+    *choice = (gpufl__engine_choice){.requested = o->profiling_engine, .ran = o->profiling_engine};
+    const char *engine = gpufl__engine_name(o->profiling_engine);
+    if (o->profiling_engine == GPUFL_ENGINE_MONITOR)
+        return false;
+    if (o->backend == GPUFL_BACKEND_NONE)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, false,
+                         "engine %s: backend none records no device activity; recording as monitor", engine);
+    if (o->backend == GPUFL_BACKEND_AMD)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "engine %s: the AMD backend is not part of this build; recording as monitor "
+                         "(host metrics and scopes)",
+                         engine);
+    /* The profiling engines above Trace (PC sampling, SASS metrics, range
+     * profiling) are not in this build: the user must learn that from the
+     * log and the session, not from a report that lacks the data. */
+    if (o->profiling_engine > GPUFL_ENGINE_TRACE)
+        (void)downgrade(choice, GPUFL_ENGINE_TRACE, true,
+                        "engine %s is not in this build yet; recording as trace (kernels, copies, "
+                        "syncs, allocations, NVTX)",
+                        engine);
+    char path[4096];
+    if (o->device_plugin[0])
+        snprintf(path, sizeof path, "%s", o->device_plugin);
+    else
+        default_path(path, sizeof path);
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "engine %s needs the device plugin, which could not be loaded (%s); "
+                         "recording as monitor",
+                         engine, dlerror());
+    gpufl_plugin_entry_fn entry = (gpufl_plugin_entry_fn)dlsym(lib, GPUFL_PLUGIN_ENTRY);
+    const gpufl_plugin *plugin = entry ? entry() : NULL;
+    if (!plugin || plugin->abi != GPUFL_PLUGIN_ABI || plugin->size < sizeof *plugin)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "%s is not a gpufl plugin of ABI %d; recording as monitor", path, GPUFL_PLUGIN_ABI);
+    host = (gpufl_plugin_host){
+        .size = sizeof host,
+        .abi = GPUFL_PLUGIN_ABI,
+        .options = o,
+        .session_dir = info->dir,
+        .session_start_ns = info->start_ns,
+        .now_ns = host_now,
+        .intern = gpufl__intern_n,
+        .push = host_push,
+        .current_scope = host_current_scope,
+        .count_lost = host_count_lost,
+        .log = host_log,
+        .push_wait = host_push_wait,
+    };
+    char err[512] = "";
+    int rc = plugin->start(&host, err, sizeof err);
+    if (rc != 0)
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
+                         "device plugin %s could not start (%s); recording as monitor", plugin->name,
+                         err[0] ? err : "no reason given");
+    gpufl__log(GFL_LOG_DEBUG, "device plugin %s started from %s", plugin->name, path);
+    running = plugin;
+    choice->plugin = plugin->name;
+    return true;
+}
+
+/* ---- handing the vendor interface to another tool -------------------------- */
+
+/* When the plugin let go, in the session clock; 0 while it holds it. */
+static uint64_t paused_at;
+
+static bool can_hand_over(const char *call)
+{
+    if (!running) {
+        gpufl__set_error("%s: no device tracing is running (the engine is monitor, or the device "
+                         "plugin could not start)", call);
+        return false;
+    }
+    if (running->size < offsetof(gpufl_plugin, resume) + sizeof running->resume || !running->pause ||
+        !running->resume) {
+        gpufl__set_error("%s: the device plugin %s cannot hand its tracing over", call, running->name);
+        return false;
+    }
+    return true;
+}
+
+int gpufl__plugin_pause(void)
+{
+    if (!can_hand_over("gpufl_trace_pause"))
+        return running ? GPUFL_EUNSUPPORTED : GPUFL_ESTATE;
+    if (paused_at) {
+        gpufl__set_error("gpufl_trace_pause: the trace is already paused");
+        return GPUFL_ESTATE;
+    }
+    char err[512] = "";
+    int rc = running->pause(err, sizeof err);
+    if (rc != 0) {
+        gpufl__set_error("gpufl_trace_pause: %s", err[0] ? err : "the device plugin refused");
+        return rc;
+    }
+    paused_at = gpufl__now_ns();
+    gpufl__log(GFL_LOG_INFO, "trace paused by gpufl_trace_pause() at %llu ns: CUPTI is free for another "
+                             "tool; device work from now until gpufl_trace_resume() is not recorded",
+               (unsigned long long)paused_at);
+    return 0;
+}
+
+int gpufl__plugin_resume(void)
+{
+    if (!can_hand_over("gpufl_trace_resume"))
+        return running ? GPUFL_EUNSUPPORTED : GPUFL_ESTATE;
+    if (!paused_at) {
+        gpufl__set_error("gpufl_trace_resume: the trace is not paused");
+        return GPUFL_ESTATE;
+    }
+    char err[512] = "";
+    int rc = running->resume(err, sizeof err);
+    if (rc != 0) {
+        gpufl__set_error("gpufl_trace_resume: %s; still paused, call it again once the other tool "
+                         "has stopped", err[0] ? err : "the device plugin refused");
+        return rc;
+    }
+    uint64_t now = gpufl__now_ns();
+    gpufl__log(GFL_LOG_INFO, "trace resumed by gpufl_trace_resume() at %llu ns after %.3f s paused: "
+                             "device work from %llu ns to %llu ns was not recorded",
+               (unsigned long long)now, (double)(now - paused_at) / 1e9, (unsigned long long)paused_at,
+               (unsigned long long)now);
+    paused_at = 0;
+    return 0;
+}
+
+void gpufl__plugin_stop(void)
+{
+    if (!running)
+        return;
+    if (paused_at)
+        gpufl__log(GFL_LOG_INFO, "the session ended with the trace paused since %llu ns: device work from "
+                                 "then on was not recorded",
+                   (unsigned long long)paused_at);
+    paused_at = 0;
+    running->stop();
+    running = NULL;
+}
+
+const char *gpufl__plugin_name(void) { return running ? running->name : NULL; }

@@ -1,0 +1,40 @@
+/*
+ * Loading the device plugin for engines above Monitor. A plugin that is
+ * missing or fails to start is a logged downgrade to Monitor, never an
+ * error for the program. Called by the session, under its lifecycle lock.
+ */
+#ifndef GPUFL_SESSION_PLUGIN_H
+#define GPUFL_SESSION_PLUGIN_H
+
+#include <stdbool.h>
+
+#include "core/session_info.h"
+
+/* Which engine a session asked for, which one records it and why they
+ * differ: the engine above Trace not in this build, no device backend, a
+ * plugin that could not be loaded or could not start. */
+typedef struct gpufl__engine_choice {
+    gpufl_engine requested;
+    gpufl_engine ran;
+    const char *plugin; /* name of the running plugin, NULL none */
+    char reason[640];   /* "" when ran == requested */
+} gpufl__engine_choice;
+
+/* Loads and starts the plugin the session's options call for, if any, and
+ * says in *choice what records (every failure is a downgrade, logged once
+ * as a warning). Returns true when a plugin is running. */
+bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *choice);
+
+/* Flushes and stops the running plugin (it stays loaded). */
+void gpufl__plugin_stop(void);
+
+/* gpufl_trace_pause() / gpufl_trace_resume() for the running plugin: 0, or
+ * a negative gpufl_err with gpufl_last_error() set. The caller holds the
+ * session's lifecycle lock. The gap is recorded in the session's log. */
+int gpufl__plugin_pause(void);
+int gpufl__plugin_resume(void);
+
+/* Name of the running plugin, or NULL. */
+const char *gpufl__plugin_name(void);
+
+#endif /* GPUFL_SESSION_PLUGIN_H */

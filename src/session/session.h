@@ -1,0 +1,15 @@
+/*
+ * The session lifecycle's one entry for other parts of the library; the
+ * recording state producers read is core/recording.h.
+ */
+#ifndef GPUFL_SESSION_SESSION_H
+#define GPUFL_SESSION_SESSION_H
+
+#include "core/recording.h"
+
+/* Has the running session's collector write out everything recorded so
+ * far (gpufl_generate_report reads the files); nothing without a session.
+ * Takes the lifecycle lock: not for producer paths. */
+void gpufl__session_flush(void);
+
+#endif /* GPUFL_SESSION_SESSION_H */

@@ -1,7 +1,7 @@
 /*
- * Where the collector sends events: NDJSON logs today, the .gflt trace and
- * the in-memory flight window later. Every sink implements the same few
- * functions; the collector calls them from its own thread only.
+ * Where the collector sends events: the NDJSON logs and the .gflt trace
+ * (sink/). Every sink implements the same few functions; the collector
+ * calls them from its own thread only.
  */
 #ifndef GPUFL_COLLECT_SINK_H
 #define GPUFL_COLLECT_SINK_H

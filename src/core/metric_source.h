@@ -1,6 +1,6 @@
 /*
  * A source of periodic metric samples for the system sampler: the host
- * backend (/proc) now, NVML next. Called only from the sampler thread.
+ * backend (/proc) and NVML. Called only from the sampler thread.
  */
 #ifndef GPUFL_CORE_METRIC_SOURCE_H
 #define GPUFL_CORE_METRIC_SOURCE_H

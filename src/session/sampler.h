@@ -1,6 +1,6 @@
 /*
  * The system sampler: one thread that takes a sample from every metric
- * source (host now, NVML next) each period, while sampling is wanted:
+ * source (host metrics and NVML) each period, while sampling is wanted:
  * always with continuous_system_sampling, otherwise only while some thread
  * is inside a scope or a gpufl_system_start() window is open. Outside those
  * windows it reads nothing but CPU counters (to keep rates exact) and writes

@@ -21,34 +21,17 @@ usage: test_torch_coexist.py LIBGPUFL CUPTI_PLUGIN
 """
 import ctypes
 import glob
-import json
 import os
 import re
 import shutil
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_session import lines, skip_reason  # noqa: E402
+
 ADD_OPS, MUL_OPS, NEG_OPS = 300, 200, 100
-
-
-def skip_reason():
-    try:
-        import torch
-    except ImportError as e:
-        return f"torch is not importable ({e})"
-    if not torch.cuda.is_available():
-        return "torch sees no CUDA device"
-    return None
-
-
-def lines(session, channel):
-    parts = glob.glob(os.path.join(session, f"{channel}.*.log"))
-    parts.sort(key=lambda p: int(p.rsplit(".", 2)[-2]))
-    for p in parts + [os.path.join(session, f"{channel}.log")]:
-        with open(p, encoding="utf-8") as f:
-            for line in f:
-                if line.endswith("\n"):
-                    yield json.loads(line)
 
 
 def main():

@@ -1,7 +1,8 @@
 /*
  * The HTML report (`gpufl report --format html`): one self-contained page,
  * no network access (no CDN, fonts or scripts from elsewhere: its CSS and
- * JavaScript are inline, hand-written), holding
+ * JavaScript are hand-written files, embedded at build time and inlined),
+ * holding
  *
  *   - the summary, the hotspot table, the scope trees (gpufl scopes and
  *     NVTX), the idle breakdown, the copies, launches and memory tables, as
@@ -11,7 +12,7 @@
  *     utilization, memory, power and temperature from the NVML samples, on
  *     one time axis, drawn as SVG by the page's script from compact JSON in
  *     a <script type="application/json"> (report_html_data.c), with zoom
- *     (wheel, buttons), drag to pan and tooltips (report_html_page.c).
+ *     (wheel, buttons), drag to pan and tooltips (report.js, report.css).
  *
  * Big sessions stay responsive: the data is capped (work shorter than a
  * resolution chosen to keep about GPUFL__HTML_SLICE_BUDGET slices is merged

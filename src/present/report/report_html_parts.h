@@ -1,6 +1,6 @@
 /*
  * The pieces of the HTML report (report_html.h) that report_html.c puts
- * together: the page's CSS and script (report_html_page.c), the plain HTML
+ * together: the page's CSS and script (report.css, report.js), the plain HTML
  * tables (report_html_tables.c) and the timeline and chart data as JSON
  * (report_html_data.c). Single-threaded.
  */
@@ -25,6 +25,30 @@ enum {
     GPUFL__HK_COUNT
 };
 
+/*
+ * The page's stylesheet and script, inline in the page: it must open with no
+ * network access. They are hand-written files beside this one, report.css
+ * and report.js, that the build embeds byte for byte as these NUL-terminated
+ * arrays (gpufl_embed_text(), cmake/gpufl_embed.cmake); the files hold no
+ * comment of their own about this because every byte of them is the page's.
+ *
+ * The script reads the JSON in <script id="gfl-data"> (report_html_data.c),
+ * lays out one SVG row per lane row with the group (device, thread) headers
+ * and labels, and draws the marks in view: slices narrower than a pixel, and
+ * marks that hold merged slices, are merged with their neighbours within
+ * half a pixel into one rect whose opacity says how busy it was, so a draw
+ * makes at most about one node per pixel column per row. Zoom: wheel (at
+ * the cursor) and buttons; drag pans; double-click resets. Tooltips give
+ * names, starts and durations (set with textContent: names are never
+ * parsed as markup; the SVG it builds as text goes through esc()). The
+ * charts of the NVML samples share the time axis, decimated to a min and
+ * max per pixel column. Tables with class "sortable" sort by a click on a
+ * header (numbers by their data-v).
+ *
+ * Self-check for the tests: what it decoded and drew (lanes, rows, marks,
+ * slices per kind, chart points) and any error caught (window.onerror, or
+ * an exception while drawing) go into <pre id="gfl-selfcheck"> as JSON.
+ */
 extern const char gpufl__html_css[];
 extern const char gpufl__html_script[];
 

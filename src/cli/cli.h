@@ -8,6 +8,8 @@
 #ifndef GPUFL_CLI_CLI_H
 #define GPUFL_CLI_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define GFL_EXIT_OK 0
@@ -51,6 +53,10 @@ struct gpufl_trace;
 void gpufl__cli_note_read(const char *command, const char *files, const char *why,
                           unsigned copies);
 void gpufl__cli_note_trace(const char *command, const struct gpufl_trace *t);
+
+/* ---- clock limits as text (throttle_text.c) ------------------------------
+ * "sw_power_cap,gpu_idle" from NVML clock-event bits ("none" when 0). */
+void gpufl__throttle_text(uint64_t mask, char *buf, size_t len);
 
 int gpufl_cmd_summary(int argc, char **argv);
 int gpufl_cmd_options(int argc, char **argv);

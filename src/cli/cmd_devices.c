@@ -1,30 +1,23 @@
 /*
  * `gpufl devices [--json]`: every GPU with its identity, limits and current
  * state. The JSON uses the field names of the session logs' device_info and
- * device_metrics lines (docs/FORMAT.md): the same formatter writes them.
+ * device_metrics lines (docs/FORMAT.md): it is built from the same field
+ * table (event_json.h).
  */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
-#include "cli/live.h"
-#include "format/ndjson_format.h"
+#include "cli/event_json.h"
 #include "present/report/summary_text.h"
+#include "session/live.h"
 
-/* An event as the JSON object of its log line, without "type" and "ts_ns". */
+/* An event as the JSON object of its log line, without "ts_ns". */
 static json_t *event_object(const gfl_event *ev)
 {
-    size_t bound = gpufl__ndjson_bound(ev, &gpufl__intern_lookup);
-    char *line = malloc(bound);
-    if (!line)
-        return NULL;
-    size_t n = gpufl__ndjson_format(ev, &gpufl__intern_lookup, line);
-    json_t *o = json_loadb(line, n, 0, NULL);
-    free(line);
-    json_object_del(o, "type");
+    json_t *o = gpufl__event_json(ev, &gpufl__intern_lookup);
     json_object_del(o, "ts_ns");
     return o;
 }
@@ -36,7 +29,7 @@ static int print_json(const gpufl__live *live, const gpufl__live_sample *s)
     if (!live->have_nvml)
         json_object_set_new(root, "error", json_string(live->nvml_error));
     else
-        json_object_set_new(root, "nvml_library", json_string(live->api.path));
+        json_object_set_new(root, "nvml_library", json_string(live->nvml_library));
     for (uint32_t i = 0; i < live->devices.count; i++) {
         gfl_event info, metrics;
         gpufl__device_info_event(&live->devices, &live->devices.devices[i], s->ts_ns, &info);
@@ -127,7 +120,7 @@ static void print_table(const gpufl__live *live, const gpufl__live_sample *s)
     const gpufl__device_list *l = &live->devices;
     printf("NVIDIA driver %s, CUDA %d.%d, %u GPU%s (NVML from %s)\n", l->driver_version[0] ? l->driver_version : "?",
            l->cuda_driver_version / 1000, l->cuda_driver_version % 1000 / 10, l->count,
-           l->count == 1 ? "" : "s", live->api.path);
+           l->count == 1 ? "" : "s", live->nvml_library);
     for (uint32_t i = 0; i < l->count; i++)
         print_device(l, &l->devices[i], &s->gpu[i]);
 }
@@ -147,13 +140,9 @@ int gpufl_cmd_devices(int argc, char **argv)
         fprintf(stderr, "gpufl devices: %s\n", err);
         return GFL_EXIT_FAIL;
     }
-    /* Two readings far enough apart that PCIe throughput, a rate of
-     * counters read at most every 250 ms, has a value. */
+    /* PCIe throughput is a rate: a reading in which it has a value. */
     gpufl__live_sample s;
-    gpufl__live_sample_now(&live, &s);
-    struct timespec pause = {0, (long)GFL_NVML_PCIE_PERIOD_NS};
-    nanosleep(&pause, NULL);
-    gpufl__live_sample_now(&live, &s);
+    gpufl__live_sample_settled(&live, &s);
     int rc = GFL_EXIT_OK;
     if (json) {
         rc = print_json(&live, &s);

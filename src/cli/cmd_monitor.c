@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/live.h"
 #include "core/clock.h"
 #include "present/report/summary_text.h"
+#include "session/live.h"
 
 typedef enum { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_NDJSON } out_format;
 

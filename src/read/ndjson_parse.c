@@ -3,8 +3,8 @@
  *
  * Table-driven: every known key has a number (one hash lookup per field),
  * and every line type has a table saying, per key, where the value goes in
- * the event and how to read it. The tables mirror the writer,
- * src/format/ndjson_format.c, and docs/FORMAT.md.
+ * the event and how to read it. The tables are expanded from the one the
+ * writer is expanded from, format/ndjson_fields.h, so they cannot drift.
  */
 #include "read/ndjson_parse.h"
 
@@ -15,38 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/ndjson_fields.h"
 #include "gpufl/gpufl.h"
 #include "read/json_scan.h"
 
 /* ---- names: keys and types ---------------------------------------------- */
 
-#define KEYS(X)                                                                                    \
-    X(type) X(ts_ns) X(tid) X(id) X(parent) X(depth) X(name) X(begin_ns) X(dur_ns) X(implicit)     \
-    X(open) X(cpu_count) X(proc_cpu_pct) X(sys_cpu_pct) X(ram_used_bytes) X(ram_total_bytes)       \
-    X(proc_rss_bytes) X(device) X(gpu_util_pct) X(mem_util_pct) X(mem_used_bytes)                  \
-    X(mem_free_bytes) X(mem_total_bytes) X(proc_mem_bytes) X(temp_c) X(mem_temp_c) X(power_mw)     \
-    X(power_limit_mw) X(energy_mj) X(sm_clock_mhz) X(mem_clock_mhz) X(gfx_clock_mhz)               \
-    X(throttle_mask) X(throttle) X(pcie_rx_kbps) X(pcie_tx_kbps) X(fan_pct) X(ecc_corrected)       \
-    X(ecc_uncorrected) X(uuid) X(pci_bus_id) X(compute_capability) X(sm_count)                     \
-    X(memory_total_bytes) X(max_sm_clock_mhz) X(max_mem_clock_mhz) X(pcie_max_gen)                 \
-    X(pcie_max_width) X(driver_version) X(cuda_driver_version) X(start_ns) X(end_ns) X(context)    \
-    X(stream) X(corr) X(scope) X(nvtx) X(ext_id) X(ext_kind) X(stack) X(api_start_ns)              \
-    X(api_end_ns) X(graph_id) X(mangled) X(grid) X(block) X(regs) X(smem_static) X(smem_dynamic)   \
-    X(local_mem) X(occupancy) X(limiter) X(kind) X(src_kind) X(dst_kind) X(bytes) X(dst_device)    \
-    X(value) X(mem_kind) X(cuda_event) X(address) X(async) X(domain) X(reason) X(channel)          \
-    X(count) X(total) X(level) X(message) X(wall_ns) X(session_id) X(app_name) X(pid) X(host)      \
-    X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
-    X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
-    X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
-    X(requested) X(engine) X(plugin)
-
 #define KEY_ENUM(k) K_##k,
-enum { K_NONE = 0, KEYS(KEY_ENUM) K_COUNT };
+enum { K_NONE = 0, GFL_NDJSON_KEYS(KEY_ENUM) K_COUNT };
 #define KEY_NAME(k) #k,
-static const char *const key_names[K_COUNT] = {"", KEYS(KEY_NAME)};
+static const char *const key_names[K_COUNT] = {"", GFL_NDJSON_KEYS(KEY_NAME)};
 
-/* Line types beyond the event types. */
-enum { T_SESSION_START = GFL_EV_TYPE_COUNT, T_SESSION_END, T_LOG_STOPPED, T_COUNT };
+/* Line types beyond the event types: T_session_start, ... */
+#define SESSION_TYPE(name, fields) T_##name,
+enum { T_FIRST_SESSION = GFL_EV_TYPE_COUNT - 1, GFL_NDJSON_SESSION_LINES(SESSION_TYPE) T_COUNT };
 
 #define NAME_SLOTS 512
 typedef struct name_table {
@@ -107,6 +89,12 @@ typedef enum vkind {
     V_FRAMES, /* stack frames: [[module or null, "0x<offset>"], ...] */
     V_SKIP,   /* known, derived from other fields: ignored */
     V_DROPS,  /* {"<drop reason>": count, ...} into a meta line's dropped[] */
+    /* the table's derived kinds: written, not read */
+    V_DUR_UNTIL = V_SKIP,
+    V_DUR_SINCE = V_SKIP,
+    V_THROTTLE = V_SKIP,
+    V_SIGNAL_NAME = V_SKIP,
+    V_CODE_NAME = V_SKIP,
 } vkind;
 
 typedef struct slot {
@@ -118,209 +106,67 @@ typedef struct slot {
     uint32_t arg;    /* V_FLAG bits, V_ENUM table, or a validity bit */
 } slot;
 
-enum { EN_COPY, EN_MEM, EN_SYNC, EN_LIMITER, EN_DROP, EN_CHANNEL, EN_LEVEL, EN_CRASH_ACTION };
+/* The name tables of ENUM rows, named as the table's arg. */
+enum { EN_copy_kind, EN_mem_kind, EN_sync_kind, EN_limiter, EN_drop_reason, EN_channel, EN_log_level,
+       EN_crash_action };
 
+/* What the reader keeps of a row's arg, by kind: the validity bit of a
+ * number, the bit of a flag, the name table of an enum. A kind added to
+ * the table without a line here does not compile. */
+#define ARG_U(a) (a)
+#define ARG_I(a) (a)
+#define ARG_FIX2(a) (a)
+#define ARG_FIX4(a) (a)
+#define ARG_FLAG(a) (a)
+#define ARG_ENUM(a) EN_##a
+#define ARG_STR(a) 0
+#define ARG_BOOL(a) 0
+#define ARG_HEX(a) 0
+#define ARG_DIMS(a) 0
+#define ARG_CC(a) 0
+#define ARG_CUDA(a) 0
+#define ARG_FRAMES(a) 0
+#define ARG_DROPS(a) 0
+#define ARG_DUR_UNTIL(a) 0
+#define ARG_DUR_SINCE(a) 0
+#define ARG_THROTTLE(a) 0
+#define ARG_SIGNAL_NAME(a) 0
+#define ARG_CODE_NAME(a) 0
+
+/* 1 for a REQ row, 0 for any other `when`: only REQ_PROBE_REQ expands to
+ * two arguments, which moves the 1 into SECOND's place. */
+#define REQ_PROBE_REQ ~, 1
+#define SECOND(a, b, ...) b
+#define IS_REQ_(...) SECOND(__VA_ARGS__, 0, ~)
+#define IS_REQ(when) IS_REQ_(REQ_PROBE_##when)
+
+#define END_SLOTS {0, 0, 0, 0, 0, 0}
 #define OFF(m) offsetof(gfl_event, m)
 #define SZ(m) sizeof(((gfl_event *)0)->m)
-#define S(k, m, kind) {K_##k, kind, OFF(m), SZ(m), 0, 0}
-#define SV(k, m, kind, bit) {K_##k, kind, OFF(m), SZ(m), 0, bit}
-#define SA(k, m, kind, arg) {K_##k, kind, OFF(m), SZ(m), 0, arg}
-#define REQ(k, m) {K_##k, V_U, OFF(m), SZ(m), 1, 0}
-#define SKIP(k) {K_##k, V_SKIP, 0, 0, 0, 0}
-#define END_SLOTS {0, 0, 0, 0, 0, 0}
-
-static const slot scope_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(id, u.scope.id, V_U),
-    S(parent, u.scope.parent_id, V_U), S(depth, u.scope.depth, V_U), S(name, u.scope.name, V_STR),
-    S(begin_ns, u.scope.begin_ts, V_U), SKIP(dur_ns),
-    SA(implicit, h.flags, V_FLAG, GFL_F_SCOPE_IMPLICIT), END_SLOTS};
-
-static const slot window_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(name, u.window.name, V_STR),
-    S(open, u.window.open_windows, V_U), END_SLOTS};
-
-static const slot host_slots[] = {
-    REQ(ts_ns, h.ts), S(cpu_count, u.host.cpu_count, V_U),
-    SV(proc_cpu_pct, u.host.proc_cpu_pct_x100, V_FIX2, GFL_HOST_PROC_CPU),
-    SV(sys_cpu_pct, u.host.sys_cpu_pct_x100, V_FIX2, GFL_HOST_SYS_CPU),
-    SV(ram_used_bytes, u.host.ram_used_bytes, V_U, GFL_HOST_RAM),
-    SV(ram_total_bytes, u.host.ram_total_bytes, V_U, GFL_HOST_RAM),
-    SV(proc_rss_bytes, u.host.proc_rss_bytes, V_U, GFL_HOST_RSS), END_SLOTS};
-
-static const slot device_metrics_slots[] = {
-    REQ(ts_ns, h.ts), S(device, h.device, V_U),
-    SV(gpu_util_pct, u.dev.gpu_util_pct, V_U, GFL_DEV_GPU_UTIL),
-    SV(mem_util_pct, u.dev.mem_util_pct, V_U, GFL_DEV_MEM_UTIL),
-    SV(mem_used_bytes, u.dev.mem_used_bytes, V_U, GFL_DEV_MEM),
-    SV(mem_free_bytes, u.dev.mem_free_bytes, V_U, GFL_DEV_MEM),
-    SV(mem_total_bytes, u.dev.mem_total_bytes, V_U, GFL_DEV_MEM),
-    SV(proc_mem_bytes, u.dev.proc_mem_bytes, V_U, GFL_DEV_PROC_MEM),
-    SV(temp_c, u.dev.temp_c, V_I, GFL_DEV_TEMP), SV(mem_temp_c, u.dev.mem_temp_c, V_I, GFL_DEV_MEM_TEMP),
-    SV(power_mw, u.dev.power_mw, V_U, GFL_DEV_POWER),
-    SV(power_limit_mw, u.dev.power_limit_mw, V_U, GFL_DEV_POWER_LIMIT),
-    SV(energy_mj, u.dev.energy_mj, V_U, GFL_DEV_ENERGY),
-    SV(sm_clock_mhz, u.dev.sm_clock_mhz, V_U, GFL_DEV_CLOCKS),
-    SV(mem_clock_mhz, u.dev.mem_clock_mhz, V_U, GFL_DEV_CLOCKS),
-    SV(gfx_clock_mhz, u.dev.gfx_clock_mhz, V_U, GFL_DEV_CLOCKS),
-    SV(throttle_mask, u.dev.throttle_reasons, V_U, GFL_DEV_THROTTLE), SKIP(throttle),
-    SV(pcie_rx_kbps, u.dev.pcie_rx_kbps, V_U, GFL_DEV_PCIE),
-    SV(pcie_tx_kbps, u.dev.pcie_tx_kbps, V_U, GFL_DEV_PCIE),
-    SV(fan_pct, u.dev.fan_pct, V_U, GFL_DEV_FAN),
-    SV(ecc_corrected, u.dev.ecc_corrected, V_U, GFL_DEV_ECC),
-    SV(ecc_uncorrected, u.dev.ecc_uncorrected, V_U, GFL_DEV_ECC), END_SLOTS};
-
-static const slot device_info_slots[] = {
-    REQ(ts_ns, h.ts), S(device, h.device, V_U), S(name, u.info.name, V_STR),
-    S(uuid, u.info.uuid, V_STR), S(pci_bus_id, u.info.pci_bus_id, V_STR),
-    S(compute_capability, u.info.cc_major, V_CC), S(sm_count, u.info.sm_count, V_U),
-    S(memory_total_bytes, u.info.memory_total_bytes, V_U),
-    S(power_limit_mw, u.info.power_limit_mw, V_U),
-    S(max_sm_clock_mhz, u.info.max_sm_clock_mhz, V_U),
-    S(max_mem_clock_mhz, u.info.max_mem_clock_mhz, V_U),
-    S(pcie_max_gen, u.info.pcie_max_gen, V_U), S(pcie_max_width, u.info.pcie_max_width, V_U),
-    S(driver_version, u.info.driver_version, V_STR),
-    S(cuda_driver_version, u.info.cuda_driver_version, V_CUDA), END_SLOTS};
-
-/* Interval records: the device ids and attribution fields they share. */
-#define INTERVAL(p)                                                                                \
-    REQ(start_ns, h.ts), S(end_ns, u.p.end_ts, V_U), SKIP(dur_ns), S(device, h.device, V_U),       \
-        S(context, u.p.context, V_U), S(stream, u.p.stream, V_U), S(corr, u.p.correlation, V_U),   \
-        S(tid, h.tid, V_U), S(scope, u.p.scope_id, V_U), S(nvtx, u.p.nvtx, V_STR),                 \
-        S(ext_id, u.p.external_id, V_U)
-
-static const slot kernel_slots[] = {
-    INTERVAL(kernel), S(name, u.kernel.name, V_STR), S(mangled, u.kernel.mangled_name, V_STR),
-    S(grid, u.kernel.grid, V_DIMS), S(block, u.kernel.block, V_DIMS),
-    S(regs, u.kernel.registers, V_U), S(smem_static, u.kernel.static_smem, V_U),
-    S(smem_dynamic, u.kernel.dynamic_smem, V_U), S(local_mem, u.kernel.local_mem, V_U),
-    S(occupancy, u.kernel.occupancy_x10000, V_FIX4),
-    SA(limiter, u.kernel.limiter, V_ENUM, EN_LIMITER), S(graph_id, u.kernel.graph_id, V_U),
-    S(ext_kind, u.kernel.external_kind, V_U), S(stack, u.kernel.stack_id, V_U),
-    S(api_start_ns, u.kernel.api_start_ts, V_U), S(api_end_ns, u.kernel.api_end_ts, V_U), END_SLOTS};
-
-static const slot memcpy_slots[] = {
-    INTERVAL(memcpy), SA(kind, u.memcpy.copy_kind, V_ENUM, EN_COPY),
-    SA(src_kind, u.memcpy.src_kind, V_ENUM, EN_MEM), SA(dst_kind, u.memcpy.dst_kind, V_ENUM, EN_MEM),
-    S(bytes, u.memcpy.bytes, V_U), S(dst_device, u.memcpy.dst_device, V_U),
-    S(graph_id, u.memcpy.graph_id, V_U), S(stack, u.memcpy.stack_id, V_U),
-    S(api_start_ns, u.memcpy.api_start_ts, V_U), S(api_end_ns, u.memcpy.api_end_ts, V_U), END_SLOTS};
-
-static const slot memset_slots[] = {
-    INTERVAL(memset), S(bytes, u.memset.bytes, V_U), S(value, u.memset.value, V_U),
-    SA(mem_kind, u.memset.mem_kind, V_ENUM, EN_MEM), S(graph_id, u.memset.graph_id, V_U),
-    S(api_start_ns, u.memset.api_start_ts, V_U), S(api_end_ns, u.memset.api_end_ts, V_U), END_SLOTS};
-
-static const slot sync_slots[] = {
-    INTERVAL(sync), SA(kind, u.sync.sync_kind, V_ENUM, EN_SYNC), S(cuda_event, u.sync.cuda_event, V_U),
-    S(stack, u.sync.stack_id, V_U), END_SLOTS};
-
-static const slot mem_slots[] = {
-    REQ(ts_ns, h.ts), S(device, h.device, V_U), S(context, u.mem.context, V_U),
-    S(stream, u.mem.stream, V_U), S(corr, u.mem.correlation, V_U), S(address, u.mem.address, V_HEX),
-    S(bytes, u.mem.bytes, V_U), SA(kind, u.mem.mem_kind, V_ENUM, EN_MEM),
-    S(async, u.mem.is_async, V_BOOL), S(tid, h.tid, V_U), S(scope, u.mem.scope_id, V_U),
-    S(nvtx, u.mem.nvtx, V_STR), S(ext_id, u.mem.external_id, V_U), S(stack, u.mem.stack_id, V_U),
-    END_SLOTS};
-
-static const slot dropped_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), SA(reason, u.dropped.reason, V_ENUM, EN_DROP),
-    SA(channel, u.dropped.channel, V_ENUM, EN_CHANNEL), S(count, u.dropped.count, V_U),
-    S(total, u.dropped.total, V_U), END_SLOTS};
-
-/* A range without "depth" is a start/end range (GFL_F_NVTX_START_END). */
-static const slot nvtx_range_slots[] = {
-    REQ(start_ns, h.ts), S(end_ns, u.nvtx.end_ts, V_U), SKIP(dur_ns), S(tid, h.tid, V_U),
-    S(name, u.nvtx.name, V_STR), S(domain, u.nvtx.domain, V_STR), S(depth, u.nvtx.depth, V_U),
-    S(id, u.nvtx.id, V_U), END_SLOTS};
-
-static const slot nvtx_mark_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(name, u.nvtx.name, V_STR),
-    S(domain, u.nvtx.domain, V_STR), S(id, u.nvtx.id, V_U), END_SLOTS};
-
-static const slot graph_slots[] = {
-    REQ(ts_ns, h.ts), S(end_ns, u.graph.end_ts, V_U), S(corr, u.graph.correlation, V_U),
-    S(tid, h.tid, V_U), S(scope, u.graph.scope_id, V_U), S(nvtx, u.graph.nvtx, V_STR),
-    S(ext_id, u.graph.external_id, V_U), S(stack, u.graph.stack_id, V_U), END_SLOTS};
-
-static const slot stack_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(id, u.stack.id, V_U), S(first, u.stack.first, V_U),
-    S(total, u.stack.total, V_U), S(truncated, u.stack.truncated, V_BOOL),
-    S(frames, u.stack.frames, V_FRAMES), END_SLOTS};
-
-static const slot crash_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(signal, u.crash.signal, V_I), SKIP(signal_name),
-    S(code, u.crash.code, V_I), SKIP(code_name), S(address, u.crash.address, V_HEX),
-    S(pid, u.crash.sender_pid, V_U), SA(action, u.crash.action, V_ENUM, EN_CRASH_ACTION),
-    S(stack_frames, u.crash.frames, V_U), S(stack_truncated, u.crash.stack_truncated, V_BOOL),
-    SA(stack_unavailable, h.flags, V_FLAG, GFL_F_CRASH_NO_UNWIND),
-    S(open_scopes, u.crash.open_scopes, V_U), S(open_scopes_lost, u.crash.scopes_lost, V_U),
-    END_SLOTS};
-
-/* crash_scope: scope_begin's fields (scope_slots); crash_stack: a stack
- * piece without id (stack_slots). */
-
-static const slot engine_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), S(requested, u.engine.requested, V_STR),
-    S(engine, u.engine.ran, V_STR), S(plugin, u.engine.plugin, V_STR), S(reason, u.engine.reason, V_STR),
-    END_SLOTS};
-
-static const slot log_slots[] = {
-    REQ(ts_ns, h.ts), S(tid, h.tid, V_U), SA(level, u.log.level, V_ENUM, EN_LEVEL),
-    S(message, u.log.message, V_STR), END_SLOTS};
-
-/* Session lines fill a gpufl__meta_line instead of an event. */
+#define SLOT(key, m, kind, arg, when) {K_##key, V_##kind, OFF(m), SZ(m), IS_REQ(when), ARG_##kind(arg)},
+/* session lines fill a gpufl__meta_line instead of an event */
 #define MOFF(m) offsetof(gpufl__meta_line, m)
 #define MSZ(m) sizeof(((gpufl__meta_line *)0)->m)
-#define M(k, m, kind) {K_##k, kind, MOFF(m), MSZ(m), 0, 0}
-#define MREQ(k, m) {K_##k, V_U, MOFF(m), MSZ(m), 1, 0}
+#define MSLOT(key, m, kind, arg, when) {K_##key, V_##kind, MOFF(m), MSZ(m), IS_REQ(when), ARG_##kind(arg)},
 
-static const slot session_start_slots[] = {
-    MREQ(ts_ns, ts_ns), M(wall_ns, wall_ns, V_U), M(session_id, session_id, V_STR),
-    M(app_name, app_name, V_STR), M(pid, pid, V_I), M(host, host, V_STR),
-    M(channel, channel, V_STR), M(part, part, V_U), M(format_version, format_version, V_U),
-    M(gpufl_version, gpufl_version, V_STR), END_SLOTS};
-
-static const slot session_end_slots[] = {
-    MREQ(ts_ns, ts_ns), M(wall_ns, wall_ns, V_U), M(session_id, session_id, V_STR),
-    M(app_name, app_name, V_STR), M(lines, lines, V_U), M(lost, lost, V_U),
-    M(dropped, dropped, V_DROPS), END_SLOTS};
-
-static const slot log_stopped_slots[] = {
-    MREQ(ts_ns, ts_ns), M(reason, reason, V_STR), M(detail, detail, V_STR), END_SLOTS};
+/* one slot array per line type, in the table's order */
+#define EVENT_SLOTS(type, fields, valid) static const slot slots_##type[] = {fields(SLOT) END_SLOTS};
+GFL_NDJSON_EVENT_LINES(EVENT_SLOTS)
+#define SESSION_SLOTS(name, fields) static const slot slots_##name[] = {fields(MSLOT) END_SLOTS};
+GFL_NDJSON_SESSION_LINES(SESSION_SLOTS)
 
 typedef struct line_type {
     const slot *slots;
     uint16_t valid_off; /* where validity bits go; 0 = none */
 } line_type;
 
+#define VALID_OFF_none 0
+#define VALID_OFF_host OFF(u.host.valid)
+#define VALID_OFF_dev OFF(u.dev.valid)
+#define EVENT_LINE(type, fields, valid) [type] = {slots_##type, VALID_OFF_##valid},
+#define SESSION_LINE(name, fields) [T_##name] = {slots_##name, 0},
 static const line_type line_types[T_COUNT] = {
-    [GFL_EV_SCOPE_BEGIN] = {scope_slots, 0},
-    [GFL_EV_SCOPE_END] = {scope_slots, 0},
-    [GFL_EV_SYSTEM_START] = {window_slots, 0},
-    [GFL_EV_SYSTEM_STOP] = {window_slots, 0},
-    [GFL_EV_HOST_METRICS] = {host_slots, OFF(u.host.valid)},
-    [GFL_EV_DEVICE_METRICS] = {device_metrics_slots, OFF(u.dev.valid)},
-    [GFL_EV_KERNEL] = {kernel_slots, 0},
-    [GFL_EV_MEMCPY] = {memcpy_slots, 0},
-    [GFL_EV_MEMSET] = {memset_slots, 0},
-    [GFL_EV_SYNC] = {sync_slots, 0},
-    [GFL_EV_MEM_ALLOC] = {mem_slots, 0},
-    [GFL_EV_MEM_FREE] = {mem_slots, 0},
-    [GFL_EV_DROPPED] = {dropped_slots, 0},
-    [GFL_EV_LOG] = {log_slots, 0},
-    [GFL_EV_DEVICE_INFO] = {device_info_slots, 0},
-    [GFL_EV_NVTX_RANGE] = {nvtx_range_slots, 0},
-    [GFL_EV_NVTX_MARK] = {nvtx_mark_slots, 0},
-    [GFL_EV_GRAPH_LAUNCH] = {graph_slots, 0},
-    [GFL_EV_STACK] = {stack_slots, 0},
-    [GFL_EV_CRASH] = {crash_slots, 0},
-    [GFL_EV_CRASH_STACK] = {stack_slots, 0},
-    [GFL_EV_CRASH_SCOPE] = {scope_slots, 0},
-    [GFL_EV_ENGINE] = {engine_slots, 0},
-    [T_SESSION_START] = {session_start_slots, 0},
-    [T_SESSION_END] = {session_end_slots, 0},
-    [T_LOG_STOPPED] = {log_stopped_slots, 0},
-};
+    GFL_NDJSON_EVENT_LINES(EVENT_LINE) GFL_NDJSON_SESSION_LINES(SESSION_LINE)};
 
 /* slot_of[type][key]: index + 1 into the type's slots, 0 = not a field of it */
 static uint8_t slot_of[T_COUNT][K_COUNT];
@@ -331,9 +177,8 @@ static void build_tables(void)
         name_add(&keys, key_names[k], k);
     for (uint8_t t = 1; t < GFL_EV_TYPE_COUNT; t++)
         name_add(&types, gpufl__event_type_name(t), t);
-    name_add(&types, "session_start", T_SESSION_START);
-    name_add(&types, "session_end", T_SESSION_END);
-    name_add(&types, "log_stopped", T_LOG_STOPPED);
+#define ADD_SESSION_TYPE(name, fields) name_add(&types, #name, T_##name);
+    GFL_NDJSON_SESSION_LINES(ADD_SESSION_TYPE)
     for (unsigned t = 0; t < T_COUNT; t++)
         for (unsigned i = 0; line_types[t].slots && line_types[t].slots[i].key; i++)
             slot_of[t][line_types[t].slots[i].key] = (uint8_t)(i + 1);
@@ -344,14 +189,14 @@ static void build_tables(void)
 static const char *enum_name(unsigned table, unsigned i)
 {
     switch (table) {
-    case EN_COPY: return i < GFL_COPY_KIND_COUNT ? gpufl__copy_kind_name((uint8_t)i) : NULL;
-    case EN_MEM: return i < GFL_MEM_KIND_COUNT ? gpufl__mem_kind_name((uint8_t)i) : NULL;
-    case EN_SYNC: return i < GFL_SYNC_KIND_COUNT ? gpufl__sync_kind_name((uint8_t)i) : NULL;
-    case EN_LIMITER: return i < GFL_LIMIT_COUNT ? gpufl__limiter_name((uint8_t)i) : NULL;
-    case EN_DROP: return i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : NULL;
-    case EN_CHANNEL: return i < GFL_CHANNEL_COUNT ? gpufl__channel_name((uint8_t)i) : NULL;
-    case EN_LEVEL: return i <= GFL_LOG_ERROR ? gpufl__log_level_name((uint8_t)i) : NULL;
-    case EN_CRASH_ACTION:
+    case EN_copy_kind: return i < GFL_COPY_KIND_COUNT ? gpufl__copy_kind_name((uint8_t)i) : NULL;
+    case EN_mem_kind: return i < GFL_MEM_KIND_COUNT ? gpufl__mem_kind_name((uint8_t)i) : NULL;
+    case EN_sync_kind: return i < GFL_SYNC_KIND_COUNT ? gpufl__sync_kind_name((uint8_t)i) : NULL;
+    case EN_limiter: return i < GFL_LIMIT_COUNT ? gpufl__limiter_name((uint8_t)i) : NULL;
+    case EN_drop_reason: return i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : NULL;
+    case EN_channel: return i < GFL_CHANNEL_COUNT ? gpufl__channel_name((uint8_t)i) : NULL;
+    case EN_log_level: return i <= GFL_LOG_ERROR ? gpufl__log_level_name((uint8_t)i) : NULL;
+    case EN_crash_action:
         return i < GFL_CRASH_ACTION_COUNT ? gpufl__crash_action_name((uint8_t)i) : NULL;
     }
     return NULL;
@@ -694,9 +539,9 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
     if (type == GFL_EV_NVTX_RANGE && !has_depth)
         ev->h.flags |= GFL_F_NVTX_START_END;
     switch (type) {
-    case T_SESSION_START: return GFL_LINE_SESSION_START;
-    case T_SESSION_END: return GFL_LINE_SESSION_END;
-    case T_LOG_STOPPED: return GFL_LINE_LOG_STOPPED;
+    case T_session_start: return GFL_LINE_SESSION_START;
+    case T_session_end: return GFL_LINE_SESSION_END;
+    case T_log_stopped: return GFL_LINE_LOG_STOPPED;
     default: return GFL_LINE_EVENT;
     }
 }

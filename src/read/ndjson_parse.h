@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/event.h"
+#include "format/ndjson_fields.h"
 #include "read/strtab.h"
 
 typedef enum gpufl__line_kind {
@@ -31,15 +32,8 @@ typedef enum gpufl__line_kind {
     GFL_LINE_LOG_STOPPED = 4,
 } gpufl__line_kind;
 
-/* The session facts of a session_start, session_end or log_stopped line;
- * strings are ids into the parser's table. */
-typedef struct gpufl__meta_line {
-    uint64_t ts_ns, wall_ns, part, format_version, lines, lost;
-    int64_t pid;
-    uint32_t session_id, app_name, host, channel, gpufl_version, reason, detail;
-    uint64_t dropped[GFL_DROP_REASON_COUNT]; /* session_end: final losses by reason */
-    bool has_dropped;                        /* ... when the line has them */
-} gpufl__meta_line;
+/* The session facts of a session_start, session_end or log_stopped line:
+ * gpufl__meta_line, beside the fields it is read from (format/ndjson_fields.h). */
 
 typedef struct gpufl__ndjson_parser {
     gpufl__strtab *names;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/idmap.h"
+#include "core/names.h"
 
 /* Item kinds in a ref's top byte: GPUFL__TBL_KERNEL..NVTX, then the
  * launching calls of kernels, copies and memsets. */
@@ -149,23 +150,33 @@ uint64_t gpufl__tl_flow_id(const gpufl__rows *x, unsigned src, size_t row)
 
 /* ---- names ----------------------------------------------------------------- */
 
-enum { N_KERNEL, N_UNNAMED, N_MEMSET, N_MEMSET_CALL, N_GRAPH_LAUNCH, N_LAUNCH, N_COPY, N_COPY_CALL = N_COPY + 6,
-       N_SYNC = N_COPY_CALL + 6, N_COUNT = N_SYNC + 5 };
+/* The fixed names, numbered: a few of their own, then a copy's and its
+ * call's and a sync's per kind (core/names.h). */
+enum { N_KERNEL, N_UNNAMED, N_MEMSET, N_MEMSET_CALL, N_GRAPH_LAUNCH, N_LAUNCH, N_COPY,
+       N_COPY_CALL = N_COPY + GFL_COPY_KIND_COUNT, N_SYNC = N_COPY_CALL + GFL_COPY_KIND_COUNT,
+       N_COUNT = N_SYNC + GFL_SYNC_KIND_COUNT };
 
-static const char *const fixed_names[N_COUNT] = {
+static const char *const fixed_names[N_COPY] = {
     [N_KERNEL] = "kernel",
     [N_UNNAMED] = "(unnamed)",
     [N_MEMSET] = "memset",
     [N_MEMSET_CALL] = "memset (call)",
     [N_GRAPH_LAUNCH] = "graph launch",
     [N_LAUNCH] = "launch",
-    [N_COPY] = "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP",
-    [N_COPY_CALL] = "memcpy (call)", "memcpy HtoD (call)", "memcpy DtoH (call)", "memcpy DtoD (call)",
-    "memcpy HtoH (call)", "memcpy PtoP (call)",
-    [N_SYNC] = "sync", "sync event", "sync stream_wait_event", "sync stream", "sync context",
 };
 
-const char *gpufl__xname_fixed(uint32_t fixed) { return fixed < N_COUNT ? fixed_names[fixed] : ""; }
+const char *gpufl__xname_fixed(uint32_t fixed)
+{
+    if (fixed < N_COPY)
+        return fixed_names[fixed];
+    if (fixed < N_COPY_CALL)
+        return gpufl__copy_kind((uint8_t)(fixed - N_COPY))->slice;
+    if (fixed < N_SYNC)
+        return gpufl__copy_kind((uint8_t)(fixed - N_COPY_CALL))->call;
+    if (fixed < N_COUNT)
+        return gpufl__sync_kind((uint8_t)(fixed - N_SYNC))->slice;
+    return "";
+}
 
 uint32_t gpufl__xname_fixed_count(void) { return N_COUNT; }
 
@@ -188,13 +199,13 @@ void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xnam
         }
         return;
     case GPUFL__TBL_COPY:
-        n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < 6 ? s->op->kind : 0);
+        n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < GFL_COPY_KIND_COUNT ? s->op->kind : 0);
         return;
     case GPUFL__TBL_MEMSET:
         n->fixed = call ? N_MEMSET_CALL : N_MEMSET;
         return;
     case GPUFL__TBL_SYNC:
-        n->fixed = N_SYNC + (s->op->kind < 5 ? s->op->kind : 0);
+        n->fixed = N_SYNC + (s->op->kind < GFL_SYNC_KIND_COUNT ? s->op->kind : 0);
         return;
     default:
         if (s->range->name && *gpufl__rows_str(x, s->range->name))

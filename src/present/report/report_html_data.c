@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/idmap.h"
+#include "core/names.h"
 #include "gpufl/gpufl.h"
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
@@ -38,10 +39,6 @@
 enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS };
 static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs"};
 
-static const char *const copy_names[] = {"memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD",
-                                         "memcpy HtoH", "memcpy PtoP"};
-static const char *const sync_names[] = {"sync", "sync event", "stream wait event", "sync stream",
-                                         "sync context"};
 
 /* The page script's numbers for kinds of slices ("nk"), which it colours
  * and names: a contract with the script, by table, and one for NVTX marks. */
@@ -329,8 +326,8 @@ static slice work_slice(const builder *b, unsigned tbl, size_t i)
         s.text = gpufl__rows_str(r, s.id);
     } else if (tbl == GPUFL__TBL_COPY) {
         uint32_t kind = gpufl__row_copy_kind(r, tbl, i);
-        s.id = kind < sizeof copy_names / sizeof copy_names[0] ? kind : 0;
-        s.text = copy_names[s.id];
+        s.id = kind < GFL_COPY_KIND_COUNT ? kind : 0;
+        s.text = gpufl__copy_kind((uint8_t)s.id)->slice;
     }
     return s;
 }
@@ -363,9 +360,10 @@ static void feed_threads(builder *b)
         }
     }
     for (size_t i = 0, n = gpufl__y_n(r); i < n && !b->err; i++) {
-        uint32_t kind = gpufl__y_kind(r, i) < sizeof sync_names / sizeof sync_names[0] ? gpufl__y_kind(r, i) : 0;
+        uint32_t kind = gpufl__y_kind(r, i) < GFL_SYNC_KIND_COUNT ? gpufl__y_kind(r, i) : 0;
         add(b, tid_lane(b, gpufl__y_tid(r, i), LANE_SYNCS),
-            (slice){gpufl__y_start(r, i), gpufl__y_end(r, i), page_kind[GPUFL__TBL_SYNC], kind, sync_names[kind]});
+            (slice){gpufl__y_start(r, i), gpufl__y_end(r, i), page_kind[GPUFL__TBL_SYNC], kind,
+                    gpufl__sync_kind((uint8_t)kind)->label});
     }
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
 #include "present/report/summary_text.h"
 #include "present/view/view.h"
 
@@ -258,8 +259,6 @@ static uint8_t name_color(const char *s)
     return (uint8_t)(C_PALETTE + h % GPUFL__VIEW_LETTERS);
 }
 
-static const char copy_glyph[GPUFL__VIEW_COPY_KINDS] = {'*', '>', '<', '=', '-', '%'};
-static const char *const copy_name[GPUFL__VIEW_COPY_KINDS] = {"copy", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
 
 static void stream_cell(line *l, unsigned col, const gpufl__vcell *c)
 {
@@ -272,7 +271,7 @@ static void stream_cell(line *l, unsigned col, const gpufl__vcell *c)
         g[0] = c->idle ? '.' : '+';
         color = C_OTHER;
     } else if (c->key >= GPUFL__VG_COPY && c->key < GPUFL__VG_MEMSET) {
-        g[0] = copy_glyph[c->key - GPUFL__VG_COPY];
+        g[0] = gpufl__copy_kind((uint8_t)(c->key - GPUFL__VG_COPY))->glyph;
         color = C_COPY;
     } else if (c->key == GPUFL__VG_MEMSET) {
         g[0] = '~';
@@ -480,7 +479,8 @@ static void legend(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbu
     }
     for (unsigned k = 0; k < GPUFL__VIEW_COPY_KINDS; k++)
         if (seen[GPUFL__VG_COPY + k]) {
-            snprintf(items[n], sizeof items[n], "%c %s copy", copy_glyph[k], copy_name[k]);
+            snprintf(items[n], sizeof items[n], "%c %s copy", gpufl__copy_kind((uint8_t)k)->glyph,
+                     gpufl__copy_kind((uint8_t)k)->view);
             ptr[n] = items[n];
             n++;
         }

@@ -3,7 +3,7 @@
  * percentiles by counting (ana_dist_select, and ana_scan over streamed
  * values) against sorting (ana_dist_of),
  * the galloping search (ana_count_le) against a scan, the merged walk over
- * GPU work in runs (ta_ops) against a sort of all of it, the hotspots' dense
+ * GPU work in runs (gpufl__ops) against a sort of all of it, the hotspots' dense
  * (kernel, node) tables against the hash map they fall back on, and the
  * two-thread report against each analysis run on its own.
  *
@@ -23,7 +23,7 @@
 #include "analyze/ana_select.h"
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 #include "event_gen.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "analyze-speed")
@@ -165,7 +165,7 @@ static int by_start_table_row(const void *x, const void *y)
 }
 
 /* Kernels in runs, copies and memsets between them, many starting at the
- * same time as work of another table: ta_ops must give the order of a sort
+ * same time as work of another table: gpufl__ops must give the order of a sort
  * by (start, table, row). */
 static void ops_walk_matches_sort(void **state)
 {
@@ -182,29 +182,29 @@ static void ops_walk_matches_sort(void **state)
             af_memset(&f, 0, 7, start, start + 300, 64);
     }
     gpufl_trace *t = af_open(&f, dir, "ops");
-    ta a;
-    ta_open(&a, t);
-    size_t n = a.k->n + a.cp->n + a.ms->n, m = 0;
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    size_t n = a.kernels->n + a.copies->n + a.memsets->n, m = 0;
     assert_int_equal(n, 3000);
     op_key *want = malloc(n * sizeof *want);
     assert_non_null(want);
-    for (size_t i = 0; i < a.k->n; i++)
-        want[m++] = (op_key){a.k->start_ns[i], TA_OP_KERNEL, i};
-    for (size_t i = 0; i < a.cp->n; i++)
-        want[m++] = (op_key){a.cp->start_ns[i], TA_OP_COPY, i};
-    for (size_t i = 0; i < a.ms->n; i++)
-        want[m++] = (op_key){a.ms->start_ns[i], TA_OP_MEMSET, i};
+    for (size_t i = 0; i < a.kernels->n; i++)
+        want[m++] = (op_key){a.kernels->start_ns[i], GPUFL__TBL_KERNEL, i};
+    for (size_t i = 0; i < a.copies->n; i++)
+        want[m++] = (op_key){a.copies->start_ns[i], GPUFL__TBL_COPY, i};
+    for (size_t i = 0; i < a.memsets->n; i++)
+        want[m++] = (op_key){a.memsets->start_ns[i], GPUFL__TBL_MEMSET, i};
     qsort(want, n, sizeof *want, by_start_table_row);
-    ta_ops it;
-    ta_op op;
-    ta_ops_begin(&it, &a);
+    gpufl__ops it;
+    gpufl__op op;
+    gpufl__ops_begin(&it, &a);
     for (size_t i = 0; i < n; i++) {
-        assert_true(ta_ops_next(&it, &op));
+        assert_true(gpufl__ops_next(&it, &op));
         assert_int_equal(op.table, want[i].table);
         assert_int_equal(op.row, want[i].row);
         assert_int_equal(op.start, want[i].start);
     }
-    assert_false(ta_ops_next(&it, &op));
+    assert_false(gpufl__ops_next(&it, &op));
     free(want);
     gpufl_trace_close(t);
 }

@@ -15,39 +15,39 @@
  * is drawn to). */
 static inline uint64_t open_end(const gpufl_trace_scopes *s, uint32_t r)
 {
-    return ta_s_unended(s, r) ? UINT64_MAX : s->end_ns[r];
+    return gpufl__s_unended(s, r) ? UINT64_MAX : s->end_ns[r];
 }
 
 static int build_scope_tree(ana_attr *x)
 {
-    const ta *a = x->a;
-    const gpufl_trace_scopes *s = a->sc;
+    const gpufl__rows *a = x->a;
+    const gpufl_trace_scopes *s = a->scopes;
     ana_map row_of_id = {0};
     uint32_t *parent = malloc((s->n ? s->n : 1) * sizeof *parent);
     int rc = parent ? 0 : GPUFL_ENOMEM;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         uint32_t v;
-        int put = ana_map_put(&row_of_id, ta_s_id(s, i), 0, (uint32_t)i, &v);
+        int put = ana_map_put(&row_of_id, gpufl__s_id(s, i), 0, (uint32_t)i, &v);
         rc = put < 0 ? put : 0;
     }
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         uint32_t p = GPUFL__ANA_NONE;
-        if (ta_s_parent(s, i) == 0 || !ana_map_get(&row_of_id, ta_s_parent(s, i), 0, &p))
+        if (gpufl__s_parent(s, i) == 0 || !ana_map_get(&row_of_id, gpufl__s_parent(s, i), 0, &p))
             p = GPUFL__ANA_NONE;
         parent[i] = p;
     }
     if (rc == 0)
         rc = ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL,
-                            ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_SCOPES],
+                            gpufl__span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_SCOPES],
                             &x->row_node[GPUFL__ANA_TREE_SCOPES]);
     free(parent);
-    size_t nc = a->cl->n;
+    size_t nc = a->callers->n;
     if (rc == 0 && s->n && nc) {
         if (!(x->caller_scope_node = malloc(nc * sizeof *x->caller_scope_node)))
             rc = GPUFL_ENOMEM;
         for (size_t c = 0; c < nc && rc == 0; c++) {
             uint32_t row;
-            uint64_t id = ta_caller_scope(a, (uint32_t)c);
+            uint64_t id = gpufl__caller_scope(a, (uint32_t)c);
             x->caller_scope_node[c] = id && ana_map_get(&row_of_id, id, 0, &row)
                                           ? x->row_node[GPUFL__ANA_TREE_SCOPES][row]
                                           : GPUFL__ANA_NONE;
@@ -61,15 +61,15 @@ static int build_scope_tree(ana_attr *x)
  * puts ranges that begin together outermost first. */
 static int index_threads(ana_attr *x, ana_map *thread_of_tid)
 {
-    const gpufl_trace_scopes *s = x->a->nv;
+    const gpufl_trace_scopes *s = x->a->nvtx;
     uint32_t *count = NULL;
     size_t cap = 0;
     int rc = 0;
     for (size_t i = 0; i < s->n; i++) {
-        if (ta_s_instant(s, i))
+        if (gpufl__s_instant(s, i))
             continue;
         uint32_t k;
-        int put = ana_map_put(thread_of_tid, ta_s_tid(s, i), 0, (uint32_t)x->nthreads, &k);
+        int put = ana_map_put(thread_of_tid, gpufl__s_tid(s, i), 0, (uint32_t)x->nthreads, &k);
         if (put < 0)
             return put;
         if (put == 0) {
@@ -94,7 +94,7 @@ static int index_threads(ana_attr *x, ana_map *thread_of_tid)
         count[k] = x->thread_start[k];
     for (size_t i = 0; i < s->n; i++) {
         uint32_t k;
-        if (!ta_s_instant(s, i) && ana_map_get(thread_of_tid, ta_s_tid(s, i), 0, &k))
+        if (!gpufl__s_instant(s, i) && ana_map_get(thread_of_tid, gpufl__s_tid(s, i), 0, &k))
             x->rows[count[k]++] = (uint32_t)i;
     }
     free(count);
@@ -116,7 +116,7 @@ static int index_threads(ana_attr *x, ana_map *thread_of_tid)
  * that ends no earlier (a stack per thread, in begin order). */
 static int find_parents(ana_attr *x)
 {
-    const gpufl_trace_scopes *s = x->a->nv;
+    const gpufl_trace_scopes *s = x->a->nvtx;
     x->parent = malloc((s->n ? s->n : 1) * sizeof *x->parent);
     uint32_t *stack = malloc((s->n ? s->n : 1) * sizeof *stack);
     if (!x->parent || !stack) {
@@ -145,17 +145,17 @@ static int find_parents(ana_attr *x)
 
 static int build_nvtx_tree(ana_attr *x)
 {
-    const ta *a = x->a;
-    const gpufl_trace_scopes *s = a->nv;
+    const gpufl__rows *a = x->a;
+    const gpufl_trace_scopes *s = a->nvtx;
     ana_map thread_of_tid = {0};
     int rc = index_threads(x, &thread_of_tid);
     if (rc == 0)
         rc = find_parents(x);
     if (rc == 0)
         rc = ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant,
-                            ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_NVTX],
+                            gpufl__span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_NVTX],
                             &x->row_node[GPUFL__ANA_TREE_NVTX]);
-    size_t nc = a->cl->n, nst = ta_streams_n(a);
+    size_t nc = a->callers->n, nst = gpufl__streams_n(a);
     if (rc == 0 && x->nthreads && nc) {
         if (!(x->caller_thread = malloc(nc * sizeof *x->caller_thread)) ||
             !(x->streams = malloc((nst ? nst : 1) * sizeof *x->streams)) ||
@@ -165,7 +165,7 @@ static int build_nvtx_tree(ana_attr *x)
             x->streams[st] = (ana_attr_stream){GPUFL__ANA_NONE, 0};
         for (size_t c = 0; c < nc && rc == 0; c++) {
             uint32_t k;
-            x->caller_thread[c] = ana_map_get(&thread_of_tid, ta_caller_tid(a, (uint32_t)c), 0, &k)
+            x->caller_thread[c] = ana_map_get(&thread_of_tid, gpufl__caller_tid(a, (uint32_t)c), 0, &k)
                                       ? k
                                       : GPUFL__ANA_NONE;
         }
@@ -174,7 +174,7 @@ static int build_nvtx_tree(ana_attr *x)
     return rc;
 }
 
-int ana_attr_open(ana_attr *x, const ta *a)
+int ana_attr_open(ana_attr *x, const gpufl__rows *a)
 {
     memset(x, 0, sizeof *x);
     x->a = a;
@@ -229,15 +229,15 @@ uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64
 {
     if (!x->caller_thread || api_start == 0)
         return GPUFL__ANA_NONE;
-    const ta *a = x->a;
+    const gpufl__rows *a = x->a;
     ana_attr_memo *memo = &x->memo[c & (ANA_ATTR_MEMO - 1)];
     if (memo->caller == c && api_start >= memo->lo && api_start < memo->hi)
         return memo->node;
-    ana_attr_stream *st = stream_row < ta_streams_n(a) ? &x->streams[stream_row] : NULL;
-    uint32_t want = ta_caller_nvtx(a, c), k = x->caller_thread[c];
+    ana_attr_stream *st = stream_row < gpufl__streams_n(a) ? &x->streams[stream_row] : NULL;
+    uint32_t want = gpufl__caller_nvtx(a, c), k = x->caller_thread[c];
     if (want == 0 || k == GPUFL__ANA_NONE)
         return GPUFL__ANA_NONE;
-    const gpufl_trace_scopes *s = a->nv;
+    const gpufl_trace_scopes *s = a->nvtx;
     const uint32_t *R = x->rows + x->thread_start[k];
     size_t m = x->thread_start[k + 1] - x->thread_start[k];
     size_t p = after_last_begun(s, R, m, st && st->thread == k ? st->pos : x->cursor[k], api_start);

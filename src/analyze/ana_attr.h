@@ -29,7 +29,7 @@
 
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 
 #define ANA_ATTR_MEMO 4096 /* callers remembered (a power of two): 96 KB */
 
@@ -47,9 +47,9 @@ typedef struct ana_attr_memo {
 } ana_attr_memo;
 
 typedef struct ana_attr {
-    const ta *a;
+    const gpufl__rows *a;
     gpufl__ana_scope_tree trees[GPUFL__ANA_TREE_COUNT]; /* owned until taken */
-    uint32_t *row_node[GPUFL__ANA_TREE_COUNT];          /* per row of a->sc, a->nv */
+    uint32_t *row_node[GPUFL__ANA_TREE_COUNT];          /* per row of a->scopes, a->nvtx */
     uint32_t *caller_scope_node; /* per caller row: gpufl scope node, or NONE */
     /* NVTX ranges by thread */
     uint32_t *caller_thread;     /* per caller row: thread index, or NONE */
@@ -63,7 +63,7 @@ typedef struct ana_attr {
 } ana_attr;
 
 /* Builds both trees of a's trace. Returns 0 or GPUFL_ENOMEM (x zeroed). */
-int ana_attr_open(ana_attr *x, const ta *a) __attribute__((warn_unused_result));
+int ana_attr_open(ana_attr *x, const gpufl__rows *a) __attribute__((warn_unused_result));
 
 /* The gpufl scope node of work made by caller row c, or GPUFL__ANA_NONE. */
 static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)

@@ -11,28 +11,28 @@
 
 #include "analyze/ana_peaks.h"
 #include "analyze/ana_util.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 #include "core/event.h"
 
 #define KINDS GFL_COPY_KIND_COUNT
 
 static bool pageable(const gpufl_trace_transfers *x, size_t i)
 {
-    return ta_x_src_kind(x, i) == GFL_MEM_PAGEABLE || ta_x_dst_kind(x, i) == GFL_MEM_PAGEABLE;
+    return gpufl__x_src_kind(x, i) == GFL_MEM_PAGEABLE || gpufl__x_dst_kind(x, i) == GFL_MEM_PAGEABLE;
 }
 
 /* What a row's bandwidth is compared with: the host link for copies that
  * cross it, the memory for copies inside the device; nothing for peer and
  * host-to-host copies, whose path (NVLink, PCIe switch, host memory) the
  * trace does not say. */
-static void peak_of(const ta *a, gpufl__ana_copy_row *r)
+static void peak_of(const gpufl__rows *a, gpufl__ana_copy_row *r)
 {
-    const gpufl_trace_device *d = ta_device(a, r->device);
+    const gpufl_trace_device *d = gpufl__rows_device(a, r->device);
     const char *name = d ? gpufl_trace_string(a->t, d->name) : NULL;
     const ana_gpu_row *g = ana_gpu_lookup(name);
     if (r->kind == GFL_COPY_HTOD || r->kind == GFL_COPY_DTOH) {
         uint32_t gen, width;
-        ta_device_pcie(a, r->device, &gen, &width);
+        gpufl__rows_device_pcie(a, r->device, &gen, &width);
         if ((!gen || !width) && g && g->pcie_gen) {
             gen = g->pcie_gen; /* the trace lacks the link: the table's */
             width = g->pcie_width;
@@ -69,9 +69,9 @@ static int by_device_kind(const void *x, const void *y)
 }
 
 /* The sizes of every row, grouped by row, sorted: the size distributions. */
-static int sizes(const ta *a, const uint32_t *row_of, gpufl__ana_copy_row *rows, uint32_t n)
+static int sizes(const gpufl__rows *a, const uint32_t *row_of, gpufl__ana_copy_row *rows, uint32_t n)
 {
-    const gpufl_trace_transfers *x = a->cp;
+    const gpufl_trace_transfers *x = a->copies;
     size_t *fill = calloc(n + 1, sizeof *fill);
     uint64_t *v = malloc((x->n ? x->n : 1) * sizeof *v);
     int rc = GPUFL_ENOMEM;
@@ -80,7 +80,7 @@ static int sizes(const ta *a, const uint32_t *row_of, gpufl__ana_copy_row *rows,
     for (uint32_t r = 0; r < n; r++)
         fill[r + 1] = fill[r] + rows[r].count;
     for (size_t i = 0; i < x->n; i++)
-        v[fill[row_of[i]]++] = ta_x_bytes(x, i);
+        v[fill[row_of[i]]++] = gpufl__x_bytes(x, i);
     /* fill[r] has moved to the end of row r's sizes */
     for (uint32_t r = 0; r < n; r++) {
         size_t start = r ? fill[r - 1] : 0;
@@ -99,17 +99,17 @@ int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
 {
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
-    ta a;
-    ta_open(&a, t);
-    const gpufl_trace_transfers *x = a.cp;
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    const gpufl_trace_transfers *x = a.copies;
     ana_map row_of_key = {0};
     uint32_t *row_of = malloc((x->n ? x->n : 1) * sizeof *row_of);
     gpufl__ana_copy_row *rows = NULL;
     size_t n = 0, cap = 0;
     int rc = row_of ? 0 : GPUFL_ENOMEM;
     for (size_t i = 0; i < x->n && rc == 0; i++) {
-        uint32_t dev = ta_stream_device(&a, ta_x_stream_row(x, i));
-        uint8_t kind = ta_x_kind(x, i) < KINDS ? ta_x_kind(x, i) : GFL_COPY_UNKNOWN;
+        uint32_t dev = gpufl__stream_device(&a, gpufl__x_stream_row(x, i));
+        uint8_t kind = gpufl__x_kind(x, i) < KINDS ? gpufl__x_kind(x, i) : GFL_COPY_UNKNOWN;
         uint32_t r;
         int put = ana_map_put(&row_of_key, dev, kind, (uint32_t)n, &r);
         if (put < 0 || (put == 0 && ana_grow(&rows, &cap, n + 1, sizeof *rows) != 0)) {
@@ -119,7 +119,7 @@ int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
         if (put == 0)
             rows[n++] = (gpufl__ana_copy_row){.device = dev, .kind = kind};
         gpufl__ana_copy_row *row = &rows[r];
-        uint64_t bytes = ta_x_bytes(x, i), dur = ta_x_dur(x, i);
+        uint64_t bytes = gpufl__x_bytes(x, i), dur = gpufl__x_dur(x, i);
         row->count++;
         row->bytes += bytes;
         row->ns += dur;
@@ -148,10 +148,10 @@ int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
         qsort(rows, n, sizeof *rows, by_device_kind);
     out->rows = rows;
     out->n = (uint32_t)n;
-    for (size_t i = 0; i < a.ms->n; i++) {
+    for (size_t i = 0; i < a.memsets->n; i++) {
         out->memsets++;
-        out->memset_bytes += ta_x_bytes(a.ms, i);
-        out->memset_ns += ta_x_dur(a.ms, i);
+        out->memset_bytes += gpufl__x_bytes(a.memsets, i);
+        out->memset_ns += gpufl__x_dur(a.memsets, i);
     }
     return 0;
 }

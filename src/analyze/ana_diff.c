@@ -16,6 +16,7 @@
 
 #include "analyze/ana_diff_configs.h"
 #include "gpufl/gpufl.h"
+#include "read/rows.h"
 
 /* Spread of a normal distribution from its p50-p95 distance, and the
  * standard error of a median in units of sigma / sqrt(n). */
@@ -357,17 +358,20 @@ static cfg_key *cfg_keys(const gpufl_trace *t, size_t n)
     cfg_key *k = n ? calloc(n, sizeof *k) : NULL;
     if (!k)
         return NULL;
-    const gpufl_trace_launch_configs *g = gpufl_trace_get_launch_configs(t);
+    gpufl__rows r;
+    gpufl__rows_open(&r, t);
     for (size_t i = 0; i < n; i++) {
-        k[i].name = gpufl_trace_string(t, g->name[i]);
+        gpufl__config_row g;
+        gpufl__config_row_get(&r, (uint32_t)i, &g);
+        k[i].name = gpufl__rows_str(&r, gpufl__cfg_name(&r, (uint32_t)i));
         for (int j = 0; j < 3; j++) {
-            k[i].c.grid[j] = g->grid[i][j];
-            k[i].c.block[j] = g->block[i][j];
+            k[i].c.grid[j] = g.grid[j];
+            k[i].c.block[j] = (uint16_t)g.block[j];
         }
-        k[i].c.registers = g->registers[i];
-        k[i].c.static_smem = g->static_smem[i];
-        k[i].c.dynamic_smem = g->dynamic_smem[i];
-        k[i].c.local_mem = g->local_mem[i];
+        k[i].c.registers = (uint16_t)g.registers;
+        k[i].c.static_smem = g.static_smem;
+        k[i].c.dynamic_smem = g.dynamic_smem;
+        k[i].c.local_mem = g.local_mem;
         k[i].row = (uint32_t)i;
     }
     qsort(k, n, sizeof *k, cfg_cmp);

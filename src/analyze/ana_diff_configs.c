@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "analyze/ana_util.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 #include "gpufl/gpufl.h"
 
 #define MAD_SIGMAS 1.4826 /* sigma / MAD of a normal distribution */
@@ -31,9 +31,9 @@ void gpufl__diff_configs_free(gpufl__diff_configs *c)
  * filled); next: ncfg scratch. A first pass, backwards, finds the next
  * launch on each launch's stream, so that the second writes each bucket
  * entry once, in order. */
-static int fill_buckets(const ta *a, gpufl__diff_configs *c, size_t *next)
+static int fill_buckets(const gpufl__rows *a, gpufl__diff_configs *c, size_t *next)
 {
-    size_t nst = ta_streams_n(a), nk = ta_k_n(a);
+    size_t nst = gpufl__streams_n(a), nk = gpufl__k_n(a);
     uint32_t *after = malloc((nk ? nk : 1) * sizeof *after);
     uint32_t *last = malloc((nst ? nst : 1) * sizeof *last);
     if (!after || !last) {
@@ -44,20 +44,20 @@ static int fill_buckets(const ta *a, gpufl__diff_configs *c, size_t *next)
     for (size_t s = 0; s < nst; s++)
         last[s] = GPUFL__DIFF_NO_NEIGHBOUR;
     for (size_t i = nk; i-- > 0;) {
-        uint32_t s = ta_k_stream_row(a, i);
+        uint32_t s = gpufl__k_stream_row(a, i);
         if (s >= nst) { /* no stream row: no neighbours known */
             after[i] = GPUFL__DIFF_NO_NEIGHBOUR;
             continue;
         }
         after[i] = last[s];
-        last[s] = ta_k_config_id(a, i);
+        last[s] = gpufl__k_config(a, i);
     }
     for (size_t s = 0; s < nst; s++)
         last[s] = GPUFL__DIFF_NO_NEIGHBOUR;
     memcpy(next, c->at, c->n * sizeof *next);
     for (size_t i = 0; i < nk; i++) {
-        uint32_t cfg = ta_k_config_id(a, i), s = ta_k_stream_row(a, i);
-        uint64_t dur = ta_k_dur(a, i);
+        uint32_t cfg = gpufl__k_config(a, i), s = gpufl__k_stream_row(a, i);
+        uint64_t dur = gpufl__k_dur(a, i);
         uint32_t before = GPUFL__DIFF_NO_NEIGHBOUR;
         if (s < nst) {
             before = last[s];
@@ -74,9 +74,9 @@ static int fill_buckets(const ta *a, gpufl__diff_configs *c, size_t *next)
 int gpufl__diff_configs_of(const gpufl_trace *t, gpufl__diff_configs *out)
 {
     memset(out, 0, sizeof *out);
-    ta a;
-    ta_open(&a, t);
-    size_t ncfg = a.cfg->n, nk = ta_k_n(&a);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    size_t ncfg = a.configs->n, nk = gpufl__k_n(&a);
     if (ncfg == 0)
         return 0;
     out->n = ncfg;
@@ -87,7 +87,7 @@ int gpufl__diff_configs_of(const gpufl_trace *t, gpufl__diff_configs *out)
     int rc = out->total && out->at && out->launch && next ? 0 : GPUFL_ENOMEM;
     if (rc == 0) {
         for (size_t i = 0; i < nk; i++)
-            out->at[ta_k_config_id(&a, i) + 1]++;
+            out->at[gpufl__k_config(&a, i) + 1]++;
         for (size_t c = 0; c < ncfg; c++)
             out->at[c + 1] += out->at[c];
         rc = fill_buckets(&a, out, next);

@@ -45,7 +45,7 @@ typedef struct where {
 } where;
 
 typedef struct hot_build {
-    const ta *a;
+    const gpufl__rows *a;
     ana_attr *x;
     const gpufl__ana_options *o;
     cfg_sum *cfg;
@@ -66,17 +66,35 @@ typedef struct hot_build {
                                                   {launches, gpu_ns}; else NULL */
 } hot_build;
 
+/* The launch configuration of config row c, in the result's widths (the
+ * trace's columns have the same). */
+static void config_of(const gpufl__rows *a, uint32_t c, gpufl__ana_launch_config *out)
+{
+    gpufl__config_row g;
+    gpufl__config_row_get(a, c, &g);
+    for (int d = 0; d < 3; d++) {
+        out->grid[d] = g.grid[d];
+        out->block[d] = (uint16_t)g.block[d];
+    }
+    out->registers = (uint16_t)g.registers;
+    out->static_smem = g.static_smem;
+    out->dynamic_smem = g.dynamic_smem;
+    out->local_mem = g.local_mem;
+    out->occupancy_x10000 = (uint16_t)g.occupancy_x10000;
+    out->limiter = g.limiter;
+}
+
 static int pass_configs(hot_build *b)
 {
-    const ta *a = b->a;
-    size_t nc = a->cfg->n;
+    const gpufl__rows *a = b->a;
+    size_t nc = a->configs->n;
     b->cfg = calloc(nc ? nc : 1, sizeof *b->cfg);
     b->name_of_cfg = malloc((nc ? nc : 1) * sizeof *b->name_of_cfg);
     if (!b->cfg || !b->name_of_cfg)
         return GPUFL_ENOMEM;
-    for (size_t i = 0; i < ta_k_n(a); i++) {
-        cfg_sum *c = &b->cfg[ta_k_config_id(a, i)];
-        uint64_t d = ta_k_dur(a, i);
+    for (size_t i = 0; i < gpufl__k_n(a); i++) {
+        cfg_sum *c = &b->cfg[gpufl__k_config(a, i)];
+        uint64_t d = gpufl__k_dur(a, i);
         if (c->count++ == 0) {
             c->first = i;
             c->min = c->max = d;
@@ -92,7 +110,7 @@ static int pass_configs(hot_build *b)
         if (!b->cfg[c].count)
             continue;
         uint32_t g;
-        int put = ana_map_put(&name_idx, ta_cfg_name(a, (uint32_t)c), 0, (uint32_t)b->nnames, &g);
+        int put = ana_map_put(&name_idx, gpufl__cfg_name(a, (uint32_t)c), 0, (uint32_t)b->nnames, &g);
         if (put < 0) {
             rc = put;
             break;
@@ -102,7 +120,7 @@ static int pass_configs(hot_build *b)
                 rc = GPUFL_ENOMEM;
                 break;
             }
-            b->names[b->nnames++] = (name_sum){.name = ta_cfg_name(a, (uint32_t)c), .min = UINT64_MAX};
+            b->names[b->nnames++] = (name_sum){.name = gpufl__cfg_name(a, (uint32_t)c), .min = UINT64_MAX};
         }
         name_sum *s = &b->names[g];
         const cfg_sum *cs = &b->cfg[c];
@@ -143,7 +161,7 @@ static int pick_top(hot_build *b)
         b->rank_of_name[b->order[r]] = r;
         ndur += b->names[b->order[r]].count;
     }
-    size_t nc = b->a->cfg->n;
+    size_t nc = b->a->configs->n;
     if (!(b->rank_of_cfg = malloc((nc ? nc : 1) * sizeof *b->rank_of_cfg)))
         return GPUFL_ENOMEM;
     for (size_t c = 0; c < nc; c++)
@@ -153,7 +171,7 @@ static int pick_top(hot_build *b)
         if (cells && cells <= DENSE_MAX && !(b->node_sum[t] = calloc(2 * cells, sizeof *b->node_sum[t])))
             return GPUFL_ENOMEM;
     }
-    size_t nst = ta_streams_n(b->a);
+    size_t nst = gpufl__streams_n(b->a);
     b->dur = malloc((ndur ? ndur : 1) * sizeof *b->dur);
     b->fill = malloc((b->ntop + 1) * sizeof *b->fill);
     b->on_stream = calloc((size_t)b->ntop * nst + 1, 1);
@@ -200,22 +218,22 @@ static int add_node(hot_build *b, gpufl__ana_hotspot *h, uint32_t r, int t, uint
  * The fill offsets end up where the next rank's durations begin. */
 static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
 {
-    const ta *a = b->a;
-    size_t nst = ta_streams_n(a);
-    for (size_t i = 0; i < ta_k_n(a); i++) {
-        uint32_t r = b->rank_of_cfg[ta_k_config_id(a, i)];
+    const gpufl__rows *a = b->a;
+    size_t nst = gpufl__streams_n(a);
+    for (size_t i = 0; i < gpufl__k_n(a); i++) {
+        uint32_t r = b->rank_of_cfg[gpufl__k_config(a, i)];
         if (r == GPUFL__ANA_NONE)
             continue;
-        uint64_t d = ta_k_dur(a, i);
-        uint32_t st = ta_k_stream_row(a, i);
+        uint64_t d = gpufl__k_dur(a, i);
+        uint32_t st = gpufl__k_stream_row(a, i);
         b->dur[b->fill[r]++] = d;
         b->on_stream[(size_t)r * nst + st] = 1;
-        uint32_t c = ta_k_caller(a, i);
+        uint32_t c = gpufl__k_caller(a, i);
         gpufl__ana_hotspot *h = &out->kernels[r];
         int rc = add_node(b, h, r, GPUFL__ANA_TREE_SCOPES, ana_attr_scope_node(b->x, c), d);
         if (rc == 0)
-            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, ana_attr_nvtx_node(b->x, c, st, ta_k_api_start(a, i)), d);
-        uint32_t stack = ta_caller_stack(a, c);
+            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, ana_attr_nvtx_node(b->x, c, st, gpufl__k_api_start(a, i)), d);
+        uint32_t stack = gpufl__caller_stack(a, c);
         if (stack == 0)
             h->no_stack_launches++;
         else if (rc == 0)
@@ -302,9 +320,9 @@ static int fill_where(hot_build *b, gpufl__ana_hotspots *out)
  * launched first), how many, and the first launch's mangled name. */
 static void fill_config(hot_build *b, uint32_t g, gpufl__ana_hotspot *h)
 {
-    const ta *a = b->a;
+    const gpufl__rows *a = b->a;
     uint32_t best = GPUFL__ANA_NONE, first = GPUFL__ANA_NONE;
-    for (size_t c = 0; c < a->cfg->n; c++) {
+    for (size_t c = 0; c < a->configs->n; c++) {
         if (b->name_of_cfg[c] != g)
             continue;
         const cfg_sum *s = &b->cfg[c];
@@ -317,14 +335,14 @@ static void fill_config(hot_build *b, uint32_t g, gpufl__ana_hotspot *h)
     }
     if (best == GPUFL__ANA_NONE)
         return;
-    ta_cfg_get(a, best, &h->config);
+    config_of(a, best, &h->config);
     h->config_launches = b->cfg[best].count;
-    h->mangled = ta_cfg_mangled(a, first);
+    h->mangled = gpufl__cfg_mangled(a, first);
 }
 
 static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t all_ns)
 {
-    const ta *a = b->a;
+    const gpufl__rows *a = b->a;
     uint32_t g = b->order[r];
     h->name = b->names[g].name;
     size_t lo = r ? b->fill[r - 1] : 0, m = b->fill[r] - lo;
@@ -333,15 +351,15 @@ static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t
         return rc;
     h->share = all_ns ? (double)h->dur.total / (double)all_ns : 0;
     fill_config(b, g, h);
-    size_t nst = ta_streams_n(a);
+    size_t nst = gpufl__streams_n(a);
     ana_map seen = {0};
     for (size_t s = 0; s < nst; s++) {
         if (!b->on_stream[(size_t)r * nst + s])
             continue;
         uint32_t v;
-        uint32_t dev = ta_stream_device(a, (uint32_t)s);
+        uint32_t dev = gpufl__stream_device(a, (uint32_t)s);
         int p1 = ana_map_put(&seen, dev, UINT64_MAX, 0, &v); /* the device */
-        int p2 = p1 < 0 ? p1 : ana_map_put(&seen, dev, ta_stream_id(a, (uint32_t)s), 0, &v);
+        int p2 = p1 < 0 ? p1 : ana_map_put(&seen, dev, gpufl__stream_id(a, (uint32_t)s), 0, &v);
         if (p1 < 0 || p2 < 0) {
             ana_map_free(&seen);
             return GPUFL_ENOMEM;
@@ -416,8 +434,8 @@ int gpufl__analyze_hotspots(const gpufl_trace *t, const gpufl__ana_options *o, g
         return GPUFL_EINVAL;
     gpufl__ana_options f;
     ana_options_fill(o, &f);
-    ta a;
-    ta_open(&a, t);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
     ana_attr x;
     int rc = ana_attr_open(&x, &a);
     if (rc == 0)

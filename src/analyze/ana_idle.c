@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "analyze/ana_util.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 #include "core/event.h"
 
 /* The union of one thread's sync calls: [s[j], e[j]) sorted and disjoint,
@@ -35,7 +35,7 @@ typedef struct row_state {
 } row_state;
 
 typedef struct idle_build {
-    const ta *a;
+    const gpufl__rows *a;
     sync_thread *threads;
     size_t nthreads;
     uint32_t *caller_thread; /* per caller row */
@@ -50,15 +50,15 @@ typedef struct idle_build {
 
 static int index_syncs(idle_build *b)
 {
-    const ta *a = b->a;
-    size_t n = ta_y_n(a);
+    const gpufl__rows *a = b->a;
+    size_t n = gpufl__y_n(a);
     ana_map thread_of = {0};
     uint32_t *k_of = malloc((n ? n : 1) * sizeof *k_of);
     int rc = k_of ? 0 : GPUFL_ENOMEM;
     size_t cap = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         uint32_t k;
-        int put = ana_map_put(&thread_of, ta_y_tid(a, i), 0, (uint32_t)b->nthreads, &k);
+        int put = ana_map_put(&thread_of, gpufl__y_tid(a, i), 0, (uint32_t)b->nthreads, &k);
         if (put < 0 || (put == 0 && ana_grow(&b->threads, &cap, b->nthreads + 1, sizeof *b->threads) != 0)) {
             rc = GPUFL_ENOMEM;
             break;
@@ -80,7 +80,7 @@ static int index_syncs(idle_build *b)
     /* syncs come by start: merging each thread's in that order */
     for (size_t i = 0; i < n && rc == 0; i++) {
         sync_thread *th = &b->threads[k_of[i]];
-        uint64_t s = ta_y_start(a, i), e = ta_y_end(a, i);
+        uint64_t s = gpufl__y_start(a, i), e = gpufl__y_end(a, i);
         if (e <= s)
             continue;
         if (th->n && s <= th->e[th->n - 1]) {
@@ -92,12 +92,12 @@ static int index_syncs(idle_build *b)
         th->s[th->n] = s;
         th->e[th->n++] = e;
     }
-    size_t nc = a->cl->n;
+    size_t nc = a->callers->n;
     if (rc == 0 && nc && !(b->caller_thread = malloc(nc * sizeof *b->caller_thread)))
         rc = GPUFL_ENOMEM;
     for (size_t c = 0; c < nc && rc == 0; c++) {
         uint32_t k;
-        b->caller_thread[c] = ana_map_get(&thread_of, ta_caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
+        b->caller_thread[c] = ana_map_get(&thread_of, gpufl__caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
     }
     free(k_of);
     ana_map_free(&thread_of);
@@ -121,17 +121,17 @@ static uint64_t synced_before(sync_thread *th, uint64_t t)
 /* Groups the stream-wait-event calls by the (device, stream) they made wait. */
 static int index_waits(idle_build *b, ana_map *swe_of)
 {
-    const ta *a = b->a;
-    size_t n = ta_y_n(a), cap = 0;
+    const gpufl__rows *a = b->a;
+    size_t n = gpufl__y_n(a), cap = 0;
     uint32_t *g_of = malloc((n ? n : 1) * sizeof *g_of);
     size_t *count = NULL;
     int rc = g_of ? 0 : GPUFL_ENOMEM;
     for (size_t i = 0; i < n && rc == 0; i++) {
         g_of[i] = GPUFL__ANA_NONE;
-        if (ta_y_kind(a, i) != GFL_SYNC_STREAM_WAIT_EVENT)
+        if (gpufl__y_kind(a, i) != GFL_SYNC_STREAM_WAIT_EVENT)
             continue;
-        uint32_t s = ta_y_stream_row(a, i), g;
-        int put = ana_map_put(swe_of, ta_stream_device(a, s), ta_stream_id(a, s), (uint32_t)b->nswe, &g);
+        uint32_t s = gpufl__y_stream_row(a, i), g;
+        int put = ana_map_put(swe_of, gpufl__stream_device(a, s), gpufl__stream_id(a, s), (uint32_t)b->nswe, &g);
         if (put < 0 || (put == 0 && ana_grow(&count, &cap, b->nswe + 2, sizeof *count) != 0)) {
             rc = GPUFL_ENOMEM;
             break;
@@ -155,7 +155,7 @@ static int index_waits(idle_build *b, ana_map *swe_of)
             count[g] = b->swe_start[g];
         for (size_t i = 0; i < n && rc == 0; i++)
             if (g_of[i] != GPUFL__ANA_NONE)
-                b->swe_ts[count[g_of[i]]++] = ta_y_start(a, i); /* by start, as the table is */
+                b->swe_ts[count[g_of[i]]++] = gpufl__y_start(a, i); /* by start, as the table is */
     }
     free(count);
     free(g_of);
@@ -206,7 +206,7 @@ typedef struct gap_split {
 } gap_split;
 
 /* Splits the gap [g0, g1) before work op (on stream st) by cause. */
-static void classify(idle_build *b, const ta_op *op, const row_state *st, uint64_t g0, uint64_t g1, gap_split *out)
+static void classify(idle_build *b, const gpufl__op *op, const row_state *st, uint64_t g0, uint64_t g1, gap_split *out)
 {
     *out = (gap_split){.g0 = g0};
     uint64_t a = op->api_start;
@@ -232,7 +232,7 @@ static void classify(idle_build *b, const ta_op *op, const row_state *st, uint64
  * start on every row, so the split depends only on where it begins: the
  * device row's gap is often its stream's, and *last (the split computed
  * last for op) is reused then. */
-static void add_op(idle_build *b, row_state *rs, const row_state *st, const ta_op *op, gap_split *last)
+static void add_op(idle_build *b, row_state *rs, const row_state *st, const gpufl__op *op, gap_split *last)
 {
     gpufl__ana_idle_row *r = &rs->r;
     if (r->ops++ == 0) {
@@ -258,24 +258,24 @@ static void add_op(idle_build *b, row_state *rs, const row_state *st, const ta_o
 
 static int walk(idle_build *b, const ana_map *swe_of)
 {
-    const ta *a = b->a;
-    size_t nst = ta_streams_n(a);
+    const gpufl__rows *a = b->a;
+    size_t nst = gpufl__streams_n(a);
     b->dev_row = malloc((nst ? nst : 1) * sizeof *b->dev_row);
     b->stream_row = malloc((nst ? nst : 1) * sizeof *b->stream_row);
     if (!b->dev_row || !b->stream_row)
         return GPUFL_ENOMEM;
     for (size_t s = 0; s < nst; s++)
         b->dev_row[s] = b->stream_row[s] = GPUFL__ANA_NONE;
-    ta_ops it;
-    ta_op op;
-    ta_ops_begin(&it, a);
-    while (ta_ops_next(&it, &op)) {
+    gpufl__ops it;
+    gpufl__op op;
+    gpufl__ops_begin(&it, a);
+    while (gpufl__ops_next(&it, &op)) {
         uint32_t s = op.stream_row;
         if (b->dev_row[s] == GPUFL__ANA_NONE) {
-            uint32_t dev = ta_stream_device(a, s);
+            uint32_t dev = gpufl__stream_device(a, s);
             int rc = row_for(b, dev, GPUFL__ANA_ALL_STREAMS, swe_of, &b->dev_row[s]);
             if (rc == 0)
-                rc = row_for(b, dev, ta_stream_id(a, s), swe_of, &b->stream_row[s]);
+                rc = row_for(b, dev, gpufl__stream_id(a, s), swe_of, &b->stream_row[s]);
             if (rc != 0)
                 return rc;
         }
@@ -288,8 +288,8 @@ static int walk(idle_build *b, const ana_map *swe_of)
     for (size_t i = 0; i < b->nrows; i++) {
         gpufl__ana_idle_row *r = &b->rows[i].r;
         r->busy_ns += r->last_ns - b->rows[i].run_start;
-        r->lead_ns = ta_span(a->start_ns, r->first_ns);
-        r->tail_ns = ta_span(r->last_ns, a->end_ns);
+        r->lead_ns = gpufl__span(a->start_ns, r->first_ns);
+        r->tail_ns = gpufl__span(r->last_ns, a->end_ns);
     }
     return 0;
 }
@@ -309,8 +309,8 @@ int gpufl__analyze_idle(const gpufl_trace *t, gpufl__ana_idle *out)
 {
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
-    ta a;
-    ta_open(&a, t);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
     idle_build b = {.a = &a};
     ana_map swe_of = {0};
     int rc = index_syncs(&b);

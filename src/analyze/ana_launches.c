@@ -12,7 +12,7 @@
 
 #include "analyze/ana_select.h"
 #include "analyze/ana_util.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 
 enum { LATENCY, QUEUE, CALL, NDIST };
 
@@ -22,14 +22,14 @@ enum { PASS_ADD, PASS_COUNT, PASS_KEEP };
  * Inlined with `what` constant, into a loop per pass; the scans are copied
  * in and out so that their fields live in registers, not in memory that
  * the loop's stores might alias. */
-static inline __attribute__((always_inline)) void pass(const ta *a, int what, ana_scan s_out[NDIST],
+static inline __attribute__((always_inline)) void pass(const gpufl__rows *a, int what, ana_scan s_out[NDIST],
                                                        gpufl__ana_launches *out)
 {
     ana_scan s[NDIST];
     memcpy(s, s_out, sizeof s);
-    for (size_t i = 0; i < ta_k_n(a); i++) {
+    for (size_t i = 0; i < gpufl__k_n(a); i++) {
         int64_t lead, call;
-        if (!ta_k_launch(a, i, &lead, &call))
+        if (!gpufl__k_launch(a, i, &lead, &call))
             continue;
         uint64_t x[NDIST] = {(uint64_t)lead, (uint64_t)(lead - call), (uint64_t)call};
         for (int d = 0; d < NDIST; d++) {
@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) void pass(const ta *a, int what, an
         if (what != PASS_ADD)
             continue;
         out->with_api++;
-        uint64_t dur = ta_k_dur(a, i);
+        uint64_t dur = gpufl__k_dur(a, i);
         if (call > 0 && dur < (uint64_t)call) {
             out->short_kernels++;
             out->short_kernel_ns += dur;
@@ -56,9 +56,9 @@ int gpufl__analyze_launches(const gpufl_trace *t, gpufl__ana_launches *out)
 {
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
-    ta a;
-    ta_open(&a, t);
-    out->kernels = ta_k_n(&a);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    out->kernels = gpufl__k_n(&a);
     ana_scan s[NDIST];
     for (int d = 0; d < NDIST; d++)
         ana_scan_open(&s[d], true);

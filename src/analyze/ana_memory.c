@@ -17,13 +17,13 @@
 #include <string.h>
 
 #include "analyze/ana_util.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 #include "core/event.h"
 
 enum { LIVE = 0, FREED = 1, REPLACED = 2 };
 
 typedef struct mem_build {
-    const ta *a;
+    const gpufl__rows *a;
     gpufl__ana_mem_row *rows;
     size_t nrows, cap;
     uint64_t *live_bytes, *live_count; /* per row, during the replay */
@@ -74,7 +74,7 @@ static int row_for(mem_build *b, ana_map *row_of_key, uint32_t dev, uint8_t spac
 static void end_alloc(mem_build *b, size_t j, size_t i, uint8_t fate)
 {
     uint32_t r = b->row_of[j];
-    uint64_t bytes = ta_m_bytes(b->a, j);
+    uint64_t bytes = gpufl__m_bytes(b->a, j);
     b->fate[j] = fate;
     b->ended_at[j] = i;
     b->live_bytes[r] -= bytes;
@@ -90,17 +90,17 @@ static void end_alloc(mem_build *b, size_t j, size_t i, uint8_t fate)
 
 static int replay(mem_build *b)
 {
-    const ta *a = b->a;
+    const gpufl__rows *a = b->a;
     ana_map row_of_key = {0}, live = {0};
     int rc = 0;
-    for (size_t i = 0; i < ta_m_n(a) && rc == 0; i++) {
-        uint32_t dev = ta_m_device(a, i), r, j;
-        uint64_t addr = ta_m_address(a, i), bytes = ta_m_bytes(a, i);
-        if ((rc = row_for(b, &row_of_key, dev, space_of(ta_m_kind(a, i)), &r)) != 0)
+    for (size_t i = 0; i < gpufl__m_n(a) && rc == 0; i++) {
+        uint32_t dev = gpufl__m_device(a, i), r, j;
+        uint64_t addr = gpufl__m_address(a, i), bytes = gpufl__m_bytes(a, i);
+        if ((rc = row_for(b, &row_of_key, dev, space_of(gpufl__m_kind(a, i)), &r)) != 0)
             break;
         b->row_of[i] = r;
         gpufl__ana_mem_row *row = &b->rows[r];
-        if (ta_m_is_free(a, i)) {
+        if (gpufl__m_is_free(a, i)) {
             if (ana_map_get(&live, dev, addr, &j)) {
                 end_alloc(b, j, i, FREED);
                 ana_map_del(&live, dev, addr);
@@ -126,7 +126,7 @@ static int replay(mem_build *b)
         b->live_count[r]++;
         if (b->live_bytes[r] > row->peak_bytes) {
             row->peak_bytes = b->live_bytes[r];
-            row->peak_ns = ta_m_ts(a, i);
+            row->peak_ns = gpufl__m_ts(a, i);
             row->live_at_peak = b->live_count[r];
             b->peak_at[r] = i;
         }
@@ -155,44 +155,44 @@ typedef struct pick {
 static int pick_cmp(const void *x, const void *y, void *ctx)
 {
     const pick *p = x, *q = y;
-    const ta *a = ctx;
+    const gpufl__rows *a = ctx;
     if (p->row != q->row)
         return p->row < q->row ? -1 : 1;
     if (p->list != q->list)
         return p->list < q->list ? -1 : 1;
-    uint64_t bp = ta_m_bytes(a, p->i), bq = ta_m_bytes(a, q->i);
+    uint64_t bp = gpufl__m_bytes(a, p->i), bq = gpufl__m_bytes(a, q->i);
     if (bp != bq)
         return bp > bq ? -1 : 1;
-    if (ta_m_ts(a, p->i) != ta_m_ts(a, q->i))
-        return ta_m_ts(a, p->i) < ta_m_ts(a, q->i) ? -1 : 1;
-    uint64_t ap = ta_m_address(a, p->i), aq = ta_m_address(a, q->i);
+    if (gpufl__m_ts(a, p->i) != gpufl__m_ts(a, q->i))
+        return gpufl__m_ts(a, p->i) < gpufl__m_ts(a, q->i) ? -1 : 1;
+    uint64_t ap = gpufl__m_address(a, p->i), aq = gpufl__m_address(a, q->i);
     if (ap != aq)
         return ap < aq ? -1 : 1;
     return (p->i > q->i) - (p->i < q->i);
 }
 
-static gpufl__ana_allocation allocation(const ta *a, size_t i)
+static gpufl__ana_allocation allocation(const gpufl__rows *a, size_t i)
 {
-    uint32_t c = ta_m_caller(a, i);
-    bool known = c < a->cl->n;
-    return (gpufl__ana_allocation){.ts_ns = ta_m_ts(a, i),
-                                   .address = ta_m_address(a, i),
-                                   .bytes = ta_m_bytes(a, i),
-                                   .kind = ta_m_kind(a, i),
-                                   .tid = known ? ta_caller_tid(a, c) : 0,
-                                   .scope = known ? ta_caller_scope(a, c) : 0,
-                                   .nvtx = known ? ta_caller_nvtx(a, c) : 0,
-                                   .stack = known ? ta_caller_stack(a, c) : 0};
+    uint32_t c = gpufl__m_caller(a, i);
+    bool known = c < a->callers->n;
+    return (gpufl__ana_allocation){.ts_ns = gpufl__m_ts(a, i),
+                                   .address = gpufl__m_address(a, i),
+                                   .bytes = gpufl__m_bytes(a, i),
+                                   .kind = gpufl__m_kind(a, i),
+                                   .tid = known ? gpufl__caller_tid(a, c) : 0,
+                                   .scope = known ? gpufl__caller_scope(a, c) : 0,
+                                   .nvtx = known ? gpufl__caller_nvtx(a, c) : 0,
+                                   .stack = known ? gpufl__caller_stack(a, c) : 0};
 }
 
 /* The lists: allocations live at each row's peak, and never freed. */
 static int lists(mem_build *b, uint32_t max)
 {
-    const ta *a = b->a;
+    const gpufl__rows *a = b->a;
     pick *p = NULL;
     size_t n = 0, cap = 0;
-    for (size_t i = 0; i < ta_m_n(a); i++) {
-        if (ta_m_is_free(a, i))
+    for (size_t i = 0; i < gpufl__m_n(a); i++) {
+        if (gpufl__m_is_free(a, i))
             continue;
         uint32_t r = b->row_of[i];
         bool at_peak = b->rows[r].peak_bytes && i <= b->peak_at[r] && (b->fate[i] == LIVE || b->ended_at[i] > b->peak_at[r]);
@@ -250,9 +250,9 @@ int gpufl__analyze_memory(const gpufl_trace *t, const gpufl__ana_options *o, gpu
     gpufl__ana_options f;
     gpufl__ana_options_default(&f);
     uint32_t max = o && o->max_allocations ? o->max_allocations : f.max_allocations;
-    ta a;
-    ta_open(&a, t);
-    size_t n = ta_m_n(&a);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    size_t n = gpufl__m_n(&a);
     out->recorded = n > 0;
     if (!n)
         return 0;

@@ -27,8 +27,8 @@ void gpufl__ana_options_default(gpufl__ana_options *o)
 
 static int scopes_and_hotspots(const gpufl_trace *t, gpufl__ana_report *r)
 {
-    ta a;
-    ta_open(&a, t);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
     ana_attr x;
     int rc = ana_attr_open(&x, &a);
     if (rc != 0)

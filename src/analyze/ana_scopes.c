@@ -45,22 +45,22 @@ static void roll_up(gpufl__ana_scope_tree *tree)
 int ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
 {
     memset(out, 0, sizeof *out);
-    const ta *a = x->a;
+    const gpufl__rows *a = x->a;
     ana_attr_take_trees(x, out->trees);
     gpufl__ana_scope_tree *sc = &out->trees[GPUFL__ANA_TREE_SCOPES];
     gpufl__ana_scope_tree *nv = &out->trees[GPUFL__ANA_TREE_NVTX];
-    ta_ops it;
-    ta_op op;
-    ta_ops_begin(&it, a);
-    while (ta_ops_next(&it, &op)) {
+    gpufl__ops it;
+    gpufl__op op;
+    gpufl__ops_begin(&it, a);
+    while (gpufl__ops_next(&it, &op)) {
         uint64_t dur = op.end - op.start;
         give(sc, ana_attr_scope_node(x, op.caller), dur);
         give(nv, ana_attr_nvtx_node(x, op.caller, op.stream_row, op.api_start), dur);
     }
     roll_up(sc);
     roll_up(nv);
-    for (size_t i = 0; i < a->nv->n; i++)
-        out->nvtx_marks += ta_s_instant(a->nv, i);
+    for (size_t i = 0; i < a->nvtx->n; i++)
+        out->nvtx_marks += gpufl__s_instant(a->nvtx, i);
     return 0;
 }
 
@@ -68,8 +68,8 @@ int gpufl__analyze_scopes(const gpufl_trace *t, gpufl__ana_scopes *out)
 {
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
-    ta a;
-    ta_open(&a, t);
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
     ana_attr x;
     int rc = ana_attr_open(&x, &a);
     if (rc == 0)

@@ -4,7 +4,7 @@
  * its busy time (the union of its work's intervals), NVML utilization and
  * memory peaks.
  *
- * One merged walk over GPU work in start order (ta_ops) gives every
+ * One merged walk over GPU work in start order (gpufl__ops) gives every
  * device's busy union with one open interval per device; one pass over the
  * NVML samples gives the rest. Memory: per device and per stream row.
  */
@@ -13,7 +13,7 @@
 
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 
 /* The open busy stretch of one device during the walk. */
 typedef struct busy_run {
@@ -22,7 +22,7 @@ typedef struct busy_run {
 } busy_run;
 
 typedef struct summary_build {
-    ta a;
+    gpufl__rows a;
     ana_map slot_of_dev; /* device index -> slot in devs */
     gpufl__ana_device_summary *devs;
     size_t ndevs, cap;
@@ -40,7 +40,7 @@ static int dev_slot(summary_build *b, uint32_t dev, uint32_t *slot)
     gpufl__ana_device_summary *d = &b->devs[b->ndevs++];
     memset(d, 0, sizeof *d);
     d->device = dev;
-    const gpufl_trace_device *info = ta_device(&b->a, dev);
+    const gpufl_trace_device *info = gpufl__rows_device(&b->a, dev);
     if (info) {
         d->name = info->name;
         d->mem_total_bytes = info->memory_total_bytes;
@@ -50,7 +50,7 @@ static int dev_slot(summary_build *b, uint32_t dev, uint32_t *slot)
 
 /* Clips [s, e) to the session: work recorded outside it (a clock skew, a
  * session that ended before its last buffer) must not make busy > wall. */
-static void busy_add(const ta *a, busy_run *r, gpufl__ana_device_summary *d, uint64_t s, uint64_t e)
+static void busy_add(const gpufl__rows *a, busy_run *r, gpufl__ana_device_summary *d, uint64_t s, uint64_t e)
 {
     s = s < a->start_ns ? a->start_ns : s;
     e = e > a->end_ns ? a->end_ns : e;
@@ -68,21 +68,21 @@ static void busy_add(const ta *a, busy_run *r, gpufl__ana_device_summary *d, uin
 
 static int walk_work(summary_build *b, gpufl__ana_summary *out)
 {
-    const ta *a = &b->a;
-    size_t nst = ta_streams_n(a);
+    const gpufl__rows *a = &b->a;
+    size_t nst = gpufl__streams_n(a);
     b->stream_slot = malloc((nst ? nst : 1) * sizeof *b->stream_slot);
     if (!b->stream_slot)
         return GPUFL_ENOMEM;
     for (size_t s = 0; s < nst; s++)
         b->stream_slot[s] = GPUFL__ANA_NONE;
-    ta_ops it;
-    ta_op op;
-    ta_ops_begin(&it, a);
-    while (ta_ops_next(&it, &op)) {
+    gpufl__ops it;
+    gpufl__op op;
+    gpufl__ops_begin(&it, a);
+    while (gpufl__ops_next(&it, &op)) {
         uint32_t slot = b->stream_slot[op.stream_row];
         if (slot == GPUFL__ANA_NONE) {
             size_t before = b->ndevs;
-            int rc = dev_slot(b, ta_stream_device(a, op.stream_row), &slot);
+            int rc = dev_slot(b, gpufl__stream_device(a, op.stream_row), &slot);
             if (rc != 0)
                 return rc;
             b->stream_slot[op.stream_row] = slot;
@@ -96,13 +96,13 @@ static int walk_work(summary_build *b, gpufl__ana_summary *out)
         }
         gpufl__ana_device_summary *d = &b->devs[slot];
         uint64_t dur = op.end - op.start;
-        if (op.table == TA_OP_KERNEL) {
+        if (op.table == GPUFL__TBL_KERNEL) {
             d->kernels++;
             d->kernel_ns += dur;
         } else {
-            const gpufl_trace_transfers *x = op.table == TA_OP_COPY ? a->cp : a->ms;
-            uint64_t bytes = ta_x_bytes(x, op.row);
-            if (op.table == TA_OP_COPY) {
+            const gpufl_trace_transfers *x = op.table == GPUFL__TBL_COPY ? a->copies : a->memsets;
+            uint64_t bytes = gpufl__x_bytes(x, op.row);
+            if (op.table == GPUFL__TBL_COPY) {
                 d->copies++;
                 d->copy_bytes += bytes;
                 d->copy_ns += dur;
@@ -136,13 +136,13 @@ static int walk_work(summary_build *b, gpufl__ana_summary *out)
 
 static int walk_samples(summary_build *b)
 {
-    const ta *a = &b->a;
+    const gpufl__rows *a = &b->a;
     uint32_t slot = GPUFL__ANA_NONE, slot_dev = 0;
     double *util_sum = NULL;
     size_t util_cap = 0;
     int rc = 0;
-    for (size_t i = 0; i < ta_d_n(a); i++) {
-        uint32_t dev = ta_d_device(a, i);
+    for (size_t i = 0; i < gpufl__d_n(a); i++) {
+        uint32_t dev = gpufl__d_device(a, i);
         if (slot == GPUFL__ANA_NONE || dev != slot_dev) {
             if ((rc = dev_slot(b, dev, &slot)) != 0)
                 goto out;
@@ -154,28 +154,28 @@ static int walk_samples(summary_build *b)
                 util_sum[j] = 0;
         }
         gpufl__ana_device_summary *d = &b->devs[slot];
-        uint32_t valid = ta_d_valid(a, i);
+        uint32_t valid = gpufl__d_valid(a, i);
         d->samples++;
-        if (valid & TA_DEV_UTIL) {
-            uint32_t u = ta_d_util(a, i);
+        if (valid & GPUFL__DS_GPU_UTIL) {
+            uint32_t u = gpufl__d_util(a, i);
             d->util_samples++;
             util_sum[slot] += u;
             if (u > d->util_peak_pct)
                 d->util_peak_pct = u;
         }
-        if (valid & TA_DEV_MEMORY) {
-            uint64_t used = ta_d_mem_used(a, i);
+        if (valid & GPUFL__DS_MEMORY) {
+            uint64_t used = gpufl__d_mem_used(a, i);
             if (d->mem_samples++ == 0 || used > d->mem_used_peak_bytes) {
                 d->mem_used_peak_bytes = used;
-                d->mem_used_peak_ns = ta_d_ts(a, i);
+                d->mem_used_peak_ns = gpufl__d_ts(a, i);
             }
-            if (!ta_device(a, dev) && ta_d_mem_total(a, i) > d->mem_total_bytes)
-                d->mem_total_bytes = ta_d_mem_total(a, i);
+            if (!gpufl__rows_device(a, dev) && gpufl__d_mem_total(a, i) > d->mem_total_bytes)
+                d->mem_total_bytes = gpufl__d_mem_total(a, i);
         }
-        if (valid & TA_DEV_PROC_MEM) {
+        if (valid & GPUFL__DS_PROC_MEM) {
             d->proc_mem_samples++;
-            if (ta_d_proc_mem(a, i) > d->proc_mem_peak_bytes)
-                d->proc_mem_peak_bytes = ta_d_proc_mem(a, i);
+            if (gpufl__d_proc_mem(a, i) > d->proc_mem_peak_bytes)
+                d->proc_mem_peak_bytes = gpufl__d_proc_mem(a, i);
         }
     }
     for (size_t j = 0; j < b->ndevs && j < util_cap; j++)
@@ -193,21 +193,21 @@ static int by_device(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static void count_rows(const ta *a, gpufl__ana_summary *out)
+static void count_rows(const gpufl__rows *a, gpufl__ana_summary *out)
 {
-    for (size_t i = 0; i < ta_y_n(a); i++) {
+    for (size_t i = 0; i < gpufl__y_n(a); i++) {
         out->syncs++;
-        out->sync_ns += ta_span(ta_y_start(a, i), ta_y_end(a, i));
+        out->sync_ns += gpufl__span(gpufl__y_start(a, i), gpufl__y_end(a, i));
     }
-    out->scopes = a->sc->n;
-    for (size_t i = 0; i < a->nv->n; i++) {
-        if (ta_s_instant(a->nv, i))
+    out->scopes = a->scopes->n;
+    for (size_t i = 0; i < a->nvtx->n; i++) {
+        if (gpufl__s_instant(a->nvtx, i))
             out->nvtx_marks++;
         else
             out->nvtx_ranges++;
     }
-    for (size_t i = 0; i < ta_m_n(a); i++) {
-        if (ta_m_is_free(a, i))
+    for (size_t i = 0; i < gpufl__m_n(a); i++) {
+        if (gpufl__m_is_free(a, i))
             out->frees++;
         else
             out->allocations++;
@@ -228,10 +228,10 @@ int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out)
         return GPUFL_EINVAL;
     summary_build b;
     memset(&b, 0, sizeof b);
-    ta_open(&b.a, t);
+    gpufl__rows_open(&b.a, t);
     out->start_ns = b.a.start_ns;
     out->end_ns = b.a.end_ns;
-    out->wall_ns = ta_span(b.a.start_ns, b.a.end_ns);
+    out->wall_ns = gpufl__span(b.a.start_ns, b.a.end_ns);
     out->ended = b.a.ended;
     int rc = 0;
     for (uint32_t i = 0; i < b.a.info->ndevices && rc == 0; i++) {

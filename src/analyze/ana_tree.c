@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "analyze/ana_util.h"
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 
 #define UNSET (UINT32_MAX - 1) /* row_node: not resolved yet */
 #define BUSY (UINT32_MAX - 2)  /* row_node: on the chain being resolved */
@@ -104,8 +104,8 @@ static int measure(tree_build *b, const uint8_t *skip)
         tmp_node *nd = &b->nodes[b->row_node[i]];
         /* one that never ended runs to the session's last recorded time,
          * which the trace gave it as its end */
-        uint64_t end = ta_s_end(s, i);
-        nd->unended += ta_s_unended(s, i);
+        uint64_t end = gpufl__s_end(s, i);
+        nd->unended += gpufl__s_unended(s, i);
         size_t at = start[b->row_node[i]]++;
         dur[at] = end > s->begin_ns[i] ? end - s->begin_ns[i] : 0;
         tid[at] = s->tid[i];

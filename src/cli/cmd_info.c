@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze/trace_access.h"
+#include "read/rows.h"
 #include "cli/cli.h"
 #include "collect/session_json.h"
 #include "core/event.h"
@@ -106,13 +106,13 @@ static json_t *info_json_texts(const gpufl_trace *t, const file_size *files, siz
 #define S(id) text_of(k, gpufl_trace_string(t, (id)))
     char start[64];
     gpufl__iso_time(i->start_wall_ns, start, sizeof start);
-    ta a; /* its end: as recorded, or (a session that did not end) its latest row */
-    ta_open(&a, t);
+    gpufl__rows a; /* its end: as recorded, or (a session that did not end) its latest row */
+    gpufl__rows_open(&a, t);
     json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:s,s:I,s:b,s:s,s:i,s:s,s:s}", "session_id",
                           S(i->session_id), "app_name", S(i->app_name), "host", S(i->host), "pid",
                           (int)i->pid, "gpufl_version", S(i->gpufl_version), "start_wall_ns",
                           (json_int_t)i->start_wall_ns, "start_time", start, "duration_ns",
-                          (json_int_t)ta_span(a.start_ns, a.end_ns), "ended",
+                          (json_int_t)gpufl__span(a.start_ns, a.end_ns), "ended",
                           i->end_ns != 0, "format",
                           i->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson",
                           "format_version", (int)i->format_version, "source", text_of(k, i->source),

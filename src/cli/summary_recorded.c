@@ -24,6 +24,7 @@
 
 #include "collect/stats.h"
 #include "gpufl/trace.h"
+#include "read/rows.h"
 
 static const char *trace_str(const void *ctx, uint32_t id, uint32_t *len)
 {
@@ -33,85 +34,89 @@ static const char *trace_str(const void *ctx, uint32_t id, uint32_t *len)
 }
 
 /* The rows of the trace as the events the collector aggregated. */
-static void add_scopes(gpufl__stats *st, const gpufl_trace_scopes *s)
+static void add_scopes(gpufl__stats *st, const gpufl__rows *r)
 {
     gfl_event ev;
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < gpufl__rows_n(r, GPUFL__TBL_SCOPE); i++) {
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_SCOPE_END;
-        ev.h.ts = s->end_ns[i]; /* never ended: the session's last recorded time */
-        ev.u.scope.begin_ts = s->begin_ns[i];
-        ev.u.scope.name = s->name[i];
+        ev.h.ts = gpufl__s_end(r->scopes, i); /* never ended: the session's last recorded time */
+        ev.u.scope.begin_ts = gpufl__s_begin(r->scopes, i);
+        ev.u.scope.name = gpufl__s_name(r->scopes, i);
         gpufl__stats_add(st, &ev);
     }
 }
 
-static void add_device_work(gpufl__stats *st, const gpufl_trace_kernels *k, const gpufl_trace_transfers *cp)
+static void add_device_work(gpufl__stats *st, const gpufl__rows *r)
 {
     gfl_event ev;
-    for (size_t i = 0; i < k->n; i++) {
+    for (size_t i = 0; i < gpufl__k_n(r); i++) {
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_KERNEL;
-        ev.h.ts = k->start_ns[i];
-        ev.u.kernel.end_ts = gpufl_trace_kernel_end(k, i);
-        ev.u.kernel.name = k->configs->name[k->config_row[i]];
+        ev.h.ts = gpufl__k_start(r, i);
+        ev.u.kernel.end_ts = gpufl__k_end(r, i);
+        ev.u.kernel.name = gpufl__k_name(r, i);
         gpufl__stats_add(st, &ev);
     }
-    for (size_t i = 0; i < cp->n; i++) {
+    for (size_t i = 0; i < gpufl__rows_n(r, GPUFL__TBL_COPY); i++) {
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_MEMCPY;
-        ev.h.ts = cp->start_ns[i];
-        ev.u.memcpy.end_ts = gpufl_trace_transfer_end(cp, i);
-        ev.u.memcpy.bytes = cp->bytes[i];
-        ev.u.memcpy.copy_kind = cp->kind[i];
+        ev.h.ts = gpufl__x_start(r->copies, i);
+        ev.u.memcpy.end_ts = gpufl__x_end(r->copies, i);
+        ev.u.memcpy.bytes = gpufl__x_bytes(r->copies, i);
+        ev.u.memcpy.copy_kind = gpufl__x_kind(r->copies, i);
         gpufl__stats_add(st, &ev);
     }
 }
 
-static void add_samples(gpufl__stats *st, const gpufl_trace_host_samples *h, const gpufl_trace_device_samples *d)
+static void add_samples(gpufl__stats *st, const gpufl__rows *r)
 {
     gfl_event ev;
-    for (size_t i = 0; i < h->n; i++) {
+    for (size_t i = 0; i < gpufl__h_n(r); i++) {
+        gpufl__host_row h;
+        gpufl__host_row_get(r, i, &h);
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_HOST_METRICS;
-        ev.h.ts = h->ts_ns[i];
+        ev.h.ts = h.ts;
         gfl_host_metrics_payload *m = &ev.u.host;
-        m->valid = h->valid[i];
-        m->cpu_count = h->cpu_count[i];
-        m->proc_cpu_pct_x100 = h->proc_cpu_pct_x100[i];
-        m->sys_cpu_pct_x100 = h->sys_cpu_pct_x100[i];
-        m->ram_used_bytes = h->ram_used_bytes[i];
-        m->ram_total_bytes = h->ram_total_bytes[i];
-        m->proc_rss_bytes = h->proc_rss_bytes[i];
+        m->valid = h.valid;
+        m->cpu_count = h.cpu_count;
+        m->proc_cpu_pct_x100 = h.proc_cpu_pct_x100;
+        m->sys_cpu_pct_x100 = h.sys_cpu_pct_x100;
+        m->ram_used_bytes = h.ram_used_bytes;
+        m->ram_total_bytes = h.ram_total_bytes;
+        m->proc_rss_bytes = h.proc_rss_bytes;
         gpufl__stats_add(st, &ev);
     }
-    for (size_t i = 0; i < d->n; i++) {
+    for (size_t i = 0; i < gpufl__d_n(r); i++) {
+        gpufl__dev_row d;
+        gpufl__dev_row_get(r, i, &d);
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_DEVICE_METRICS;
-        ev.h.ts = d->ts_ns[i];
-        ev.h.device = d->device[i];
+        ev.h.ts = d.ts;
+        ev.h.device = d.device;
         gfl_device_metrics_payload *m = &ev.u.dev;
-        m->valid = d->valid[i]; /* the trace keeps the recorder's GFL_DEV_* bits */
-        m->gpu_util_pct = d->gpu_util_pct[i];
-        m->mem_util_pct = d->mem_util_pct[i];
-        m->mem_used_bytes = d->mem_used_bytes[i];
-        m->mem_total_bytes = d->mem_total_bytes[i];
-        m->proc_mem_bytes = d->proc_mem_bytes[i];
-        m->temp_c = d->temp_c[i];
-        m->power_mw = d->power_mw[i];
-        m->energy_mj = d->energy_mj[i];
+        m->valid = d.valid; /* the trace keeps the recorder's GFL_DEV_* bits */
+        m->gpu_util_pct = d.gpu_util_pct;
+        m->mem_util_pct = d.mem_util_pct;
+        m->mem_used_bytes = d.mem_used_bytes;
+        m->mem_total_bytes = d.mem_total_bytes;
+        m->proc_mem_bytes = d.proc_mem_bytes;
+        m->temp_c = d.temp_c;
+        m->power_mw = d.power_mw;
+        m->energy_mj = d.energy_mj;
         gpufl__stats_add(st, &ev);
     }
 }
 
 /* Unended scopes per name, into the summary's rows (matched by text: the
  * rows hold names, not ids). */
-static void count_unended(gpufl__summary *s, const gpufl_trace *t, const gpufl_trace_scopes *sc)
+static void count_unended(gpufl__summary *s, const gpufl__rows *r)
 {
-    for (size_t i = 0; i < sc->n; i++) {
-        if (!sc->unended[i])
+    for (size_t i = 0; i < gpufl__rows_n(r, GPUFL__TBL_SCOPE); i++) {
+        if (!gpufl__s_unended(r->scopes, i))
             continue;
-        const char *name = gpufl_trace_string(t, sc->name[i]);
+        const char *name = gpufl__rows_str(r, gpufl__s_name(r->scopes, i));
         for (uint32_t k = 0; k < s->nscopes; k++)
             if (!strcmp(s->scopes[k].name, name)) {
                 s->scopes[k].unended++;
@@ -166,15 +171,17 @@ int gpufl__summary_from_recorded(const char *path, gpufl__summary *s, char *err,
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
     gpufl__stats st;
     gpufl__stats_init(&st);
-    add_scopes(&st, gpufl_trace_get_scopes(t));
-    add_device_work(&st, gpufl_trace_get_kernels(t), gpufl_trace_get_copies(t));
-    add_samples(&st, gpufl_trace_get_host_samples(t), gpufl_trace_get_device_samples(t));
+    gpufl__rows rows;
+    gpufl__rows_open(&rows, t);
+    add_scopes(&st, &rows);
+    add_device_work(&st, &rows);
+    add_samples(&st, &rows);
     gpufl__string_lookup names = {trace_str, t};
     rc = gpufl__summary_set_names(s, &st, &names);
     if (rc == 0 && st.out_of_memory)
         rc = GPUFL_ENOMEM;
     if (rc == 0) {
-        count_unended(s, t, gpufl_trace_get_scopes(t));
+        count_unended(s, &rows);
         /* every event read, not only those with a table of their own */
         for (unsigned ty = 0; ty < GFL_EV_TYPE_COUNT; ty++)
             s->events[ty] = gpufl_trace_event_count(t, ty);

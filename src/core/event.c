@@ -1,6 +1,7 @@
 /*
- * Names of event types, channels, drop reasons and enum fields, as written
- * in the NDJSON logs and documented in docs/FORMAT.md.
+ * Names of event types, channels, drop reasons, log levels and crash
+ * fields, as written in the NDJSON logs and documented in docs/FORMAT.md
+ * (the enums the reports print too are in names.c).
  */
 #include "core/event.h"
 
@@ -52,35 +53,6 @@ const char *gpufl__drop_reason_name(uint8_t reason)
         "out_of_session",
     };
     return NAME_OF(names, reason);
-}
-
-const char *gpufl__copy_kind_name(uint8_t kind)
-{
-    static const char *const names[GFL_COPY_KIND_COUNT] = {"unknown", "HtoD", "DtoH",
-                                                           "DtoD",    "HtoH", "PtoP"};
-    return NAME_OF(names, kind);
-}
-
-const char *gpufl__mem_kind_name(uint8_t kind)
-{
-    static const char *const names[GFL_MEM_KIND_COUNT] = {
-        "unknown", "pageable", "pinned", "device", "array", "managed", "device_static", "managed_static",
-    };
-    return NAME_OF(names, kind);
-}
-
-const char *gpufl__sync_kind_name(uint8_t kind)
-{
-    static const char *const names[GFL_SYNC_KIND_COUNT] = {"unknown", "event", "stream_wait_event",
-                                                           "stream", "context"};
-    return NAME_OF(names, kind);
-}
-
-const char *gpufl__limiter_name(uint8_t limiter)
-{
-    static const char *const names[GFL_LIMIT_COUNT] = {"unknown", "warps", "registers",
-                                                       "shared_memory", "blocks"};
-    return NAME_OF(names, limiter);
 }
 
 const char *gpufl__log_level_name(uint8_t level)

@@ -471,6 +471,7 @@ static inline gfl_channel gpufl__event_route(const gfl_event *ev)
 const char *gpufl__event_type_name(uint8_t type);
 const char *gpufl__channel_name(uint8_t channel);
 const char *gpufl__drop_reason_name(uint8_t reason);
+/* The key column of core/names.h. */
 const char *gpufl__copy_kind_name(uint8_t kind);
 const char *gpufl__mem_kind_name(uint8_t kind);
 const char *gpufl__sync_kind_name(uint8_t kind);

@@ -30,7 +30,7 @@
 #define LANE_TID_BASE (1u << 30)
 
 typedef struct cj {
-    const gpufl__xtrace *x;
+    const gpufl__rows *x;
     gpufl__xout out;
     uint32_t pid;
     uint64_t events;
@@ -212,9 +212,11 @@ static int on_track(void *ctx, const gpufl__tl_track *t)
 
 static const char *category(unsigned src)
 {
-    static const char *const cats[GPUFL__XS_COUNT] = {"kernel", "memcpy", "memset", "sync",
-                                                       "scope",  "nvtx",   "api"};
-    return src < GPUFL__XS_COUNT ? cats[src] : "";
+    static const char *const cats[] = {[GPUFL__TBL_KERNEL] = "kernel", [GPUFL__TBL_COPY] = "memcpy",
+                                       [GPUFL__TBL_MEMSET] = "memset", [GPUFL__TBL_SYNC] = "sync",
+                                       [GPUFL__TBL_SCOPE] = "scope",   [GPUFL__TBL_NVTX] = "nvtx",
+                                       [GPUFL__TL_API] = "api"};
+    return src < sizeof cats / sizeof cats[0] && cats[src] ? cats[src] : "";
 }
 
 static void name_of(cj *c, const gpufl__tl_slice *s)
@@ -225,7 +227,7 @@ static void name_of(cj *c, const gpufl__tl_slice *s)
         json_string(&c->out, gpufl__xname_fixed(n.fixed));
         return;
     }
-    const char *text = gpufl__x_str(c->x, n.string);
+    const char *text = gpufl__rows_str(c->x, n.string);
     if (!n.launch) {
         json_string(&c->out, text);
         return;
@@ -258,23 +260,23 @@ static void u32_array(gpufl__xout *o, const uint32_t v[3])
 static void args(cj *c, const gpufl__tl_slice *s)
 {
     gpufl__xout *o = &c->out;
-    if (s->op && s->src != GPUFL__XS_API) {
+    if (s->op && s->src != GPUFL__TL_API) {
         key(o, "args");
         gpufl__xout_str(o, "{\"correlation\":");
         gpufl__xout_u64(o, s->op->correlation);
-        if (s->src == GPUFL__XS_KERNEL) {
+        if (s->src == GPUFL__TBL_KERNEL) {
             key(o, "grid");
             u32_array(o, s->op->grid);
             key(o, "block");
             u32_array(o, s->op->block);
             key(o, "registers");
             gpufl__xout_u64(o, s->op->registers);
-        } else if (s->src != GPUFL__XS_SYNC) {
+        } else if (s->src != GPUFL__TBL_SYNC) {
             key(o, "bytes");
             gpufl__xout_u64(o, s->op->bytes);
         }
         gpufl__xout_char(o, '}');
-    } else if (s->src == GPUFL__XS_API) {
+    } else if (s->src == GPUFL__TL_API) {
         key(o, "args");
         gpufl__xout_str(o, "{\"correlation\":");
         gpufl__xout_u64(o, s->op->correlation);
@@ -284,7 +286,7 @@ static void args(cj *c, const gpufl__tl_slice *s)
         gpufl__xout_char(o, '{');
         if (s->range->domain) {
             gpufl__xout_str(o, "\"domain\":");
-            json_string(o, gpufl__x_str(c->x, s->range->domain));
+            json_string(o, gpufl__rows_str(c->x, s->range->domain));
         }
         /* never ended: dur runs to the session's last recorded time */
         if (s->range->unended)
@@ -363,8 +365,8 @@ int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_r
                          size_t err_len)
 {
     memset(r, 0, sizeof *r);
-    gpufl__xtrace x;
-    gpufl__xtrace_init(&x, t);
+    gpufl__rows x;
+    gpufl__rows_open(&x, t);
     cj c;
     memset(&c, 0, sizeof c);
     c.x = &x;
@@ -373,13 +375,13 @@ int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_r
         return GPUFL_EIO;
     gpufl__xout *o = &c.out;
     gpufl__xout_str(o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"session_id\":");
-    json_string(o, gpufl__x_str(&x, x.info->session_id));
+    json_string(o, gpufl__rows_str(&x, x.info->session_id));
     key(o, "app_name");
-    json_string(o, gpufl__x_str(&x, x.info->app_name));
+    json_string(o, gpufl__rows_str(&x, x.info->app_name));
     key(o, "host");
-    json_string(o, gpufl__x_str(&x, x.info->host));
+    json_string(o, gpufl__rows_str(&x, x.info->host));
     key(o, "gpufl_version");
-    json_string(o, gpufl__x_str(&x, x.info->gpufl_version));
+    json_string(o, gpufl__rows_str(&x, x.info->gpufl_version));
     key(o, "start_ns");
     gpufl__xout_u64(o, x.info->start_ns);
     key(o, "start_wall_ns");

@@ -31,7 +31,7 @@
 #include "present/export/export_out.h"
 
 typedef struct csv {
-    const gpufl__xtrace *x;
+    const gpufl__rows *x;
     gpufl__xout *out;
     int first; /* no field yet on this row */
 } csv;
@@ -106,7 +106,7 @@ static void str(csv *c, const char *s)
     gpufl__xout_char(c->out, '"');
 }
 
-static void text(csv *c, uint32_t id) { str(c, gpufl__x_str(c->x, id)); }
+static void text(csv *c, uint32_t id) { str(c, gpufl__rows_str(c->x, id)); }
 
 static void row_end(csv *c)
 {
@@ -164,10 +164,10 @@ static const char kernels_header[] =
 
 static size_t kernels_rows(csv *c)
 {
-    size_t n = gpufl__x_rows(c->x, GPUFL__XS_KERNEL);
+    size_t n = gpufl__rows_n(c->x, GPUFL__TBL_KERNEL);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xkernel k;
-        gpufl__x_kernel(c->x, i, &k);
+        gpufl__kernel_row k;
+        gpufl__kernel_row_get(c->x, i, &k);
         times(c, k.start, k.end);
         stream_cols(c, k.device, k.context, k.stream, k.correlation);
         text(c, k.name ? k.name : k.mangled);
@@ -212,13 +212,13 @@ static const char memsets_header[] =
 
 static size_t transfer_rows(csv *c, unsigned src)
 {
-    size_t n = gpufl__x_rows(c->x, src);
+    size_t n = gpufl__rows_n(c->x, src);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xtransfer r;
-        gpufl__x_transfer(c->x, src, i, &r);
+        gpufl__transfer_row r;
+        gpufl__transfer_row_get(c->x, src, i, &r);
         times(c, r.start, r.end);
         stream_cols(c, r.device, r.context, r.stream, r.correlation);
-        if (src == GPUFL__XS_COPY) {
+        if (src == GPUFL__TBL_COPY) {
             str(c, gpufl__copy_kind_name(r.kind));
             u64(c, r.bytes);
             str(c, gpufl__mem_kind_name(r.src_kind));
@@ -240,18 +240,18 @@ static size_t transfer_rows(csv *c, unsigned src)
     return n;
 }
 
-static size_t copies_rows(csv *c) { return transfer_rows(c, GPUFL__XS_COPY); }
-static size_t memsets_rows(csv *c) { return transfer_rows(c, GPUFL__XS_MEMSET); }
+static size_t copies_rows(csv *c) { return transfer_rows(c, GPUFL__TBL_COPY); }
+static size_t memsets_rows(csv *c) { return transfer_rows(c, GPUFL__TBL_MEMSET); }
 
 static const char syncs_header[] =
     "start_ns,end_ns,duration_ns,device,context,stream,correlation,kind,cuda_event,tid,scope_id,external_id";
 
 static size_t syncs_rows(csv *c)
 {
-    size_t n = gpufl__x_rows(c->x, GPUFL__XS_SYNC);
+    size_t n = gpufl__rows_n(c->x, GPUFL__TBL_SYNC);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xsync r;
-        gpufl__x_sync(c->x, i, &r);
+        gpufl__sync_row r;
+        gpufl__sync_row_get(c->x, i, &r);
         times(c, r.start, r.end);
         stream_cols(c, r.device, r.context, r.stream, r.correlation);
         str(c, gpufl__sync_kind_name(r.kind));
@@ -267,10 +267,10 @@ static const char memory_header[] =
 
 static size_t memory_rows(csv *c)
 {
-    size_t n = gpufl__x_mem_rows(c->x);
+    size_t n = gpufl__m_n(c->x);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xmem r;
-        gpufl__x_mem(c->x, i, &r);
+        gpufl__mem_row r;
+        gpufl__mem_row_get(c->x, i, &r);
         u64(c, r.ts);
         str(c, r.is_free ? "free" : "alloc");
         hex(c, r.address);
@@ -288,12 +288,12 @@ static const char nvtx_header[] = "begin_ns,end_ns,duration_ns,name,domain,depth
 
 static size_t range_rows(csv *c, unsigned src)
 {
-    size_t n = gpufl__x_rows(c->x, src);
+    size_t n = gpufl__rows_n(c->x, src);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xrange r;
-        gpufl__x_range(c->x, src, i, &r);
+        gpufl__range_row r;
+        gpufl__range_row_get(c->x, src, i, &r);
         times(c, r.start, r.end);
-        if (src == GPUFL__XS_SCOPE) {
+        if (src == GPUFL__TBL_SCOPE) {
             u64(c, r.id);
             u64_or_empty(c, r.parent);
             u64(c, r.depth);
@@ -313,8 +313,8 @@ static size_t range_rows(csv *c, unsigned src)
     return n;
 }
 
-static size_t scopes_rows(csv *c) { return range_rows(c, GPUFL__XS_SCOPE); }
-static size_t nvtx_rows(csv *c) { return range_rows(c, GPUFL__XS_NVTX); }
+static size_t scopes_rows(csv *c) { return range_rows(c, GPUFL__TBL_SCOPE); }
+static size_t nvtx_rows(csv *c) { return range_rows(c, GPUFL__TBL_NVTX); }
 
 static const char device_samples_header[] =
     "ts_ns,device,gpu_util_pct,mem_util_pct,mem_used_bytes,mem_free_bytes,mem_total_bytes,temp_c,"
@@ -353,44 +353,44 @@ static void maybe_i64(csv *c, int known, int64_t v)
 
 static size_t device_samples_rows(csv *c)
 {
-    size_t n = gpufl__x_dev_rows(c->x);
+    size_t n = gpufl__d_n(c->x);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xdev_sample s;
-        gpufl__x_dev(c->x, i, &s);
+        gpufl__dev_row s;
+        gpufl__dev_row_get(c->x, i, &s);
 #define HAS(bit) ((s.valid & (bit)) != 0)
         u64(c, s.ts);
         u64(c, s.device);
-        maybe_u64(c, HAS(GPUFL__XD_GPU_UTIL), s.gpu_util_pct);
-        maybe_u64(c, HAS(GPUFL__XD_MEM_UTIL), s.mem_util_pct);
-        if (HAS(GPUFL__XD_MEMORY)) {
+        maybe_u64(c, HAS(GPUFL__DS_GPU_UTIL), s.gpu_util_pct);
+        maybe_u64(c, HAS(GPUFL__DS_MEM_UTIL), s.mem_util_pct);
+        if (HAS(GPUFL__DS_MEMORY)) {
             u64(c, s.mem_used_bytes);
             u64_or_empty(c, s.mem_free_bytes);
             u64(c, s.mem_total_bytes);
         } else {
             empties(c, 3);
         }
-        maybe_i64(c, HAS(GPUFL__XD_TEMP), s.temp_c);
-        maybe_i64(c, HAS(GPUFL__XD_MEM_TEMP), s.mem_temp_c);
-        watts(c, HAS(GPUFL__XD_POWER), s.power_mw);
-        watts(c, HAS(GPUFL__XD_POWER_LIMIT), s.power_limit_mw);
-        maybe_u64(c, HAS(GPUFL__XD_ENERGY), s.energy_mj);
-        if (HAS(GPUFL__XD_CLOCKS)) {
+        maybe_i64(c, HAS(GPUFL__DS_TEMP), s.temp_c);
+        maybe_i64(c, HAS(GPUFL__DS_MEM_TEMP), s.mem_temp_c);
+        watts(c, HAS(GPUFL__DS_POWER), s.power_mw);
+        watts(c, HAS(GPUFL__DS_POWER_LIMIT), s.power_limit_mw);
+        maybe_u64(c, HAS(GPUFL__DS_ENERGY), s.energy_mj);
+        if (HAS(GPUFL__DS_CLOCKS)) {
             u64(c, s.sm_clock_mhz);
             u64(c, s.mem_clock_mhz);
             u64_or_empty(c, s.gfx_clock_mhz);
         } else {
             empties(c, 3);
         }
-        if (HAS(GPUFL__XD_THROTTLE))
+        if (HAS(GPUFL__DS_THROTTLE))
             hex(c, s.throttle_reasons);
         else
             empty(c);
-        maybe_u64(c, HAS(GPUFL__XD_PCIE), s.pcie_rx_kbps);
-        maybe_u64(c, HAS(GPUFL__XD_PCIE), s.pcie_tx_kbps);
-        maybe_u64(c, HAS(GPUFL__XD_FAN), s.fan_pct);
-        maybe_u64(c, HAS(GPUFL__XD_ECC), s.ecc_corrected);
-        maybe_u64(c, HAS(GPUFL__XD_ECC), s.ecc_uncorrected);
-        maybe_u64(c, HAS(GPUFL__XD_PROC_MEM), s.proc_mem_bytes);
+        maybe_u64(c, HAS(GPUFL__DS_PCIE), s.pcie_rx_kbps);
+        maybe_u64(c, HAS(GPUFL__DS_PCIE), s.pcie_tx_kbps);
+        maybe_u64(c, HAS(GPUFL__DS_FAN), s.fan_pct);
+        maybe_u64(c, HAS(GPUFL__DS_ECC), s.ecc_corrected);
+        maybe_u64(c, HAS(GPUFL__DS_ECC), s.ecc_uncorrected);
+        maybe_u64(c, HAS(GPUFL__DS_PROC_MEM), s.proc_mem_bytes);
 #undef HAS
         row_end(c);
     }
@@ -402,23 +402,23 @@ static const char host_samples_header[] =
 
 static size_t host_samples_rows(csv *c)
 {
-    size_t n = gpufl__x_host_rows(c->x);
+    size_t n = gpufl__h_n(c->x);
     for (size_t i = 0; i < n && !c->out->err; i++) {
-        gpufl__xhost_sample s;
-        gpufl__x_host(c->x, i, &s);
+        gpufl__host_row s;
+        gpufl__host_row_get(c->x, i, &s);
         u64(c, s.ts);
-        if (s.valid & GPUFL__XH_PROC_CPU)
+        if (s.valid & GPUFL__HS_PROC_CPU)
             x100(c, s.proc_cpu_pct_x100);
         else
             empty(c);
-        if (s.valid & GPUFL__XH_SYS_CPU)
+        if (s.valid & GPUFL__HS_SYS_CPU)
             x100(c, s.sys_cpu_pct_x100);
         else
             empty(c);
         u64_or_empty(c, s.cpu_count);
-        maybe_u64(c, (s.valid & GPUFL__XH_RAM) != 0, s.ram_used_bytes);
-        maybe_u64(c, (s.valid & GPUFL__XH_RAM) != 0, s.ram_total_bytes);
-        maybe_u64(c, (s.valid & GPUFL__XH_RSS) != 0, s.proc_rss_bytes);
+        maybe_u64(c, (s.valid & GPUFL__HS_RAM) != 0, s.ram_used_bytes);
+        maybe_u64(c, (s.valid & GPUFL__HS_RAM) != 0, s.ram_total_bytes);
+        maybe_u64(c, (s.valid & GPUFL__HS_RSS) != 0, s.proc_rss_bytes);
         row_end(c);
     }
     return n;
@@ -480,8 +480,8 @@ int gpufl__export_csv(const gpufl_trace *t, const char *dir, gpufl__export_resul
         snprintf(err, err_len, "cannot create directory %s: %s", dir, strerror(errno));
         return GPUFL_EIO;
     }
-    gpufl__xtrace x;
-    gpufl__xtrace_init(&x, t);
+    gpufl__rows x;
+    gpufl__rows_open(&x, t);
     gpufl__xout outs[NTABLES];
     size_t opened = 0;
     int rc = 0;

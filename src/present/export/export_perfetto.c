@@ -117,14 +117,14 @@ enum { A_CORRELATION, A_LAUNCH, A_BYTES, A_UNENDED, A_COUNT };
 static const char *const annotation_names[A_COUNT] = {"correlation", "launch", "bytes", "unended"};
 
 typedef struct pf {
-    const gpufl__xtrace *x;
+    const gpufl__rows *x;
     gpufl__xout out;
     uint64_t packets;
     uint32_t next_iid;
     uint32_t *fixed_iid;            /* by fixed name */
     uint32_t *string_iid[2];        /* by string id: plain, "launch " */
     size_t nstrings[2];
-    uint32_t *launch_iid;           /* by gpufl__xop.launch */
+    uint32_t *launch_iid;           /* by gpufl__work_row.launch */
     uint32_t next_value_iid;
 } pf;
 
@@ -257,7 +257,7 @@ static uint32_t name_iid(pf *p, const gpufl__tl_slice *s, size_t *in)
     if (*slot)
         return *slot;
     *slot = p->next_iid++;
-    const char *text = n.fixed != GPUFL__XNAME_STRING ? gpufl__xname_fixed(n.fixed) : gpufl__x_str(p->x, n.string);
+    const char *text = n.fixed != GPUFL__XNAME_STRING ? gpufl__xname_fixed(n.fixed) : gpufl__rows_str(p->x, n.string);
     interned_open(p, in);
     size_t en = gpufl__pb_begin(&p->out, ID_EVENT_NAMES);
     gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
@@ -284,7 +284,7 @@ static void annotation(pf *p, unsigned a, uint64_t v)
 
 /* The iid of a kernel's launch configuration text; when new, its entry
  * goes into the packet's InternedData (*in). */
-static uint32_t launch_iid(pf *p, const gpufl__xop *o, size_t *in)
+static uint32_t launch_iid(pf *p, const gpufl__work_row *o, size_t *in)
 {
     uint32_t *slot = &p->launch_iid[o->launch];
     if (*slot)
@@ -315,7 +315,7 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
     size_t m = event_begin(p, s->start);
     size_t in = GPUFL__PB_NO_MARK;
     uint32_t iid = name_iid(p, s, &in);
-    uint32_t launch = s->src == GPUFL__XS_KERNEL && s->op->launch ? launch_iid(p, s->op, &in) : 0;
+    uint32_t launch = s->src == GPUFL__TBL_KERNEL && s->op->launch ? launch_iid(p, s->op, &in) : 0;
     gpufl__pb_end(&p->out, in);
     size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
     gpufl__pb_varint(&p->out, TE_TYPE, s->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
@@ -325,8 +325,8 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
         gpufl__pb_fixed64(&p->out, TE_FLOW_IDS, s->flows[f]);
     if (s->flow)
         gpufl__pb_fixed64(&p->out, TE_TERMINATING_FLOW_IDS, s->flow);
-    if (s->op && s->src != GPUFL__XS_API) {
-        const gpufl__xop *o = s->op;
+    if (s->op && s->src != GPUFL__TL_API) {
+        const gpufl__work_row *o = s->op;
         if (o->correlation)
             annotation(p, A_CORRELATION, o->correlation);
         if (launch) {
@@ -334,7 +334,7 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
             gpufl__pb_varint(&p->out, DA_NAME_IID, A_LAUNCH + 1);
             gpufl__pb_varint(&p->out, DA_STRING_VALUE_IID, launch);
             gpufl__pb_end(&p->out, a);
-        } else if (s->src != GPUFL__XS_SYNC && s->src != GPUFL__XS_KERNEL) {
+        } else if (s->src != GPUFL__TBL_SYNC && s->src != GPUFL__TBL_KERNEL) {
             annotation(p, A_BYTES, o->bytes);
         }
     }
@@ -379,15 +379,15 @@ int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export
                            size_t err_len)
 {
     memset(r, 0, sizeof *r);
-    gpufl__xtrace x;
-    gpufl__xtrace_init(&x, t);
+    gpufl__rows x;
+    gpufl__rows_open(&x, t);
     pf p;
     memset(&p, 0, sizeof p);
     p.x = &x;
     p.next_iid = 1;
     p.next_value_iid = 1;
     p.fixed_iid = calloc(gpufl__xname_fixed_count(), sizeof *p.fixed_iid);
-    p.launch_iid = calloc(gpufl__x_launch_count(&x), sizeof *p.launch_iid);
+    p.launch_iid = calloc(gpufl__rows_launch_count(&x), sizeof *p.launch_iid);
     if (!p.fixed_iid || !p.launch_iid) {
         free(p.fixed_iid);
         free(p.launch_iid);

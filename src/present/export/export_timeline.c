@@ -17,10 +17,12 @@
 #include <string.h>
 
 #include "core/idmap.h"
+#include "core/names.h"
 
-/* Item kinds in a ref's top byte: GPUFL__XS_KERNEL..NVTX, then the
+/* Item kinds in a ref's top byte: GPUFL__TBL_KERNEL..NVTX, then the
  * launching calls of kernels, copies and memsets. */
-#define API_OF(src) (8u + (src))
+#define CALLS GPUFL__TBL_COUNT /* the first kind of a call */
+#define API_OF(tbl) (CALLS + (tbl))
 #define REF(kind, row) ((uint64_t)(kind) << 56 | (uint64_t)(row))
 #define REF_KIND(ref) ((unsigned)((ref) >> 56))
 #define REF_ROW(ref) ((size_t)((ref) & ((1ull << 56) - 1)))
@@ -73,18 +75,18 @@ typedef struct counter_def {
 } counter_def;
 
 static const counter_def dev_counters[] = {
-    {"utilization (%)", GPUFL__XD_GPU_UTIL, 0, C_GPU_UTIL},
-    {"memory used (bytes)", GPUFL__XD_MEMORY, 1, C_MEM_USED},
-    {"power (W)", GPUFL__XD_POWER, 0, C_POWER},
-    {"temperature (C)", GPUFL__XD_TEMP, 0, C_TEMP},
-    {"SM clock (MHz)", GPUFL__XD_CLOCKS, 0, C_SM_CLOCK},
+    {"utilization (%)", GPUFL__DS_GPU_UTIL, 0, C_GPU_UTIL},
+    {"memory used (bytes)", GPUFL__DS_MEMORY, 1, C_MEM_USED},
+    {"power (W)", GPUFL__DS_POWER, 0, C_POWER},
+    {"temperature (C)", GPUFL__DS_TEMP, 0, C_TEMP},
+    {"SM clock (MHz)", GPUFL__DS_CLOCKS, 0, C_SM_CLOCK},
 };
 #define NDEV_COUNTERS (sizeof dev_counters / sizeof dev_counters[0])
 
 static const counter_def host_counters[] = {
-    {"host CPU, process (%)", GPUFL__XH_PROC_CPU, 0, C_PROC_CPU},
-    {"host CPU, machine (%)", GPUFL__XH_SYS_CPU, 0, C_SYS_CPU},
-    {"host RSS (bytes)", GPUFL__XH_RSS, 1, C_RSS},
+    {"host CPU, process (%)", GPUFL__HS_PROC_CPU, 0, C_PROC_CPU},
+    {"host CPU, machine (%)", GPUFL__HS_SYS_CPU, 0, C_SYS_CPU},
+    {"host RSS (bytes)", GPUFL__HS_RSS, 1, C_RSS},
 };
 #define NHOST_COUNTERS (sizeof host_counters / sizeof host_counters[0])
 
@@ -111,7 +113,7 @@ typedef struct counter_track {
 } counter_track;
 
 typedef struct tl {
-    const gpufl__xtrace *x;
+    const gpufl__rows *x;
     const gpufl__tl_sink *sink;
     gpufl__tl_stats *st;
     gpufl__tl_track *tracks;
@@ -136,47 +138,57 @@ typedef struct tl {
     size_t flows_cap;
 } tl;
 
-uint64_t gpufl__tl_flow_id(const gpufl__xtrace *x, unsigned src, size_t row)
+uint64_t gpufl__tl_flow_id(const gpufl__rows *x, unsigned src, size_t row)
 {
     uint64_t base = 0;
-    if (src >= GPUFL__XS_COPY)
+    if (src >= GPUFL__TBL_COPY)
         base += x->kernels->n;
-    if (src >= GPUFL__XS_MEMSET)
+    if (src >= GPUFL__TBL_MEMSET)
         base += x->copies->n;
     return base + row + 1;
 }
 
 /* ---- names ----------------------------------------------------------------- */
 
-enum { N_KERNEL, N_UNNAMED, N_MEMSET, N_MEMSET_CALL, N_GRAPH_LAUNCH, N_LAUNCH, N_COPY, N_COPY_CALL = N_COPY + 6,
-       N_SYNC = N_COPY_CALL + 6, N_COUNT = N_SYNC + 5 };
+/* The fixed names, numbered: a few of their own, then a copy's and its
+ * call's and a sync's per kind (core/names.h). */
+enum { N_KERNEL, N_UNNAMED, N_MEMSET, N_MEMSET_CALL, N_GRAPH_LAUNCH, N_LAUNCH, N_COPY,
+       N_COPY_CALL = N_COPY + GFL_COPY_KIND_COUNT, N_SYNC = N_COPY_CALL + GFL_COPY_KIND_COUNT,
+       N_COUNT = N_SYNC + GFL_SYNC_KIND_COUNT };
 
-static const char *const fixed_names[N_COUNT] = {
+static const char *const fixed_names[N_COPY] = {
     [N_KERNEL] = "kernel",
     [N_UNNAMED] = "(unnamed)",
     [N_MEMSET] = "memset",
     [N_MEMSET_CALL] = "memset (call)",
     [N_GRAPH_LAUNCH] = "graph launch",
     [N_LAUNCH] = "launch",
-    [N_COPY] = "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP",
-    [N_COPY_CALL] = "memcpy (call)", "memcpy HtoD (call)", "memcpy DtoH (call)", "memcpy DtoD (call)",
-    "memcpy HtoH (call)", "memcpy PtoP (call)",
-    [N_SYNC] = "sync", "sync event", "sync stream_wait_event", "sync stream", "sync context",
 };
 
-const char *gpufl__xname_fixed(uint32_t fixed) { return fixed < N_COUNT ? fixed_names[fixed] : ""; }
+const char *gpufl__xname_fixed(uint32_t fixed)
+{
+    if (fixed < N_COPY)
+        return fixed_names[fixed];
+    if (fixed < N_COPY_CALL)
+        return gpufl__copy_kind((uint8_t)(fixed - N_COPY))->slice;
+    if (fixed < N_SYNC)
+        return gpufl__copy_kind((uint8_t)(fixed - N_COPY_CALL))->call;
+    if (fixed < N_COUNT)
+        return gpufl__sync_kind((uint8_t)(fixed - N_SYNC))->slice;
+    return "";
+}
 
 uint32_t gpufl__xname_fixed_count(void) { return N_COUNT; }
 
-void gpufl__xname_of(const gpufl__xtrace *x, const gpufl__tl_slice *s, gpufl__xname *n)
+void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xname *n)
 {
     n->fixed = GPUFL__XNAME_STRING;
     n->string = 0;
     n->launch = 0;
-    unsigned src = s->src == GPUFL__XS_API ? s->op_src : s->src;
-    int call = s->src == GPUFL__XS_API;
+    unsigned src = s->src == GPUFL__TL_API ? s->op_src : s->src;
+    int call = s->src == GPUFL__TL_API;
     switch (src) {
-    case GPUFL__XS_KERNEL:
+    case GPUFL__TBL_KERNEL:
         if (call && s->op->graph_id) {
             n->fixed = N_GRAPH_LAUNCH;
         } else if (s->op->name) {
@@ -186,17 +198,17 @@ void gpufl__xname_of(const gpufl__xtrace *x, const gpufl__tl_slice *s, gpufl__xn
             n->fixed = call ? N_LAUNCH : N_KERNEL;
         }
         return;
-    case GPUFL__XS_COPY:
-        n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < 6 ? s->op->kind : 0);
+    case GPUFL__TBL_COPY:
+        n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < GFL_COPY_KIND_COUNT ? s->op->kind : 0);
         return;
-    case GPUFL__XS_MEMSET:
+    case GPUFL__TBL_MEMSET:
         n->fixed = call ? N_MEMSET_CALL : N_MEMSET;
         return;
-    case GPUFL__XS_SYNC:
-        n->fixed = N_SYNC + (s->op->kind < 5 ? s->op->kind : 0);
+    case GPUFL__TBL_SYNC:
+        n->fixed = N_SYNC + (s->op->kind < GFL_SYNC_KIND_COUNT ? s->op->kind : 0);
         return;
     default:
-        if (s->range->name && *gpufl__x_str(x, s->range->name))
+        if (s->range->name && *gpufl__rows_str(x, s->range->name))
             n->string = s->range->name;
         else
             n->fixed = N_UNNAMED;
@@ -206,7 +218,7 @@ void gpufl__xname_of(const gpufl__xtrace *x, const gpufl__tl_slice *s, gpufl__xn
 
 static uint64_t stream_key(uint32_t device, uint32_t stream) { return (uint64_t)device << 32 | stream; }
 
-static int has_call(const gpufl__xop *o) { return o->api_start != 0 && o->tid != 0; }
+static int has_call(const gpufl__work_row *o) { return o->api_start != 0 && o->tid != 0; }
 
 /* An end before the start (damaged input) makes a zero-length slice. A
  * scope or range that never ended comes with the trace's end for it, the
@@ -216,18 +228,18 @@ static uint64_t clip(uint64_t start, uint64_t end) { return end < start ? start 
 /* Pass 1: which threads, devices and streams there are. */
 static int collect(tl *t)
 {
-    const gpufl__xtrace *x = t->x;
+    const gpufl__rows *x = t->x;
     int rc = 0;
     for (uint32_t d = 0; d < x->info->ndevices && !rc; d++)
         rc = map_add(&t->devices, x->info->devices[d].index);
-    for (unsigned src = GPUFL__XS_KERNEL; src <= GPUFL__XS_SYNC && !rc; src++) {
-        size_t n = gpufl__x_rows(x, src);
+    for (unsigned src = GPUFL__TBL_KERNEL; src <= GPUFL__TBL_SYNC && !rc; src++) {
+        size_t n = gpufl__rows_n(x, src);
         uint64_t last = UINT64_MAX;
         uint32_t last_tid = 0;
-        gpufl__idmap *m = src == GPUFL__XS_SYNC ? &t->syncs : &t->streams;
+        gpufl__idmap *m = src == GPUFL__TBL_SYNC ? &t->syncs : &t->streams;
         for (size_t i = 0; i < n && !rc; i++) {
             uint32_t device, stream;
-            gpufl__x_op_where(x, src, i, &device, &stream);
+            gpufl__row_where(x, src, i, &device, &stream);
             uint64_t key = stream_key(device, stream);
             if (key != last) {
                 rc = map_add(m, key);
@@ -237,7 +249,7 @@ static int collect(tl *t)
             }
             uint64_t api_start, api_end;
             uint32_t tid;
-            if (gpufl__x_op_call(x, src, i, &api_start, &api_end, &tid)) {
+            if (gpufl__row_call(x, src, i, &api_start, &api_end, &tid)) {
                 if (tid != last_tid && !rc) {
                     rc = map_add(&t->threads, tid);
                     last_tid = tid;
@@ -245,21 +257,21 @@ static int collect(tl *t)
             }
         }
     }
-    for (unsigned src = GPUFL__XS_SCOPE; src <= GPUFL__XS_NVTX && !rc; src++) {
-        size_t n = gpufl__x_rows(x, src);
+    for (unsigned src = GPUFL__TBL_SCOPE; src <= GPUFL__TBL_NVTX && !rc; src++) {
+        size_t n = gpufl__rows_n(x, src);
         uint32_t last_tid = UINT32_MAX;
         for (size_t i = 0; i < n && !rc; i++) {
-            gpufl__xrange r;
-            gpufl__x_range(x, src, i, &r);
+            gpufl__range_row r;
+            gpufl__range_row_get(x, src, i, &r);
             if (r.tid != last_tid) {
                 rc = map_add(&t->threads, r.tid);
                 last_tid = r.tid;
             }
         }
     }
-    for (size_t i = 0; i < gpufl__x_dev_rows(x) && !rc; i++) {
-        gpufl__xdev_sample s;
-        gpufl__x_dev(x, i, &s);
+    for (size_t i = 0; i < gpufl__d_n(x) && !rc; i++) {
+        gpufl__dev_row s;
+        gpufl__dev_row_get(x, i, &s);
         rc = map_add(&t->devices, s.device);
     }
     return rc;
@@ -286,11 +298,11 @@ static gpufl__tl_track *add_track(tl *t, uint8_t kind, uint32_t parent)
     return tr;
 }
 
-static const char *device_name(const gpufl__xtrace *x, uint32_t device)
+static const char *device_name(const gpufl__rows *x, uint32_t device)
 {
     for (uint32_t d = 0; d < x->info->ndevices; d++)
         if (x->info->devices[d].index == device)
-            return gpufl__x_str(x, x->info->devices[d].name);
+            return gpufl__rows_str(x, x->info->devices[d].name);
     return "";
 }
 
@@ -316,12 +328,12 @@ static int add_counter(tl *t, uint32_t parent, uint32_t device, const counter_de
 
 /* Which counters the samples have: per device a mask of dev_counters
  * indexes, for the host one of host_counters. */
-static uint32_t host_counter_mask(const gpufl__xtrace *x)
+static uint32_t host_counter_mask(const gpufl__rows *x)
 {
     uint32_t mask = 0;
-    for (size_t i = 0; i < gpufl__x_host_rows(x); i++) {
-        gpufl__xhost_sample s;
-        gpufl__x_host(x, i, &s);
+    for (size_t i = 0; i < gpufl__h_n(x); i++) {
+        gpufl__host_row s;
+        gpufl__host_row_get(x, i, &s);
         for (size_t c = 0; c < NHOST_COUNTERS; c++)
             if (s.valid & host_counters[c].bit)
                 mask |= 1u << c;
@@ -353,11 +365,11 @@ static int add_stream_tracks(tl *t, uint8_t kind, uint32_t dev, uint32_t parent,
 /* The tracks, in their order (see export_timeline.h). */
 static int make_tracks(tl *t)
 {
-    const gpufl__xtrace *x = t->x;
+    const gpufl__rows *x = t->x;
     gpufl__tl_track *proc = add_track(t, GPUFL__TL_PROCESS, GPUFL__TL_NONE);
     if (!proc)
         return GPUFL_ENOMEM;
-    const char *app = gpufl__x_str(x, x->info->app_name);
+    const char *app = gpufl__rows_str(x, x->info->app_name);
     snprintf(proc->name, sizeof proc->name, "%s", *app ? app : "gpufl session");
 
     uint64_t *tids = map_sorted_keys(&t->threads);
@@ -382,9 +394,9 @@ static int make_tracks(tl *t)
     uint32_t *dev_mask = calloc(65536, sizeof *dev_mask);
     if (!dev_mask)
         return GPUFL_ENOMEM;
-    for (size_t i = 0; i < gpufl__x_dev_rows(x); i++) {
-        gpufl__xdev_sample s;
-        gpufl__x_dev(x, i, &s);
+    for (size_t i = 0; i < gpufl__d_n(x); i++) {
+        gpufl__dev_row s;
+        gpufl__dev_row_get(x, i, &s);
         for (size_t c = 0; c < NDEV_COUNTERS; c++)
             if (s.valid & dev_counters[c].bit)
                 dev_mask[s.device & 0xffff] |= 1u << c;
@@ -442,26 +454,26 @@ static uint32_t lookup(tl *t, const gpufl__idmap *m, uint64_t key)
 
 static uint32_t item_track(tl *t, unsigned kind, size_t row)
 {
-    const gpufl__xtrace *x = t->x;
-    if (kind == GPUFL__XS_SCOPE || kind == GPUFL__XS_NVTX)
-        return lookup(t, &t->threads, gpufl__x_range_tid(x, kind, row));
-    if (kind >= 8) {
+    const gpufl__rows *x = t->x;
+    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX)
+        return lookup(t, &t->threads, gpufl__row_tid(x, kind, row));
+    if (kind >= CALLS) {
         uint64_t api_start, api_end;
         uint32_t tid;
-        if (!gpufl__x_op_call(x, kind - 8, row, &api_start, &api_end, &tid))
+        if (!gpufl__row_call(x, kind - CALLS, row, &api_start, &api_end, &tid))
             return GPUFL__TL_NONE;
         return lookup(t, &t->threads, tid);
     }
     uint32_t device, stream;
-    gpufl__x_op_where(x, kind, row, &device, &stream);
-    return lookup(t, kind == GPUFL__XS_SYNC ? &t->syncs : &t->streams, stream_key(device, stream));
+    gpufl__row_where(x, kind, row, &device, &stream);
+    return lookup(t, kind == GPUFL__TBL_SYNC ? &t->syncs : &t->streams, stream_key(device, stream));
 }
 
 /* Every item kind with its table. */
-static const unsigned item_kinds[] = {GPUFL__XS_KERNEL, GPUFL__XS_COPY, GPUFL__XS_MEMSET,
-                                      GPUFL__XS_SYNC,   GPUFL__XS_SCOPE, GPUFL__XS_NVTX,
-                                      API_OF(GPUFL__XS_KERNEL), API_OF(GPUFL__XS_COPY),
-                                      API_OF(GPUFL__XS_MEMSET)};
+static const unsigned item_kinds[] = {GPUFL__TBL_KERNEL, GPUFL__TBL_COPY, GPUFL__TBL_MEMSET,
+                                      GPUFL__TBL_SYNC,   GPUFL__TBL_SCOPE, GPUFL__TBL_NVTX,
+                                      API_OF(GPUFL__TBL_KERNEL), API_OF(GPUFL__TBL_COPY),
+                                      API_OF(GPUFL__TBL_MEMSET)};
 #define NITEM_KINDS (sizeof item_kinds / sizeof item_kinds[0])
 
 /* Pass 2: the items of each track, in table order, bucketed by a counting
@@ -474,7 +486,7 @@ static int bucket(tl *t)
         return GPUFL_ENOMEM;
     for (size_t k = 0; k < NITEM_KINDS; k++) {
         unsigned kind = item_kinds[k];
-        size_t n = gpufl__x_rows(t->x, kind >= 8 ? kind - 8 : kind);
+        size_t n = gpufl__rows_n(t->x, kind >= CALLS ? kind - CALLS : kind);
         for (size_t i = 0; i < n; i++) {
             uint32_t tr = item_track(t, kind, i);
             if (tr != GPUFL__TL_NONE) {
@@ -494,7 +506,7 @@ static int bucket(tl *t)
     memcpy(fill, t->off, t->ntracks * sizeof *fill);
     for (size_t k = 0; k < NITEM_KINDS; k++) {
         unsigned kind = item_kinds[k];
-        size_t n = gpufl__x_rows(t->x, kind >= 8 ? kind - 8 : kind);
+        size_t n = gpufl__rows_n(t->x, kind >= CALLS ? kind - CALLS : kind);
         for (size_t i = 0; i < n; i++) {
             uint32_t tr = item_track(t, kind, i);
             if (tr != GPUFL__TL_NONE)
@@ -510,13 +522,13 @@ static uint64_t item_start(tl *t, uint64_t ref)
 {
     unsigned kind = REF_KIND(ref);
     size_t row = REF_ROW(ref);
-    if (kind == GPUFL__XS_SCOPE || kind == GPUFL__XS_NVTX)
-        return gpufl__x_range_start(t->x, kind, row);
-    if (kind < 8)
-        return gpufl__x_op_start(t->x, kind, row);
+    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX)
+        return gpufl__row_start(t->x, kind, row);
+    if (kind < CALLS)
+        return gpufl__row_start(t->x, kind, row);
     uint64_t api_start = 0, api_end;
     uint32_t tid;
-    gpufl__x_op_call(t->x, kind - 8, row, &api_start, &api_end, &tid);
+    gpufl__row_call(t->x, kind - CALLS, row, &api_start, &api_end, &tid);
     return api_start;
 }
 
@@ -529,16 +541,16 @@ static uint64_t item_end(tl *t, uint64_t ref)
 {
     unsigned kind = REF_KIND(ref);
     size_t row = REF_ROW(ref);
-    if (kind == GPUFL__XS_SCOPE || kind == GPUFL__XS_NVTX) {
-        gpufl__xrange r;
-        gpufl__x_range(t->x, kind, row, &r);
+    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX) {
+        gpufl__range_row r;
+        gpufl__range_row_get(t->x, kind, row, &r);
         return r.instant ? r.start : clip(r.start, r.end);
     }
-    if (kind < 8)
-        return clip(gpufl__x_op_start(t->x, kind, row), gpufl__x_op_end(t->x, kind, row));
+    if (kind < CALLS)
+        return clip(gpufl__row_start(t->x, kind, row), gpufl__row_end(t->x, kind, row));
     uint64_t api_start = 0, api_end = 0;
     uint32_t tid;
-    gpufl__x_op_call(t->x, kind - 8, row, &api_start, &api_end, &tid);
+    gpufl__row_call(t->x, kind - CALLS, row, &api_start, &api_end, &tid);
     return call_end(api_start, api_end);
 }
 
@@ -592,8 +604,8 @@ static void slice_of(const open_slice *o, gpufl__tl_slice *s)
     unsigned kind = REF_KIND(o->ref);
     s->start = o->start;
     s->end = o->end;
-    s->src = kind >= 8 ? GPUFL__XS_API : (uint8_t)kind;
-    s->op_src = kind >= 8 ? (uint8_t)(kind - 8) : 0;
+    s->src = kind >= CALLS ? GPUFL__TL_API : (uint8_t)kind;
+    s->op_src = kind >= CALLS ? (uint8_t)(kind - CALLS) : 0;
     s->row = REF_ROW(o->ref);
 }
 
@@ -690,38 +702,38 @@ static int add_flow(tl *t, size_t n, uint64_t id)
  * slice, advancing *i past them). */
 static int emit_item(tl *t, uint32_t track, const item *a, size_t n, size_t *i)
 {
-    const gpufl__xtrace *x = t->x;
+    const gpufl__rows *x = t->x;
     uint64_t ref = a[*i].ref;
     unsigned kind = REF_KIND(ref);
     size_t row = REF_ROW(ref);
     gpufl__tl_slice s;
     memset(&s, 0, sizeof s);
-    gpufl__xop op;
-    gpufl__xrange range;
+    gpufl__work_row op;
+    gpufl__range_row range;
     s.row = row;
     s.start = a[*i].start;
-    if (kind == GPUFL__XS_SCOPE || kind == GPUFL__XS_NVTX) {
-        gpufl__x_range(x, kind, row, &range);
+    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX) {
+        gpufl__range_row_get(x, kind, row, &range);
         s.src = (uint8_t)kind;
         s.range = &range;
         s.instant = range.instant;
         s.end = range.instant ? s.start : clip(range.start, range.end);
         t->st->unended += range.unended;
-    } else if (kind < 8) {
-        gpufl__x_op(x, kind, row, &op);
+    } else if (kind < CALLS) {
+        gpufl__work_row_get(x, kind, row, &op);
         s.src = (uint8_t)kind;
         s.op = &op;
         s.end = clip(op.start, op.end);
-        if (kind != GPUFL__XS_SYNC && has_call(&op))
+        if (kind != GPUFL__TBL_SYNC && has_call(&op))
             s.flow = gpufl__tl_flow_id(x, kind, row);
     } else {
-        gpufl__x_op(x, kind - 8, row, &op);
-        s.src = GPUFL__XS_API;
-        s.op_src = (uint8_t)(kind - 8);
+        gpufl__work_row_get(x, kind - CALLS, row, &op);
+        s.src = GPUFL__TL_API;
+        s.op_src = (uint8_t)(kind - CALLS);
         s.op = &op;
         s.end = call_end(op.api_start, op.api_end);
         size_t nf = 0;
-        if (add_flow(t, nf++, gpufl__tl_flow_id(x, kind - 8, row)) != 0)
+        if (add_flow(t, nf++, gpufl__tl_flow_id(x, kind - CALLS, row)) != 0)
             return GPUFL_ENOMEM;
         /* the kernels of one graph launch: one call, a flow to each */
         while (*i + 1 < n && REF_KIND(a[*i + 1].ref) >= 8 && a[*i + 1].start == s.start) {
@@ -729,8 +741,8 @@ static int emit_item(tl *t, uint32_t track, const item *a, size_t n, size_t *i)
             unsigned src2 = REF_KIND(r2) - 8;
             uint64_t start2 = 0, end2 = 0;
             uint32_t tid2;
-            gpufl__x_op_call(x, src2, REF_ROW(r2), &start2, &end2, &tid2);
-            if (end2 != op.api_end || gpufl__x_op_correlation(x, src2, REF_ROW(r2)) != op.correlation)
+            gpufl__row_call(x, src2, REF_ROW(r2), &start2, &end2, &tid2);
+            if (end2 != op.api_end || gpufl__row_correlation(x, src2, REF_ROW(r2)) != op.correlation)
                 break;
             if (add_flow(t, nf++, gpufl__tl_flow_id(x, REF_KIND(r2) - 8, REF_ROW(r2))) != 0)
                 return GPUFL_ENOMEM;
@@ -792,8 +804,8 @@ static int emit_track(tl *t, uint32_t track)
     return rc ? rc : drain(t, UINT64_MAX);
 }
 
-static double counter_value(const counter_def *def, const gpufl__xdev_sample *d,
-                            const gpufl__xhost_sample *h)
+static double counter_value(const counter_def *def, const gpufl__dev_row *d,
+                            const gpufl__host_row *h)
 {
     switch (def->field) {
     case C_GPU_UTIL: return d->gpu_util_pct;
@@ -809,16 +821,16 @@ static double counter_value(const counter_def *def, const gpufl__xdev_sample *d,
 
 static int emit_counters(tl *t)
 {
-    const gpufl__xtrace *x = t->x;
+    const gpufl__rows *x = t->x;
     for (size_t c = 0; c < t->ncounters; c++) {
         const counter_track *ct = &t->counters[c];
         const gpufl__tl_track *tr = &t->tracks[ct->track];
         if (ct->device != GPUFL__TL_NONE) {
-            for (size_t i = 0; i < gpufl__x_dev_rows(x); i++) {
-                if (gpufl__x_dev_device(x, i) != ct->device)
+            for (size_t i = 0; i < gpufl__d_n(x); i++) {
+                if (gpufl__d_device(x, i) != ct->device)
                     continue;
-                gpufl__xdev_sample s;
-                gpufl__x_dev(x, i, &s);
+                gpufl__dev_row s;
+                gpufl__dev_row_get(x, i, &s);
                 if (!(s.valid & ct->def->bit))
                     continue;
                 t->st->counters++;
@@ -827,9 +839,9 @@ static int emit_counters(tl *t)
                     return rc;
             }
         } else {
-            for (size_t i = 0; i < gpufl__x_host_rows(x); i++) {
-                gpufl__xhost_sample s;
-                gpufl__x_host(x, i, &s);
+            for (size_t i = 0; i < gpufl__h_n(x); i++) {
+                gpufl__host_row s;
+                gpufl__host_row_get(x, i, &s);
                 if (!(s.valid & ct->def->bit))
                     continue;
                 t->st->counters++;
@@ -842,7 +854,7 @@ static int emit_counters(tl *t)
     return 0;
 }
 
-int gpufl__timeline_run(const gpufl__xtrace *x, const gpufl__tl_sink *sink, gpufl__tl_stats *stats)
+int gpufl__timeline_run(const gpufl__rows *x, const gpufl__tl_sink *sink, gpufl__tl_stats *stats)
 {
     tl t;
     memset(&t, 0, sizeof t);
@@ -867,9 +879,9 @@ int gpufl__timeline_run(const gpufl__xtrace *x, const gpufl__tl_sink *sink, gpuf
     if (!rc)
         rc = emit_counters(&t);
     stats->tracks = t.ntracks;
-    for (unsigned src = GPUFL__XS_KERNEL; src <= GPUFL__XS_NVTX; src++)
-        stats->events += gpufl__x_rows(x, src);
-    stats->events += gpufl__x_dev_rows(x) + gpufl__x_host_rows(x);
+    for (unsigned src = GPUFL__TBL_KERNEL; src <= GPUFL__TBL_NVTX; src++)
+        stats->events += gpufl__rows_n(x, src);
+    stats->events += gpufl__d_n(x) + gpufl__h_n(x);
     for (size_t l = 0; l < t.nlanes; l++)
         free(t.lanes[l].stack);
     free(t.lanes);

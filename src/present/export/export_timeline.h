@@ -48,9 +48,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "present/export/export_rows.h"
+#include "read/rows.h"
 
 #define GPUFL__TL_NONE UINT32_MAX
+
+/* gpufl__tl_slice.src of a launching API call (the tables' own slices
+ * carry their GPUFL__TBL_*). */
+#define GPUFL__TL_API GPUFL__TBL_COUNT
 
 typedef enum gpufl__tl_kind {
     GPUFL__TL_PROCESS = 0,
@@ -78,13 +82,13 @@ typedef struct gpufl__tl_track {
 
 typedef struct gpufl__tl_slice {
     uint64_t start, end; /* end >= start; end == start for instants */
-    uint8_t src;         /* GPUFL__XS_*; GPUFL__XS_API: a launching call */
+    uint8_t src;         /* GPUFL__TBL_*; GPUFL__TL_API: a launching call */
     uint8_t instant;     /* an NVTX mark */
-    uint8_t op_src;      /* GPUFL__XS_API: the table of the launched work */
+    uint8_t op_src;      /* GPUFL__TL_API: the table of the launched work */
     size_t row;          /* in its table (API: the first launched row) */
     /* at begin only (NULL at end): */
-    const gpufl__xop *op;       /* kernels, copies, memsets, syncs, API calls */
-    const gpufl__xrange *range; /* scopes, NVTX */
+    const gpufl__work_row *op;       /* kernels, copies, memsets, syncs, API calls */
+    const gpufl__range_row *range; /* scopes, NVTX */
     uint64_t flow;              /* device work: flow id from its call, 0 none */
     const uint64_t *flows;      /* API calls: a flow per launched row */
     size_t nflows;
@@ -121,18 +125,18 @@ typedef struct gpufl__xname {
 } gpufl__xname;
 
 #define GPUFL__XNAME_LAUNCH "launch "
-void gpufl__xname_of(const gpufl__xtrace *x, const gpufl__tl_slice *s, gpufl__xname *n);
+void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xname *n);
 const char *gpufl__xname_fixed(uint32_t fixed);
 uint32_t gpufl__xname_fixed_count(void);
 
 /* The flow id of device work (kernel, copy, memset) row of src: unique in
  * the trace, from 1, below 2^53 (exact in JSON). */
-uint64_t gpufl__tl_flow_id(const gpufl__xtrace *x, unsigned src, size_t row);
+uint64_t gpufl__tl_flow_id(const gpufl__rows *x, unsigned src, size_t row);
 
 /* Lays out x and feeds it to sink: every track first (lanes when first
  * needed), then each track's slices in time order, then the counters.
  * Returns 0, what a callback returned, or GPUFL_ENOMEM. */
-int gpufl__timeline_run(const gpufl__xtrace *x, const gpufl__tl_sink *sink, gpufl__tl_stats *stats)
+int gpufl__timeline_run(const gpufl__rows *x, const gpufl__tl_sink *sink, gpufl__tl_stats *stats)
     __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_EXPORT_EXPORT_TIMELINE_H */

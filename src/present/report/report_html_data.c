@@ -28,19 +28,25 @@
 #include <string.h>
 
 #include "core/idmap.h"
+#include "core/names.h"
 #include "gpufl/gpufl.h"
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
+#include "read/rows.h"
 
 #define NONE UINT32_MAX
 
 enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS };
 static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs"};
 
-static const char *const copy_names[] = {"memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD",
-                                         "memcpy HtoH", "memcpy PtoP"};
-static const char *const sync_names[] = {"sync", "sync event", "stream wait event", "sync stream",
-                                         "sync context"};
+
+/* The page script's numbers for kinds of slices ("nk"), which it colours
+ * and names: a contract with the script, by table, and one for NVTX marks. */
+static const uint8_t page_kind[GPUFL__TBL_COUNT] = {
+    [GPUFL__TBL_KERNEL] = 0, [GPUFL__TBL_COPY] = 1, [GPUFL__TBL_MEMSET] = 2,
+    [GPUFL__TBL_SCOPE] = 3,  [GPUFL__TBL_NVTX] = 4, [GPUFL__TBL_SYNC] = 6,
+};
+#define PAGE_KIND_MARK 5 /* an NVTX mark: an instant */
 
 /* ---- lanes, rows, marks ------------------------------------------------------ */
 
@@ -78,6 +84,7 @@ typedef struct lane {
 
 typedef struct builder {
     const gpufl_trace *t;
+    gpufl__rows r;
     uint64_t t0, t_end, wall, q;
     lane *lanes;
     size_t nlanes;
@@ -198,13 +205,12 @@ static void add(builder *b, uint32_t li, slice s)
 static int cmp_stream_rows(const void *pa, const void *pb, void *ctx)
 {
     uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    const gpufl_trace_streams *s = ctx;
-    if (s->device[a] != s->device[b])
-        return s->device[a] < s->device[b] ? -1 : 1;
-    if (s->stream[a] != s->stream[b])
-        return s->stream[a] < s->stream[b] ? -1 : 1;
-    if (s->context[a] != s->context[b])
-        return s->context[a] < s->context[b] ? -1 : 1;
+    uint32_t ka[3], kb[3]; /* device, stream, context */
+    gpufl__stream_get(ctx, a, &ka[0], &ka[2], &ka[1]);
+    gpufl__stream_get(ctx, b, &kb[0], &kb[2], &kb[1]);
+    for (int i = 0; i < 3; i++)
+        if (ka[i] != kb[i])
+            return ka[i] < kb[i] ? -1 : 1;
     return a < b ? -1 : a > b;
 }
 
@@ -214,59 +220,48 @@ static int cmp_u64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-static uint32_t sync_tid(const gpufl_trace_syncs *y, size_t i)
-{
-    return y->callers->tid[y->caller_row[i]];
-}
-
 /* Makes the lanes: streams with work by (device, stream), then threads by
  * tid, each with its scopes, NVTX and syncs lanes when it has rows. */
 static int make_lanes(builder *b)
 {
-    const gpufl_trace *t = b->t;
-    const gpufl_trace_streams *st = gpufl_trace_get_streams(t);
-    const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
-    const gpufl_trace_transfers *cp = gpufl_trace_get_copies(t), *ms = gpufl_trace_get_memsets(t);
-    const gpufl_trace_scopes *sc = gpufl_trace_get_scopes(t), *nv = gpufl_trace_get_nvtx(t);
-    const gpufl_trace_syncs *sy = gpufl_trace_get_syncs(t);
+    const gpufl__rows *rs = &b->r;
+    size_t nst = gpufl__streams_n(rs);
 
-    uint32_t *used = calloc(st->n + 1, sizeof *used);
-    b->stream_lane = malloc((st->n + 1) * sizeof *b->stream_lane);
+    uint32_t *used = calloc(nst + 1, sizeof *used);
+    b->stream_lane = malloc((nst + 1) * sizeof *b->stream_lane);
     if (!used || !b->stream_lane) {
         free(used);
         return GPUFL_ENOMEM;
     }
-    for (size_t i = 0; i < k->n; i++)
-        used[k->stream_row[i]] = 1;
-    for (size_t i = 0; i < cp->n; i++)
-        used[cp->stream_row[i]] = 1;
-    for (size_t i = 0; i < ms->n; i++)
-        used[ms->stream_row[i]] = 1;
-    uint32_t *order = malloc((st->n + 1) * sizeof *order);
+    for (unsigned tbl = GPUFL__TBL_KERNEL; tbl <= GPUFL__TBL_MEMSET; tbl++)
+        for (size_t i = 0, n = gpufl__rows_n(rs, tbl); i < n; i++)
+            used[gpufl__row_stream_row(rs, tbl, i)] = 1;
+    uint32_t *order = malloc((nst + 1) * sizeof *order);
     if (!order) {
         free(used);
         return GPUFL_ENOMEM;
     }
     size_t nstreams = 0;
-    for (uint32_t i = 0; i < st->n; i++) {
+    for (uint32_t i = 0; i < nst; i++) {
         b->stream_lane[i] = NONE;
         if (used[i])
             order[nstreams++] = i;
     }
     free(used);
-    qsort_r(order, nstreams, sizeof *order, cmp_stream_rows, (void *)st);
+    qsort_r(order, nstreams, sizeof *order, cmp_stream_rows, (void *)rs);
 
     /* threads and their lane types, as (tid << 2 | type), sorted, distinct */
     gpufl__idmap seen = {0};
     uint64_t *keys = NULL;
     size_t nkeys = 0, keys_cap = 0;
     int rc = 0;
+    static const unsigned lane_tables[3] = {GPUFL__TBL_SCOPE, GPUFL__TBL_NVTX, GPUFL__TBL_SYNC};
     for (int pass = 0; pass < 3 && rc == 0; pass++) {
-        const gpufl_trace_scopes *s = pass == 0 ? sc : nv;
-        size_t n = pass == 2 ? sy->n : s->n;
+        unsigned tbl = lane_tables[pass];
+        size_t n = gpufl__rows_n(rs, tbl);
         uint64_t type = pass == 0 ? LANE_SCOPES : pass == 1 ? LANE_NVTX : LANE_SYNCS;
         for (size_t i = 0; i < n && rc == 0; i++) {
-            uint64_t tid = pass == 2 ? sync_tid(sy, i) : s->tid[i];
+            uint64_t tid = gpufl__row_tid(rs, tbl, i);
             uint64_t key = tid << 2 | type;
             uint32_t unused;
             if (gpufl__idmap_get(&seen, key, &unused))
@@ -297,8 +292,8 @@ static int make_lanes(builder *b)
     for (size_t i = 0; rc == 0 && i < nstreams; i++) {
         lane *l = &b->lanes[b->nlanes];
         l->type = LANE_STREAM;
-        l->device = st->device[order[i]];
-        l->stream = st->stream[order[i]];
+        l->device = gpufl__stream_device(rs, order[i]);
+        l->stream = gpufl__stream_id(rs, order[i]);
         b->stream_lane[order[i]] = (uint32_t)b->nlanes++;
     }
     for (size_t i = 0; rc == 0 && i < nkeys; i++) {
@@ -320,64 +315,55 @@ static uint32_t tid_lane(const builder *b, uint32_t tid, unsigned type)
 
 /* ---- feeding the slices -------------------------------------------------------- */
 
-static slice kernel_slice(const gpufl_trace_kernels *k, size_t i, const gpufl_trace *t)
+/* The slice of a kernel, copy or memset (its end as the trace has it;
+ * add() makes an end before the start zero-length). */
+static slice work_slice(const builder *b, unsigned tbl, size_t i)
 {
-    uint32_t name = k->configs->name[k->config_row[i]];
-    return (slice){k->start_ns[i], gpufl_trace_kernel_end(k, i), GPUFL__HK_KERNEL, name,
-                   gpufl_trace_string(t, name)};
-}
-
-static slice transfer_slice(const gpufl_trace_transfers *x, size_t i, bool memset)
-{
-    if (memset)
-        return (slice){x->start_ns[i], gpufl_trace_transfer_end(x, i), GPUFL__HK_MEMSET, 0, "memset"};
-    uint32_t kind = x->kind[i] < sizeof copy_names / sizeof copy_names[0] ? x->kind[i] : 0;
-    return (slice){x->start_ns[i], gpufl_trace_transfer_end(x, i), GPUFL__HK_COPY, kind, copy_names[kind]};
+    const gpufl__rows *r = &b->r;
+    slice s = {gpufl__row_start(r, tbl, i), gpufl__row_end(r, tbl, i), page_kind[tbl], 0, "memset"};
+    if (tbl == GPUFL__TBL_KERNEL) {
+        s.id = gpufl__k_name(r, i);
+        s.text = gpufl__rows_str(r, s.id);
+    } else if (tbl == GPUFL__TBL_COPY) {
+        uint32_t kind = gpufl__row_copy_kind(r, tbl, i);
+        s.id = kind < GFL_COPY_KIND_COUNT ? kind : 0;
+        s.text = gpufl__copy_kind((uint8_t)s.id)->slice;
+    }
+    return s;
 }
 
 /* The device work of every stream, in start order across the three tables
- * (a stream's rows must arrive sorted for the row assignment). */
+ * (a stream's rows must arrive sorted for the row assignment): ties go to
+ * kernels, then copies, then memsets, as gpufl__ops gives them. */
 static void feed_streams(builder *b)
 {
-    const gpufl_trace_kernels *k = gpufl_trace_get_kernels(b->t);
-    const gpufl_trace_transfers *cp = gpufl_trace_get_copies(b->t), *ms = gpufl_trace_get_memsets(b->t);
-    size_t ik = 0, ic = 0, im = 0;
-    while (!b->err && (ik < k->n || ic < cp->n || im < ms->n)) {
-        uint64_t tk = ik < k->n ? k->start_ns[ik] : UINT64_MAX;
-        uint64_t tc = ic < cp->n ? cp->start_ns[ic] : UINT64_MAX;
-        uint64_t tm = im < ms->n ? ms->start_ns[im] : UINT64_MAX;
-        if (tk <= tc && tk <= tm) {
-            add(b, b->stream_lane[k->stream_row[ik]], kernel_slice(k, ik, b->t));
-            ik++;
-        } else if (tc <= tm) {
-            add(b, b->stream_lane[cp->stream_row[ic]], transfer_slice(cp, ic, false));
-            ic++;
-        } else {
-            add(b, b->stream_lane[ms->stream_row[im]], transfer_slice(ms, im, true));
-            im++;
-        }
-    }
+    gpufl__ops it;
+    gpufl__op op;
+    gpufl__ops_begin(&it, &b->r);
+    while (!b->err && gpufl__ops_next(&it, &op))
+        add(b, b->stream_lane[op.stream_row], work_slice(b, op.table, op.row));
 }
 
 static void feed_threads(builder *b)
 {
-    const gpufl_trace_scopes *sc = gpufl_trace_get_scopes(b->t), *nv = gpufl_trace_get_nvtx(b->t);
-    const gpufl_trace_syncs *sy = gpufl_trace_get_syncs(b->t);
-    for (int pass = 0; pass < 2; pass++) {
-        const gpufl_trace_scopes *s = pass == 0 ? sc : nv;
-        for (size_t i = 0; i < s->n && !b->err; i++) {
-            uint64_t end = s->end_ns[i]; /* never ended: the session's last time, as the trace gives it */
-            uint8_t kind = pass == 0 ? GPUFL__HK_SCOPE : s->instant[i] ? GPUFL__HK_MARK : GPUFL__HK_NVTX;
-            if (kind == GPUFL__HK_MARK)
-                end = s->begin_ns[i];
-            add(b, tid_lane(b, s->tid[i], pass == 0 ? LANE_SCOPES : LANE_NVTX),
-                (slice){s->begin_ns[i], end, kind, s->name[i], gpufl_trace_string(b->t, s->name[i])});
+    const gpufl__rows *r = &b->r;
+    for (unsigned tbl = GPUFL__TBL_SCOPE; tbl <= GPUFL__TBL_NVTX; tbl++) {
+        const gpufl_trace_scopes *s = gpufl__rows_ranges(r, tbl);
+        for (size_t i = 0, n = gpufl__rows_n(r, tbl); i < n && !b->err; i++) {
+            uint64_t begin = gpufl__s_begin(s, i);
+            uint64_t end = gpufl__s_end(s, i); /* never ended: the session's last time, as the trace gives it */
+            bool mark = tbl == GPUFL__TBL_NVTX && gpufl__s_instant(s, i);
+            uint32_t name = gpufl__s_name(s, i);
+            add(b, tid_lane(b, gpufl__s_tid(s, i), tbl == GPUFL__TBL_SCOPE ? LANE_SCOPES : LANE_NVTX),
+                (slice){begin, mark ? begin : end, mark ? PAGE_KIND_MARK : page_kind[tbl], name,
+                        gpufl__rows_str(r, name)});
         }
     }
-    for (size_t i = 0; i < sy->n && !b->err; i++) {
-        uint32_t kind = sy->kind[i] < sizeof sync_names / sizeof sync_names[0] ? sy->kind[i] : 0;
-        add(b, tid_lane(b, sync_tid(sy, i), LANE_SYNCS),
-            (slice){sy->start_ns[i], gpufl_trace_sync_end(sy, i), GPUFL__HK_SYNC, kind, sync_names[kind]});
+    for (size_t i = 0, n = gpufl__y_n(r); i < n && !b->err; i++) {
+        uint32_t kind = gpufl__y_kind(r, i) < GFL_SYNC_KIND_COUNT ? gpufl__y_kind(r, i) : 0;
+        add(b, tid_lane(b, gpufl__y_tid(r, i), LANE_SYNCS),
+            (slice){gpufl__y_start(r, i), gpufl__y_end(r, i), page_kind[GPUFL__TBL_SYNC], kind,
+                    gpufl__sync_kind((uint8_t)kind)->label});
     }
 }
 
@@ -464,19 +450,11 @@ static void builder_free(builder *b)
 
 /* ---- JSON ---------------------------------------------------------------------- */
 
-static const char *device_name(const gpufl_trace *t, uint32_t dev)
-{
-    const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    for (uint32_t i = 0; i < info->ndevices; i++)
-        if (info->devices[i].index == dev)
-            return gpufl_trace_string(t, info->devices[i].name);
-    return "";
-}
-
-static void device_label(gpufl__hout *o, const gpufl_trace *t, uint32_t dev)
+static void device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev)
 {
     char buf[400];
-    const char *name = device_name(t, dev);
+    const gpufl_trace_device *d = gpufl__rows_device(r, dev);
+    const char *name = d ? gpufl__rows_str(r, d->name) : "";
     snprintf(buf, sizeof buf, "GPU %u%s%s", dev, *name ? " \xc2\xb7 " : "", name);
     gpufl__hout_json_str(o, buf);
 }
@@ -532,7 +510,7 @@ static void emit_lanes(gpufl__hout *o, const builder *b)
         char label[64];
         gpufl__hout_raw(o, i ? ",\n{\"g\":" : "\n{\"g\":");
         if (l->type == LANE_STREAM) {
-            device_label(o, b->t, l->device);
+            device_label(o, &b->r, l->device);
             snprintf(label, sizeof label, "stream %" PRIu32, l->stream);
         } else {
             char g[32];
@@ -563,13 +541,13 @@ enum { M_UTIL, M_MEM, M_POWER, M_TEMP, M_COUNT };
 static const char *const metric_key[M_COUNT] = {"util", "mem", "power", "temp"};
 static const uint32_t metric_bit[M_COUNT] = {1u, 4u, 32u, 8u};
 
-static double metric_value(const gpufl_trace_device_samples *ds, size_t i, int m)
+static double metric_value(const gpufl__dev_row *d, int m)
 {
     switch (m) {
-    case M_UTIL: return ds->gpu_util_pct[i];
-    case M_MEM: return (double)ds->mem_used_bytes[i] / (1024.0 * 1024.0);
-    case M_POWER: return ds->power_mw[i] / 1000.0;
-    default: return ds->temp_c[i];
+    case M_UTIL: return d->gpu_util_pct;
+    case M_MEM: return (double)d->mem_used_bytes / (1024.0 * 1024.0);
+    case M_POWER: return d->power_mw / 1000.0;
+    default: return d->temp_c;
     }
 }
 
@@ -586,35 +564,36 @@ static void emit_bucket(gpufl__hout *o, int m, int64_t first, double sum, size_t
         gpufl__hout_raw(o, "null");
 }
 
-static void emit_series_of(gpufl__hout *o, const gpufl_trace *t, uint32_t dev, uint64_t t0)
+static void emit_series_of(gpufl__hout *o, const gpufl__rows *r, uint32_t dev, uint64_t t0)
 {
-    const gpufl_trace_device_samples *ds = gpufl_trace_get_device_samples(t);
-    size_t n = 0;
+    size_t n = 0, nsamples = gpufl__d_n(r);
     uint64_t mem_total = 0;
-    for (size_t i = 0; i < ds->n; i++)
-        if (ds->device[i] == dev) {
+    for (size_t i = 0; i < nsamples; i++)
+        if (gpufl__d_device(r, i) == dev) {
             n++;
-            if ((ds->valid[i] & 4u) && ds->mem_total_bytes[i])
-                mem_total = ds->mem_total_bytes[i];
+            if ((gpufl__d_valid(r, i) & GPUFL__DS_MEMORY) && gpufl__d_mem_total(r, i))
+                mem_total = gpufl__d_mem_total(r, i);
         }
     size_t per = (n + GPUFL__HTML_MAX_POINTS - 1) / GPUFL__HTML_MAX_POINTS;
     if (per == 0)
         per = 1;
     gpufl__hout_printf(o, "{\"dev\":%" PRIu32 ",\"label\":", dev);
-    device_label(o, t, dev);
+    device_label(o, r, dev);
     gpufl__hout_printf(o, ",\"memTotal\":%.1f,\"per\":%zu", (double)mem_total / (1024.0 * 1024.0), per);
     for (int m = -1; m < M_COUNT; m++) {
         gpufl__hout_printf(o, ",\"%s\":[", m < 0 ? "t" : metric_key[m]);
         size_t in_bucket = 0, buckets = 0, valid = 0;
         double sum = 0;
         uint64_t first = 0;
-        for (size_t i = 0; i < ds->n; i++) {
-            if (ds->device[i] != dev)
+        for (size_t i = 0; i < nsamples; i++) {
+            if (gpufl__d_device(r, i) != dev)
                 continue;
             if (in_bucket == 0)
-                first = ds->ts_ns[i];
-            if (m >= 0 && (ds->valid[i] & metric_bit[m])) {
-                sum += metric_value(ds, i, m);
+                first = gpufl__d_ts(r, i);
+            if (m >= 0 && (gpufl__d_valid(r, i) & metric_bit[m])) {
+                gpufl__dev_row d;
+                gpufl__dev_row_get(r, i, &d);
+                sum += metric_value(&d, m);
                 valid++;
             }
             if (++in_bucket < per)
@@ -635,14 +614,13 @@ static void emit_series_of(gpufl__hout *o, const gpufl_trace *t, uint32_t dev, u
     gpufl__hout_raw(o, "}");
 }
 
-static void emit_series(gpufl__hout *o, const gpufl_trace *t, uint64_t t0)
+static void emit_series(gpufl__hout *o, const gpufl__rows *r, uint64_t t0)
 {
-    const gpufl_trace_device_samples *ds = gpufl_trace_get_device_samples(t);
     /* devices in index order: at most 65536 of them (uint16), few in practice */
     uint8_t seen[65536 / 8];
     memset(seen, 0, sizeof seen);
-    for (size_t i = 0; i < ds->n; i++)
-        seen[ds->device[i] >> 3] |= (uint8_t)(1u << (ds->device[i] & 7));
+    for (size_t i = 0; i < gpufl__d_n(r); i++)
+        seen[gpufl__d_device(r, i) >> 3] |= (uint8_t)(1u << (gpufl__d_device(r, i) & 7));
     gpufl__hout_raw(o, "\"series\":[");
     bool first = true;
     for (uint32_t d = 0; d < 65536; d++) {
@@ -651,7 +629,7 @@ static void emit_series(gpufl__hout *o, const gpufl_trace *t, uint64_t t0)
         if (!first)
             gpufl__hout_raw(o, ",\n");
         first = false;
-        emit_series_of(o, t, d, t0);
+        emit_series_of(o, r, d, t0);
     }
     gpufl__hout_raw(o, "]");
 }
@@ -661,6 +639,7 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
     builder b;
     memset(&b, 0, sizeof b);
     b.t = t;
+    gpufl__rows_open(&b.r, t);
     b.t0 = r->summary.start_ns;
     b.t_end = r->summary.end_ns > b.t0 ? r->summary.end_ns : b.t0;
     b.wall = b.t_end - b.t0;
@@ -679,9 +658,9 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
     gpufl__hout_printf(o,
                        "\"counts\":{\"kernels\":%zu,\"copies\":%zu,\"memsets\":%zu,\"syncs\":%zu,"
                        "\"scopes\":%zu,\"nvtx\":%zu},\n",
-                       gpufl_trace_get_kernels(t)->n, gpufl_trace_get_copies(t)->n,
-                       gpufl_trace_get_memsets(t)->n, gpufl_trace_get_syncs(t)->n,
-                       gpufl_trace_get_scopes(t)->n, gpufl_trace_get_nvtx(t)->n);
+                       gpufl__rows_n(&b.r, GPUFL__TBL_KERNEL), gpufl__rows_n(&b.r, GPUFL__TBL_COPY),
+                       gpufl__rows_n(&b.r, GPUFL__TBL_MEMSET), gpufl__rows_n(&b.r, GPUFL__TBL_SYNC),
+                       gpufl__rows_n(&b.r, GPUFL__TBL_SCOPE), gpufl__rows_n(&b.r, GPUFL__TBL_NVTX));
     gpufl__hout_raw(o, "\"names\":[");
     for (size_t i = 0; i < b.nnames; i++) {
         if (i)
@@ -694,7 +673,7 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
     gpufl__hout_raw(o, "],\n");
     emit_lanes(o, &b);
     gpufl__hout_raw(o, ",\n");
-    emit_series(o, t, b.t0);
+    emit_series(o, &b.r, b.t0);
     gpufl__hout_raw(o, "}");
     builder_free(&b);
     return 0;

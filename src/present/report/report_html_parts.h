@@ -13,18 +13,6 @@
 #include "gpufl/trace.h"
 #include "present/report/html_out.h"
 
-/* Slice kinds of the timeline data; the script colours and names them. */
-enum {
-    GPUFL__HK_KERNEL = 0,
-    GPUFL__HK_COPY = 1,
-    GPUFL__HK_MEMSET = 2,
-    GPUFL__HK_SCOPE = 3,
-    GPUFL__HK_NVTX = 4,
-    GPUFL__HK_MARK = 5, /* an NVTX mark: an instant */
-    GPUFL__HK_SYNC = 6,
-    GPUFL__HK_COUNT
-};
-
 /*
  * The page's stylesheet and script, inline in the page: it must open with no
  * network access. They are hand-written files beside this one, report.css

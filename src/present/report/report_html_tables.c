@@ -10,13 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/names.h"
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
 
 #define S(id) gpufl_trace_string(t, (id))
 
-static const char *const copy_kind_names[] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
-static const char *const limiter_names[] = {"", "warps", "registers", "shared memory", "blocks"};
 static const char *const drop_names[16] = {"ring full", "disk limit", "stale", "scope depth",
                                            "string table full", "bad event", "CUPTI", "out of session"};
 
@@ -266,7 +265,7 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
         if (c->occupancy_x10000)
             gpufl__hout_printf(o, "<td class=n data-v=\"%u\">%.1f %%%s%s</td>", c->occupancy_x10000,
                                c->occupancy_x10000 / 100.0, c->limiter ? ", " : "",
-                               c->limiter < 5 ? limiter_names[c->limiter] : "");
+                               gpufl__limiter(c->limiter)->label);
         else
             gpufl__hout_raw(o, "<td></td>");
         td_u64(o, k->configs);
@@ -399,7 +398,7 @@ static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
         const gpufl__ana_copy_row *r = &c->rows[i];
         gpufl__hout_raw(o, "<tr>");
         td_u64(o, r->device);
-        td_text(o, r->kind < 6 ? copy_kind_names[r->kind] : "unknown");
+        td_text(o, gpufl__copy_kind(r->kind)->key);
         td_u64(o, r->count);
         td_bytes(o, r->bytes);
         td_ns(o, (int64_t)r->ns);

@@ -8,6 +8,7 @@
 
 #include "core/event.h"
 #include "present/report/report_text_util.h"
+#include "read/rows.h"
 
 #define MAX_STREAM_ROWS 16 /* per device */
 #define MAX_ALLOC_ROWS 5   /* per memory row and list */
@@ -136,10 +137,11 @@ void rt_section_launches(const rt *c)
 /* The name of gpufl scope `id` (a linear search: a few calls per report). */
 static const char *scope_name(const rt *c, uint64_t id)
 {
-    const gpufl_trace_scopes *s = gpufl_trace_get_scopes(c->t);
-    for (size_t i = 0; s && i < s->n; i++)
-        if (s->id[i] == id)
-            return rt_str(c, s->name[i]);
+    gpufl__rows r;
+    gpufl__rows_open(&r, c->t);
+    for (size_t i = 0; i < gpufl__rows_n(&r, GPUFL__TBL_SCOPE); i++)
+        if (gpufl__s_id(r.scopes, i) == id)
+            return rt_str(c, gpufl__s_name(r.scopes, i));
     return "?";
 }
 

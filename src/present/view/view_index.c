@@ -99,60 +99,66 @@ typedef struct walk {
 
 static int visit_row(walk *w, unsigned table, size_t i, visit_fn visit, void *ctx)
 {
-    const gpufl__xtrace *s = &w->ix->src;
+    const gpufl__rows *s = &w->ix->src;
     uint32_t e = (uint32_t)table << GPUFL__VROW_BITS | (uint32_t)i;
     uint32_t lane;
     int rc;
     switch (table) {
-    case GPUFL__VT_KERNEL:
-        if ((rc = map_lane(w->map, GPUFL__VLANE_DEVICE, gpufl__vsrc_device(s, table, i), 0, &lane)) != 0 ||
+    case GPUFL__TBL_KERNEL:
+        if ((rc = map_lane(w->map, GPUFL__VLANE_DEVICE, gpufl__row_device(s, table, i), 0, &lane)) != 0 ||
             (rc = visit(ctx, lane, e)) != 0)
             return rc;
         /* fallthrough */
-    case GPUFL__VT_COPY:
-    case GPUFL__VT_MEMSET:
-        if ((rc = map_lane(w->map, GPUFL__VLANE_STREAM, gpufl__vsrc_device(s, table, i),
-                           gpufl__vsrc_stream(s, table, i), &lane)) != 0)
+    case GPUFL__TBL_COPY:
+    case GPUFL__TBL_MEMSET:
+        if ((rc = map_lane(w->map, GPUFL__VLANE_STREAM, gpufl__row_device(s, table, i),
+                           gpufl__row_stream(s, table, i), &lane)) != 0)
             return rc;
         return visit(ctx, lane, e);
-    case GPUFL__VT_SCOPE:
-    case GPUFL__VT_NVTX: {
-        if (gpufl__vsrc_instant(s, table, i)) {
+    case GPUFL__TBL_SCOPE:
+    case GPUFL__TBL_NVTX: {
+        if (gpufl__row_instant(s, table, i)) {
             w->ix->marks++;
             return 0;
         }
-        unsigned depth = gpufl__vsrc_depth(s, table, i);
+        unsigned depth = gpufl__row_depth(s, table, i);
         if (depth >= GPUFL__VIEW_MAX_LEVELS) {
             w->ix->deep++;
             return 0;
         }
-        unsigned kind = table == GPUFL__VT_SCOPE ? GPUFL__VLANE_SCOPE : GPUFL__VLANE_NVTX;
-        if ((rc = map_lane(w->map, kind, gpufl__vsrc_tid(s, table, i), depth, &lane)) != 0)
+        unsigned kind = table == GPUFL__TBL_SCOPE ? GPUFL__VLANE_SCOPE : GPUFL__VLANE_NVTX;
+        if ((rc = map_lane(w->map, kind, gpufl__row_tid(s, table, i), depth, &lane)) != 0)
             return rc;
         return visit(ctx, lane, e);
     }
     default:
-        if (gpufl__vsrc_gpu_util(s, i) < 0)
+        if (gpufl__d_util_or_none(s, i) < 0)
             return 0;
-        if ((rc = map_lane(w->map, GPUFL__VLANE_SAMPLES, gpufl__vsrc_device(s, table, i), 0, &lane)) != 0)
+        if ((rc = map_lane(w->map, GPUFL__VLANE_SAMPLES, gpufl__row_device(s, table, i), 0, &lane)) != 0)
             return rc;
         return visit(ctx, lane, e);
     }
 }
 
+/* The tables the view draws, and those of them walked after the device
+ * work, each in table order. */
+static const unsigned drawn[] = {GPUFL__TBL_KERNEL, GPUFL__TBL_COPY, GPUFL__TBL_MEMSET,
+                                 GPUFL__TBL_SCOPE,  GPUFL__TBL_NVTX, GPUFL__TBL_DEVICE_SAMPLE};
+static const unsigned later[] = {GPUFL__TBL_SCOPE, GPUFL__TBL_NVTX, GPUFL__TBL_DEVICE_SAMPLE};
+
 static int walk_all(walk *w, visit_fn visit, void *ctx)
 {
-    const gpufl__xtrace *s = &w->ix->src;
+    const gpufl__rows *s = &w->ix->src;
     size_t pos[3] = {0, 0, 0}, n[3];
     for (unsigned t = 0; t < 3; t++)
-        n[t] = gpufl__vsrc_count(s, t);
+        n[t] = gpufl__rows_n(s, t);
     for (;;) {
         unsigned best = 3;
         uint64_t best_start = 0;
         for (unsigned t = 0; t < 3; t++) {
             if (pos[t] == n[t])
                 continue;
-            uint64_t st = gpufl__vsrc_start(s, t, pos[t]);
+            uint64_t st = gpufl__row_start(s, t, pos[t]);
             if (best == 3 || st < best_start) {
                 best = t;
                 best_start = st;
@@ -164,9 +170,9 @@ static int walk_all(walk *w, visit_fn visit, void *ctx)
         if (rc != 0)
             return rc;
     }
-    for (unsigned t = GPUFL__VT_SCOPE; t < GPUFL__VT_COUNT; t++)
-        for (size_t i = 0; i < gpufl__vsrc_count(s, t); i++) {
-            int rc = visit_row(w, t, i, visit, ctx);
+    for (unsigned k = 0; k < 3; k++)
+        for (size_t i = 0, t = later[k]; i < gpufl__rows_n(s, (unsigned)t); i++) {
+            int rc = visit_row(w, (unsigned)t, i, visit, ctx);
             if (rc != 0)
                 return rc;
         }
@@ -192,9 +198,9 @@ uint64_t gpufl__view_entry_end(const gpufl__view_index *ix, uint32_t e)
 {
     unsigned table = GPUFL__VROW_TABLE(e);
     size_t i = GPUFL__VROW_INDEX(e);
-    uint64_t start = gpufl__vsrc_start(&ix->src, table, i);
-    uint64_t end = gpufl__vsrc_end(&ix->src, table, i);
-    if (table == GPUFL__VT_SAMPLE)
+    uint64_t start = gpufl__row_start(&ix->src, table, i);
+    uint64_t end = gpufl__row_end(&ix->src, table, i);
+    if (table == GPUFL__TBL_DEVICE_SAMPLE)
         return start;
     return end > start ? end : start + 1;
 }
@@ -215,19 +221,19 @@ static int lane_order(const void *pa, const void *pb)
  * shares), and the largest kernel name id. */
 static void scan_extent(gpufl__view_index *ix)
 {
-    const gpufl__xtrace *s = &ix->src;
+    const gpufl__rows *s = &ix->src;
     ix->last_ns = gpufl_trace_get_info(s->t)->last_ns;
-    for (size_t i = 0, n = gpufl__vsrc_count(s, GPUFL__VT_KERNEL); i < n; i++)
-        if (gpufl__vsrc_name(s, GPUFL__VT_KERNEL, i) >= ix->max_name)
-            ix->max_name = gpufl__vsrc_name(s, GPUFL__VT_KERNEL, i) + 1;
+    for (size_t i = 0, n = gpufl__rows_n(s, GPUFL__TBL_KERNEL); i < n; i++)
+        if (gpufl__row_name(s, GPUFL__TBL_KERNEL, i) >= ix->max_name)
+            ix->max_name = gpufl__row_name(s, GPUFL__TBL_KERNEL, i) + 1;
 }
 
 int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
 {
     memset(ix, 0, sizeof *ix);
-    gpufl__xtrace_init(&ix->src, t);
-    for (unsigned tb = 0; tb < GPUFL__VT_COUNT; tb++)
-        if (gpufl__vsrc_count(&ix->src, tb) >= (1u << GPUFL__VROW_BITS))
+    gpufl__rows_open(&ix->src, t);
+    for (size_t k = 0; k < sizeof drawn / sizeof drawn[0]; k++)
+        if (gpufl__rows_n(&ix->src, drawn[k]) >= (1u << GPUFL__VROW_BITS))
             return GPUFL_EUNSUPPORTED;
     scan_extent(ix);
     lane_map map;

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "gpufl/trace.h"
-#include "present/view/view_columns.h"
+#include "read/rows.h"
 
 /* Nesting depths drawn per thread and kind (scopes, NVTX); deeper rows are
  * counted in gpufl__view_index.deep. */
@@ -46,14 +46,14 @@ typedef struct gpufl__vlane {
     size_t first, n; /* entries: index row[first .. first + n) */
 } gpufl__vlane;
 
-/* An entry names its row: table (GPUFL__VT_*) in the top 3 bits, index in
- * the table below. */
+/* An entry names its row: table (GPUFL__TBL_*; every table drawn is below
+ * 8) in the top 3 bits, index in the table below. */
 #define GPUFL__VROW_BITS 29
 #define GPUFL__VROW_TABLE(e) ((unsigned)((e) >> GPUFL__VROW_BITS))
 #define GPUFL__VROW_INDEX(e) ((size_t)((e) & ((1u << GPUFL__VROW_BITS) - 1)))
 
 typedef struct gpufl__view_index {
-    gpufl__xtrace src;
+    gpufl__rows src;
     uint32_t *row;      /* entries of every lane, lane after lane */
     uint64_t *max_end;  /* per entry: latest end of its lane up to and including it */
     gpufl__vlane *lane; /* sorted: by device (DEVICE, SAMPLES, STREAMs by stream id), then

@@ -151,18 +151,18 @@ typedef struct build {
 
 static uint32_t entry_key(const build *bd, const gpufl__vlane *l, size_t off, uint32_t e)
 {
-    const gpufl__xtrace *s = &bd->ix->src;
+    const gpufl__rows *s = &bd->ix->src;
     unsigned table = GPUFL__VROW_TABLE(e);
     size_t i = GPUFL__VROW_INDEX(e);
     switch (l->kind) {
     case GPUFL__VLANE_DEVICE: return 1;
     case GPUFL__VLANE_STREAM:
-        if (table == GPUFL__VT_KERNEL) {
-            uint8_t k = bd->letter[gpufl__vsrc_name(s, table, i)];
+        if (table == GPUFL__TBL_KERNEL) {
+            uint8_t k = bd->letter[gpufl__row_name(s, table, i)];
             return k ? GPUFL__VG_KERNEL + k - 1u : GPUFL__VG_OTHER;
         }
-        if (table == GPUFL__VT_COPY) {
-            unsigned kind = gpufl__vsrc_copy_kind(s, table, i);
+        if (table == GPUFL__TBL_COPY) {
+            unsigned kind = gpufl__row_copy_kind(s, table, i);
             return GPUFL__VG_COPY + (kind < GPUFL__VIEW_COPY_KINDS ? kind : 0);
         }
         return GPUFL__VG_MEMSET;
@@ -172,7 +172,7 @@ static uint32_t entry_key(const build *bd, const gpufl__vlane *l, size_t off, ui
 
 /* Walks lane l over the window into b; counts[table] gets the rows that
  * overlap it. Returns 0 or GPUFL_ENOMEM. */
-static int walk_lane(build *bd, const gpufl__vlane *l, bins *b, size_t counts[GPUFL__VT_COUNT])
+static int walk_lane(build *bd, const gpufl__vlane *l, bins *b, size_t counts[GPUFL__TBL_COUNT])
 {
     const gpufl__view_layout *lo = bd->lo;
     const gpufl__view_index *ix = bd->ix;
@@ -181,7 +181,7 @@ static int walk_lane(build *bd, const gpufl__vlane *l, bins *b, size_t counts[GP
     s->t = lo->from;
     for (size_t off = bd->seek[l - ix->lane]; off < l->n; off++) {
         uint32_t e = ix->row[l->first + off];
-        uint64_t st = gpufl__vsrc_start(&ix->src, GPUFL__VROW_TABLE(e), GPUFL__VROW_INDEX(e));
+        uint64_t st = gpufl__row_start(&ix->src, GPUFL__VROW_TABLE(e), GPUFL__VROW_INDEX(e));
         if (st >= lo->to)
             break;
         uint64_t en = gpufl__view_entry_end(ix, e);
@@ -214,7 +214,7 @@ static bins bins_for(build *bd, gpufl__vcell *out, bool coverage)
 static uint64_t sample_ts(const build *bd, const gpufl__vlane *l, size_t off)
 {
     uint32_t e = bd->ix->row[l->first + off];
-    return gpufl__vsrc_start(&bd->ix->src, GPUFL__VROW_TABLE(e), GPUFL__VROW_INDEX(e));
+    return gpufl__row_start(&bd->ix->src, GPUFL__VROW_TABLE(e), GPUFL__VROW_INDEX(e));
 }
 
 /* Where the time sample `off` stands for begins. */
@@ -249,7 +249,7 @@ static void util_from_samples(build *bd, const gpufl__vlane *l, gpufl__vcell *ou
         if (a >= lo->to)
             break;
         uint32_t row = bd->ix->row[l->first + off];
-        uint64_t v = (uint64_t)gpufl__vsrc_gpu_util(&bd->ix->src, GPUFL__VROW_INDEX(row));
+        uint64_t v = (uint64_t)gpufl__d_util_or_none(&bd->ix->src, GPUFL__VROW_INDEX(row));
         a = a > lo->from ? a : lo->from;
         e = e < lo->to ? e : lo->to;
         if (e <= a)
@@ -308,13 +308,13 @@ static int build_legend(build *bd)
         for (size_t off = bd->seek[li]; off < l->n; off++) {
             uint32_t e = ix->row[l->first + off];
             size_t i = GPUFL__VROW_INDEX(e);
-            uint64_t st = gpufl__vsrc_start(&ix->src, GPUFL__VT_KERNEL, i);
+            uint64_t st = gpufl__row_start(&ix->src, GPUFL__TBL_KERNEL, i);
             if (st >= lo->to)
                 break;
             uint64_t en = gpufl__view_entry_end(ix, e);
             if (en <= lo->from)
                 continue;
-            uint32_t name = gpufl__vsrc_name(&ix->src, GPUFL__VT_KERNEL, i);
+            uint32_t name = gpufl__row_name(&ix->src, GPUFL__TBL_KERNEL, i);
             if (!slot[name]) {
                 if (n == cap) {
                     cap = cap ? cap * 2 : 64;
@@ -323,7 +323,7 @@ static int build_legend(build *bd)
                         goto out;
                     totals = t;
                 }
-                totals[n] = (name_total){name, 0, 0, gpufl__x_str(&ix->src, name)};
+                totals[n] = (name_total){name, 0, 0, gpufl__rows_str(&ix->src, name)};
                 slot[name] = (uint32_t)++n;
             }
             uint64_t ns = (en < lo->to ? en : lo->to) - (st > lo->from ? st : lo->from);
@@ -358,7 +358,7 @@ static bool lane_visible(const build *bd, size_t li)
     if (off >= l->n)
         return false;
     uint32_t e = bd->ix->row[l->first + off];
-    return gpufl__vsrc_start(&bd->ix->src, GPUFL__VROW_TABLE(e), GPUFL__VROW_INDEX(e)) < bd->lo->to;
+    return gpufl__row_start(&bd->ix->src, GPUFL__VROW_TABLE(e), GPUFL__VROW_INDEX(e)) < bd->lo->to;
 }
 
 static bool is_thread_lane(const gpufl__vlane *l)
@@ -404,7 +404,7 @@ static int device_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
     lo->row[lo->nrows++] = (gpufl__vrow){.kind = GPUFL__VR_DEVICE, .device = d->device};
     gpufl__vrow *util = &lo->row[lo->nrows++];
     *util = (gpufl__vrow){.kind = GPUFL__VR_UTIL, .device = d->device, .cell = lo->cells + (*ncells)++ * lo->ncols};
-    size_t counts[GPUFL__VT_COUNT];
+    size_t counts[GPUFL__TBL_COUNT];
     for (size_t i = li; i < end; i++) {
         const gpufl__vlane *l = &ix->lane[i];
         memset(counts, 0, sizeof counts);
@@ -425,9 +425,9 @@ static int device_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
             bins b = bins_for(bd, r->cell, false);
             if (walk_lane(bd, l, &b, counts) != 0)
                 return GPUFL_ENOMEM;
-            d->kernels += counts[GPUFL__VT_KERNEL];
-            d->copies += counts[GPUFL__VT_COPY];
-            d->memsets += counts[GPUFL__VT_MEMSET];
+            d->kernels += counts[GPUFL__TBL_KERNEL];
+            d->copies += counts[GPUFL__TBL_COPY];
+            d->memsets += counts[GPUFL__TBL_MEMSET];
         }
     }
     return 0;
@@ -438,7 +438,7 @@ static int thread_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
     gpufl__view_layout *lo = bd->lo;
     const gpufl__view_index *ix = bd->ix;
     bool header = false;
-    size_t counts[GPUFL__VT_COUNT];
+    size_t counts[GPUFL__TBL_COUNT];
     for (size_t i = li; i < end; i++) {
         const gpufl__vlane *l = &ix->lane[i];
         if (!lane_visible(bd, i))
@@ -464,8 +464,8 @@ static int thread_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
         bins b = bins_for(bd, r->cell, false);
         if (walk_lane(bd, l, &b, counts) != 0)
             return GPUFL_ENOMEM;
-        lo->scopes += counts[GPUFL__VT_SCOPE];
-        lo->nvtx += counts[GPUFL__VT_NVTX];
+        lo->scopes += counts[GPUFL__TBL_SCOPE];
+        lo->nvtx += counts[GPUFL__TBL_NVTX];
     }
     return 0;
 }

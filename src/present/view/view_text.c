@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
 #include "present/report/summary_text.h"
 #include "present/view/view.h"
 
@@ -258,8 +259,6 @@ static uint8_t name_color(const char *s)
     return (uint8_t)(C_PALETTE + h % GPUFL__VIEW_LETTERS);
 }
 
-static const char copy_glyph[GPUFL__VIEW_COPY_KINDS] = {'*', '>', '<', '=', '-', '%'};
-static const char *const copy_name[GPUFL__VIEW_COPY_KINDS] = {"copy", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
 
 static void stream_cell(line *l, unsigned col, const gpufl__vcell *c)
 {
@@ -272,7 +271,7 @@ static void stream_cell(line *l, unsigned col, const gpufl__vcell *c)
         g[0] = c->idle ? '.' : '+';
         color = C_OTHER;
     } else if (c->key >= GPUFL__VG_COPY && c->key < GPUFL__VG_MEMSET) {
-        g[0] = copy_glyph[c->key - GPUFL__VG_COPY];
+        g[0] = gpufl__copy_kind((uint8_t)(c->key - GPUFL__VG_COPY))->glyph;
         color = C_COPY;
     } else if (c->key == GPUFL__VG_MEMSET) {
         g[0] = '~';
@@ -296,18 +295,18 @@ static size_t scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, li
             uint32_t e = ix->row[r->lane->first + key - 1];
             unsigned table = GPUFL__VROW_TABLE(e);
             size_t i = GPUFL__VROW_INDEX(e);
-            const char *name = gpufl__x_str(&ix->src, gpufl__vsrc_name(&ix->src, table, i));
+            const char *name = gpufl__rows_str(&ix->src, gpufl__row_name(&ix->src, table, i));
             uint8_t color = name_color(name);
             unsigned w = end - c;
             /* drawn to the session's last recorded time, where the trace
              * ended it, and marked '>' there (the footer says why) */
-            bool open = gpufl__vsrc_unended(&ix->src, table, i);
+            bool open = gpufl__row_unended(&ix->src, table, i);
             unended += open;
             if (w == 1) {
                 line_put(l, x0 + c, open ? ">" : "|", color);
             } else {
                 /* '<' and '>': the window cuts it, or it never ended */
-                bool starts = gpufl__vsrc_start(&ix->src, table, i) >= lo->from;
+                bool starts = gpufl__row_start(&ix->src, table, i) >= lo->from;
                 bool ends = !open && gpufl__view_entry_end(ix, e) <= lo->to;
                 line_put(l, x0 + c, starts ? "[" : "<", color);
                 for (unsigned k = c + 1; k + 1 < end; k++)
@@ -461,7 +460,7 @@ static void legend(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbu
         line_put(l, 2, (char[2]){(char)('A' + i), '\0'}, kernel_color(GPUFL__VG_KERNEL + (uint32_t)i));
         if (col == (unsigned)n) {
             char name[1024];
-            short_name(gpufl__x_str(&lo->ix->src, g->name), name, sizeof name);
+            short_name(gpufl__rows_str(&lo->ix->src, g->name), name, sizeof name);
             line_text(l, col, name, l->width - col, C_NONE);
         }
         line_emit(l, color, out);
@@ -480,7 +479,8 @@ static void legend(const gpufl__view_layout *lo, line *l, bool color, gpufl__vbu
     }
     for (unsigned k = 0; k < GPUFL__VIEW_COPY_KINDS; k++)
         if (seen[GPUFL__VG_COPY + k]) {
-            snprintf(items[n], sizeof items[n], "%c %s copy", copy_glyph[k], copy_name[k]);
+            snprintf(items[n], sizeof items[n], "%c %s copy", gpufl__copy_kind((uint8_t)k)->glyph,
+                     gpufl__copy_kind((uint8_t)k)->view);
             ptr[n] = items[n];
             n++;
         }

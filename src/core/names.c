@@ -1,0 +1,45 @@
+/*
+ * The names of enum values that the outputs print (names.h): one row per
+ * value, one column per family of outputs.
+ */
+#include "core/names.h"
+
+static const gpufl__copy_kind_names copy_kinds[GFL_COPY_KIND_COUNT] = {
+    {"unknown", "memcpy", "memcpy (call)", "copy", '*'},
+    {"HtoD", "memcpy HtoD", "memcpy HtoD (call)", "HtoD", '>'},
+    {"DtoH", "memcpy DtoH", "memcpy DtoH (call)", "DtoH", '<'},
+    {"DtoD", "memcpy DtoD", "memcpy DtoD (call)", "DtoD", '='},
+    {"HtoH", "memcpy HtoH", "memcpy HtoH (call)", "HtoH", '-'},
+    {"PtoP", "memcpy PtoP", "memcpy PtoP (call)", "PtoP", '%'},
+};
+
+static const gpufl__sync_kind_names sync_kinds[GFL_SYNC_KIND_COUNT] = {
+    {"unknown", "sync", "sync"},
+    {"event", "sync event", "sync event"},
+    {"stream_wait_event", "sync stream_wait_event", "stream wait event"},
+    {"stream", "sync stream", "sync stream"},
+    {"context", "sync context", "sync context"},
+};
+
+static const gpufl__mem_kind_names mem_kinds[GFL_MEM_KIND_COUNT] = {
+    {"unknown"}, {"pageable"}, {"pinned"}, {"device"}, {"array"}, {"managed"}, {"device_static"}, {"managed_static"},
+};
+
+static const gpufl__limiter_names limiters[GFL_LIMIT_COUNT] = {
+    {"unknown", ""}, {"warps", "warps"}, {"registers", "registers"}, {"shared_memory", "shared memory"},
+    {"blocks", "blocks"},
+};
+
+#define ROW(table, i) (&(table)[(unsigned)(i) < sizeof(table) / sizeof(table)[0] ? (unsigned)(i) : 0])
+
+const gpufl__copy_kind_names *gpufl__copy_kind(uint8_t kind) { return ROW(copy_kinds, kind); }
+const gpufl__sync_kind_names *gpufl__sync_kind(uint8_t kind) { return ROW(sync_kinds, kind); }
+const gpufl__mem_kind_names *gpufl__mem_kind(uint8_t kind) { return ROW(mem_kinds, kind); }
+const gpufl__limiter_names *gpufl__limiter(uint8_t limiter) { return ROW(limiters, limiter); }
+
+/* The key column under the names the writers and readers have always
+ * called (core/event.h). */
+const char *gpufl__copy_kind_name(uint8_t kind) { return gpufl__copy_kind(kind)->key; }
+const char *gpufl__mem_kind_name(uint8_t kind) { return gpufl__mem_kind(kind)->key; }
+const char *gpufl__sync_kind_name(uint8_t kind) { return gpufl__sync_kind(kind)->key; }
+const char *gpufl__limiter_name(uint8_t limiter) { return gpufl__limiter(limiter)->key; }

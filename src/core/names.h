@@ -1,0 +1,55 @@
+/*
+ * The one table of names for each enum the outputs print: copy kinds, sync
+ * kinds, memory kinds, occupancy limiters. Each value has one row; each
+ * column is what one family of outputs prints for it, so that where two
+ * formats print different words (JSON "stream_wait_event", the HTML
+ * timeline "stream wait event") both are here, side by side, and a new
+ * value is added in one place.
+ *
+ * Columns:
+ *   key    the on-disk and machine-readable word: NDJSON, the JSON report,
+ *          CSV, the text report (docs/FORMAT.md)
+ *   slice  the name of a timeline slice (Perfetto, Chrome JSON)
+ *   label  words for people where they differ from both (the HTML report)
+ *   call   the slice of the API call that started a copy
+ *   view   `gpufl view`'s legend, with its glyph
+ *
+ * A value out of range reads as row 0 ("unknown"), as every output did.
+ * Read-only tables; any thread.
+ */
+#ifndef GPUFL_CORE_NAMES_H
+#define GPUFL_CORE_NAMES_H
+
+#include <stdint.h>
+
+#include "core/event.h"
+
+typedef struct gpufl__copy_kind_names {
+    const char *key;   /* "HtoD"; 0: "unknown" */
+    const char *slice; /* "memcpy HtoD"; 0: "memcpy" (also the HTML timeline's) */
+    const char *call;  /* "memcpy HtoD (call)" */
+    const char *view;  /* "HtoD"; 0: "copy" */
+    char glyph;        /* the view's cell for it */
+} gpufl__copy_kind_names;
+
+typedef struct gpufl__sync_kind_names {
+    const char *key;   /* "stream_wait_event" */
+    const char *slice; /* "sync stream_wait_event"; 0: "sync" */
+    const char *label; /* "stream wait event" (the HTML timeline); 0: "sync" */
+} gpufl__sync_kind_names;
+
+typedef struct gpufl__mem_kind_names {
+    const char *key; /* "pinned" */
+} gpufl__mem_kind_names;
+
+typedef struct gpufl__limiter_names {
+    const char *key;   /* "shared_memory" */
+    const char *label; /* "shared memory"; 0: "" (the HTML report) */
+} gpufl__limiter_names;
+
+const gpufl__copy_kind_names *gpufl__copy_kind(uint8_t kind);
+const gpufl__sync_kind_names *gpufl__sync_kind(uint8_t kind);
+const gpufl__mem_kind_names *gpufl__mem_kind(uint8_t kind);
+const gpufl__limiter_names *gpufl__limiter(uint8_t limiter);
+
+#endif /* GPUFL_CORE_NAMES_H */

@@ -1,5 +1,5 @@
 /*
- * libgpufl_cupti_guard.so (src/inject/cupti_guard.c): notices the CUPTI clients that gpufl shuts out.
+ * libgpufl_cupti_guard.so (src/backend/cupti/cupti_guard.c): notices the CUPTI clients that gpufl shuts out.
  *
  * CUPTI before 13.2 serves one subscriber per process. While gpufl's Trace
  * engine holds it, another client (torch.profiler, a hand-written CUPTI

@@ -14,7 +14,7 @@
  * before they start, which the core must reject and count. `pace` makes the
  * generators pause every 256 events so that small rings never overflow.
  * `fail=1` makes start() fail, as a plugin that cannot start its vendor
- * library, so that the core's downgrade to Monitor is tested.
+ * library, so that the core falling back to Monitor is tested.
  * `held=N` plays another tool that keeps the tracing interface after a
  * pause: the first N resumes are refused, as CUPTI refuses a second client.
  */

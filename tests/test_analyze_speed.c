@@ -1,8 +1,8 @@
 /*
  * The fast paths of the analyses against the plain ones they replace:
- * percentiles by counting (ana_dist_select, and ana_scan over streamed
- * values) against sorting (ana_dist_of),
- * the galloping search (ana_count_le) against a scan, the merged walk over
+ * percentiles by counting (gpufl__ana_dist_select, and ana_scan over streamed
+ * values) against sorting (gpufl__ana_dist_of),
+ * the galloping search (gpufl__ana_count_le) against a scan, the merged walk over
  * GPU work in runs (gpufl__ops) against a sort of all of it, the hotspots' dense
  * (kernel, node) tables against the hash map they fall back on, and the
  * two-thread report against each analysis run on its own.
@@ -35,14 +35,14 @@ static uint64_t next(void) { return tu_rand(&rng); }
 static uint64_t value(int kind, size_t i, size_t n)
 {
     switch (kind) {
-    case 0: return next();                                  /* all 64 bits */
-    case 1: return next() % 5000;                           /* narrow */
-    case 2: return 2000 + (next() % 1000) * (next() % 3000); /* long tail, many repeats */
-    case 3: return 42;                                      /* all equal */
-    case 4: return i < n / 2 ? 5 : 1ull << 40;              /* two values far apart */
+    case 0: return next();                                            /* all 64 bits */
+    case 1: return next() % 5000;                                     /* narrow */
+    case 2: return 2000 + (next() % 1000) * (next() % 3000);          /* long tail, many repeats */
+    case 3: return 42;                                                /* all equal */
+    case 4: return i < n / 2 ? 5 : 1ull << 40;                        /* two values far apart */
     case 5: return (uint64_t)((int64_t)(next() % 2000000) - 1000000); /* signed, both sides of 0 */
     case 6: return i % 3 ? (uint64_t)INT64_MIN + next() % 10 : (uint64_t)INT64_MAX - next() % 10; /* signed ends */
-    case 7: return i % 20 ? next() % 100 : UINT64_MAX - next() % 100; /* p95 just below a far cluster */
+    case 7: return i % 20 ? next() % 100 : UINT64_MAX - next() % 100;  /* p95 just below a far cluster */
     default: return i % 10 ? next() % 100 : UINT64_MAX - next() % 100; /* p95 in the far cluster */
     }
 }
@@ -63,18 +63,18 @@ static void select_matches_sort(void **state)
             gpufl__ana_dist want, got, scanned;
             /* streamed three times, in a different order each time */
             ana_scan sc;
-            ana_scan_open(&sc, is_signed);
+            gpufl__ana_scan_open(&sc, is_signed);
             for (size_t i = 0; i < n; i++)
                 ana_scan_add(&sc, a[i]);
-            assert_int_equal(ana_scan_count_begin(&sc), 0);
+            assert_int_equal(gpufl__ana_scan_count_begin(&sc), 0);
             for (size_t i = n; i-- > 0;)
                 ana_scan_count(&sc, a[i]);
-            assert_int_equal(ana_scan_keep_begin(&sc), 0);
+            assert_int_equal(gpufl__ana_scan_keep_begin(&sc), 0);
             for (size_t i = 0; i < n; i++)
                 ana_scan_keep(&sc, a[(i * 7919) % n]); /* a permutation: no size is a multiple of 7919 */
-            assert_int_equal(ana_scan_finish(&sc, &scanned), 0);
-            assert_int_equal(ana_dist_of(a, n, is_signed, &want), 0);
-            assert_int_equal(ana_dist_select(b, n, is_signed, &got), 0);
+            assert_int_equal(gpufl__ana_scan_finish(&sc, &scanned), 0);
+            assert_int_equal(gpufl__ana_dist_of(a, n, is_signed, &want), 0);
+            assert_int_equal(gpufl__ana_dist_select(b, n, is_signed, &got), 0);
             assert_memory_equal(&scanned, &want, sizeof want);
             assert_int_equal(got.n, want.n);
             assert_int_equal(got.total, want.total);
@@ -97,24 +97,24 @@ static void scan_passes_must_agree(void **state)
     (void)state;
     for (int more = 0; more < 2; more++) {
         ana_scan sc;
-        ana_scan_open(&sc, false);
+        gpufl__ana_scan_open(&sc, false);
         for (uint64_t x = 0; x < 1000; x++)
             ana_scan_add(&sc, x * 1000);
-        assert_int_equal(ana_scan_count_begin(&sc), 0);
+        assert_int_equal(gpufl__ana_scan_count_begin(&sc), 0);
         for (uint64_t x = 0; x < 1000; x++)
             ana_scan_count(&sc, x * 1000);
-        assert_int_equal(ana_scan_keep_begin(&sc), 0);
+        assert_int_equal(gpufl__ana_scan_keep_begin(&sc), 0);
         for (uint64_t x = 0; x < (more ? 1000 : 400); x++)
             ana_scan_keep(&sc, x * 1000);
         if (more)
             for (uint64_t x = 0; x < 1000; x++)
                 ana_scan_keep(&sc, x * 1000);
         gpufl__ana_dist d;
-        assert_int_equal(ana_scan_finish(&sc, &d), more ? 0 : GPUFL_EINVAL);
+        assert_int_equal(gpufl__ana_scan_finish(&sc, &d), more ? 0 : GPUFL_EINVAL);
         assert_int_equal(d.n, more ? 1000 : 0);
         if (more)
             assert_int_equal(d.p50, 499000);
-        ana_scan_close(&sc);
+        gpufl__ana_scan_close(&sc);
     }
 }
 
@@ -138,7 +138,7 @@ static void count_le_matches_scan(void **state)
                 want++;
             if (q % 4 == 0)
                 hint = next() % (n + 5); /* any hint, even past the end */
-            size_t got = ana_count_le(v, n, hint, t);
+            size_t got = gpufl__ana_count_le(v, n, hint, t);
             assert_int_equal(got, want);
             hint = got;
         }
@@ -241,9 +241,15 @@ static gpufl_trace *many_scopes(void)
             char name[32];
             snprintf(name, sizeof name, "k%u", j);
             uint64_t d = launch_dur(j, l);
-            af_kernel(&f, (af_k){.start = at, .end = at + d, .name = name, .tid = 5, .stream = 7 + j % 3,
-                                 .api_start = at - 5000 - j % 7 * 100, .api_end = at - 1000,
-                                 .scope = launch_scope(j, l), .nvtx = j % 5 ? "opA" : NULL,
+            af_kernel(&f, (af_k){.start = at,
+                                 .end = at + d,
+                                 .name = name,
+                                 .tid = 5,
+                                 .stream = 7 + j % 3,
+                                 .api_start = at - 5000 - j % 7 * 100,
+                                 .api_end = at - 1000,
+                                 .scope = launch_scope(j, l),
+                                 .nvtx = j % 5 ? "opA" : NULL,
                                  .stack = j % 4 ? 1 + j % 3 : 0});
             at += d + (j % 11 ? 100 : 20000);
             if (j % 97 == 0)
@@ -426,12 +432,9 @@ static void report_matches_each_analysis(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(select_matches_sort),
-        cmocka_unit_test(scan_passes_must_agree),
-        cmocka_unit_test(count_le_matches_scan),
-        cmocka_unit_test(ops_walk_matches_sort),
-        cmocka_unit_test(hotspots_dense_and_map_agree),
-        cmocka_unit_test(report_matches_each_analysis),
+        cmocka_unit_test(select_matches_sort),          cmocka_unit_test(scan_passes_must_agree),
+        cmocka_unit_test(count_le_matches_scan),        cmocka_unit_test(ops_walk_matches_sort),
+        cmocka_unit_test(hotspots_dense_and_map_agree), cmocka_unit_test(report_matches_each_analysis),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -33,15 +33,13 @@
 static bool same_limits(const gfl_sm_limits *a, const gfl_sm_limits *b)
 {
     return a->warp_size == b->warp_size && a->max_threads_per_block == b->max_threads_per_block &&
-           a->max_threads_per_sm == b->max_threads_per_sm &&
-           a->max_blocks_per_sm == b->max_blocks_per_sm && a->regs_per_sm == b->regs_per_sm &&
-           a->regs_per_block == b->regs_per_block &&
-           a->max_regs_per_thread == b->max_regs_per_thread &&
-           a->reg_alloc_unit == b->reg_alloc_unit && a->sub_partitions == b->sub_partitions &&
-           a->smem_per_sm == b->smem_per_sm && a->smem_per_block_optin == b->smem_per_block_optin &&
-           a->smem_reserved_per_block == b->smem_reserved_per_block &&
-           a->smem_alloc_unit == b->smem_alloc_unit && a->cc_major == b->cc_major &&
-           a->cc_minor == b->cc_minor;
+           a->max_threads_per_sm == b->max_threads_per_sm && a->max_blocks_per_sm == b->max_blocks_per_sm &&
+           a->regs_per_sm == b->regs_per_sm && a->regs_per_block == b->regs_per_block &&
+           a->max_regs_per_thread == b->max_regs_per_thread && a->reg_alloc_unit == b->reg_alloc_unit &&
+           a->sub_partitions == b->sub_partitions && a->smem_per_sm == b->smem_per_sm &&
+           a->smem_per_block_optin == b->smem_per_block_optin &&
+           a->smem_reserved_per_block == b->smem_reserved_per_block && a->smem_alloc_unit == b->smem_alloc_unit &&
+           a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
 }
 
 /* ---- a fake driver through gfl_cu_ops ------------------------------------- */
@@ -50,8 +48,8 @@ static bool same_limits(const gfl_sm_limits *a, const gfl_sm_limits *b)
 static struct {
     int values[N_ATTRS];
     bool present[N_ATTRS];
-    int get_rc;      /* cuDeviceGet's result */
-    int fail_attr;   /* this attribute returns fail_rc */
+    int get_rc;    /* cuDeviceGet's result */
+    int fail_attr; /* this attribute returns fail_rc */
     int fail_rc;
     unsigned calls;
 } fake;
@@ -144,7 +142,7 @@ static void test_missing_attributes_come_from_the_table(void **state)
     set_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, -5);
     gfl_sm_limits l, table;
     assert_int_equal(gfl_device_limits_query(&fake_ops, 0, &l), 0);
-    assert_int_equal(gfl_sm_limits_for_cc(9, 0, &table), 0);
+    assert_int_equal(gpufl__sm_limits_for_cc(9, 0, &table), 0);
     assert_true(same_limits(&l, &table));
 }
 
@@ -232,10 +230,10 @@ static void test_errors(void **state)
 
 /* ---- the real loading path, each in a fresh process --------------------- */
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            return __LINE__;                                                                       \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            return __LINE__;                                                                                           \
     } while (0)
 
 static int no_driver_child(void)
@@ -277,7 +275,7 @@ static int cache_child(void)
     if (line)
         return line;
     gfl_sm_limits l, table;
-    CHECK(gfl_sm_limits_for_cc(9, 0, &table) == 0);
+    CHECK(gpufl__sm_limits_for_cc(9, 0, &table) == 0);
 
     /* Before cuInit: an error that is not remembered. */
     *fake_initialized = 0;
@@ -341,7 +339,7 @@ static int race_child(void)
     for (size_t i = 0; i < RACERS; i++)
         CHECK(pthread_join(threads[i], NULL) == 0);
     gfl_sm_limits table;
-    CHECK(gfl_sm_limits_for_cc(9, 0, &table) == 0);
+    CHECK(gpufl__sm_limits_for_cc(9, 0, &table) == 0);
     for (size_t i = 0; i < RACERS; i++) {
         CHECK(results[i] == 0);
         CHECK(same_limits(&seen[i], &table));

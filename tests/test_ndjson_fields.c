@@ -54,8 +54,7 @@ static void assert_keys(const char *line, size_t len, const keys *want)
     assert_string_equal(got[0], "type");
     for (int i = 1; i < n && i - 1 < want->n; i++)
         if (strcmp(got[i], want->k[i - 1]) != 0)
-            fail_msg("%.*s: key %d is \"%s\", the table says \"%s\"", (int)len - 1, line, i, got[i],
-                     want->k[i - 1]);
+            fail_msg("%.*s: key %d is \"%s\", the table says \"%s\"", (int)len - 1, line, i, got[i], want->k[i - 1]);
     if (n - 1 != want->n)
         fail_msg("%.*s: %d keys after \"type\", the table has %d", (int)len - 1, line, n - 1, want->n);
 }
@@ -158,7 +157,10 @@ static void fill(gfl_event *ev, uint8_t type, uint8_t salt)
     case GFL_EV_MEMSET: ev->u.memset.mem_kind %= GFL_MEM_KIND_COUNT; break;
     case GFL_EV_SYNC: ev->u.sync.sync_kind %= GFL_SYNC_KIND_COUNT; break;
     case GFL_EV_MEM_ALLOC:
-    case GFL_EV_MEM_FREE: ev->u.mem.mem_kind %= GFL_MEM_KIND_COUNT; ev->u.mem.is_async = 1; break;
+    case GFL_EV_MEM_FREE:
+        ev->u.mem.mem_kind %= GFL_MEM_KIND_COUNT;
+        ev->u.mem.is_async = 1;
+        break;
     case GFL_EV_DROPPED:
         ev->u.dropped.reason %= GFL_DROP_REASON_COUNT;
         ev->u.dropped.channel %= GFL_CHANNEL_COUNT;
@@ -186,12 +188,11 @@ static void fill(gfl_event *ev, uint8_t type, uint8_t salt)
     }
 }
 
-#define KEY_IF(key, member, kind, arg, when)                                                       \
-    if (GFL_NDJ_IF_##when(ev, ev->member, arg))                                                   \
+#define KEY_IF(key, member, kind, arg, when)                                                                           \
+    if (GFL_NDJ_IF_##when(ev, ev->member, arg))                                                                        \
         w->k[w->n++] = #key;
-#define TABLE_KEYS(type, fields, valid)                                                            \
-    case type:                                                                                     \
-        fields(KEY_IF) break;
+#define TABLE_KEYS(type, fields, valid)                                                                                \
+    case type: fields(KEY_IF) break;
 
 /* The keys the table says ev's line has. */
 static void table_keys(const gfl_event *ev, keys *w)

@@ -23,7 +23,7 @@
 static gfl_sm_limits cc(int major, int minor)
 {
     gfl_sm_limits sm;
-    assert_int_equal(gfl_sm_limits_for_cc(major, minor, &sm), 0);
+    assert_int_equal(gpufl__sm_limits_for_cc(major, minor, &sm), 0);
     return sm;
 }
 
@@ -33,16 +33,16 @@ static gfl_occupancy occ(const gfl_sm_limits *sm, uint32_t threads, uint32_t reg
     gfl_kernel_resources k = {threads, regs, static_smem, dynamic_smem, carveout};
     gfl_occupancy o;
     memset(&o, 0xee, sizeof o);
-    assert_int_equal(gfl_occupancy_compute(sm, &k, &o), 0);
+    assert_int_equal(gpufl__occupancy_compute(sm, &k, &o), 0);
     return o;
 }
 
-#define expect(o, blocks, warps, x10000, why)                                                      \
-    do {                                                                                           \
-        assert_int_equal((o).blocks_per_sm, (blocks));                                             \
-        assert_int_equal((o).warps_per_sm, (warps));                                               \
-        assert_int_equal((o).occupancy_x10000, (x10000));                                          \
-        assert_int_equal((o).limiter, (why));                                                      \
+#define expect(o, blocks, warps, x10000, why)                                                                          \
+    do {                                                                                                               \
+        assert_int_equal((o).blocks_per_sm, (blocks));                                                                 \
+        assert_int_equal((o).warps_per_sm, (warps));                                                                   \
+        assert_int_equal((o).occupancy_x10000, (x10000));                                                              \
+        assert_int_equal((o).limiter, (why));                                                                          \
     } while (0)
 
 static void test_full_sm_is_limited_by_warps(void **state)
@@ -221,25 +221,31 @@ static void test_invalid_arguments(void **state)
     gfl_sm_limits h = cc(9, 0);
     gfl_kernel_resources k = {256, 32, 0, 0, 0};
     gfl_occupancy o = {.blocks_per_sm = 77};
-    assert_int_equal(gfl_occupancy_compute(NULL, &k, &o), GPUFL_EINVAL);
-    assert_int_equal(gfl_occupancy_compute(&h, NULL, &o), GPUFL_EINVAL);
-    assert_int_equal(gfl_occupancy_compute(&h, &k, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(NULL, &k, &o), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(&h, NULL, &o), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(&h, &k, NULL), GPUFL_EINVAL);
     k.threads_per_block = 0;
-    assert_int_equal(gfl_occupancy_compute(&h, &k, &o), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(&h, &k, &o), GPUFL_EINVAL);
     k.threads_per_block = 256;
     /* Each limit that is divided by or caps the result must be set. */
     static const size_t fields[] = {
-        offsetof(gfl_sm_limits, warp_size),         offsetof(gfl_sm_limits, max_threads_per_block),
-        offsetof(gfl_sm_limits, max_threads_per_sm), offsetof(gfl_sm_limits, max_blocks_per_sm),
-        offsetof(gfl_sm_limits, regs_per_sm),       offsetof(gfl_sm_limits, regs_per_block),
-        offsetof(gfl_sm_limits, max_regs_per_thread), offsetof(gfl_sm_limits, reg_alloc_unit),
-        offsetof(gfl_sm_limits, sub_partitions),    offsetof(gfl_sm_limits, smem_per_sm),
-        offsetof(gfl_sm_limits, smem_per_block_optin), offsetof(gfl_sm_limits, smem_alloc_unit),
+        offsetof(gfl_sm_limits, warp_size),
+        offsetof(gfl_sm_limits, max_threads_per_block),
+        offsetof(gfl_sm_limits, max_threads_per_sm),
+        offsetof(gfl_sm_limits, max_blocks_per_sm),
+        offsetof(gfl_sm_limits, regs_per_sm),
+        offsetof(gfl_sm_limits, regs_per_block),
+        offsetof(gfl_sm_limits, max_regs_per_thread),
+        offsetof(gfl_sm_limits, reg_alloc_unit),
+        offsetof(gfl_sm_limits, sub_partitions),
+        offsetof(gfl_sm_limits, smem_per_sm),
+        offsetof(gfl_sm_limits, smem_per_block_optin),
+        offsetof(gfl_sm_limits, smem_alloc_unit),
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         gfl_sm_limits bad = h;
         memset((char *)&bad + fields[i], 0, sizeof(uint32_t));
-        assert_int_equal(gfl_occupancy_compute(&bad, &k, &o), GPUFL_EINVAL);
+        assert_int_equal(gpufl__occupancy_compute(&bad, &k, &o), GPUFL_EINVAL);
     }
     assert_int_equal(o.blocks_per_sm, 77); /* untouched */
 }
@@ -247,7 +253,7 @@ static void test_invalid_arguments(void **state)
 static void test_limits_for_cc(void **state)
 {
     (void)state;
-    static const int known[][2] = {{7, 0}, {7, 2}, {7, 5}, {8, 0}, {8, 6}, {8, 7},
+    static const int known[][2] = {{7, 0}, {7, 2}, {7, 5},  {8, 0},  {8, 6},  {8, 7},
                                    {8, 9}, {9, 0}, {10, 0}, {10, 3}, {12, 0}, {12, 1}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         gfl_sm_limits sm = cc(known[i][0], known[i][1]);
@@ -270,12 +276,12 @@ static void test_limits_for_cc(void **state)
     assert_int_equal(ada.max_blocks_per_sm, 24);
 
     gfl_sm_limits untouched = {.warp_size = 99};
-    assert_int_equal(gfl_sm_limits_for_cc(6, 1, &untouched), GPUFL_EUNSUPPORTED);
-    assert_int_equal(gfl_sm_limits_for_cc(11, 0, &untouched), GPUFL_EUNSUPPORTED);
-    assert_int_equal(gfl_sm_limits_for_cc(13, 0, &untouched), GPUFL_EUNSUPPORTED);
-    assert_int_equal(gfl_sm_limits_for_cc(-1, 0, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(6, 1, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(11, 0, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(13, 0, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(-1, 0, &untouched), GPUFL_EUNSUPPORTED);
     assert_int_equal(untouched.warp_size, 99);
-    assert_int_equal(gfl_sm_limits_for_cc(9, 0, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__sm_limits_for_cc(9, 0, NULL), GPUFL_EINVAL);
 }
 
 /* Properties over many random launches: more of any resource never adds
@@ -310,8 +316,7 @@ static void test_monotone_and_consistent(void **state)
             assert_true(occ(&sm, threads, regs + 1, 0, smem, 0).blocks_per_sm <= o.blocks_per_sm);
             assert_true(occ(&sm, threads, regs, 0, smem + 128, 0).blocks_per_sm <= o.blocks_per_sm);
             if (threads < 1024)
-                assert_true(occ(&sm, threads + 32, regs, 0, smem, 0).blocks_per_sm <=
-                            o.blocks_per_sm);
+                assert_true(occ(&sm, threads + 32, regs, 0, smem, 0).blocks_per_sm <= o.blocks_per_sm);
         }
     }
 }

@@ -1,5 +1,5 @@
 /*
- * Differential test of gfl_occupancy_compute (src/backend/cupti/occupancy.h)
+ * Differential test of gpufl__occupancy_compute (src/backend/cupti/occupancy.h)
  * against the CUDA toolkit's own occupancy calculator, the header-only
  * cuda_occupancy.h (host code, no GPU, no CUDA runtime): over thousands of
  * pseudo-random launches per compute capability, the resident blocks per SM
@@ -8,7 +8,7 @@
  * reports as limiting.
  *
  * Both sides get the same device: the toolkit's device properties are filled
- * from gfl_sm_limits_for_cc (the documented limits), so the toolkit checks
+ * from gpufl__sm_limits_for_cc (the documented limits), so the toolkit checks
  * what gpufl derives from them, and its own per-capability constants (blocks
  * per SM, allocation units, carveout sizes) check gpufl's table.
  *
@@ -61,7 +61,7 @@ static cudaOccDeviceProp toolkit_device(const gfl_sm_limits &sm)
     p.warpSize = (int)sm.warp_size;
     p.sharedMemPerBlock = 48 * 1024; /* without opting in; every capability here */
     p.sharedMemPerMultiprocessor = sm.smem_per_sm;
-    p.numSms = 132;                  /* any: occupancy is per SM */
+    p.numSms = 132; /* any: occupancy is per SM */
     p.sharedMemPerBlockOptin = sm.smem_per_block_optin;
     p.reservedSharedMemPerBlock = sm.smem_reserved_per_block;
     return p;
@@ -71,23 +71,17 @@ static cudaOccDeviceProp toolkit_device(const gfl_sm_limits &sm)
 static unsigned factor_bit(int limiter)
 {
     switch (limiter) {
-    case GFL_LIMIT_WARPS:
-        return OCC_LIMIT_WARPS;
-    case GFL_LIMIT_BLOCKS:
-        return OCC_LIMIT_BLOCKS;
-    case GFL_LIMIT_REGISTERS:
-        return OCC_LIMIT_REGISTERS;
-    case GFL_LIMIT_SHARED_MEMORY:
-        return OCC_LIMIT_SHARED_MEMORY;
-    default:
-        return 0;
+    case GFL_LIMIT_WARPS: return OCC_LIMIT_WARPS;
+    case GFL_LIMIT_BLOCKS: return OCC_LIMIT_BLOCKS;
+    case GFL_LIMIT_REGISTERS: return OCC_LIMIT_REGISTERS;
+    case GFL_LIMIT_SHARED_MEMORY: return OCC_LIMIT_SHARED_MEMORY;
+    default: return 0;
     }
 }
 
 static int expected_limiter(unsigned factors)
 {
-    static const int order[] = {GFL_LIMIT_WARPS, GFL_LIMIT_BLOCKS, GFL_LIMIT_REGISTERS,
-                                GFL_LIMIT_SHARED_MEMORY};
+    static const int order[] = {GFL_LIMIT_WARPS, GFL_LIMIT_BLOCKS, GFL_LIMIT_REGISTERS, GFL_LIMIT_SHARED_MEMORY};
     for (int why : order)
         if (factors & factor_bit(why))
             return why;
@@ -100,19 +94,16 @@ static int expected_limiter(unsigned factors)
 static uint32_t random_smem(uint64_t *seed)
 {
     switch (next_random(seed) % 4) {
-    case 0:
-        return 0;
-    case 1:
-        return next_random(seed) % (8 * 1024 + 1);
-    default:
-        return next_random(seed) % (227 * 1024 + 1);
+    case 0: return 0;
+    case 1: return next_random(seed) % (8 * 1024 + 1);
+    default: return next_random(seed) % (227 * 1024 + 1);
     }
 }
 
 static int check_capability(int major, int minor, int launches, uint64_t seed)
 {
     gfl_sm_limits sm;
-    if (gfl_sm_limits_for_cc(major, minor, &sm) != 0) {
+    if (gpufl__sm_limits_for_cc(major, minor, &sm) != 0) {
         std::printf("FAIL: no limits for CC %d.%d\n", major, minor);
         return 1;
     }
@@ -124,9 +115,8 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
         uint32_t smem = random_smem(&seed);
         uint32_t static_smem = smem ? next_random(&seed) % (smem + 1) : 0;
         uint32_t dynamic_smem = smem - static_smem;
-        int percent = smem == 0 || next_random(&seed) % 4 == 0
-                          ? SHAREDMEM_CARVEOUT_DEFAULT
-                          : (int)(1 + next_random(&seed) % 100);
+        int percent =
+            smem == 0 || next_random(&seed) % 4 == 0 ? SHAREDMEM_CARVEOUT_DEFAULT : (int)(1 + next_random(&seed) % 100);
 
         cudaOccFuncAttributes attr;
         attr.maxThreadsPerBlock = 1024;
@@ -143,16 +133,16 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
         size_t carveout = 0;
         cudaOccResult want;
         if (cudaOccSMemPerMultiprocessor(&carveout, &prop, &state) != CUDA_OCC_SUCCESS ||
-            cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, (int)threads,
-                                                    dynamic_smem) != CUDA_OCC_SUCCESS) {
+            cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, (int)threads, dynamic_smem) !=
+                CUDA_OCC_SUCCESS) {
             std::printf("FAIL: CC %d.%d: the toolkit refused launch %d\n", major, minor, i);
             return 1;
         }
 
         gfl_kernel_resources k = {threads, regs, static_smem, dynamic_smem, (uint32_t)carveout};
         gfl_occupancy got;
-        if (gfl_occupancy_compute(&sm, &k, &got) != 0) {
-            std::printf("FAIL: CC %d.%d: gfl_occupancy_compute refused launch %d\n", major, minor, i);
+        if (gpufl__occupancy_compute(&sm, &k, &got) != 0) {
+            std::printf("FAIL: CC %d.%d: gpufl__occupancy_compute refused launch %d\n", major, minor, i);
             return 1;
         }
         int why = expected_limiter(want.limitingFactors);
@@ -161,11 +151,9 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
                 std::printf("FAIL: CC %d.%d threads=%u regs=%u static=%u dynamic=%u carveout=%zu "
                             "(%d%%): gpufl %u blocks, limiter %u; toolkit %d blocks, factors 0x%x "
                             "(warps %d regs %d smem %d blocks %d)\n",
-                            major, minor, threads, regs, static_smem, dynamic_smem, carveout,
-                            percent, got.blocks_per_sm, got.limiter,
-                            want.activeBlocksPerMultiprocessor, want.limitingFactors,
-                            want.blockLimitWarps, want.blockLimitRegs, want.blockLimitSharedMem,
-                            want.blockLimitBlocks);
+                            major, minor, threads, regs, static_smem, dynamic_smem, carveout, percent,
+                            got.blocks_per_sm, got.limiter, want.activeBlocksPerMultiprocessor, want.limitingFactors,
+                            want.blockLimitWarps, want.blockLimitRegs, want.blockLimitSharedMem, want.blockLimitBlocks);
         }
     }
     std::printf("CC %d.%d: %d launches, %d mismatches\n", major, minor, launches, mismatches);

@@ -162,12 +162,12 @@ static volatile int n_steps = 5, n_rounds = 101, n_twice = 2;
 
 /* Distinct bodies (the store), so the compiler cannot fold the sites into
  * one function; the volatile keeps the capture from being a tail call. */
-#define SITE(name, n)                                                                              \
-    static __attribute__((noinline)) uint32_t name(void)                                           \
-    {                                                                                              \
-        atomic_store_explicit(&sink, n, memory_order_relaxed);                                     \
-        volatile uint32_t id = gfl_stack_capture();                                                \
-        return id;                                                                                 \
+#define SITE(name, n)                                                                                                  \
+    static __attribute__((noinline)) uint32_t name(void)                                                               \
+    {                                                                                                                  \
+        atomic_store_explicit(&sink, n, memory_order_relaxed);                                                         \
+        volatile uint32_t id = gpufl__stack_capture();                                                                 \
+        return id;                                                                                                     \
     }
 SITE(site_a, 1)
 SITE(site_b, 2)
@@ -180,9 +180,21 @@ static __attribute__((noinline)) uint32_t recurse(int depth)
     volatile uint32_t id = depth <= 0 ? site_a() : recurse(depth - 1);
     return id;
 }
-static __attribute__((noinline)) uint32_t deep_20(void) { volatile uint32_t id = recurse(20); return id; }
-static __attribute__((noinline)) uint32_t deep_40(void) { volatile uint32_t id = recurse(40); return id; }
-static __attribute__((noinline)) uint32_t deep_100(void) { volatile uint32_t id = recurse(100); return id; }
+static __attribute__((noinline)) uint32_t deep_20(void)
+{
+    volatile uint32_t id = recurse(20);
+    return id;
+}
+static __attribute__((noinline)) uint32_t deep_40(void)
+{
+    volatile uint32_t id = recurse(40);
+    return id;
+}
+static __attribute__((noinline)) uint32_t deep_100(void)
+{
+    volatile uint32_t id = recurse(100);
+    return id;
+}
 
 /* Name of the function around a recorded frame (a return address). */
 static void frame_function(const gfl_stack_frame *f, char *buf, size_t len)
@@ -222,7 +234,7 @@ static int setup(void **state)
 {
     (void)state;
     fake_reset();
-    int rc = gfl_stack_init(&fake_host, 1024);
+    int rc = gpufl__stack_init(&fake_host, 1024);
     if (rc == GPUFL_EUNSUPPORTED) {
         fprintf(stderr, "libunwind.so.8 is not installed: nothing to test\n");
         exit(77);
@@ -234,7 +246,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     return 0;
 }
 
@@ -263,7 +275,7 @@ static void test_sites_get_distinct_stable_ids(void **state)
     uint32_t other = site_a(); /* site_a again, from another call site */
     assert_true(other != 0 && other != ids[0] && other != ids[1] && other != ids[2]);
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assert_int_equal(st.captures, 304);
     assert_int_equal(st.unique, 4);
     assert_int_equal(st.defined, 4);
@@ -276,8 +288,7 @@ static void test_sites_get_distinct_stable_ids(void **state)
     assert_true(s.total >= 2 && s.total <= 12);
     assert_false(s.truncated);
     assert_frame_in(&s.frames[0], (uintptr_t)site_a, "site_a");
-    assert_frame_in(&s.frames[1], (uintptr_t)test_sites_get_distinct_stable_ids,
-                    "test_sites_get_distinct_stable_ids");
+    assert_frame_in(&s.frames[1], (uintptr_t)test_sites_get_distinct_stable_ids, "test_sites_get_distinct_stable_ids");
     assemble(ids[1], &s);
     assert_frame_in(&s.frames[0], (uintptr_t)site_b, "site_b");
     assemble(ids[2], &s);
@@ -322,7 +333,7 @@ static void test_internal_frames_left_out(void **state)
     assert_non_null(sym);
     memcpy(&call, &sym, sizeof sym);
     /* stack: stacktest_call (libgpufl_stacktest.so) <- this test */
-    uint32_t id = call(gfl_stack_capture);
+    uint32_t id = call(gpufl__stack_capture);
     assert_true(id != 0);
     assembled s;
     assemble(id, &s);
@@ -345,16 +356,14 @@ static void ring_step_before(int step)
         fake.refuse = 1;
         break;
     case 3: /* later again, room */
-    case 4:
-        atomic_fetch_add(&fake.now, 2000000);
-        break;
+    case 4: atomic_fetch_add(&fake.now, 2000000); break;
     }
 }
 
 static void ring_step_after(int step, uint32_t id)
 {
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assembled s;
     switch (step) {
     case 0:
@@ -363,9 +372,7 @@ static void ring_step_after(int step, uint32_t id)
         assert_int_equal(st.defined, 0);
         assert_int_equal(fake.n, 1);
         break;
-    case 1: /* within the retry delay: the id, no new push */
-        assert_int_equal(fake.n, 1);
-        break;
+    case 1: /* within the retry delay: the id, no new push */ assert_int_equal(fake.n, 1); break;
     case 2:
         assert_int_equal(fake.refused, 2);
         assert_int_equal(fake.n, 1);
@@ -401,9 +408,9 @@ static void test_full_ring_defines_later(void **state)
 static void test_full_table_returns_zero(void **state)
 {
     (void)state;
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     fake_reset();
-    assert_int_equal(gfl_stack_init(&fake_host, 3), 0);
+    assert_int_equal(gpufl__stack_init(&fake_host, 3), 0);
     static const site_fn fns[] = {site_a, site_b, site_c, site_d, site_e};
     uint32_t got[2][5];
     for (int r = 0; r < n_twice; r++) /* no branch on r: see the first test */
@@ -418,7 +425,7 @@ static void test_full_table_returns_zero(void **state)
     assert_int_equal(ids[3], 0);
     assert_int_equal(ids[4], 0);
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assert_int_equal(st.unique, 3);
     assert_int_equal(st.table_full, 4);
     assert_int_equal(st.failures, 4);
@@ -428,15 +435,15 @@ static void test_full_table_returns_zero(void **state)
 static void test_off_outside_a_session(void **state)
 {
     (void)state;
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     assert_int_equal(site_a(), 0);
-    assert_int_equal(gfl_stack_init(NULL, 10), GPUFL_EINVAL);
-    assert_int_equal(gfl_stack_init(&fake_host, 0), GPUFL_EINVAL);
-    assert_int_equal(gfl_stack_init(&fake_host, GFL_STACK_MAX_STACKS + 1), GPUFL_EINVAL);
+    assert_int_equal(gpufl__stack_init(NULL, 10), GPUFL_EINVAL);
+    assert_int_equal(gpufl__stack_init(&fake_host, 0), GPUFL_EINVAL);
+    assert_int_equal(gpufl__stack_init(&fake_host, GFL_STACK_MAX_STACKS + 1), GPUFL_EINVAL);
     assert_int_equal(site_a(), 0);
     /* a new session starts over at 1 and defines again */
     fake_reset();
-    assert_int_equal(gfl_stack_init(&fake_host, 10), 0);
+    assert_int_equal(gpufl__stack_init(&fake_host, 10), 0);
     assert_int_equal(site_b(), 1);
     assert_int_equal(fake.n, 1);
 }
@@ -519,7 +526,7 @@ static void *worker(void *arg)
     uint32_t *ids = arg;
     uint32_t got[ROUNDS][N_SITES];
     pthread_barrier_wait(&start_line); /* all meet the new stacks at once */
-    for (int r = 0; r < ROUNDS; r++) /* no branch on r: see the first test */
+    for (int r = 0; r < ROUNDS; r++)   /* no branch on r: see the first test */
         for (size_t s = 0; s < N_SITES; s++)
             got[r][s] = thread_sites[s]();
     for (size_t s = 0; s < N_SITES; s++) {
@@ -553,7 +560,7 @@ static void test_threads_agree(void **state)
         assert_int_equal(a.pieces, (a.total + 11) / 12);
     }
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assert_int_equal(st.captures, (uint64_t)N_THREADS * ROUNDS * N_SITES);
     assert_int_equal(st.unique, N_SITES);
     assert_int_equal(st.defined, N_SITES);
@@ -579,7 +586,7 @@ static __attribute__((noinline)) uint32_t launch_site(const gpufl_plugin_host *h
 static void test_real_session(void **state)
 {
     (void)state;
-    gfl_stack_shutdown(); /* the fake host's session */
+    gpufl__stack_shutdown(); /* the fake host's session */
     char *log_path = tu_mkdtemp("stacks");
     gpufl_options o;
     gpufl_options_init(&o);
@@ -596,7 +603,7 @@ static void test_real_session(void **state)
     memcpy(&get_host, &sym, sizeof sym);
     const gpufl_plugin_host *h = get_host();
     assert_non_null(h);
-    assert_int_equal(gfl_stack_init(h, 1024), 0);
+    assert_int_equal(gpufl__stack_init(h, 1024), 0);
 
     /* one call site, with no branch on i (see the first test); the second
      * time 30 frames deeper */
@@ -608,7 +615,7 @@ static void test_real_session(void **state)
     for (int i = 2; i < n_steps + 1; i++)
         assert_int_equal(got[i], b);
     assert_true(b && deep && b != deep);
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     gpufl_shutdown();
     dlclose(lib);
 

@@ -36,7 +36,7 @@
 /* Where the last NVTX lookup of work on one stream ended: a thread and a
  * position in that thread's ranges. */
 typedef struct ana_attr_stream {
-    uint32_t thread, pos;  /* thread GPUFL__ANA_NONE: none yet */
+    uint32_t thread, pos; /* thread GPUFL__ANA_NONE: none yet */
 } ana_attr_stream;
 
 /* An NVTX lookup's answer, which holds for any call of the same caller row
@@ -50,20 +50,20 @@ typedef struct ana_attr {
     const gpufl__rows *a;
     gpufl__ana_scope_tree trees[GPUFL__ANA_TREE_COUNT]; /* owned until taken */
     uint32_t *row_node[GPUFL__ANA_TREE_COUNT];          /* per row of a->scopes, a->nvtx */
-    uint32_t *caller_scope_node; /* per caller row: gpufl scope node, or NONE */
+    uint32_t *caller_scope_node;                        /* per caller row: gpufl scope node, or NONE */
     /* NVTX ranges by thread */
-    uint32_t *caller_thread;     /* per caller row: thread index, or NONE */
+    uint32_t *caller_thread; /* per caller row: thread index, or NONE */
     size_t nthreads;
-    uint32_t *thread_start;      /* ranges of thread k: rows[thread_start[k]..thread_start[k+1]) */
-    uint32_t *rows;              /* NVTX rows by thread, then begin ascending, end descending */
-    uint32_t *cursor;            /* per thread: the position the last lookup found */
-    ana_attr_stream *streams;    /* per stream row: where the last lookup of its work ended */
-    ana_attr_memo *memo;         /* ANA_ATTR_MEMO answers, by caller row modulo that */
-    uint32_t *parent;            /* per NVTX row: the parent range's row, or NONE */
+    uint32_t *thread_start;   /* ranges of thread k: rows[thread_start[k]..thread_start[k+1]) */
+    uint32_t *rows;           /* NVTX rows by thread, then begin ascending, end descending */
+    uint32_t *cursor;         /* per thread: the position the last lookup found */
+    ana_attr_stream *streams; /* per stream row: where the last lookup of its work ended */
+    ana_attr_memo *memo;      /* ANA_ATTR_MEMO answers, by caller row modulo that */
+    uint32_t *parent;         /* per NVTX row: the parent range's row, or NONE */
 } ana_attr;
 
 /* Builds both trees of a's trace. Returns 0 or GPUFL_ENOMEM (x zeroed). */
-int ana_attr_open(ana_attr *x, const gpufl__rows *a) __attribute__((warn_unused_result));
+int gpufl__ana_attr_open(ana_attr *x, const gpufl__rows *a) __attribute__((warn_unused_result));
 
 /* The gpufl scope node of work made by caller row c, or GPUFL__ANA_NONE. */
 static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)
@@ -75,11 +75,11 @@ static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)
  * api_start (0 unknown), or GPUFL__ANA_NONE. stream_row: the row of the
  * streams table the work ran on (where the search starts; any row gives
  * the same answer). */
-uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
+uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
 
 /* Moves the trees into out (x keeps the lookups). */
-void ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT]);
+void gpufl__ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT]);
 
-void ana_attr_close(ana_attr *x);
+void gpufl__ana_attr_close(ana_attr *x);
 
 #endif /* GPUFL_ANALYZE_ANA_ATTR_H */

@@ -134,7 +134,7 @@ static int median_of(uint64_t *v, size_t n, uint64_t *m)
         rounds += 2;
     while (hi - lo > 16) {
         if (rounds-- == 0) {
-            int rc = ana_sort_u64(v + lo, hi - lo, NULL);
+            int rc = gpufl__ana_sort_u64(v + lo, hi - lo, NULL);
             *m = v[k];
             return rc;
         }
@@ -220,8 +220,7 @@ static int from_pairs(gpufl__diff_compare *x, gpufl__diff_config_change *out)
 
 /* The median of configuration r's launches in c and their sigma, from
  * their MAD; x->buf is scratch. */
-static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint32_t r, uint64_t *p50,
-                     double *sigma)
+static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint32_t r, uint64_t *p50, double *sigma)
 {
     size_t n = c->at[r + 1] - c->at[r];
     uint64_t mad = 0;
@@ -238,8 +237,8 @@ static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint3
 }
 
 /* Without pairs: the change of the medians and its noise. */
-static int from_medians(gpufl__diff_compare *x, const gpufl__diff_configs *b, uint32_t rb,
-                        const gpufl__diff_configs *c, uint32_t rc, gpufl__diff_config_change *out)
+static int from_medians(gpufl__diff_compare *x, const gpufl__diff_configs *b, uint32_t rb, const gpufl__diff_configs *c,
+                        uint32_t rc, gpufl__diff_config_change *out)
 {
     uint64_t mb = 0, mc = 0;
     double sb = 0, sc = 0;
@@ -282,7 +281,7 @@ int gpufl__diff_config_change_of(gpufl__diff_compare *x, const gpufl__diff_confi
 {
     memset(out, 0, sizeof *out);
     size_t b0 = b->at[rb], nb = b->at[rb + 1] - b0, c0 = c->at[rc], nc = c->at[rc + 1] - c0;
-    if (ana_grow(&x->buf, &x->cap, nb > nc ? nb : nc, sizeof *x->buf) != 0)
+    if (gpufl__ana_grow(&x->buf, &x->cap, nb > nc ? nb : nc, sizeof *x->buf) != 0)
         return GPUFL_ENOMEM;
     int err = gpufl__diff_pairs_match(&x->pairs, b->launch + b0, nb, c->launch + c0, nc);
     if (err != 0)

@@ -42,9 +42,9 @@ static uint64_t ratio_of(uint64_t base, uint64_t cand)
  * PAIRED, UNKEYED), the launches in key order, and per key the ends of
  * its bucket. */
 typedef struct scratch {
-    uint32_t *gb, *gc;   /* nb, nc */
-    uint32_t *ob, *oc;   /* nb, nc */
-    uint32_t *eb, *ec;   /* nb + 1 each: keys number at most nb */
+    uint32_t *gb, *gc; /* nb, nc */
+    uint32_t *ob, *oc; /* nb, nc */
+    uint32_t *eb, *ec; /* nb + 1 each: keys number at most nb */
 } scratch;
 
 /* Counting sort of the n launches whose key number g[i] is below ng into
@@ -65,25 +65,25 @@ static void bucket(const uint32_t *g, size_t n, uint32_t ng, uint32_t *o, uint32
 
 /* One round with mask: numbers the keys of the baseline's unmatched
  * launches, keys the candidate's, pairs each key's buckets in order. */
-static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gpufl__diff_launch *b,
-                       size_t nb, const gpufl__diff_launch *c, size_t nc)
+static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gpufl__diff_launch *b, size_t nb,
+                       const gpufl__diff_launch *c, size_t nc)
 {
     ana_map m = {0};
     uint32_t ng = 0;
     for (size_t i = 0; i < nb; i++) {
         if (s->gb[i] == PAIRED)
             continue;
-        int rc = ana_map_put(&m, 0, b[i].point & mask, ng, &s->gb[i]);
+        int rc = gpufl__ana_map_put(&m, 0, b[i].point & mask, ng, &s->gb[i]);
         if (rc < 0) {
-            ana_map_free(&m);
+            gpufl__ana_map_free(&m);
             return rc;
         }
         ng += rc == 0;
     }
     for (size_t j = 0; j < nc; j++)
-        if (s->gc[j] != PAIRED && !ana_map_get(&m, 0, c[j].point & mask, &s->gc[j]))
+        if (s->gc[j] != PAIRED && !gpufl__ana_map_get(&m, 0, c[j].point & mask, &s->gc[j]))
             s->gc[j] = UNKEYED;
-    ana_map_free(&m);
+    gpufl__ana_map_free(&m);
     bucket(s->gb, nb, ng, s->ob, s->eb);
     bucket(s->gc, nc, ng, s->oc, s->ec);
     for (uint32_t k = 0; k < ng; k++) {
@@ -104,8 +104,8 @@ static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gp
     return 0;
 }
 
-int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, size_t nb,
-                            const gpufl__diff_launch *c, size_t nc)
+int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, size_t nb, const gpufl__diff_launch *c,
+                            size_t nc)
 {
     p->n = p->ngroups = 0;
     size_t most = nb < nc ? nb : nc;
@@ -113,9 +113,9 @@ int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, s
      * times in one session is not paired (it is compared by medians) */
     if (most == 0 || nb >= UINT32_MAX - 1 || nc >= UINT32_MAX - 1)
         return 0;
-    if (ana_grow(&p->scratch, &p->cap_scratch, 4 * nb + 2 * nc + 2, sizeof *p->scratch) != 0 ||
-        ana_grow(&p->ratio, &p->cap_pairs, most, sizeof *p->ratio) != 0 ||
-        ana_grow(&p->weight, &p->cap_groups, most, sizeof *p->weight) != 0)
+    if (gpufl__ana_grow(&p->scratch, &p->cap_scratch, 4 * nb + 2 * nc + 2, sizeof *p->scratch) != 0 ||
+        gpufl__ana_grow(&p->ratio, &p->cap_pairs, most, sizeof *p->ratio) != 0 ||
+        gpufl__ana_grow(&p->weight, &p->cap_groups, most, sizeof *p->weight) != 0)
         return GPUFL_ENOMEM;
     /* at has one more than weight: grown to the same capacity plus one */
     size_t *at = realloc(p->at, (p->cap_groups + 1) * sizeof *at);
@@ -123,8 +123,12 @@ int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, s
         return GPUFL_ENOMEM;
     p->at = at;
     p->at[0] = 0;
-    scratch s = {p->scratch, p->scratch + nb, p->scratch + nb + nc, p->scratch + 2 * nb + nc,
-                 p->scratch + 2 * nb + 2 * nc, p->scratch + 3 * nb + 2 * nc + 1};
+    scratch s = {p->scratch,
+                 p->scratch + nb,
+                 p->scratch + nb + nc,
+                 p->scratch + 2 * nb + nc,
+                 p->scratch + 2 * nb + 2 * nc,
+                 p->scratch + 3 * nb + 2 * nc + 1};
     memset(s.gb, 0, nb * sizeof *s.gb);
     memset(s.gc, 0, nc * sizeof *s.gc);
     for (size_t r = 0; r < ROUNDS && p->n < most; r++) {

@@ -51,17 +51,17 @@ typedef struct hot_build {
     cfg_sum *cfg;
     name_sum *names;
     size_t nnames, names_cap;
-    uint32_t *name_of_cfg; /* index in names */
-    uint32_t *rank_of_cfg; /* rank of its name, NONE when not listed */
-    uint32_t *order;       /* names by total descending */
+    uint32_t *name_of_cfg;  /* index in names */
+    uint32_t *rank_of_cfg;  /* rank of its name, NONE when not listed */
+    uint32_t *order;        /* names by total descending */
     uint32_t *rank_of_name; /* NONE when not listed */
     uint32_t ntop;
-    uint64_t *dur;         /* durations of top kernels, grouped by rank */
-    size_t *fill;          /* per rank: where its next duration goes */
-    uint8_t *on_stream;    /* rank x stream row */
+    uint64_t *dur;      /* durations of top kernels, grouped by rank */
+    size_t *fill;       /* per rank: where its next duration goes */
+    uint8_t *on_stream; /* rank x stream row */
     where *wh;
     size_t nwh, wh_cap;
-    ana_map wh_of;         /* (rank, tree, key) -> index in wh */
+    ana_map wh_of;                             /* (rank, tree, key) -> index in wh */
     uint64_t *node_sum[GPUFL__ANA_TREE_COUNT]; /* per tree, when dense: rank x node x
                                                   {launches, gpu_ns}; else NULL */
 } hot_build;
@@ -110,13 +110,13 @@ static int pass_configs(hot_build *b)
         if (!b->cfg[c].count)
             continue;
         uint32_t g;
-        int put = ana_map_put(&name_idx, gpufl__cfg_name(a, (uint32_t)c), 0, (uint32_t)b->nnames, &g);
+        int put = gpufl__ana_map_put(&name_idx, gpufl__cfg_name(a, (uint32_t)c), 0, (uint32_t)b->nnames, &g);
         if (put < 0) {
             rc = put;
             break;
         }
         if (put == 0) {
-            if (ana_grow(&b->names, &b->names_cap, b->nnames + 1, sizeof *b->names) != 0) {
+            if (gpufl__ana_grow(&b->names, &b->names_cap, b->nnames + 1, sizeof *b->names) != 0) {
                 rc = GPUFL_ENOMEM;
                 break;
             }
@@ -130,7 +130,7 @@ static int pass_configs(hot_build *b)
         s->max = cs->max > s->max ? cs->max : s->max;
         b->name_of_cfg[c] = g;
     }
-    ana_map_free(&name_idx);
+    gpufl__ana_map_free(&name_idx);
     return rc;
 }
 
@@ -140,7 +140,7 @@ static int by_total(const void *x, const void *y, void *ctx)
     const name_sum *p = &b->names[*(const uint32_t *)x], *q = &b->names[*(const uint32_t *)y];
     if (p->total != q->total)
         return p->total > q->total ? -1 : 1;
-    int c = ana_strcmp(b->a->t, p->name, q->name);
+    int c = gpufl__ana_strcmp(b->a->t, p->name, q->name);
     return c ? c : (p->name > q->name) - (p->name < q->name);
 }
 
@@ -186,11 +186,11 @@ static int pick_top(hot_build *b)
 static int add_where(hot_build *b, uint32_t rank, uint8_t tree, uint32_t key, uint64_t dur)
 {
     uint32_t w;
-    int put = ana_map_put(&b->wh_of, ((uint64_t)rank << 8) | tree, key, (uint32_t)b->nwh, &w);
+    int put = gpufl__ana_map_put(&b->wh_of, ((uint64_t)rank << 8) | tree, key, (uint32_t)b->nwh, &w);
     if (put < 0)
         return put;
     if (put == 0) {
-        if (ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
+        if (gpufl__ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
             return GPUFL_ENOMEM;
         b->wh[b->nwh++] = (where){rank, tree, key, 0, 0};
     }
@@ -232,7 +232,8 @@ static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
         gpufl__ana_hotspot *h = &out->kernels[r];
         int rc = add_node(b, h, r, GPUFL__ANA_TREE_SCOPES, ana_attr_scope_node(b->x, c), d);
         if (rc == 0)
-            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, ana_attr_nvtx_node(b->x, c, st, gpufl__k_api_start(a, i)), d);
+            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX,
+                          gpufl__ana_attr_nvtx_node(b->x, c, st, gpufl__k_api_start(a, i)), d);
         uint32_t stack = gpufl__caller_stack(a, c);
         if (stack == 0)
             h->no_stack_launches++;
@@ -254,7 +255,7 @@ static int dense_wheres(hot_build *b)
                 const uint64_t *cell = &b->node_sum[t][2 * ((size_t)r * n + node)];
                 if (!cell[0])
                     continue;
-                if (ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
+                if (gpufl__ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
                     return GPUFL_ENOMEM;
                 b->wh[b->nwh++] = (where){r, (uint8_t)t, node, cell[0], cell[1]};
             }
@@ -308,8 +309,7 @@ static int fill_where(hot_build *b, gpufl__ana_hotspots *out)
             const gpufl__ana_scope_tree *tree = &b->x->trees[w->tree];
             for (size_t k = 0; k < m; k++)
                 s[k] = (gpufl__ana_hot_scope){w[k].key, w[k].key < tree->n ? tree->nodes[w[k].key].name : 0,
-                                              w[k].launches, w[k].gpu_ns,
-                                              total > 0 ? (double)w[k].gpu_ns / total : 0};
+                                              w[k].launches, w[k].gpu_ns, total > 0 ? (double)w[k].gpu_ns / total : 0};
         }
         i = j;
     }
@@ -346,7 +346,7 @@ static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t
     uint32_t g = b->order[r];
     h->name = b->names[g].name;
     size_t lo = r ? b->fill[r - 1] : 0, m = b->fill[r] - lo;
-    int rc = ana_dist_select(b->dur + lo, m, false, &h->dur);
+    int rc = gpufl__ana_dist_select(b->dur + lo, m, false, &h->dur);
     if (rc != 0)
         return rc;
     h->share = all_ns ? (double)h->dur.total / (double)all_ns : 0;
@@ -358,20 +358,20 @@ static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t
             continue;
         uint32_t v;
         uint32_t dev = gpufl__stream_device(a, (uint32_t)s);
-        int p1 = ana_map_put(&seen, dev, UINT64_MAX, 0, &v); /* the device */
-        int p2 = p1 < 0 ? p1 : ana_map_put(&seen, dev, gpufl__stream_id(a, (uint32_t)s), 0, &v);
+        int p1 = gpufl__ana_map_put(&seen, dev, UINT64_MAX, 0, &v); /* the device */
+        int p2 = p1 < 0 ? p1 : gpufl__ana_map_put(&seen, dev, gpufl__stream_id(a, (uint32_t)s), 0, &v);
         if (p1 < 0 || p2 < 0) {
-            ana_map_free(&seen);
+            gpufl__ana_map_free(&seen);
             return GPUFL_ENOMEM;
         }
         h->devices += p1 == 0;
         h->streams += p2 == 0;
     }
-    ana_map_free(&seen);
+    gpufl__ana_map_free(&seen);
     return 0;
 }
 
-int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
+int gpufl__ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
 {
     memset(out, 0, sizeof *out);
     hot_build b = {.a = x->a, .x = x, .o = o};
@@ -407,13 +407,13 @@ int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotsp
     free(b.fill);
     free(b.on_stream);
     free(b.wh);
-    ana_map_free(&b.wh_of);
+    gpufl__ana_map_free(&b.wh_of);
     if (rc != 0)
         gpufl__ana_hotspots_free(out);
     return rc;
 }
 
-void ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *f)
+void gpufl__ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *f)
 {
     gpufl__ana_options_default(f);
     if (!o)
@@ -433,14 +433,14 @@ int gpufl__analyze_hotspots(const gpufl_trace *t, const gpufl__ana_options *o, g
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     gpufl__ana_options f;
-    ana_options_fill(o, &f);
+    gpufl__ana_options_fill(o, &f);
     gpufl__rows a;
     gpufl__rows_open(&a, t);
     ana_attr x;
-    int rc = ana_attr_open(&x, &a);
+    int rc = gpufl__ana_attr_open(&x, &a);
     if (rc == 0)
-        rc = ana_hotspots_with(&x, &f, out);
-    ana_attr_close(&x);
+        rc = gpufl__ana_hotspots_with(&x, &f, out);
+    gpufl__ana_attr_close(&x);
     return rc;
 }
 

@@ -11,7 +11,7 @@
 
 #define SELECT_BITS 16
 #define SELECT_BUCKETS (1u << SELECT_BITS) /* 256 KB of counters: they stay in L2 */
-#define SELECT_SORT 65536 /* at most this many candidates: sorting them is as cheap */
+#define SELECT_SORT 65536                  /* at most this many candidates: sorting them is as cheap */
 
 static unsigned bit_length(uint64_t x) { return x ? 64 - (unsigned)__builtin_clzll(x) : 0; }
 
@@ -61,7 +61,7 @@ static int select_ranks(uint64_t *v, size_t n, size_t k0, size_t k1, uint64_t lo
             return 0;
         }
         if (n <= SELECT_SORT) {
-            int rc = ana_sort_u64(v, n, NULL);
+            int rc = gpufl__ana_sort_u64(v, n, NULL);
             if (rc == 0) {
                 *x0 = v[k0];
                 *x1 = v[k1];
@@ -109,13 +109,13 @@ static int select_ranks(uint64_t *v, size_t n, size_t k0, size_t k1, uint64_t lo
     }
 }
 
-int ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
+int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
 {
     memset(d, 0, sizeof *d);
     if (!n)
         return 0;
     uint64_t flip = is_signed ? 1ull << 63 : 0; /* int64 order as uint64 order */
-    uint64_t total = 0; /* wraps as two's complement, where an int64_t sum would be undefined */
+    uint64_t total = 0;                         /* wraps as two's complement, where an int64_t sum would be undefined */
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
         total += v[i];
@@ -144,14 +144,14 @@ int ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
 
 /* ---- streamed values ----------------------------------------------------------- */
 
-void ana_scan_open(ana_scan *s, bool is_signed)
+void gpufl__ana_scan_open(ana_scan *s, bool is_signed)
 {
     memset(s, 0, sizeof *s);
     s->flip = is_signed ? 1ull << 63 : 0;
     s->lo = UINT64_MAX;
 }
 
-int ana_scan_count_begin(ana_scan *s)
+int gpufl__ana_scan_count_begin(ana_scan *s)
 {
     if (s->n == 0 || s->lo == s->hi)
         return 0; /* nothing to count: no values, or all equal */
@@ -163,7 +163,7 @@ int ana_scan_count_begin(ana_scan *s)
     return s->hist ? 0 : GPUFL_ENOMEM;
 }
 
-int ana_scan_keep_begin(ana_scan *s)
+int gpufl__ana_scan_keep_begin(ana_scan *s)
 {
     if (!s->hist)
         return 0;
@@ -199,7 +199,7 @@ static int select_kept(uint64_t *v, size_t n, size_t k0, size_t k1, uint64_t lo,
     return rc;
 }
 
-int ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
+int gpufl__ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
 {
     memset(d, 0, sizeof *d);
     uint64_t x[2] = {s->lo, s->lo}; /* all equal unless counted */
@@ -216,12 +216,12 @@ int ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
         }
         uint64_t unused;
         if (rc == 0 && one)
-            rc = select_kept(s->kept[0], s->nkept[0], s->rank[0] - s->below[0], s->rank[1] - s->below[0], lo[0],
-                             hi[0], &x[0], &x[1]);
+            rc = select_kept(s->kept[0], s->nkept[0], s->rank[0] - s->below[0], s->rank[1] - s->below[0], lo[0], hi[0],
+                             &x[0], &x[1]);
         else if (rc == 0)
             for (int i = 0; i < 2 && rc == 0; i++)
-                rc = select_kept(s->kept[i], s->nkept[i], s->rank[i] - s->below[i], s->rank[i] - s->below[i],
-                                 lo[i], hi[i], &x[i], &unused);
+                rc = select_kept(s->kept[i], s->nkept[i], s->rank[i] - s->below[i], s->rank[i] - s->below[i], lo[i],
+                                 hi[i], &x[i], &unused);
     }
     if (rc == 0 && s->n) {
         d->n = s->n;
@@ -232,11 +232,11 @@ int ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
         d->p95 = (int64_t)(x[1] ^ s->flip);
         d->mean = (double)d->total / (double)s->n;
     }
-    ana_scan_close(s);
+    gpufl__ana_scan_close(s);
     return rc;
 }
 
-void ana_scan_close(ana_scan *s)
+void gpufl__ana_scan_close(ana_scan *s)
 {
     free(s->hist);
     free(s->kept[0]);

@@ -26,16 +26,16 @@ typedef struct summary_build {
     ana_map slot_of_dev; /* device index -> slot in devs */
     gpufl__ana_device_summary *devs;
     size_t ndevs, cap;
-    busy_run *runs;      /* per slot */
+    busy_run *runs;        /* per slot */
     uint32_t *stream_slot; /* per stream row */
 } summary_build;
 
 static int dev_slot(summary_build *b, uint32_t dev, uint32_t *slot)
 {
-    int rc = ana_map_put(&b->slot_of_dev, dev, 0, (uint32_t)b->ndevs, slot);
+    int rc = gpufl__ana_map_put(&b->slot_of_dev, dev, 0, (uint32_t)b->ndevs, slot);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    if (ana_grow(&b->devs, &b->cap, b->ndevs + 1, sizeof *b->devs) != 0)
+    if (gpufl__ana_grow(&b->devs, &b->cap, b->ndevs + 1, sizeof *b->devs) != 0)
         return GPUFL_ENOMEM;
     gpufl__ana_device_summary *d = &b->devs[b->ndevs++];
     memset(d, 0, sizeof *d);
@@ -148,7 +148,7 @@ static int walk_samples(summary_build *b)
                 goto out;
             slot_dev = dev;
             size_t old = util_cap;
-            if ((rc = ana_grow(&util_sum, &util_cap, b->ndevs, sizeof *util_sum)) != 0)
+            if ((rc = gpufl__ana_grow(&util_sum, &util_cap, b->ndevs, sizeof *util_sum)) != 0)
                 goto out;
             for (size_t j = old; j < util_cap; j++)
                 util_sum[j] = 0;
@@ -250,7 +250,7 @@ int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out)
         rc = walk_samples(&b);
     free(b.runs);
     free(b.stream_slot);
-    ana_map_free(&b.slot_of_dev);
+    gpufl__ana_map_free(&b.slot_of_dev);
     if (rc != 0) {
         free(b.devs);
         memset(out, 0, sizeof *out);

@@ -25,16 +25,10 @@ static json_t *text(const gpufl__string_lookup *names, uint32_t id)
 }
 
 /* "major.minor"; an unknown minor (-1) as 0 */
-static json_t *capability(const int8_t *cc)
-{
-    return json_sprintf("%d.%d", cc[0], cc[1] >= 0 ? cc[1] : 0);
-}
+static json_t *capability(const int8_t *cc) { return json_sprintf("%d.%d", cc[0], cc[1] >= 0 ? cc[1] : 0); }
 
 /* 13000 -> "13.0" */
-static json_t *cuda_version(int32_t v)
-{
-    return json_sprintf("%u.%u", (unsigned)v / 1000, (unsigned)v % 1000 / 10);
-}
+static json_t *cuda_version(int32_t v) { return json_sprintf("%u.%u", (unsigned)v / 1000, (unsigned)v % 1000 / 10); }
 
 static json_t *throttle_names(uint64_t mask)
 {
@@ -55,8 +49,8 @@ static json_t *throttle_names(uint64_t mask)
 #define JV_CUDA(v, a) cuda_version(v)
 #define JV_THROTTLE(v, a) throttle_names(v)
 
-#define JSON_FIELD(key, member, kind, arg, when)                                                   \
-    if (GFL_NDJ_IF_##when(ev, ev->member, arg))                                                    \
+#define JSON_FIELD(key, member, kind, arg, when)                                                                       \
+    if (GFL_NDJ_IF_##when(ev, ev->member, arg))                                                                        \
         json_object_set_new(o, #key, JV_##kind(ev->member, arg));
 
 json_t *gpufl__event_json(const gfl_event *ev, const gpufl__string_lookup *names)
@@ -65,18 +59,10 @@ json_t *gpufl__event_json(const gfl_event *ev, const gpufl__string_lookup *names
     if (!o)
         return NULL;
     switch (ev->h.type) {
-    case GFL_EV_DEVICE_INFO:
-        GFL_NDJSON_DEVICE_INFO(JSON_FIELD)
-        break;
-    case GFL_EV_DEVICE_METRICS:
-        GFL_NDJSON_DEVICE_METRICS(JSON_FIELD)
-        break;
-    case GFL_EV_HOST_METRICS:
-        GFL_NDJSON_HOST_METRICS(JSON_FIELD)
-        break;
-    default:
-        json_decref(o);
-        return NULL;
+    case GFL_EV_DEVICE_INFO: GFL_NDJSON_DEVICE_INFO(JSON_FIELD) break;
+    case GFL_EV_DEVICE_METRICS: GFL_NDJSON_DEVICE_METRICS(JSON_FIELD) break;
+    case GFL_EV_HOST_METRICS: GFL_NDJSON_HOST_METRICS(JSON_FIELD) break;
+    default: json_decref(o); return NULL;
     }
     return o;
 }

@@ -26,7 +26,7 @@ static const gpufl__mem_kind_names mem_kinds[GFL_MEM_KIND_COUNT] = {
 };
 
 static const gpufl__limiter_names limiters[GFL_LIMIT_COUNT] = {
-    {"unknown", ""}, {"warps", "warps"}, {"registers", "registers"}, {"shared_memory", "shared memory"},
+    {"unknown", ""},      {"warps", "warps"}, {"registers", "registers"}, {"shared_memory", "shared memory"},
     {"blocks", "blocks"},
 };
 

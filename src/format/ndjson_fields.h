@@ -72,36 +72,37 @@
 
 /* start/end/duration of interval records; a clock glitch gives a 0
  * duration, never a negative one */
-#define GFL_NDJ_INTERVAL(X, p)                                                                     \
-    X(start_ns, h.ts, U, 0, REQ)                                                                   \
-    X(end_ns, u.p.end_ts, U, 0, ALWAYS)                                                            \
+#define GFL_NDJ_INTERVAL(X, p)                                                                                         \
+    X(start_ns, h.ts, U, 0, REQ)                                                                                       \
+    X(end_ns, u.p.end_ts, U, 0, ALWAYS)                                                                                \
     X(dur_ns, u.p.end_ts, DUR_UNTIL, 0, ALWAYS)
 
-#define GFL_NDJ_DEVICE_IDS(X, p)                                                                   \
-    X(device, h.device, U, 0, ALWAYS)                                                              \
-    X(context, u.p.context, U, 0, ALWAYS)                                                          \
-    X(stream, u.p.stream, U, 0, ALWAYS)                                                            \
+#define GFL_NDJ_DEVICE_IDS(X, p)                                                                                       \
+    X(device, h.device, U, 0, ALWAYS)                                                                                  \
+    X(context, u.p.context, U, 0, ALWAYS)                                                                              \
+    X(stream, u.p.stream, U, 0, ALWAYS)                                                                                \
     X(corr, u.p.correlation, U, 0, ALWAYS)
 
 /* Who launched it: thread, scope, NVTX range, framework id; each left out
  * when unknown. The CPU stack and API call times follow in the types that
  * have them. */
-#define GFL_NDJ_LAUNCHER(X, p)                                                                     \
-    X(tid, h.tid, U, 0, NONZERO)                                                                   \
-    X(scope, u.p.scope_id, U, 0, NONZERO)                                                          \
-    X(nvtx, u.p.nvtx, STR, 0, NONZERO)                                                             \
+#define GFL_NDJ_LAUNCHER(X, p)                                                                                         \
+    X(tid, h.tid, U, 0, NONZERO)                                                                                       \
+    X(scope, u.p.scope_id, U, 0, NONZERO)                                                                              \
+    X(nvtx, u.p.nvtx, STR, 0, NONZERO)                                                                                 \
     X(ext_id, u.p.external_id, U, 0, NONZERO)
 
 #define GFL_NDJ_STACK_ID(X, p) X(stack, u.p.stack_id, U, 0, NONZERO)
 
-#define GFL_NDJ_API_TIMES(X, p)                                                                    \
-    X(api_start_ns, u.p.api_start_ts, U, 0, NONZERO)                                               \
+#define GFL_NDJ_API_TIMES(X, p)                                                                                        \
+    X(api_start_ns, u.p.api_start_ts, U, 0, NONZERO)                                                                   \
     X(api_end_ns, u.p.api_end_ts, U, 0, API_##p)
 
 /* ---- event lines ---------------------------------------------------------- */
 
 /* scope_begin, scope_end and crash_scope (a scope open at a crash, with the
  * crash's time) */
+// clang-format off
 #define GFL_NDJSON_SCOPE(X)                                                                        \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
@@ -112,14 +113,18 @@
     X(begin_ns, u.scope.begin_ts, U, 0, NOT_SCOPE_BEGIN)                                           \
     X(dur_ns, u.scope.begin_ts, DUR_SINCE, 0, SCOPE_END)                                           \
     X(implicit, h.flags, FLAG, GFL_F_SCOPE_IMPLICIT, SCOPE_END_FLAGGED)
+// clang-format on
 
 /* system_start, system_stop */
+// clang-format off
 #define GFL_NDJSON_WINDOW(X)                                                                       \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
     X(name, u.window.name, STR, 0, ALWAYS)                                                         \
     X(open, u.window.open_windows, U, 0, ALWAYS)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_HOST_METRICS(X)                                                                 \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(cpu_count, u.host.cpu_count, U, 0, ALWAYS)                                                   \
@@ -128,7 +133,9 @@
     X(ram_used_bytes, u.host.ram_used_bytes, U, GFL_HOST_RAM, VALID_HOST)                          \
     X(ram_total_bytes, u.host.ram_total_bytes, U, GFL_HOST_RAM, VALID_HOST)                        \
     X(proc_rss_bytes, u.host.proc_rss_bytes, U, GFL_HOST_RSS, VALID_HOST)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_DEVICE_METRICS(X)                                                               \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(device, h.device, U, 0, ALWAYS)                                                              \
@@ -153,58 +160,60 @@
     X(fan_pct, u.dev.fan_pct, U, GFL_DEV_FAN, VALID_DEV)                                           \
     X(ecc_corrected, u.dev.ecc_corrected, U, GFL_DEV_ECC, VALID_DEV)                               \
     X(ecc_uncorrected, u.dev.ecc_uncorrected, U, GFL_DEV_ECC, VALID_DEV)
+// clang-format on
 
-#define GFL_NDJSON_KERNEL(X)                                                                       \
-    GFL_NDJ_INTERVAL(X, kernel)                                                                    \
-    GFL_NDJ_DEVICE_IDS(X, kernel)                                                                  \
-    X(name, u.kernel.name, STR, 0, ALWAYS)                                                         \
-    X(mangled, u.kernel.mangled_name, STR, 0, MANGLED)                                             \
-    X(grid, u.kernel.grid, DIMS, 0, ALWAYS)                                                        \
-    X(block, u.kernel.block, DIMS, 0, ALWAYS)                                                      \
-    X(regs, u.kernel.registers, U, 0, ALWAYS)                                                      \
-    X(smem_static, u.kernel.static_smem, U, 0, ALWAYS)                                             \
-    X(smem_dynamic, u.kernel.dynamic_smem, U, 0, ALWAYS)                                           \
-    X(local_mem, u.kernel.local_mem, U, 0, ALWAYS)                                                 \
-    X(occupancy, u.kernel.occupancy_x10000, FIX4, 0, NONZERO)                                      \
-    X(limiter, u.kernel.limiter, ENUM, limiter, NONZERO)                                           \
-    X(graph_id, u.kernel.graph_id, U, 0, NONZERO)                                                  \
-    GFL_NDJ_LAUNCHER(X, kernel)                                                                    \
-    X(ext_kind, u.kernel.external_kind, U, 0, KERNEL_EXT_KIND)                                     \
-    GFL_NDJ_STACK_ID(X, kernel)                                                                    \
+#define GFL_NDJSON_KERNEL(X)                                                                                           \
+    GFL_NDJ_INTERVAL(X, kernel)                                                                                        \
+    GFL_NDJ_DEVICE_IDS(X, kernel)                                                                                      \
+    X(name, u.kernel.name, STR, 0, ALWAYS)                                                                             \
+    X(mangled, u.kernel.mangled_name, STR, 0, MANGLED)                                                                 \
+    X(grid, u.kernel.grid, DIMS, 0, ALWAYS)                                                                            \
+    X(block, u.kernel.block, DIMS, 0, ALWAYS)                                                                          \
+    X(regs, u.kernel.registers, U, 0, ALWAYS)                                                                          \
+    X(smem_static, u.kernel.static_smem, U, 0, ALWAYS)                                                                 \
+    X(smem_dynamic, u.kernel.dynamic_smem, U, 0, ALWAYS)                                                               \
+    X(local_mem, u.kernel.local_mem, U, 0, ALWAYS)                                                                     \
+    X(occupancy, u.kernel.occupancy_x10000, FIX4, 0, NONZERO)                                                          \
+    X(limiter, u.kernel.limiter, ENUM, limiter, NONZERO)                                                               \
+    X(graph_id, u.kernel.graph_id, U, 0, NONZERO)                                                                      \
+    GFL_NDJ_LAUNCHER(X, kernel)                                                                                        \
+    X(ext_kind, u.kernel.external_kind, U, 0, KERNEL_EXT_KIND)                                                         \
+    GFL_NDJ_STACK_ID(X, kernel)                                                                                        \
     GFL_NDJ_API_TIMES(X, kernel)
 
-#define GFL_NDJSON_MEMCPY(X)                                                                       \
-    GFL_NDJ_INTERVAL(X, memcpy)                                                                    \
-    GFL_NDJ_DEVICE_IDS(X, memcpy)                                                                  \
-    X(kind, u.memcpy.copy_kind, ENUM, copy_kind, ALWAYS)                                           \
-    X(src_kind, u.memcpy.src_kind, ENUM, mem_kind, ALWAYS)                                         \
-    X(dst_kind, u.memcpy.dst_kind, ENUM, mem_kind, ALWAYS)                                         \
-    X(bytes, u.memcpy.bytes, U, 0, ALWAYS)                                                         \
-    X(dst_device, u.memcpy.dst_device, U, 0, PEER_COPY)                                            \
-    X(graph_id, u.memcpy.graph_id, U, 0, NONZERO)                                                  \
-    GFL_NDJ_LAUNCHER(X, memcpy)                                                                    \
-    GFL_NDJ_STACK_ID(X, memcpy)                                                                    \
+#define GFL_NDJSON_MEMCPY(X)                                                                                           \
+    GFL_NDJ_INTERVAL(X, memcpy)                                                                                        \
+    GFL_NDJ_DEVICE_IDS(X, memcpy)                                                                                      \
+    X(kind, u.memcpy.copy_kind, ENUM, copy_kind, ALWAYS)                                                               \
+    X(src_kind, u.memcpy.src_kind, ENUM, mem_kind, ALWAYS)                                                             \
+    X(dst_kind, u.memcpy.dst_kind, ENUM, mem_kind, ALWAYS)                                                             \
+    X(bytes, u.memcpy.bytes, U, 0, ALWAYS)                                                                             \
+    X(dst_device, u.memcpy.dst_device, U, 0, PEER_COPY)                                                                \
+    X(graph_id, u.memcpy.graph_id, U, 0, NONZERO)                                                                      \
+    GFL_NDJ_LAUNCHER(X, memcpy)                                                                                        \
+    GFL_NDJ_STACK_ID(X, memcpy)                                                                                        \
     GFL_NDJ_API_TIMES(X, memcpy)
 
-#define GFL_NDJSON_MEMSET(X)                                                                       \
-    GFL_NDJ_INTERVAL(X, memset)                                                                    \
-    GFL_NDJ_DEVICE_IDS(X, memset)                                                                  \
-    X(bytes, u.memset.bytes, U, 0, ALWAYS)                                                         \
-    X(value, u.memset.value, U, 0, ALWAYS)                                                         \
-    X(mem_kind, u.memset.mem_kind, ENUM, mem_kind, ALWAYS)                                         \
-    X(graph_id, u.memset.graph_id, U, 0, NONZERO)                                                  \
-    GFL_NDJ_LAUNCHER(X, memset)                                                                    \
+#define GFL_NDJSON_MEMSET(X)                                                                                           \
+    GFL_NDJ_INTERVAL(X, memset)                                                                                        \
+    GFL_NDJ_DEVICE_IDS(X, memset)                                                                                      \
+    X(bytes, u.memset.bytes, U, 0, ALWAYS)                                                                             \
+    X(value, u.memset.value, U, 0, ALWAYS)                                                                             \
+    X(mem_kind, u.memset.mem_kind, ENUM, mem_kind, ALWAYS)                                                             \
+    X(graph_id, u.memset.graph_id, U, 0, NONZERO)                                                                      \
+    GFL_NDJ_LAUNCHER(X, memset)                                                                                        \
     GFL_NDJ_API_TIMES(X, memset)
 
-#define GFL_NDJSON_SYNC(X)                                                                         \
-    GFL_NDJ_INTERVAL(X, sync)                                                                      \
-    GFL_NDJ_DEVICE_IDS(X, sync)                                                                    \
-    X(kind, u.sync.sync_kind, ENUM, sync_kind, ALWAYS)                                             \
-    X(cuda_event, u.sync.cuda_event, U, 0, NONZERO)                                                \
-    GFL_NDJ_LAUNCHER(X, sync)                                                                      \
+#define GFL_NDJSON_SYNC(X)                                                                                             \
+    GFL_NDJ_INTERVAL(X, sync)                                                                                          \
+    GFL_NDJ_DEVICE_IDS(X, sync)                                                                                        \
+    X(kind, u.sync.sync_kind, ENUM, sync_kind, ALWAYS)                                                                 \
+    X(cuda_event, u.sync.cuda_event, U, 0, NONZERO)                                                                    \
+    GFL_NDJ_LAUNCHER(X, sync)                                                                                          \
     GFL_NDJ_STACK_ID(X, sync)
 
 /* mem_alloc, mem_free */
+// clang-format off
 #define GFL_NDJSON_MEM(X)                                                                          \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     GFL_NDJ_DEVICE_IDS(X, mem)                                                                     \
@@ -214,7 +223,9 @@
     X(async, u.mem.is_async, BOOL, 0, NONZERO)                                                     \
     GFL_NDJ_LAUNCHER(X, mem)                                                                       \
     GFL_NDJ_STACK_ID(X, mem)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_DROPPED(X)                                                                      \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, NONZERO)                                                                   \
@@ -222,13 +233,17 @@
     X(channel, u.dropped.channel, ENUM, channel, ALWAYS)                                           \
     X(count, u.dropped.count, U, 0, ALWAYS)                                                        \
     X(total, u.dropped.total, U, 0, ALWAYS)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_LOG(X)                                                                          \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
     X(level, u.log.level, ENUM, log_level, ALWAYS)                                                 \
     X(message, u.log.message, STR, 0, ALWAYS)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_DEVICE_INFO(X)                                                                  \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(device, h.device, U, 0, ALWAYS)                                                              \
@@ -245,31 +260,37 @@
     X(pcie_max_width, u.info.pcie_max_width, U, 0, NONZERO)                                        \
     X(driver_version, u.info.driver_version, STR, 0, ALWAYS)                                       \
     X(cuda_driver_version, u.info.cuda_driver_version, CUDA, 0, POSITIVE)
+// clang-format on
 
-#define GFL_NDJSON_NVTX_RANGE(X)                                                                   \
-    GFL_NDJ_INTERVAL(X, nvtx)                                                                      \
-    X(tid, h.tid, U, 0, ALWAYS)                                                                    \
-    X(name, u.nvtx.name, STR, 0, ALWAYS)                                                           \
-    X(domain, u.nvtx.domain, STR, 0, NONZERO)                                                      \
-    X(depth, u.nvtx.depth, U, 0, NESTED_RANGE)                                                     \
+#define GFL_NDJSON_NVTX_RANGE(X)                                                                                       \
+    GFL_NDJ_INTERVAL(X, nvtx)                                                                                          \
+    X(tid, h.tid, U, 0, ALWAYS)                                                                                        \
+    X(name, u.nvtx.name, STR, 0, ALWAYS)                                                                               \
+    X(domain, u.nvtx.domain, STR, 0, NONZERO)                                                                          \
+    X(depth, u.nvtx.depth, U, 0, NESTED_RANGE)                                                                         \
     X(id, u.nvtx.id, U, 0, ALWAYS)
 
+// clang-format off
 #define GFL_NDJSON_NVTX_MARK(X)                                                                    \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
     X(name, u.nvtx.name, STR, 0, ALWAYS)                                                           \
     X(domain, u.nvtx.domain, STR, 0, NONZERO)                                                      \
     X(id, u.nvtx.id, U, 0, ALWAYS)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_GRAPH_LAUNCH(X)                                                                 \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(end_ns, u.graph.end_ts, U, 0, ALWAYS)                                                        \
     X(corr, u.graph.correlation, U, 0, ALWAYS)                                                     \
     GFL_NDJ_LAUNCHER(X, graph)                                                                     \
     GFL_NDJ_STACK_ID(X, graph)
+// clang-format on
 
 /* stack and crash_stack: frames [first, first + count) of `total`, each
  * [module path or null, "0x<offset>"] */
+// clang-format off
 #define GFL_NDJSON_STACK(X)                                                                        \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
@@ -278,9 +299,11 @@
     X(total, u.stack.total, U, 0, ALWAYS)                                                          \
     X(truncated, u.stack.truncated, BOOL, 0, NONZERO)                                              \
     X(frames, u.stack.frames, FRAMES, 0, ALWAYS)
+// clang-format on
 
 /* A fatal signal (collect/crash.h); the names of the signal and its code
  * are for people: readers take the numbers. */
+// clang-format off
 #define GFL_NDJSON_CRASH(X)                                                                        \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
@@ -296,9 +319,11 @@
     X(stack_unavailable, h.flags, FLAG, GFL_F_CRASH_NO_UNWIND, FLAGGED)                            \
     X(open_scopes, u.crash.open_scopes, U, 0, ALWAYS)                                              \
     X(open_scopes_lost, u.crash.scopes_lost, U, 0, NONZERO)
+// clang-format on
 
 /* The engine asked for and the one recording; plugin and reason only when
  * there are. */
+// clang-format off
 #define GFL_NDJSON_ENGINE(X)                                                                       \
     X(ts_ns, h.ts, U, 0, REQ)                                                                      \
     X(tid, h.tid, U, 0, ALWAYS)                                                                    \
@@ -306,9 +331,11 @@
     X(engine, u.engine.ran, STR, 0, ALWAYS)                                                        \
     X(plugin, u.engine.plugin, STR, 0, NONZERO)                                                    \
     X(reason, u.engine.reason, STR, 0, NONZERO)
+// clang-format on
 
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
+// clang-format off
 #define GFL_NDJSON_EVENT_LINES(L)                                                                  \
     L(GFL_EV_SCOPE_BEGIN, GFL_NDJSON_SCOPE, none)                                                  \
     L(GFL_EV_SCOPE_END, GFL_NDJSON_SCOPE, none)                                                    \
@@ -333,6 +360,7 @@
     L(GFL_EV_CRASH_STACK, GFL_NDJSON_STACK, none)                                                  \
     L(GFL_EV_CRASH_SCOPE, GFL_NDJSON_SCOPE, none)                                                  \
     L(GFL_EV_ENGINE, GFL_NDJSON_ENGINE, none)
+// clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
 
@@ -348,6 +376,7 @@ typedef struct gpufl__meta_line {
     bool has_dropped;                        /* ... when the line has them */
 } gpufl__meta_line;
 
+// clang-format off
 #define GFL_NDJSON_SESSION_START(X)                                                                \
     X(ts_ns, ts_ns, U, 0, REQ)                                                                     \
     X(wall_ns, wall_ns, U, 0, ALWAYS)                                                              \
@@ -359,8 +388,10 @@ typedef struct gpufl__meta_line {
     X(part, part, U, 0, ALWAYS)                                                                    \
     X(format_version, format_version, U, 0, ALWAYS)                                                \
     X(gpufl_version, gpufl_version, STR, 0, ALWAYS)
+// clang-format on
 
 /* "dropped" only when the writer is given the final counts */
+// clang-format off
 #define GFL_NDJSON_SESSION_END(X)                                                                  \
     X(ts_ns, ts_ns, U, 0, REQ)                                                                     \
     X(wall_ns, wall_ns, U, 0, ALWAYS)                                                              \
@@ -369,22 +400,28 @@ typedef struct gpufl__meta_line {
     X(lines, lines, U, 0, ALWAYS)                                                                  \
     X(lost, lost, U, 0, ALWAYS)                                                                    \
     X(dropped, dropped, DROPS, 0, GIVEN)
+// clang-format on
 
+// clang-format off
 #define GFL_NDJSON_LOG_STOPPED(X)                                                                  \
     X(ts_ns, ts_ns, U, 0, REQ)                                                                     \
     X(reason, reason, STR, 0, ALWAYS)                                                              \
     X(detail, detail, STR, 0, ALWAYS)
+// clang-format on
 
 /* L(type name, fields) */
+// clang-format off
 #define GFL_NDJSON_SESSION_LINES(L)                                                                \
     L(session_start, GFL_NDJSON_SESSION_START)                                                     \
     L(session_end, GFL_NDJSON_SESSION_END)                                                         \
     L(log_stopped, GFL_NDJSON_LOG_STOPPED)
+// clang-format on
 
 /* ---- every key ------------------------------------------------------------ */
 
 /* Every key of every line, once: the reader numbers them for its one hash
  * lookup per field. A row whose key is missing here does not compile. */
+// clang-format off
 #define GFL_NDJSON_KEYS(X)                                                                         \
     X(type) X(ts_ns) X(tid) X(id) X(parent) X(depth) X(name) X(begin_ns) X(dur_ns) X(implicit)     \
     X(open) X(cpu_count) X(proc_cpu_pct) X(sys_cpu_pct) X(ram_used_bytes) X(ram_total_bytes)       \
@@ -404,5 +441,6 @@ typedef struct gpufl__meta_line {
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
     X(requested) X(engine) X(plugin)
+// clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

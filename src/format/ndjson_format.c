@@ -42,43 +42,32 @@ size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *name
 {
     switch (ev->h.type) {
     case GFL_EV_SCOPE_BEGIN:
-    case GFL_EV_SCOPE_END:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
+    case GFL_EV_SCOPE_END: return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
     case GFL_EV_SYSTEM_START:
-    case GFL_EV_SYSTEM_STOP:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.window.name);
+    case GFL_EV_SYSTEM_STOP: return FIXED_PART_BOUND + name_bound(names, ev->u.window.name);
     case GFL_EV_KERNEL:
         return FIXED_PART_BOUND + name_bound(names, ev->u.kernel.name) + name_bound(names, ev->u.kernel.mangled_name) +
                name_bound(names, ev->u.kernel.nvtx);
-    case GFL_EV_MEMCPY:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.memcpy.nvtx);
-    case GFL_EV_MEMSET:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.memset.nvtx);
-    case GFL_EV_SYNC:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.sync.nvtx);
+    case GFL_EV_MEMCPY: return FIXED_PART_BOUND + name_bound(names, ev->u.memcpy.nvtx);
+    case GFL_EV_MEMSET: return FIXED_PART_BOUND + name_bound(names, ev->u.memset.nvtx);
+    case GFL_EV_SYNC: return FIXED_PART_BOUND + name_bound(names, ev->u.sync.nvtx);
     case GFL_EV_MEM_ALLOC:
-    case GFL_EV_MEM_FREE:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.mem.nvtx);
+    case GFL_EV_MEM_FREE: return FIXED_PART_BOUND + name_bound(names, ev->u.mem.nvtx);
     case GFL_EV_NVTX_RANGE:
     case GFL_EV_NVTX_MARK:
         return FIXED_PART_BOUND + name_bound(names, ev->u.nvtx.name) + name_bound(names, ev->u.nvtx.domain);
-    case GFL_EV_GRAPH_LAUNCH:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.graph.nvtx);
+    case GFL_EV_GRAPH_LAUNCH: return FIXED_PART_BOUND + name_bound(names, ev->u.graph.nvtx);
     case GFL_EV_STACK:
-    case GFL_EV_CRASH_STACK:
-        return FIXED_PART_BOUND + stack_modules_bound(&ev->u.stack, names);
-    case GFL_EV_CRASH_SCOPE:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
-    case GFL_EV_LOG:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
+    case GFL_EV_CRASH_STACK: return FIXED_PART_BOUND + stack_modules_bound(&ev->u.stack, names);
+    case GFL_EV_CRASH_SCOPE: return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
+    case GFL_EV_LOG: return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
     case GFL_EV_ENGINE:
         return FIXED_PART_BOUND + name_bound(names, ev->u.engine.requested) + name_bound(names, ev->u.engine.ran) +
                name_bound(names, ev->u.engine.plugin) + name_bound(names, ev->u.engine.reason);
     case GFL_EV_DEVICE_INFO:
         return FIXED_PART_BOUND + name_bound(names, ev->u.info.name) + name_bound(names, ev->u.info.uuid) +
                name_bound(names, ev->u.info.pci_bus_id) + name_bound(names, ev->u.info.driver_version);
-    default:
-        return FIXED_PART_BOUND;
+    default: return FIXED_PART_BOUND;
     }
 }
 
@@ -98,8 +87,7 @@ static char *put_i(char *p, const char *key, size_t klen, int64_t v)
     return gpufl__jput_i64(p, v);
 }
 
-static char *put_str(char *p, const gpufl__string_lookup *names, const char *key, size_t klen,
-                     uint32_t id)
+static char *put_str(char *p, const gpufl__string_lookup *names, const char *key, size_t klen, uint32_t id)
 {
     uint32_t len;
     const char *s = gpufl__lookup(names, id, &len);
@@ -238,13 +226,12 @@ static uint64_t span(uint64_t from, uint64_t to) { return to > from ? to - from 
 #define KEY_LIT(key) ",\"" #key "\":", sizeof(",\"" #key "\":") - 1
 
 /* One row of ndjson_fields.h: the field, when the table says to write it. */
-#define WRITE_FIELD(key, member, kind, arg, when)                                                  \
-    if (GFL_NDJ_IF_##when(ev, ev->member, arg))                                                    \
+#define WRITE_FIELD(key, member, kind, arg, when)                                                                      \
+    if (GFL_NDJ_IF_##when(ev, ev->member, arg))                                                                        \
         p = PUT_##kind(KEY_LIT(key), ev->member, arg);
 
-#define WRITE_LINE(type, fields, valid)                                                            \
-    case type:                                                                                     \
-        fields(WRITE_FIELD) break;
+#define WRITE_LINE(type, fields, valid)                                                                                \
+    case type: fields(WRITE_FIELD) break;
 
 size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *names, char *buf)
 {

@@ -230,17 +230,32 @@ static inline bool gpufl__k_launch(const gpufl__rows *r, size_t i, int64_t *lead
  * when name and whole configuration are equal. */
 static inline uint32_t gpufl__k_config(const gpufl__rows *r, size_t i) { return r->kernels->config_row[i]; }
 /* String id of the demangled name (0 when there is none). */
-static inline uint32_t gpufl__k_name(const gpufl__rows *r, size_t i) { return gpufl__cfg_name(r, gpufl__k_config(r, i)); }
+static inline uint32_t gpufl__k_name(const gpufl__rows *r, size_t i)
+{
+    return gpufl__cfg_name(r, gpufl__k_config(r, i));
+}
 static inline uint32_t gpufl__k_stream_row(const gpufl__rows *r, size_t i) { return r->kernels->stream_row[i]; }
 static inline uint32_t gpufl__k_caller(const gpufl__rows *r, size_t i) { return r->kernels->caller_row[i]; }
 static inline uint32_t gpufl__k_device(const gpufl__rows *r, size_t i)
 {
     return gpufl__stream_device(r, gpufl__k_stream_row(r, i));
 }
-static inline uint32_t gpufl__k_tid(const gpufl__rows *r, size_t i) { return gpufl__caller_tid(r, gpufl__k_caller(r, i)); }
-static inline uint64_t gpufl__k_scope(const gpufl__rows *r, size_t i) { return gpufl__caller_scope(r, gpufl__k_caller(r, i)); }
-static inline uint32_t gpufl__k_nvtx(const gpufl__rows *r, size_t i) { return gpufl__caller_nvtx(r, gpufl__k_caller(r, i)); }
-static inline uint32_t gpufl__k_stack(const gpufl__rows *r, size_t i) { return gpufl__caller_stack(r, gpufl__k_caller(r, i)); }
+static inline uint32_t gpufl__k_tid(const gpufl__rows *r, size_t i)
+{
+    return gpufl__caller_tid(r, gpufl__k_caller(r, i));
+}
+static inline uint64_t gpufl__k_scope(const gpufl__rows *r, size_t i)
+{
+    return gpufl__caller_scope(r, gpufl__k_caller(r, i));
+}
+static inline uint32_t gpufl__k_nvtx(const gpufl__rows *r, size_t i)
+{
+    return gpufl__caller_nvtx(r, gpufl__k_caller(r, i));
+}
+static inline uint32_t gpufl__k_stack(const gpufl__rows *r, size_t i)
+{
+    return gpufl__caller_stack(r, gpufl__k_caller(r, i));
+}
 
 /* ---- copies and memsets (x: r->copies or r->memsets) ------------------------ */
 
@@ -278,7 +293,10 @@ static inline uint64_t gpufl__y_end(const gpufl__rows *r, size_t i)
 }
 static inline uint8_t gpufl__y_kind(const gpufl__rows *r, size_t i) { return r->syncs->kind[i]; }
 static inline uint32_t gpufl__y_stream_row(const gpufl__rows *r, size_t i) { return r->syncs->stream_row[i]; }
-static inline uint32_t gpufl__y_tid(const gpufl__rows *r, size_t i) { return gpufl__caller_tid(r, r->syncs->caller_row[i]); }
+static inline uint32_t gpufl__y_tid(const gpufl__rows *r, size_t i)
+{
+    return gpufl__caller_tid(r, r->syncs->caller_row[i]);
+}
 
 /* ---- allocations ---------------------------------------------------------------- */
 
@@ -420,8 +438,7 @@ static inline uint32_t gpufl__row_stream(const gpufl__rows *r, unsigned tbl, siz
 
 /* The device and stream of device work; zeros for a stream row the trace
  * does not have. */
-static inline void gpufl__row_where(const gpufl__rows *r, unsigned tbl, size_t i, uint32_t *device,
-                                    uint32_t *stream)
+static inline void gpufl__row_where(const gpufl__rows *r, unsigned tbl, size_t i, uint32_t *device, uint32_t *stream)
 {
     uint32_t context;
     gpufl__stream_get(r, gpufl__row_stream_row(r, tbl, i), device, &context, stream);
@@ -487,8 +504,8 @@ static inline bool gpufl__row_unended(const gpufl__rows *r, unsigned tbl, size_t
  * times. Returns 1 when the call is known (a start time and a thread), 0
  * otherwise (syncs and the other tables: always 0, they carry no API
  * times). */
-static inline int gpufl__row_call(const gpufl__rows *r, unsigned tbl, size_t i, uint64_t *api_start,
-                                  uint64_t *api_end, uint32_t *tid)
+static inline int gpufl__row_call(const gpufl__rows *r, unsigned tbl, size_t i, uint64_t *api_start, uint64_t *api_end,
+                                  uint32_t *tid)
 {
     uint32_t caller;
     if (tbl == GPUFL__TBL_KERNEL) {
@@ -520,14 +537,14 @@ typedef struct gpufl__work_row {
     uint64_t start, end;
     uint64_t api_start, api_end; /* the launching call; 0 unknown (syncs: always 0) */
     uint32_t device, stream, correlation, tid;
-    uint32_t name;     /* kernels: string id of the name (the mangled one when there is
+    uint32_t name;                         /* kernels: string id of the name (the mangled one when there is
                           no demangled one); 0 otherwise */
-    uint32_t graph_id; /* kernels: launched as part of this CUDA graph, 0 none */
-    uint8_t kind;      /* copies: gfl_copy_kind; syncs: gfl_sync_kind; else 0 */
+    uint32_t graph_id;                     /* kernels: launched as part of this CUDA graph, 0 none */
+    uint8_t kind;                          /* copies: gfl_copy_kind; syncs: gfl_sync_kind; else 0 */
     uint32_t grid[3], block[3], registers; /* kernels */
-    uint32_t launch;   /* kernels: 1 + the row of the launch configuration, the same for
+    uint32_t launch;                       /* kernels: 1 + the row of the launch configuration, the same for
                           kernels launched alike, below gpufl__rows_launch_count(); 0 none */
-    uint64_t bytes;    /* copies and memsets */
+    uint64_t bytes;                        /* copies and memsets */
 } gpufl__work_row;
 
 /* Row i of tbl (kernel, copy, memset or sync) into *o. */
@@ -704,7 +721,7 @@ typedef struct gpufl__range_row {
     uint32_t name, tid, domain;
     uint32_t depth;
     uint8_t implicit, instant;
-    uint8_t unended;     /* never ended (gpufl_trace_scopes.unended) */
+    uint8_t unended; /* never ended (gpufl_trace_scopes.unended) */
 } gpufl__range_row;
 
 static inline void gpufl__range_row_get(const gpufl__rows *r, unsigned tbl, size_t i, gpufl__range_row *o)
@@ -807,12 +824,12 @@ static inline void gpufl__host_row_get(const gpufl__rows *r, size_t i, gpufl__ho
 
 /* One piece of GPU work as the walks need it. */
 typedef struct gpufl__op {
-    uint8_t table;        /* GPUFL__TBL_KERNEL, _COPY or _MEMSET */
+    uint8_t table; /* GPUFL__TBL_KERNEL, _COPY or _MEMSET */
     size_t row;
     uint64_t start, end;
-    uint32_t stream_row;  /* row of the streams table */
-    uint32_t caller;      /* row of the callers table */
-    uint64_t api_start;   /* 0 unknown */
+    uint32_t stream_row; /* row of the streams table */
+    uint32_t caller;     /* row of the callers table */
+    uint64_t api_start;  /* 0 unknown */
 } gpufl__op;
 
 /* A merge of the three tables, which are each sorted by start: ops come by

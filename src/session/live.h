@@ -23,14 +23,14 @@ struct gpufl__live_backend;
 
 typedef struct gpufl__live {
     bool have_nvml;
-    char nvml_error[512];          /* why there is no NVML, when there is none */
-    char nvml_library[256];        /* the libnvidia-ml that was loaded, when there is one */
+    char nvml_error[512];   /* why there is no NVML, when there is none */
+    char nvml_library[256]; /* the libnvidia-ml that was loaded, when there is one */
     gpufl__device_list devices;
     struct gpufl__live_backend *backend; /* NVML and /proc handles (live.c) */
 } gpufl__live;
 
 typedef struct gpufl__live_sample {
-    uint64_t ts_ns;                /* CLOCK_MONOTONIC */
+    uint64_t ts_ns; /* CLOCK_MONOTONIC */
     uint64_t wall_ns;
     gfl_device_metrics_payload gpu[GFL_MAX_DEVICES]; /* devices.devices[i]'s */
     gfl_host_metrics_payload host;

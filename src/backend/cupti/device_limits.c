@@ -20,13 +20,10 @@ static int map_cu_error(int rc)
 {
     switch (rc) {
     case CUDA_ERROR_NOT_INITIALIZED:
-    case CUDA_ERROR_DEINITIALIZED:
-        return GPUFL_ESTATE;
+    case CUDA_ERROR_DEINITIALIZED: return GPUFL_ESTATE;
     case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_NO_DEVICE:
-        return GPUFL_EINVAL;
-    default:
-        return GPUFL_EUNSUPPORTED;
+    case CUDA_ERROR_NO_DEVICE: return GPUFL_EINVAL;
+    default: return GPUFL_EUNSUPPORTED;
     }
 }
 
@@ -35,12 +32,12 @@ static int map_cu_error(int rc)
  * says which. Returns false when there is none. */
 static bool table_limits(int major, int minor, gfl_sm_limits *out, bool *exact)
 {
-    *exact = gfl_sm_limits_for_cc(major, minor, out) == 0;
+    *exact = gpufl__sm_limits_for_cc(major, minor, out) == 0;
     if (*exact)
         return true;
     for (int ma = major; ma >= 7; ma--)
         for (int mi = ma == major ? minor : 9; mi >= 0; mi--)
-            if (gfl_sm_limits_for_cc(ma, mi, out) == 0)
+            if (gpufl__sm_limits_for_cc(ma, mi, out) == 0)
                 return true;
     return false;
 }
@@ -170,8 +167,8 @@ int gfl_device_limits_get(int ordinal, gfl_sm_limits *out)
      * are read only after the release store of READY. A thread that loses
      * asks the driver itself rather than wait for the winner. */
     int expected = ENTRY_EMPTY;
-    if (!atomic_compare_exchange_strong_explicit(&cache[ordinal].state, &expected, ENTRY_FILLING,
-                                                 memory_order_relaxed, memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&cache[ordinal].state, &expected, ENTRY_FILLING, memory_order_relaxed,
+                                                 memory_order_relaxed))
         return gfl_device_limits_query(&driver_ops, ordinal, out);
 
     gfl_sm_limits l;

@@ -20,7 +20,7 @@
  * over and pushes the rest. So a definition is late, never lost.
  *
  * Identity is the hash: the hash covers every frame from the caller of
- * gfl_stack_capture() outwards, CUPTI and driver frames included (telling
+ * gpufl__stack_capture() outwards, CUPTI and driver frames included (telling
  * them apart needs dladdr, too slow here; they are the same for every call
  * through one API, so a call site keeps one id per API). Two stacks get the
  * same id only if 40 tag bits and the probe position agree: about 1e-12 per
@@ -56,7 +56,7 @@ static unw_backtrace_fn unw_backtrace;
 
 /* Definition states (entry.def); PENDING carries the pieces pushed. */
 enum { DEF_OWNED = 0, DEF_PENDING = 1, DEF_DONE = 2 };
-#define DEF_STATE(d) ((d) & 0xffu)
+#define DEF_STATE(d) ((d)&0xffu)
 #define DEF_PIECES(d) ((d) >> 8)
 
 _Static_assert(GFL_STACK_MAX_STACKS == ID_MASK, "ids fit in the key's low bits");
@@ -119,7 +119,7 @@ static inline stripe *my_stripe(void)
 /* Relaxed: counters order nothing; readers sum them after the fact. */
 static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
 
-void gfl_stack_stats_get(gfl_stack_stats *out)
+void gpufl__stack_stats_get(gfl_stack_stats *out)
 {
     memset(out, 0, sizeof *out);
     for (unsigned i = 0; i < N_STRIPES; i++) {
@@ -210,8 +210,8 @@ static bool push_piece(const table *t, uint32_t id, const void *const *frames, u
 /* Pushes the pieces of stack `id` from piece `done` on; frames are resolved
  * piece by piece, so a full ring wastes the dladdr() calls of one piece at
  * most. Returns the pieces pushed so far; *all says whether that is all. */
-static unsigned push_definition(const table *t, uint32_t id, const void *const *raw, unsigned nraw,
-                                bool truncated, unsigned done, bool *all)
+static unsigned push_definition(const table *t, uint32_t id, const void *const *raw, unsigned nraw, bool truncated,
+                                unsigned done, bool *all)
 {
     unsigned skip = 0;
     while (skip < nraw && is_internal(raw[skip]))
@@ -250,8 +250,7 @@ static void define(table *t, entry *e, uint32_t id, const void *const *raw, unsi
 
 /* A known stack whose definition was cut short: take it over when the
  * retry delay has passed and no one else has. */
-static void retry_definition(table *t, entry *e, uint32_t id, const void *const *raw, unsigned nraw,
-                             bool truncated)
+static void retry_definition(table *t, entry *e, uint32_t id, const void *const *raw, unsigned nraw, bool truncated)
 {
     uint32_t d = atomic_load_explicit(&e->def, memory_order_relaxed);
     if (DEF_STATE(d) != DEF_PENDING)
@@ -259,8 +258,7 @@ static void retry_definition(table *t, entry *e, uint32_t id, const void *const 
     if (t->host->now_ns() < atomic_load_explicit(&t->retry_after_ns, memory_order_relaxed))
         return;
     /* Acquire pairs with define()'s release; only one thread wins. */
-    if (!atomic_compare_exchange_strong_explicit(&e->def, &d, DEF_OWNED, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&e->def, &d, DEF_OWNED, memory_order_acquire, memory_order_relaxed))
         return;
     define(t, e, id, raw, nraw, truncated, DEF_PIECES(d));
 }
@@ -345,7 +343,7 @@ static uint32_t lookup(table *t, stripe *st, void *const *raw, unsigned nraw, bo
     return 0; /* not reached: at most half the slots are ever taken */
 }
 
-__attribute__((noinline)) uint32_t gfl_stack_capture(void)
+__attribute__((noinline)) uint32_t gpufl__stack_capture(void)
 {
     /* Acquire pairs with init's release: the table is initialised. */
     table *t = atomic_load_explicit(&current, memory_order_acquire);
@@ -373,10 +371,9 @@ __attribute__((noinline)) uint32_t gfl_stack_capture(void)
 
 /* ---- lifecycle ------------------------------------------------------------------ */
 
-int gfl_stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
+int gpufl__stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
 {
-    if (!host || !host->push || !host->intern || !host->now_ns || !max_stacks ||
-        max_stacks > GFL_STACK_MAX_STACKS)
+    if (!host || !host->push || !host->intern || !host->now_ns || !max_stacks || max_stacks > GFL_STACK_MAX_STACKS)
         return GPUFL_EINVAL;
     if (!unw_backtrace) {
         void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -393,7 +390,7 @@ int gfl_stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
         free(retired);
         retired = NULL;
     }
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     uint32_t slots = 2;
     while (slots < 2 * max_stacks)
         slots <<= 1;
@@ -419,7 +416,7 @@ int gfl_stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
     return 0;
 }
 
-void gfl_stack_shutdown(void)
+void gpufl__stack_shutdown(void)
 {
     /* Acquire: t's fields were written by init, maybe on another thread;
      * release: nothing (the pointer is all that is published). */
@@ -427,7 +424,7 @@ void gfl_stack_shutdown(void)
     if (!t)
         return;
     gfl_stack_stats s;
-    gfl_stack_stats_get(&s);
+    gpufl__stack_stats_get(&s);
     if (t->host->log) {
         char msg[256];
         bool bad = s.table_full || s.unique > s.defined;

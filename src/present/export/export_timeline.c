@@ -152,9 +152,18 @@ uint64_t gpufl__tl_flow_id(const gpufl__rows *x, unsigned src, size_t row)
 
 /* The fixed names, numbered: a few of their own, then a copy's and its
  * call's and a sync's per kind (core/names.h). */
-enum { N_KERNEL, N_UNNAMED, N_MEMSET, N_MEMSET_CALL, N_GRAPH_LAUNCH, N_LAUNCH, N_COPY,
-       N_COPY_CALL = N_COPY + GFL_COPY_KIND_COUNT, N_SYNC = N_COPY_CALL + GFL_COPY_KIND_COUNT,
-       N_COUNT = N_SYNC + GFL_SYNC_KIND_COUNT };
+enum {
+    N_KERNEL,
+    N_UNNAMED,
+    N_MEMSET,
+    N_MEMSET_CALL,
+    N_GRAPH_LAUNCH,
+    N_LAUNCH,
+    N_COPY,
+    N_COPY_CALL = N_COPY + GFL_COPY_KIND_COUNT,
+    N_SYNC = N_COPY_CALL + GFL_COPY_KIND_COUNT,
+    N_COUNT = N_SYNC + GFL_SYNC_KIND_COUNT
+};
 
 static const char *const fixed_names[N_COPY] = {
     [N_KERNEL] = "kernel",
@@ -201,12 +210,8 @@ void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xnam
     case GPUFL__TBL_COPY:
         n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < GFL_COPY_KIND_COUNT ? s->op->kind : 0);
         return;
-    case GPUFL__TBL_MEMSET:
-        n->fixed = call ? N_MEMSET_CALL : N_MEMSET;
-        return;
-    case GPUFL__TBL_SYNC:
-        n->fixed = N_SYNC + (s->op->kind < GFL_SYNC_KIND_COUNT ? s->op->kind : 0);
-        return;
+    case GPUFL__TBL_MEMSET: n->fixed = call ? N_MEMSET_CALL : N_MEMSET; return;
+    case GPUFL__TBL_SYNC: n->fixed = N_SYNC + (s->op->kind < GFL_SYNC_KIND_COUNT ? s->op->kind : 0); return;
     default:
         if (s->range->name && *gpufl__rows_str(x, s->range->name))
             n->string = s->range->name;
@@ -345,8 +350,8 @@ static uint32_t host_counter_mask(const gpufl__rows *x)
  * copies, memsets) or of their syncs (GPUFL__TL_SYNCS), under parent: one
  * per key keys[*next..] on dev (keys: m's, sorted, so by device), each
  * recorded in m as the key's track. 0 or GPUFL_ENOMEM. */
-static int add_stream_tracks(tl *t, uint8_t kind, uint32_t dev, uint32_t parent, gpufl__idmap *m,
-                             const uint64_t *keys, size_t *next)
+static int add_stream_tracks(tl *t, uint8_t kind, uint32_t dev, uint32_t parent, gpufl__idmap *m, const uint64_t *keys,
+                             size_t *next)
 {
     for (; *next < m->n && keys[*next] >> 32 == dev; (*next)++) {
         gpufl__tl_track *st = add_track(t, kind, parent);
@@ -404,9 +409,7 @@ static int make_tracks(tl *t)
 
     uint64_t *devs = map_sorted_keys(&t->devices);
     uint64_t *streams = map_sorted_keys(&t->streams), *syncs = map_sorted_keys(&t->syncs);
-    int rc = (t->devices.n && !devs) || (t->streams.n && !streams) || (t->syncs.n && !syncs)
-                 ? GPUFL_ENOMEM
-                 : 0;
+    int rc = (t->devices.n && !devs) || (t->streams.n && !streams) || (t->syncs.n && !syncs) ? GPUFL_ENOMEM : 0;
     size_t si = 0, yi = 0;
     for (size_t d = 0; d < t->devices.n && !rc; d++) {
         uint32_t dev = (uint32_t)devs[d];
@@ -470,10 +473,9 @@ static uint32_t item_track(tl *t, unsigned kind, size_t row)
 }
 
 /* Every item kind with its table. */
-static const unsigned item_kinds[] = {GPUFL__TBL_KERNEL, GPUFL__TBL_COPY, GPUFL__TBL_MEMSET,
-                                      GPUFL__TBL_SYNC,   GPUFL__TBL_SCOPE, GPUFL__TBL_NVTX,
-                                      API_OF(GPUFL__TBL_KERNEL), API_OF(GPUFL__TBL_COPY),
-                                      API_OF(GPUFL__TBL_MEMSET)};
+static const unsigned item_kinds[] = {GPUFL__TBL_KERNEL,         GPUFL__TBL_COPY,         GPUFL__TBL_MEMSET,
+                                      GPUFL__TBL_SYNC,           GPUFL__TBL_SCOPE,        GPUFL__TBL_NVTX,
+                                      API_OF(GPUFL__TBL_KERNEL), API_OF(GPUFL__TBL_COPY), API_OF(GPUFL__TBL_MEMSET)};
 #define NITEM_KINDS (sizeof item_kinds / sizeof item_kinds[0])
 
 /* Pass 2: the items of each track, in table order, bucketed by a counting
@@ -804,8 +806,7 @@ static int emit_track(tl *t, uint32_t track)
     return rc ? rc : drain(t, UINT64_MAX);
 }
 
-static double counter_value(const counter_def *def, const gpufl__dev_row *d,
-                            const gpufl__host_row *h)
+static double counter_value(const counter_def *def, const gpufl__dev_row *d, const gpufl__host_row *h)
 {
     switch (def->field) {
     case C_GPU_UTIL: return d->gpu_util_pct;

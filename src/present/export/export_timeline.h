@@ -87,10 +87,10 @@ typedef struct gpufl__tl_slice {
     uint8_t op_src;      /* GPUFL__TL_API: the table of the launched work */
     size_t row;          /* in its table (API: the first launched row) */
     /* at begin only (NULL at end): */
-    const gpufl__work_row *op;       /* kernels, copies, memsets, syncs, API calls */
+    const gpufl__work_row *op;     /* kernels, copies, memsets, syncs, API calls */
     const gpufl__range_row *range; /* scopes, NVTX */
-    uint64_t flow;              /* device work: flow id from its call, 0 none */
-    const uint64_t *flows;      /* API calls: a flow per launched row */
+    uint64_t flow;                 /* device work: flow id from its call, 0 none */
+    const uint64_t *flows;         /* API calls: a flow per launched row */
     size_t nflows;
 } gpufl__tl_slice;
 
@@ -107,11 +107,11 @@ typedef struct gpufl__tl_sink {
 } gpufl__tl_sink;
 
 typedef struct gpufl__tl_stats {
-    uint64_t tracks, lanes;        /* lanes: overflow lanes made */
+    uint64_t tracks, lanes; /* lanes: overflow lanes made */
     uint64_t slices, instants, api_calls, flows, counters;
-    uint64_t overlapped;           /* slices put on an overflow lane */
-    uint64_t unended;              /* scopes and NVTX ranges that never ended */
-    uint64_t events;               /* rows of the trace exported (slices from rows, samples) */
+    uint64_t overlapped; /* slices put on an overflow lane */
+    uint64_t unended;    /* scopes and NVTX ranges that never ended */
+    uint64_t events;     /* rows of the trace exported (slices from rows, samples) */
 } gpufl__tl_stats;
 
 /* The name of a slice: one of a fixed set ("memcpy HtoD", "sync stream",

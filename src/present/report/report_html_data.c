@@ -39,7 +39,6 @@
 enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS };
 static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs"};
 
-
 /* The page script's numbers for kinds of slices ("nk"), which it colours
  * and names: a contract with the script, by table, and one for NVTX marks. */
 static const uint8_t page_kind[GPUFL__TBL_COUNT] = {
@@ -68,14 +67,14 @@ typedef struct row {
     mark *v;
     size_t n, cap;
     uint64_t last_end;
-    bool pending;      /* a merge in progress */
-    slice pend;        /* its span (start, end), kind; name: the longest slice's */
+    bool pending; /* a merge in progress */
+    slice pend;   /* its span (start, end), kind; name: the longest slice's */
     uint64_t pend_busy, pend_longest;
     uint32_t pend_count;
 } row;
 
 typedef struct lane {
-    uint8_t type;      /* LANE_* */
+    uint8_t type; /* LANE_* */
     uint32_t device, stream, tid;
     uint64_t items, overlaid;
     uint32_t nrows;
@@ -88,13 +87,13 @@ typedef struct builder {
     uint64_t t0, t_end, wall, q;
     lane *lanes;
     size_t nlanes;
-    uint32_t *stream_lane; /* per row of the streams table: lane, or NONE */
+    uint32_t *stream_lane;   /* per row of the streams table: lane, or NONE */
     gpufl__idmap tid_lanes;  /* (tid << 2 | LANE_*) -> lane */
     gpufl__idmap name_index; /* (kind << 32 | id) -> index in names */
-    slice *names;          /* kind, text of each name kept */
+    slice *names;            /* kind, text of each name kept */
     size_t nnames, names_cap;
-    uint64_t kept;         /* marks kept */
-    bool count_only;       /* a first pass that only counts each lane's slices */
+    uint64_t kept;   /* marks kept */
+    bool count_only; /* a first pass that only counts each lane's slices */
     int err;
 } builder;
 
@@ -122,8 +121,7 @@ static uint32_t name_of(builder *b, const slice *s)
     return (uint32_t)b->nnames++;
 }
 
-static void keep(builder *b, row *r, const slice *name, uint64_t start, uint64_t end, uint64_t busy,
-                 uint32_t count)
+static void keep(builder *b, row *r, const slice *name, uint64_t start, uint64_t end, uint64_t busy, uint32_t count)
 {
     if (b->err)
         return;
@@ -516,9 +514,10 @@ static void emit_lanes(gpufl__hout *o, const builder *b)
             char g[32];
             snprintf(g, sizeof g, "thread %" PRIu32, l->tid);
             gpufl__hout_json_str(o, g);
-            snprintf(label, sizeof label, "%s", l->type == LANE_SCOPES ? "scopes"
-                                                : l->type == LANE_NVTX ? "NVTX"
-                                                                       : "syncs");
+            snprintf(label, sizeof label, "%s",
+                     l->type == LANE_SCOPES ? "scopes"
+                     : l->type == LANE_NVTX ? "NVTX"
+                                            : "syncs");
         }
         gpufl__hout_raw(o, ",\"l\":");
         gpufl__hout_json_str(o, label);

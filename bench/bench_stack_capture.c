@@ -1,5 +1,5 @@
 /*
- * Cost of one CPU stack capture (gfl_stack_capture: unwind, hash, table
+ * Cost of one CPU stack capture (gpufl__stack_capture: unwind, hash, table
  * probe) on a stack already known, for stacks of 10, 30 and 60 frames
  * (recursion to the depth), against a plain unw_backtrace() of the same
  * depth into the same buffer size, in alternating batches of the same run:
@@ -40,20 +40,20 @@ typedef struct job {
 
 static volatile uint32_t sink;
 
-/* Batches of unw_backtrace() and of gfl_stack_capture() alternate, so that
+/* Batches of unw_backtrace() and of gpufl__stack_capture() alternate, so that
  * both see the same machine state. */
 static __attribute__((noinline)) void measure(job *j)
 {
     void *buf[RAW];
     double per_base[BATCHES], per_capture[BATCHES];
-    j->id = gfl_stack_capture(); /* the definition, not timed */
+    j->id = gpufl__stack_capture(); /* the definition, not timed */
     for (int b = 0; b < BATCHES; b++) {
         uint64_t t0 = bench_now_ns();
         for (int i = 0; i < BATCH; i++)
             sink = (uint32_t)unw_backtrace(buf, RAW);
         uint64_t t1 = bench_now_ns();
         for (int i = 0; i < BATCH; i++)
-            sink = gfl_stack_capture();
+            sink = gpufl__stack_capture();
         uint64_t t2 = bench_now_ns();
         per_base[b] = (double)(t1 - t0) / BATCH;
         per_capture[b] = (double)(t2 - t1) / BATCH;
@@ -97,14 +97,14 @@ int main(void)
 {
     char machine[512];
     bench_machine(machine, sizeof machine);
-    if (gfl_stack_init(&host, 1024) != 0) {
+    if (gpufl__stack_init(&host, 1024) != 0) {
         fprintf(stderr, "bench_stack_capture: capture unsupported (no libunwind)\n");
         return 1;
     }
     int base = frames_here();
     printf("bench_stack_capture (%s)\n", machine);
     printf("  ns per call, median of %d batches of %d, stack known (steady state)\n", BATCHES, BATCH);
-    printf("  %6s  %14s  %18s  %6s\n", "frames", "unw_backtrace", "gfl_stack_capture", "ratio");
+    printf("  %6s  %14s  %18s  %6s\n", "frames", "unw_backtrace", "gpufl__stack_capture", "ratio");
     static const int depths[] = {10, 30, 60};
     for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
         job j = {.frames = depths[d], .base = base};
@@ -135,9 +135,9 @@ int main(void)
     printf("  %d threads at once (one per CPU), 30 frames, median of threads:\n", nthreads);
     printf("  %6d  %14.1f  %18.1f  %6.2f\n", 30, b, c, c / b);
     gfl_stack_stats s;
-    gfl_stack_stats_get(&s);
+    gpufl__stack_stats_get(&s);
     printf("  captures %llu, failures %llu (must be 0)\n", (unsigned long long)s.captures,
            (unsigned long long)s.failures);
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     return s.failures == 0 ? 0 : 1;
 }

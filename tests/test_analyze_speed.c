@@ -1,8 +1,8 @@
 /*
  * The fast paths of the analyses against the plain ones they replace:
- * percentiles by counting (ana_dist_select, and ana_scan over streamed
- * values) against sorting (ana_dist_of),
- * the galloping search (ana_count_le) against a scan, the merged walk over
+ * percentiles by counting (gpufl__ana_dist_select, and ana_scan over streamed
+ * values) against sorting (gpufl__ana_dist_of),
+ * the galloping search (gpufl__ana_count_le) against a scan, the merged walk over
  * GPU work in runs (ta_ops) against a sort of all of it, the hotspots' dense
  * (kernel, node) tables against the hash map they fall back on, and the
  * two-thread report against each analysis run on its own.
@@ -63,18 +63,18 @@ static void select_matches_sort(void **state)
             gpufl__ana_dist want, got, scanned;
             /* streamed three times, in a different order each time */
             ana_scan sc;
-            ana_scan_open(&sc, is_signed);
+            gpufl__ana_scan_open(&sc, is_signed);
             for (size_t i = 0; i < n; i++)
                 ana_scan_add(&sc, a[i]);
-            assert_int_equal(ana_scan_count_begin(&sc), 0);
+            assert_int_equal(gpufl__ana_scan_count_begin(&sc), 0);
             for (size_t i = n; i-- > 0;)
                 ana_scan_count(&sc, a[i]);
-            assert_int_equal(ana_scan_keep_begin(&sc), 0);
+            assert_int_equal(gpufl__ana_scan_keep_begin(&sc), 0);
             for (size_t i = 0; i < n; i++)
                 ana_scan_keep(&sc, a[(i * 7919) % n]); /* a permutation: no size is a multiple of 7919 */
-            assert_int_equal(ana_scan_finish(&sc, &scanned), 0);
-            assert_int_equal(ana_dist_of(a, n, is_signed, &want), 0);
-            assert_int_equal(ana_dist_select(b, n, is_signed, &got), 0);
+            assert_int_equal(gpufl__ana_scan_finish(&sc, &scanned), 0);
+            assert_int_equal(gpufl__ana_dist_of(a, n, is_signed, &want), 0);
+            assert_int_equal(gpufl__ana_dist_select(b, n, is_signed, &got), 0);
             assert_memory_equal(&scanned, &want, sizeof want);
             assert_int_equal(got.n, want.n);
             assert_int_equal(got.total, want.total);
@@ -97,24 +97,24 @@ static void scan_passes_must_agree(void **state)
     (void)state;
     for (int more = 0; more < 2; more++) {
         ana_scan sc;
-        ana_scan_open(&sc, false);
+        gpufl__ana_scan_open(&sc, false);
         for (uint64_t x = 0; x < 1000; x++)
             ana_scan_add(&sc, x * 1000);
-        assert_int_equal(ana_scan_count_begin(&sc), 0);
+        assert_int_equal(gpufl__ana_scan_count_begin(&sc), 0);
         for (uint64_t x = 0; x < 1000; x++)
             ana_scan_count(&sc, x * 1000);
-        assert_int_equal(ana_scan_keep_begin(&sc), 0);
+        assert_int_equal(gpufl__ana_scan_keep_begin(&sc), 0);
         for (uint64_t x = 0; x < (more ? 1000 : 400); x++)
             ana_scan_keep(&sc, x * 1000);
         if (more)
             for (uint64_t x = 0; x < 1000; x++)
                 ana_scan_keep(&sc, x * 1000);
         gpufl__ana_dist d;
-        assert_int_equal(ana_scan_finish(&sc, &d), more ? 0 : GPUFL_EINVAL);
+        assert_int_equal(gpufl__ana_scan_finish(&sc, &d), more ? 0 : GPUFL_EINVAL);
         assert_int_equal(d.n, more ? 1000 : 0);
         if (more)
             assert_int_equal(d.p50, 499000);
-        ana_scan_close(&sc);
+        gpufl__ana_scan_close(&sc);
     }
 }
 
@@ -138,7 +138,7 @@ static void count_le_matches_scan(void **state)
                 want++;
             if (q % 4 == 0)
                 hint = next() % (n + 5); /* any hint, even past the end */
-            size_t got = ana_count_le(v, n, hint, t);
+            size_t got = gpufl__ana_count_le(v, n, hint, t);
             assert_int_equal(got, want);
             hint = got;
         }
@@ -183,7 +183,7 @@ static void ops_walk_matches_sort(void **state)
     }
     gpufl_trace *t = af_open(&f, dir, "ops");
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     size_t n = a.k->n + a.cp->n + a.ms->n, m = 0;
     assert_int_equal(n, 3000);
     op_key *want = malloc(n * sizeof *want);

@@ -209,13 +209,13 @@ static void percentiles_and_sorts(void **state)
     assert_int_equal(ana_rank(10, 0), 0);
     uint64_t v[] = {4, 1, 3, 2};
     gpufl__ana_dist d;
-    assert_int_equal(ana_dist_of(v, 4, false, &d), 0);
+    assert_int_equal(gpufl__ana_dist_of(v, 4, false, &d), 0);
     assert_int_equal(d.p50, 2);
     assert_int_equal(d.p95, 4);
     assert_int_equal(d.total, 10);
     assert_true(d.mean == 2.5);
     uint64_t s[] = {(uint64_t)-5, 7, (uint64_t)-100, 0};
-    assert_int_equal(ana_dist_of(s, 4, true, &d), 0);
+    assert_int_equal(gpufl__ana_dist_of(s, 4, true, &d), 0);
     assert_int_equal(d.min, -100);
     assert_int_equal(d.p50, -5);
     assert_int_equal(d.max, 7);
@@ -226,7 +226,7 @@ static void percentiles_and_sorts(void **state)
         uint64_t *a = malloc((n + 1) * sizeof *a), *b = malloc((n + 1) * sizeof *b);
         for (size_t i = 0; i < n; i++)
             a[i] = b[i] = k % 2 ? next() : next() % 5000;
-        assert_int_equal(ana_sort_u64(a, n, NULL), 0);
+        assert_int_equal(gpufl__ana_sort_u64(a, n, NULL), 0);
         qsort(b, n, sizeof *b, cmp_u64);
         assert_memory_equal(a, b, n * sizeof *a);
         free(a);
@@ -246,7 +246,7 @@ static void hash_map(void **state)
         uint32_t k = (uint32_t)(next() % KEYS), v;
         switch (next() % 3) {
         case 0: {
-            int rc = ana_map_put(&m, k, k * 7u, (uint32_t)step, &v);
+            int rc = gpufl__ana_map_put(&m, k, k * 7u, (uint32_t)step, &v);
             assert_true(rc == (ref[k] ? 1 : 0));
             if (!ref[k])
                 ref[k] = step + 1;
@@ -254,11 +254,11 @@ static void hash_map(void **state)
             break;
         }
         case 1:
-            ana_map_del(&m, k, k * 7u);
+            gpufl__ana_map_del(&m, k, k * 7u);
             ref[k] = 0;
             break;
         default:
-            assert_int_equal(ana_map_get(&m, k, k * 7u, &v), ref[k] != 0);
+            assert_int_equal(gpufl__ana_map_get(&m, k, k * 7u, &v), ref[k] != 0);
             if (ref[k])
                 assert_int_equal(v, (uint32_t)(ref[k] - 1));
         }
@@ -267,11 +267,11 @@ static void hash_map(void **state)
     for (int k = 0; k < KEYS; k++) {
         uint32_t v;
         live += ref[k] != 0;
-        assert_int_equal(ana_map_get(&m, (uint64_t)k, (uint64_t)k * 7u, &v), ref[k] != 0);
-        assert_false(ana_map_get(&m, (uint64_t)k, 1, &v) && k * 7 != 1);
+        assert_int_equal(gpufl__ana_map_get(&m, (uint64_t)k, (uint64_t)k * 7u, &v), ref[k] != 0);
+        assert_false(gpufl__ana_map_get(&m, (uint64_t)k, 1, &v) && k * 7 != 1);
     }
     assert_int_equal(m.n, live);
-    ana_map_free(&m);
+    gpufl__ana_map_free(&m);
 }
 
 int main(void)

@@ -41,7 +41,7 @@ static void test_known_names(void **state)
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         char buf[512];
         size_t full = 0;
-        assert_int_equal(gfl_demangle(known[i].mangled, buf, sizeof buf, &full), 1);
+        assert_int_equal(gpufl__demangle(known[i].mangled, buf, sizeof buf, &full), 1);
         assert_string_equal(buf, known[i].readable);
         assert_int_equal(full, strlen(known[i].readable));
     }
@@ -57,13 +57,13 @@ static void test_names_left_alone(void **state)
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         char buf[64];
         size_t full = 999;
-        assert_int_equal(gfl_demangle(plain[i], buf, sizeof buf, &full), 0);
+        assert_int_equal(gpufl__demangle(plain[i], buf, sizeof buf, &full), 0);
         assert_string_equal(buf, plain[i]);
         assert_int_equal(full, strlen(plain[i]));
     }
     /* The buffer may be the name itself. */
     char same[32] = "not_mangled";
-    assert_int_equal(gfl_demangle(same, same, sizeof same, NULL), 0);
+    assert_int_equal(gpufl__demangle(same, same, sizeof same, NULL), 0);
     assert_string_equal(same, "not_mangled");
 }
 
@@ -74,19 +74,19 @@ static void test_small_buffer_cuts(void **state)
     size_t full = 0;
     memset(buf, 'x', sizeof buf);
     /* "empty()" is 7 bytes: 4 bytes hold "emp" and the NUL. */
-    assert_int_equal(gfl_demangle("_Z5emptyv", buf, 4, &full), 1);
+    assert_int_equal(gpufl__demangle("_Z5emptyv", buf, 4, &full), 1);
     assert_string_equal(buf, "emp");
     assert_int_equal(full, 7);
     assert_int_equal(buf[4], 'x'); /* nothing written past len */
     /* Exactly enough. */
-    assert_int_equal(gfl_demangle("_Z5emptyv", buf, 8, &full), 1);
+    assert_int_equal(gpufl__demangle("_Z5emptyv", buf, 8, &full), 1);
     assert_string_equal(buf, "empty()");
     /* One byte: only the NUL. */
-    assert_int_equal(gfl_demangle("_Z5emptyv", buf, 1, &full), 1);
+    assert_int_equal(gpufl__demangle("_Z5emptyv", buf, 1, &full), 1);
     assert_string_equal(buf, "");
     assert_int_equal(full, 7);
     /* Names left alone are cut the same way. */
-    assert_int_equal(gfl_demangle("abcdef", buf, 3, &full), 0);
+    assert_int_equal(gpufl__demangle("abcdef", buf, 3, &full), 0);
     assert_string_equal(buf, "ab");
     assert_int_equal(full, 6);
 }
@@ -95,9 +95,9 @@ static void test_invalid_arguments(void **state)
 {
     (void)state;
     char buf[16] = "untouched";
-    assert_int_equal(gfl_demangle(NULL, buf, sizeof buf, NULL), GPUFL_EINVAL);
-    assert_int_equal(gfl_demangle("_Z5emptyv", NULL, sizeof buf, NULL), GPUFL_EINVAL);
-    assert_int_equal(gfl_demangle("_Z5emptyv", buf, 0, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__demangle(NULL, buf, sizeof buf, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__demangle("_Z5emptyv", NULL, sizeof buf, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__demangle("_Z5emptyv", buf, 0, NULL), GPUFL_EINVAL);
     assert_string_equal(buf, "untouched");
 }
 
@@ -144,14 +144,14 @@ static uint32_t lookup(gfl_name_cache *c, const char *name)
 {
     uint32_t id = fake_intern(name, strlen(name));
     intern_calls--; /* count only the cache's own calls */
-    return gfl_name_cache_demangled(c, id, name);
+    return gpufl__name_cache_demangled(c, id, name);
 }
 
 static void test_cache_demangles_once(void **state)
 {
     (void)state;
     gfl_name_cache c;
-    gfl_name_cache_init(&c, fake_intern, 0);
+    gpufl__name_cache_init(&c, fake_intern, 0);
     assert_int_equal(c.max_entries, GFL_NAME_CACHE_MAX_ENTRIES);
 
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
@@ -172,7 +172,7 @@ static void test_cache_demangles_once(void **state)
      * nobody but the caller, and not stored. */
     uint32_t plain = fake_intern("ampere_sgemm_128x64_nn", 22);
     unsigned before = intern_calls;
-    assert_int_equal(gfl_name_cache_demangled(&c, plain, "ampere_sgemm_128x64_nn"), plain);
+    assert_int_equal(gpufl__name_cache_demangled(&c, plain, "ampere_sgemm_128x64_nn"), plain);
     assert_int_equal(intern_calls, before);
     assert_int_equal(c.n_entries, 3);
 
@@ -184,51 +184,51 @@ static void test_cache_demangles_once(void **state)
     assert_int_equal(lookup(&c, "_Zfoo"), bad);
     assert_int_equal(c.hits, 10);
 
-    gfl_name_cache_free(&c);
+    gpufl__name_cache_free(&c);
     assert_int_equal(c.n_entries, 0);
     /* Usable again after free: a fresh miss. */
     assert_string_equal(fake_str(lookup(&c, "_Z5emptyv")), "empty()");
     assert_int_equal(c.misses, 1);
-    gfl_name_cache_free(&c);
+    gpufl__name_cache_free(&c);
 }
 
 static void test_cache_never_stores_reserved_ids(void **state)
 {
     (void)state;
     gfl_name_cache c;
-    gfl_name_cache_init(&c, fake_intern, 0);
+    gpufl__name_cache_init(&c, fake_intern, 0);
     /* Id 1 is shared by every name the core's table had no room for: storing
      * it would give them all the first one's demangled name. */
     uint32_t readable = 0;
     for (int i = 0; i < 3; i++) {
         unsigned before = intern_calls;
-        readable = gfl_name_cache_demangled(&c, GFL_INTERN_OVERFLOW, "_Z5emptyv");
+        readable = gpufl__name_cache_demangled(&c, GFL_INTERN_OVERFLOW, "_Z5emptyv");
         assert_string_equal(fake_str(readable), "empty()");
         assert_int_equal(intern_calls, before + 1);
     }
-    assert_int_equal(gfl_name_cache_demangled(&c, GFL_INTERN_EMPTY, "_Z5emptyv"), readable);
+    assert_int_equal(gpufl__name_cache_demangled(&c, GFL_INTERN_EMPTY, "_Z5emptyv"), readable);
     assert_int_equal(c.n_entries, 0);
     assert_int_equal(c.uncached, 4);
     assert_int_equal(c.hits, 0);
-    gfl_name_cache_free(&c);
+    gpufl__name_cache_free(&c);
 }
 
 static void test_cache_keeps_mangled_id_when_intern_overflows(void **state)
 {
     (void)state;
     gfl_name_cache c;
-    gfl_name_cache_init(&c, fake_intern, 0);
+    gpufl__name_cache_init(&c, fake_intern, 0);
     uint32_t id = fake_intern("_Z5emptyv", 9);
     fake_overflow_after = fake_count; /* no room for "empty()" */
-    assert_int_equal(gfl_name_cache_demangled(&c, id, "_Z5emptyv"), id);
-    gfl_name_cache_free(&c);
+    assert_int_equal(gpufl__name_cache_demangled(&c, id, "_Z5emptyv"), id);
+    gpufl__name_cache_free(&c);
 }
 
 static void test_cache_bound(void **state)
 {
     (void)state;
     gfl_name_cache c;
-    gfl_name_cache_init(&c, fake_intern, 4);
+    gpufl__name_cache_init(&c, fake_intern, 4);
     char name[32], want[32];
     for (int i = 0; i < 6; i++) {
         snprintf(name, sizeof name, "_Z1fILi%dEEvv", i);
@@ -245,14 +245,14 @@ static void test_cache_bound(void **state)
     before = intern_calls;
     assert_string_equal(fake_str(lookup(&c, "_Z1fILi0EEvv")), "void f<0>()");
     assert_int_equal(intern_calls, before);
-    gfl_name_cache_free(&c);
+    gpufl__name_cache_free(&c);
 }
 
 static void test_cache_growth_keeps_entries(void **state)
 {
     (void)state;
     gfl_name_cache c;
-    gfl_name_cache_init(&c, fake_intern, 0);
+    gpufl__name_cache_init(&c, fake_intern, 0);
     enum { N = 3000 }; /* the table starts at 1024 slots and doubles twice */
     uint32_t ids[N];
     char name[32], want[32];
@@ -272,7 +272,7 @@ static void test_cache_growth_keeps_entries(void **state)
     }
     assert_int_equal(intern_calls, before);
     assert_int_equal(c.hits, N);
-    gfl_name_cache_free(&c);
+    gpufl__name_cache_free(&c);
 }
 
 int main(void)

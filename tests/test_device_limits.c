@@ -144,7 +144,7 @@ static void test_missing_attributes_come_from_the_table(void **state)
     set_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, -5);
     gfl_sm_limits l, table;
     assert_int_equal(gfl_device_limits_query(&fake_ops, 0, &l), 0);
-    assert_int_equal(gfl_sm_limits_for_cc(9, 0, &table), 0);
+    assert_int_equal(gpufl__sm_limits_for_cc(9, 0, &table), 0);
     assert_true(same_limits(&l, &table));
 }
 
@@ -277,7 +277,7 @@ static int cache_child(void)
     if (line)
         return line;
     gfl_sm_limits l, table;
-    CHECK(gfl_sm_limits_for_cc(9, 0, &table) == 0);
+    CHECK(gpufl__sm_limits_for_cc(9, 0, &table) == 0);
 
     /* Before cuInit: an error that is not remembered. */
     *fake_initialized = 0;
@@ -341,7 +341,7 @@ static int race_child(void)
     for (size_t i = 0; i < RACERS; i++)
         CHECK(pthread_join(threads[i], NULL) == 0);
     gfl_sm_limits table;
-    CHECK(gfl_sm_limits_for_cc(9, 0, &table) == 0);
+    CHECK(gpufl__sm_limits_for_cc(9, 0, &table) == 0);
     for (size_t i = 0; i < RACERS; i++) {
         CHECK(results[i] == 0);
         CHECK(same_limits(&seen[i], &table));

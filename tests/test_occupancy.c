@@ -23,7 +23,7 @@
 static gfl_sm_limits cc(int major, int minor)
 {
     gfl_sm_limits sm;
-    assert_int_equal(gfl_sm_limits_for_cc(major, minor, &sm), 0);
+    assert_int_equal(gpufl__sm_limits_for_cc(major, minor, &sm), 0);
     return sm;
 }
 
@@ -33,7 +33,7 @@ static gfl_occupancy occ(const gfl_sm_limits *sm, uint32_t threads, uint32_t reg
     gfl_kernel_resources k = {threads, regs, static_smem, dynamic_smem, carveout};
     gfl_occupancy o;
     memset(&o, 0xee, sizeof o);
-    assert_int_equal(gfl_occupancy_compute(sm, &k, &o), 0);
+    assert_int_equal(gpufl__occupancy_compute(sm, &k, &o), 0);
     return o;
 }
 
@@ -221,11 +221,11 @@ static void test_invalid_arguments(void **state)
     gfl_sm_limits h = cc(9, 0);
     gfl_kernel_resources k = {256, 32, 0, 0, 0};
     gfl_occupancy o = {.blocks_per_sm = 77};
-    assert_int_equal(gfl_occupancy_compute(NULL, &k, &o), GPUFL_EINVAL);
-    assert_int_equal(gfl_occupancy_compute(&h, NULL, &o), GPUFL_EINVAL);
-    assert_int_equal(gfl_occupancy_compute(&h, &k, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(NULL, &k, &o), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(&h, NULL, &o), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(&h, &k, NULL), GPUFL_EINVAL);
     k.threads_per_block = 0;
-    assert_int_equal(gfl_occupancy_compute(&h, &k, &o), GPUFL_EINVAL);
+    assert_int_equal(gpufl__occupancy_compute(&h, &k, &o), GPUFL_EINVAL);
     k.threads_per_block = 256;
     /* Each limit that is divided by or caps the result must be set. */
     static const size_t fields[] = {
@@ -239,7 +239,7 @@ static void test_invalid_arguments(void **state)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         gfl_sm_limits bad = h;
         memset((char *)&bad + fields[i], 0, sizeof(uint32_t));
-        assert_int_equal(gfl_occupancy_compute(&bad, &k, &o), GPUFL_EINVAL);
+        assert_int_equal(gpufl__occupancy_compute(&bad, &k, &o), GPUFL_EINVAL);
     }
     assert_int_equal(o.blocks_per_sm, 77); /* untouched */
 }
@@ -270,12 +270,12 @@ static void test_limits_for_cc(void **state)
     assert_int_equal(ada.max_blocks_per_sm, 24);
 
     gfl_sm_limits untouched = {.warp_size = 99};
-    assert_int_equal(gfl_sm_limits_for_cc(6, 1, &untouched), GPUFL_EUNSUPPORTED);
-    assert_int_equal(gfl_sm_limits_for_cc(11, 0, &untouched), GPUFL_EUNSUPPORTED);
-    assert_int_equal(gfl_sm_limits_for_cc(13, 0, &untouched), GPUFL_EUNSUPPORTED);
-    assert_int_equal(gfl_sm_limits_for_cc(-1, 0, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(6, 1, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(11, 0, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(13, 0, &untouched), GPUFL_EUNSUPPORTED);
+    assert_int_equal(gpufl__sm_limits_for_cc(-1, 0, &untouched), GPUFL_EUNSUPPORTED);
     assert_int_equal(untouched.warp_size, 99);
-    assert_int_equal(gfl_sm_limits_for_cc(9, 0, NULL), GPUFL_EINVAL);
+    assert_int_equal(gpufl__sm_limits_for_cc(9, 0, NULL), GPUFL_EINVAL);
 }
 
 /* Properties over many random launches: more of any resource never adds

@@ -1,5 +1,5 @@
 /*
- * Differential test of gfl_occupancy_compute (src/backend/cupti/occupancy.h)
+ * Differential test of gpufl__occupancy_compute (src/backend/cupti/occupancy.h)
  * against the CUDA toolkit's own occupancy calculator, the header-only
  * cuda_occupancy.h (host code, no GPU, no CUDA runtime): over thousands of
  * pseudo-random launches per compute capability, the resident blocks per SM
@@ -8,7 +8,7 @@
  * reports as limiting.
  *
  * Both sides get the same device: the toolkit's device properties are filled
- * from gfl_sm_limits_for_cc (the documented limits), so the toolkit checks
+ * from gpufl__sm_limits_for_cc (the documented limits), so the toolkit checks
  * what gpufl derives from them, and its own per-capability constants (blocks
  * per SM, allocation units, carveout sizes) check gpufl's table.
  *
@@ -112,7 +112,7 @@ static uint32_t random_smem(uint64_t *seed)
 static int check_capability(int major, int minor, int launches, uint64_t seed)
 {
     gfl_sm_limits sm;
-    if (gfl_sm_limits_for_cc(major, minor, &sm) != 0) {
+    if (gpufl__sm_limits_for_cc(major, minor, &sm) != 0) {
         std::printf("FAIL: no limits for CC %d.%d\n", major, minor);
         return 1;
     }
@@ -151,8 +151,8 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
 
         gfl_kernel_resources k = {threads, regs, static_smem, dynamic_smem, (uint32_t)carveout};
         gfl_occupancy got;
-        if (gfl_occupancy_compute(&sm, &k, &got) != 0) {
-            std::printf("FAIL: CC %d.%d: gfl_occupancy_compute refused launch %d\n", major, minor, i);
+        if (gpufl__occupancy_compute(&sm, &k, &got) != 0) {
+            std::printf("FAIL: CC %d.%d: gpufl__occupancy_compute refused launch %d\n", major, minor, i);
             return 1;
         }
         int why = expected_limiter(want.limitingFactors);

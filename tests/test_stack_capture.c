@@ -166,7 +166,7 @@ static volatile int n_steps = 5, n_rounds = 101, n_twice = 2;
     static __attribute__((noinline)) uint32_t name(void)                                           \
     {                                                                                              \
         atomic_store_explicit(&sink, n, memory_order_relaxed);                                     \
-        volatile uint32_t id = gfl_stack_capture();                                                \
+        volatile uint32_t id = gpufl__stack_capture();                                                \
         return id;                                                                                 \
     }
 SITE(site_a, 1)
@@ -222,7 +222,7 @@ static int setup(void **state)
 {
     (void)state;
     fake_reset();
-    int rc = gfl_stack_init(&fake_host, 1024);
+    int rc = gpufl__stack_init(&fake_host, 1024);
     if (rc == GPUFL_EUNSUPPORTED) {
         fprintf(stderr, "libunwind.so.8 is not installed: nothing to test\n");
         exit(77);
@@ -234,7 +234,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     return 0;
 }
 
@@ -263,7 +263,7 @@ static void test_sites_get_distinct_stable_ids(void **state)
     uint32_t other = site_a(); /* site_a again, from another call site */
     assert_true(other != 0 && other != ids[0] && other != ids[1] && other != ids[2]);
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assert_int_equal(st.captures, 304);
     assert_int_equal(st.unique, 4);
     assert_int_equal(st.defined, 4);
@@ -322,7 +322,7 @@ static void test_internal_frames_left_out(void **state)
     assert_non_null(sym);
     memcpy(&call, &sym, sizeof sym);
     /* stack: stacktest_call (libgpufl_stacktest.so) <- this test */
-    uint32_t id = call(gfl_stack_capture);
+    uint32_t id = call(gpufl__stack_capture);
     assert_true(id != 0);
     assembled s;
     assemble(id, &s);
@@ -354,7 +354,7 @@ static void ring_step_before(int step)
 static void ring_step_after(int step, uint32_t id)
 {
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assembled s;
     switch (step) {
     case 0:
@@ -401,9 +401,9 @@ static void test_full_ring_defines_later(void **state)
 static void test_full_table_returns_zero(void **state)
 {
     (void)state;
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     fake_reset();
-    assert_int_equal(gfl_stack_init(&fake_host, 3), 0);
+    assert_int_equal(gpufl__stack_init(&fake_host, 3), 0);
     static const site_fn fns[] = {site_a, site_b, site_c, site_d, site_e};
     uint32_t got[2][5];
     for (int r = 0; r < n_twice; r++) /* no branch on r: see the first test */
@@ -418,7 +418,7 @@ static void test_full_table_returns_zero(void **state)
     assert_int_equal(ids[3], 0);
     assert_int_equal(ids[4], 0);
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assert_int_equal(st.unique, 3);
     assert_int_equal(st.table_full, 4);
     assert_int_equal(st.failures, 4);
@@ -428,15 +428,15 @@ static void test_full_table_returns_zero(void **state)
 static void test_off_outside_a_session(void **state)
 {
     (void)state;
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     assert_int_equal(site_a(), 0);
-    assert_int_equal(gfl_stack_init(NULL, 10), GPUFL_EINVAL);
-    assert_int_equal(gfl_stack_init(&fake_host, 0), GPUFL_EINVAL);
-    assert_int_equal(gfl_stack_init(&fake_host, GFL_STACK_MAX_STACKS + 1), GPUFL_EINVAL);
+    assert_int_equal(gpufl__stack_init(NULL, 10), GPUFL_EINVAL);
+    assert_int_equal(gpufl__stack_init(&fake_host, 0), GPUFL_EINVAL);
+    assert_int_equal(gpufl__stack_init(&fake_host, GFL_STACK_MAX_STACKS + 1), GPUFL_EINVAL);
     assert_int_equal(site_a(), 0);
     /* a new session starts over at 1 and defines again */
     fake_reset();
-    assert_int_equal(gfl_stack_init(&fake_host, 10), 0);
+    assert_int_equal(gpufl__stack_init(&fake_host, 10), 0);
     assert_int_equal(site_b(), 1);
     assert_int_equal(fake.n, 1);
 }
@@ -553,7 +553,7 @@ static void test_threads_agree(void **state)
         assert_int_equal(a.pieces, (a.total + 11) / 12);
     }
     gfl_stack_stats st;
-    gfl_stack_stats_get(&st);
+    gpufl__stack_stats_get(&st);
     assert_int_equal(st.captures, (uint64_t)N_THREADS * ROUNDS * N_SITES);
     assert_int_equal(st.unique, N_SITES);
     assert_int_equal(st.defined, N_SITES);
@@ -579,7 +579,7 @@ static __attribute__((noinline)) uint32_t launch_site(const gpufl_plugin_host *h
 static void test_real_session(void **state)
 {
     (void)state;
-    gfl_stack_shutdown(); /* the fake host's session */
+    gpufl__stack_shutdown(); /* the fake host's session */
     char *log_path = tu_mkdtemp("stacks");
     gpufl_options o;
     gpufl_options_init(&o);
@@ -596,7 +596,7 @@ static void test_real_session(void **state)
     memcpy(&get_host, &sym, sizeof sym);
     const gpufl_plugin_host *h = get_host();
     assert_non_null(h);
-    assert_int_equal(gfl_stack_init(h, 1024), 0);
+    assert_int_equal(gpufl__stack_init(h, 1024), 0);
 
     /* one call site, with no branch on i (see the first test); the second
      * time 30 frames deeper */
@@ -608,7 +608,7 @@ static void test_real_session(void **state)
     for (int i = 2; i < n_steps + 1; i++)
         assert_int_equal(got[i], b);
     assert_true(b && deep && b != deep);
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     gpufl_shutdown();
     dlclose(lib);
 

@@ -27,17 +27,17 @@ static int build_scope_tree(ana_attr *x)
     int rc = parent ? 0 : GPUFL_ENOMEM;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         uint32_t v;
-        int put = ana_map_put(&row_of_id, ta_s_id(s, i), 0, (uint32_t)i, &v);
+        int put = gpufl__ana_map_put(&row_of_id, ta_s_id(s, i), 0, (uint32_t)i, &v);
         rc = put < 0 ? put : 0;
     }
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         uint32_t p = GPUFL__ANA_NONE;
-        if (ta_s_parent(s, i) == 0 || !ana_map_get(&row_of_id, ta_s_parent(s, i), 0, &p))
+        if (ta_s_parent(s, i) == 0 || !gpufl__ana_map_get(&row_of_id, ta_s_parent(s, i), 0, &p))
             p = GPUFL__ANA_NONE;
         parent[i] = p;
     }
     if (rc == 0)
-        rc = ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL,
+        rc = gpufl__ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL,
                             ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_SCOPES],
                             &x->row_node[GPUFL__ANA_TREE_SCOPES]);
     free(parent);
@@ -48,12 +48,12 @@ static int build_scope_tree(ana_attr *x)
         for (size_t c = 0; c < nc && rc == 0; c++) {
             uint32_t row;
             uint64_t id = ta_caller_scope(a, (uint32_t)c);
-            x->caller_scope_node[c] = id && ana_map_get(&row_of_id, id, 0, &row)
+            x->caller_scope_node[c] = id && gpufl__ana_map_get(&row_of_id, id, 0, &row)
                                           ? x->row_node[GPUFL__ANA_TREE_SCOPES][row]
                                           : GPUFL__ANA_NONE;
         }
     }
-    ana_map_free(&row_of_id);
+    gpufl__ana_map_free(&row_of_id);
     return rc;
 }
 
@@ -69,11 +69,11 @@ static int index_threads(ana_attr *x, ana_map *thread_of_tid)
         if (ta_s_instant(s, i))
             continue;
         uint32_t k;
-        int put = ana_map_put(thread_of_tid, ta_s_tid(s, i), 0, (uint32_t)x->nthreads, &k);
+        int put = gpufl__ana_map_put(thread_of_tid, ta_s_tid(s, i), 0, (uint32_t)x->nthreads, &k);
         if (put < 0)
             return put;
         if (put == 0) {
-            if (ana_grow(&count, &cap, ++x->nthreads, sizeof *count) != 0) {
+            if (gpufl__ana_grow(&count, &cap, ++x->nthreads, sizeof *count) != 0) {
                 free(count);
                 return GPUFL_ENOMEM;
             }
@@ -94,7 +94,7 @@ static int index_threads(ana_attr *x, ana_map *thread_of_tid)
         count[k] = x->thread_start[k];
     for (size_t i = 0; i < s->n; i++) {
         uint32_t k;
-        if (!ta_s_instant(s, i) && ana_map_get(thread_of_tid, ta_s_tid(s, i), 0, &k))
+        if (!ta_s_instant(s, i) && gpufl__ana_map_get(thread_of_tid, ta_s_tid(s, i), 0, &k))
             x->rows[count[k]++] = (uint32_t)i;
     }
     free(count);
@@ -152,7 +152,7 @@ static int build_nvtx_tree(ana_attr *x)
     if (rc == 0)
         rc = find_parents(x);
     if (rc == 0)
-        rc = ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant,
+        rc = gpufl__ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant,
                             ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_NVTX],
                             &x->row_node[GPUFL__ANA_TREE_NVTX]);
     size_t nc = a->cl->n, nst = ta_streams_n(a);
@@ -165,16 +165,16 @@ static int build_nvtx_tree(ana_attr *x)
             x->streams[st] = (ana_attr_stream){GPUFL__ANA_NONE, 0};
         for (size_t c = 0; c < nc && rc == 0; c++) {
             uint32_t k;
-            x->caller_thread[c] = ana_map_get(&thread_of_tid, ta_caller_tid(a, (uint32_t)c), 0, &k)
+            x->caller_thread[c] = gpufl__ana_map_get(&thread_of_tid, ta_caller_tid(a, (uint32_t)c), 0, &k)
                                       ? k
                                       : GPUFL__ANA_NONE;
         }
     }
-    ana_map_free(&thread_of_tid);
+    gpufl__ana_map_free(&thread_of_tid);
     return rc;
 }
 
-int ana_attr_open(ana_attr *x, const ta *a)
+int gpufl__ana_attr_open(ana_attr *x, const ta *a)
 {
     memset(x, 0, sizeof *x);
     x->a = a;
@@ -182,7 +182,7 @@ int ana_attr_open(ana_attr *x, const ta *a)
     if (rc == 0)
         rc = build_nvtx_tree(x);
     if (rc != 0) {
-        ana_attr_close(x);
+        gpufl__ana_attr_close(x);
         return rc;
     }
     return 0;
@@ -225,7 +225,7 @@ static size_t after_last_begun(const gpufl_trace_scopes *s, const uint32_t *R, s
     return lo + 1;
 }
 
-uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
+uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
 {
     if (!x->caller_thread || api_start == 0)
         return GPUFL__ANA_NONE;
@@ -260,7 +260,7 @@ uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64
     return node;
 }
 
-void ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT])
+void gpufl__ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT])
 {
     for (int i = 0; i < GPUFL__ANA_TREE_COUNT; i++) {
         out[i] = x->trees[i];
@@ -268,7 +268,7 @@ void ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_
     }
 }
 
-void ana_attr_close(ana_attr *x)
+void gpufl__ana_attr_close(ana_attr *x)
 {
     for (int i = 0; i < GPUFL__ANA_TREE_COUNT; i++) {
         free(x->trees[i].nodes);

@@ -63,7 +63,7 @@ typedef struct ana_attr {
 } ana_attr;
 
 /* Builds both trees of a's trace. Returns 0 or GPUFL_ENOMEM (x zeroed). */
-int ana_attr_open(ana_attr *x, const ta *a) __attribute__((warn_unused_result));
+int gpufl__ana_attr_open(ana_attr *x, const ta *a) __attribute__((warn_unused_result));
 
 /* The gpufl scope node of work made by caller row c, or GPUFL__ANA_NONE. */
 static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)
@@ -75,11 +75,11 @@ static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)
  * api_start (0 unknown), or GPUFL__ANA_NONE. stream_row: the row of the
  * streams table the work ran on (where the search starts; any row gives
  * the same answer). */
-uint32_t ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
+uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
 
 /* Moves the trees into out (x keeps the lookups). */
-void ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT]);
+void gpufl__ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT]);
 
-void ana_attr_close(ana_attr *x);
+void gpufl__ana_attr_close(ana_attr *x);
 
 #endif /* GPUFL_ANALYZE_ANA_ATTR_H */

@@ -27,12 +27,12 @@ static bool pageable(const gpufl_trace_transfers *x, size_t i)
  * trace does not say. */
 static void peak_of(const ta *a, gpufl__ana_copy_row *r)
 {
-    const gpufl_trace_device *d = ta_device(a, r->device);
+    const gpufl_trace_device *d = gpufl__ta_device(a, r->device);
     const char *name = d ? gpufl_trace_string(a->t, d->name) : NULL;
-    const ana_gpu_row *g = ana_gpu_lookup(name);
+    const ana_gpu_row *g = gpufl__ana_gpu_lookup(name);
     if (r->kind == GFL_COPY_HTOD || r->kind == GFL_COPY_DTOH) {
         uint32_t gen, width;
-        ta_device_pcie(a, r->device, &gen, &width);
+        gpufl__ta_device_pcie(a, r->device, &gen, &width);
         if ((!gen || !width) && g && g->pcie_gen) {
             gen = g->pcie_gen; /* the trace lacks the link: the table's */
             width = g->pcie_width;
@@ -84,9 +84,9 @@ static int sizes(const ta *a, const uint32_t *row_of, gpufl__ana_copy_row *rows,
     /* fill[r] has moved to the end of row r's sizes */
     for (uint32_t r = 0; r < n; r++) {
         size_t start = r ? fill[r - 1] : 0;
-        if ((rc = ana_sort_u64(v + start, fill[r] - start, NULL)) != 0)
+        if ((rc = gpufl__ana_sort_u64(v + start, fill[r] - start, NULL)) != 0)
             goto out;
-        ana_dist_sorted(v + start, fill[r] - start, &rows[r].size);
+        gpufl__ana_dist_sorted(v + start, fill[r] - start, &rows[r].size);
     }
     rc = 0;
 out:
@@ -100,7 +100,7 @@ int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     const gpufl_trace_transfers *x = a.cp;
     ana_map row_of_key = {0};
     uint32_t *row_of = malloc((x->n ? x->n : 1) * sizeof *row_of);
@@ -111,8 +111,8 @@ int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
         uint32_t dev = ta_stream_device(&a, ta_x_stream_row(x, i));
         uint8_t kind = ta_x_kind(x, i) < KINDS ? ta_x_kind(x, i) : GFL_COPY_UNKNOWN;
         uint32_t r;
-        int put = ana_map_put(&row_of_key, dev, kind, (uint32_t)n, &r);
-        if (put < 0 || (put == 0 && ana_grow(&rows, &cap, n + 1, sizeof *rows) != 0)) {
+        int put = gpufl__ana_map_put(&row_of_key, dev, kind, (uint32_t)n, &r);
+        if (put < 0 || (put == 0 && gpufl__ana_grow(&rows, &cap, n + 1, sizeof *rows) != 0)) {
             rc = GPUFL_ENOMEM;
             break;
         }
@@ -129,7 +129,7 @@ int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
         }
         row_of[i] = r;
     }
-    ana_map_free(&row_of_key);
+    gpufl__ana_map_free(&row_of_key);
     if (rc == 0)
         rc = sizes(&a, row_of, rows, (uint32_t)n);
     free(row_of);

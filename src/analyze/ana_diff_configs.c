@@ -75,7 +75,7 @@ int gpufl__diff_configs_of(const gpufl_trace *t, gpufl__diff_configs *out)
 {
     memset(out, 0, sizeof *out);
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     size_t ncfg = a.cfg->n, nk = ta_k_n(&a);
     if (ncfg == 0)
         return 0;
@@ -134,7 +134,7 @@ static int median_of(uint64_t *v, size_t n, uint64_t *m)
         rounds += 2;
     while (hi - lo > 16) {
         if (rounds-- == 0) {
-            int rc = ana_sort_u64(v + lo, hi - lo, NULL);
+            int rc = gpufl__ana_sort_u64(v + lo, hi - lo, NULL);
             *m = v[k];
             return rc;
         }
@@ -282,7 +282,7 @@ int gpufl__diff_config_change_of(gpufl__diff_compare *x, const gpufl__diff_confi
 {
     memset(out, 0, sizeof *out);
     size_t b0 = b->at[rb], nb = b->at[rb + 1] - b0, c0 = c->at[rc], nc = c->at[rc + 1] - c0;
-    if (ana_grow(&x->buf, &x->cap, nb > nc ? nb : nc, sizeof *x->buf) != 0)
+    if (gpufl__ana_grow(&x->buf, &x->cap, nb > nc ? nb : nc, sizeof *x->buf) != 0)
         return GPUFL_ENOMEM;
     int err = gpufl__diff_pairs_match(&x->pairs, b->launch + b0, nb, c->launch + c0, nc);
     if (err != 0)

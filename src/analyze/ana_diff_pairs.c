@@ -73,17 +73,17 @@ static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gp
     for (size_t i = 0; i < nb; i++) {
         if (s->gb[i] == PAIRED)
             continue;
-        int rc = ana_map_put(&m, 0, b[i].point & mask, ng, &s->gb[i]);
+        int rc = gpufl__ana_map_put(&m, 0, b[i].point & mask, ng, &s->gb[i]);
         if (rc < 0) {
-            ana_map_free(&m);
+            gpufl__ana_map_free(&m);
             return rc;
         }
         ng += rc == 0;
     }
     for (size_t j = 0; j < nc; j++)
-        if (s->gc[j] != PAIRED && !ana_map_get(&m, 0, c[j].point & mask, &s->gc[j]))
+        if (s->gc[j] != PAIRED && !gpufl__ana_map_get(&m, 0, c[j].point & mask, &s->gc[j]))
             s->gc[j] = UNKEYED;
-    ana_map_free(&m);
+    gpufl__ana_map_free(&m);
     bucket(s->gb, nb, ng, s->ob, s->eb);
     bucket(s->gc, nc, ng, s->oc, s->ec);
     for (uint32_t k = 0; k < ng; k++) {
@@ -113,9 +113,9 @@ int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, s
      * times in one session is not paired (it is compared by medians) */
     if (most == 0 || nb >= UINT32_MAX - 1 || nc >= UINT32_MAX - 1)
         return 0;
-    if (ana_grow(&p->scratch, &p->cap_scratch, 4 * nb + 2 * nc + 2, sizeof *p->scratch) != 0 ||
-        ana_grow(&p->ratio, &p->cap_pairs, most, sizeof *p->ratio) != 0 ||
-        ana_grow(&p->weight, &p->cap_groups, most, sizeof *p->weight) != 0)
+    if (gpufl__ana_grow(&p->scratch, &p->cap_scratch, 4 * nb + 2 * nc + 2, sizeof *p->scratch) != 0 ||
+        gpufl__ana_grow(&p->ratio, &p->cap_pairs, most, sizeof *p->ratio) != 0 ||
+        gpufl__ana_grow(&p->weight, &p->cap_groups, most, sizeof *p->weight) != 0)
         return GPUFL_ENOMEM;
     /* at has one more than weight: grown to the same capacity plus one */
     size_t *at = realloc(p->at, (p->cap_groups + 1) * sizeof *at);

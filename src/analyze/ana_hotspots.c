@@ -92,13 +92,13 @@ static int pass_configs(hot_build *b)
         if (!b->cfg[c].count)
             continue;
         uint32_t g;
-        int put = ana_map_put(&name_idx, ta_cfg_name(a, (uint32_t)c), 0, (uint32_t)b->nnames, &g);
+        int put = gpufl__ana_map_put(&name_idx, ta_cfg_name(a, (uint32_t)c), 0, (uint32_t)b->nnames, &g);
         if (put < 0) {
             rc = put;
             break;
         }
         if (put == 0) {
-            if (ana_grow(&b->names, &b->names_cap, b->nnames + 1, sizeof *b->names) != 0) {
+            if (gpufl__ana_grow(&b->names, &b->names_cap, b->nnames + 1, sizeof *b->names) != 0) {
                 rc = GPUFL_ENOMEM;
                 break;
             }
@@ -112,7 +112,7 @@ static int pass_configs(hot_build *b)
         s->max = cs->max > s->max ? cs->max : s->max;
         b->name_of_cfg[c] = g;
     }
-    ana_map_free(&name_idx);
+    gpufl__ana_map_free(&name_idx);
     return rc;
 }
 
@@ -122,7 +122,7 @@ static int by_total(const void *x, const void *y, void *ctx)
     const name_sum *p = &b->names[*(const uint32_t *)x], *q = &b->names[*(const uint32_t *)y];
     if (p->total != q->total)
         return p->total > q->total ? -1 : 1;
-    int c = ana_strcmp(b->a->t, p->name, q->name);
+    int c = gpufl__ana_strcmp(b->a->t, p->name, q->name);
     return c ? c : (p->name > q->name) - (p->name < q->name);
 }
 
@@ -168,11 +168,11 @@ static int pick_top(hot_build *b)
 static int add_where(hot_build *b, uint32_t rank, uint8_t tree, uint32_t key, uint64_t dur)
 {
     uint32_t w;
-    int put = ana_map_put(&b->wh_of, ((uint64_t)rank << 8) | tree, key, (uint32_t)b->nwh, &w);
+    int put = gpufl__ana_map_put(&b->wh_of, ((uint64_t)rank << 8) | tree, key, (uint32_t)b->nwh, &w);
     if (put < 0)
         return put;
     if (put == 0) {
-        if (ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
+        if (gpufl__ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
             return GPUFL_ENOMEM;
         b->wh[b->nwh++] = (where){rank, tree, key, 0, 0};
     }
@@ -214,7 +214,7 @@ static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
         gpufl__ana_hotspot *h = &out->kernels[r];
         int rc = add_node(b, h, r, GPUFL__ANA_TREE_SCOPES, ana_attr_scope_node(b->x, c), d);
         if (rc == 0)
-            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, ana_attr_nvtx_node(b->x, c, st, ta_k_api_start(a, i)), d);
+            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, gpufl__ana_attr_nvtx_node(b->x, c, st, ta_k_api_start(a, i)), d);
         uint32_t stack = ta_caller_stack(a, c);
         if (stack == 0)
             h->no_stack_launches++;
@@ -236,7 +236,7 @@ static int dense_wheres(hot_build *b)
                 const uint64_t *cell = &b->node_sum[t][2 * ((size_t)r * n + node)];
                 if (!cell[0])
                     continue;
-                if (ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
+                if (gpufl__ana_grow(&b->wh, &b->wh_cap, b->nwh + 1, sizeof *b->wh) != 0)
                     return GPUFL_ENOMEM;
                 b->wh[b->nwh++] = (where){r, (uint8_t)t, node, cell[0], cell[1]};
             }
@@ -328,7 +328,7 @@ static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t
     uint32_t g = b->order[r];
     h->name = b->names[g].name;
     size_t lo = r ? b->fill[r - 1] : 0, m = b->fill[r] - lo;
-    int rc = ana_dist_select(b->dur + lo, m, false, &h->dur);
+    int rc = gpufl__ana_dist_select(b->dur + lo, m, false, &h->dur);
     if (rc != 0)
         return rc;
     h->share = all_ns ? (double)h->dur.total / (double)all_ns : 0;
@@ -340,20 +340,20 @@ static int fill_kernel(hot_build *b, uint32_t r, gpufl__ana_hotspot *h, uint64_t
             continue;
         uint32_t v;
         uint32_t dev = ta_stream_device(a, (uint32_t)s);
-        int p1 = ana_map_put(&seen, dev, UINT64_MAX, 0, &v); /* the device */
-        int p2 = p1 < 0 ? p1 : ana_map_put(&seen, dev, ta_stream_id(a, (uint32_t)s), 0, &v);
+        int p1 = gpufl__ana_map_put(&seen, dev, UINT64_MAX, 0, &v); /* the device */
+        int p2 = p1 < 0 ? p1 : gpufl__ana_map_put(&seen, dev, ta_stream_id(a, (uint32_t)s), 0, &v);
         if (p1 < 0 || p2 < 0) {
-            ana_map_free(&seen);
+            gpufl__ana_map_free(&seen);
             return GPUFL_ENOMEM;
         }
         h->devices += p1 == 0;
         h->streams += p2 == 0;
     }
-    ana_map_free(&seen);
+    gpufl__ana_map_free(&seen);
     return 0;
 }
 
-int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
+int gpufl__ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
 {
     memset(out, 0, sizeof *out);
     hot_build b = {.a = x->a, .x = x, .o = o};
@@ -389,13 +389,13 @@ int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotsp
     free(b.fill);
     free(b.on_stream);
     free(b.wh);
-    ana_map_free(&b.wh_of);
+    gpufl__ana_map_free(&b.wh_of);
     if (rc != 0)
         gpufl__ana_hotspots_free(out);
     return rc;
 }
 
-void ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *f)
+void gpufl__ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *f)
 {
     gpufl__ana_options_default(f);
     if (!o)
@@ -415,14 +415,14 @@ int gpufl__analyze_hotspots(const gpufl_trace *t, const gpufl__ana_options *o, g
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     gpufl__ana_options f;
-    ana_options_fill(o, &f);
+    gpufl__ana_options_fill(o, &f);
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     ana_attr x;
-    int rc = ana_attr_open(&x, &a);
+    int rc = gpufl__ana_attr_open(&x, &a);
     if (rc == 0)
-        rc = ana_hotspots_with(&x, &f, out);
-    ana_attr_close(&x);
+        rc = gpufl__ana_hotspots_with(&x, &f, out);
+    gpufl__ana_attr_close(&x);
     return rc;
 }
 

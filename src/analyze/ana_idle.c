@@ -58,8 +58,8 @@ static int index_syncs(idle_build *b)
     size_t cap = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         uint32_t k;
-        int put = ana_map_put(&thread_of, ta_y_tid(a, i), 0, (uint32_t)b->nthreads, &k);
-        if (put < 0 || (put == 0 && ana_grow(&b->threads, &cap, b->nthreads + 1, sizeof *b->threads) != 0)) {
+        int put = gpufl__ana_map_put(&thread_of, ta_y_tid(a, i), 0, (uint32_t)b->nthreads, &k);
+        if (put < 0 || (put == 0 && gpufl__ana_grow(&b->threads, &cap, b->nthreads + 1, sizeof *b->threads) != 0)) {
             rc = GPUFL_ENOMEM;
             break;
         }
@@ -97,10 +97,10 @@ static int index_syncs(idle_build *b)
         rc = GPUFL_ENOMEM;
     for (size_t c = 0; c < nc && rc == 0; c++) {
         uint32_t k;
-        b->caller_thread[c] = ana_map_get(&thread_of, ta_caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
+        b->caller_thread[c] = gpufl__ana_map_get(&thread_of, ta_caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
     }
     free(k_of);
-    ana_map_free(&thread_of);
+    gpufl__ana_map_free(&thread_of);
     return rc;
 }
 
@@ -109,7 +109,7 @@ static int index_syncs(idle_build *b)
  * binary search per gap was this analysis's largest cost). */
 static uint64_t synced_before(sync_thread *th, uint64_t t)
 {
-    size_t p = ana_count_le(th->s, th->n, th->at, t);
+    size_t p = gpufl__ana_count_le(th->s, th->n, th->at, t);
     th->at = p;
     if (p == 0)
         return 0;
@@ -131,8 +131,8 @@ static int index_waits(idle_build *b, ana_map *swe_of)
         if (ta_y_kind(a, i) != GFL_SYNC_STREAM_WAIT_EVENT)
             continue;
         uint32_t s = ta_y_stream_row(a, i), g;
-        int put = ana_map_put(swe_of, ta_stream_device(a, s), ta_stream_id(a, s), (uint32_t)b->nswe, &g);
-        if (put < 0 || (put == 0 && ana_grow(&count, &cap, b->nswe + 2, sizeof *count) != 0)) {
+        int put = gpufl__ana_map_put(swe_of, ta_stream_device(a, s), ta_stream_id(a, s), (uint32_t)b->nswe, &g);
+        if (put < 0 || (put == 0 && gpufl__ana_grow(&count, &cap, b->nswe + 2, sizeof *count) != 0)) {
             rc = GPUFL_ENOMEM;
             break;
         }
@@ -181,12 +181,12 @@ static bool waited(const idle_build *b, uint32_t g, uint64_t from, uint64_t to)
 
 static int row_for(idle_build *b, uint32_t dev, uint32_t stream, const ana_map *swe_of, uint32_t *out)
 {
-    int put = ana_map_put(&b->row_of, dev, stream, (uint32_t)b->nrows, out);
+    int put = gpufl__ana_map_put(&b->row_of, dev, stream, (uint32_t)b->nrows, out);
     if (put < 0)
         return put;
     if (put == 1)
         return 0;
-    if (ana_grow(&b->rows, &b->cap, b->nrows + 1, sizeof *b->rows) != 0)
+    if (gpufl__ana_grow(&b->rows, &b->cap, b->nrows + 1, sizeof *b->rows) != 0)
         return GPUFL_ENOMEM;
     row_state *r = &b->rows[b->nrows++];
     memset(r, 0, sizeof *r);
@@ -194,7 +194,7 @@ static int row_for(idle_build *b, uint32_t dev, uint32_t stream, const ana_map *
     r->r.stream = stream;
     r->swe = GPUFL__ANA_NONE;
     uint32_t g;
-    if (stream != GPUFL__ANA_ALL_STREAMS && ana_map_get(swe_of, dev, stream, &g))
+    if (stream != GPUFL__ANA_ALL_STREAMS && gpufl__ana_map_get(swe_of, dev, stream, &g))
         r->swe = g;
     return 0;
 }
@@ -310,7 +310,7 @@ int gpufl__analyze_idle(const gpufl_trace *t, gpufl__ana_idle *out)
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     idle_build b = {.a = &a};
     ana_map swe_of = {0};
     int rc = index_syncs(&b);
@@ -339,8 +339,8 @@ int gpufl__analyze_idle(const gpufl_trace *t, gpufl__ana_idle *out)
     free(b.rows);
     free(b.dev_row);
     free(b.stream_row);
-    ana_map_free(&b.row_of);
-    ana_map_free(&swe_of);
+    gpufl__ana_map_free(&b.row_of);
+    gpufl__ana_map_free(&swe_of);
     return rc;
 }
 

@@ -11,13 +11,13 @@
 #include "analyze/analysis.h"
 
 /* Takes x's trees into out (x keeps its lookups, which move). 0 or GPUFL_ENOMEM. */
-int ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out) __attribute__((warn_unused_result));
+int gpufl__ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out) __attribute__((warn_unused_result));
 
 /* o: filled options (no zeros). x: built over the same trace. */
-int ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
+int gpufl__ana_hotspots_with(ana_attr *x, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
     __attribute__((warn_unused_result));
 
 /* o with its zero fields set to the defaults, into *filled. */
-void ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *filled);
+void gpufl__ana_options_fill(const gpufl__ana_options *o, gpufl__ana_options *filled);
 
 #endif /* GPUFL_ANALYZE_ANA_INTERNAL_H */

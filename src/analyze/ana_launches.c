@@ -57,25 +57,25 @@ int gpufl__analyze_launches(const gpufl_trace *t, gpufl__ana_launches *out)
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     out->kernels = ta_k_n(&a);
     ana_scan s[NDIST];
     for (int d = 0; d < NDIST; d++)
-        ana_scan_open(&s[d], true);
+        gpufl__ana_scan_open(&s[d], true);
     pass(&a, PASS_ADD, s, out);
     int rc = 0;
     for (int d = 0; d < NDIST && rc == 0; d++)
-        rc = ana_scan_count_begin(&s[d]);
+        rc = gpufl__ana_scan_count_begin(&s[d]);
     if (rc == 0)
         pass(&a, PASS_COUNT, s, out);
     for (int d = 0; d < NDIST && rc == 0; d++)
-        rc = ana_scan_keep_begin(&s[d]);
+        rc = gpufl__ana_scan_keep_begin(&s[d]);
     if (rc == 0)
         pass(&a, PASS_KEEP, s, out);
     gpufl__ana_dist *dist[NDIST] = {&out->latency, &out->queue, &out->call};
     for (int d = 0; d < NDIST; d++) {
-        int r = rc == 0 ? ana_scan_finish(&s[d], dist[d]) : 0;
-        ana_scan_close(&s[d]);
+        int r = rc == 0 ? gpufl__ana_scan_finish(&s[d], dist[d]) : 0;
+        gpufl__ana_scan_close(&s[d]);
         rc = rc ? rc : r;
     }
     if (rc != 0)

@@ -40,13 +40,13 @@ static uint8_t space_of(uint8_t kind)
 
 static int row_for(mem_build *b, ana_map *row_of_key, uint32_t dev, uint8_t space, uint32_t *r)
 {
-    int put = ana_map_put(row_of_key, dev, space, (uint32_t)b->nrows, r);
+    int put = gpufl__ana_map_put(row_of_key, dev, space, (uint32_t)b->nrows, r);
     if (put < 0)
         return put;
     if (put == 1)
         return 0;
     size_t cap = b->cap;
-    if (ana_grow(&b->rows, &b->cap, b->nrows + 1, sizeof *b->rows) != 0)
+    if (gpufl__ana_grow(&b->rows, &b->cap, b->nrows + 1, sizeof *b->rows) != 0)
         return GPUFL_ENOMEM;
     if (b->cap != cap) {
         uint64_t *lb = realloc(b->live_bytes, b->cap * sizeof *lb);
@@ -101,23 +101,23 @@ static int replay(mem_build *b)
         b->row_of[i] = r;
         gpufl__ana_mem_row *row = &b->rows[r];
         if (ta_m_is_free(a, i)) {
-            if (ana_map_get(&live, dev, addr, &j)) {
+            if (gpufl__ana_map_get(&live, dev, addr, &j)) {
                 end_alloc(b, j, i, FREED);
-                ana_map_del(&live, dev, addr);
+                gpufl__ana_map_del(&live, dev, addr);
             } else {
                 row->unmatched_frees++;
                 row->unmatched_free_bytes += bytes;
             }
             continue;
         }
-        int put = ana_map_put(&live, dev, addr, (uint32_t)i, &j);
+        int put = gpufl__ana_map_put(&live, dev, addr, (uint32_t)i, &j);
         if (put < 0) {
             rc = put;
             break;
         }
         if (put == 1) { /* the address is live: the old block is gone unfreed */
             end_alloc(b, j, i, REPLACED);
-            ana_map_set(&live, dev, addr, (uint32_t)i);
+            gpufl__ana_map_set(&live, dev, addr, (uint32_t)i);
         }
         b->fate[i] = LIVE;
         row->allocs++;
@@ -141,8 +141,8 @@ static int replay(mem_build *b)
         else if (!a->ended)
             row->never_freed_why = GPUFL__ANA_NEVER_FREED_UNENDED;
     }
-    ana_map_free(&row_of_key);
-    ana_map_free(&live);
+    gpufl__ana_map_free(&row_of_key);
+    gpufl__ana_map_free(&live);
     return rc;
 }
 
@@ -197,7 +197,7 @@ static int lists(mem_build *b, uint32_t max)
         uint32_t r = b->row_of[i];
         bool at_peak = b->rows[r].peak_bytes && i <= b->peak_at[r] && (b->fate[i] == LIVE || b->ended_at[i] > b->peak_at[r]);
         bool never = b->fate[i] != FREED;
-        if ((at_peak || never) && ana_grow(&p, &cap, n + 2, sizeof *p) != 0) {
+        if ((at_peak || never) && gpufl__ana_grow(&p, &cap, n + 2, sizeof *p) != 0) {
             free(p);
             return GPUFL_ENOMEM;
         }
@@ -251,7 +251,7 @@ int gpufl__analyze_memory(const gpufl_trace *t, const gpufl__ana_options *o, gpu
     gpufl__ana_options_default(&f);
     uint32_t max = o && o->max_allocations ? o->max_allocations : f.max_allocations;
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     size_t n = ta_m_n(&a);
     out->recorded = n > 0;
     if (!n)

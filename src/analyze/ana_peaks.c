@@ -51,7 +51,7 @@ static const ana_gpu_row gpus[] = {
     {"T4", 320, 3, 16},
 };
 
-const ana_gpu_row *ana_gpu_lookup(const char *device_name)
+const ana_gpu_row *gpufl__ana_gpu_lookup(const char *device_name)
 {
     if (!device_name || !*device_name)
         return NULL;
@@ -63,7 +63,7 @@ const ana_gpu_row *ana_gpu_lookup(const char *device_name)
 
 double gpufl__ana_hbm_gbps(const char *device_name, const char **row)
 {
-    const ana_gpu_row *g = ana_gpu_lookup(device_name);
+    const ana_gpu_row *g = gpufl__ana_gpu_lookup(device_name);
     if (g && g->mem_gbps <= 0)
         g = NULL; /* a row that only stops a wrong match */
     if (row)

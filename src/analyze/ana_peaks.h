@@ -16,6 +16,6 @@ typedef struct ana_gpu_row {
 } ana_gpu_row;
 
 /* The first row whose match is in device_name, or NULL. */
-const ana_gpu_row *ana_gpu_lookup(const char *device_name);
+const ana_gpu_row *gpufl__ana_gpu_lookup(const char *device_name);
 
 #endif /* GPUFL_ANALYZE_ANA_PEAKS_H */

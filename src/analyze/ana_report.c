@@ -28,15 +28,15 @@ void gpufl__ana_options_default(gpufl__ana_options *o)
 static int scopes_and_hotspots(const gpufl_trace *t, gpufl__ana_report *r)
 {
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     ana_attr x;
-    int rc = ana_attr_open(&x, &a);
+    int rc = gpufl__ana_attr_open(&x, &a);
     if (rc != 0)
         return rc;
-    rc = ana_hotspots_with(&x, &r->options, &r->hotspots); /* reads the trees: before they move */
+    rc = gpufl__ana_hotspots_with(&x, &r->options, &r->hotspots); /* reads the trees: before they move */
     if (rc == 0)
-        rc = ana_scopes_with(&x, &r->scopes);
-    ana_attr_close(&x);
+        rc = gpufl__ana_scopes_with(&x, &r->scopes);
+    gpufl__ana_attr_close(&x);
     return rc;
 }
 
@@ -70,7 +70,7 @@ int gpufl__analyze_report(const gpufl_trace *t, const gpufl__ana_options *o, gpu
 {
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
-    ana_options_fill(o, &out->options);
+    gpufl__ana_options_fill(o, &out->options);
     rest_job rest = {t, out, 0};
     pthread_t th;
     bool threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&th, NULL, run_rest, &rest) == 0;

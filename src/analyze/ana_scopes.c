@@ -42,11 +42,11 @@ static void roll_up(gpufl__ana_scope_tree *tree)
     }
 }
 
-int ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
+int gpufl__ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
 {
     memset(out, 0, sizeof *out);
     const ta *a = x->a;
-    ana_attr_take_trees(x, out->trees);
+    gpufl__ana_attr_take_trees(x, out->trees);
     gpufl__ana_scope_tree *sc = &out->trees[GPUFL__ANA_TREE_SCOPES];
     gpufl__ana_scope_tree *nv = &out->trees[GPUFL__ANA_TREE_NVTX];
     ta_ops it;
@@ -55,7 +55,7 @@ int ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
     while (ta_ops_next(&it, &op)) {
         uint64_t dur = op.end - op.start;
         give(sc, ana_attr_scope_node(x, op.caller), dur);
-        give(nv, ana_attr_nvtx_node(x, op.caller, op.stream_row, op.api_start), dur);
+        give(nv, gpufl__ana_attr_nvtx_node(x, op.caller, op.stream_row, op.api_start), dur);
     }
     roll_up(sc);
     roll_up(nv);
@@ -69,12 +69,12 @@ int gpufl__analyze_scopes(const gpufl_trace *t, gpufl__ana_scopes *out)
     if (!ana_args_ok(t, out, sizeof *out))
         return GPUFL_EINVAL;
     ta a;
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     ana_attr x;
-    int rc = ana_attr_open(&x, &a);
+    int rc = gpufl__ana_attr_open(&x, &a);
     if (rc == 0)
-        rc = ana_scopes_with(&x, out);
-    ana_attr_close(&x);
+        rc = gpufl__ana_scopes_with(&x, out);
+    gpufl__ana_attr_close(&x);
     return rc;
 }
 

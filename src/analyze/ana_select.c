@@ -61,7 +61,7 @@ static int select_ranks(uint64_t *v, size_t n, size_t k0, size_t k1, uint64_t lo
             return 0;
         }
         if (n <= SELECT_SORT) {
-            int rc = ana_sort_u64(v, n, NULL);
+            int rc = gpufl__ana_sort_u64(v, n, NULL);
             if (rc == 0) {
                 *x0 = v[k0];
                 *x1 = v[k1];
@@ -109,7 +109,7 @@ static int select_ranks(uint64_t *v, size_t n, size_t k0, size_t k1, uint64_t lo
     }
 }
 
-int ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
+int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
 {
     memset(d, 0, sizeof *d);
     if (!n)
@@ -144,14 +144,14 @@ int ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
 
 /* ---- streamed values ----------------------------------------------------------- */
 
-void ana_scan_open(ana_scan *s, bool is_signed)
+void gpufl__ana_scan_open(ana_scan *s, bool is_signed)
 {
     memset(s, 0, sizeof *s);
     s->flip = is_signed ? 1ull << 63 : 0;
     s->lo = UINT64_MAX;
 }
 
-int ana_scan_count_begin(ana_scan *s)
+int gpufl__ana_scan_count_begin(ana_scan *s)
 {
     if (s->n == 0 || s->lo == s->hi)
         return 0; /* nothing to count: no values, or all equal */
@@ -163,7 +163,7 @@ int ana_scan_count_begin(ana_scan *s)
     return s->hist ? 0 : GPUFL_ENOMEM;
 }
 
-int ana_scan_keep_begin(ana_scan *s)
+int gpufl__ana_scan_keep_begin(ana_scan *s)
 {
     if (!s->hist)
         return 0;
@@ -199,7 +199,7 @@ static int select_kept(uint64_t *v, size_t n, size_t k0, size_t k1, uint64_t lo,
     return rc;
 }
 
-int ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
+int gpufl__ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
 {
     memset(d, 0, sizeof *d);
     uint64_t x[2] = {s->lo, s->lo}; /* all equal unless counted */
@@ -232,11 +232,11 @@ int ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
         d->p95 = (int64_t)(x[1] ^ s->flip);
         d->mean = (double)d->total / (double)s->n;
     }
-    ana_scan_close(s);
+    gpufl__ana_scan_close(s);
     return rc;
 }
 
-void ana_scan_close(ana_scan *s)
+void gpufl__ana_scan_close(ana_scan *s)
 {
     free(s->hist);
     free(s->kept[0]);

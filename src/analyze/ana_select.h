@@ -7,7 +7,7 @@
  * their range names the bucket that holds each rank, and only the values
  * of that bucket are kept and looked at further.
  *
- * Two forms: ana_dist_select for values already in an array, and ana_scan
+ * Two forms: gpufl__ana_dist_select for values already in an array, and ana_scan
  * for values that are cheaper to compute twice than to store (one per
  * kernel, from two columns): the caller streams them through three passes
  * and no array of them is ever made.
@@ -24,20 +24,20 @@
 #include "analyze/analysis.h"
 
 /* The distribution of v[0..n) (read as int64_t when is_signed), the same
- * as ana_dist_of gives: min, max and total in one pass, then the two
+ * as gpufl__ana_dist_of gives: min, max and total in one pass, then the two
  * percentiles by counting. v is scratch: its contents are unspecified
  * afterwards. Returns 0 or GPUFL_ENOMEM (d zeroed). */
-int ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d) __attribute__((warn_unused_result));
+int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d) __attribute__((warn_unused_result));
 
 /*
  * A distribution of streamed values, in three passes over the same values
  * (same count, any order in each):
  *
- *   ana_scan s;  ana_scan_open(&s, is_signed);
+ *   ana_scan s;  gpufl__ana_scan_open(&s, is_signed);
  *   for each x: ana_scan_add(&s, x);       count, total, range
- *   ana_scan_count_begin(&s);              for each x: ana_scan_count(&s, x);
- *   ana_scan_keep_begin(&s);               for each x: ana_scan_keep(&s, x);
- *   ana_scan_finish(&s, &dist);            (frees; ana_scan_close after a failure)
+ *   gpufl__ana_scan_count_begin(&s);              for each x: ana_scan_count(&s, x);
+ *   gpufl__ana_scan_keep_begin(&s);               for each x: ana_scan_keep(&s, x);
+ *   gpufl__ana_scan_finish(&s, &dist);            (frees; gpufl__ana_scan_close after a failure)
  *
  * Memory: a 64 KB histogram and the values of the one or two buckets that
  * hold the ranks (a small part of them, unless nearly all values sit in a
@@ -59,7 +59,7 @@ typedef struct ana_scan {
     size_t nkept[2];
 } ana_scan;
 
-void ana_scan_open(ana_scan *s, bool is_signed);
+void gpufl__ana_scan_open(ana_scan *s, bool is_signed);
 
 static inline void ana_scan_add(ana_scan *s, uint64_t x)
 {
@@ -71,7 +71,7 @@ static inline void ana_scan_add(ana_scan *s, uint64_t x)
 }
 
 /* Returns 0 or GPUFL_ENOMEM. */
-int ana_scan_count_begin(ana_scan *s) __attribute__((warn_unused_result));
+int gpufl__ana_scan_count_begin(ana_scan *s) __attribute__((warn_unused_result));
 
 static inline void ana_scan_count(ana_scan *s, uint64_t x)
 {
@@ -81,7 +81,7 @@ static inline void ana_scan_count(ana_scan *s, uint64_t x)
 
 /* Returns 0, GPUFL_ENOMEM, or GPUFL_EINVAL when the count pass saw fewer
  * values than the first. */
-int ana_scan_keep_begin(ana_scan *s) __attribute__((warn_unused_result));
+int gpufl__ana_scan_keep_begin(ana_scan *s) __attribute__((warn_unused_result));
 
 static inline void ana_scan_keep(ana_scan *s, uint64_t x)
 {
@@ -95,9 +95,9 @@ static inline void ana_scan_keep(ana_scan *s, uint64_t x)
 
 /* Fills d and frees s's memory. Returns 0, GPUFL_ENOMEM, or GPUFL_EINVAL
  * when the passes did not see the same values (d zeroed). */
-int ana_scan_finish(ana_scan *s, gpufl__ana_dist *d) __attribute__((warn_unused_result));
+int gpufl__ana_scan_finish(ana_scan *s, gpufl__ana_dist *d) __attribute__((warn_unused_result));
 
 /* Frees s's memory (after a failure, or to give up). */
-void ana_scan_close(ana_scan *s);
+void gpufl__ana_scan_close(ana_scan *s);
 
 #endif /* GPUFL_ANALYZE_ANA_SELECT_H */

@@ -32,15 +32,15 @@ typedef struct summary_build {
 
 static int dev_slot(summary_build *b, uint32_t dev, uint32_t *slot)
 {
-    int rc = ana_map_put(&b->slot_of_dev, dev, 0, (uint32_t)b->ndevs, slot);
+    int rc = gpufl__ana_map_put(&b->slot_of_dev, dev, 0, (uint32_t)b->ndevs, slot);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    if (ana_grow(&b->devs, &b->cap, b->ndevs + 1, sizeof *b->devs) != 0)
+    if (gpufl__ana_grow(&b->devs, &b->cap, b->ndevs + 1, sizeof *b->devs) != 0)
         return GPUFL_ENOMEM;
     gpufl__ana_device_summary *d = &b->devs[b->ndevs++];
     memset(d, 0, sizeof *d);
     d->device = dev;
-    const gpufl_trace_device *info = ta_device(&b->a, dev);
+    const gpufl_trace_device *info = gpufl__ta_device(&b->a, dev);
     if (info) {
         d->name = info->name;
         d->mem_total_bytes = info->memory_total_bytes;
@@ -148,7 +148,7 @@ static int walk_samples(summary_build *b)
                 goto out;
             slot_dev = dev;
             size_t old = util_cap;
-            if ((rc = ana_grow(&util_sum, &util_cap, b->ndevs, sizeof *util_sum)) != 0)
+            if ((rc = gpufl__ana_grow(&util_sum, &util_cap, b->ndevs, sizeof *util_sum)) != 0)
                 goto out;
             for (size_t j = old; j < util_cap; j++)
                 util_sum[j] = 0;
@@ -169,7 +169,7 @@ static int walk_samples(summary_build *b)
                 d->mem_used_peak_bytes = used;
                 d->mem_used_peak_ns = ta_d_ts(a, i);
             }
-            if (!ta_device(a, dev) && ta_d_mem_total(a, i) > d->mem_total_bytes)
+            if (!gpufl__ta_device(a, dev) && ta_d_mem_total(a, i) > d->mem_total_bytes)
                 d->mem_total_bytes = ta_d_mem_total(a, i);
         }
         if (valid & TA_DEV_PROC_MEM) {
@@ -228,7 +228,7 @@ int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out)
         return GPUFL_EINVAL;
     summary_build b;
     memset(&b, 0, sizeof b);
-    ta_open(&b.a, t);
+    gpufl__ta_open(&b.a, t);
     out->start_ns = b.a.start_ns;
     out->end_ns = b.a.end_ns;
     out->wall_ns = ta_span(b.a.start_ns, b.a.end_ns);
@@ -250,7 +250,7 @@ int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out)
         rc = walk_samples(&b);
     free(b.runs);
     free(b.stream_slot);
-    ana_map_free(&b.slot_of_dev);
+    gpufl__ana_map_free(&b.slot_of_dev);
     if (rc != 0) {
         free(b.devs);
         memset(out, 0, sizeof *out);

@@ -41,10 +41,10 @@ typedef struct tree_build {
 
 static int node_for(tree_build *b, uint32_t parent, uint32_t name, uint32_t domain, uint32_t *node)
 {
-    int rc = ana_map_put(&b->by_key, parent, ((uint64_t)name << 32) | domain, (uint32_t)b->n, node);
+    int rc = gpufl__ana_map_put(&b->by_key, parent, ((uint64_t)name << 32) | domain, (uint32_t)b->n, node);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    if (ana_grow(&b->nodes, &b->cap, b->n + 1, sizeof *b->nodes) != 0)
+    if (gpufl__ana_grow(&b->nodes, &b->cap, b->n + 1, sizeof *b->nodes) != 0)
         return GPUFL_ENOMEM;
     b->nodes[b->n++] = (tmp_node){.parent = parent, .name = name, .domain = domain};
     return 0;
@@ -59,7 +59,7 @@ static int resolve(tree_build *b, size_t i, const uint32_t *parent_row, const ui
     size_t depth = 0;
     uint32_t r = (uint32_t)i;
     for (;;) {
-        if (ana_grow(&b->chain, &b->chain_cap, depth + 1, sizeof *b->chain) != 0)
+        if (gpufl__ana_grow(&b->chain, &b->chain_cap, depth + 1, sizeof *b->chain) != 0)
             return GPUFL_ENOMEM;
         b->chain[depth++] = r;
         b->row_node[r] = BUSY;
@@ -114,9 +114,9 @@ static int measure(tree_build *b, const uint8_t *skip)
     for (size_t k = 0, lo = 0; k < b->n; lo = start[k], k++) {
         size_t m = start[k] - lo;
         tmp_node *nd = &b->nodes[k];
-        if ((rc = ana_sort_u64(dur + lo, m, NULL)) != 0 || (rc = ana_sort_u64(tid + lo, m, NULL)) != 0)
+        if ((rc = gpufl__ana_sort_u64(dur + lo, m, NULL)) != 0 || (rc = gpufl__ana_sort_u64(tid + lo, m, NULL)) != 0)
             goto out;
-        ana_dist_sorted(dur + lo, m, &nd->wall);
+        gpufl__ana_dist_sorted(dur + lo, m, &nd->wall);
         nd->count = m;
         for (size_t j = 0; j < m; j++)
             nd->threads += j == 0 || tid[lo + j] != tid[lo + j - 1];
@@ -138,9 +138,9 @@ static int sibling_cmp(const void *x, const void *y, void *ctx)
     const tmp_node *p = &b->nodes[i], *q = &b->nodes[j];
     if (p->wall.total != q->wall.total)
         return p->wall.total > q->wall.total ? -1 : 1;
-    int c = ana_strcmp(b->t, p->name, q->name);
+    int c = gpufl__ana_strcmp(b->t, p->name, q->name);
     if (c == 0)
-        c = ana_strcmp(b->t, p->domain, q->domain);
+        c = gpufl__ana_strcmp(b->t, p->domain, q->domain);
     return c ? c : (i > j) - (i < j);
 }
 
@@ -209,7 +209,7 @@ static int order(tree_build *b, uint64_t wall_ns, gpufl__ana_scope_tree *out, ui
     return 0;
 }
 
-int ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes *s, const uint32_t *parent_row,
+int gpufl__ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes *s, const uint32_t *parent_row,
                    const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out,
                    uint32_t **row_node)
 {
@@ -242,7 +242,7 @@ int ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes 
     free(perm);
     free(b.nodes);
     free(b.chain);
-    ana_map_free(&b.by_key);
+    gpufl__ana_map_free(&b.by_key);
     *row_node = b.row_node;
     return 0;
 fail:
@@ -250,7 +250,7 @@ fail:
     free(b.nodes);
     free(b.chain);
     free(b.row_node);
-    ana_map_free(&b.by_key);
+    gpufl__ana_map_free(&b.by_key);
     memset(out, 0, sizeof *out);
     return rc;
 }

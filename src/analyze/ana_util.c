@@ -42,7 +42,7 @@ static void insertion_u64(uint64_t *v, size_t n)
     }
 }
 
-int ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
+int gpufl__ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
 {
     if (n < SMALL) {
         insertion_u64(v, n);
@@ -80,7 +80,7 @@ int ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
     return 0;
 }
 
-void ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d)
+void gpufl__ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d)
 {
     memset(d, 0, sizeof *d);
     if (!n)
@@ -97,23 +97,23 @@ void ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d)
     d->mean = (double)d->total / (double)n;
 }
 
-int ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
+int gpufl__ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
 {
     memset(d, 0, sizeof *d);
     if (is_signed)
         for (size_t i = 0; i < n; i++)
             v[i] = ana_flip(v[i]);
-    int rc = ana_sort_u64(v, n, NULL);
+    int rc = gpufl__ana_sort_u64(v, n, NULL);
     if (is_signed)
         for (size_t i = 0; i < n; i++)
             v[i] = ana_flip(v[i]);
     if (rc != 0)
         return rc;
-    ana_dist_sorted(v, n, d);
+    gpufl__ana_dist_sorted(v, n, d);
     return 0;
 }
 
-size_t ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t)
+size_t gpufl__ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t)
 {
     size_t lo, hi; /* the answer is in [lo, hi] */
     if (hint > n)
@@ -155,7 +155,7 @@ size_t ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t)
     return lo;
 }
 
-int ana_grow(void *arrp, size_t *cap, size_t need, size_t size)
+int gpufl__ana_grow(void *arrp, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return 0;
@@ -171,7 +171,7 @@ int ana_grow(void *arrp, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
-int ana_strcmp(const gpufl_trace *t, uint32_t a, uint32_t b)
+int gpufl__ana_strcmp(const gpufl_trace *t, uint32_t a, uint32_t b)
 {
     if (a == b)
         return 0;
@@ -200,7 +200,7 @@ static ana_slot *find(const ana_map *m, uint64_t k1, uint64_t k2)
     }
 }
 
-bool ana_map_get(const ana_map *m, uint64_t k1, uint64_t k2, uint32_t *v)
+bool gpufl__ana_map_get(const ana_map *m, uint64_t k1, uint64_t k2, uint32_t *v)
 {
     if (!m->cap)
         return false;
@@ -225,7 +225,7 @@ static int rehash(ana_map *m, size_t cap)
     return 0;
 }
 
-int ana_map_put(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v_new, uint32_t *v)
+int gpufl__ana_map_put(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v_new, uint32_t *v)
 {
     if (2 * (m->n + 1) > m->cap) {
         int rc = rehash(m, m->cap ? 2 * m->cap : 64);
@@ -243,7 +243,7 @@ int ana_map_put(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v_new, uint32_t *
     return 0;
 }
 
-void ana_map_set(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v)
+void gpufl__ana_map_set(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v)
 {
     if (!m->cap)
         return;
@@ -254,7 +254,7 @@ void ana_map_set(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v)
 
 /* Backward-shift deletion: the keys after the hole that probed past it move
  * back, so lookups never need tombstones. */
-void ana_map_del(ana_map *m, uint64_t k1, uint64_t k2)
+void gpufl__ana_map_del(ana_map *m, uint64_t k1, uint64_t k2)
 {
     if (!m->cap)
         return;
@@ -276,7 +276,7 @@ void ana_map_del(ana_map *m, uint64_t k1, uint64_t k2)
     m->n--;
 }
 
-void ana_map_free(ana_map *m)
+void gpufl__ana_map_free(ana_map *m)
 {
     free(m->slots);
     memset(m, 0, sizeof *m);

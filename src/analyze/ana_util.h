@@ -30,7 +30,7 @@ static inline bool ana_args_ok(const gpufl_trace *t, void *out, size_t size)
 
 /* Sorts v[0..n) ascending. tmp: n values of scratch, or NULL to have one
  * allocated. Returns 0, or GPUFL_ENOMEM with v unchanged. */
-int ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp) __attribute__((warn_unused_result));
+int gpufl__ana_sort_u64(uint64_t *v, size_t n, uint64_t *tmp) __attribute__((warn_unused_result));
 
 /* The 0-based index of the nearest-rank p-th percentile of n sorted values
  * (n > 0, p in 0..100): ceil(p * n / 100) - 1, at least 0. */
@@ -42,26 +42,26 @@ static inline size_t ana_rank(size_t n, unsigned p)
 
 /* A distribution of v[0..n), sorted ascending, read as int64_t (values
  * sorted as signed numbers, or unsigned ones below 2^63). */
-void ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d);
+void gpufl__ana_dist_sorted(const uint64_t *v, size_t n, gpufl__ana_dist *d);
 
 /* Sorts v[0..n) (as int64_t values when is_signed) and fills d. Returns 0
  * or GPUFL_ENOMEM (d zeroed). */
-int ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d) __attribute__((warn_unused_result));
+int gpufl__ana_dist_of(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d) __attribute__((warn_unused_result));
 
 /* How many of v[0..n) (ascending) are <= t, searched outwards from hint, a
  * previous answer: a step or two when successive queries come in nearly
  * increasing order, O(log distance) otherwise; any hint is correct. */
-size_t ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t);
+size_t gpufl__ana_count_le(const uint64_t *v, size_t n, size_t hint, uint64_t t);
 
 /* Maps int64 order onto uint64 order and back. */
 static inline uint64_t ana_flip(uint64_t x) { return x ^ (1ull << 63); }
 
-/* A growing array of fixed-size items: ana_grow(&arr, &cap, need, size)
+/* A growing array of fixed-size items: gpufl__ana_grow(&arr, &cap, need, size)
  * makes room for `need` items. 0 or GPUFL_ENOMEM (array unchanged). */
-int ana_grow(void *arrp, size_t *cap, size_t need, size_t size) __attribute__((warn_unused_result));
+int gpufl__ana_grow(void *arrp, size_t *cap, size_t need, size_t size) __attribute__((warn_unused_result));
 
 /* strcmp of two string ids' text (a, b: ids of t). */
-int ana_strcmp(const gpufl_trace *t, uint32_t a, uint32_t b);
+int gpufl__ana_strcmp(const gpufl_trace *t, uint32_t a, uint32_t b);
 
 /*
  * A hash map from a pair of 64-bit keys to a 32-bit value (open addressing,
@@ -82,19 +82,19 @@ typedef struct ana_map {
 } ana_map;
 
 /* The value of (k1, k2) into *v: true, or false when absent. */
-bool ana_map_get(const ana_map *m, uint64_t k1, uint64_t k2, uint32_t *v);
+bool gpufl__ana_map_get(const ana_map *m, uint64_t k1, uint64_t k2, uint32_t *v);
 
 /* Finds (k1, k2), or adds it with the value v_new. *v: its value (v_new
  * when added). Returns 1 found, 0 added, or GPUFL_ENOMEM (map unchanged). */
-int ana_map_put(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v_new, uint32_t *v)
+int gpufl__ana_map_put(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v_new, uint32_t *v)
     __attribute__((warn_unused_result));
 
-/* Sets the value of a key that is present (ana_map_get found it). */
-void ana_map_set(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v);
+/* Sets the value of a key that is present (gpufl__ana_map_get found it). */
+void gpufl__ana_map_set(ana_map *m, uint64_t k1, uint64_t k2, uint32_t v);
 
 /* Removes (k1, k2) if present. */
-void ana_map_del(ana_map *m, uint64_t k1, uint64_t k2);
+void gpufl__ana_map_del(ana_map *m, uint64_t k1, uint64_t k2);
 
-void ana_map_free(ana_map *m);
+void gpufl__ana_map_free(ana_map *m);
 
 #endif /* GPUFL_ANALYZE_ANA_UTIL_H */

@@ -23,7 +23,7 @@ static const gpufl_trace_info no_info;
 
 static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-void ta_open(ta *a, const gpufl_trace *t)
+void gpufl__ta_open(ta *a, const gpufl_trace *t)
 {
     memset(a, 0, sizeof *a);
     a->t = t;
@@ -46,7 +46,7 @@ void ta_open(ta *a, const gpufl_trace *t)
     a->end_ns = a->ended ? max64(a->info->end_ns, a->start_ns) : max64(a->info->last_ns, a->start_ns);
 }
 
-const gpufl_trace_device *ta_device(const ta *a, uint32_t dev)
+const gpufl_trace_device *gpufl__ta_device(const ta *a, uint32_t dev)
 {
     for (uint32_t i = 0; i < a->info->ndevices; i++)
         if (a->info->devices[i].index == dev)
@@ -54,9 +54,9 @@ const gpufl_trace_device *ta_device(const ta *a, uint32_t dev)
     return NULL;
 }
 
-void ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width)
+void gpufl__ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width)
 {
-    const gpufl_trace_device *d = ta_device(a, dev);
+    const gpufl_trace_device *d = gpufl__ta_device(a, dev);
     *gen = d ? d->pcie_max_gen : 0;
     *width = d ? d->pcie_max_width : 0;
 }
@@ -88,7 +88,7 @@ static bool next_start(const ta_ops *it, int j, uint64_t *t)
     return true;
 }
 
-bool ta_ops_next_slow(ta_ops *it, ta_op *op)
+bool gpufl__ta_ops_next_slow(ta_ops *it, ta_op *op)
 {
     uint64_t start[3];
     bool has[3];

@@ -38,7 +38,7 @@ typedef struct ta {
 } ta;
 
 /* Binds a to t and takes the session's end from its info. */
-void ta_open(ta *a, const gpufl_trace *t);
+void gpufl__ta_open(ta *a, const gpufl_trace *t);
 
 static inline uint64_t ta_span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
@@ -206,9 +206,9 @@ static inline uint64_t ta_d_mem_total(const ta *a, size_t i) { return a->ds->mem
 static inline uint64_t ta_d_proc_mem(const ta *a, size_t i) { return a->ds->proc_mem_bytes[i]; }
 
 /* The device_info of device index dev, or NULL. */
-const gpufl_trace_device *ta_device(const ta *a, uint32_t dev);
+const gpufl_trace_device *gpufl__ta_device(const ta *a, uint32_t dev);
 /* The PCIe link of dev from its device_info; 0 when unknown. */
-void ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width);
+void gpufl__ta_device_pcie(const ta *a, uint32_t dev, uint32_t *gen, uint32_t *width);
 
 /* ---- GPU work in start order ------------------------------------------------- */
 
@@ -257,7 +257,7 @@ static inline void ta_op_kernel(const ta *a, size_t i, ta_op *op)
 
 /* The next op into *op when no run of kernels goes on: true, or false at
  * the end. */
-bool ta_ops_next_slow(ta_ops *it, ta_op *op);
+bool gpufl__ta_ops_next_slow(ta_ops *it, ta_op *op);
 
 /* The next op into *op: true, or false at the end. */
 static inline bool ta_ops_next(ta_ops *it, ta_op *op)
@@ -268,7 +268,7 @@ static inline bool ta_ops_next(ta_ops *it, ta_op *op)
         ta_op_kernel(it->a, i, op);
         return true;
     }
-    return ta_ops_next_slow(it, op);
+    return gpufl__ta_ops_next_slow(it, op);
 }
 
 #endif /* GPUFL_ANALYZE_TRACE_ACCESS_H */

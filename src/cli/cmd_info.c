@@ -107,7 +107,7 @@ static json_t *info_json_texts(const gpufl_trace *t, const file_size *files, siz
     char start[64];
     gpufl__iso_time(i->start_wall_ns, start, sizeof start);
     ta a; /* its end: as recorded, or (a session that did not end) its latest row */
-    ta_open(&a, t);
+    gpufl__ta_open(&a, t);
     json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:s,s:I,s:b,s:s,s:i,s:s,s:s}", "session_id",
                           S(i->session_id), "app_name", S(i->app_name), "host", S(i->host), "pid",
                           (int)i->pid, "gpufl_version", S(i->gpufl_version), "start_wall_ns",

@@ -5,7 +5,7 @@
  * capture stacks into the real rings and read them back from device.log.
  * Its name starts with "libgpufl", so its frames count as gpufl's own:
  * stacktest_call() stands in for the CUPTI callback between the program
- * and gfl_stack_capture().
+ * and gpufl__stack_capture().
  */
 #include <stddef.h>
 

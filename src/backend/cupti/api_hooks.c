@@ -234,7 +234,7 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
             .api_start = cfg.host->now_ns(),
         };
         if (cfg.stacks && c != GFL_API_ALLOC)
-            info.stack = gfl_stack_capture();
+            info.stack = gpufl__stack_capture();
         gfl_launch_enter(cfg.table, d->correlationId, &info);
         return;
     }

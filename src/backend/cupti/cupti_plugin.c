@@ -376,7 +376,7 @@ static void cleanup_failed_start(void)
         b = next;
     }
     if (P.stacks)
-        gfl_stack_shutdown();
+        gpufl__stack_shutdown();
     gfl_records_free(P.records);
     P.records = NULL;
 }
@@ -447,7 +447,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
         return -1;
     }
     P.stacks = o->enable_stack_trace;
-    if (P.stacks && gfl_stack_init(host, STACKS_MAX) != 0) {
+    if (P.stacks && gpufl__stack_init(host, STACKS_MAX) != 0) {
         plugin_log(GFL_LOG_WARN, "enable_stack_trace: call stacks cannot be captured here; recording without");
         P.stacks = false;
     }
@@ -618,7 +618,7 @@ static void plugin_stop(void)
     report();
     gfl_nvtx_stop();
     if (P.stacks)
-        gfl_stack_shutdown();
+        gpufl__stack_shutdown();
     gfl_records_free(P.records);
     P.records = NULL;
 }

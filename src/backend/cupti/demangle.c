@@ -50,7 +50,7 @@ static bool is_mangled(const char *name)
     return name[0] == '_' && name[1] == 'Z';
 }
 
-int gfl_demangle(const char *name, char *buf, size_t len, size_t *full_len)
+int gpufl__demangle(const char *name, char *buf, size_t len, size_t *full_len)
 {
     if (!name || !buf || len == 0)
         return GPUFL_EINVAL;
@@ -73,18 +73,18 @@ int gfl_demangle(const char *name, char *buf, size_t len, size_t *full_len)
 
 #define FIRST_SLOTS 1024u
 
-void gfl_name_cache_init(gfl_name_cache *c, gfl_intern_fn intern, uint32_t max_entries)
+void gpufl__name_cache_init(gfl_name_cache *c, gfl_intern_fn intern, uint32_t max_entries)
 {
     if (max_entries == 0 || max_entries > GFL_NAME_CACHE_MAX_ENTRIES)
         max_entries = GFL_NAME_CACHE_MAX_ENTRIES;
     *c = (gfl_name_cache){.intern = intern, .max_entries = max_entries};
 }
 
-void gfl_name_cache_free(gfl_name_cache *c)
+void gpufl__name_cache_free(gfl_name_cache *c)
 {
     free(c->keys);
     free(c->values);
-    gfl_name_cache_init(c, c->intern, c->max_entries);
+    gpufl__name_cache_init(c, c->intern, c->max_entries);
 }
 
 /* Interned ids are dense small integers: a multiplicative hash spreads them. */
@@ -145,7 +145,7 @@ static void remember(gfl_name_cache *c, uint32_t id, uint32_t value)
     c->n_entries++;
 }
 
-uint32_t gfl_name_cache_demangled(gfl_name_cache *c, uint32_t name_id, const char *name)
+uint32_t gpufl__name_cache_demangled(gfl_name_cache *c, uint32_t name_id, const char *name)
 {
     if (!name || !is_mangled(name) || !c->intern)
         return name_id;
@@ -163,7 +163,7 @@ uint32_t gfl_name_cache_demangled(gfl_name_cache *c, uint32_t name_id, const cha
     char buf[GFL_INTERN_MAX_LEN + 1];
     size_t full = 0;
     uint32_t id = name_id;
-    if (gfl_demangle(name, buf, sizeof buf, &full) == 1) {
+    if (gpufl__demangle(name, buf, sizeof buf, &full) == 1) {
         id = c->intern(buf, full < sizeof buf ? full : sizeof buf - 1);
         /* A full intern table gives the shared overflow id: the mangled
          * name's own id says more. */

@@ -10,7 +10,7 @@
  * launches the same few hundred kernels millions of times, so nearly every
  * lookup is a hit costing one probe of a small open-addressing table.
  *
- * Threads: gfl_demangle() any thread. A gfl_name_cache belongs to one thread
+ * Threads: gpufl__demangle() any thread. A gfl_name_cache belongs to one thread
  * (the plugin's worker) and has no locks.
  */
 #ifndef GPUFL_BACKEND_CUPTI_DEMANGLE_H
@@ -29,7 +29,7 @@
  * Returns 1 when buf holds a demangled name, 0 when it holds name unchanged,
  * or GPUFL_EINVAL (buf untouched) for a NULL name or buf or a len of 0.
  */
-__attribute__((warn_unused_result)) int gfl_demangle(const char *name, char *buf, size_t len,
+__attribute__((warn_unused_result)) int gpufl__demangle(const char *name, char *buf, size_t len,
                                                      size_t *full_len);
 
 /* The core's interning (gpufl_plugin_host.intern): the id of s[0..n). */
@@ -52,10 +52,10 @@ typedef struct gfl_name_cache {
 /* Sets up an empty cache holding at most max_entries (0 or more than
  * GFL_NAME_CACHE_MAX_ENTRIES: GFL_NAME_CACHE_MAX_ENTRIES). Allocates nothing
  * yet, so it cannot fail. */
-void gfl_name_cache_init(gfl_name_cache *c, gfl_intern_fn intern, uint32_t max_entries);
+void gpufl__name_cache_init(gfl_name_cache *c, gfl_intern_fn intern, uint32_t max_entries);
 
 /* Frees the table; the cache is empty and usable again. */
-void gfl_name_cache_free(gfl_name_cache *c);
+void gpufl__name_cache_free(gfl_name_cache *c);
 
 /*
  * The id of the demangled form of `name`, whose id is name_id. A miss
@@ -66,6 +66,6 @@ void gfl_name_cache_free(gfl_name_cache *c);
  * never stored. Never fails: a name that cannot be demangled is its own
  * demangled form, and gets name_id back.
  */
-uint32_t gfl_name_cache_demangled(gfl_name_cache *c, uint32_t name_id, const char *name);
+uint32_t gpufl__name_cache_demangled(gfl_name_cache *c, uint32_t name_id, const char *name);
 
 #endif /* GPUFL_BACKEND_CUPTI_DEMANGLE_H */

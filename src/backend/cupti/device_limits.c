@@ -35,12 +35,12 @@ static int map_cu_error(int rc)
  * says which. Returns false when there is none. */
 static bool table_limits(int major, int minor, gfl_sm_limits *out, bool *exact)
 {
-    *exact = gfl_sm_limits_for_cc(major, minor, out) == 0;
+    *exact = gpufl__sm_limits_for_cc(major, minor, out) == 0;
     if (*exact)
         return true;
     for (int ma = major; ma >= 7; ma--)
         for (int mi = ma == major ? minor : 9; mi >= 0; mi--)
-            if (gfl_sm_limits_for_cc(ma, mi, out) == 0)
+            if (gpufl__sm_limits_for_cc(ma, mi, out) == 0)
                 return true;
     return false;
 }

@@ -30,7 +30,7 @@ typedef struct gfl_cu_ops {
 /*
  * Fills *out for device `ordinal` through ops. The compute capability must
  * come from the driver; any other attribute the driver lacks comes from
- * gfl_sm_limits_for_cc().
+ * gpufl__sm_limits_for_cc().
  *
  * Returns 0, or (out unchanged) GPUFL_EINVAL for NULL arguments, a negative
  * ordinal or one the driver does not know; GPUFL_ESTATE when the driver is

@@ -29,7 +29,7 @@ gfl_kernel_details *gfl_kernel_details_new(const gpufl_plugin_host *host)
     if (!d)
         return NULL;
     d->host = host;
-    gfl_name_cache_init(&d->names, host->intern, GFL_NAME_CACHE_MAX_ENTRIES);
+    gpufl__name_cache_init(&d->names, host->intern, GFL_NAME_CACHE_MAX_ENTRIES);
     return d;
 }
 
@@ -37,7 +37,7 @@ void gfl_kernel_details_free(gfl_kernel_details *d)
 {
     if (!d)
         return;
-    gfl_name_cache_free(&d->names);
+    gpufl__name_cache_free(&d->names);
     free(d);
 }
 
@@ -64,7 +64,7 @@ void gfl_kernel_details_fill(gfl_kernel_details *d, const CUpti_ActivityKernel10
 {
     if (k->name) {
         uint32_t mangled = d->host->intern(k->name, strlen(k->name));
-        uint32_t readable = gfl_name_cache_demangled(&d->names, mangled, k->name);
+        uint32_t readable = gpufl__name_cache_demangled(&d->names, mangled, k->name);
         p->name = readable;
         p->mangled_name = readable != mangled ? mangled : 0;
     }
@@ -79,7 +79,7 @@ void gfl_kernel_details_fill(gfl_kernel_details *d, const CUpti_ActivityKernel10
         .smem_carveout = k->sharedMemoryExecuted,
     };
     gfl_occupancy occ;
-    if (gfl_occupancy_compute(sm, &res, &occ) == 0) {
+    if (gpufl__occupancy_compute(sm, &res, &occ) == 0) {
         p->occupancy_x10000 = occ.occupancy_x10000;
         p->limiter = occ.limiter;
     }

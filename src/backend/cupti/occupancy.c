@@ -1,7 +1,7 @@
 /*
  * Theoretical occupancy (see occupancy.h). Each resource gets its own
  * function returning the blocks it allows, NO_LIMIT when it does not
- * constrain the launch; gfl_occupancy_compute() takes the smallest.
+ * constrain the launch; gpufl__occupancy_compute() takes the smallest.
  * Arithmetic is 64-bit where a product of two inputs could pass 2^32.
  */
 #include "backend/cupti/occupancy.h"
@@ -99,7 +99,7 @@ static int limits_valid(const gfl_sm_limits *sm)
            sm->smem_per_sm && sm->smem_per_block_optin && sm->smem_alloc_unit;
 }
 
-int gfl_occupancy_compute(const gfl_sm_limits *sm, const gfl_kernel_resources *k, gfl_occupancy *out)
+int gpufl__occupancy_compute(const gfl_sm_limits *sm, const gfl_kernel_resources *k, gfl_occupancy *out)
 {
     if (!sm || !k || !out || k->threads_per_block == 0 || !limits_valid(sm))
         return GPUFL_EINVAL;
@@ -163,7 +163,7 @@ static const struct cc_row {
     {12, 1, 1536, 24, 100, 99},  /* GB10 */
 };
 
-int gfl_sm_limits_for_cc(int major, int minor, gfl_sm_limits *out)
+int gpufl__sm_limits_for_cc(int major, int minor, gfl_sm_limits *out)
 {
     if (!out)
         return GPUFL_EINVAL;

@@ -17,7 +17,7 @@
 #include "core/event.h"
 
 /* What one SM of a device offers. device_limits.h fills it from the driver,
- * gfl_sm_limits_for_cc() from the documented tables. */
+ * gpufl__sm_limits_for_cc() from the documented tables. */
 typedef struct gfl_sm_limits {
     uint32_t warp_size;               /* threads */
     uint32_t max_threads_per_block;
@@ -74,7 +74,7 @@ typedef struct gfl_occupancy {
  * Returns 0 and fills *out, or GPUFL_EINVAL (out unchanged) when a pointer is
  * NULL, threads_per_block is 0, or a limit that divides or caps is 0.
  */
-__attribute__((warn_unused_result)) int gfl_occupancy_compute(const gfl_sm_limits *sm,
+__attribute__((warn_unused_result)) int gpufl__occupancy_compute(const gfl_sm_limits *sm,
                                                               const gfl_kernel_resources *k,
                                                               gfl_occupancy *out);
 
@@ -88,7 +88,7 @@ __attribute__((warn_unused_result)) int gfl_occupancy_compute(const gfl_sm_limit
  * Returns 0 and fills *out, GPUFL_EUNSUPPORTED for another capability, or
  * GPUFL_EINVAL for a NULL out; out is unchanged on failure.
  */
-__attribute__((warn_unused_result)) int gfl_sm_limits_for_cc(int major, int minor,
+__attribute__((warn_unused_result)) int gpufl__sm_limits_for_cc(int major, int minor,
                                                              gfl_sm_limits *out);
 
 #endif /* GPUFL_BACKEND_CUPTI_OCCUPANCY_H */

@@ -20,7 +20,7 @@
  * over and pushes the rest. So a definition is late, never lost.
  *
  * Identity is the hash: the hash covers every frame from the caller of
- * gfl_stack_capture() outwards, CUPTI and driver frames included (telling
+ * gpufl__stack_capture() outwards, CUPTI and driver frames included (telling
  * them apart needs dladdr, too slow here; they are the same for every call
  * through one API, so a call site keeps one id per API). Two stacks get the
  * same id only if 40 tag bits and the probe position agree: about 1e-12 per
@@ -119,7 +119,7 @@ static inline stripe *my_stripe(void)
 /* Relaxed: counters order nothing; readers sum them after the fact. */
 static inline void count(_Atomic uint64_t *c) { atomic_fetch_add_explicit(c, 1, memory_order_relaxed); }
 
-void gfl_stack_stats_get(gfl_stack_stats *out)
+void gpufl__stack_stats_get(gfl_stack_stats *out)
 {
     memset(out, 0, sizeof *out);
     for (unsigned i = 0; i < N_STRIPES; i++) {
@@ -345,7 +345,7 @@ static uint32_t lookup(table *t, stripe *st, void *const *raw, unsigned nraw, bo
     return 0; /* not reached: at most half the slots are ever taken */
 }
 
-__attribute__((noinline)) uint32_t gfl_stack_capture(void)
+__attribute__((noinline)) uint32_t gpufl__stack_capture(void)
 {
     /* Acquire pairs with init's release: the table is initialised. */
     table *t = atomic_load_explicit(&current, memory_order_acquire);
@@ -373,7 +373,7 @@ __attribute__((noinline)) uint32_t gfl_stack_capture(void)
 
 /* ---- lifecycle ------------------------------------------------------------------ */
 
-int gfl_stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
+int gpufl__stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
 {
     if (!host || !host->push || !host->intern || !host->now_ns || !max_stacks ||
         max_stacks > GFL_STACK_MAX_STACKS)
@@ -393,7 +393,7 @@ int gfl_stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
         free(retired);
         retired = NULL;
     }
-    gfl_stack_shutdown();
+    gpufl__stack_shutdown();
     uint32_t slots = 2;
     while (slots < 2 * max_stacks)
         slots <<= 1;
@@ -419,7 +419,7 @@ int gfl_stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
     return 0;
 }
 
-void gfl_stack_shutdown(void)
+void gpufl__stack_shutdown(void)
 {
     /* Acquire: t's fields were written by init, maybe on another thread;
      * release: nothing (the pointer is all that is published). */
@@ -427,7 +427,7 @@ void gfl_stack_shutdown(void)
     if (!t)
         return;
     gfl_stack_stats s;
-    gfl_stack_stats_get(&s);
+    gpufl__stack_stats_get(&s);
     if (t->host->log) {
         char msg[256];
         bool bad = s.table_full || s.unique > s.defined;

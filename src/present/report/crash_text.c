@@ -72,63 +72,63 @@ void gpufl__crash_render_json(const gpufl_trace *t, jw *w, const char *key)
 {
     const gpufl_trace_crash *c = gpufl_trace_get_crash(t);
     if (!c) {
-        jw_null(w, key);
+        gpufl__jw_null(w, key);
         return;
     }
     char hex[24];
-    jw_obj(w, key);
-    jw_u64(w, "ts_ns", c->ts_ns);
-    jw_u64(w, "tid", c->tid);
-    jw_i64(w, "signal", c->signal);
-    jw_str(w, "signal_name", gpufl_trace_string(t, c->signal_name));
-    jw_i64(w, "code", c->code);
-    jw_str(w, "code_name", gpufl_trace_string(t, c->code_name));
+    gpufl__jw_obj(w, key);
+    gpufl__jw_u64(w, "ts_ns", c->ts_ns);
+    gpufl__jw_u64(w, "tid", c->tid);
+    gpufl__jw_i64(w, "signal", c->signal);
+    gpufl__jw_str(w, "signal_name", gpufl_trace_string(t, c->signal_name));
+    gpufl__jw_i64(w, "code", c->code);
+    gpufl__jw_str(w, "code_name", gpufl_trace_string(t, c->code_name));
     snprintf(hex, sizeof hex, "0x%" PRIx64, c->address);
-    jw_str(w, "address", hex);
-    jw_u64(w, "sender_pid", c->sender_pid);
-    jw_str(w, "action", c->action == 1 ? "handler" : c->action == 2 ? "ignored" : "default");
-    jw_bool(w, "stack_unavailable", c->stack_unavailable != 0);
-    jw_bool(w, "stack_truncated", c->stack_truncated != 0);
-    jw_arr(w, "stack");
+    gpufl__jw_str(w, "address", hex);
+    gpufl__jw_u64(w, "sender_pid", c->sender_pid);
+    gpufl__jw_str(w, "action", c->action == 1 ? "handler" : c->action == 2 ? "ignored" : "default");
+    gpufl__jw_bool(w, "stack_unavailable", c->stack_unavailable != 0);
+    gpufl__jw_bool(w, "stack_truncated", c->stack_truncated != 0);
+    gpufl__jw_arr(w, "stack");
     for (uint32_t i = 0; i < c->nframes; i++) {
         const gpufl_trace_crash_frame *f = &c->frames[i];
-        jw_obj(w, NULL);
+        gpufl__jw_obj(w, NULL);
         if (f->present && f->module)
-            jw_str(w, "module", gpufl_trace_string(t, f->module));
+            gpufl__jw_str(w, "module", gpufl_trace_string(t, f->module));
         else
-            jw_null(w, "module");
+            gpufl__jw_null(w, "module");
         snprintf(hex, sizeof hex, "0x%" PRIx64, f->offset);
-        jw_str(w, "offset", hex);
-        jw_bool(w, "present", f->present != 0);
-        jw_obj_end(w);
+        gpufl__jw_str(w, "offset", hex);
+        gpufl__jw_bool(w, "present", f->present != 0);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_arr(w, "open_scopes");
+    gpufl__jw_arr_end(w);
+    gpufl__jw_arr(w, "open_scopes");
     for (uint32_t i = 0; i < c->nscopes; i++) {
         const gpufl_trace_crash_scope *s = &c->scopes[i];
-        jw_obj(w, NULL);
-        jw_u64(w, "tid", s->tid);
-        jw_u64(w, "id", s->id);
-        jw_u64(w, "parent", s->parent);
-        jw_u64(w, "depth", s->depth);
-        jw_str(w, "name", gpufl_trace_string(t, s->name));
-        jw_u64(w, "begin_ns", s->begin_ns);
-        jw_obj_end(w);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "tid", s->tid);
+        gpufl__jw_u64(w, "id", s->id);
+        gpufl__jw_u64(w, "parent", s->parent);
+        gpufl__jw_u64(w, "depth", s->depth);
+        gpufl__jw_str(w, "name", gpufl_trace_string(t, s->name));
+        gpufl__jw_u64(w, "begin_ns", s->begin_ns);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_u64(w, "open_scopes_lost", c->scopes_lost);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_u64(w, "open_scopes_lost", c->scopes_lost);
+    gpufl__jw_obj_end(w);
 }
 
 json_t *gpufl__crash_json(const gpufl_trace *t)
 {
     jw w;
-    jw_init(&w);
-    jw_obj(&w, NULL);
+    gpufl__jw_init(&w);
+    gpufl__jw_obj(&w, NULL);
     gpufl__crash_render_json(t, &w, "crash");
-    jw_obj_end(&w);
-    json_t *o = jw_finish(&w) == 0 ? json_loadb(w.buf, w.n, 0, NULL) : NULL;
-    jw_free(&w);
+    gpufl__jw_obj_end(&w);
+    json_t *o = gpufl__jw_finish(&w) == 0 ? json_loadb(w.buf, w.n, 0, NULL) : NULL;
+    gpufl__jw_free(&w);
     json_t *crash = json_incref(json_object_get(o, "crash"));
     json_decref(o);
     return crash;

@@ -10,13 +10,13 @@
 #include "format/json_out.h"
 #include "gpufl/gpufl.h"
 
-void jw_init(jw *w)
+void gpufl__jw_init(jw *w)
 {
     memset(w, 0, sizeof *w);
     w->first[0] = true;
 }
 
-void jw_free(jw *w)
+void gpufl__jw_free(jw *w)
 {
     free(w->buf);
     memset(w, 0, sizeof *w);
@@ -108,26 +108,26 @@ static void close_container(jw *w, char bracket)
     commit(w, p);
 }
 
-void jw_obj(jw *w, const char *key) { open_container(w, key, '{'); }
-void jw_obj_end(jw *w) { close_container(w, '}'); }
-void jw_arr(jw *w, const char *key) { open_container(w, key, '['); }
-void jw_arr_end(jw *w) { close_container(w, ']'); }
+void gpufl__jw_obj(jw *w, const char *key) { open_container(w, key, '{'); }
+void gpufl__jw_obj_end(jw *w) { close_container(w, '}'); }
+void gpufl__jw_arr(jw *w, const char *key) { open_container(w, key, '['); }
+void gpufl__jw_arr_end(jw *w) { close_container(w, ']'); }
 
-void jw_u64(jw *w, const char *key, uint64_t v)
+void gpufl__jw_u64(jw *w, const char *key, uint64_t v)
 {
     char *p = member(w, key, 20);
     if (p)
         commit(w, gpufl__jput_u64(p, v));
 }
 
-void jw_i64(jw *w, const char *key, int64_t v)
+void gpufl__jw_i64(jw *w, const char *key, int64_t v)
 {
     char *p = member(w, key, 21);
     if (p)
         commit(w, gpufl__jput_i64(p, v));
 }
 
-void jw_real(jw *w, const char *key, double v, unsigned decimals)
+void gpufl__jw_real(jw *w, const char *key, double v, unsigned decimals)
 {
     if (decimals > 9)
         decimals = 9;
@@ -145,24 +145,24 @@ void jw_real(jw *w, const char *key, double v, unsigned decimals)
     commit(w, gpufl__jput_fixed(p, u, decimals));
 }
 
-void jw_bool(jw *w, const char *key, bool v)
+void gpufl__jw_bool(jw *w, const char *key, bool v)
 {
     char *p = member(w, key, 5);
     if (p)
         commit(w, v ? GFL_JLIT(p, "true") : GFL_JLIT(p, "false"));
 }
 
-void jw_null(jw *w, const char *key)
+void gpufl__jw_null(jw *w, const char *key)
 {
     char *p = member(w, key, 4);
     if (p)
         commit(w, GFL_JLIT(p, "null"));
 }
 
-void jw_str(jw *w, const char *key, const char *s)
+void gpufl__jw_str(jw *w, const char *key, const char *s)
 {
     if (!s) {
-        jw_null(w, key);
+        gpufl__jw_null(w, key);
         return;
     }
     size_t n = strlen(s);
@@ -171,7 +171,7 @@ void jw_str(jw *w, const char *key, const char *s)
         commit(w, gpufl__jput_str(p, s, n));
 }
 
-int jw_finish(jw *w)
+int gpufl__jw_finish(jw *w)
 {
     if (w->depth != 0)
         return GPUFL_EINVAL; /* an unclosed container: a bug of the caller */

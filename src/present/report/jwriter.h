@@ -6,7 +6,7 @@
  * results give the same bytes on every machine.
  *
  * Errors are sticky: after an allocation fails every call does nothing and
- * jw_finish() reports GPUFL_ENOMEM. Threads: one writer per thread.
+ * gpufl__jw_finish() reports GPUFL_ENOMEM. Threads: one writer per thread.
  */
 #ifndef GPUFL_PRESENT_REPORT_JWRITER_H
 #define GPUFL_PRESENT_REPORT_JWRITER_H
@@ -25,30 +25,30 @@ typedef struct jw {
     bool failed;
 } jw;
 
-void jw_init(jw *w);
+void gpufl__jw_init(jw *w);
 /* Frees the buffer; *w is left empty. */
-void jw_free(jw *w);
+void gpufl__jw_free(jw *w);
 
 /* key is the member name inside an object, NULL inside an array (or for
  * the document itself). */
-void jw_obj(jw *w, const char *key);
-void jw_obj_end(jw *w);
-void jw_arr(jw *w, const char *key);
-void jw_arr_end(jw *w);
+void gpufl__jw_obj(jw *w, const char *key);
+void gpufl__jw_obj_end(jw *w);
+void gpufl__jw_arr(jw *w, const char *key);
+void gpufl__jw_arr_end(jw *w);
 
-void jw_u64(jw *w, const char *key, uint64_t v);
-void jw_i64(jw *w, const char *key, int64_t v);
+void gpufl__jw_u64(jw *w, const char *key, uint64_t v);
+void gpufl__jw_i64(jw *w, const char *key, int64_t v);
 /* v rounded to `decimals` digits after the point (at most 9), trailing
  * zeros dropped; a value that is not finite is written as 0. */
-void jw_real(jw *w, const char *key, double v, unsigned decimals);
-void jw_bool(jw *w, const char *key, bool v);
-void jw_null(jw *w, const char *key);
+void gpufl__jw_real(jw *w, const char *key, double v, unsigned decimals);
+void gpufl__jw_bool(jw *w, const char *key, bool v);
+void gpufl__jw_null(jw *w, const char *key);
 /* s NULL is written as null. */
-void jw_str(jw *w, const char *key, const char *s);
+void gpufl__jw_str(jw *w, const char *key, const char *s);
 
 /* Ends the document with a newline. Returns 0 with the text in w->buf
  * (w->n bytes, NUL-terminated), GPUFL_ENOMEM, or GPUFL_EINVAL when a
  * container was left open. */
-int jw_finish(jw *w) __attribute__((warn_unused_result));
+int gpufl__jw_finish(jw *w) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_REPORT_JWRITER_H */

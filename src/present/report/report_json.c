@@ -27,22 +27,22 @@ static const char *str(const jctx *c, uint32_t id) { return gpufl_trace_string(c
 static void jstr_id(jctx *c, const char *key, uint32_t id)
 {
     if (id)
-        jw_str(&c->w, key, str(c, id));
+        gpufl__jw_str(&c->w, key, str(c, id));
     else
-        jw_null(&c->w, key);
+        gpufl__jw_null(&c->w, key);
 }
 
 static void dist(jctx *c, const char *key, const gpufl__ana_dist *d)
 {
-    jw_obj(&c->w, key);
-    jw_u64(&c->w, "n", d->n);
-    jw_i64(&c->w, "total", d->total);
-    jw_i64(&c->w, "min", d->min);
-    jw_i64(&c->w, "max", d->max);
-    jw_i64(&c->w, "p50", d->p50);
-    jw_i64(&c->w, "p95", d->p95);
-    jw_real(&c->w, "mean", d->mean, 1);
-    jw_obj_end(&c->w);
+    gpufl__jw_obj(&c->w, key);
+    gpufl__jw_u64(&c->w, "n", d->n);
+    gpufl__jw_i64(&c->w, "total", d->total);
+    gpufl__jw_i64(&c->w, "min", d->min);
+    gpufl__jw_i64(&c->w, "max", d->max);
+    gpufl__jw_i64(&c->w, "p50", d->p50);
+    gpufl__jw_i64(&c->w, "p95", d->p95);
+    gpufl__jw_real(&c->w, "mean", d->mean, 1);
+    gpufl__jw_obj_end(&c->w);
 }
 
 /* ---- session ------------------------------------------------------------------ */
@@ -52,61 +52,61 @@ static void session(jctx *c)
     const gpufl_trace_info *in = gpufl_trace_get_info(c->t);
     const gpufl__ana_summary *s = &c->r->summary;
     jw *w = &c->w;
-    jw_obj(w, "session");
+    gpufl__jw_obj(w, "session");
     jstr_id(c, "session_id", in->session_id);
     jstr_id(c, "app_name", in->app_name);
-    jw_i64(w, "pid", in->pid);
+    gpufl__jw_i64(w, "pid", in->pid);
     jstr_id(c, "host", in->host);
     jstr_id(c, "gpufl_version", in->gpufl_version);
-    jw_str(w, "source_format", in->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson");
-    jw_u64(w, "format_version", in->format_version);
-    jw_u64(w, "start_ns", s->start_ns);
-    jw_u64(w, "start_wall_ns", in->start_wall_ns);
-    jw_u64(w, "end_ns", s->end_ns);
-    jw_u64(w, "wall_ns", s->wall_ns);
-    jw_bool(w, "ended", s->ended);
+    gpufl__jw_str(w, "source_format", in->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson");
+    gpufl__jw_u64(w, "format_version", in->format_version);
+    gpufl__jw_u64(w, "start_ns", s->start_ns);
+    gpufl__jw_u64(w, "start_wall_ns", in->start_wall_ns);
+    gpufl__jw_u64(w, "end_ns", s->end_ns);
+    gpufl__jw_u64(w, "wall_ns", s->wall_ns);
+    gpufl__jw_bool(w, "ended", s->ended);
     jstr_id(c, "driver_version", in->driver_version);
     jstr_id(c, "cuda_driver_version", in->cuda_driver_version);
     jstr_id(c, "stop_reason", in->stop_reason);
     jstr_id(c, "stop_detail", in->stop_detail);
-    jw_obj(w, "engine");
+    gpufl__jw_obj(w, "engine");
     jstr_id(c, "requested", in->engine_requested);
     jstr_id(c, "ran", in->engine);
     jstr_id(c, "plugin", in->engine_plugin);
     jstr_id(c, "reason", in->engine_reason);
-    jw_obj_end(w);
-    jw_arr(w, "devices");
+    gpufl__jw_obj_end(w);
+    gpufl__jw_arr(w, "devices");
     for (uint32_t i = 0; i < in->ndevices; i++) {
         const gpufl_trace_device *d = &in->devices[i];
-        jw_obj(w, NULL);
-        jw_u64(w, "index", d->index);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "index", d->index);
         jstr_id(c, "name", d->name);
         jstr_id(c, "uuid", d->uuid);
         jstr_id(c, "pci_bus_id", d->pci_bus_id);
         if (d->cc_major >= 0) {
             char cc[32];
             snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
-            jw_str(w, "compute_capability", cc);
+            gpufl__jw_str(w, "compute_capability", cc);
         } else {
-            jw_null(w, "compute_capability");
+            gpufl__jw_null(w, "compute_capability");
         }
-        jw_u64(w, "sm_count", d->sm_count);
-        jw_u64(w, "memory_total_bytes", d->memory_total_bytes);
-        jw_obj_end(w);
+        gpufl__jw_u64(w, "sm_count", d->sm_count);
+        gpufl__jw_u64(w, "memory_total_bytes", d->memory_total_bytes);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
 }
 
 static void options(jctx *c)
 {
     const gpufl__ana_options *o = &c->r->options;
-    jw_obj(&c->w, "options");
-    jw_u64(&c->w, "top_kernels", o->top_kernels);
-    jw_u64(&c->w, "top_scopes", o->top_scopes);
-    jw_u64(&c->w, "top_stacks", o->top_stacks);
-    jw_u64(&c->w, "max_allocations", o->max_allocations);
-    jw_obj_end(&c->w);
+    gpufl__jw_obj(&c->w, "options");
+    gpufl__jw_u64(&c->w, "top_kernels", o->top_kernels);
+    gpufl__jw_u64(&c->w, "top_scopes", o->top_scopes);
+    gpufl__jw_u64(&c->w, "top_stacks", o->top_stacks);
+    gpufl__jw_u64(&c->w, "max_allocations", o->max_allocations);
+    gpufl__jw_obj_end(&c->w);
 }
 
 /* ---- summary ------------------------------------------------------------------ */
@@ -114,72 +114,72 @@ static void options(jctx *c)
 static void device_summary(jctx *c, const gpufl__ana_device_summary *d)
 {
     jw *w = &c->w;
-    jw_obj(w, NULL);
-    jw_u64(w, "device", d->device);
+    gpufl__jw_obj(w, NULL);
+    gpufl__jw_u64(w, "device", d->device);
     jstr_id(c, "name", d->name);
-    jw_u64(w, "busy_ns", d->busy_ns);
-    jw_real(w, "busy_pct", d->busy_pct, PCT_DECIMALS);
-    jw_u64(w, "kernels", d->kernels);
-    jw_u64(w, "kernel_ns", d->kernel_ns);
-    jw_u64(w, "copies", d->copies);
-    jw_u64(w, "copy_bytes", d->copy_bytes);
-    jw_u64(w, "copy_ns", d->copy_ns);
-    jw_u64(w, "memsets", d->memsets);
-    jw_u64(w, "memset_bytes", d->memset_bytes);
-    jw_u64(w, "memset_ns", d->memset_ns);
-    jw_u64(w, "first_ns", d->first_ns);
-    jw_u64(w, "last_ns", d->last_ns);
-    jw_u64(w, "samples", d->samples);
-    jw_u64(w, "util_samples", d->util_samples);
-    jw_real(w, "util_mean_pct", d->util_mean_pct, PCT_DECIMALS);
-    jw_u64(w, "util_peak_pct", d->util_peak_pct);
-    jw_u64(w, "mem_samples", d->mem_samples);
-    jw_u64(w, "mem_used_peak_bytes", d->mem_used_peak_bytes);
-    jw_u64(w, "mem_used_peak_ns", d->mem_used_peak_ns);
-    jw_u64(w, "mem_total_bytes", d->mem_total_bytes);
-    jw_u64(w, "proc_mem_samples", d->proc_mem_samples);
-    jw_u64(w, "proc_mem_peak_bytes", d->proc_mem_peak_bytes);
-    jw_obj_end(w);
+    gpufl__jw_u64(w, "busy_ns", d->busy_ns);
+    gpufl__jw_real(w, "busy_pct", d->busy_pct, PCT_DECIMALS);
+    gpufl__jw_u64(w, "kernels", d->kernels);
+    gpufl__jw_u64(w, "kernel_ns", d->kernel_ns);
+    gpufl__jw_u64(w, "copies", d->copies);
+    gpufl__jw_u64(w, "copy_bytes", d->copy_bytes);
+    gpufl__jw_u64(w, "copy_ns", d->copy_ns);
+    gpufl__jw_u64(w, "memsets", d->memsets);
+    gpufl__jw_u64(w, "memset_bytes", d->memset_bytes);
+    gpufl__jw_u64(w, "memset_ns", d->memset_ns);
+    gpufl__jw_u64(w, "first_ns", d->first_ns);
+    gpufl__jw_u64(w, "last_ns", d->last_ns);
+    gpufl__jw_u64(w, "samples", d->samples);
+    gpufl__jw_u64(w, "util_samples", d->util_samples);
+    gpufl__jw_real(w, "util_mean_pct", d->util_mean_pct, PCT_DECIMALS);
+    gpufl__jw_u64(w, "util_peak_pct", d->util_peak_pct);
+    gpufl__jw_u64(w, "mem_samples", d->mem_samples);
+    gpufl__jw_u64(w, "mem_used_peak_bytes", d->mem_used_peak_bytes);
+    gpufl__jw_u64(w, "mem_used_peak_ns", d->mem_used_peak_ns);
+    gpufl__jw_u64(w, "mem_total_bytes", d->mem_total_bytes);
+    gpufl__jw_u64(w, "proc_mem_samples", d->proc_mem_samples);
+    gpufl__jw_u64(w, "proc_mem_peak_bytes", d->proc_mem_peak_bytes);
+    gpufl__jw_obj_end(w);
 }
 
 static void summary(jctx *c)
 {
     const gpufl__ana_summary *s = &c->r->summary;
     jw *w = &c->w;
-    jw_obj(w, "summary");
-    jw_u64(w, "kernels", s->kernels);
-    jw_u64(w, "kernel_ns", s->kernel_ns);
-    jw_u64(w, "copies", s->copies);
-    jw_u64(w, "copy_bytes", s->copy_bytes);
-    jw_u64(w, "copy_ns", s->copy_ns);
-    jw_u64(w, "memsets", s->memsets);
-    jw_u64(w, "memset_bytes", s->memset_bytes);
-    jw_u64(w, "memset_ns", s->memset_ns);
-    jw_u64(w, "syncs", s->syncs);
-    jw_u64(w, "sync_ns", s->sync_ns);
-    jw_u64(w, "scopes", s->scopes);
-    jw_u64(w, "nvtx_ranges", s->nvtx_ranges);
-    jw_u64(w, "nvtx_marks", s->nvtx_marks);
-    jw_u64(w, "allocations", s->allocations);
-    jw_u64(w, "frees", s->frees);
-    jw_u64(w, "dropped_total", s->dropped_total);
-    jw_obj(w, "dropped");
+    gpufl__jw_obj(w, "summary");
+    gpufl__jw_u64(w, "kernels", s->kernels);
+    gpufl__jw_u64(w, "kernel_ns", s->kernel_ns);
+    gpufl__jw_u64(w, "copies", s->copies);
+    gpufl__jw_u64(w, "copy_bytes", s->copy_bytes);
+    gpufl__jw_u64(w, "copy_ns", s->copy_ns);
+    gpufl__jw_u64(w, "memsets", s->memsets);
+    gpufl__jw_u64(w, "memset_bytes", s->memset_bytes);
+    gpufl__jw_u64(w, "memset_ns", s->memset_ns);
+    gpufl__jw_u64(w, "syncs", s->syncs);
+    gpufl__jw_u64(w, "sync_ns", s->sync_ns);
+    gpufl__jw_u64(w, "scopes", s->scopes);
+    gpufl__jw_u64(w, "nvtx_ranges", s->nvtx_ranges);
+    gpufl__jw_u64(w, "nvtx_marks", s->nvtx_marks);
+    gpufl__jw_u64(w, "allocations", s->allocations);
+    gpufl__jw_u64(w, "frees", s->frees);
+    gpufl__jw_u64(w, "dropped_total", s->dropped_total);
+    gpufl__jw_obj(w, "dropped");
     for (unsigned i = 0; i < 16; i++) {
         if (!s->dropped[i])
             continue;
         char other[16];
         snprintf(other, sizeof other, "reason_%u", i);
-        jw_u64(w, i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : other, s->dropped[i]);
+        gpufl__jw_u64(w, i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : other, s->dropped[i]);
     }
-    jw_obj_end(w);
-    jw_u64(w, "skipped_bytes", s->skipped_bytes);
-    jw_u64(w, "skipped_lines", s->skipped_lines);
-    jw_u64(w, "skipped_chunks", s->skipped_chunks);
-    jw_arr(w, "devices");
+    gpufl__jw_obj_end(w);
+    gpufl__jw_u64(w, "skipped_bytes", s->skipped_bytes);
+    gpufl__jw_u64(w, "skipped_lines", s->skipped_lines);
+    gpufl__jw_u64(w, "skipped_chunks", s->skipped_chunks);
+    gpufl__jw_arr(w, "devices");
     for (uint32_t i = 0; i < s->ndevices; i++)
         device_summary(c, &s->devices[i]);
-    jw_arr_end(w);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
 }
 
 /* ---- scopes -------------------------------------------------------------------- */
@@ -189,7 +189,7 @@ static void scope_path(jctx *c, const char *key, const gpufl__ana_scope_tree *tr
     char small[512];
     size_t n = gpufl__ana_scope_path(c->t, tr, i, "/", small, sizeof small);
     if (n < sizeof small) {
-        jw_str(&c->w, key, small);
+        gpufl__jw_str(&c->w, key, small);
         return;
     }
     char *big = malloc(n + 1);
@@ -198,7 +198,7 @@ static void scope_path(jctx *c, const char *key, const gpufl__ana_scope_tree *tr
         return;
     }
     gpufl__ana_scope_path(c->t, tr, i, "/", big, n + 1);
-    jw_str(&c->w, key, big);
+    gpufl__jw_str(&c->w, key, big);
     free(big);
 }
 
@@ -206,54 +206,54 @@ static void scope_node(jctx *c, const gpufl__ana_scope_tree *tr, uint32_t i)
 {
     const gpufl__ana_scope_node *nd = &tr->nodes[i];
     jw *w = &c->w;
-    jw_obj(w, NULL);
-    jw_u64(w, "index", i);
+    gpufl__jw_obj(w, NULL);
+    gpufl__jw_u64(w, "index", i);
     scope_path(c, "path", tr, i);
     jstr_id(c, "name", nd->name);
     jstr_id(c, "domain", nd->domain);
     if (nd->parent == GPUFL__ANA_NONE)
-        jw_null(w, "parent");
+        gpufl__jw_null(w, "parent");
     else
-        jw_u64(w, "parent", nd->parent);
-    jw_u64(w, "depth", nd->depth);
-    jw_u64(w, "children", nd->children);
-    jw_u64(w, "count", nd->count);
-    jw_u64(w, "unended", nd->unended);
-    jw_u64(w, "threads", nd->threads);
+        gpufl__jw_u64(w, "parent", nd->parent);
+    gpufl__jw_u64(w, "depth", nd->depth);
+    gpufl__jw_u64(w, "children", nd->children);
+    gpufl__jw_u64(w, "count", nd->count);
+    gpufl__jw_u64(w, "unended", nd->unended);
+    gpufl__jw_u64(w, "threads", nd->threads);
     dist(c, "wall", &nd->wall);
-    jw_real(w, "share_of_parent", nd->share_of_parent, FRAC_DECIMALS);
-    jw_u64(w, "gpu_ns", nd->gpu_ns);
-    jw_u64(w, "gpu_self_ns", nd->gpu_self_ns);
-    jw_u64(w, "gpu_ops", nd->gpu_ops);
-    jw_u64(w, "gpu_self_ops", nd->gpu_self_ops);
-    jw_obj_end(w);
+    gpufl__jw_real(w, "share_of_parent", nd->share_of_parent, FRAC_DECIMALS);
+    gpufl__jw_u64(w, "gpu_ns", nd->gpu_ns);
+    gpufl__jw_u64(w, "gpu_self_ns", nd->gpu_self_ns);
+    gpufl__jw_u64(w, "gpu_ops", nd->gpu_ops);
+    gpufl__jw_u64(w, "gpu_self_ops", nd->gpu_self_ops);
+    gpufl__jw_obj_end(w);
 }
 
 static void scope_tree(jctx *c, const char *key, const gpufl__ana_scope_tree *tr)
 {
     jw *w = &c->w;
-    jw_obj(w, key);
-    jw_u64(w, "instances", tr->instances);
-    jw_u64(w, "roots", tr->roots);
-    jw_u64(w, "attributed_ns", tr->attributed_ns);
-    jw_u64(w, "attributed_ops", tr->attributed_ops);
-    jw_u64(w, "unattributed_ns", tr->unattributed_ns);
-    jw_u64(w, "unattributed_ops", tr->unattributed_ops);
-    jw_arr(w, "nodes");
+    gpufl__jw_obj(w, key);
+    gpufl__jw_u64(w, "instances", tr->instances);
+    gpufl__jw_u64(w, "roots", tr->roots);
+    gpufl__jw_u64(w, "attributed_ns", tr->attributed_ns);
+    gpufl__jw_u64(w, "attributed_ops", tr->attributed_ops);
+    gpufl__jw_u64(w, "unattributed_ns", tr->unattributed_ns);
+    gpufl__jw_u64(w, "unattributed_ops", tr->unattributed_ops);
+    gpufl__jw_arr(w, "nodes");
     for (uint32_t i = 0; i < tr->n; i++)
         scope_node(c, tr, i);
-    jw_arr_end(w);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
 }
 
 static void scopes(jctx *c)
 {
     const gpufl__ana_scopes *s = &c->r->scopes;
-    jw_obj(&c->w, "scopes");
+    gpufl__jw_obj(&c->w, "scopes");
     scope_tree(c, "scopes", &s->trees[GPUFL__ANA_TREE_SCOPES]);
     scope_tree(c, "nvtx", &s->trees[GPUFL__ANA_TREE_NVTX]);
-    jw_u64(&c->w, "nvtx_marks", s->nvtx_marks);
-    jw_obj_end(&c->w);
+    gpufl__jw_u64(&c->w, "nvtx_marks", s->nvtx_marks);
+    gpufl__jw_obj_end(&c->w);
 }
 
 /* ---- hotspots -------------------------------------------------------------------- */
@@ -261,99 +261,99 @@ static void scopes(jctx *c)
 static void launch_config(jctx *c, const gpufl__ana_launch_config *g)
 {
     jw *w = &c->w;
-    jw_obj(w, "config");
-    jw_arr(w, "grid");
+    gpufl__jw_obj(w, "config");
+    gpufl__jw_arr(w, "grid");
     for (int d = 0; d < 3; d++)
-        jw_u64(w, NULL, g->grid[d]);
-    jw_arr_end(w);
-    jw_arr(w, "block");
+        gpufl__jw_u64(w, NULL, g->grid[d]);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_arr(w, "block");
     for (int d = 0; d < 3; d++)
-        jw_u64(w, NULL, g->block[d]);
-    jw_arr_end(w);
-    jw_u64(w, "registers", g->registers);
-    jw_u64(w, "static_smem", g->static_smem);
-    jw_u64(w, "dynamic_smem", g->dynamic_smem);
-    jw_u64(w, "local_mem", g->local_mem);
+        gpufl__jw_u64(w, NULL, g->block[d]);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_u64(w, "registers", g->registers);
+    gpufl__jw_u64(w, "static_smem", g->static_smem);
+    gpufl__jw_u64(w, "dynamic_smem", g->dynamic_smem);
+    gpufl__jw_u64(w, "local_mem", g->local_mem);
     if (g->occupancy_x10000)
-        jw_real(w, "occupancy", g->occupancy_x10000 / 10000.0, 4);
+        gpufl__jw_real(w, "occupancy", g->occupancy_x10000 / 10000.0, 4);
     else
-        jw_null(w, "occupancy");
+        gpufl__jw_null(w, "occupancy");
     if (g->limiter)
-        jw_str(w, "limiter", gpufl__limiter_name(g->limiter));
+        gpufl__jw_str(w, "limiter", gpufl__limiter_name(g->limiter));
     else
-        jw_null(w, "limiter");
-    jw_obj_end(w);
+        gpufl__jw_null(w, "limiter");
+    gpufl__jw_obj_end(w);
 }
 
 static void hot_scopes(jctx *c, const char *key, const gpufl__ana_hotspot *h, int tree)
 {
     const gpufl__ana_scope_tree *tr = &c->r->scopes.trees[tree];
     jw *w = &c->w;
-    jw_obj(w, key);
-    jw_arr(w, "nodes");
+    gpufl__jw_obj(w, key);
+    gpufl__jw_arr(w, "nodes");
     for (uint32_t i = 0; i < h->nscopes[tree]; i++) {
         const gpufl__ana_hot_scope *s = &h->scopes[tree][i];
-        jw_obj(w, NULL);
-        jw_u64(w, "node", s->node);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "node", s->node);
         if (s->node < tr->n)
             scope_path(c, "path", tr, s->node);
         else
-            jw_null(w, "path");
+            gpufl__jw_null(w, "path");
         jstr_id(c, "name", s->name);
-        jw_u64(w, "launches", s->launches);
-        jw_u64(w, "gpu_ns", s->gpu_ns);
-        jw_real(w, "share", s->share, FRAC_DECIMALS);
-        jw_obj_end(w);
+        gpufl__jw_u64(w, "launches", s->launches);
+        gpufl__jw_u64(w, "gpu_ns", s->gpu_ns);
+        gpufl__jw_real(w, "share", s->share, FRAC_DECIMALS);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_u64(w, "unscoped_ns", h->unscoped_ns[tree]);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_u64(w, "unscoped_ns", h->unscoped_ns[tree]);
+    gpufl__jw_obj_end(w);
 }
 
 static void hotspot(jctx *c, const gpufl__ana_hotspot *h)
 {
     jw *w = &c->w;
-    jw_obj(w, NULL);
+    gpufl__jw_obj(w, NULL);
     jstr_id(c, "name", h->name);
     jstr_id(c, "mangled", h->mangled);
     dist(c, "dur", &h->dur);
-    jw_real(w, "share", h->share, FRAC_DECIMALS);
+    gpufl__jw_real(w, "share", h->share, FRAC_DECIMALS);
     launch_config(c, &h->config);
-    jw_u64(w, "config_launches", h->config_launches);
-    jw_u64(w, "configs", h->configs);
-    jw_u64(w, "devices", h->devices);
-    jw_u64(w, "streams", h->streams);
+    gpufl__jw_u64(w, "config_launches", h->config_launches);
+    gpufl__jw_u64(w, "configs", h->configs);
+    gpufl__jw_u64(w, "devices", h->devices);
+    gpufl__jw_u64(w, "streams", h->streams);
     hot_scopes(c, "scopes", h, GPUFL__ANA_TREE_SCOPES);
     hot_scopes(c, "nvtx", h, GPUFL__ANA_TREE_NVTX);
-    jw_arr(w, "stacks");
+    gpufl__jw_arr(w, "stacks");
     for (uint32_t i = 0; i < h->nstacks; i++) {
-        jw_obj(w, NULL);
-        jw_u64(w, "stack", h->stacks[i].stack);
-        jw_u64(w, "launches", h->stacks[i].launches);
-        jw_u64(w, "gpu_ns", h->stacks[i].gpu_ns);
-        jw_real(w, "share", h->stacks[i].share, FRAC_DECIMALS);
-        jw_obj_end(w);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "stack", h->stacks[i].stack);
+        gpufl__jw_u64(w, "launches", h->stacks[i].launches);
+        gpufl__jw_u64(w, "gpu_ns", h->stacks[i].gpu_ns);
+        gpufl__jw_real(w, "share", h->stacks[i].share, FRAC_DECIMALS);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_u64(w, "distinct_stacks", h->distinct_stacks);
-    jw_u64(w, "no_stack_launches", h->no_stack_launches);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_u64(w, "distinct_stacks", h->distinct_stacks);
+    gpufl__jw_u64(w, "no_stack_launches", h->no_stack_launches);
+    gpufl__jw_obj_end(w);
 }
 
 static void hotspots(jctx *c)
 {
     const gpufl__ana_hotspots *hs = &c->r->hotspots;
     jw *w = &c->w;
-    jw_obj(w, "hotspots");
-    jw_u64(w, "distinct", hs->distinct);
-    jw_u64(w, "launches", hs->launches);
-    jw_u64(w, "total_ns", hs->total_ns);
-    jw_bool(w, "stack_frames", hs->stack_frames);
-    jw_arr(w, "kernels");
+    gpufl__jw_obj(w, "hotspots");
+    gpufl__jw_u64(w, "distinct", hs->distinct);
+    gpufl__jw_u64(w, "launches", hs->launches);
+    gpufl__jw_u64(w, "total_ns", hs->total_ns);
+    gpufl__jw_bool(w, "stack_frames", hs->stack_frames);
+    gpufl__jw_arr(w, "kernels");
     for (uint32_t i = 0; i < hs->n; i++)
         hotspot(c, &hs->kernels[i]);
-    jw_arr_end(w);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
 }
 
 /* ---- copies, idle, launches ------------------------------------------------------- */
@@ -371,80 +371,80 @@ static void copies(jctx *c)
 {
     const gpufl__ana_copies *cp = &c->r->copies;
     jw *w = &c->w;
-    jw_obj(w, "copies");
-    jw_u64(w, "count", cp->count);
-    jw_u64(w, "bytes", cp->bytes);
-    jw_u64(w, "ns", cp->ns);
-    jw_u64(w, "memsets", cp->memsets);
-    jw_u64(w, "memset_bytes", cp->memset_bytes);
-    jw_u64(w, "memset_ns", cp->memset_ns);
-    jw_arr(w, "rows");
+    gpufl__jw_obj(w, "copies");
+    gpufl__jw_u64(w, "count", cp->count);
+    gpufl__jw_u64(w, "bytes", cp->bytes);
+    gpufl__jw_u64(w, "ns", cp->ns);
+    gpufl__jw_u64(w, "memsets", cp->memsets);
+    gpufl__jw_u64(w, "memset_bytes", cp->memset_bytes);
+    gpufl__jw_u64(w, "memset_ns", cp->memset_ns);
+    gpufl__jw_arr(w, "rows");
     for (uint32_t i = 0; i < cp->n; i++) {
         const gpufl__ana_copy_row *r = &cp->rows[i];
-        jw_obj(w, NULL);
-        jw_u64(w, "device", r->device);
-        jw_str(w, "kind", gpufl__copy_kind_name(r->kind));
-        jw_u64(w, "count", r->count);
-        jw_u64(w, "bytes", r->bytes);
-        jw_u64(w, "ns", r->ns);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "device", r->device);
+        gpufl__jw_str(w, "kind", gpufl__copy_kind_name(r->kind));
+        gpufl__jw_u64(w, "count", r->count);
+        gpufl__jw_u64(w, "bytes", r->bytes);
+        gpufl__jw_u64(w, "ns", r->ns);
         dist(c, "size", &r->size);
-        jw_real(w, "gbps", r->gbps, GBPS_DECIMALS);
-        jw_u64(w, "pageable_count", r->pageable_count);
-        jw_u64(w, "pageable_bytes", r->pageable_bytes);
-        jw_real(w, "peak_gbps", r->peak_gbps, GBPS_DECIMALS);
-        jw_str(w, "peak_source", peak_source_name(r->peak_source));
-        jw_u64(w, "pcie_gen", r->pcie_gen);
-        jw_u64(w, "pcie_width", r->pcie_width);
-        jw_str(w, "peak_table", r->peak_table);
-        jw_real(w, "pct_of_peak", r->pct_of_peak, PCT_DECIMALS);
-        jw_obj_end(w);
+        gpufl__jw_real(w, "gbps", r->gbps, GBPS_DECIMALS);
+        gpufl__jw_u64(w, "pageable_count", r->pageable_count);
+        gpufl__jw_u64(w, "pageable_bytes", r->pageable_bytes);
+        gpufl__jw_real(w, "peak_gbps", r->peak_gbps, GBPS_DECIMALS);
+        gpufl__jw_str(w, "peak_source", peak_source_name(r->peak_source));
+        gpufl__jw_u64(w, "pcie_gen", r->pcie_gen);
+        gpufl__jw_u64(w, "pcie_width", r->pcie_width);
+        gpufl__jw_str(w, "peak_table", r->peak_table);
+        gpufl__jw_real(w, "pct_of_peak", r->pct_of_peak, PCT_DECIMALS);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
 }
 
 static void idle(jctx *c)
 {
     const gpufl__ana_idle *id = &c->r->idle;
     jw *w = &c->w;
-    jw_arr(w, "idle");
+    gpufl__jw_arr(w, "idle");
     for (uint32_t i = 0; i < id->n; i++) {
         const gpufl__ana_idle_row *r = &id->rows[i];
-        jw_obj(w, NULL);
-        jw_u64(w, "device", r->device);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "device", r->device);
         if (r->stream == GPUFL__ANA_ALL_STREAMS)
-            jw_null(w, "stream");
+            gpufl__jw_null(w, "stream");
         else
-            jw_u64(w, "stream", r->stream);
-        jw_u64(w, "ops", r->ops);
-        jw_u64(w, "first_ns", r->first_ns);
-        jw_u64(w, "last_ns", r->last_ns);
-        jw_u64(w, "busy_ns", r->busy_ns);
-        jw_u64(w, "idle_ns", r->idle_ns);
-        jw_u64(w, "gaps", r->gaps);
-        jw_u64(w, "host_ns", r->host_ns);
-        jw_u64(w, "sync_ns", r->sync_ns);
-        jw_u64(w, "other_ns", r->other_ns);
-        jw_u64(w, "lead_ns", r->lead_ns);
-        jw_u64(w, "tail_ns", r->tail_ns);
-        jw_obj_end(w);
+            gpufl__jw_u64(w, "stream", r->stream);
+        gpufl__jw_u64(w, "ops", r->ops);
+        gpufl__jw_u64(w, "first_ns", r->first_ns);
+        gpufl__jw_u64(w, "last_ns", r->last_ns);
+        gpufl__jw_u64(w, "busy_ns", r->busy_ns);
+        gpufl__jw_u64(w, "idle_ns", r->idle_ns);
+        gpufl__jw_u64(w, "gaps", r->gaps);
+        gpufl__jw_u64(w, "host_ns", r->host_ns);
+        gpufl__jw_u64(w, "sync_ns", r->sync_ns);
+        gpufl__jw_u64(w, "other_ns", r->other_ns);
+        gpufl__jw_u64(w, "lead_ns", r->lead_ns);
+        gpufl__jw_u64(w, "tail_ns", r->tail_ns);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
+    gpufl__jw_arr_end(w);
 }
 
 static void launches(jctx *c)
 {
     const gpufl__ana_launches *l = &c->r->launches;
     jw *w = &c->w;
-    jw_obj(w, "launches");
-    jw_u64(w, "kernels", l->kernels);
-    jw_u64(w, "with_api", l->with_api);
+    gpufl__jw_obj(w, "launches");
+    gpufl__jw_u64(w, "kernels", l->kernels);
+    gpufl__jw_u64(w, "with_api", l->with_api);
     dist(c, "latency", &l->latency);
     dist(c, "queue", &l->queue);
     dist(c, "call", &l->call);
-    jw_u64(w, "short_kernels", l->short_kernels);
-    jw_u64(w, "short_kernel_ns", l->short_kernel_ns);
-    jw_obj_end(w);
+    gpufl__jw_u64(w, "short_kernels", l->short_kernels);
+    gpufl__jw_u64(w, "short_kernel_ns", l->short_kernel_ns);
+    gpufl__jw_obj_end(w);
 }
 
 /* ---- memory and counters ------------------------------------------------------------ */
@@ -452,83 +452,83 @@ static void launches(jctx *c)
 static void allocations(jctx *c, const char *key, uint32_t n, const gpufl__ana_allocation *list)
 {
     jw *w = &c->w;
-    jw_arr(w, key);
+    gpufl__jw_arr(w, key);
     for (uint32_t i = 0; i < n; i++) {
         const gpufl__ana_allocation *a = &list[i];
         char addr[24];
         snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)a->address);
-        jw_obj(w, NULL);
-        jw_u64(w, "ts_ns", a->ts_ns);
-        jw_str(w, "address", addr);
-        jw_u64(w, "bytes", a->bytes);
-        jw_str(w, "kind", gpufl__mem_kind_name(a->kind));
-        jw_u64(w, "tid", a->tid);
-        jw_u64(w, "scope", a->scope);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "ts_ns", a->ts_ns);
+        gpufl__jw_str(w, "address", addr);
+        gpufl__jw_u64(w, "bytes", a->bytes);
+        gpufl__jw_str(w, "kind", gpufl__mem_kind_name(a->kind));
+        gpufl__jw_u64(w, "tid", a->tid);
+        gpufl__jw_u64(w, "scope", a->scope);
         jstr_id(c, "nvtx", a->nvtx);
-        jw_u64(w, "stack", a->stack);
-        jw_obj_end(w);
+        gpufl__jw_u64(w, "stack", a->stack);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
+    gpufl__jw_arr_end(w);
 }
 
 static void memory(jctx *c)
 {
     const gpufl__ana_memory *m = &c->r->memory;
     jw *w = &c->w;
-    jw_obj(w, "memory");
-    jw_bool(w, "recorded", m->recorded);
-    jw_arr(w, "rows");
+    gpufl__jw_obj(w, "memory");
+    gpufl__jw_bool(w, "recorded", m->recorded);
+    gpufl__jw_arr(w, "rows");
     for (uint32_t i = 0; i < m->n; i++) {
         const gpufl__ana_mem_row *r = &m->rows[i];
-        jw_obj(w, NULL);
-        jw_u64(w, "device", r->device);
-        jw_str(w, "space", r->space == GPUFL__ANA_SPACE_HOST ? "host" : "device");
-        jw_u64(w, "allocs", r->allocs);
-        jw_u64(w, "alloc_bytes", r->alloc_bytes);
-        jw_u64(w, "frees", r->frees);
-        jw_u64(w, "free_bytes", r->free_bytes);
-        jw_u64(w, "peak_bytes", r->peak_bytes);
-        jw_u64(w, "peak_ns", r->peak_ns);
-        jw_u64(w, "live_at_peak", r->live_at_peak);
+        gpufl__jw_obj(w, NULL);
+        gpufl__jw_u64(w, "device", r->device);
+        gpufl__jw_str(w, "space", r->space == GPUFL__ANA_SPACE_HOST ? "host" : "device");
+        gpufl__jw_u64(w, "allocs", r->allocs);
+        gpufl__jw_u64(w, "alloc_bytes", r->alloc_bytes);
+        gpufl__jw_u64(w, "frees", r->frees);
+        gpufl__jw_u64(w, "free_bytes", r->free_bytes);
+        gpufl__jw_u64(w, "peak_bytes", r->peak_bytes);
+        gpufl__jw_u64(w, "peak_ns", r->peak_ns);
+        gpufl__jw_u64(w, "live_at_peak", r->live_at_peak);
         allocations(c, "live", r->nlive, r->live);
-        jw_u64(w, "end_bytes", r->end_bytes);
-        jw_u64(w, "never_freed", r->never_freed);
-        jw_u64(w, "never_freed_bytes", r->never_freed_bytes);
+        gpufl__jw_u64(w, "end_bytes", r->end_bytes);
+        gpufl__jw_u64(w, "never_freed", r->never_freed);
+        gpufl__jw_u64(w, "never_freed_bytes", r->never_freed_bytes);
         allocations(c, "leaks", r->nleaks, r->leaks);
-        jw_u64(w, "unmatched_frees", r->unmatched_frees);
-        jw_u64(w, "unmatched_free_bytes", r->unmatched_free_bytes);
-        jw_obj_end(w);
+        gpufl__jw_u64(w, "unmatched_frees", r->unmatched_frees);
+        gpufl__jw_u64(w, "unmatched_free_bytes", r->unmatched_free_bytes);
+        gpufl__jw_obj_end(w);
     }
-    jw_arr_end(w);
-    jw_obj_end(w);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
 }
 
 static void section(jctx *c, const char *key, const gpufl__ana_section *s)
 {
-    jw_obj(&c->w, key);
-    jw_str(&c->w, "status", "empty"); /* GPUFL__ANA_SECTION_EMPTY, the only status so far */
-    jw_str(&c->w, "engine", s->engine);
-    jw_u64(&c->w, "rows", s->rows);
-    jw_obj_end(&c->w);
+    gpufl__jw_obj(&c->w, key);
+    gpufl__jw_str(&c->w, "status", "empty"); /* GPUFL__ANA_SECTION_EMPTY, the only status so far */
+    gpufl__jw_str(&c->w, "engine", s->engine);
+    gpufl__jw_u64(&c->w, "rows", s->rows);
+    gpufl__jw_obj_end(&c->w);
 }
 
 static void counters(jctx *c)
 {
     const gpufl__ana_counters *k = &c->r->counters;
-    jw_obj(&c->w, "counters");
+    gpufl__jw_obj(&c->w, "counters");
     section(c, "stalls", &k->stalls);
     section(c, "sass", &k->sass);
     section(c, "hw", &k->hw);
-    jw_obj_end(&c->w);
+    gpufl__jw_obj_end(&c->w);
 }
 
 int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *out)
 {
     jctx c = {.t = t, .r = r};
-    jw_init(&c.w);
-    jw_obj(&c.w, NULL);
-    jw_str(&c.w, "schema", GPUFL_REPORT_JSON_SCHEMA);
-    jw_u64(&c.w, "schema_version", GPUFL_REPORT_JSON_VERSION);
+    gpufl__jw_init(&c.w);
+    gpufl__jw_obj(&c.w, NULL);
+    gpufl__jw_str(&c.w, "schema", GPUFL_REPORT_JSON_SCHEMA);
+    gpufl__jw_u64(&c.w, "schema_version", GPUFL_REPORT_JSON_VERSION);
     session(&c);
     gpufl__crash_render_json(t, &c.w, "crash");
     options(&c);
@@ -540,10 +540,10 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     launches(&c);
     memory(&c);
     counters(&c);
-    jw_obj_end(&c.w);
-    int rc = jw_finish(&c.w);
+    gpufl__jw_obj_end(&c.w);
+    int rc = gpufl__jw_finish(&c.w);
     if (rc == 0 && (fwrite(c.w.buf, 1, c.w.n, out) != c.w.n || fflush(out) != 0))
         rc = GPUFL_EIO;
-    jw_free(&c.w);
+    gpufl__jw_free(&c.w);
     return rc;
 }

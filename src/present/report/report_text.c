@@ -28,9 +28,9 @@ static void header(const rt *c)
     const gpufl_trace_info *in = gpufl_trace_get_info(c->t);
     const gpufl__ana_summary *s = &c->r->summary;
     FILE *out = c->out;
-    fprintf(out, "gpufl report: %s\n", rt_str(c, in->session_id)[0] ? rt_str(c, in->session_id) : "(no id)");
-    fprintf(out, "  app       %s (pid %d on %s)\n", rt_str(c, in->app_name), (int)in->pid,
-            rt_str(c, in->host)[0] ? rt_str(c, in->host) : "?");
+    fprintf(out, "gpufl report: %s\n", gpufl__rt_str(c, in->session_id)[0] ? gpufl__rt_str(c, in->session_id) : "(no id)");
+    fprintf(out, "  app       %s (pid %d on %s)\n", gpufl__rt_str(c, in->app_name), (int)in->pid,
+            gpufl__rt_str(c, in->host)[0] ? gpufl__rt_str(c, in->host) : "?");
     char when[64] = "unknown";
     if (in->start_wall_ns) {
         time_t secs = (time_t)(in->start_wall_ns / 1000000000ull);
@@ -39,64 +39,64 @@ static void header(const rt *c)
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     }
     fprintf(out, "  started   %s\n", when);
-    fprintf(out, "  duration  %s (%s)\n", rt_dur(s->wall_ns).s,
+    fprintf(out, "  duration  %s (%s)\n", gpufl__rt_dur(s->wall_ns).s,
             s->ended ? "ended cleanly"
                      : "did not end: a crash, or still running; up to the last recorded event");
     gpufl__crash_render_text(c->t, out, "  crashed   ", 12);
     if (in->source_format == GPUFL_TRACE_GFLT)
         fprintf(out, "  recorded  by gpufl %s; read from %s (.gflt version %u)\n",
-                rt_str(c, in->gpufl_version)[0] ? rt_str(c, in->gpufl_version) : "?", base_name(in->source),
+                gpufl__rt_str(c, in->gpufl_version)[0] ? gpufl__rt_str(c, in->gpufl_version) : "?", base_name(in->source),
                 in->format_version);
     else
         fprintf(out, "  recorded  by gpufl %s; read from the NDJSON logs (schema version %u)\n",
-                rt_str(c, in->gpufl_version)[0] ? rt_str(c, in->gpufl_version) : "?", in->format_version);
+                gpufl__rt_str(c, in->gpufl_version)[0] ? gpufl__rt_str(c, in->gpufl_version) : "?", in->format_version);
     if (in->engine)
-        fprintf(out, "  engine    %s%s%s%s%s%s\n", rt_str(c, in->engine), in->engine_plugin ? " (plugin " : "",
-                rt_str(c, in->engine_plugin), in->engine_plugin ? ")" : "", in->engine_reason ? "; asked for " : "",
-                in->engine_reason ? rt_str(c, in->engine_requested) : "");
+        fprintf(out, "  engine    %s%s%s%s%s%s\n", gpufl__rt_str(c, in->engine), in->engine_plugin ? " (plugin " : "",
+                gpufl__rt_str(c, in->engine_plugin), in->engine_plugin ? ")" : "", in->engine_reason ? "; asked for " : "",
+                in->engine_reason ? gpufl__rt_str(c, in->engine_requested) : "");
     if (in->engine && in->engine_reason)
-        fprintf(out, "            %s\n", rt_str(c, in->engine_reason));
+        fprintf(out, "            %s\n", gpufl__rt_str(c, in->engine_reason));
     if (in->driver_version || in->cuda_driver_version)
-        fprintf(out, "  driver    %s, CUDA %s\n", rt_str(c, in->driver_version)[0] ? rt_str(c, in->driver_version) : "?",
-                rt_str(c, in->cuda_driver_version)[0] ? rt_str(c, in->cuda_driver_version) : "?");
+        fprintf(out, "  driver    %s, CUDA %s\n", gpufl__rt_str(c, in->driver_version)[0] ? gpufl__rt_str(c, in->driver_version) : "?",
+                gpufl__rt_str(c, in->cuda_driver_version)[0] ? gpufl__rt_str(c, in->cuda_driver_version) : "?");
     if (!in->ndevices)
         fprintf(out, "  devices   none described (no device_info)\n");
     for (uint32_t i = 0; i < in->ndevices; i++) {
         const gpufl_trace_device *d = &in->devices[i];
         fprintf(out, "  %s GPU %u: %s", i ? "         " : "devices  ", d->index,
-                rt_str(c, d->name)[0] ? rt_str(c, d->name) : "(unnamed)");
+                gpufl__rt_str(c, d->name)[0] ? gpufl__rt_str(c, d->name) : "(unnamed)");
         if (d->sm_count)
             fprintf(out, ", %u SMs", d->sm_count);
         if (d->memory_total_bytes)
-            fprintf(out, ", %s", rt_bytes(d->memory_total_bytes).s);
+            fprintf(out, ", %s", gpufl__rt_bytes(d->memory_total_bytes).s);
         if (d->cc_major >= 0)
             fprintf(out, ", compute capability %d.%d", d->cc_major, d->cc_minor);
         fputc('\n', out);
     }
     if (in->stop_reason)
         fprintf(out, "  WARNING   writing stopped early (%s: %s): the session is incomplete\n",
-                rt_str(c, in->stop_reason), rt_str(c, in->stop_detail));
+                gpufl__rt_str(c, in->stop_reason), gpufl__rt_str(c, in->stop_detail));
 }
 
 static void device_line(const rt *c, const gpufl__ana_device_summary *d)
 {
     FILE *out = c->out;
-    fprintf(out, "  GPU %u%s%s: ", d->device, d->name ? " " : "", rt_str(c, d->name));
+    fprintf(out, "  GPU %u%s%s: ", d->device, d->name ? " " : "", gpufl__rt_str(c, d->name));
     if (d->kernels || d->copies || d->memsets)
-        fprintf(out, "busy %s (%s of the session)", rt_dur(d->busy_ns).s, rt_pct(d->busy_pct).s);
+        fprintf(out, "busy %s (%s of the session)", gpufl__rt_dur(d->busy_ns).s, gpufl__rt_pct(d->busy_pct).s);
     else
         fprintf(out, "no GPU work recorded");
     if (d->util_samples)
         fprintf(out, "; NVML utilization mean %.1f %%, peak %u %%", d->util_mean_pct, d->util_peak_pct);
     fputc('\n', out);
     if (d->mem_samples) {
-        fprintf(out, "         memory used peak %s", rt_bytes(d->mem_used_peak_bytes).s);
+        fprintf(out, "         memory used peak %s", gpufl__rt_bytes(d->mem_used_peak_bytes).s);
         if (d->mem_total_bytes)
-            fprintf(out, " of %s (%s)", rt_bytes(d->mem_total_bytes).s,
-                    rt_pct(rt_share(d->mem_used_peak_bytes, d->mem_total_bytes)).s);
+            fprintf(out, " of %s (%s)", gpufl__rt_bytes(d->mem_total_bytes).s,
+                    gpufl__rt_pct(gpufl__rt_share(d->mem_used_peak_bytes, d->mem_total_bytes)).s);
         fprintf(out, ", all processes");
         if (d->proc_mem_samples)
-            fprintf(out, "; this process %s", rt_bytes(d->proc_mem_peak_bytes).s);
+            fprintf(out, "; this process %s", gpufl__rt_bytes(d->proc_mem_peak_bytes).s);
         fputc('\n', out);
     }
 }
@@ -110,9 +110,9 @@ static void findings(const rt *c)
     if (r->hotspots.n) {
         const gpufl__ana_hotspot *h = &r->hotspots.kernels[0];
         char name[81];
-        rt_fit(rt_str(c, h->name), 80, name);
+        gpufl__rt_fit(gpufl__rt_str(c, h->name), 80, name);
         fprintf(out, "  * the top kernel, %s, took %s of all kernel time (%s in %s launches)\n", name,
-                rt_pct(h->share * 100.0).s, rt_dur((uint64_t)h->dur.total).s, rt_count(h->dur.n).s);
+                gpufl__rt_pct(h->share * 100.0).s, gpufl__rt_dur((uint64_t)h->dur.total).s, gpufl__rt_count(h->dur.n).s);
         n++;
     }
     for (uint32_t i = 0; i < r->idle.n; i++) {
@@ -132,16 +132,16 @@ static void findings(const rt *c)
             most = w->sync_ns;
         }
         fprintf(out, "  * GPU %u was idle %s of the %s between its first and last work; most of it (%s): %s\n",
-                w->device, rt_pct(rt_share(w->idle_ns, span)).s, rt_dur(span).s,
-                rt_pct(rt_share(most, w->idle_ns)).s, cause);
+                w->device, gpufl__rt_pct(gpufl__rt_share(w->idle_ns, span)).s, gpufl__rt_dur(span).s,
+                gpufl__rt_pct(gpufl__rt_share(most, w->idle_ns)).s, cause);
         n++;
     }
     if (r->launches.short_kernels) {
         bool one = r->launches.short_kernels == 1;
         fprintf(out, "  * %s kernel%s ran shorter than %s own launch call (%s of kernels with API times):"
                      " back to back, such kernels keep the GPU waiting for the CPU\n",
-                rt_count(r->launches.short_kernels).s, rt_plural(r->launches.short_kernels), one ? "its" : "their",
-                rt_pct(rt_share(r->launches.short_kernels, r->launches.with_api)).s);
+                gpufl__rt_count(r->launches.short_kernels).s, gpufl__rt_plural(r->launches.short_kernels), one ? "its" : "their",
+                gpufl__rt_pct(gpufl__rt_share(r->launches.short_kernels, r->launches.with_api)).s);
         n++;
     }
     uint64_t pageable = 0, pageable_bytes = 0;
@@ -152,12 +152,12 @@ static void findings(const rt *c)
     if (pageable) {
         fprintf(out, "  * %s cop%s (%s) used pageable host memory, which the driver stages through a pinned"
                      " buffer: pinned memory copies faster and asynchronously\n",
-                rt_count(pageable).s, pageable == 1 ? "y" : "ies", rt_bytes(pageable_bytes).s);
+                gpufl__rt_count(pageable).s, pageable == 1 ? "y" : "ies", gpufl__rt_bytes(pageable_bytes).s);
         n++;
     }
     if (r->summary.dropped_total) {
         fprintf(out, "  * %s event%s were lost while recording: the figures below miss them\n",
-                rt_count(r->summary.dropped_total).s, rt_plural(r->summary.dropped_total));
+                gpufl__rt_count(r->summary.dropped_total).s, gpufl__rt_plural(r->summary.dropped_total));
         n++;
     }
     if (!n && (r->summary.kernels || r->summary.copies || r->summary.memsets))
@@ -170,31 +170,31 @@ static void summary(const rt *c)
 {
     const gpufl__ana_summary *s = &c->r->summary;
     FILE *out = c->out;
-    rt_title(c, "Summary");
+    gpufl__rt_title(c, "Summary");
     for (uint32_t i = 0; i < s->ndevices; i++)
         device_line(c, &s->devices[i]);
-    fprintf(out, "  kernels   %s launches, %s of GPU time, %s distinct\n", rt_count(s->kernels).s,
-            rt_dur(s->kernel_ns).s, rt_count(c->r->hotspots.distinct).s);
-    fprintf(out, "  copies    %s, %s in %s\n", rt_count(s->copies).s, rt_bytes(s->copy_bytes).s,
-            rt_dur(s->copy_ns).s);
-    fprintf(out, "  memsets   %s, %s in %s\n", rt_count(s->memsets).s, rt_bytes(s->memset_bytes).s,
-            rt_dur(s->memset_ns).s);
-    fprintf(out, "  syncs     %s, %s waiting\n", rt_count(s->syncs).s, rt_dur(s->sync_ns).s);
-    fprintf(out, "  scopes    %s gpufl scope%s, %s NVTX range%s, %s NVTX mark%s\n", rt_count(s->scopes).s,
-            rt_plural(s->scopes), rt_count(s->nvtx_ranges).s, rt_plural(s->nvtx_ranges),
-            rt_count(s->nvtx_marks).s, rt_plural(s->nvtx_marks));
-    fprintf(out, "  memory    %s allocation%s, %s free%s\n", rt_count(s->allocations).s,
-            rt_plural(s->allocations), rt_count(s->frees).s, rt_plural(s->frees));
-    fprintf(out, "  dropped   %s", s->dropped_total ? rt_count(s->dropped_total).s : "none");
+    fprintf(out, "  kernels   %s launches, %s of GPU time, %s distinct\n", gpufl__rt_count(s->kernels).s,
+            gpufl__rt_dur(s->kernel_ns).s, gpufl__rt_count(c->r->hotspots.distinct).s);
+    fprintf(out, "  copies    %s, %s in %s\n", gpufl__rt_count(s->copies).s, gpufl__rt_bytes(s->copy_bytes).s,
+            gpufl__rt_dur(s->copy_ns).s);
+    fprintf(out, "  memsets   %s, %s in %s\n", gpufl__rt_count(s->memsets).s, gpufl__rt_bytes(s->memset_bytes).s,
+            gpufl__rt_dur(s->memset_ns).s);
+    fprintf(out, "  syncs     %s, %s waiting\n", gpufl__rt_count(s->syncs).s, gpufl__rt_dur(s->sync_ns).s);
+    fprintf(out, "  scopes    %s gpufl scope%s, %s NVTX range%s, %s NVTX mark%s\n", gpufl__rt_count(s->scopes).s,
+            gpufl__rt_plural(s->scopes), gpufl__rt_count(s->nvtx_ranges).s, gpufl__rt_plural(s->nvtx_ranges),
+            gpufl__rt_count(s->nvtx_marks).s, gpufl__rt_plural(s->nvtx_marks));
+    fprintf(out, "  memory    %s allocation%s, %s free%s\n", gpufl__rt_count(s->allocations).s,
+            gpufl__rt_plural(s->allocations), gpufl__rt_count(s->frees).s, gpufl__rt_plural(s->frees));
+    fprintf(out, "  dropped   %s", s->dropped_total ? gpufl__rt_count(s->dropped_total).s : "none");
     for (unsigned i = 0; s->dropped_total && i < 16; i++)
         if (s->dropped[i])
             fprintf(out, " (%s %s)", i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : "?",
-                    rt_count(s->dropped[i]).s);
+                    gpufl__rt_count(s->dropped[i]).s);
     fputc('\n', out);
     if (s->skipped_bytes || s->skipped_lines || s->skipped_chunks)
         fprintf(out, "  skipped   %s of a torn end, %s line%s or event%s and %s chunk%s of unknown types\n",
-                rt_bytes(s->skipped_bytes).s, rt_count(s->skipped_lines).s, rt_plural(s->skipped_lines),
-                rt_plural(s->skipped_lines), rt_count(s->skipped_chunks).s, rt_plural(s->skipped_chunks));
+                gpufl__rt_bytes(s->skipped_bytes).s, gpufl__rt_count(s->skipped_lines).s, gpufl__rt_plural(s->skipped_lines),
+                gpufl__rt_plural(s->skipped_lines), gpufl__rt_count(s->skipped_chunks).s, gpufl__rt_plural(s->skipped_chunks));
     fprintf(out, "\n  Findings\n");
     findings(c);
 }
@@ -204,7 +204,7 @@ static void counter_section(const rt *c, const char *title, const gpufl__ana_sec
     fprintf(c->out, "  %-22s ", title);
     if (s->rows)
         fprintf(c->out, "%s row%s recorded (profiling_engine %s); this gpufl does not analyze them yet\n",
-                rt_count(s->rows).s, rt_plural(s->rows), s->engine ? s->engine : "?");
+                gpufl__rt_count(s->rows).s, gpufl__rt_plural(s->rows), s->engine ? s->engine : "?");
     else
         fprintf(c->out, "not recorded: the %s engine records them (not in this build yet)\n",
                 s->engine ? s->engine : "?");
@@ -213,7 +213,7 @@ static void counter_section(const rt *c, const char *title, const gpufl__ana_sec
 static void counters(const rt *c)
 {
     const gpufl__ana_counters *k = &c->r->counters;
-    rt_title(c, "Profiling counters");
+    gpufl__rt_title(c, "Profiling counters");
     counter_section(c, "warp stall reasons", &k->stalls);
     counter_section(c, "SASS metrics", &k->sass);
     counter_section(c, "hardware counters", &k->hw);
@@ -229,13 +229,13 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
         c.o.max_frames = DEFAULT_MAX_FRAMES;
     header(&c);
     summary(&c);
-    rt_section_scopes(&c);
-    rt_section_hotspots(&c);
-    rt_section_occupancy(&c);
-    rt_section_copies(&c);
-    rt_section_idle(&c);
-    rt_section_launches(&c);
-    rt_section_memory(&c);
+    gpufl__rt_section_scopes(&c);
+    gpufl__rt_section_hotspots(&c);
+    gpufl__rt_section_occupancy(&c);
+    gpufl__rt_section_copies(&c);
+    gpufl__rt_section_idle(&c);
+    gpufl__rt_section_launches(&c);
+    gpufl__rt_section_memory(&c);
     counters(&c);
     if (fflush(out) != 0 || ferror(out))
         return GPUFL_EIO;

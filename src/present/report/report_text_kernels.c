@@ -19,16 +19,16 @@ static void config_line(const rt *c, const gpufl__ana_hotspot *h)
     fprintf(out, "      config  grid (%u, %u, %u) block (%u, %u, %u), %u registers/thread, shared %s static + %s "
                  "dynamic",
             g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->registers,
-            rt_bytes(g->static_smem).s, rt_bytes(g->dynamic_smem).s);
+            gpufl__rt_bytes(g->static_smem).s, gpufl__rt_bytes(g->dynamic_smem).s);
     if (g->local_mem)
-        fprintf(out, ", local %s/thread", rt_bytes(g->local_mem).s);
+        fprintf(out, ", local %s/thread", gpufl__rt_bytes(g->local_mem).s);
     if (g->occupancy_x10000)
         fprintf(out, ", occupancy %.1f %% (limited by %s)", g->occupancy_x10000 / 100.0,
                 gpufl__limiter_name(g->limiter));
     fputc('\n', out);
     fprintf(out, "              %s of %s launches; %u configuration%s; %u device%s, %u stream%s\n",
-            rt_count(h->config_launches).s, rt_count(h->dur.n).s, h->configs, rt_plural(h->configs),
-            h->devices, rt_plural(h->devices), h->streams, rt_plural(h->streams));
+            gpufl__rt_count(h->config_launches).s, gpufl__rt_count(h->dur.n).s, h->configs, gpufl__rt_plural(h->configs),
+            h->devices, gpufl__rt_plural(h->devices), h->streams, gpufl__rt_plural(h->streams));
 }
 
 static void scopes_line(const rt *c, const gpufl__ana_hotspot *h, int tree, const char *label)
@@ -43,14 +43,14 @@ static void scopes_line(const rt *c, const gpufl__ana_hotspot *h, int tree, cons
         if (s->node < tr->n)
             gpufl__ana_scope_path(c->t, tr, s->node, "/", path, sizeof path);
         else
-            snprintf(path, sizeof path, "%s", rt_str(c, s->name));
-        rt_fit(path, SHORT_NAME_WIDTH, cut);
-        fprintf(c->out, "%s%s %s (%s launch%s)", i ? "; " : "", cut, rt_pct(s->share * 100.0).s,
-                rt_count(s->launches).s, s->launches == 1 ? "" : "es");
+            snprintf(path, sizeof path, "%s", gpufl__rt_str(c, s->name));
+        gpufl__rt_fit(path, SHORT_NAME_WIDTH, cut);
+        fprintf(c->out, "%s%s %s (%s launch%s)", i ? "; " : "", cut, gpufl__rt_pct(s->share * 100.0).s,
+                gpufl__rt_count(s->launches).s, s->launches == 1 ? "" : "es");
     }
     if (h->unscoped_ns[tree])
         fprintf(c->out, "%soutside any: %s", h->nscopes[tree] ? "; " : "",
-                rt_pct(rt_share(h->unscoped_ns[tree], (uint64_t)h->dur.total)).s);
+                gpufl__rt_pct(gpufl__rt_share(h->unscoped_ns[tree], (uint64_t)h->dur.total)).s);
     fputc('\n', c->out);
 }
 
@@ -90,11 +90,11 @@ static void stack_frames(const rt *c, uint32_t id)
     for (uint32_t i = 0; i < shown; i++) {
         char text[2400], cut[NAME_WIDTH + 1];
         frame_text(c, &s->frames[i], text, sizeof text);
-        rt_fit(text, NAME_WIDTH, cut);
+        gpufl__rt_fit(text, NAME_WIDTH, cut);
         fprintf(c->out, "                #%-2u %s\n", i, cut);
     }
     if (s->total > shown)
-        fprintf(c->out, "                ... %u more frame%s%s\n", s->total - shown, rt_plural(s->total - shown),
+        fprintf(c->out, "                ... %u more frame%s%s\n", s->total - shown, gpufl__rt_plural(s->total - shown),
                 s->truncated ? " (and the stack was deeper than recorded)" : "");
     else if (s->truncated)
         fprintf(c->out, "                ... (the stack was deeper than recorded)\n");
@@ -106,15 +106,15 @@ static void stacks_lines(const rt *c, const gpufl__ana_hotspot *h)
         return;
     fprintf(c->out, "      stacks  %u distinct", h->distinct_stacks);
     if (h->no_stack_launches)
-        fprintf(c->out, "; %s launch%s without one", rt_count(h->no_stack_launches).s,
+        fprintf(c->out, "; %s launch%s without one", gpufl__rt_count(h->no_stack_launches).s,
                 h->no_stack_launches == 1 ? "" : "es");
     if (!c->o.stacks)
         fprintf(c->out, " (frames: gpufl stacks SESSION)");
     fputc('\n', c->out);
     for (uint32_t i = 0; i < h->nstacks; i++) {
         const gpufl__ana_hot_stack *s = &h->stacks[i];
-        fprintf(c->out, "              stack %u: %s launch%s (%s), %s\n", s->stack, rt_count(s->launches).s,
-                s->launches == 1 ? "" : "es", rt_pct(s->share * 100.0).s, rt_dur(s->gpu_ns).s);
+        fprintf(c->out, "              stack %u: %s launch%s (%s), %s\n", s->stack, gpufl__rt_count(s->launches).s,
+                s->launches == 1 ? "" : "es", gpufl__rt_pct(s->share * 100.0).s, gpufl__rt_dur(s->gpu_ns).s);
         if (c->o.stacks)
             stack_frames(c, s->stack);
     }
@@ -124,28 +124,28 @@ static void hotspot(const rt *c, uint32_t rank, const gpufl__ana_hotspot *h)
 {
     FILE *out = c->out;
     char name[NAME_WIDTH + 1];
-    rt_fit(rt_str(c, h->name)[0] ? rt_str(c, h->name) : "(unnamed)", NAME_WIDTH, name);
-    fprintf(out, "  %2u. %s  %s of kernel time: %s in %s launch%s\n", rank, name, rt_pct(h->share * 100.0).s,
-            rt_dur((uint64_t)h->dur.total).s, rt_count(h->dur.n).s, h->dur.n == 1 ? "" : "es");
-    fprintf(out, "      time    mean %s, p50 %s, p95 %s, min %s, max %s\n", rt_dur((uint64_t)h->dur.mean).s,
-            rt_dur((uint64_t)h->dur.p50).s, rt_dur((uint64_t)h->dur.p95).s, rt_dur((uint64_t)h->dur.min).s,
-            rt_dur((uint64_t)h->dur.max).s);
+    gpufl__rt_fit(gpufl__rt_str(c, h->name)[0] ? gpufl__rt_str(c, h->name) : "(unnamed)", NAME_WIDTH, name);
+    fprintf(out, "  %2u. %s  %s of kernel time: %s in %s launch%s\n", rank, name, gpufl__rt_pct(h->share * 100.0).s,
+            gpufl__rt_dur((uint64_t)h->dur.total).s, gpufl__rt_count(h->dur.n).s, h->dur.n == 1 ? "" : "es");
+    fprintf(out, "      time    mean %s, p50 %s, p95 %s, min %s, max %s\n", gpufl__rt_dur((uint64_t)h->dur.mean).s,
+            gpufl__rt_dur((uint64_t)h->dur.p50).s, gpufl__rt_dur((uint64_t)h->dur.p95).s, gpufl__rt_dur((uint64_t)h->dur.min).s,
+            gpufl__rt_dur((uint64_t)h->dur.max).s);
     config_line(c, h);
     scopes_line(c, h, GPUFL__ANA_TREE_SCOPES, "scopes");
     scopes_line(c, h, GPUFL__ANA_TREE_NVTX, "NVTX");
     stacks_lines(c, h);
 }
 
-void rt_section_hotspots(const rt *c)
+void gpufl__rt_section_hotspots(const rt *c)
 {
     const gpufl__ana_hotspots *hs = &c->r->hotspots;
-    rt_title(c, "Hotspots");
+    gpufl__rt_title(c, "Hotspots");
     if (!hs->n) {
         fprintf(c->out, "  no kernels recorded (kernels are recorded by the trace engine and up)\n");
         return;
     }
-    fprintf(c->out, "  top %u of %s kernel%s by GPU time (%s launches, %s)\n\n", hs->n, rt_count(hs->distinct).s,
-            rt_plural(hs->distinct), rt_count(hs->launches).s, rt_dur(hs->total_ns).s);
+    fprintf(c->out, "  top %u of %s kernel%s by GPU time (%s launches, %s)\n\n", hs->n, gpufl__rt_count(hs->distinct).s,
+            gpufl__rt_plural(hs->distinct), gpufl__rt_count(hs->launches).s, gpufl__rt_dur(hs->total_ns).s);
     for (uint32_t i = 0; i < hs->n; i++) {
         if (i)
             fputc('\n', c->out);
@@ -169,11 +169,11 @@ static const char *limiter_advice(uint8_t limiter)
     }
 }
 
-void rt_section_occupancy(const rt *c)
+void gpufl__rt_section_occupancy(const rt *c)
 {
     const gpufl__ana_hotspots *hs = &c->r->hotspots;
     FILE *out = c->out;
-    rt_title(c, "Occupancy");
+    gpufl__rt_title(c, "Occupancy");
     uint32_t known = 0, seen_limiters = 0;
     for (uint32_t i = 0; i < hs->n; i++) {
         const gpufl__ana_launch_config *g = &hs->kernels[i].config;
@@ -184,10 +184,10 @@ void rt_section_occupancy(const rt *c)
                          "  %9s  %-13s %6s %5s %11s %8s  %s\n",
                     "occupancy", "limiter", "block", "regs", "smem/block", "share", "kernel");
         char name[SHORT_NAME_WIDTH + 1];
-        rt_fit(rt_str(c, hs->kernels[i].name), SHORT_NAME_WIDTH, name);
-        fprintf(out, "  %9s  %-13s %6u %5u %11s %8s  %s\n", rt_pct(g->occupancy_x10000 / 100.0).s,
+        gpufl__rt_fit(gpufl__rt_str(c, hs->kernels[i].name), SHORT_NAME_WIDTH, name);
+        fprintf(out, "  %9s  %-13s %6u %5u %11s %8s  %s\n", gpufl__rt_pct(g->occupancy_x10000 / 100.0).s,
                 gpufl__limiter_name(g->limiter), (unsigned)g->block[0] * g->block[1] * g->block[2], g->registers,
-                rt_bytes((uint64_t)g->static_smem + g->dynamic_smem).s, rt_pct(hs->kernels[i].share * 100.0).s,
+                gpufl__rt_bytes((uint64_t)g->static_smem + g->dynamic_smem).s, gpufl__rt_pct(hs->kernels[i].share * 100.0).s,
                 name);
         if (g->limiter < 32)
             seen_limiters |= 1u << g->limiter;

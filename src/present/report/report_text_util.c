@@ -10,38 +10,38 @@
 
 #include "present/report/summary_text.h"
 
-rt_num rt_dur(uint64_t ns)
+rt_num gpufl__rt_dur(uint64_t ns)
 {
     rt_num n;
     gpufl__format_duration(ns, n.s, sizeof n.s);
     return n;
 }
 
-rt_num rt_sdur(int64_t ns)
+rt_num gpufl__rt_sdur(int64_t ns)
 {
     rt_num n;
     if (ns >= 0)
-        return rt_dur((uint64_t)ns);
+        return gpufl__rt_dur((uint64_t)ns);
     n.s[0] = '-';
     gpufl__format_duration((uint64_t)0 - (uint64_t)ns, n.s + 1, sizeof n.s - 1);
     return n;
 }
 
-rt_num rt_bytes(uint64_t bytes)
+rt_num gpufl__rt_bytes(uint64_t bytes)
 {
     rt_num n;
     gpufl__format_bytes(bytes, n.s, sizeof n.s);
     return n;
 }
 
-rt_num rt_pct(double pct)
+rt_num gpufl__rt_pct(double pct)
 {
     rt_num n;
     snprintf(n.s, sizeof n.s, "%.1f %%", pct);
     return n;
 }
 
-rt_num rt_count(uint64_t v)
+rt_num gpufl__rt_count(uint64_t v)
 {
     /* groups of three digits separated by spaces, as SI writes them */
     char digits[24];
@@ -57,11 +57,11 @@ rt_num rt_count(uint64_t v)
     return n;
 }
 
-double rt_share(uint64_t part, uint64_t whole) { return whole ? (double)part * 100.0 / (double)whole : 0.0; }
+double gpufl__rt_share(uint64_t part, uint64_t whole) { return whole ? (double)part * 100.0 / (double)whole : 0.0; }
 
-const char *rt_str(const rt *c, uint32_t id) { return id ? gpufl_trace_string(c->t, id) : ""; }
+const char *gpufl__rt_str(const rt *c, uint32_t id) { return id ? gpufl_trace_string(c->t, id) : ""; }
 
-void rt_fit(const char *name, size_t width, char *buf)
+void gpufl__rt_fit(const char *name, size_t width, char *buf)
 {
     size_t n = strlen(name);
     if (n <= width) {
@@ -75,7 +75,7 @@ void rt_fit(const char *name, size_t width, char *buf)
     memcpy(buf + keep, "...", 4);
 }
 
-void rt_title(const rt *c, const char *title)
+void gpufl__rt_title(const rt *c, const char *title)
 {
     fprintf(c->out, "\n%s\n", title);
     for (size_t i = strlen(title); i > 0; i--)
@@ -83,4 +83,4 @@ void rt_title(const rt *c, const char *title)
     fputc('\n', c->out);
 }
 
-const char *rt_plural(uint64_t n) { return n == 1 ? "" : "s"; }
+const char *gpufl__rt_plural(uint64_t n) { return n == 1 ? "" : "s"; }

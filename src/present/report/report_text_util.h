@@ -27,31 +27,31 @@ typedef struct rt {
 typedef struct rt_num {
     char s[32];
 } rt_num;
-rt_num rt_dur(uint64_t ns);
-rt_num rt_sdur(int64_t ns); /* signed duration: "-1.20 us" */
-rt_num rt_bytes(uint64_t bytes);
-rt_num rt_pct(double pct);
-rt_num rt_count(uint64_t n);
+rt_num gpufl__rt_dur(uint64_t ns);
+rt_num gpufl__rt_sdur(int64_t ns); /* signed duration: "-1.20 us" */
+rt_num gpufl__rt_bytes(uint64_t bytes);
+rt_num gpufl__rt_pct(double pct);
+rt_num gpufl__rt_count(uint64_t n);
 /* part / whole * 100, 0 when whole is 0 */
-double rt_share(uint64_t part, uint64_t whole);
+double gpufl__rt_share(uint64_t part, uint64_t whole);
 
 /* The text of a string id, "" for 0. */
-const char *rt_str(const rt *c, uint32_t id);
+const char *gpufl__rt_str(const rt *c, uint32_t id);
 /* name cut to width bytes, ending in "..." when cut (never inside a UTF-8
  * sequence). buf holds width + 1 bytes. */
-void rt_fit(const char *name, size_t width, char *buf);
+void gpufl__rt_fit(const char *name, size_t width, char *buf);
 /* A section title and its underline. */
-void rt_title(const rt *c, const char *title);
+void gpufl__rt_title(const rt *c, const char *title);
 /* "s" when n is not 1 */
-const char *rt_plural(uint64_t n);
+const char *gpufl__rt_plural(uint64_t n);
 
 /* The sections, each in its own file by theme. */
-void rt_section_scopes(const rt *c);      /* report_text_scopes.c */
-void rt_section_hotspots(const rt *c);    /* report_text_kernels.c */
-void rt_section_occupancy(const rt *c);   /* report_text_kernels.c */
-void rt_section_copies(const rt *c);      /* report_text_device.c */
-void rt_section_idle(const rt *c);        /* report_text_device.c */
-void rt_section_launches(const rt *c);    /* report_text_device.c */
-void rt_section_memory(const rt *c);      /* report_text_device.c */
+void gpufl__rt_section_scopes(const rt *c);      /* report_text_scopes.c */
+void gpufl__rt_section_hotspots(const rt *c);    /* report_text_kernels.c */
+void gpufl__rt_section_occupancy(const rt *c);   /* report_text_kernels.c */
+void gpufl__rt_section_copies(const rt *c);      /* report_text_device.c */
+void gpufl__rt_section_idle(const rt *c);        /* report_text_device.c */
+void gpufl__rt_section_launches(const rt *c);    /* report_text_device.c */
+void gpufl__rt_section_memory(const rt *c);      /* report_text_device.c */
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_TEXT_UTIL_H */

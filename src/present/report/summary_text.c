@@ -52,7 +52,7 @@ static void name_table(FILE *out, const char *title, const gpufl__summary_name *
     char cut[MAX_ROWS][NAME_WIDTH + 1];
     uint32_t shown = n < MAX_ROWS ? n : MAX_ROWS;
     for (uint32_t i = 0; i < shown; i++)
-        rt_fit(rows[i].name, NAME_WIDTH, cut[i]);
+        gpufl__rt_fit(rows[i].name, NAME_WIDTH, cut[i]);
     fprintf(out, "\n%s\n", title);
     fprintf(out, "  %9s %12s %12s %12s %12s  %s\n", "count", "total", "mean", "min", "max", "name");
     for (uint32_t i = 0; i < shown; i++) {

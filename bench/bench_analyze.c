@@ -31,13 +31,13 @@ static void die(const char *what)
 
 static double secs(uint64_t t0) { return (double)(bench_now_ns() - t0) / 1e9; }
 
-#define TIME(label, call, free_call)                                                                              \
-    do {                                                                                                           \
-        uint64_t t0 = bench_now_ns();                                                                             \
-        if ((call) != 0)                                                                                          \
-            die(label " failed");                                                                                 \
-        printf("  %-10s %8.3f s\n", label, secs(t0));                                                             \
-        free_call;                                                                                                 \
+#define TIME(label, call, free_call)                                                                                   \
+    do {                                                                                                               \
+        uint64_t t0 = bench_now_ns();                                                                                  \
+        if ((call) != 0)                                                                                               \
+            die(label " failed");                                                                                      \
+        printf("  %-10s %8.3f s\n", label, secs(t0));                                                                  \
+        free_call;                                                                                                     \
     } while (0)
 
 int main(int argc, char **argv)
@@ -60,8 +60,8 @@ int main(int argc, char **argv)
     uint64_t reader_rss = bench_rss_bytes() - rss0;
     uint64_t load_peak = bench_peak_rss_bytes() - rss0;
 
-    printf("bench_analyze: %llu events (%zu kernels), %s\n", (unsigned long long)events,
-           gpufl_trace_get_kernels(t)->n, machine);
+    printf("bench_analyze: %llu events (%zu kernels), %s\n", (unsigned long long)events, gpufl_trace_get_kernels(t)->n,
+           machine);
     printf("  load       %8.3f s   trace memory %.1f MB, RSS %.1f MB (peak while loading %.1f MB)\n", load,
            (double)reader_bytes / 1e6, (double)reader_rss / 1e6, (double)load_peak / 1e6);
     gpufl__ana_options o;
@@ -91,8 +91,7 @@ int main(int argc, char **argv)
         die("report failed");
     double report = secs(t0);
     uint64_t extra = bench_peak_rss_bytes() > base ? bench_peak_rss_bytes() - base : 0;
-    printf("  report     %8.3f s   (all of the above in two halves on two threads, the trees built once)\n",
-           report);
+    printf("  report     %8.3f s   (all of the above in two halves on two threads, the trees built once)\n", report);
     printf("  load + report %.3f s (target <= 3 s)\n", load + report);
     printf("  analysis peak RSS above the loaded trace: %.1f MB; peak total %.1f MB = %.2fx the reader's RSS "
            "(target <= 1.5x)\n",

@@ -32,12 +32,11 @@ static void fail(const char *what)
     exit(1);
 }
 
-typedef int (*export_fn)(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
-                         size_t err_len);
+typedef int (*export_fn)(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err, size_t err_len);
 
 typedef struct figures {
-    double eps;    /* recorded events per second, median */
-    double bpe;    /* bytes written per recorded event */
+    double eps; /* recorded events per second, median */
+    double bpe; /* bytes written per recorded event */
     gpufl__export_result r;
 } figures;
 

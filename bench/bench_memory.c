@@ -26,7 +26,10 @@ static void *worker(void *arg)
     struct timespec pause = {0, 100000};
     while (bench_now_ns() < end) {
         for (int i = 0; i < 100; i++)
-            GFL_SCOPE("work/outer") { GFL_SCOPE("work/inner") {} }
+            GFL_SCOPE("work/outer")
+            {
+                GFL_SCOPE("work/inner") {}
+            }
         nanosleep(&pause, NULL); /* ~1 M scope events/s across threads */
     }
     return NULL;
@@ -87,8 +90,8 @@ int main(void)
     printf("bench_memory (%s)\n", machine);
     printf("  RSS growth, gpufl disabled (baseline)   %.2f MiB\n", (double)base / (1024.0 * 1024.0));
     printf("  RSS growth, Monitor mode recording      %.2f MiB\n", (double)rec / (1024.0 * 1024.0));
-    printf("  added by gpufl                          %.2f MiB (target <= 8; %d recording threads)\n",
-           added, WORKERS + 1);
+    printf("  added by gpufl                          %.2f MiB (target <= 8; %d recording threads)\n", added,
+           WORKERS + 1);
     tu_rm_rf(logs);
     free(logs);
     return 0;

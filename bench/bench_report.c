@@ -100,8 +100,7 @@ int main(int argc, char **argv)
            secs, REPS, bench_median(open_s, REPS), bench_median(analyze_s, REPS), bench_median(render_s, REPS),
            secs <= 3.0 ? "met" : "MISSED");
     printf("  peak RSS: reader %.1f MiB, whole report %.1f MiB = %.2f x  target <= 1.5 x: %s\n",
-           (double)reader_peak / 1048576.0, (double)report_peak / 1048576.0, ratio,
-           ratio <= 1.5 ? "met" : "MISSED");
+           (double)reader_peak / 1048576.0, (double)report_peak / 1048576.0, ratio, ratio <= 1.5 ? "met" : "MISSED");
     printf("  trace memory (gpufl_trace_memory_bytes) %.1f MiB, %.1f bytes/event\n",
            (double)runs[0].trace_bytes / 1048576.0, (double)runs[0].trace_bytes / (double)events);
     tu_rm_rf(dir);

@@ -19,7 +19,7 @@
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 
-#define BURST 2048   /* pairs per timed burst: 4096 events, half the ring */
+#define BURST 2048 /* pairs per timed burst: 4096 events, half the ring */
 #define BURSTS 1000
 #define REPS 7
 
@@ -29,10 +29,7 @@ static __attribute__((noinline)) gpufl_scope empty_begin(const char *name)
     return 1;
 }
 
-static __attribute__((noinline)) void empty_end(gpufl_scope s)
-{
-    __asm__ volatile("" : : "r"(s) : "memory");
-}
+static __attribute__((noinline)) void empty_end(gpufl_scope s) { __asm__ volatile("" : : "r"(s) : "memory"); }
 
 static void wait_drained(void)
 {
@@ -128,8 +125,7 @@ int main(void)
     double b = bench_median(base, REPS), s = bench_median(scope, REPS), p = bench_median(push, REPS);
     printf("bench_scope (%s; clock %s)\n", machine, gpufl__clock_source());
     printf("  empty-loop baseline (2 empty calls)   %7.2f ns\n", b);
-    printf("  scope begin+end pair                  %7.2f ns  (%.2f ns above baseline; target <= 50)\n",
-           s, s - b);
+    printf("  scope begin+end pair                  %7.2f ns  (%.2f ns above baseline; target <= 50)\n", s, s - b);
     printf("  event push (reserve, 128 B, commit)   %7.2f ns\n", p);
     printf("  events the producer dropped           %lld (must be 0)\n", drops);
     tu_rm_rf(logs);

@@ -23,9 +23,14 @@ static void die(const char *bench, const char *what, const char *path)
 
 void bench_session_meta(gpufl__session_meta *meta, const char *session_id, const char *bench)
 {
-    *meta = (gpufl__session_meta){.session_id = session_id, .app_name = bench, .host = "bench",
-                                  .gpufl_version = "0.1.0", .pid = 1, .start_ns = 1000000000000ull,
-                                  .start_wall_ns = 1795000000000000000ull, .format_version = 1,
+    *meta = (gpufl__session_meta){.session_id = session_id,
+                                  .app_name = bench,
+                                  .host = "bench",
+                                  .gpufl_version = "0.1.0",
+                                  .pid = 1,
+                                  .start_ns = 1000000000000ull,
+                                  .start_wall_ns = 1795000000000000000ull,
+                                  .format_version = 1,
                                   .stop_detail = ""};
 }
 
@@ -47,7 +52,7 @@ trace_gen *bench_gen_open(const char *bench)
 
 static int write_fd(void *ctx, const void *data, size_t n, bool final)
 {
-    (void)final;
+    (void) final;
     return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
 }
 

@@ -25,15 +25,24 @@
 #define MAX_THREADS 8
 
 static uint64_t now_ns(void) { return bench_now_ns(); }
-static uint32_t intern(const char *s, size_t n) { (void)s; (void)n; return 1; }
-static int push(const gfl_event *ev) { (void)ev; return 0; }
+static uint32_t intern(const char *s, size_t n)
+{
+    (void)s;
+    (void)n;
+    return 1;
+}
+static int push(const gfl_event *ev)
+{
+    (void)ev;
+    return 0;
+}
 static const gpufl_plugin_host host = {
     .size = sizeof host, .abi = GPUFL_PLUGIN_ABI, .now_ns = now_ns, .intern = intern, .push = push};
 
 typedef struct job {
-    int frames;      /* wanted depth of the stack at the capture */
-    int base;        /* frames below the recursion (main, libc, ...) */
-    double base_ns;  /* results: median ns per call */
+    int frames;     /* wanted depth of the stack at the capture */
+    int base;       /* frames below the recursion (main, libc, ...) */
+    double base_ns; /* results: median ns per call */
     double capture_ns;
     uint32_t id;
 } job;

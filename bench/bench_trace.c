@@ -92,16 +92,15 @@ static uint64_t zstd_bytes(const char *dir)
 }
 
 typedef struct read_figures {
-    double eps;          /* events/s into a gpufl_trace, median */
-    double eps_1thread;  /* the same, read on one thread */
-    double source_eps;   /* events/s through the event source alone */
-    double raw_mbps;     /* read() of the same bytes */
+    double eps;         /* events/s into a gpufl_trace, median */
+    double eps_1thread; /* the same, read on one thread */
+    double source_eps;  /* events/s through the event source alone */
+    double raw_mbps;    /* read() of the same bytes */
     size_t memory_bytes;
     uint64_t rss_bytes, peak_bytes;
 } read_figures;
 
-static void measure_read(const char *path, uint64_t events, uint64_t bytes, const char *raw_path,
-                         read_figures *r)
+static void measure_read(const char *path, uint64_t events, uint64_t bytes, const char *raw_path, read_figures *r)
 {
     double eps[REPS], src_eps[REPS];
     char err[1024];
@@ -217,15 +216,14 @@ int main(int argc, char **argv)
     printf("\n");
     printf("  .gflt, kernels only           %.2f bytes per kernel event (%llu kernels, %llu bytes; target <= 12)\n",
            (double)kernel_bytes / (double)nkernels, (unsigned long long)nkernels, (unsigned long long)kernel_bytes);
-    printf("  .gflt, whole session          %.2f bytes per event (%.1f MB)\n",
-           (double)gflt_bytes / (double)events, (double)gflt_bytes / 1e6);
-    printf("  NDJSON, whole session         %.1f bytes per event (%.1f MB)\n",
-           (double)nd_bytes / (double)events, (double)nd_bytes / 1e6);
+    printf("  .gflt, whole session          %.2f bytes per event (%.1f MB)\n", (double)gflt_bytes / (double)events,
+           (double)gflt_bytes / 1e6);
+    printf("  NDJSON, whole session         %.1f bytes per event (%.1f MB)\n", (double)nd_bytes / (double)events,
+           (double)nd_bytes / 1e6);
     printf("  NDJSON / .gflt size           %.1f x (target >= 15)\n", (double)nd_bytes / (double)gflt_bytes);
     printf("  baseline: zstd -3 of the NDJSON   %.2f bytes per event (%.1f x smaller than NDJSON)\n",
            (double)zstd / (double)events, (double)nd_bytes / (double)zstd);
-    printf("  .gflt writer (encode + zstd + write) %.2f M events/s\n",
-           (double)events / ((double)gflt_ns / 1e9) / 1e6);
+    printf("  .gflt writer (encode + zstd + write) %.2f M events/s\n", (double)events / ((double)gflt_ns / 1e9) / 1e6);
 
     read_figures rg, rn;
     measure_read(gflt_path, events, gflt_bytes, gflt_path, &rg);
@@ -233,17 +231,17 @@ int main(int argc, char **argv)
     measure_read(ndjson_dir, events, nd_bytes, path, &rn);
     unsigned threads = gpufl__read_threads();
     printf("  read .gflt into a trace       %.2f M events/s on %u threads (target >= 10); on 1 thread %.2f M/s;"
-           " event source alone %.2f M/s; raw read() %.0f MB/s\n", rg.eps / 1e6, threads,
-           rg.eps_1thread / 1e6, rg.source_eps / 1e6, rg.raw_mbps);
+           " event source alone %.2f M/s; raw read() %.0f MB/s\n",
+           rg.eps / 1e6, threads, rg.eps_1thread / 1e6, rg.source_eps / 1e6, rg.raw_mbps);
     printf("  read NDJSON into a trace      %.2f M events/s on %u threads (target >= 1); on 1 thread %.2f M/s;"
-           " event source alone %.2f M/s; raw read() %.0f MB/s\n", rn.eps / 1e6, threads,
-           rn.eps_1thread / 1e6, rn.source_eps / 1e6, rn.raw_mbps);
+           " event source alone %.2f M/s; raw read() %.0f MB/s\n",
+           rn.eps / 1e6, threads, rn.eps_1thread / 1e6, rn.source_eps / 1e6, rn.raw_mbps);
     printf("  trace memory                  %.1f bytes per event by gpufl_trace_memory_bytes, RSS %.1f,"
-           " peak RSS while loading %.1f (target <= 40)\n", (double)rg.memory_bytes / (double)events,
-           (double)rg.rss_bytes / (double)events, (double)rg.peak_bytes / (double)events);
-    printf("  (from NDJSON: %.1f bytes per event, RSS %.1f, peak %.1f)\n",
-           (double)rn.memory_bytes / (double)events, (double)rn.rss_bytes / (double)events,
-           (double)rn.peak_bytes / (double)events);
+           " peak RSS while loading %.1f (target <= 40)\n",
+           (double)rg.memory_bytes / (double)events, (double)rg.rss_bytes / (double)events,
+           (double)rg.peak_bytes / (double)events);
+    printf("  (from NDJSON: %.1f bytes per event, RSS %.1f, peak %.1f)\n", (double)rn.memory_bytes / (double)events,
+           (double)rn.rss_bytes / (double)events, (double)rn.peak_bytes / (double)events);
     tu_rm_rf(dir);
     free(dir);
     return 0;

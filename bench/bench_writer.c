@@ -74,21 +74,33 @@ static void make_event(uint64_t i, gfl_event *ev, const uint32_t *names, uint32_
         k->external_id = 4000 + i / 7;
     } else if (slot == 5) {
         ev->h.type = GFL_EV_MEMCPY;
-        ev->u.memcpy = (gfl_memcpy_payload){.end_ts = now + 5000, .bytes = 1 << 20, .stream = 7,
-                                            .context = 1, .correlation = (uint32_t)i,
-                                            .copy_kind = GFL_COPY_HTOD, .src_kind = GFL_MEM_PINNED,
+        ev->u.memcpy = (gfl_memcpy_payload){.end_ts = now + 5000,
+                                            .bytes = 1 << 20,
+                                            .stream = 7,
+                                            .context = 1,
+                                            .correlation = (uint32_t)i,
+                                            .copy_kind = GFL_COPY_HTOD,
+                                            .src_kind = GFL_MEM_PINNED,
                                             .dst_kind = GFL_MEM_DEVICE};
     } else if (slot < 9) {
         ev->h.type = slot == 8 ? GFL_EV_SCOPE_END : GFL_EV_SCOPE_BEGIN;
-        ev->u.scope = (gfl_scope_payload){.id = 1099511627777ull + i, .parent_id = 1099511627776ull,
-                                          .begin_ts = now - 1000, .name = scope_name, .depth = 1};
+        ev->u.scope = (gfl_scope_payload){.id = 1099511627777ull + i,
+                                          .parent_id = 1099511627776ull,
+                                          .begin_ts = now - 1000,
+                                          .name = scope_name,
+                                          .depth = 1};
     } else {
         ev->h.type = GFL_EV_DEVICE_METRICS;
-        ev->u.dev = (gfl_device_metrics_payload){
-            .valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_POWER | GFL_DEV_CLOCKS,
-            .gpu_util_pct = 97, .mem_used_bytes = 80ull << 30, .mem_total_bytes = 141ull << 30,
-            .temp_c = 61, .power_mw = 512000, .sm_clock_mhz = 1980, .mem_clock_mhz = 2619,
-            .gfx_clock_mhz = 1980};
+        ev->u.dev = (gfl_device_metrics_payload){.valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP |
+                                                          GFL_DEV_POWER | GFL_DEV_CLOCKS,
+                                                 .gpu_util_pct = 97,
+                                                 .mem_used_bytes = 80ull << 30,
+                                                 .mem_total_bytes = 141ull << 30,
+                                                 .temp_c = 61,
+                                                 .power_mw = 512000,
+                                                 .sm_clock_mhz = 1980,
+                                                 .mem_clock_mhz = 2619,
+                                                 .gfx_clock_mhz = 1980};
     }
 }
 
@@ -184,8 +196,7 @@ int main(void)
     printf("bench_writer (%s; logs in %s)\n", machine, getenv("BENCH_DIR") ? getenv("BENCH_DIR") : "/tmp");
     printf("  events per run                %llu (%.1f MB, %.1f bytes/event), median of %d runs\n",
            (unsigned long long)EVENTS, (double)bytes / 1e6, (double)bytes / (double)EVENTS, REPS);
-    printf("  collector + NDJSON writer     %.2f M events/s, %.0f MB/s (target >= 2 M events/s)\n",
-           e / 1e6, m);
+    printf("  collector + NDJSON writer     %.2f M events/s, %.0f MB/s (target >= 2 M events/s)\n", e / 1e6, m);
     printf("  baseline: raw write() of the same bytes, 128 KiB calls   %.0f MB/s\n", raw);
     printf("  writer speed / raw write speed                           %.2f\n", m / raw);
     tu_rm_rf(logs);

@@ -14,9 +14,9 @@
 #define MAX_KERNELS 256
 #define MAX_CONFIGS 16
 #define MAX_STREAMS 16
-#define STEP_OPS 90               /* framework ops per training step */
-#define FLUSH_NS 20000000ull      /* device activity arrives in 20 ms batches */
-#define SAMPLE_NS 10000000ull     /* metrics every 10 ms */
+#define STEP_OPS 90           /* framework ops per training step */
+#define FLUSH_NS 20000000ull  /* device activity arrives in 20 ms batches */
+#define SAMPLE_NS 10000000ull /* metrics every 10 ms */
 #define QUEUE 65536
 
 typedef struct config {
@@ -32,8 +32,8 @@ typedef struct config {
 typedef struct kernel_kind {
     uint32_t name;
     double weight;
-    int comm;                  /* runs on a communication stream */
-    double pct[6], dur[6];     /* duration percentiles: p0 p10 p50 p90 p99 p100 */
+    int comm;              /* runs on a communication stream */
+    double pct[6], dur[6]; /* duration percentiles: p0 p10 p50 p90 p99 p100 */
     config configs[MAX_CONFIGS];
     unsigned nconfigs;
     double config_total;
@@ -46,15 +46,15 @@ struct trace_gen {
     uint32_t compute[MAX_STREAMS], comm[MAX_STREAMS];
     unsigned ncompute, ncomm;
     uint64_t rng;
-    uint64_t cpu_ns;                 /* the program thread's clock */
+    uint64_t cpu_ns; /* the program thread's clock */
     uint64_t stream_free[MAX_STREAMS * 2];
     uint64_t next_flush, next_sample;
     uint64_t corr, ext, scope_seq, nvtx_seq, address;
     uint64_t energy_mj;
     uint32_t op_names[8], scope_names[4], nvtx_domain;
-    gfl_event out[QUEUE];            /* ready, in collector order */
+    gfl_event out[QUEUE]; /* ready, in collector order */
     size_t out_head, out_n;
-    gfl_event pending[QUEUE];        /* device records not yet "flushed" by CUPTI */
+    gfl_event pending[QUEUE]; /* device records not yet "flushed" by CUPTI */
     size_t npending;
 };
 
@@ -158,9 +158,9 @@ int trace_gen_open(const char *mix_path, uint64_t seed, trace_gen **out, char *e
         free(g);
         return -1;
     }
-    static const char *const ops[8] = {"aten::addmm", "aten::add_", "aten::mm", "aten::relu",
-                                       "aten::native_batch_norm", "aten::copy_", "nccl:all_reduce",
-                                       "aten::normal_"};
+    static const char *const ops[8] = {
+        "aten::addmm", "aten::add_",      "aten::mm",     "aten::relu", "aten::native_batch_norm",
+        "aten::copy_", "nccl:all_reduce", "aten::normal_"};
     for (int i = 0; i < 8; i++)
         g->op_names[i] = gpufl__intern(ops[i]);
     static const char *const scopes[4] = {"train/step", "forward", "backward", "optimizer"};
@@ -226,8 +226,7 @@ static void metrics(trace_gen *g)
         gfl_event *ev = emit(g, GFL_EV_DEVICE_METRICS, ts, 4300);
         gfl_device_metrics_payload *m = &ev->u.dev;
         m->valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_POWER |
-                   GFL_DEV_POWER_LIMIT | GFL_DEV_ENERGY | GFL_DEV_CLOCKS | GFL_DEV_THROTTLE |
-                   GFL_DEV_PROC_MEM;
+                   GFL_DEV_POWER_LIMIT | GFL_DEV_ENERGY | GFL_DEV_CLOCKS | GFL_DEV_THROTTLE | GFL_DEV_PROC_MEM;
         m->gpu_util_pct = (uint8_t)(90 + next_random(g) % 11);
         m->mem_util_pct = (uint8_t)(40 + next_random(g) % 20);
         m->mem_total_bytes = 150754820096ull;
@@ -258,12 +257,12 @@ static void metrics(trace_gen *g)
     }
 }
 
-static uint64_t scope_event(trace_gen *g, uint8_t type, uint64_t id, uint64_t parent, unsigned depth,
-                            unsigned name, uint64_t begin)
+static uint64_t scope_event(trace_gen *g, uint8_t type, uint64_t id, uint64_t parent, unsigned depth, unsigned name,
+                            uint64_t begin)
 {
     gfl_event *ev = emit(g, type, g->cpu_ns, 4242);
-    ev->u.scope = (gfl_scope_payload){id, parent, type == GFL_EV_SCOPE_END ? begin : 0,
-                                      g->scope_names[name], (uint16_t)depth};
+    ev->u.scope =
+        (gfl_scope_payload){id, parent, type == GFL_EV_SCOPE_END ? begin : 0, g->scope_names[name], (uint16_t)depth};
     g->cpu_ns += 300;
     return g->cpu_ns - 300;
 }
@@ -338,10 +337,15 @@ static void copy(trace_gen *g, uint8_t kind, uint64_t bytes, uint64_t scope)
     g->stream_free[0] = end;
     g->corr += 1;
     gfl_event *ev = device_record(g, GFL_EV_MEMCPY, start);
-    ev->u.memcpy = (gfl_memcpy_payload){.end_ts = end, .bytes = bytes, .scope_id = scope,
-                                        .api_start_ts = api_start, .api_end_ts = api_start + 5000,
-                                        .context = 1, .stream = g->compute[0],
-                                        .correlation = (uint32_t)g->corr, .copy_kind = kind,
+    ev->u.memcpy = (gfl_memcpy_payload){.end_ts = end,
+                                        .bytes = bytes,
+                                        .scope_id = scope,
+                                        .api_start_ts = api_start,
+                                        .api_end_ts = api_start + 5000,
+                                        .context = 1,
+                                        .stream = g->compute[0],
+                                        .correlation = (uint32_t)g->corr,
+                                        .copy_kind = kind,
                                         .src_kind = kind == GFL_COPY_HTOD ? GFL_MEM_PINNED : GFL_MEM_DEVICE,
                                         .dst_kind = kind == GFL_COPY_HTOD ? GFL_MEM_DEVICE : GFL_MEM_PINNED};
     g->cpu_ns += 7000;
@@ -367,9 +371,12 @@ static void step(trace_gen *g)
             if (phase == 2 && op % 5 == 0) {
                 gfl_event *ev = device_record(g, GFL_EV_MEMSET, g->stream_free[0] + 900);
                 ev->u.memset = (gfl_memset_payload){.end_ts = g->stream_free[0] + 2900,
-                                                    .bytes = 1u << 20, .scope_id = id,
-                                                    .api_start_ts = g->cpu_ns, .api_end_ts = g->cpu_ns + 2500,
-                                                    .context = 1, .stream = g->compute[0],
+                                                    .bytes = 1u << 20,
+                                                    .scope_id = id,
+                                                    .api_start_ts = g->cpu_ns,
+                                                    .api_end_ts = g->cpu_ns + 2500,
+                                                    .context = 1,
+                                                    .stream = g->compute[0],
                                                     .correlation = (uint32_t)++g->corr,
                                                     .mem_kind = GFL_MEM_DEVICE};
                 g->stream_free[0] += 2900;
@@ -377,23 +384,31 @@ static void step(trace_gen *g)
             }
             if (phase == 1 && op % 8 == 0) {
                 gfl_event *ev = emit(g, GFL_EV_MEM_ALLOC, g->cpu_ns, 4242);
-                ev->u.mem = (gfl_mem_payload){.address = g->address, .bytes = 2u << 20,
-                                              .scope_id = id, .context = 1, .stream = g->compute[0],
-                                              .correlation = (uint32_t)++g->corr, .mem_kind = GFL_MEM_DEVICE};
+                ev->u.mem = (gfl_mem_payload){.address = g->address,
+                                              .bytes = 2u << 20,
+                                              .scope_id = id,
+                                              .context = 1,
+                                              .stream = g->compute[0],
+                                              .correlation = (uint32_t)++g->corr,
+                                              .mem_kind = GFL_MEM_DEVICE};
                 g->address += 2u << 20;
                 g->cpu_ns += 2000;
             }
             if (phase == 2 && op % 9 == 0) {
                 g->address -= 2u << 20;
                 gfl_event *ev = emit(g, GFL_EV_MEM_FREE, g->cpu_ns, 4242);
-                ev->u.mem = (gfl_mem_payload){.address = g->address, .bytes = 2u << 20,
-                                              .scope_id = id, .context = 1, .stream = g->compute[0],
-                                              .correlation = (uint32_t)++g->corr, .mem_kind = GFL_MEM_DEVICE};
+                ev->u.mem = (gfl_mem_payload){.address = g->address,
+                                              .bytes = 2u << 20,
+                                              .scope_id = id,
+                                              .context = 1,
+                                              .stream = g->compute[0],
+                                              .correlation = (uint32_t)++g->corr,
+                                              .mem_kind = GFL_MEM_DEVICE};
                 g->cpu_ns += 2000;
             }
             gfl_event *ev = emit(g, GFL_EV_NVTX_RANGE, op_start, 4242);
-            ev->u.nvtx = (gfl_nvtx_payload){.end_ts = g->cpu_ns, .id = ++g->nvtx_seq, .name = name,
-                                            .domain = g->nvtx_domain, .depth = 0};
+            ev->u.nvtx = (gfl_nvtx_payload){
+                .end_ts = g->cpu_ns, .id = ++g->nvtx_seq, .name = name, .domain = g->nvtx_domain, .depth = 0};
         }
         scope_event(g, GFL_EV_SCOPE_END, id, step_id, 1, phase, begin);
     }
@@ -405,8 +420,11 @@ static void step(trace_gen *g)
             done = g->stream_free[s];
     gfl_event *ev = device_record(g, GFL_EV_SYNC, g->cpu_ns);
     ev->u.sync = (gfl_sync_payload){.end_ts = done > g->cpu_ns ? done : g->cpu_ns + 1000,
-                                    .scope_id = step_id, .context = 1, .stream = g->compute[0],
-                                    .correlation = (uint32_t)++g->corr, .sync_kind = GFL_SYNC_STREAM};
+                                    .scope_id = step_id,
+                                    .context = 1,
+                                    .stream = g->compute[0],
+                                    .correlation = (uint32_t)++g->corr,
+                                    .sync_kind = GFL_SYNC_STREAM};
     if (done > g->cpu_ns)
         g->cpu_ns = done;
     g->cpu_ns += 2000;

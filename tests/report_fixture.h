@@ -22,14 +22,16 @@
 
 #include "fs_util.h"
 
-#define RF_START "{\"type\":\"session_start\",\"ts_ns\":1000000,\"wall_ns\":1790000000000000000," \
-                 "\"session_id\":\"golden-20261121-000000-42-abcd\",\"app_name\":\"golden\",\"pid\":42," \
-                 "\"host\":\"node1\",\"part\":0,\"format_version\":1,\"gpufl_version\":\"0.1.0\","
-#define RF_END "{\"type\":\"session_end\",\"ts_ns\":11000000,\"wall_ns\":1790000000010000000," \
-               "\"session_id\":\"golden-20261121-000000-42-abcd\",\"app_name\":\"golden\",\"lines\":0,\"lost\":0}\n"
+#define RF_START                                                                                                       \
+    "{\"type\":\"session_start\",\"ts_ns\":1000000,\"wall_ns\":1790000000000000000,"                                   \
+    "\"session_id\":\"golden-20261121-000000-42-abcd\",\"app_name\":\"golden\",\"pid\":42,"                            \
+    "\"host\":\"node1\",\"part\":0,\"format_version\":1,\"gpufl_version\":\"0.1.0\","
+#define RF_END                                                                                                         \
+    "{\"type\":\"session_end\",\"ts_ns\":11000000,\"wall_ns\":1790000000010000000,"                                    \
+    "\"session_id\":\"golden-20261121-000000-42-abcd\",\"app_name\":\"golden\",\"lines\":0,\"lost\":0}\n"
 
-static const char rf_full_device[] =
-    RF_START "\"channel\":\"device\"}\n"
+static const char rf_full_device[] = RF_START
+    "\"channel\":\"device\"}\n"
     "{\"type\":\"device_info\",\"ts_ns\":1000100,\"device\":0,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-1\","
     "\"pci_bus_id\":\"00000000:19:00.0\",\"compute_capability\":\"9.0\",\"sm_count\":132,"
     "\"memory_total_bytes\":150754820096,\"power_limit_mw\":700000,\"pcie_max_gen\":5,\"pcie_max_width\":16,"
@@ -79,11 +81,10 @@ static const char rf_full_device[] =
     "{\"type\":\"mem_free\",\"ts_ns\":9000000,\"device\":0,\"context\":1,\"stream\":0,\"corr\":22,\"tid\":7,"
     "\"address\":\"0x7f0000800000\",\"bytes\":1048576,\"kind\":\"device\"}\n"
     "{\"type\":\"mem_free\",\"ts_ns\":9100000,\"device\":0,\"context\":1,\"stream\":0,\"corr\":23,\"tid\":7,"
-    "\"address\":\"0x7f00deadbee0\",\"bytes\":4096,\"kind\":\"device\"}\n"
-    RF_END;
+    "\"address\":\"0x7f00deadbee0\",\"bytes\":4096,\"kind\":\"device\"}\n" RF_END;
 
-static const char rf_full_scope[] =
-    RF_START "\"channel\":\"scope\"}\n"
+static const char rf_full_scope[] = RF_START
+    "\"channel\":\"scope\"}\n"
     "{\"type\":\"scope_begin\",\"ts_ns\":1500000,\"tid\":7,\"id\":10,\"parent\":0,\"depth\":0,\"name\":\"step\"}\n"
     "{\"type\":\"scope_begin\",\"ts_ns\":1550000,\"tid\":7,\"id\":11,\"parent\":10,\"depth\":1,\"name\":\"forward\"}\n"
     "{\"type\":\"nvtx_range\",\"start_ns\":1980000,\"end_ns\":2000000,\"dur_ns\":20000,\"tid\":7,"
@@ -97,21 +98,19 @@ static const char rf_full_scope[] =
     "{\"type\":\"scope_end\",\"ts_ns\":6100000,\"tid\":7,\"id\":12,\"parent\":10,\"depth\":1,\"name\":\"backward\","
     "\"begin_ns\":5000000,\"dur_ns\":1100000}\n"
     "{\"type\":\"scope_end\",\"ts_ns\":9500000,\"tid\":7,\"id\":10,\"parent\":0,\"depth\":0,\"name\":\"step\","
-    "\"begin_ns\":1500000,\"dur_ns\":8000000}\n"
-    RF_END;
+    "\"begin_ns\":1500000,\"dur_ns\":8000000}\n" RF_END;
 
 static const char rf_full_system[] =
     RF_START "\"channel\":\"system\"}\n"
-    "{\"type\":\"host_metrics\",\"ts_ns\":2500000,\"cpu_count\":8,\"proc_cpu_pct\":50.5,"
-    "\"proc_rss_bytes\":1000000000}\n"
-    "{\"type\":\"device_metrics\",\"ts_ns\":2500000,\"device\":0,\"gpu_util_pct\":90,"
-    "\"mem_used_bytes\":10737418240,\"mem_total_bytes\":150754820096,\"proc_mem_bytes\":1073741824}\n"
-    "{\"type\":\"device_metrics\",\"ts_ns\":7500000,\"device\":0,\"gpu_util_pct\":40,"
-    "\"mem_used_bytes\":12884901888,\"mem_total_bytes\":150754820096,\"proc_mem_bytes\":2147483648}\n"
-    RF_END;
+             "{\"type\":\"host_metrics\",\"ts_ns\":2500000,\"cpu_count\":8,\"proc_cpu_pct\":50.5,"
+             "\"proc_rss_bytes\":1000000000}\n"
+             "{\"type\":\"device_metrics\",\"ts_ns\":2500000,\"device\":0,\"gpu_util_pct\":90,"
+             "\"mem_used_bytes\":10737418240,\"mem_total_bytes\":150754820096,\"proc_mem_bytes\":1073741824}\n"
+             "{\"type\":\"device_metrics\",\"ts_ns\":7500000,\"device\":0,\"gpu_util_pct\":40,"
+             "\"mem_used_bytes\":12884901888,\"mem_total_bytes\":150754820096,\"proc_mem_bytes\":2147483648}\n" RF_END;
 
-static const char rf_crashed_device[] =
-    RF_START "\"channel\":\"device\"}\n"
+static const char rf_crashed_device[] = RF_START
+    "\"channel\":\"device\"}\n"
     "{\"type\":\"kernel\",\"start_ns\":2000000,\"end_ns\":2300000,\"dur_ns\":300000,\"device\":0,\"context\":1,"
     "\"stream\":7,\"corr\":1,\"name\":\"step_kernel\",\"grid\":[1,1,1],\"block\":[32,1,1],\"regs\":16,"
     "\"smem_static\":0,\"smem_dynamic\":0,\"local_mem\":0}\n"

@@ -12,18 +12,18 @@
 #include <string.h>
 
 enum {
-    S_INT,          /* integer */
-    S_NUM,          /* integer or real */
-    S_STR,          /* string */
-    S_STR_NULL,     /* string or null */
-    S_INT_NULL,     /* integer or null */
-    S_NUM_NULL,     /* number or null */
+    S_INT,      /* integer */
+    S_NUM,      /* integer or real */
+    S_STR,      /* string */
+    S_STR_NULL, /* string or null */
+    S_INT_NULL, /* integer or null */
+    S_NUM_NULL, /* number or null */
     S_BOOL,
-    S_OBJ,          /* object of sub */
-    S_OBJ_NULL,     /* object of sub, or null */
-    S_ARR_OBJ,      /* array of objects of sub */
-    S_ARR_INT,      /* array of integers */
-    S_MAP_INT,      /* object of integers, any keys */
+    S_OBJ,      /* object of sub */
+    S_OBJ_NULL, /* object of sub, or null */
+    S_ARR_OBJ,  /* array of objects of sub */
+    S_ARR_INT,  /* array of integers */
+    S_MAP_INT,  /* object of integers, any keys */
 };
 
 typedef struct sfield {
@@ -32,157 +32,266 @@ typedef struct sfield {
     const struct sfield *sub;
 } sfield;
 
-static const sfield s_dist[] = {{"n", S_INT, 0},   {"total", S_INT, 0}, {"min", S_INT, 0}, {"max", S_INT, 0},
+static const sfield s_dist[] = {{"n", S_INT, 0},   {"total", S_INT, 0}, {"min", S_INT, 0},  {"max", S_INT, 0},
                                 {"p50", S_INT, 0}, {"p95", S_INT, 0},   {"mean", S_NUM, 0}, {0, 0, 0}};
 
-static const sfield s_device[] = {{"index", S_INT, 0},       {"name", S_STR_NULL, 0},
-                                  {"uuid", S_STR_NULL, 0},   {"pci_bus_id", S_STR_NULL, 0},
-                                  {"compute_capability", S_STR_NULL, 0}, {"sm_count", S_INT, 0},
-                                  {"memory_total_bytes", S_INT, 0}, {0, 0, 0}};
-
-static const sfield s_engine[] = {{"requested", S_STR_NULL, 0}, {"ran", S_STR_NULL, 0},
-                                   {"plugin", S_STR_NULL, 0},    {"reason", S_STR_NULL, 0},
-                                   {0, 0, 0}};
-
-static const sfield s_session[] = {
-    {"session_id", S_STR_NULL, 0}, {"app_name", S_STR_NULL, 0},  {"pid", S_INT, 0},
-    {"host", S_STR_NULL, 0},       {"gpufl_version", S_STR_NULL, 0}, {"source_format", S_STR, 0},
-    {"format_version", S_INT, 0},  {"start_ns", S_INT, 0},       {"start_wall_ns", S_INT, 0},
-    {"end_ns", S_INT, 0},          {"wall_ns", S_INT, 0},        {"ended", S_BOOL, 0},
-    {"driver_version", S_STR_NULL, 0}, {"cuda_driver_version", S_STR_NULL, 0},
-    {"stop_reason", S_STR_NULL, 0}, {"stop_detail", S_STR_NULL, 0}, {"engine", S_OBJ, s_engine},
-    {"devices", S_ARR_OBJ, s_device},
-    {0, 0, 0}};
-
-static const sfield s_crash_frame[] = {{"module", S_STR_NULL, 0}, {"offset", S_STR, 0},
-                                       {"present", S_BOOL, 0}, {0, 0, 0}};
-
-static const sfield s_crash_scope[] = {{"tid", S_INT, 0},   {"id", S_INT, 0},   {"parent", S_INT, 0},
-                                       {"depth", S_INT, 0}, {"name", S_STR, 0}, {"begin_ns", S_INT, 0},
-                                       {0, 0, 0}};
-
-static const sfield s_crash[] = {
-    {"ts_ns", S_INT, 0},       {"tid", S_INT, 0},          {"signal", S_INT, 0},
-    {"signal_name", S_STR, 0}, {"code", S_INT, 0},         {"code_name", S_STR, 0},
-    {"address", S_STR, 0},     {"sender_pid", S_INT, 0},   {"action", S_STR, 0},
-    {"stack_unavailable", S_BOOL, 0}, {"stack_truncated", S_BOOL, 0},
-    {"stack", S_ARR_OBJ, s_crash_frame}, {"open_scopes", S_ARR_OBJ, s_crash_scope},
-    {"open_scopes_lost", S_INT, 0}, {0, 0, 0}};
-
-static const sfield s_options[] = {{"top_kernels", S_INT, 0}, {"top_scopes", S_INT, 0},
-                                   {"top_stacks", S_INT, 0},  {"max_allocations", S_INT, 0}, {0, 0, 0}};
-
-static const sfield s_device_summary[] = {
-    {"device", S_INT, 0},         {"name", S_STR_NULL, 0},      {"busy_ns", S_INT, 0},
-    {"busy_pct", S_NUM, 0},       {"kernels", S_INT, 0},        {"kernel_ns", S_INT, 0},
-    {"copies", S_INT, 0},         {"copy_bytes", S_INT, 0},     {"copy_ns", S_INT, 0},
-    {"memsets", S_INT, 0},        {"memset_bytes", S_INT, 0},   {"memset_ns", S_INT, 0},
-    {"first_ns", S_INT, 0},       {"last_ns", S_INT, 0},        {"samples", S_INT, 0},
-    {"util_samples", S_INT, 0},   {"util_mean_pct", S_NUM, 0},  {"util_peak_pct", S_INT, 0},
-    {"mem_samples", S_INT, 0},    {"mem_used_peak_bytes", S_INT, 0}, {"mem_used_peak_ns", S_INT, 0},
-    {"mem_total_bytes", S_INT, 0}, {"proc_mem_samples", S_INT, 0}, {"proc_mem_peak_bytes", S_INT, 0},
-    {0, 0, 0}};
-
-static const sfield s_summary[] = {
-    {"kernels", S_INT, 0},      {"kernel_ns", S_INT, 0},     {"copies", S_INT, 0},
-    {"copy_bytes", S_INT, 0},   {"copy_ns", S_INT, 0},       {"memsets", S_INT, 0},
-    {"memset_bytes", S_INT, 0}, {"memset_ns", S_INT, 0},     {"syncs", S_INT, 0},
-    {"sync_ns", S_INT, 0},      {"scopes", S_INT, 0},        {"nvtx_ranges", S_INT, 0},
-    {"nvtx_marks", S_INT, 0},   {"allocations", S_INT, 0},   {"frees", S_INT, 0},
-    {"dropped_total", S_INT, 0}, {"dropped", S_MAP_INT, 0},  {"skipped_bytes", S_INT, 0},
-    {"skipped_lines", S_INT, 0}, {"skipped_chunks", S_INT, 0}, {"devices", S_ARR_OBJ, s_device_summary},
-    {0, 0, 0}};
-
-static const sfield s_node[] = {
-    {"index", S_INT, 0},        {"path", S_STR, 0},        {"name", S_STR_NULL, 0},
-    {"domain", S_STR_NULL, 0},  {"parent", S_INT_NULL, 0}, {"depth", S_INT, 0},
-    {"children", S_INT, 0},     {"count", S_INT, 0},       {"unended", S_INT, 0},
-    {"threads", S_INT, 0},      {"wall", S_OBJ, s_dist},   {"share_of_parent", S_NUM, 0},
-    {"gpu_ns", S_INT, 0},       {"gpu_self_ns", S_INT, 0}, {"gpu_ops", S_INT, 0},
-    {"gpu_self_ops", S_INT, 0}, {0, 0, 0}};
-
-static const sfield s_tree[] = {{"instances", S_INT, 0},        {"roots", S_INT, 0},
-                                {"attributed_ns", S_INT, 0},    {"attributed_ops", S_INT, 0},
-                                {"unattributed_ns", S_INT, 0},  {"unattributed_ops", S_INT, 0},
-                                {"nodes", S_ARR_OBJ, s_node},   {0, 0, 0}};
-
-static const sfield s_scopes[] = {{"scopes", S_OBJ, s_tree}, {"nvtx", S_OBJ, s_tree}, {"nvtx_marks", S_INT, 0},
+static const sfield s_device[] = {{"index", S_INT, 0},
+                                  {"name", S_STR_NULL, 0},
+                                  {"uuid", S_STR_NULL, 0},
+                                  {"pci_bus_id", S_STR_NULL, 0},
+                                  {"compute_capability", S_STR_NULL, 0},
+                                  {"sm_count", S_INT, 0},
+                                  {"memory_total_bytes", S_INT, 0},
                                   {0, 0, 0}};
 
-static const sfield s_config[] = {{"grid", S_ARR_INT, 0},        {"block", S_ARR_INT, 0},
-                                  {"registers", S_INT, 0},       {"static_smem", S_INT, 0},
-                                  {"dynamic_smem", S_INT, 0},    {"local_mem", S_INT, 0},
-                                  {"occupancy", S_NUM_NULL, 0},  {"limiter", S_STR_NULL, 0}, {0, 0, 0}};
+static const sfield s_engine[] = {{"requested", S_STR_NULL, 0},
+                                  {"ran", S_STR_NULL, 0},
+                                  {"plugin", S_STR_NULL, 0},
+                                  {"reason", S_STR_NULL, 0},
+                                  {0, 0, 0}};
 
-static const sfield s_hot_scope[] = {{"node", S_INT, 0},     {"path", S_STR_NULL, 0}, {"name", S_STR_NULL, 0},
-                                     {"launches", S_INT, 0}, {"gpu_ns", S_INT, 0},    {"share", S_NUM, 0},
+static const sfield s_session[] = {{"session_id", S_STR_NULL, 0},
+                                   {"app_name", S_STR_NULL, 0},
+                                   {"pid", S_INT, 0},
+                                   {"host", S_STR_NULL, 0},
+                                   {"gpufl_version", S_STR_NULL, 0},
+                                   {"source_format", S_STR, 0},
+                                   {"format_version", S_INT, 0},
+                                   {"start_ns", S_INT, 0},
+                                   {"start_wall_ns", S_INT, 0},
+                                   {"end_ns", S_INT, 0},
+                                   {"wall_ns", S_INT, 0},
+                                   {"ended", S_BOOL, 0},
+                                   {"driver_version", S_STR_NULL, 0},
+                                   {"cuda_driver_version", S_STR_NULL, 0},
+                                   {"stop_reason", S_STR_NULL, 0},
+                                   {"stop_detail", S_STR_NULL, 0},
+                                   {"engine", S_OBJ, s_engine},
+                                   {"devices", S_ARR_OBJ, s_device},
+                                   {0, 0, 0}};
+
+static const sfield s_crash_frame[] = {
+    {"module", S_STR_NULL, 0}, {"offset", S_STR, 0}, {"present", S_BOOL, 0}, {0, 0, 0}};
+
+static const sfield s_crash_scope[] = {
+    {"tid", S_INT, 0},      {"id", S_INT, 0}, {"parent", S_INT, 0}, {"depth", S_INT, 0}, {"name", S_STR, 0},
+    {"begin_ns", S_INT, 0}, {0, 0, 0}};
+
+static const sfield s_crash[] = {{"ts_ns", S_INT, 0},
+                                 {"tid", S_INT, 0},
+                                 {"signal", S_INT, 0},
+                                 {"signal_name", S_STR, 0},
+                                 {"code", S_INT, 0},
+                                 {"code_name", S_STR, 0},
+                                 {"address", S_STR, 0},
+                                 {"sender_pid", S_INT, 0},
+                                 {"action", S_STR, 0},
+                                 {"stack_unavailable", S_BOOL, 0},
+                                 {"stack_truncated", S_BOOL, 0},
+                                 {"stack", S_ARR_OBJ, s_crash_frame},
+                                 {"open_scopes", S_ARR_OBJ, s_crash_scope},
+                                 {"open_scopes_lost", S_INT, 0},
+                                 {0, 0, 0}};
+
+static const sfield s_options[] = {{"top_kernels", S_INT, 0},
+                                   {"top_scopes", S_INT, 0},
+                                   {"top_stacks", S_INT, 0},
+                                   {"max_allocations", S_INT, 0},
+                                   {0, 0, 0}};
+
+static const sfield s_device_summary[] = {{"device", S_INT, 0},
+                                          {"name", S_STR_NULL, 0},
+                                          {"busy_ns", S_INT, 0},
+                                          {"busy_pct", S_NUM, 0},
+                                          {"kernels", S_INT, 0},
+                                          {"kernel_ns", S_INT, 0},
+                                          {"copies", S_INT, 0},
+                                          {"copy_bytes", S_INT, 0},
+                                          {"copy_ns", S_INT, 0},
+                                          {"memsets", S_INT, 0},
+                                          {"memset_bytes", S_INT, 0},
+                                          {"memset_ns", S_INT, 0},
+                                          {"first_ns", S_INT, 0},
+                                          {"last_ns", S_INT, 0},
+                                          {"samples", S_INT, 0},
+                                          {"util_samples", S_INT, 0},
+                                          {"util_mean_pct", S_NUM, 0},
+                                          {"util_peak_pct", S_INT, 0},
+                                          {"mem_samples", S_INT, 0},
+                                          {"mem_used_peak_bytes", S_INT, 0},
+                                          {"mem_used_peak_ns", S_INT, 0},
+                                          {"mem_total_bytes", S_INT, 0},
+                                          {"proc_mem_samples", S_INT, 0},
+                                          {"proc_mem_peak_bytes", S_INT, 0},
+                                          {0, 0, 0}};
+
+static const sfield s_summary[] = {{"kernels", S_INT, 0},
+                                   {"kernel_ns", S_INT, 0},
+                                   {"copies", S_INT, 0},
+                                   {"copy_bytes", S_INT, 0},
+                                   {"copy_ns", S_INT, 0},
+                                   {"memsets", S_INT, 0},
+                                   {"memset_bytes", S_INT, 0},
+                                   {"memset_ns", S_INT, 0},
+                                   {"syncs", S_INT, 0},
+                                   {"sync_ns", S_INT, 0},
+                                   {"scopes", S_INT, 0},
+                                   {"nvtx_ranges", S_INT, 0},
+                                   {"nvtx_marks", S_INT, 0},
+                                   {"allocations", S_INT, 0},
+                                   {"frees", S_INT, 0},
+                                   {"dropped_total", S_INT, 0},
+                                   {"dropped", S_MAP_INT, 0},
+                                   {"skipped_bytes", S_INT, 0},
+                                   {"skipped_lines", S_INT, 0},
+                                   {"skipped_chunks", S_INT, 0},
+                                   {"devices", S_ARR_OBJ, s_device_summary},
+                                   {0, 0, 0}};
+
+static const sfield s_node[] = {{"index", S_INT, 0},
+                                {"path", S_STR, 0},
+                                {"name", S_STR_NULL, 0},
+                                {"domain", S_STR_NULL, 0},
+                                {"parent", S_INT_NULL, 0},
+                                {"depth", S_INT, 0},
+                                {"children", S_INT, 0},
+                                {"count", S_INT, 0},
+                                {"unended", S_INT, 0},
+                                {"threads", S_INT, 0},
+                                {"wall", S_OBJ, s_dist},
+                                {"share_of_parent", S_NUM, 0},
+                                {"gpu_ns", S_INT, 0},
+                                {"gpu_self_ns", S_INT, 0},
+                                {"gpu_ops", S_INT, 0},
+                                {"gpu_self_ops", S_INT, 0},
+                                {0, 0, 0}};
+
+static const sfield s_tree[] = {{"instances", S_INT, 0},       {"roots", S_INT, 0},
+                                {"attributed_ns", S_INT, 0},   {"attributed_ops", S_INT, 0},
+                                {"unattributed_ns", S_INT, 0}, {"unattributed_ops", S_INT, 0},
+                                {"nodes", S_ARR_OBJ, s_node},  {0, 0, 0}};
+
+static const sfield s_scopes[] = {
+    {"scopes", S_OBJ, s_tree}, {"nvtx", S_OBJ, s_tree}, {"nvtx_marks", S_INT, 0}, {0, 0, 0}};
+
+static const sfield s_config[] = {{"grid", S_ARR_INT, 0},       {"block", S_ARR_INT, 0},    {"registers", S_INT, 0},
+                                  {"static_smem", S_INT, 0},    {"dynamic_smem", S_INT, 0}, {"local_mem", S_INT, 0},
+                                  {"occupancy", S_NUM_NULL, 0}, {"limiter", S_STR_NULL, 0}, {0, 0, 0}};
+
+static const sfield s_hot_scope[] = {{"node", S_INT, 0},
+                                     {"path", S_STR_NULL, 0},
+                                     {"name", S_STR_NULL, 0},
+                                     {"launches", S_INT, 0},
+                                     {"gpu_ns", S_INT, 0},
+                                     {"share", S_NUM, 0},
                                      {0, 0, 0}};
 
 static const sfield s_hot_scopes[] = {{"nodes", S_ARR_OBJ, s_hot_scope}, {"unscoped_ns", S_INT, 0}, {0, 0, 0}};
 
-static const sfield s_hot_stack[] = {{"stack", S_INT, 0}, {"launches", S_INT, 0}, {"gpu_ns", S_INT, 0},
-                                     {"share", S_NUM, 0}, {0, 0, 0}};
+static const sfield s_hot_stack[] = {
+    {"stack", S_INT, 0}, {"launches", S_INT, 0}, {"gpu_ns", S_INT, 0}, {"share", S_NUM, 0}, {0, 0, 0}};
 
-static const sfield s_kernel[] = {
-    {"name", S_STR_NULL, 0},      {"mangled", S_STR_NULL, 0},         {"dur", S_OBJ, s_dist},
-    {"share", S_NUM, 0},          {"config", S_OBJ, s_config},        {"config_launches", S_INT, 0},
-    {"configs", S_INT, 0},        {"devices", S_INT, 0},              {"streams", S_INT, 0},
-    {"scopes", S_OBJ, s_hot_scopes}, {"nvtx", S_OBJ, s_hot_scopes},   {"stacks", S_ARR_OBJ, s_hot_stack},
-    {"distinct_stacks", S_INT, 0}, {"no_stack_launches", S_INT, 0},   {0, 0, 0}};
+static const sfield s_kernel[] = {{"name", S_STR_NULL, 0},
+                                  {"mangled", S_STR_NULL, 0},
+                                  {"dur", S_OBJ, s_dist},
+                                  {"share", S_NUM, 0},
+                                  {"config", S_OBJ, s_config},
+                                  {"config_launches", S_INT, 0},
+                                  {"configs", S_INT, 0},
+                                  {"devices", S_INT, 0},
+                                  {"streams", S_INT, 0},
+                                  {"scopes", S_OBJ, s_hot_scopes},
+                                  {"nvtx", S_OBJ, s_hot_scopes},
+                                  {"stacks", S_ARR_OBJ, s_hot_stack},
+                                  {"distinct_stacks", S_INT, 0},
+                                  {"no_stack_launches", S_INT, 0},
+                                  {0, 0, 0}};
 
-static const sfield s_hotspots[] = {{"distinct", S_INT, 0},     {"launches", S_INT, 0},
-                                    {"total_ns", S_INT, 0},     {"stack_frames", S_BOOL, 0},
+static const sfield s_hotspots[] = {{"distinct", S_INT, 0},           {"launches", S_INT, 0},
+                                    {"total_ns", S_INT, 0},           {"stack_frames", S_BOOL, 0},
                                     {"kernels", S_ARR_OBJ, s_kernel}, {0, 0, 0}};
 
-static const sfield s_copy_row[] = {
-    {"device", S_INT, 0},         {"kind", S_STR, 0},              {"count", S_INT, 0},
-    {"bytes", S_INT, 0},          {"ns", S_INT, 0},                {"size", S_OBJ, s_dist},
-    {"gbps", S_NUM, 0},           {"pageable_count", S_INT, 0},    {"pageable_bytes", S_INT, 0},
-    {"peak_gbps", S_NUM, 0},      {"peak_source", S_STR_NULL, 0},  {"pcie_gen", S_INT, 0},
-    {"pcie_width", S_INT, 0},     {"peak_table", S_STR_NULL, 0},   {"pct_of_peak", S_NUM, 0},
-    {0, 0, 0}};
+static const sfield s_copy_row[] = {{"device", S_INT, 0},
+                                    {"kind", S_STR, 0},
+                                    {"count", S_INT, 0},
+                                    {"bytes", S_INT, 0},
+                                    {"ns", S_INT, 0},
+                                    {"size", S_OBJ, s_dist},
+                                    {"gbps", S_NUM, 0},
+                                    {"pageable_count", S_INT, 0},
+                                    {"pageable_bytes", S_INT, 0},
+                                    {"peak_gbps", S_NUM, 0},
+                                    {"peak_source", S_STR_NULL, 0},
+                                    {"pcie_gen", S_INT, 0},
+                                    {"pcie_width", S_INT, 0},
+                                    {"peak_table", S_STR_NULL, 0},
+                                    {"pct_of_peak", S_NUM, 0},
+                                    {0, 0, 0}};
 
-static const sfield s_copies[] = {{"count", S_INT, 0},        {"bytes", S_INT, 0},     {"ns", S_INT, 0},
-                                  {"memsets", S_INT, 0},      {"memset_bytes", S_INT, 0},
-                                  {"memset_ns", S_INT, 0},    {"rows", S_ARR_OBJ, s_copy_row}, {0, 0, 0}};
+static const sfield s_copies[] = {{"count", S_INT, 0},
+                                  {"bytes", S_INT, 0},
+                                  {"ns", S_INT, 0},
+                                  {"memsets", S_INT, 0},
+                                  {"memset_bytes", S_INT, 0},
+                                  {"memset_ns", S_INT, 0},
+                                  {"rows", S_ARR_OBJ, s_copy_row},
+                                  {0, 0, 0}};
 
-static const sfield s_idle_row[] = {
-    {"device", S_INT, 0},   {"stream", S_INT_NULL, 0}, {"ops", S_INT, 0},      {"first_ns", S_INT, 0},
-    {"last_ns", S_INT, 0},  {"busy_ns", S_INT, 0},     {"idle_ns", S_INT, 0},  {"gaps", S_INT, 0},
-    {"host_ns", S_INT, 0},  {"sync_ns", S_INT, 0},     {"other_ns", S_INT, 0}, {"lead_ns", S_INT, 0},
-    {"tail_ns", S_INT, 0},  {0, 0, 0}};
+static const sfield s_idle_row[] = {{"device", S_INT, 0},   {"stream", S_INT_NULL, 0},
+                                    {"ops", S_INT, 0},      {"first_ns", S_INT, 0},
+                                    {"last_ns", S_INT, 0},  {"busy_ns", S_INT, 0},
+                                    {"idle_ns", S_INT, 0},  {"gaps", S_INT, 0},
+                                    {"host_ns", S_INT, 0},  {"sync_ns", S_INT, 0},
+                                    {"other_ns", S_INT, 0}, {"lead_ns", S_INT, 0},
+                                    {"tail_ns", S_INT, 0},  {0, 0, 0}};
 
-static const sfield s_launches[] = {{"kernels", S_INT, 0},       {"with_api", S_INT, 0},
-                                    {"latency", S_OBJ, s_dist},  {"queue", S_OBJ, s_dist},
-                                    {"call", S_OBJ, s_dist},     {"short_kernels", S_INT, 0},
-                                    {"short_kernel_ns", S_INT, 0}, {0, 0, 0}};
+static const sfield s_launches[] = {
+    {"kernels", S_INT, 0},   {"with_api", S_INT, 0},      {"latency", S_OBJ, s_dist},    {"queue", S_OBJ, s_dist},
+    {"call", S_OBJ, s_dist}, {"short_kernels", S_INT, 0}, {"short_kernel_ns", S_INT, 0}, {0, 0, 0}};
 
-static const sfield s_alloc[] = {{"ts_ns", S_INT, 0}, {"address", S_STR, 0}, {"bytes", S_INT, 0},
-                                 {"kind", S_STR, 0},  {"tid", S_INT, 0},     {"scope", S_INT, 0},
-                                 {"nvtx", S_STR_NULL, 0}, {"stack", S_INT, 0}, {0, 0, 0}};
+static const sfield s_alloc[] = {{"ts_ns", S_INT, 0},     {"address", S_STR, 0}, {"bytes", S_INT, 0},
+                                 {"kind", S_STR, 0},      {"tid", S_INT, 0},     {"scope", S_INT, 0},
+                                 {"nvtx", S_STR_NULL, 0}, {"stack", S_INT, 0},   {0, 0, 0}};
 
-static const sfield s_mem_row[] = {
-    {"device", S_INT, 0},          {"space", S_STR, 0},              {"allocs", S_INT, 0},
-    {"alloc_bytes", S_INT, 0},     {"frees", S_INT, 0},              {"free_bytes", S_INT, 0},
-    {"peak_bytes", S_INT, 0},      {"peak_ns", S_INT, 0},            {"live_at_peak", S_INT, 0},
-    {"live", S_ARR_OBJ, s_alloc},  {"end_bytes", S_INT, 0},          {"never_freed", S_INT, 0},
-    {"never_freed_bytes", S_INT, 0}, {"leaks", S_ARR_OBJ, s_alloc},  {"unmatched_frees", S_INT, 0},
-    {"unmatched_free_bytes", S_INT, 0}, {0, 0, 0}};
+static const sfield s_mem_row[] = {{"device", S_INT, 0},
+                                   {"space", S_STR, 0},
+                                   {"allocs", S_INT, 0},
+                                   {"alloc_bytes", S_INT, 0},
+                                   {"frees", S_INT, 0},
+                                   {"free_bytes", S_INT, 0},
+                                   {"peak_bytes", S_INT, 0},
+                                   {"peak_ns", S_INT, 0},
+                                   {"live_at_peak", S_INT, 0},
+                                   {"live", S_ARR_OBJ, s_alloc},
+                                   {"end_bytes", S_INT, 0},
+                                   {"never_freed", S_INT, 0},
+                                   {"never_freed_bytes", S_INT, 0},
+                                   {"leaks", S_ARR_OBJ, s_alloc},
+                                   {"unmatched_frees", S_INT, 0},
+                                   {"unmatched_free_bytes", S_INT, 0},
+                                   {0, 0, 0}};
 
 static const sfield s_memory[] = {{"recorded", S_BOOL, 0}, {"rows", S_ARR_OBJ, s_mem_row}, {0, 0, 0}};
 
-static const sfield s_section[] = {{"status", S_STR, 0}, {"engine", S_STR_NULL, 0}, {"rows", S_INT, 0},
-                                   {0, 0, 0}};
+static const sfield s_section[] = {{"status", S_STR, 0}, {"engine", S_STR_NULL, 0}, {"rows", S_INT, 0}, {0, 0, 0}};
 
-static const sfield s_counters[] = {{"stalls", S_OBJ, s_section}, {"sass", S_OBJ, s_section},
-                                    {"hw", S_OBJ, s_section}, {0, 0, 0}};
+static const sfield s_counters[] = {
+    {"stalls", S_OBJ, s_section}, {"sass", S_OBJ, s_section}, {"hw", S_OBJ, s_section}, {0, 0, 0}};
 
-static const sfield s_report[] = {
-    {"schema", S_STR, 0},          {"schema_version", S_INT, 0},   {"session", S_OBJ, s_session},
-    {"crash", S_OBJ_NULL, s_crash}, {"options", S_OBJ, s_options}, {"summary", S_OBJ, s_summary},  {"scopes", S_OBJ, s_scopes},
-    {"hotspots", S_OBJ, s_hotspots}, {"copies", S_OBJ, s_copies},  {"idle", S_ARR_OBJ, s_idle_row},
-    {"launches", S_OBJ, s_launches}, {"memory", S_OBJ, s_memory},  {"counters", S_OBJ, s_counters},
-    {0, 0, 0}};
+static const sfield s_report[] = {{"schema", S_STR, 0},
+                                  {"schema_version", S_INT, 0},
+                                  {"session", S_OBJ, s_session},
+                                  {"crash", S_OBJ_NULL, s_crash},
+                                  {"options", S_OBJ, s_options},
+                                  {"summary", S_OBJ, s_summary},
+                                  {"scopes", S_OBJ, s_scopes},
+                                  {"hotspots", S_OBJ, s_hotspots},
+                                  {"copies", S_OBJ, s_copies},
+                                  {"idle", S_ARR_OBJ, s_idle_row},
+                                  {"launches", S_OBJ, s_launches},
+                                  {"memory", S_OBJ, s_memory},
+                                  {"counters", S_OBJ, s_counters},
+                                  {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and
  * returns -1. */
@@ -216,7 +325,8 @@ static int schema_check_value(json_t *v, const sfield *f, const char *at, char *
         }
         size_t i;
         json_t *e;
-        json_array_foreach(v, i, e) {
+        json_array_foreach(v, i, e)
+        {
             char sub[512];
             snprintf(sub, sizeof sub, "%s[%zu]", at, i);
             if (f->type == S_ARR_INT ? !json_is_integer(e) : !json_is_object(e)) {
@@ -235,7 +345,8 @@ static int schema_check_value(json_t *v, const sfield *f, const char *at, char *
         }
         const char *k;
         json_t *e;
-        json_object_foreach(v, k, e) if (!json_is_integer(e)) {
+        json_object_foreach(v, k, e) if (!json_is_integer(e))
+        {
             snprintf(why, len, "%s.%s: not an integer", at, k);
             return -1;
         }
@@ -265,7 +376,8 @@ static int schema_check_obj(json_t *v, const sfield *t, const char *at, char *wh
     if (json_object_size(v) != n) {
         const char *k;
         json_t *e;
-        json_object_foreach(v, k, e) {
+        json_object_foreach(v, k, e)
+        {
             bool known = false;
             for (const sfield *f = t; f->key; f++)
                 known = known || !strcmp(f->key, k);

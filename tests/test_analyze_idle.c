@@ -29,27 +29,42 @@ static gpufl_trace *make(void)
 {
     af f = {.end_ns = 3000000};
     /* device 0, stream 7 */
-    af_kernel(&f, (af_k){.stream = 7, .start = 1100000, .end = 1200000, .tid = 5, .api_start = 1090000,
-                         .api_end = 1095000});
+    af_kernel(
+        &f, (af_k){.stream = 7, .start = 1100000, .end = 1200000, .tid = 5, .api_start = 1090000, .api_end = 1095000});
     af_sync(&f, 0, 0, 1210000, 1230000, "context", 5);
-    af_kernel(&f, (af_k){.stream = 7, .start = 1300000, .end = 1400000, .tid = 5, .api_start = 1250000,
-                         .api_end = 1260000});
+    af_kernel(
+        &f, (af_k){.stream = 7, .start = 1300000, .end = 1400000, .tid = 5, .api_start = 1250000, .api_end = 1260000});
     af_sync(&f, 0, 7, 1300000, 1301000, "stream_wait_event", 5);
-    af_kernel(&f, (af_k){.stream = 7, .start = 1500000, .end = 1600000, .tid = 5, .api_start = 1350000,
-                         .api_end = 1351000});
+    af_kernel(
+        &f, (af_k){.stream = 7, .start = 1500000, .end = 1600000, .tid = 5, .api_start = 1350000, .api_end = 1351000});
     af_kernel(&f, (af_k){.stream = 7, .start = 1700000, .end = 1800000, .tid = 5});
     /* device 0, stream 8: fills the stream 7 gap at 1.4-1.5 ms on the device row */
-    af_kernel(&f, (af_k){.stream = 8, .start = 1350000, .end = 1550000, .tid = 6, .api_start = 1340000,
-                         .api_end = 1345000});
+    af_kernel(
+        &f, (af_k){.stream = 8, .start = 1350000, .end = 1550000, .tid = 6, .api_start = 1340000, .api_end = 1345000});
     /* device 1, stream 9 */
     af_kernel(&f, (af_k){.dev = 1, .stream = 9, .start = 2000000, .end = 2100000, .tid = 7});
     af_sync(&f, 1, 9, 2120000, 2140000, "stream", 7);
-    af_kernel(&f, (af_k){.dev = 1, .stream = 9, .start = 2200000, .end = 2300000, .tid = 7, .api_start = 2150000,
+    af_kernel(&f, (af_k){.dev = 1,
+                         .stream = 9,
+                         .start = 2200000,
+                         .end = 2300000,
+                         .tid = 7,
+                         .api_start = 2150000,
                          .api_end = 2160000});
-    af_kernel(&f, (af_k){.dev = 1, .stream = 9, .start = 2400000, .end = 2401000, .tid = 7, .api_start = 2350000,
+    af_kernel(&f, (af_k){.dev = 1,
+                         .stream = 9,
+                         .start = 2400000,
+                         .end = 2401000,
+                         .tid = 7,
+                         .api_start = 2350000,
                          .api_end = 2355000}); /* shorter than its launch call */
     /* device 1, stream 10: started before its call returned */
-    af_kernel(&f, (af_k){.dev = 1, .stream = 10, .start = 2500000, .end = 2600000, .tid = 7, .api_start = 2490000,
+    af_kernel(&f, (af_k){.dev = 1,
+                         .stream = 10,
+                         .start = 2500000,
+                         .end = 2600000,
+                         .tid = 7,
+                         .api_start = 2490000,
                          .api_end = 2520000});
     return af_open(&f, dir, "idle");
 }

@@ -126,21 +126,56 @@ static void nvtx_tree(void **state)
     af_nvtx(&f, 7, 7, "inner", 1100000, 1200000); /* begins with its parent */
     af_nvtx(&f, 7, 8, "outer", 1100000, 1300000);
     af_mark(&f, 5, 6, "mark", 1170000);
-    af_kernel(&f, (af_k){.stream = 7, .start = 1500000, .end = 1510000, .tid = 5, .api_start = 1170000,
-                         .api_end = 1171000, .nvtx = "mm"});
-    af_kernel(&f, (af_k){.stream = 7, .start = 1510000, .end = 1530000, .tid = 5, .api_start = 1172000,
-                         .api_end = 1173000, .nvtx = "fwd"}); /* recorded fwd, innermost is mm */
-    af_kernel(&f, (af_k){.stream = 7, .start = 1530000, .end = 1560000, .tid = 5, .api_start = 1320000,
-                         .api_end = 1321000, .nvtx = "iter"});
-    af_kernel(&f, (af_k){.stream = 8, .start = 1530000, .end = 1570000, .tid = 6, .api_start = 1200000,
-                         .api_end = 1201000, .nvtx = "iter"});
-    af_kernel(&f, (af_k){.stream = 7, .start = 1750000, .end = 1751000, .tid = 5, .api_start = 1700000,
-                         .api_end = 1701000, .nvtx = "iter"}); /* no range open then */
+    af_kernel(&f, (af_k){.stream = 7,
+                         .start = 1500000,
+                         .end = 1510000,
+                         .tid = 5,
+                         .api_start = 1170000,
+                         .api_end = 1171000,
+                         .nvtx = "mm"});
+    af_kernel(&f, (af_k){.stream = 7,
+                         .start = 1510000,
+                         .end = 1530000,
+                         .tid = 5,
+                         .api_start = 1172000,
+                         .api_end = 1173000,
+                         .nvtx = "fwd"}); /* recorded fwd, innermost is mm */
+    af_kernel(&f, (af_k){.stream = 7,
+                         .start = 1530000,
+                         .end = 1560000,
+                         .tid = 5,
+                         .api_start = 1320000,
+                         .api_end = 1321000,
+                         .nvtx = "iter"});
+    af_kernel(&f, (af_k){.stream = 8,
+                         .start = 1530000,
+                         .end = 1570000,
+                         .tid = 6,
+                         .api_start = 1200000,
+                         .api_end = 1201000,
+                         .nvtx = "iter"});
+    af_kernel(&f, (af_k){.stream = 7,
+                         .start = 1750000,
+                         .end = 1751000,
+                         .tid = 5,
+                         .api_start = 1700000,
+                         .api_end = 1701000,
+                         .nvtx = "iter"}); /* no range open then */
     af_kernel(&f, (af_k){.stream = 7, .start = 1760000, .end = 1762000, .tid = 5, .nvtx = "iter"}); /* no call time */
-    af_kernel(&f, (af_k){.stream = 7, .start = 1770000, .end = 1774000, .tid = 5, .api_start = 1170000,
-                         .api_end = 1171000, .nvtx = "other"}); /* a name not open */
-    af_kernel(&f, (af_k){.stream = 7, .start = 1780000, .end = 1788000, .tid = 7, .api_start = 1150000,
-                         .api_end = 1151000, .nvtx = "inner"});
+    af_kernel(&f, (af_k){.stream = 7,
+                         .start = 1770000,
+                         .end = 1774000,
+                         .tid = 5,
+                         .api_start = 1170000,
+                         .api_end = 1171000,
+                         .nvtx = "other"}); /* a name not open */
+    af_kernel(&f, (af_k){.stream = 7,
+                         .start = 1780000,
+                         .end = 1788000,
+                         .tid = 7,
+                         .api_start = 1150000,
+                         .api_end = 1151000,
+                         .nvtx = "inner"});
     gpufl_trace *t = af_open(&f, dir, "nvtx");
     gpufl__ana_scopes s;
     assert_int_equal(gpufl__analyze_scopes(t, &s), 0);

@@ -35,14 +35,14 @@ static uint64_t next(void) { return tu_rand(&rng); }
 static uint64_t value(int kind, size_t i, size_t n)
 {
     switch (kind) {
-    case 0: return next();                                  /* all 64 bits */
-    case 1: return next() % 5000;                           /* narrow */
-    case 2: return 2000 + (next() % 1000) * (next() % 3000); /* long tail, many repeats */
-    case 3: return 42;                                      /* all equal */
-    case 4: return i < n / 2 ? 5 : 1ull << 40;              /* two values far apart */
+    case 0: return next();                                            /* all 64 bits */
+    case 1: return next() % 5000;                                     /* narrow */
+    case 2: return 2000 + (next() % 1000) * (next() % 3000);          /* long tail, many repeats */
+    case 3: return 42;                                                /* all equal */
+    case 4: return i < n / 2 ? 5 : 1ull << 40;                        /* two values far apart */
     case 5: return (uint64_t)((int64_t)(next() % 2000000) - 1000000); /* signed, both sides of 0 */
     case 6: return i % 3 ? (uint64_t)INT64_MIN + next() % 10 : (uint64_t)INT64_MAX - next() % 10; /* signed ends */
-    case 7: return i % 20 ? next() % 100 : UINT64_MAX - next() % 100; /* p95 just below a far cluster */
+    case 7: return i % 20 ? next() % 100 : UINT64_MAX - next() % 100;  /* p95 just below a far cluster */
     default: return i % 10 ? next() % 100 : UINT64_MAX - next() % 100; /* p95 in the far cluster */
     }
 }
@@ -241,9 +241,15 @@ static gpufl_trace *many_scopes(void)
             char name[32];
             snprintf(name, sizeof name, "k%u", j);
             uint64_t d = launch_dur(j, l);
-            af_kernel(&f, (af_k){.start = at, .end = at + d, .name = name, .tid = 5, .stream = 7 + j % 3,
-                                 .api_start = at - 5000 - j % 7 * 100, .api_end = at - 1000,
-                                 .scope = launch_scope(j, l), .nvtx = j % 5 ? "opA" : NULL,
+            af_kernel(&f, (af_k){.start = at,
+                                 .end = at + d,
+                                 .name = name,
+                                 .tid = 5,
+                                 .stream = 7 + j % 3,
+                                 .api_start = at - 5000 - j % 7 * 100,
+                                 .api_end = at - 1000,
+                                 .scope = launch_scope(j, l),
+                                 .nvtx = j % 5 ? "opA" : NULL,
                                  .stack = j % 4 ? 1 + j % 3 : 0});
             at += d + (j % 11 ? 100 : 20000);
             if (j % 97 == 0)
@@ -426,12 +432,9 @@ static void report_matches_each_analysis(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(select_matches_sort),
-        cmocka_unit_test(scan_passes_must_agree),
-        cmocka_unit_test(count_le_matches_scan),
-        cmocka_unit_test(ops_walk_matches_sort),
-        cmocka_unit_test(hotspots_dense_and_map_agree),
-        cmocka_unit_test(report_matches_each_analysis),
+        cmocka_unit_test(select_matches_sort),          cmocka_unit_test(scan_passes_must_agree),
+        cmocka_unit_test(count_le_matches_scan),        cmocka_unit_test(ops_walk_matches_sort),
+        cmocka_unit_test(hotspots_dense_and_map_agree), cmocka_unit_test(report_matches_each_analysis),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -86,7 +86,7 @@ static void busy_is_a_union(void **state)
     assert_true(d2->util_mean_pct > 19.999 && d2->util_mean_pct < 20.001);
     assert_int_equal(d2->util_peak_pct, 30);
     assert_int_equal(d2->mem_used_peak_bytes, 700000000);
-    assert_int_equal(d2->mem_used_peak_ns, 1400000); /* the first sample at the peak */
+    assert_int_equal(d2->mem_used_peak_ns, 1400000);   /* the first sample at the peak */
     assert_int_equal(d2->mem_total_bytes, 1000000000); /* no device_info: the samples' */
     assert_int_equal(s.kernels, 4);
     assert_int_equal(s.kernel_ns, 600000);

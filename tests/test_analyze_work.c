@@ -23,7 +23,10 @@
 
 TU_TEMP_DIR_FIXTURES(dir, "analyze-work")
 
-static bool near(double a, double b) { return a > b - 1e-6 * (b < 0 ? -b : b) - 1e-12 && a < b + 1e-6 * (b < 0 ? -b : b) + 1e-12; }
+static bool near(double a, double b)
+{
+    return a > b - 1e-6 * (b < 0 ? -b : b) - 1e-12 && a < b + 1e-6 * (b < 0 ? -b : b) + 1e-12;
+}
 
 static void hotspots(void **state)
 {
@@ -31,10 +34,10 @@ static void hotspots(void **state)
     af f = {.end_ns = 3000000};
     af_scope(&f, 5, 1, 0, 0, "step", 1050000, 2900000);
     uint64_t at = 1100000;
-#define K(NAME, DUR, ...)                                                                                            \
-    do {                                                                                                           \
-        af_kernel(&f, (af_k){.start = at, .end = at + (DUR), .name = NAME, .tid = 5, __VA_ARGS__});               \
-        at += (DUR) + 1000;                                                                                        \
+#define K(NAME, DUR, ...)                                                                                              \
+    do {                                                                                                               \
+        af_kernel(&f, (af_k){.start = at, .end = at + (DUR), .name = NAME, .tid = 5, __VA_ARGS__});                    \
+        at += (DUR) + 1000;                                                                                            \
     } while (0)
     K("gemm", 100000, .stream = 7, .grid = 10, .scope = 1, .stack = 4);
     K("gemm", 100000, .stream = 8, .grid = 10, .scope = 1, .stack = 5);
@@ -277,10 +280,8 @@ static void hash_map(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(hotspots),
-        cmocka_unit_test(copies),
-        cmocka_unit_test(peak_tables),
-        cmocka_unit_test(percentiles_and_sorts),
+        cmocka_unit_test(hotspots),    cmocka_unit_test(copies),
+        cmocka_unit_test(peak_tables), cmocka_unit_test(percentiles_and_sorts),
         cmocka_unit_test(hash_map),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -128,8 +128,8 @@ static void assert_one_pair(const tu_ndjson *f, const char *name)
         fail_msg("scope \"%s\": %zu begin and %zu end lines, expected one each", name,
                  count_named(f, "scope_begin", name), count_named(f, "scope_end", name));
     for (size_t i = 0; i < f->n; i++)
-        if (!strcmp(str_field(f->lines[i], "type"), "scope_end") &&
-            !strcmp(str_field(f->lines[i], "name"), name) && is_implicit(f->lines[i]))
+        if (!strcmp(str_field(f->lines[i], "type"), "scope_end") && !strcmp(str_field(f->lines[i], "name"), name) &&
+            is_implicit(f->lines[i]))
             fail_msg("scope \"%s\" was ended implicitly", name);
 }
 
@@ -143,14 +143,13 @@ static void assert_ends_match_begins(const tu_ndjson *f)
         bool found = false;
         for (size_t j = 0; j < i && !found; j++) {
             json_t *b = f->lines[j];
-            found = !strcmp(str_field(b, "type"), "scope_begin") &&
-                    int_field(b, "id") == int_field(e, "id") &&
+            found = !strcmp(str_field(b, "type"), "scope_begin") && int_field(b, "id") == int_field(e, "id") &&
                     !strcmp(str_field(b, "name"), str_field(e, "name")) &&
                     int_field(b, "depth") == int_field(e, "depth");
         }
         if (!found)
-            fail_msg("scope_end of \"%s\" (id %lld) has no matching scope_begin before it",
-                     str_field(e, "name"), int_field(e, "id"));
+            fail_msg("scope_end of \"%s\" (id %lld) has no matching scope_begin before it", str_field(e, "name"),
+                     int_field(e, "id"));
     }
 }
 
@@ -312,7 +311,7 @@ static void test_outer_end_closes_inner(void **state)
         int depth;
         bool implicit;
     } want[] = {
-        {"inner", 2, true}, {"middle", 1, true}, {"outer", 0, false},
+        {"inner", 2, true},   {"middle", 1, true},    {"outer", 0, false},
         {"z-inner", 2, true}, {"y-middle", 1, false}, {"x-outer", 0, false},
     };
     for (size_t i = 0; i < 6; i++) {
@@ -448,8 +447,8 @@ out:
 
     tu_ndjson scopes;
     stop_and_load_scopes(&scopes);
-    static const char *const once[] = {"by-break", "by-continue", "by-return", "by-goto",
-                                       "by-fallthrough", "nest-outer", "nest-inner", "after-all"};
+    static const char *const once[] = {"by-break",       "by-continue", "by-return",  "by-goto",
+                                       "by-fallthrough", "nest-outer",  "nest-inner", "after-all"};
     for (size_t i = 0; i < sizeof once / sizeof once[0]; i++)
         assert_one_pair(&scopes, once[i]);
     assert_int_equal(count_named(&scopes, "scope_begin", "in-loop"), 3);
@@ -523,8 +522,7 @@ static long long dropped_for(const char *dir, const char *reason)
         tu_ndjson f;
         assert_int_equal(tu_ndjson_load_channel(dir, channels[c], &f), 0);
         for (size_t i = 0; i < f.n; i++)
-            if (!strcmp(str_field(f.lines[i], "type"), "dropped") &&
-                !strcmp(str_field(f.lines[i], "reason"), reason)) {
+            if (!strcmp(str_field(f.lines[i], "type"), "dropped") && !strcmp(str_field(f.lines[i], "reason"), reason)) {
                 assert_string_equal(str_field(f.lines[i], "channel"), "scope");
                 sum += int_field(f.lines[i], "count");
             }

@@ -260,7 +260,8 @@ static void test_refusals(void **state)
     free(err);
     /* damaged input: an error naming it, and no output left behind */
     char *bad = path_in(work, "bad.log"), *bad_out = path_in(work, "bad.gflt");
-    tu_write_file(bad, "{\"type\":\"scope_begin\",\"ts_ns\":1,\"name\":\"a\"}\n{broken\n{\"type\":\"log\",\"ts_ns\":2}\n");
+    tu_write_file(bad,
+                  "{\"type\":\"scope_begin\",\"ts_ns\":1,\"name\":\"a\"}\n{broken\n{\"type\":\"log\",\"ts_ns\":2}\n");
     assert_int_equal(convert(bad, bad_out, NULL, &err), 1);
     assert_non_null(strstr(err, "bad.log:2:"));
     free(err);
@@ -288,10 +289,7 @@ static json_t *summary_json(const char *dir)
     return j;
 }
 
-static long long kernels_of(json_t *summary)
-{
-    return tu_int(json_object_get(summary, "events"), "kernel");
-}
+static long long kernels_of(json_t *summary) { return tu_int(json_object_get(summary, "events"), "kernel"); }
 
 /* A converted directory has a session.json, so `gpufl summary` reads it as
  * it reads the recorded one: the source's own for a session directory, one

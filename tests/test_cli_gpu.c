@@ -170,7 +170,8 @@ static void monitor_csv_rows_per_gpu(void **state)
     assert_int_equal(r.status, 0);
     assert_int_equal(strncmp(r.out, "time,epoch_ms,gpu,name,", 23), 0);
     size_t rows = 0, gpu1 = 0, fields_first = 0;
-    for (char *line = strchr(r.out, '\n') + 1; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+    for (char *line = strchr(r.out, '\n') + 1; line && *line;
+         line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
         size_t fields = 1;
         for (char *c = line; *c && *c != '\n'; c++)
             fields += *c == ',';
@@ -226,9 +227,9 @@ static void monitor_thresholds_set_the_exit_code(void **state)
 {
     (void)state;
     /* GPU 0 is at 40 C (warn), GPU 1 at 41 C (crit) */
-    run_result r = run_cli(GFL_FAKE_NVML_FULL, "devices=2",
-                           ARGS("monitor", "--duration", "0.3", "--interval", "100", "--warn-temp", "40",
-                                "--crit-temp", "41"));
+    run_result r =
+        run_cli(GFL_FAKE_NVML_FULL, "devices=2",
+                ARGS("monitor", "--duration", "0.3", "--interval", "100", "--warn-temp", "40", "--crit-temp", "41"));
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "ALERT warn: GPU 0 temperature 40.0 C >= 40.0 C"));
     assert_non_null(strstr(r.err, "ALERT crit: GPU 1 temperature 41.0 C >= 41.0 C"));
@@ -255,9 +256,9 @@ static void monitor_thresholds_set_the_exit_code(void **state)
 static void monitor_device_selection(void **state)
 {
     (void)state;
-    run_result r = run_cli(GFL_FAKE_NVML_FULL, "devices=2",
-                           ARGS("monitor", "--duration", "0.25", "--interval", "100", "--devices", "1",
-                                "--format", "csv"));
+    run_result r =
+        run_cli(GFL_FAKE_NVML_FULL, "devices=2",
+                ARGS("monitor", "--duration", "0.25", "--interval", "100", "--devices", "1", "--format", "csv"));
     assert_int_equal(r.status, 0);
     assert_null(strstr(r.out, "Fake GPU 0"));
     assert_non_null(strstr(r.out, "Fake GPU 1"));

@@ -78,7 +78,8 @@ static void check_session(const char *dir, const char *format)
     const char *key;
     json_t *v;
     long long total = 0;
-    json_object_foreach(want, key, v) {
+    json_object_foreach(want, key, v)
+    {
         json_t *g = json_object_get(got, key);
         assert_int_equal(g ? json_integer_value(g) : 0, json_integer_value(v));
         total += json_integer_value(v);
@@ -102,12 +103,13 @@ static void check_session(const char *dir, const char *format)
     char line[256];
     snprintf(line, sizeof line, "session    %s\n", tu_str(session, "session_id"));
     assert_non_null(strstr(text, line));
-    snprintf(line, sizeof line, "app        %s (pid %lld) on %s\n", tu_str(session, "app_name"),
-             tu_int(session, "pid"), tu_str(session, "host"));
+    snprintf(line, sizeof line, "app        %s (pid %lld) on %s\n", tu_str(session, "app_name"), tu_int(session, "pid"),
+             tu_str(session, "host"));
     assert_non_null(strstr(text, line));
     snprintf(line, sizeof line, "  kernel           2000\n");
     assert_non_null(strstr(text, line));
-    assert_non_null(strstr(text, !strcmp(format, "gflt") ? "format     .gflt version 1" : "format     NDJSON schema version 1"));
+    assert_non_null(
+        strstr(text, !strcmp(format, "gflt") ? "format     .gflt version 1" : "format     NDJSON schema version 1"));
     assert_non_null(strstr(text, "dropped    none\n"));
     assert_non_null(strstr(text, "writing    never stopped\n"));
     snprintf(line, sizeof line, "files      %lld bytes\n", sum);
@@ -150,14 +152,15 @@ static void test_unended_and_stopped(void **state)
     assert_int_equal(mkdir(dir, 0755), 0);
     char path[4300];
     snprintf(path, sizeof path, "%s/scope.log", dir);
-    tu_write_file(path,
-                  "{\"type\":\"session_start\",\"ts_ns\":1000000000,\"wall_ns\":1790000000000000000,"
-                  "\"session_id\":\"c-1\",\"app_name\":\"crashy\",\"pid\":9,\"host\":\"h\",\"channel\":\"scope\","
-                  "\"part\":0,\"format_version\":1,\"gpufl_version\":\"0.1.0\"}\n"
-                  "{\"type\":\"scope_begin\",\"ts_ns\":1500000000,\"tid\":1,\"id\":1,\"parent\":0,\"depth\":0,\"name\":\"a\"}\n"
-                  "{\"type\":\"dropped\",\"ts_ns\":1600000000,\"tid\":1,\"reason\":\"ring_full\",\"channel\":\"scope\",\"count\":5,\"total\":5}\n"
-                  "{\"type\":\"log_stopped\",\"ts_ns\":1700000000,\"reason\":\"free_space\",\"detail\":\"free space 1 bytes\"}\n"
-                  "{\"type\":\"scope_end\",\"ts_ns\":3250000");
+    tu_write_file(
+        path,
+        "{\"type\":\"session_start\",\"ts_ns\":1000000000,\"wall_ns\":1790000000000000000,"
+        "\"session_id\":\"c-1\",\"app_name\":\"crashy\",\"pid\":9,\"host\":\"h\",\"channel\":\"scope\","
+        "\"part\":0,\"format_version\":1,\"gpufl_version\":\"0.1.0\"}\n"
+        "{\"type\":\"scope_begin\",\"ts_ns\":1500000000,\"tid\":1,\"id\":1,\"parent\":0,\"depth\":0,\"name\":\"a\"}\n"
+        "{\"type\":\"dropped\",\"ts_ns\":1600000000,\"tid\":1,\"reason\":\"ring_full\",\"channel\":\"scope\",\"count\":5,\"total\":5}\n"
+        "{\"type\":\"log_stopped\",\"ts_ns\":1700000000,\"reason\":\"free_space\",\"detail\":\"free space 1 bytes\"}\n"
+        "{\"type\":\"scope_end\",\"ts_ns\":3250000");
     json_t *j = info_json(dir);
     assert_false(json_is_true(json_object_get(j, "ended")));
     assert_int_equal(tu_int(j, "duration_ns"), 600000000);

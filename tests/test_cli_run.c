@@ -104,11 +104,10 @@ static pid_t start(result *r, const char *const *args, const char *const *env)
         int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(o, 1);
         dup2(e, 2);
-        static const char *const clear[] = {"GPUFL_LOG_PATH", "GPUFL_APP_NAME", "GPUFL_PROFILING_ENGINE",
-                                            "GPUFL_ENABLE_STACK_TRACE", "GPUFL_DISABLED",
-                                            "GPUFL_CONFIG_FILE", "GPUFL_INJECT_LIBRARY",
-                                            "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH",
-                                            "GPUFL_RUN_REPORT", "GPUFL_INJECTED_PID", NULL};
+        static const char *const clear[] = {
+            "GPUFL_LOG_PATH",        "GPUFL_APP_NAME",    "GPUFL_PROFILING_ENGINE", "GPUFL_ENABLE_STACK_TRACE",
+            "GPUFL_DISABLED",        "GPUFL_CONFIG_FILE", "GPUFL_INJECT_LIBRARY",   "CUDA_INJECTION64_PATH",
+            "NVTX_INJECTION64_PATH", "GPUFL_RUN_REPORT",  "GPUFL_INJECTED_PID",     NULL};
         for (const char *const *c = clear; *c; c++)
             unsetenv(*c);
         setenv("GPUFL_DEVICE_PLUGIN", GFL_SYNTHETIC_PLUGIN, 1);
@@ -199,10 +198,7 @@ static json_t *one_session(const result *r, const char *parent)
     return sj;
 }
 
-static const char *option_str(json_t *sj, const char *key)
-{
-    return tu_str(json_object_get(sj, "options"), key);
-}
+static const char *option_str(json_t *sj, const char *key) { return tu_str(json_object_get(sj, "options"), key); }
 
 static size_t kernels_in(json_t *sj)
 {
@@ -467,8 +463,8 @@ static void test_no_orphan_when_gpufl_run_is_killed(void **state)
 static void test_options_reach_the_session(void **state)
 {
     (void)state;
-    result *r = run_cli(ARGS("--engine", "monitor", "--app-name", "my app", "--log-path", "rel/logs",
-                             "--stack-trace", "--", GFL_INJECT_TARGET, "exit", "0"),
+    result *r = run_cli(ARGS("--engine", "monitor", "--app-name", "my app", "--log-path", "rel/logs", "--stack-trace",
+                             "--", GFL_INJECT_TARGET, "exit", "0"),
                         NULL);
     expect_code(r, 0);
     char parent[4200];
@@ -486,8 +482,7 @@ static void test_caller_environment_kept(void **state)
 {
     (void)state;
     result *r = run_cli(ARGS(GFL_INJECT_TARGET, "exit", "0"),
-                        (const char *const[]){"GPUFL_PROFILING_ENGINE=monitor", "GPUFL_APP_NAME=from_env",
-                                              NULL});
+                        (const char *const[]){"GPUFL_PROFILING_ENGINE=monitor", "GPUFL_APP_NAME=from_env", NULL});
     expect_code(r, 0);
     json_t *sj = one_session(r, r->cwd);
     assert_string_equal(tu_str(sj, "app_name"), "from_env");

@@ -82,8 +82,7 @@ static const char *expected_source(void)
 {
 #if GFL_HAVE_TSC
     static const char source[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
-    if (file_starts_with_word(source, "tsc") &&
-        cpu_has_flag("constant_tsc") && cpu_has_flag("nonstop_tsc"))
+    if (file_starts_with_word(source, "tsc") && cpu_has_flag("constant_tsc") && cpu_has_flag("nonstop_tsc"))
         return "tsc";
 #endif
     return "clock_gettime";
@@ -98,7 +97,6 @@ static void calibrate_for(unsigned ms)
         sleep_ms(5);
     }
 }
-
 
 /* ---- forced fallback (child) ------------------------------------------- */
 
@@ -210,8 +208,7 @@ static void test_calibration_switches_to_tsc_where_trusted(void **state)
     if (strcmp(want, "tsc") == 0) {
         /* fits come at 20, 40, 80, 160, 320, 640 ms (1.26 s in all), not on
          * each of the ~300 calls: each fit bumps one slot's seq by two */
-        uint32_t fits =
-            (atomic_load(&gpufl__clock.slot[0].seq) + atomic_load(&gpufl__clock.slot[1].seq)) / 2;
+        uint32_t fits = (atomic_load(&gpufl__clock.slot[0].seq) + atomic_load(&gpufl__clock.slot[1].seq)) / 2;
         print_message("fits in 1.5 s: %u\n", fits);
         assert_true(fits >= 5 && fits <= 7);
     }

@@ -29,13 +29,12 @@ extern "C" {
 
 static int failures;
 
-#define CHECK(cond)                                                               \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-                         #cond);                                                  \
-            failures++;                                                           \
-        }                                                                         \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                              \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static_assert(!std::is_copy_constructible_v<gpufl::ScopedMonitor>, "not copyable");
@@ -332,10 +331,10 @@ static void test_scopes()
     gpufl::shutdown();
 
     Log log("scope");
-    for (const char *name : {"cpp-outer", "cpp-inner", "cpp-view-x", "cpp-tagged [gpu0]", "cpp-untagged",
-                             "cpp-moved", "cpp-assign-first", "cpp-assign-second", "cpp-block",
-                             "cpp-block-child", "cpp-scoped-block", "cpp-scoped-block-child",
-                             "cpp-scoped-fn-child", "cpp-dynamic", "cpp-last"})
+    for (const char *name :
+         {"cpp-outer", "cpp-inner", "cpp-view-x", "cpp-tagged [gpu0]", "cpp-untagged", "cpp-moved", "cpp-assign-first",
+          "cpp-assign-second", "cpp-block", "cpp-block-child", "cpp-scoped-block", "cpp-scoped-block-child",
+          "cpp-scoped-fn-child", "cpp-dynamic", "cpp-last"})
         CHECK(log.pairs(name));
     CHECK(log.pairs(std::string(300, 'n') + " [t]"));
     CHECK(log.pairs("cpp-scoped-fn", 2));
@@ -444,8 +443,8 @@ static void test_monitor()
     gpufl::shutdown();
 
     Log log("scope");
-    for (const char *name : {"cpp-value", "cpp-ref", "cpp-unique", "cpp-void", "cpp-nesting",
-                             "cpp-nesting-child", "cpp-throw", "cpp-after-throw"})
+    for (const char *name : {"cpp-value", "cpp-ref", "cpp-unique", "cpp-void", "cpp-nesting", "cpp-nesting-child",
+                             "cpp-throw", "cpp-after-throw"})
         CHECK(log.pairs(name));
     CHECK(log.depth("cpp-nesting-child") == 1);
     CHECK(log.depth("cpp-after-throw") == 0); /* cpp-throw did end */

@@ -115,7 +115,7 @@ static int child_main(const char *signame, const char *handler, const char *dir)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     alarm(30);
-    int sig = !strcmp(signame, "SEGV") ? SIGSEGV
+    int sig = !strcmp(signame, "SEGV")  ? SIGSEGV
               : !strcmp(signame, "BUS") ? SIGBUS
               : !strcmp(signame, "FPE") ? SIGFPE
               : !strcmp(signame, "ILL") ? SIGILL
@@ -268,16 +268,56 @@ static void run_case(const char *signame, int sig, bool own)
     free(log_path);
 }
 
-static void test_segv(void **state) { (void)state; run_case("SEGV", SIGSEGV, false); }
-static void test_segv_own_handler(void **state) { (void)state; run_case("SEGV", SIGSEGV, true); }
-static void test_bus(void **state) { (void)state; run_case("BUS", SIGBUS, false); }
-static void test_bus_own_handler(void **state) { (void)state; run_case("BUS", SIGBUS, true); }
-static void test_fpe(void **state) { (void)state; run_case("FPE", SIGFPE, false); }
-static void test_fpe_own_handler(void **state) { (void)state; run_case("FPE", SIGFPE, true); }
-static void test_ill(void **state) { (void)state; run_case("ILL", SIGILL, false); }
-static void test_ill_own_handler(void **state) { (void)state; run_case("ILL", SIGILL, true); }
-static void test_abrt(void **state) { (void)state; run_case("ABRT", SIGABRT, false); }
-static void test_abrt_own_handler(void **state) { (void)state; run_case("ABRT", SIGABRT, true); }
+static void test_segv(void **state)
+{
+    (void)state;
+    run_case("SEGV", SIGSEGV, false);
+}
+static void test_segv_own_handler(void **state)
+{
+    (void)state;
+    run_case("SEGV", SIGSEGV, true);
+}
+static void test_bus(void **state)
+{
+    (void)state;
+    run_case("BUS", SIGBUS, false);
+}
+static void test_bus_own_handler(void **state)
+{
+    (void)state;
+    run_case("BUS", SIGBUS, true);
+}
+static void test_fpe(void **state)
+{
+    (void)state;
+    run_case("FPE", SIGFPE, false);
+}
+static void test_fpe_own_handler(void **state)
+{
+    (void)state;
+    run_case("FPE", SIGFPE, true);
+}
+static void test_ill(void **state)
+{
+    (void)state;
+    run_case("ILL", SIGILL, false);
+}
+static void test_ill_own_handler(void **state)
+{
+    (void)state;
+    run_case("ILL", SIGILL, true);
+}
+static void test_abrt(void **state)
+{
+    (void)state;
+    run_case("ABRT", SIGABRT, false);
+}
+static void test_abrt_own_handler(void **state)
+{
+    (void)state;
+    run_case("ABRT", SIGABRT, true);
+}
 
 int main(int argc, char **argv)
 {

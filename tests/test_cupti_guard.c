@@ -75,7 +75,8 @@ static int child_held(void)
     if (load_client(&c) != 0)
         return 2;
     void *fake = dlopen(GFL_FAKE_CUPTI, RTLD_NOW | RTLD_NOLOAD);
-    __typeof__(&cuptiUnsubscribe) unsubscribe = fake ? (__typeof__(&cuptiUnsubscribe))dlsym(fake, "cuptiUnsubscribe") : NULL;
+    __typeof__(&cuptiUnsubscribe) unsubscribe =
+        fake ? (__typeof__(&cuptiUnsubscribe))dlsym(fake, "cuptiUnsubscribe") : NULL;
     if (!unsubscribe)
         return 3;
     if (c.subscribe() != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)

@@ -50,6 +50,7 @@
 
 /* ---- the fake's control API, from the copy the plugin loads ------------------ */
 
+// clang-format off
 #define FAKE_FUNCTIONS(X)                                                                          \
     X(launch_kernel) X(memcpy) X(memcpy_peer) X(memset) X(sync) X(malloc) X(free) X(graph_launch) \
     X(nvtx_push) X(nvtx_pop) X(nvtx_mark) X(nvtx_start) X(nvtx_end) X(nvtx_domain_create)         \
@@ -57,6 +58,7 @@
     X(bad_record) X(destroy_context) X(refuse_kind) X(refuse_buffers) X(get_counters)              \
     X(pending_records) X(callback_enabled) X(activity_enabled) X(subscribed)                       \
     X(has_timestamp_callback) X(thread_id_type) X(api_records_on)
+// clang-format on
 
 static struct {
     void *lib;
@@ -76,10 +78,10 @@ static void load_fake(void)
         fprintf(stderr, "test_cupti_plugin: %s\n", dlerror());
         exit(1);
     }
-#define RESOLVE(name)                                                                              \
-    if (!(*(void **)&fake.name = dlsym(fake.lib, "fake_cupti_" #name))) {                          \
-        fprintf(stderr, "test_cupti_plugin: the fake lacks fake_cupti_%s\n", #name);               \
-        exit(1);                                                                                   \
+#define RESOLVE(name)                                                                                                  \
+    if (!(*(void **)&fake.name = dlsym(fake.lib, "fake_cupti_" #name))) {                                              \
+        fprintf(stderr, "test_cupti_plugin: the fake lacks fake_cupti_%s\n", #name);                                   \
+        exit(1);                                                                                                       \
     }
     FAKE_FUNCTIONS(RESOLVE)
 #undef RESOLVE
@@ -185,15 +187,16 @@ static bool has(json_t *line, const char *key) { return json_object_get(line, ke
 
 /* Every line of `type` in f, in file order: one pass (tu_nth_type is a pass
  * of its own, too slow for 20000 lines under ThreadSanitizer). */
-#define FOR_EACH_LINE(line, f, type)                                                               \
-    for (size_t i_##line = 0; i_##line < (f)->n; i_##line++)                                       \
+#define FOR_EACH_LINE(line, f, type)                                                                                   \
+    for (size_t i_##line = 0; i_##line < (f)->n; i_##line++)                                                           \
         for (json_t *line = (f)->lines[i_##line]; line && !strcmp(type_of(line), (type)); line = NULL)
 
 /* The one line of `type` with correlation id corr. */
 static json_t *by_corr(const tu_ndjson *f, const char *type, uint32_t corr)
 {
     json_t *found = NULL;
-    FOR_EACH_LINE(line, f, type) {
+    FOR_EACH_LINE(line, f, type)
+    {
         if (tu_int(line, "corr") != corr)
             continue;
         if (found)
@@ -209,7 +212,8 @@ static json_t *by_corr(const tu_ndjson *f, const char *type, uint32_t corr)
 static json_t *by_name(const tu_ndjson *f, const char *type, const char *name)
 {
     json_t *found = NULL;
-    FOR_EACH_LINE(line, f, type) {
+    FOR_EACH_LINE(line, f, type)
+    {
         if (strcmp(tu_str(line, "name"), name) != 0)
             continue;
         if (found)
@@ -225,7 +229,7 @@ static size_t count_named(const tu_ndjson *f, const char *type, const char *name
 {
     size_t n = 0;
     FOR_EACH_LINE(line, f, type)
-        n += !strcmp(tu_str(line, "name"), name);
+    n += !strcmp(tu_str(line, "name"), name);
     return n;
 }
 
@@ -233,7 +237,8 @@ static size_t count_named(const tu_ndjson *f, const char *type, const char *name
 static long long dropped(const tu_ndjson *f, const char *reason)
 {
     long long n = 0;
-    FOR_EACH_LINE(line, f, "dropped") {
+    FOR_EACH_LINE(line, f, "dropped")
+    {
         if (!strcmp(tu_str(line, "reason"), reason)) {
             assert_string_equal(tu_str(line, "channel"), "device");
             n += tu_int(line, "count");
@@ -245,7 +250,8 @@ static long long dropped(const tu_ndjson *f, const char *reason)
 /* The first log line whose message contains every needle (NULL-ended). */
 static json_t *log_with(const tu_ndjson *sys, ...)
 {
-    FOR_EACH_LINE(line, sys, "log") {
+    FOR_EACH_LINE(line, sys, "log")
+    {
         const char *message = tu_str(line, "message");
         bool all = true;
         va_list ap;
@@ -361,8 +367,9 @@ static void test_kernels(void **state)
     assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxRangePushA));
     assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
     static const CUpti_ActivityKind on[] = {
-        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
-        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2,           CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,   CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
     };
     for (size_t i = 0; i < sizeof on / sizeof *on; i++)
         assert_true(fake.activity_enabled(on[i]));
@@ -474,7 +481,8 @@ static __attribute__((noinline)) uint32_t launch_from_here(void) { return fake.l
 
 static json_t *stack_line(const tu_ndjson *dev, long long id)
 {
-    FOR_EACH_LINE(line, dev, "stack") {
+    FOR_EACH_LINE(line, dev, "stack")
+    {
         if (tu_int(line, "id") == id && tu_int(line, "first") == 0)
             return line;
     }
@@ -696,12 +704,9 @@ static void test_allocations(void **state)
 /* ---- CUDA graphs ------------------------------------------------------------------------ */
 
 static const fake_cupti_kernel graph_kernels[] = {
-    {.name = "graph_a", .grid = {1, 1, 1}, .block = {128, 1, 1}, .registers = 24, .stream = 9,
-     .duration_ns = 500},
-    {.name = "_Z7graph_bv", .grid = {2, 1, 1}, .block = {64, 1, 1}, .registers = 32, .stream = 9,
-     .duration_ns = 700},
-    {.name = "graph_c", .grid = {3, 1, 1}, .block = {32, 1, 1}, .registers = 12, .stream = 9,
-     .duration_ns = 900},
+    {.name = "graph_a", .grid = {1, 1, 1}, .block = {128, 1, 1}, .registers = 24, .stream = 9, .duration_ns = 500},
+    {.name = "_Z7graph_bv", .grid = {2, 1, 1}, .block = {64, 1, 1}, .registers = 32, .stream = 9, .duration_ns = 700},
+    {.name = "graph_c", .grid = {3, 1, 1}, .block = {32, 1, 1}, .registers = 12, .stream = 9, .duration_ns = 900},
 };
 static const char *const graph_names[] = {"graph_a", "graph_b()", "graph_c"};
 
@@ -854,8 +859,8 @@ static void test_nvtx(void **state)
     assert_in_range(tu_int(crossing, "end_ns"), t0, t1);
 
     /* ids are unique */
-    long long ids[7] = {tu_int(outer, "id"), tu_int(inner, "id"), tu_int(mark, "id"), tu_int(in_domain, "id"),
-                        tu_int(crossing, "id"), tu_int(dflt, "id"), tu_int(dom, "id")};
+    long long ids[7] = {tu_int(outer, "id"),    tu_int(inner, "id"), tu_int(mark, "id"), tu_int(in_domain, "id"),
+                        tu_int(crossing, "id"), tu_int(dflt, "id"),  tu_int(dom, "id")};
     for (size_t i = 0; i < 7; i++)
         for (size_t j = i + 1; j < 7; j++)
             assert_true(ids[i] != ids[j]);
@@ -879,8 +884,11 @@ static void *launcher(void *arg)
 {
     worker *w = arg;
     w->tid = my_tid();
-    fake_cupti_kernel k = {.name = w->kernel, .grid = {w->index + 1, 1, 1}, .block = {128, 1, 1},
-                           .registers = (uint16_t)(10 + w->index), .stream = w->index + 1};
+    fake_cupti_kernel k = {.name = w->kernel,
+                           .grid = {w->index + 1, 1, 1},
+                           .block = {128, 1, 1},
+                           .registers = (uint16_t)(10 + w->index),
+                           .stream = w->index + 1};
     pthread_barrier_wait(w->barrier);
     gpufl_scope s = gpufl_scope_begin(w->scope);
     fake.nvtx_push(w->nvtx);
@@ -928,7 +936,8 @@ static void test_threads(void **state)
         assert_int_equal(tu_int(by_name(&r.scope, "nvtx_range", w[i].nvtx), "tid"), w[i].tid);
     }
     size_t seen[N_THREADS] = {0};
-    FOR_EACH_LINE(k, &r.dev, "kernel") {
+    FOR_EACH_LINE(k, &r.dev, "kernel")
+    {
         unsigned i = 0;
         while (i < N_THREADS && strcmp(tu_str(k, "name"), w[i].kernel) != 0)
             i++;
@@ -1065,8 +1074,7 @@ static void test_context_destroy(void **state)
 /* ---- CUPTI unavailable: Monitor, with the reason --------------------------------------- */
 
 static int other_callbacks;
-static void CUPTIAPI other_tool(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                const void *data)
+static void CUPTIAPI other_tool(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     (void)userdata;
     (void)domain;
@@ -1085,9 +1093,9 @@ static void test_second_subscriber(void **state)
         .subscriberName = "Nsight Systems (test)",
     };
     assert_int_equal(fake.subscribe_v2(&other_tool_handle, other_tool, NULL, &params), CUPTI_SUCCESS);
-    assert_int_equal(fake.enable_callback(1, other_tool_handle, CUPTI_CB_DOMAIN_DRIVER_API,
-                                          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel),
-                     CUPTI_SUCCESS);
+    assert_int_equal(
+        fake.enable_callback(1, other_tool_handle, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel),
+        CUPTI_SUCCESS);
     other_callbacks = 0;
     fake_cupti_counters before = counters();
     gpufl_options o = trace_options();
@@ -1107,12 +1115,11 @@ static void test_second_subscriber(void **state)
     finish(&r);
     assert_int_equal(tu_count_type(&r.dev, "kernel"), 0);
     (void)by_name(&r.scope, "scope_begin", "monitored"); /* still recording as Monitor */
-    json_t *why = log_with(&r.sys, "could not start", "CUPTI for Nsight Systems (test)", "recording as monitor",
-                           NULL);
+    json_t *why = log_with(&r.sys, "could not start", "CUPTI for Nsight Systems (test)", "recording as monitor", NULL);
     assert_non_null(why);
     assert_string_equal(tu_str(why, "level"), "warn");
     release(&r);
-    assert_true(fake.subscribed()); /* still the other tool's */
+    assert_true(fake.subscribed());       /* still the other tool's */
     assert_int_equal(other_callbacks, 2); /* which kept its callbacks: entry and exit */
     assert_int_equal(fake.unsubscribe(other_tool_handle), CUPTI_SUCCESS);
     other_tool_handle = NULL;
@@ -1141,8 +1148,8 @@ static void test_activity_refused(void **state)
     recorded r;
     finish(&r);
     assert_int_equal(tu_count_type(&r.dev, "kernel"), 0);
-    assert_non_null(log_with(&r.sys, "could not start", "kernel", "CUPTI_ERROR_NOT_COMPATIBLE",
-                             "recording as monitor", NULL));
+    assert_non_null(
+        log_with(&r.sys, "could not start", "kernel", "CUPTI_ERROR_NOT_COMPATIBLE", "recording as monitor", NULL));
     release(&r);
     cleanup(NULL);
 
@@ -1161,7 +1168,6 @@ static void test_activity_refused(void **state)
 }
 
 /* ---- fresh processes --------------------------------------------------------------------- */
-
 
 /* The child's cmocka must write to the terminal, never over the parent's
  * XML report. */
@@ -1182,7 +1188,7 @@ static void expect_monitor(recorded *r, const char *reason)
     json_t *why = log_with(&r->sys, "device plugin cupti could not start", reason, "recording as monitor", NULL);
     if (!why) {
         FOR_EACH_LINE(line, &r->sys, "log")
-            fprintf(stderr, "log: %s\n", tu_str(line, "message"));
+        fprintf(stderr, "log: %s\n", tu_str(line, "message"));
         fail_msg("no log line says why the plugin did not start (%s)", reason);
     }
     assert_string_equal(tu_str(why, "level"), "warn");

@@ -52,8 +52,7 @@ static void test_names_left_alone(void **state)
     (void)state;
     /* extern "C" kernels, cuBLAS's names, "_Z" that does not parse, bare
      * "_Z", and the empty name come back as they are. */
-    static const char *const plain[] = {"ampere_sgemm_128x64_nn", "_Zfoo", "_Z", "", "Z5emptyv",
-                                        "__Z5emptyv"};
+    static const char *const plain[] = {"ampere_sgemm_128x64_nn", "_Zfoo", "_Z", "", "Z5emptyv", "__Z5emptyv"};
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         char buf[64];
         size_t full = 999;
@@ -123,10 +122,7 @@ static uint32_t fake_intern(const char *s, size_t n)
     return 2 + fake_count++;
 }
 
-static const char *fake_str(uint32_t id)
-{
-    return id >= 2 && id - 2 < fake_count ? fake_strings[id - 2] : "";
-}
+static const char *fake_str(uint32_t id) { return id >= 2 && id - 2 < fake_count ? fake_strings[id - 2] : ""; }
 
 static int reset_fake(void **state)
 {

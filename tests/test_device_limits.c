@@ -33,15 +33,13 @@
 static bool same_limits(const gfl_sm_limits *a, const gfl_sm_limits *b)
 {
     return a->warp_size == b->warp_size && a->max_threads_per_block == b->max_threads_per_block &&
-           a->max_threads_per_sm == b->max_threads_per_sm &&
-           a->max_blocks_per_sm == b->max_blocks_per_sm && a->regs_per_sm == b->regs_per_sm &&
-           a->regs_per_block == b->regs_per_block &&
-           a->max_regs_per_thread == b->max_regs_per_thread &&
-           a->reg_alloc_unit == b->reg_alloc_unit && a->sub_partitions == b->sub_partitions &&
-           a->smem_per_sm == b->smem_per_sm && a->smem_per_block_optin == b->smem_per_block_optin &&
-           a->smem_reserved_per_block == b->smem_reserved_per_block &&
-           a->smem_alloc_unit == b->smem_alloc_unit && a->cc_major == b->cc_major &&
-           a->cc_minor == b->cc_minor;
+           a->max_threads_per_sm == b->max_threads_per_sm && a->max_blocks_per_sm == b->max_blocks_per_sm &&
+           a->regs_per_sm == b->regs_per_sm && a->regs_per_block == b->regs_per_block &&
+           a->max_regs_per_thread == b->max_regs_per_thread && a->reg_alloc_unit == b->reg_alloc_unit &&
+           a->sub_partitions == b->sub_partitions && a->smem_per_sm == b->smem_per_sm &&
+           a->smem_per_block_optin == b->smem_per_block_optin &&
+           a->smem_reserved_per_block == b->smem_reserved_per_block && a->smem_alloc_unit == b->smem_alloc_unit &&
+           a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
 }
 
 /* ---- a fake driver through gfl_cu_ops ------------------------------------- */
@@ -50,8 +48,8 @@ static bool same_limits(const gfl_sm_limits *a, const gfl_sm_limits *b)
 static struct {
     int values[N_ATTRS];
     bool present[N_ATTRS];
-    int get_rc;      /* cuDeviceGet's result */
-    int fail_attr;   /* this attribute returns fail_rc */
+    int get_rc;    /* cuDeviceGet's result */
+    int fail_attr; /* this attribute returns fail_rc */
     int fail_rc;
     unsigned calls;
 } fake;
@@ -232,10 +230,10 @@ static void test_errors(void **state)
 
 /* ---- the real loading path, each in a fresh process --------------------- */
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            return __LINE__;                                                                       \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            return __LINE__;                                                                                           \
     } while (0)
 
 static int no_driver_child(void)

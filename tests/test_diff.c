@@ -101,19 +101,22 @@ static void session_start(text *t, const char *channel)
 
 static void session_end(text *t, uint64_t end)
 {
-    add(t, "{\"type\":\"session_end\",\"ts_ns\":%llu,\"wall_ns\":%llu,\"session_id\":\"d-1\",\"app_name\":"
-           "\"trainer\",\"lines\":1,\"lost\":0}\n",
+    add(t,
+        "{\"type\":\"session_end\",\"ts_ns\":%llu,\"wall_ns\":%llu,\"session_id\":\"d-1\",\"app_name\":"
+        "\"trainer\",\"lines\":1,\"lost\":0}\n",
         (unsigned long long)end, (unsigned long long)(1790000000000000000ull + end - T0));
 }
 
 static void scope_lines(text *t, uint64_t id, uint64_t parent, int depth, const char *name, uint64_t begin,
                         uint64_t end)
 {
-    add(t, "{\"type\":\"scope_begin\",\"ts_ns\":%llu,\"tid\":1,\"id\":%llu,\"parent\":%llu,\"depth\":%d,"
-           "\"name\":\"%s\"}\n",
+    add(t,
+        "{\"type\":\"scope_begin\",\"ts_ns\":%llu,\"tid\":1,\"id\":%llu,\"parent\":%llu,\"depth\":%d,"
+        "\"name\":\"%s\"}\n",
         (unsigned long long)begin, (unsigned long long)id, (unsigned long long)parent, depth, name);
-    add(t, "{\"type\":\"scope_end\",\"ts_ns\":%llu,\"tid\":1,\"id\":%llu,\"parent\":%llu,\"depth\":%d,"
-           "\"name\":\"%s\",\"begin_ns\":%llu,\"dur_ns\":%llu}\n",
+    add(t,
+        "{\"type\":\"scope_end\",\"ts_ns\":%llu,\"tid\":1,\"id\":%llu,\"parent\":%llu,\"depth\":%d,"
+        "\"name\":\"%s\",\"begin_ns\":%llu,\"dur_ns\":%llu}\n",
         (unsigned long long)end, (unsigned long long)id, (unsigned long long)parent, depth, name,
         (unsigned long long)begin, (unsigned long long)(end - begin));
 }
@@ -130,9 +133,10 @@ static char *write_session(const char *name, const kspec *ks, size_t nk, const s
 
     text dev = {0};
     session_start(&dev, "device");
-    add(&dev, "{\"type\":\"device_info\",\"ts_ns\":%llu,\"device\":0,\"name\":\"NVIDIA H200\","
-              "\"uuid\":\"GPU-1\",\"pci_bus_id\":\"00000000:19:00.0\",\"compute_capability\":\"9.0\","
-              "\"sm_count\":132,\"memory_total_bytes\":150754820096}\n",
+    add(&dev,
+        "{\"type\":\"device_info\",\"ts_ns\":%llu,\"device\":0,\"name\":\"NVIDIA H200\","
+        "\"uuid\":\"GPU-1\",\"pci_bus_id\":\"00000000:19:00.0\",\"compute_capability\":\"9.0\","
+        "\"sm_count\":132,\"memory_total_bytes\":150754820096}\n",
         (unsigned long long)T0 + 10);
     uint64_t at = T0 + 100000;
     unsigned corr = 1;
@@ -144,8 +148,8 @@ static char *write_session(const char *name, const kspec *ks, size_t nk, const s
                 "{\"type\":\"kernel\",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":%llu,\"device\":0,"
                 "\"context\":1,\"stream\":7,\"corr\":%u,\"tid\":1,\"name\":\"%s\",\"grid\":[%u,1,1],"
                 "\"block\":[256,1,1],\"regs\":32,\"smem_static\":0,\"smem_dynamic\":0,\"local_mem\":0}\n",
-                (unsigned long long)at, (unsigned long long)(at + d), (unsigned long long)d, corr++,
-                ks[k].name, ks[k].grid ? ks[k].grid : 128);
+                (unsigned long long)at, (unsigned long long)(at + d), (unsigned long long)d, corr++, ks[k].name,
+                ks[k].grid ? ks[k].grid : 128);
             at += d + gap_ns;
         }
     assert_true(at < end);
@@ -161,8 +165,7 @@ static char *write_session(const char *name, const kspec *ks, size_t nk, const s
         scope_lines(&sc, id, 0, 0, "step", b, b + ss->step_ns - 10000);
         scope_lines(&sc, id + 1, id, 1, "forward", b + 1000, b + 1000 + ss->forward_ns);
         if (ss->extra)
-            scope_lines(&sc, id + 2, id, 1, ss->extra, b + 2000 + ss->forward_ns,
-                        b + 2000 + ss->forward_ns + 500000);
+            scope_lines(&sc, id + 2, id, 1, ss->extra, b + 2000 + ss->forward_ns, b + 2000 + ss->forward_ns + 500000);
     }
     session_end(&sc, end);
     snprintf(path, sizeof path, "%s/scope.log", dir);
@@ -207,7 +210,7 @@ static const kspec jitter_kernels[] = {
 };
 
 static const sspec base_scopes = {8000000, 1000000, "backward"};
-static const sspec cand_scopes = {9600000, 1000000, "optimizer"}; /* step +20 % */
+static const sspec cand_scopes = {9600000, 1000000, "optimizer"};  /* step +20 % */
 static const sspec jitter_scopes = {8160000, 1000000, "backward"}; /* step +2 % */
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -279,8 +282,7 @@ static const gpufl__diff_scope *scope(const gpufl__diff *d, const char *path)
     return NULL;
 }
 
-static void expect(const gpufl__diff_change *ch, uint8_t presence, uint8_t verdict, uint8_t per_item,
-                   uint8_t flags)
+static void expect(const gpufl__diff_change *ch, uint8_t presence, uint8_t verdict, uint8_t per_item, uint8_t flags)
 {
     assert_int_equal(ch->presence, presence);
     assert_int_equal(ch->verdict, verdict);
@@ -321,8 +323,7 @@ static void test_verdicts(void **state)
     expect(&kernel(&d, "appeared")->time, GPUFL__DIFF_NEW, GPUFL__DIFF_REGRESSED, GPUFL__DIFF_STEADY,
            GPUFL__DIFF_F_COUNT);
     /* twice as slow, but 5 us in all: under 0.5 % of ~23.6 ms */
-    expect(&kernel(&d, "tiny")->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_SAME, GPUFL__DIFF_SLOWER,
-           GPUFL__DIFF_F_SMALL);
+    expect(&kernel(&d, "tiny")->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_SAME, GPUFL__DIFF_SLOWER, GPUFL__DIFF_F_SMALL);
     k = kernel(&d, "conv");
     expect(&k->time, GPUFL__DIFF_BOTH, GPUFL__DIFF_SAME, GPUFL__DIFF_STEADY, GPUFL__DIFF_F_CONFIG);
     assert_int_equal(k->base_config.grid[0], 128);
@@ -588,8 +589,7 @@ static void test_command(void **state)
     free(err);
 
     /* --threshold 50: the count change and the new kernel remain */
-    const char *high[] = {GFL_CLI,   "diff",     "--threshold", "50%", base_path,
-                          cand_path, "--format", "json",        NULL};
+    const char *high[] = {GFL_CLI, "diff", "--threshold", "50%", base_path, cand_path, "--format", "json", NULL};
     assert_int_equal(tu_run(high, &out, &err), 1);
     j = json_loads(out, 0, &e);
     assert_non_null(j);
@@ -691,18 +691,18 @@ static void test_sample_with_itself(void **state)
 /* The sample's largest kernel of a single launch configuration: 540
  * launches of three sizes (about 138, 180 and 700 us), so that the spread
  * of its durations says nothing about noise. */
-#define BIG_GEMM                                                                                     \
-    "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_" \
+#define BIG_GEMM                                                                                                       \
+    "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_"               \
     "execute_kernel__5x_cublas"
 #define BIG_GEMM_LAUNCHES 540
 
 /* What a copy of the sample changes. Random choices come from a seeded
  * generator, so each copy is the same on every run. */
 typedef struct sample_edit {
-    double scale;       /* BIG_GEMM's durations times this */
-    unsigned drop;      /* of its launches, this many removed at random positions */
-    double jitter;      /* every kernel's duration times a uniform factor in 1 +- jitter */
-    uint64_t rng;       /* xorshift64* state: the seed */
+    double scale;  /* BIG_GEMM's durations times this */
+    unsigned drop; /* of its launches, this many removed at random positions */
+    double jitter; /* every kernel's duration times a uniform factor in 1 +- jitter */
+    uint64_t rng;  /* xorshift64* state: the seed */
     unsigned seen, dropped;
 } sample_edit;
 
@@ -791,8 +791,9 @@ static void test_sample_slower_with_missing_launches(void **state)
         assert_non_null(k);
         double pct = json_real_value(jget(k, "per_item_change_pct"));
         double noise = json_real_value(jget(k, "per_item_noise_pct"));
-        fprintf(stderr, "  %u of %u launches missing, noise +-%.0f %%: %s, per launch %+.2f %% (noise %.2f %%), "
-                        "exit %d\n",
+        fprintf(stderr,
+                "  %u of %u launches missing, noise +-%.0f %%: %s, per launch %+.2f %% (noise %.2f %%), "
+                "exit %d\n",
                 drop, BIG_GEMM_LAUNCHES, jitter * 100, tu_str(k, "verdict"), pct, noise, rc);
         assert_string_equal(tu_str(k, "verdict"), "regressed");
         assert_string_equal(tu_str(k, "per_item"), "slower");
@@ -834,10 +835,13 @@ static void test_sample_noise_is_no_regression(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_verdicts),   cmocka_unit_test(test_noise_only),
+        cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_noise_only),
         cmocka_unit_test(test_pairs_by_program_point),
-        cmocka_unit_test(test_text),       cmocka_unit_test(test_json),
-        cmocka_unit_test(test_command),    cmocka_unit_test(test_command_errors),
+        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_command),
+        cmocka_unit_test(test_command_errors),
         cmocka_unit_test(test_sample_with_itself),
         cmocka_unit_test(test_sample_slower_with_missing_launches),
         cmocka_unit_test(test_sample_noise_is_no_regression),

@@ -66,7 +66,8 @@ static json_t *slice_named(json_t *events, const char *name)
 {
     size_t i;
     json_t *ev;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (!strcmp(ph_of(ev), "X") && !strcmp(tu_str(ev, "name"), name))
             return ev;
     }
@@ -78,7 +79,8 @@ static json_t *metadata(json_t *events, const char *what, long long pid, long lo
 {
     size_t i;
     json_t *ev;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (!strcmp(ph_of(ev), "M") && !strcmp(tu_str(ev, "name"), what) && tu_int(ev, "pid") == pid &&
             (tid < 0 || tu_int(ev, "tid") == tid))
             return json_object_get(ev, "args");
@@ -111,7 +113,8 @@ static void check_nesting(json_t *events)
     span *s = malloc((n + 1) * sizeof *s);
     json_t *ev;
     assert_non_null(s);
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (strcmp(ph_of(ev), "X"))
             continue;
         uint64_t start = ns_of(ev, "ts");
@@ -127,8 +130,7 @@ static void check_nesting(json_t *events)
             depth--;
         if (depth && s[k].end > open[depth - 1])
             fail_msg("pid %lld tid %lld: slice %llu..%llu overlaps its parent ending at %llu", s[k].pid, s[k].tid,
-                     (unsigned long long)s[k].start, (unsigned long long)s[k].end,
-                     (unsigned long long)open[depth - 1]);
+                     (unsigned long long)s[k].start, (unsigned long long)s[k].end, (unsigned long long)open[depth - 1]);
         open[depth++] = s[k].end;
     }
     free(open);
@@ -149,7 +151,8 @@ static size_t check_flows(json_t *events)
     uint64_t *s_ids = malloc((n + 1) * sizeof *s_ids), *f_ids = malloc((n + 1) * sizeof *f_ids);
     json_t *ev;
     assert_true(s_ids && f_ids);
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         const char *ph = ph_of(ev);
         if (!strcmp(ph, "s")) {
             s_ids[ns++] = (uint64_t)tu_int(ev, "id");
@@ -224,12 +227,14 @@ static void test_fixture(void **state)
     size_t i;
     json_t *ev;
     long long flow = -1;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (!strcmp(ph_of(ev), "s") && ns_of(ev, "ts") == FIX_US(210))
             flow = tu_int(ev, "id");
     }
     assert_true(flow > 0);
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (!strcmp(ph_of(ev), "f") && tu_int(ev, "id") == flow) {
             assert_int_equal(ns_of(ev, "ts"), FIX_US(250));
             assert_int_equal(tu_int(ev, "pid"), 1 << 30);
@@ -240,15 +245,15 @@ static void test_fixture(void **state)
     json_t *cross = slice_named(events, "cross");
     assert_int_equal(tu_int(cross, "pid"), 4242);
     assert_true(tu_int(cross, "tid") != 101);
-    assert_string_equal(tu_str(metadata(events, "thread_name", 4242, tu_int(cross, "tid")), "name"),
-                        "thread 101 #2");
+    assert_string_equal(tu_str(metadata(events, "thread_name", 4242, tu_int(cross, "tid")), "name"), "thread 101 #2");
     assert_string_equal(tu_str(json_object_get(cross, "args"), "domain"), "io");
     /* the unended scope reaches the end of the session */
     json_t *open = slice_named(events, "open");
     assert_int_equal(ns_of(open, "ts") + ns_of(open, "dur"), FIX_US(2000));
     /* counters: the power in W, per sample */
     size_t power = 0;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (!strcmp(ph_of(ev), "C") && !strcmp(tu_str(ev, "name"), "GPU 0 power (W)")) {
             double v = json_number_value(json_object_get(json_object_get(ev, "args"), "value"));
             double want = 100.5 + (double)power;
@@ -276,7 +281,8 @@ static void test_train_sample(void **state)
     assert_true(starts && want);
     size_t nk = 0, i;
     json_t *ev;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         if (!strcmp(ph_of(ev), "X") && !strcmp(tu_str(ev, "cat"), "kernel")) {
             assert_true(nk < k->n);
             starts[nk++] = ns_of(ev, "ts");

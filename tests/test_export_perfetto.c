@@ -43,10 +43,10 @@ TU_TEMP_DIR_FIXTURES(work, "export-perfetto")
 
 typedef struct pnode {
     uint32_t field;
-    int msg;         /* a nested message; else a value */
-    char *str;       /* a string value (unescaped), or NULL */
+    int msg;   /* a nested message; else a value */
+    char *str; /* a string value (unescaped), or NULL */
     size_t str_len;
-    uint64_t num;    /* a number value */
+    uint64_t num; /* a number value */
     struct pnode *kids;
     size_t nkids, cap;
 } pnode;
@@ -186,7 +186,7 @@ typedef struct track {
 typedef struct tevent {
     uint64_t ts, track, order;
     unsigned type;
-    const char *name; /* interned name, begins and instants */
+    const char *name;         /* interned name, begins and instants */
     uint64_t annotations[16]; /* value by debug annotation iid; UINT64_MAX absent */
 } tevent;
 
@@ -260,7 +260,7 @@ static void load(const char *path, ptrace *p)
     assert_true(p->tracks && p->events && p->flows && p->terminating);
     for (size_t i = 0; i < n; i++) {
         const pnode *pk = &p->root.kids[i];
-        assert_int_equal(pk->field, 1); /* Trace.packet */
+        assert_int_equal(pk->field, 1);      /* Trace.packet */
         assert_int_equal(num(pk, 10, 0), 1); /* one sequence */
         uint64_t flags = num(pk, 13, 0);
         if (i == 0) {
@@ -497,9 +497,20 @@ static void test_fixture(void **state)
     check_flows(&p);
 
     /* names, interned once each, with their text as recorded */
-    static const char *const names[] = {"step", "forward, \"fwd\"\n", "loader\001", "open", "gemm<float, 128>",
-                                        "launch gemm<float, 128>", "softmax", "relu", "memcpy HtoD",
-                                        "memcpy HtoD (call)", "memset", "sync stream", "attention op", "cross",
+    static const char *const names[] = {"step",
+                                        "forward, \"fwd\"\n",
+                                        "loader\001",
+                                        "open",
+                                        "gemm<float, 128>",
+                                        "launch gemm<float, 128>",
+                                        "softmax",
+                                        "relu",
+                                        "memcpy HtoD",
+                                        "memcpy HtoD (call)",
+                                        "memset",
+                                        "sync stream",
+                                        "attention op",
+                                        "cross",
                                         "checkpoint"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!name_interned(&p, names[i]))
@@ -511,7 +522,7 @@ static void test_fixture(void **state)
     assert_int_equal(gemm->ts, FIX_US(250));
     assert_int_equal(end_of(&p, gemm), FIX_US(350));
     assert_int_equal(gemm->annotations[1], 11); /* correlation */
-    uint64_t launch = gemm->annotations[2];  /* an interned string */
+    uint64_t launch = gemm->annotations[2];     /* an interned string */
     assert_true(launch < p.nvalues && p.values[launch]);
     assert_string_equal(p.values[launch], "grid 132x1x1, block 256x1x1, 64 registers");
     const tevent *call = begin_named(&p, "launch gemm<float, 128>");

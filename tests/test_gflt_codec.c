@@ -76,7 +76,7 @@ static void test_crc32c_sw_hw(void **state)
 static void test_varints(void **state)
 {
     (void)state;
-    static const uint64_t values[] = {0, 1, 127, 128, 255, 16383, 16384, 1ull << 32, (1ull << 63) - 1,
+    static const uint64_t values[] = {0,          1,         127, 128, 255, 16383, 16384, 1ull << 32, (1ull << 63) - 1,
                                       1ull << 63, UINT64_MAX};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         uint8_t buf[GFL_VARINT_MAX];
@@ -116,7 +116,9 @@ static void test_varints(void **state)
 /* ---- the layouts ---------------------------------------------------------- */
 
 #define END_OF(m) (offsetof(gfl_event, m) + sizeof(((gfl_event *)0)->m))
+// clang-format off
 #define RANGE_OF(m) {offsetof(gfl_event, m), END_OF(m)}
+// clang-format on
 
 typedef struct range {
     size_t from, to;
@@ -127,7 +129,8 @@ typedef struct range {
 static void expected_gaps(uint8_t type, range *gaps, int *n)
 {
     *n = 0;
-#define TAIL(m) gaps[(*n)++] = (range){END_OF(m), GFL_EVENT_SIZE}
+#define TAIL(m)                                                                                                        \
+    gaps[(*n)++] = (range) { END_OF(m), GFL_EVENT_SIZE }
     switch (type) {
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
@@ -161,8 +164,8 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
         gaps[(*n)++] = (range)RANGE_OF(u.stack.reserved);
         TAIL(u.stack.frames[GFL_STACK_FRAMES_PER_EVENT - 1].offset);
         break;
-    default: fail_msg("event type %u (%s) is new: add it here and to the .gflt layout", type,
-                      gpufl__event_type_name(type));
+    default:
+        fail_msg("event type %u (%s) is new: add it here and to the .gflt layout", type, gpufl__event_type_name(type));
     }
 #undef TAIL
 }
@@ -198,10 +201,12 @@ static void test_layouts_cover_events(void **state)
                 /* refers to a timestamp already decoded */
                 bool found = false;
                 for (unsigned j = 0; j < k; j++)
-                    found |= (l->fields[j].off == f->aux && l->fields[j].size == 8) ||
-                             (l->fields[j].codec == GFLT_SPAN && (l->fields[j].off == f->aux || l->fields[j].aux == f->aux));
+                    found |=
+                        (l->fields[j].off == f->aux && l->fields[j].size == 8) ||
+                        (l->fields[j].codec == GFLT_SPAN && (l->fields[j].off == f->aux || l->fields[j].aux == f->aux));
                 if (!found)
-                    fail_msg("%s: column %u refers to a field not decoded before it", gpufl__event_type_name((uint8_t)t), k);
+                    fail_msg("%s: column %u refers to a field not decoded before it",
+                             gpufl__event_type_name((uint8_t)t), k);
             }
             seen_device |= f->off == offsetof(gfl_event, h.device);
             for (unsigned j = 0; j < l->nfields; j++)
@@ -234,8 +239,8 @@ static uint32_t names[6];
 static int setup_names(void **state)
 {
     (void)state;
-    static const char *const text[6] = {"", "ampere_sgemm_128x64_nn", "forward", "λ \"quoted\"\n",
-                                        "/usr/lib/libtorch_cuda.so", "aten::addmm"};
+    static const char *const text[6] = {
+        "", "ampere_sgemm_128x64_nn", "forward", "λ \"quoted\"\n", "/usr/lib/libtorch_cuda.so", "aten::addmm"};
     for (int i = 0; i < 6; i++)
         names[i] = gpufl__intern(text[i]);
     return 0;
@@ -291,8 +296,7 @@ static void roundtrip(codec *c, const gfl_event *evs, size_t n)
     read_strings(&c->strings, &c->file_strings);
     uint64_t skipped;
     const char *why = NULL;
-    int rc = gpufl__gflt_decode_events(&c->dec, c->payload.p, c->payload.len, c->file_strings.n,
-                                       &skipped, &why);
+    int rc = gpufl__gflt_decode_events(&c->dec, c->payload.p, c->payload.len, c->file_strings.n, &skipped, &why);
     if (rc != 0)
         fail_msg("decode: %d %s", rc, why);
     assert_int_equal(skipped, 0);
@@ -490,14 +494,10 @@ static void test_foreign_payloads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_crc32c_vectors),
-        cmocka_unit_test(test_crc32c_sw_hw),
-        cmocka_unit_test(test_varints),
-        cmocka_unit_test(test_layouts_cover_events),
-        cmocka_unit_test(test_every_type),
-        cmocka_unit_test(test_random_chunks),
-        cmocka_unit_test(test_damaged_payloads),
-        cmocka_unit_test(test_foreign_payloads),
+        cmocka_unit_test(test_crc32c_vectors),   cmocka_unit_test(test_crc32c_sw_hw),
+        cmocka_unit_test(test_varints),          cmocka_unit_test(test_layouts_cover_events),
+        cmocka_unit_test(test_every_type),       cmocka_unit_test(test_random_chunks),
+        cmocka_unit_test(test_damaged_payloads), cmocka_unit_test(test_foreign_payloads),
     };
     return cmocka_run_group_tests(tests, setup_names, NULL);
 }

@@ -46,14 +46,19 @@ static int setup(void **state)
 
 static int to_memory(void *ctx, const void *data, size_t n, bool final)
 {
-    (void)final;
+    (void) final;
     return gpufl__bytebuf_append(ctx, data, n);
 }
 
-static const gpufl__session_meta meta_in = {
-    .session_id = "app-20261121-000000-42-abcd", .app_name = "app", .host = "node7",
-    .gpufl_version = "0.1.0", .pid = 42, .start_ns = 1000, .start_wall_ns = 1790000000000000000ull,
-    .format_version = 1, .stop_detail = ""};
+static const gpufl__session_meta meta_in = {.session_id = "app-20261121-000000-42-abcd",
+                                            .app_name = "app",
+                                            .host = "node7",
+                                            .gpufl_version = "0.1.0",
+                                            .pid = 42,
+                                            .start_ns = 1000,
+                                            .start_wall_ns = 1790000000000000000ull,
+                                            .format_version = 1,
+                                            .stop_detail = ""};
 
 /* A file of n random events; the events are kept in *evs. */
 static void write_file(gpufl__bytebuf *file, gfl_event **evs, size_t n, size_t chunk, int level,
@@ -66,16 +71,15 @@ static void write_file(gpufl__bytebuf *file, gfl_event **evs, size_t n, size_t c
     gpufl__gflt_out out = {to_memory, file};
     assert_int_equal(gpufl__gflt_writer_open(&w, out, &gpufl__intern_lookup, &meta_in, chunk, level), 0);
     for (size_t i = 0; i < n; i++) {
-        tu_random_event(&rng, (uint8_t)(1 + tu_rand(&rng) % (GFL_EV_TYPE_COUNT - 1)), 0.5, names, 5,
-                        &(*evs)[i]);
+        tu_random_event(&rng, (uint8_t)(1 + tu_rand(&rng) % (GFL_EV_TYPE_COUNT - 1)), 0.5, names, 5, &(*evs)[i]);
         assert_int_equal(gpufl__gflt_writer_add(&w, &(*evs)[i]), 0);
     }
     assert_int_equal(gpufl__gflt_writer_close(&w, end), 0);
 }
 
 /* Reads every event of data (as "mem.gflt"), checking them against expect. */
-static long read_all(const void *data, size_t n, const gfl_event *expect, size_t nexpect,
-                     gpufl__event_source **keep, char *err, size_t err_len)
+static long read_all(const void *data, size_t n, const gfl_event *expect, size_t nexpect, gpufl__event_source **keep,
+                     char *err, size_t err_len)
 {
     return tu_read_events(data, n, "mem.gflt", expect, nexpect, &gpufl__intern_lookup, keep, err, err_len);
 }
@@ -145,8 +149,7 @@ static void test_structure_and_index(void **state)
         gpufl__gflt_chunk_header h = {0};
         assert_true(file.len - off >= GFLT_CHUNK_HEADER_SIZE);
         assert_int_equal(gpufl__gflt_chunk_header_get(file.p + off, &h), 0);
-        assert_int_equal(gpufl__crc32c(0, file.p + off + GFLT_CHUNK_HEADER_SIZE, h.stored_len),
-                         h.payload_crc);
+        assert_int_equal(gpufl__crc32c(0, file.p + off + GFLT_CHUNK_HEADER_SIZE, h.stored_len), h.payload_crc);
         if (!first_type)
             first_type = h.type;
         if (h.type == GFLT_CHUNK_EVENTS || h.type == GFLT_CHUNK_STRINGS) {
@@ -396,7 +399,7 @@ static void test_big_file_read_ahead(void **state)
     gpufl__session_meta end = meta_in;
     end.ended = true;
     write_file(&file, &evs, 150000, 4096, 0, &end); /* uncompressed */
-    assert_true(file.len > (4u << 20)); /* gflt_chunks.c reads ahead from 4 MiB on */
+    assert_true(file.len > (4u << 20));             /* gflt_chunks.c reads ahead from 4 MiB on */
     char *dir = tu_mkdtemp("gflt-big");
     char path[4200];
     snprintf(path, sizeof path, "%s/big.gflt", dir);

@@ -56,10 +56,7 @@ typedef struct jiffies {
 /* Busy and total as the kernel defines them: guest time is already inside
  * user and nice, so the last two columns are not added again. */
 static uint64_t j_idle(const jiffies *j) { return j->idle + j->iowait; }
-static uint64_t j_busy(const jiffies *j)
-{
-    return j->user + j->nice + j->system + j->irq + j->softirq + j->steal;
-}
+static uint64_t j_busy(const jiffies *j) { return j->user + j->nice + j->system + j->irq + j->softirq + j->steal; }
 
 static uint32_t expected_sys(const jiffies *from, const jiffies *to)
 {
@@ -68,10 +65,7 @@ static uint32_t expected_sys(const jiffies *from, const jiffies *to)
     return (uint32_t)(busy * 10000 / total);
 }
 
-static uint32_t expected_proc(uint64_t cpu_ns, uint64_t wall_ns)
-{
-    return (uint32_t)(cpu_ns * 10000 / wall_ns);
-}
+static uint32_t expected_proc(uint64_t cpu_ns, uint64_t wall_ns) { return (uint32_t)(cpu_ns * 10000 / wall_ns); }
 
 typedef struct fake_proc {
     char *root;
@@ -171,13 +165,13 @@ static void test_exact_values_over_a_sequence(void **state)
     /* deltas chosen so that every choice of window start gives a different
      * answer: the reading says which start was used */
     static const jiffies step[7] = {
-        {10, 0, 0, 30, 0, 0, 0, 0, 10, 0},  /* +100 ms */
-        {0, 0, 20, 10, 10, 0, 0, 0, 0, 0},  /* +200 ms */
-        {5, 0, 0, 40, 0, 1, 1, 1, 5, 3},    /* +300 ms */
-        {30, 0, 0, 10, 0, 0, 0, 0, 0, 0},   /* +400 ms */
-        {0, 2, 0, 60, 0, 0, 0, 0, 0, 0},    /* +600 ms */
-        {50, 0, 0, 50, 0, 0, 0, 0, 0, 0},   /* +700 ms */
-        {7, 0, 3, 900, 0, 0, 0, 0, 0, 0},   /* +2000 ms */
+        {10, 0, 0, 30, 0, 0, 0, 0, 10, 0}, /* +100 ms */
+        {0, 0, 20, 10, 10, 0, 0, 0, 0, 0}, /* +200 ms */
+        {5, 0, 0, 40, 0, 1, 1, 1, 5, 3},   /* +300 ms */
+        {30, 0, 0, 10, 0, 0, 0, 0, 0, 0},  /* +400 ms */
+        {0, 2, 0, 60, 0, 0, 0, 0, 0, 0},   /* +600 ms */
+        {50, 0, 0, 50, 0, 0, 0, 0, 0, 0},  /* +700 ms */
+        {7, 0, 3, 900, 0, 0, 0, 0, 0, 0},  /* +2000 ms */
     };
     static const uint64_t at_ms[8] = {0, 100, 200, 300, 400, 600, 700, 2000};
     static const uint64_t cpu_step_ms[8] = {0, 50, 150, 0, 100, 400, 1, 2600};
@@ -225,10 +219,9 @@ static void test_exact_values_over_a_sequence(void **state)
         if (sys_from[i] >= 0)
             want_valid |= GFL_HOST_SYS_CPU;
         if (m.valid != want_valid)
-            fail_msg("read %d at +%llu ms: valid 0x%x, expected 0x%x", i,
-                     (unsigned long long)at_ms[i], m.valid, want_valid);
-        assert_int_equal(m.proc_cpu_pct_x100,
-                         expected_proc(cpu_step_ms[i] * MS, (at_ms[i] - at_ms[i - 1]) * MS));
+            fail_msg("read %d at +%llu ms: valid 0x%x, expected 0x%x", i, (unsigned long long)at_ms[i], m.valid,
+                     want_valid);
+        assert_int_equal(m.proc_cpu_pct_x100, expected_proc(cpu_step_ms[i] * MS, (at_ms[i] - at_ms[i - 1]) * MS));
         if (sys_from[i] >= 0) {
             uint32_t want = expected_sys(&j[sys_from[i]], &j[i]);
             if (m.sys_cpu_pct_x100 != want)
@@ -445,7 +438,7 @@ static void test_garbage_files_clear_their_bits(void **state)
         {0, "", GFL_HOST_SYS_CPU},
         {0, "garbage\n", GFL_HOST_SYS_CPU},
         {0, "cpu  x y z w\n", GFL_HOST_SYS_CPU},
-        {0, "cpu  1 2 3\n", GFL_HOST_SYS_CPU},                /* fewer than 4 columns */
+        {0, "cpu  1 2 3\n", GFL_HOST_SYS_CPU},                  /* fewer than 4 columns */
         {0, "cpu0 999999 0 999999 999999\n", GFL_HOST_SYS_CPU}, /* not the total line */
         {0, "intr 1 2 3\ncpu  999999 0 999999 999999 0\n", GFL_HOST_SYS_CPU},
         {0, "cpu", GFL_HOST_SYS_CPU},
@@ -646,10 +639,9 @@ static void test_real_proc(void **state)
     burn_cpu_ms(300);
     gpufl__host_metrics_read(h, gpufl__mono_ns(), &m);
     assert_int_equal(m.valid, ALL_BITS);
-    print_message("real /proc: proc %u sys %u (x100 %%), rss %llu, ram %llu/%llu, %u cpus\n",
-                  m.proc_cpu_pct_x100, m.sys_cpu_pct_x100, (unsigned long long)m.proc_rss_bytes,
-                  (unsigned long long)m.ram_used_bytes, (unsigned long long)m.ram_total_bytes,
-                  m.cpu_count);
+    print_message("real /proc: proc %u sys %u (x100 %%), rss %llu, ram %llu/%llu, %u cpus\n", m.proc_cpu_pct_x100,
+                  m.sys_cpu_pct_x100, (unsigned long long)m.proc_rss_bytes, (unsigned long long)m.ram_used_bytes,
+                  (unsigned long long)m.ram_total_bytes, m.cpu_count);
     assert_true(m.proc_cpu_pct_x100 >= 100); /* >= 1 %, even on a loaded machine */
     assert_true(m.proc_cpu_pct_x100 <= m.cpu_count * 10000 + 500);
     assert_true(m.sys_cpu_pct_x100 <= 10000);

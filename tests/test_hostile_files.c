@@ -49,15 +49,12 @@ static int run_cli_out(const char *what, const char *const *args, char **out, ch
     argv[n] = NULL;
     int rc = tu_run(argv, out, err);
     if (rc >= 124)
-        fail_msg("gpufl %s %s: did not finish (status %d: killed after %s s, or crashed): %s",
-                 args[0], what, rc, HANG_S, *err ? *err : "");
+        fail_msg("gpufl %s %s: did not finish (status %d: killed after %s s, or crashed): %s", args[0], what, rc,
+                 HANG_S, *err ? *err : "");
     return rc;
 }
 
-static int run_cli(const char *what, const char *const *args, char **err)
-{
-    return run_cli_out(what, args, NULL, err);
-}
+static int run_cli(const char *what, const char *const *args, char **err) { return run_cli_out(what, args, NULL, err); }
 
 /* The reader commands, each with its arguments, SESSION standing for the
  * path under test. */
@@ -105,8 +102,7 @@ static int open_in_child(void)
 /* Runs every reader on session, where `fifo` (a file of it) is a FIFO.
  * reads_it: whether commands other than summary read that file (the logs
  * and trace.gflt; session.json is read by summary only). */
-static void readers_on(const char *session, const char *good, const char *fifo, bool reads_it,
-                       bool named)
+static void readers_on(const char *session, const char *good, const char *fifo, bool reads_it, bool named)
 {
     char out[4300];
     snprintf(out, sizeof out, "%s/out", work);
@@ -115,9 +111,7 @@ static void readers_on(const char *session, const char *good, const char *fifo, 
         const char *args[10];
         size_t n = 0;
         for (const char *const *a = commands[c]; *a; a++)
-            args[n++] = !strcmp(*a, "SESSION") ? session : !strcmp(*a, "GOOD") ? good
-                                                        : !strcmp(*a, "OUT")  ? out
-                                                                              : *a;
+            args[n++] = !strcmp(*a, "SESSION") ? session : !strcmp(*a, "GOOD") ? good : !strcmp(*a, "OUT") ? out : *a;
         args[n] = NULL;
         char *err = NULL;
         char what[4600];
@@ -133,8 +127,8 @@ static void readers_on(const char *session, const char *good, const char *fifo, 
         if (must_fail && !failed)
             fail_msg("gpufl %s %s: exit %d", commands[c][0], what, rc);
         if (failed && (!strstr(err, base) || !strstr(err, "not a regular file")))
-            fail_msg("gpufl %s %s: exit %d without naming %s as not a regular file: %s",
-                     commands[c][0], what, rc, base, err);
+            fail_msg("gpufl %s %s: exit %d without naming %s as not a regular file: %s", commands[c][0], what, rc, base,
+                     err);
         free(err);
         tu_rm_rf(out);
     }
@@ -272,13 +266,26 @@ static void stack_module_fifo(void **state)
     evs[0].u.stack = (gfl_stack_payload){.id = 1, .first = 0, .total = 1, .count = 1};
     evs[0].u.stack.frames[0] = (gfl_stack_frame){gpufl__intern(fifo), 0x1234};
     evs[1].h = (gfl_event_header){.type = GFL_EV_KERNEL, .ts = 2000100, .tid = 7};
-    evs[1].u.kernel = (gfl_kernel_payload){.end_ts = 2000600, .name = gpufl__intern("gemm"), .context = 1,
-                                           .stream = 7, .correlation = 1, .grid = {1, 1, 1},
-                                           .block = {32, 1, 1}, .stack_id = 1};
-    gpufl__session_meta m = {.session_id = "fifo-20261121-101010-4242-0123456789abcdef", .app_name = "fifo",
-                             .host = "node3", .gpufl_version = "0.1.0", .pid = 4242, .start_ns = 1000000,
-                             .start_wall_ns = 1790000000000000000ull, .format_version = 1, .ended = true,
-                             .end_ns = 9000000, .end_wall_ns = 1790000000008000000ull, .stop_detail = ""};
+    evs[1].u.kernel = (gfl_kernel_payload){.end_ts = 2000600,
+                                           .name = gpufl__intern("gemm"),
+                                           .context = 1,
+                                           .stream = 7,
+                                           .correlation = 1,
+                                           .grid = {1, 1, 1},
+                                           .block = {32, 1, 1},
+                                           .stack_id = 1};
+    gpufl__session_meta m = {.session_id = "fifo-20261121-101010-4242-0123456789abcdef",
+                             .app_name = "fifo",
+                             .host = "node3",
+                             .gpufl_version = "0.1.0",
+                             .pid = 4242,
+                             .start_ns = 1000000,
+                             .start_wall_ns = 1790000000000000000ull,
+                             .format_version = 1,
+                             .ended = true,
+                             .end_ns = 9000000,
+                             .end_wall_ns = 1790000000008000000ull,
+                             .stop_detail = ""};
     tu_write_gflt_and_ndjson(gflt, sdir, evs, 2, &m, 4, 1);
     const char *paths[] = {gflt, sdir};
     for (size_t i = 0; i < 2; i++) {

@@ -45,12 +45,12 @@
 
 /* ---- the children ------------------------------------------------------------ */
 
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "child: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-            return __LINE__;                                                                       \
-        }                                                                                          \
+#define CHECK(cond)                                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "child: check failed at %s:%d: %s\n", __FILE__, __LINE__, #cond);                          \
+            return __LINE__;                                                                                           \
+        }                                                                                                              \
     } while (0)
 
 typedef int (*inject_fn)(void);
@@ -134,7 +134,11 @@ static int child_wait_for_signal(void)
 }
 
 static volatile sig_atomic_t got_term;
-static void on_term(int sig) { (void)sig; got_term = 1; }
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
 
 /* A program with its own SIGTERM handler keeps it: it decides what SIGTERM
  * means (here: finish and return normally). */
@@ -252,11 +256,11 @@ static int child_main(const char *name)
 /* ---- the parent -------------------------------------------------------------- */
 
 typedef struct run {
-    char *root;                  /* temporary directory of the case */
-    char log_path[4200];         /* GPUFL_LOG_PATH */
-    char report[4200];           /* GPUFL_RUN_REPORT */
-    char ready[4200];            /* created by a child once injected */
-    char out[4200], err[4200];   /* the child's stdout and stderr */
+    char *root;                /* temporary directory of the case */
+    char log_path[4200];       /* GPUFL_LOG_PATH */
+    char report[4200];         /* GPUFL_RUN_REPORT */
+    char ready[4200];          /* created by a child once injected */
+    char out[4200], err[4200]; /* the child's stdout and stderr */
     pid_t pid;
 } run;
 

@@ -63,8 +63,8 @@ static void test_same_string_same_id(void **state)
     /* different strings, including prefixes and one-byte differences around
      * the 8-byte words the hash folds, get different ids */
     static const char *const others[] = {
-        "train_ste", "train_stepx", "Train_step", "train_stop", "a", "b", "ab", "ba",
-        "12345678", "12345679", "123456789", "1234567890123456", "1234567890123457",
+        "train_ste", "train_stepx", "Train_step",       "train_stop",       "a", "b", "ab", "ba", "12345678",
+        "12345679",  "123456789",   "1234567890123456", "1234567890123457",
     };
     uint32_t ids[sizeof others / sizeof others[0]];
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
@@ -105,8 +105,8 @@ static void test_reserved_ids(void **state)
     assert_int_equal(gpufl__intern_overflows(), 0);
 
     /* unknown ids read as "" (len 0), including ones past the directory */
-    uint32_t unknown[] = {gpufl__intern_count(), gpufl__intern_count() + 4096,
-                          GFL_INTERN_MAX_STRINGS - 1, GFL_INTERN_MAX_STRINGS, UINT32_MAX};
+    uint32_t unknown[] = {gpufl__intern_count(), gpufl__intern_count() + 4096, GFL_INTERN_MAX_STRINGS - 1,
+                          GFL_INTERN_MAX_STRINGS, UINT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         len = 77;
         const char *s = gpufl__intern_str(unknown[i], &len);
@@ -413,7 +413,6 @@ static int overflow_by_count_child(void)
     return 0;
 }
 
-
 static void test_overflow_when_bytes_run_out(void **state)
 {
     (void)state;
@@ -432,14 +431,10 @@ static void test_overflow_when_count_runs_out(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_same_string_same_id),
-        cmocka_unit_test(test_reserved_ids),
-        cmocka_unit_test(test_embedded_bytes_round_trip),
-        cmocka_unit_test(test_long_names_are_cut),
-        cmocka_unit_test(test_growth_keeps_ids_stable),
-        cmocka_unit_test(test_concurrent_interning_is_consistent),
-        cmocka_unit_test(test_overflow_when_bytes_run_out),
-        cmocka_unit_test(test_overflow_when_count_runs_out),
+        cmocka_unit_test(test_same_string_same_id),         cmocka_unit_test(test_reserved_ids),
+        cmocka_unit_test(test_embedded_bytes_round_trip),   cmocka_unit_test(test_long_names_are_cut),
+        cmocka_unit_test(test_growth_keeps_ids_stable),     cmocka_unit_test(test_concurrent_interning_is_consistent),
+        cmocka_unit_test(test_overflow_when_bytes_run_out), cmocka_unit_test(test_overflow_when_count_runs_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,8 +139,9 @@ static void test_option(void **state)
 
 /* ---- a session written both ways ------------------------------------------- */
 
-#define SCRIPT "kernels=3000,copies=300,memsets=30,syncs=30,allocs=30,metrics=10,devices=2,streams=4," \
-               "threads=2,pace=1"
+#define SCRIPT                                                                                                         \
+    "kernels=3000,copies=300,memsets=30,syncs=30,allocs=30,metrics=10,devices=2,streams=4,"                            \
+    "threads=2,pace=1"
 
 /* Every event line of one log read back and formatted again is the line
  * itself; the events are appended to evs (with their strings in t). */
@@ -167,8 +168,7 @@ static size_t check_log_exact(const char *path, gpufl__strtab *t, gfl_event **ev
         assert_non_null(again);
         size_t n2 = gpufl__ndjson_format(&ev, &names, again);
         if (n2 != (size_t)(nl - line) + 1 || memcmp(again, line, n2) != 0)
-            fail_msg("%s: the line does not come back:\n  %.*s\n  %.*s", path, (int)(nl - line), line,
-                     (int)n2, again);
+            fail_msg("%s: the line does not come back:\n  %.*s\n  %.*s", path, (int)(nl - line), line, (int)n2, again);
         free(again);
         if (*n == *cap) {
             *cap = *cap ? *cap * 2 : 1024;
@@ -265,7 +265,8 @@ static void test_both_with_plugin(void **state)
     assert_int_equal(gpufl_trace_get_info(b)->source_format, GPUFL_TRACE_GFLT); /* the directory prefers it */
     const char *key;
     json_t *v;
-    json_object_foreach(events, key, v) {
+    json_object_foreach(events, key, v)
+    {
         unsigned type = 0;
         for (unsigned ty = 1; ty < GFL_EV_TYPE_COUNT; ty++)
             if (!strcmp(key, gpufl__event_type_name((uint8_t)ty)))
@@ -274,8 +275,8 @@ static void test_both_with_plugin(void **state)
         assert_int_equal(gpufl_trace_event_count(a, type), json_integer_value(v));
     }
     json_t *logs_json = json_object_get(json_object_get(session, "summary"), "logs");
-    uint64_t total = file_size(dir, "trace.gflt") + file_size(dir, "device.log") +
-                     file_size(dir, "scope.log") + file_size(dir, "system.log");
+    uint64_t total = file_size(dir, "trace.gflt") + file_size(dir, "device.log") + file_size(dir, "scope.log") +
+                     file_size(dir, "system.log");
     /* every byte but the closing lines and chunks, written after the summary */
     assert_true((uint64_t)tu_int(logs_json, "bytes_written") <= total);
     assert_true(total - (uint64_t)tu_int(logs_json, "bytes_written") < 2048);
@@ -335,8 +336,7 @@ static void test_gflt_only(void **state)
     json_t *events = json_object_get(json_object_get(session, "summary"), "events");
     assert_int_equal(tu_int(events, "scope_begin"), gpufl_trace_event_count(t, GFL_EV_SCOPE_BEGIN));
     assert_int_equal(tu_int(events, "host_metrics"), gpufl_trace_event_count(t, GFL_EV_HOST_METRICS));
-    uint64_t written = (uint64_t)tu_int(json_object_get(json_object_get(session, "summary"), "logs"),
-                                        "bytes_written");
+    uint64_t written = (uint64_t)tu_int(json_object_get(json_object_get(session, "summary"), "logs"), "bytes_written");
     assert_true(written <= file_size(dir, "trace.gflt") && file_size(dir, "trace.gflt") - written < 512);
     json_decref(session);
     gpufl_trace_close(t);
@@ -393,8 +393,7 @@ static void check_stopped(const char *dir, const char *reason, uint64_t produced
 
 /* A session under a 1 MiB cap that records `rounds` rounds of `pairs` new
  * scopes; returns its directory and the scope events produced. */
-static char *capped_session(const char *app, gpufl_log_format format, int rounds, unsigned pairs,
-                            uint64_t *produced)
+static char *capped_session(const char *app, gpufl_log_format format, int rounds, unsigned pairs, uint64_t *produced)
 {
     char *log_path = new_log_path(app);
     gpufl_options o;
@@ -437,8 +436,8 @@ static void test_both_share_the_cap(void **state)
     (void)state;
     uint64_t produced;
     char *dir = capped_session("both_cap", GPUFL_LOG_BOTH, 4, 5000, &produced);
-    uint64_t total = file_size(dir, "trace.gflt") + file_size(dir, "device.log") +
-                     file_size(dir, "scope.log") + file_size(dir, "system.log");
+    uint64_t total = file_size(dir, "trace.gflt") + file_size(dir, "device.log") + file_size(dir, "scope.log") +
+                     file_size(dir, "system.log");
     assert_true(total <= 1ull << 20);
     check_stopped(dir, "disk_cap", produced);
     free(dir);

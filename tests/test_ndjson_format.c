@@ -120,10 +120,7 @@ static void expect_s(const line *l, const char *key, const char *v)
     assert_string_equal(json_string_value(j), v);
 }
 
-static void expect_true(const line *l, const char *key)
-{
-    assert_true(json_is_true(json_object_get(l->obj, key)));
-}
+static void expect_true(const line *l, const char *key) { assert_true(json_is_true(json_object_get(l->obj, key))); }
 
 /* The raw text `"key":value` appears in the line (for fixed-point numbers,
  * whose exact spelling matters). */
@@ -205,8 +202,7 @@ static void test_scope_end(void **state)
     /* closed because its parent ended */
     ev.h.flags = GFL_F_SCOPE_IMPLICIT;
     l = format_line(&ev);
-    expect_keys(&l, KEYS("type", "ts_ns", "tid", "id", "parent", "depth", "name", "begin_ns", "dur_ns",
-                         "implicit"));
+    expect_keys(&l, KEYS("type", "ts_ns", "tid", "id", "parent", "depth", "name", "begin_ns", "dur_ns", "implicit"));
     expect_true(&l, "implicit");
     line_free(&l);
 
@@ -256,8 +252,8 @@ static void test_host_metrics_all_validity_combinations(void **state)
         gfl_event ev = make(GFL_EV_HOST_METRICS, 99000, 0, 0);
         ev.u.host.valid = valid;
         ev.u.host.cpu_count = 64;
-        ev.u.host.proc_cpu_pct_x100 = 25075;  /* 250.75 % */
-        ev.u.host.sys_cpu_pct_x100 = 1200;    /* 12 % */
+        ev.u.host.proc_cpu_pct_x100 = 25075; /* 250.75 % */
+        ev.u.host.sys_cpu_pct_x100 = 1200;   /* 12 % */
         ev.u.host.ram_used_bytes = 3ull << 33;
         ev.u.host.ram_total_bytes = 1ull << 37;
         ev.u.host.proc_rss_bytes = 123456789012ull;
@@ -363,11 +359,10 @@ static void test_device_metrics_all_fields(void **state)
     gfl_event ev = full_device_metrics();
     line l = format_line(&ev);
     expect_type(&l, "device_metrics");
-    expect_keys(&l, KEYS("type", "ts_ns", "device", "gpu_util_pct", "mem_util_pct", "mem_used_bytes",
-                         "mem_free_bytes", "mem_total_bytes", "proc_mem_bytes", "temp_c", "mem_temp_c", "power_mw",
-                         "power_limit_mw", "energy_mj", "sm_clock_mhz", "mem_clock_mhz", "gfx_clock_mhz",
-                         "throttle_mask", "throttle", "pcie_rx_kbps", "pcie_tx_kbps", "fan_pct",
-                         "ecc_corrected", "ecc_uncorrected"));
+    expect_keys(&l, KEYS("type", "ts_ns", "device", "gpu_util_pct", "mem_util_pct", "mem_used_bytes", "mem_free_bytes",
+                         "mem_total_bytes", "proc_mem_bytes", "temp_c", "mem_temp_c", "power_mw", "power_limit_mw",
+                         "energy_mj", "sm_clock_mhz", "mem_clock_mhz", "gfx_clock_mhz", "throttle_mask", "throttle",
+                         "pcie_rx_kbps", "pcie_tx_kbps", "fan_pct", "ecc_corrected", "ecc_uncorrected"));
     expect_u(&l, "ts_ns", 5555);
     expect_u(&l, "device", 3);
     expect_u(&l, "gpu_util_pct", 97);
@@ -399,9 +394,9 @@ static void test_device_metrics_all_fields(void **state)
     line_free(&l);
 
     /* every reason bit alone names exactly that reason */
-    static const char *const all[] = {"gpu_idle",   "app_clocks_setting", "sw_power_cap",
+    static const char *const all[] = {"gpu_idle",    "app_clocks_setting", "sw_power_cap",
                                       "hw_slowdown", "sync_boost",         "sw_thermal",
-                                      "hw_thermal", "hw_power_brake",     "display_clocks"};
+                                      "hw_thermal",  "hw_power_brake",     "display_clocks"};
     for (unsigned b = 0; b < 9; b++) {
         ev.u.dev.valid = GFL_DEV_THROTTLE;
         ev.u.dev.throttle_reasons = 1ull << b;
@@ -481,9 +476,9 @@ static void test_kernel(void **state)
     k->limiter = GFL_LIMIT_REGISTERS;
     line l = format_line(&ev);
     expect_type(&l, "kernel");
-    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr",
-                         "name", "mangled", "grid", "block", "regs", "smem_static", "smem_dynamic",
-                         "local_mem", "occupancy", "limiter", "tid", "scope", "ext_id", "stack"));
+    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "name",
+                         "mangled", "grid", "block", "regs", "smem_static", "smem_dynamic", "local_mem", "occupancy",
+                         "limiter", "tid", "scope", "ext_id", "stack"));
     expect_u(&l, "start_ns", 1000000);
     expect_u(&l, "end_ns", 1002500);
     expect_u(&l, "dur_ns", 2500);
@@ -532,9 +527,8 @@ static void test_kernel(void **state)
         ev.h.tid = 0;
         k->end_ts = 999999;
         l = format_line(&ev);
-        expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream",
-                             "corr", "name", "grid", "block", "regs", "smem_static", "smem_dynamic",
-                             "local_mem"));
+        expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "name",
+                             "grid", "block", "regs", "smem_static", "smem_dynamic", "local_mem"));
         expect_u(&l, "dur_ns", 0);
         line_free(&l);
     }
@@ -559,8 +553,8 @@ static void test_memcpy(void **state)
     m->dst_device = 6; /* not a peer copy: not written */
     line l = format_line(&ev);
     expect_type(&l, "memcpy");
-    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr",
-                         "kind", "src_kind", "dst_kind", "bytes", "tid", "scope", "ext_id", "stack"));
+    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "kind",
+                         "src_kind", "dst_kind", "bytes", "tid", "scope", "ext_id", "stack"));
     expect_u(&l, "start_ns", 10);
     expect_u(&l, "end_ns", 4010);
     expect_u(&l, "dur_ns", 4000);
@@ -587,8 +581,8 @@ static void test_memcpy(void **state)
     m->stack_id = 0;
     ev.h.tid = 0;
     l = format_line(&ev);
-    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr",
-                         "kind", "src_kind", "dst_kind", "bytes", "dst_device"));
+    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "kind",
+                         "src_kind", "dst_kind", "bytes", "dst_device"));
     expect_s(&l, "kind", "PtoP");
     expect_u(&l, "device", 2);
     expect_u(&l, "dst_device", 0);
@@ -625,8 +619,8 @@ static void test_memset(void **state)
     m->mem_kind = GFL_MEM_MANAGED;
     line l = format_line(&ev);
     expect_type(&l, "memset");
-    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr",
-                         "bytes", "value", "mem_kind", "tid", "scope", "ext_id"));
+    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "bytes",
+                         "value", "mem_kind", "tid", "scope", "ext_id"));
     expect_u(&l, "dur_ns", 60);
     expect_u(&l, "device", 1);
     expect_u(&l, "bytes", 4096);
@@ -639,8 +633,8 @@ static void test_memset(void **state)
     m->scope_id = m->external_id = 0;
     ev.h.tid = 0;
     l = format_line(&ev);
-    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr",
-                         "bytes", "value", "mem_kind"));
+    expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "bytes",
+                         "value", "mem_kind"));
     line_free(&l);
 }
 
@@ -659,8 +653,8 @@ static void test_sync(void **state)
         ev.u.sync.sync_kind = kind;
         line l = format_line(&ev);
         expect_type(&l, "sync");
-        expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream",
-                             "corr", "kind", "tid", "scope", "stack"));
+        expect_keys(&l, KEYS("type", "start_ns", "end_ns", "dur_ns", "device", "context", "stream", "corr", "kind",
+                             "tid", "scope", "stack"));
         expect_u(&l, "dur_ns", 9000);
         expect_u(&l, "stream", 14);
         expect_u(&l, "corr", 88);
@@ -689,8 +683,8 @@ static void test_mem_alloc_free(void **state)
         ev.u.mem.mem_kind = GFL_MEM_DEVICE;
         line l = format_line(&ev);
         expect_type(&l, kinds[i].name);
-        expect_keys(&l, KEYS("type", "ts_ns", "device", "context", "stream", "corr", "address", "bytes",
-                             "kind", "tid", "scope"));
+        expect_keys(&l, KEYS("type", "ts_ns", "device", "context", "stream", "corr", "address", "bytes", "kind", "tid",
+                             "scope"));
         expect_u(&l, "ts_ns", 31337);
         expect_s(&l, "address", i ? "0xfffffffffffffffe" : "0xffffffffffffffff");
         expect_u(&l, "bytes", 1ull << 30);
@@ -787,9 +781,9 @@ static void test_unknown_types(void **state)
  * (\u00XX: control characters other than \b \t \n \f \r, NUL included). */
 static uint32_t worst_name(unsigned salt, char **text)
 {
-    static const unsigned char six[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0b, 0x0e,
-                                        0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18,
-                                        0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f};
+    static const unsigned char six[] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x0b,
+                                        0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16,
+                                        0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f};
     char *s = malloc(GFL_INTERN_MAX_LEN);
     assert_non_null(s);
     for (unsigned i = 0; i < GFL_INTERN_MAX_LEN; i++)
@@ -872,25 +866,16 @@ static void test_bound_with_maximal_numbers(void **state)
         /* names must be real ids; the rest stays at all-ones */
         switch (type) {
         case GFL_EV_SCOPE_BEGIN:
-        case GFL_EV_SCOPE_END:
-            ev.u.scope.name = 0;
-            break;
+        case GFL_EV_SCOPE_END: ev.u.scope.name = 0; break;
         case GFL_EV_SYSTEM_START:
-        case GFL_EV_SYSTEM_STOP:
-            ev.u.window.name = 0;
-            break;
+        case GFL_EV_SYSTEM_STOP: ev.u.window.name = 0; break;
         case GFL_EV_KERNEL:
             ev.u.kernel.name = GFL_INTERN_EMPTY;
             ev.u.kernel.mangled_name = GFL_INTERN_OVERFLOW;
             break;
-        case GFL_EV_MEMCPY:
-            ev.u.memcpy.copy_kind = GFL_COPY_PTOP;
-            break;
-        case GFL_EV_LOG:
-            ev.u.log.message = GFL_INTERN_OVERFLOW;
-            break;
-        default:
-            break;
+        case GFL_EV_MEMCPY: ev.u.memcpy.copy_kind = GFL_COPY_PTOP; break;
+        case GFL_EV_LOG: ev.u.log.message = GFL_INTERN_OVERFLOW; break;
+        default: break;
         }
         size_t bound = gpufl__ndjson_bound(&ev, &gpufl__intern_lookup);
         char *buf = malloc(bound + SLACK);
@@ -951,7 +936,7 @@ static void expect_jstr(const char *in, size_t n, const char *want_json, const c
     json_decref(j);
     free(out);
 }
-#define EXPECT_JSTR(in, want_json, want_decoded) \
+#define EXPECT_JSTR(in, want_json, want_decoded)                                                                       \
     expect_jstr((in), sizeof(in) - 1, (want_json), (want_decoded), sizeof(want_decoded) - 1)
 
 static void test_escaping_ascii(void **state)
@@ -990,25 +975,26 @@ static void test_escaping_utf8(void **state)
 {
     (void)state;
     /* valid sequences are kept byte for byte, at the edges of each range */
-    EXPECT_JSTR("\xc2\x80", "\"\xc2\x80\"", "\xc2\x80");                     /* U+0080 */
-    EXPECT_JSTR("caf\xc3\xa9", "\"caf\xc3\xa9\"", "caf\xc3\xa9");            /* é */
-    EXPECT_JSTR("\xdf\xbf", "\"\xdf\xbf\"", "\xdf\xbf");                     /* U+07FF */
-    EXPECT_JSTR("\xe0\xa0\x80", "\"\xe0\xa0\x80\"", "\xe0\xa0\x80");         /* U+0800 */
-    EXPECT_JSTR("\xe2\x82\xac", "\"\xe2\x82\xac\"", "\xe2\x82\xac");         /* € */
-    EXPECT_JSTR("\xed\x9f\xbf", "\"\xed\x9f\xbf\"", "\xed\x9f\xbf");         /* U+D7FF */
-    EXPECT_JSTR("\xee\x80\x80", "\"\xee\x80\x80\"", "\xee\x80\x80");         /* U+E000 */
-    EXPECT_JSTR("\xef\xbf\xbd", "\"\xef\xbf\xbd\"", "\xef\xbf\xbd");         /* U+FFFD itself */
-    EXPECT_JSTR("\xef\xbf\xbf", "\"\xef\xbf\xbf\"", "\xef\xbf\xbf");         /* U+FFFF */
+    EXPECT_JSTR("\xc2\x80", "\"\xc2\x80\"", "\xc2\x80");                         /* U+0080 */
+    EXPECT_JSTR("caf\xc3\xa9", "\"caf\xc3\xa9\"", "caf\xc3\xa9");                /* é */
+    EXPECT_JSTR("\xdf\xbf", "\"\xdf\xbf\"", "\xdf\xbf");                         /* U+07FF */
+    EXPECT_JSTR("\xe0\xa0\x80", "\"\xe0\xa0\x80\"", "\xe0\xa0\x80");             /* U+0800 */
+    EXPECT_JSTR("\xe2\x82\xac", "\"\xe2\x82\xac\"", "\xe2\x82\xac");             /* € */
+    EXPECT_JSTR("\xed\x9f\xbf", "\"\xed\x9f\xbf\"", "\xed\x9f\xbf");             /* U+D7FF */
+    EXPECT_JSTR("\xee\x80\x80", "\"\xee\x80\x80\"", "\xee\x80\x80");             /* U+E000 */
+    EXPECT_JSTR("\xef\xbf\xbd", "\"\xef\xbf\xbd\"", "\xef\xbf\xbd");             /* U+FFFD itself */
+    EXPECT_JSTR("\xef\xbf\xbf", "\"\xef\xbf\xbf\"", "\xef\xbf\xbf");             /* U+FFFF */
     EXPECT_JSTR("\xf0\x90\x80\x80", "\"\xf0\x90\x80\x80\"", "\xf0\x90\x80\x80"); /* U+10000 */
     EXPECT_JSTR("\xf0\x9d\x84\x9e", "\"\xf0\x9d\x84\x9e\"", "\xf0\x9d\x84\x9e"); /* 𝄞 */
     EXPECT_JSTR("\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\"", "\xf4\x8f\xbf\xbf"); /* U+10FFFF */
-    EXPECT_JSTR("\xe6\x97\xa5\xe6\x9c\xac\"\n", "\"\xe6\x97\xa5\xe6\x9c\xac\\\"\\n\"",
-                "\xe6\x97\xa5\xe6\x9c\xac\"\n");
+    EXPECT_JSTR("\xe6\x97\xa5\xe6\x9c\xac\"\n", "\"\xe6\x97\xa5\xe6\x9c\xac\\\"\\n\"", "\xe6\x97\xa5\xe6\x9c\xac\"\n");
 
-#define R "\\ufffd"       /* the escaped replacement */
-#define D "\xef\xbf\xbd"  /* U+FFFD once decoded */
+#define R "\\ufffd"      /* the escaped replacement */
+#define D "\xef\xbf\xbd" /* U+FFFD once decoded */
     /* each byte that is not part of a valid sequence becomes U+FFFD */
-    EXPECT_JSTR("a\x80" "b", "\"a" R "b\"", "a" D "b");          /* lone continuation */
+    EXPECT_JSTR("a\x80"
+                "b",
+                "\"a" R "b\"", "a" D "b"); /* lone continuation */
     EXPECT_JSTR("\xbf", "\"" R "\"", D);
     EXPECT_JSTR("\x80\x80", "\"" R R "\"", D D);
     EXPECT_JSTR("\xc0\xaf", "\"" R R "\"", D D);                 /* overlong '/' */
@@ -1023,7 +1009,7 @@ static void test_escaping_utf8(void **state)
     EXPECT_JSTR("\xf5\x80\x80\x80", "\"" R R R R "\"", D D D D); /* lead 0xF5 */
     EXPECT_JSTR("\xf8\x88\x80\x80\x80", "\"" R R R R R "\"", D D D D D);
     EXPECT_JSTR("\xfe\xff", "\"" R R "\"", D D);
-    EXPECT_JSTR("ok\xe2\x82", "\"ok" R R "\"", "ok" D D);        /* truncated at the end */
+    EXPECT_JSTR("ok\xe2\x82", "\"ok" R R "\"", "ok" D D); /* truncated at the end */
     EXPECT_JSTR("ok\xf0\x9f\x98", "\"ok" R R R "\"", "ok" D D D);
     EXPECT_JSTR("\xc3", "\"" R "\"", D);
     EXPECT_JSTR("\xe2\x82x\xc3\xa9", "\"" R R "x\xc3\xa9\"", D D "x\xc3\xa9"); /* cut short mid-text */

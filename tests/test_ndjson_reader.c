@@ -38,8 +38,11 @@ static uint32_t names[6];
 static int setup(void **state)
 {
     (void)state;
-    static const char *const text[6] = {"", "ampere_sgemm_128x64_nn", "nccl:all_reduce \"ring\" \\ step\t2 \xce\xbb",
-                                        "ctl\x01\x1f", "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+    static const char *const text[6] = {"",
+                                        "ampere_sgemm_128x64_nn",
+                                        "nccl:all_reduce \"ring\" \\ step\t2 \xce\xbb",
+                                        "ctl\x01\x1f",
+                                        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
                                         "emoji \xf0\x9f\x98\x80"};
     for (int i = 0; i < 6; i++)
         names[i] = gpufl__intern(text[i]);
@@ -154,7 +157,7 @@ static void test_absent_fields(void **state)
     ev.h.ts = 10;
     ev.u.kernel.end_ts = 20;
     ev.u.kernel.name = ev.u.kernel.mangled_name = names[1]; /* mangled as the name: left out */
-    ev.u.kernel.occupancy_x10000 = 625;                      /* 0.0625 */
+    ev.u.kernel.occupancy_x10000 = 625;                     /* 0.0625 */
     tu_ndjson_roundtrip(&ev, &gpufl__intern_lookup, &t, &back);
     assert_int_equal(back.u.kernel.mangled_name, 0);
     assert_int_equal(back.u.kernel.occupancy_x10000, 625);
@@ -182,12 +185,14 @@ static long read_text(const char *text, size_t n, gpufl__event_source **keep, ch
     return tu_read_events(text, n, "mem.log", NULL, 0, NULL, keep, err, err_len);
 }
 
-#define START "{\"type\":\"session_start\",\"ts_ns\":100,\"wall_ns\":1790000000000000000,\"session_id\":\"s-1\"," \
-              "\"app_name\":\"trainer\",\"pid\":77,\"host\":\"node\",\"channel\":\"scope\",\"part\":0,"      \
-              "\"format_version\":1,\"gpufl_version\":\"0.1.0\"}\n"
+#define START                                                                                                          \
+    "{\"type\":\"session_start\",\"ts_ns\":100,\"wall_ns\":1790000000000000000,\"session_id\":\"s-1\","                \
+    "\"app_name\":\"trainer\",\"pid\":77,\"host\":\"node\",\"channel\":\"scope\",\"part\":0,"                          \
+    "\"format_version\":1,\"gpufl_version\":\"0.1.0\"}\n"
 #define SCOPE "{\"type\":\"scope_begin\",\"ts_ns\":200,\"tid\":5,\"id\":1,\"parent\":0,\"depth\":0,\"name\":\"step\"}\n"
-#define END "{\"type\":\"session_end\",\"ts_ns\":900,\"wall_ns\":1790000000000000800,\"session_id\":\"s-1\"," \
-            "\"app_name\":\"trainer\",\"lines\":3,\"lost\":4}\n"
+#define END                                                                                                            \
+    "{\"type\":\"session_end\",\"ts_ns\":900,\"wall_ns\":1790000000000000800,\"session_id\":\"s-1\","                  \
+    "\"app_name\":\"trainer\",\"lines\":3,\"lost\":4}\n"
 #define STOPPED "{\"type\":\"log_stopped\",\"ts_ns\":800,\"reason\":\"disk_cap\",\"detail\":\"cap \\\"1\\\"\"}\n"
 
 static void test_session_lines(void **state)
@@ -222,10 +227,10 @@ static void test_newer_writer(void **state)
     (void)state;
     static const char text[] =
         START "{\"type\":\"gpu_sparkle\",\"ts_ns\":300,\"x\":[1,{\"a\":[2,\"]\"]}]}\n"
-        "{\"type\":\"scope_begin\",\"ts_ns\":200,\"new\":{\"nested\":{\"deep\":[1,2,3]}},\"tid\":5,"
-        "\"id\":1,\"parent\":0,\"depth\":0,\"name\":\"step\",\"f\":1.5e3,\"n\":null,\"b\":false}\n"
-        "{\"type\":\"memcpy\",\"start_ns\":1,\"end_ns\":2,\"kind\":\"HtoX\",\"src_kind\":\"quantum\"}\n"
-        "{\"type\":\"another_new_one\"}\n";
+              "{\"type\":\"scope_begin\",\"ts_ns\":200,\"new\":{\"nested\":{\"deep\":[1,2,3]}},\"tid\":5,"
+              "\"id\":1,\"parent\":0,\"depth\":0,\"name\":\"step\",\"f\":1.5e3,\"n\":null,\"b\":false}\n"
+              "{\"type\":\"memcpy\",\"start_ns\":1,\"end_ns\":2,\"kind\":\"HtoX\",\"src_kind\":\"quantum\"}\n"
+              "{\"type\":\"another_new_one\"}\n";
     char err[1024];
     gpufl__event_source *s;
     assert_int_equal(read_text(text, sizeof text - 1, &s, err, sizeof err), 2);
@@ -276,9 +281,10 @@ static void test_damaged_lines(void **state)
 static void test_torn_last_line(void **state)
 {
     (void)state;
-    static const char text[] = START SCOPE "\n   \n" SCOPE
-        "{\"type\":\"kernel\",\"start_ns\":300,\"end_ns\":400,\"dur_ns\":100,\"device\":0,\"context\":1,"
-        "\"stream\":7,\"corr\":9,\"name\":\"k\",\"grid\":[1,1,1],\"block\":[32,1,1],\"regs\":8}\n";
+    static const char text[] =
+        START SCOPE "\n   \n" SCOPE
+                    "{\"type\":\"kernel\",\"start_ns\":300,\"end_ns\":400,\"dur_ns\":100,\"device\":0,\"context\":1,"
+                    "\"stream\":7,\"corr\":9,\"name\":\"k\",\"grid\":[1,1,1],\"block\":[32,1,1],\"regs\":8}\n";
     size_t full = sizeof text - 1, last = full - 1;
     while (text[last - 1] != '\n')
         last--;
@@ -312,15 +318,19 @@ static void test_directory(void **state)
     for (int part = 1; part <= 11; part++) {
         char name[64], text[600];
         snprintf(name, sizeof name, "scope.%d.log", part);
-        snprintf(line, sizeof line, "{\"type\":\"scope_begin\",\"ts_ns\":%d,\"tid\":1,\"id\":%d,\"parent\":0,"
-                 "\"depth\":0,\"name\":\"p\"}\n", part, part);
+        snprintf(line, sizeof line,
+                 "{\"type\":\"scope_begin\",\"ts_ns\":%d,\"tid\":1,\"id\":%d,\"parent\":0,"
+                 "\"depth\":0,\"name\":\"p\"}\n",
+                 part, part);
         snprintf(text, sizeof text, "%s%s", START, line);
         put(dir, name, text);
     }
-    put(dir, "scope.log", START "{\"type\":\"scope_begin\",\"ts_ns\":12,\"tid\":1,\"id\":12,\"parent\":0,"
-                        "\"depth\":0,\"name\":\"p\"}\n" END);
-    put(dir, "device.log", "{\"type\":\"session_start\",\"ts_ns\":100,\"channel\":\"device\"}\n"
-                         "{\"type\":\"session_end\",\"ts_ns\":950,\"lines\":1,\"lost\":2}\n");
+    put(dir, "scope.log",
+        START "{\"type\":\"scope_begin\",\"ts_ns\":12,\"tid\":1,\"id\":12,\"parent\":0,"
+              "\"depth\":0,\"name\":\"p\"}\n" END);
+    put(dir, "device.log",
+        "{\"type\":\"session_start\",\"ts_ns\":100,\"channel\":\"device\"}\n"
+        "{\"type\":\"session_end\",\"ts_ns\":950,\"lines\":1,\"lost\":2}\n");
     put(dir, "session.json", "{\"not\": \"a log\"}");
     put(dir, "scope.x.log", "garbage");
     put(dir, "notes.txt", "garbage");

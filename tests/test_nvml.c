@@ -53,18 +53,17 @@ extern char **environ;
 #define PCIE_RX_STEP 5000000ull
 
 /* What every sample of the full fake has; PCIE needs a previous sample. */
-#define VALID_FULL                                                                         \
-    (GFL_DEV_GPU_UTIL | GFL_DEV_MEM_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_MEM_TEMP |  \
-     GFL_DEV_POWER | GFL_DEV_POWER_LIMIT | GFL_DEV_ENERGY | GFL_DEV_CLOCKS |               \
-     GFL_DEV_THROTTLE | GFL_DEV_ECC | GFL_DEV_PROC_MEM)
+#define VALID_FULL                                                                                                     \
+    (GFL_DEV_GPU_UTIL | GFL_DEV_MEM_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_MEM_TEMP | GFL_DEV_POWER |             \
+     GFL_DEV_POWER_LIMIT | GFL_DEV_ENERGY | GFL_DEV_CLOCKS | GFL_DEV_THROTTLE | GFL_DEV_ECC | GFL_DEV_PROC_MEM)
 /* An old driver: no field values (memory temperature, PCIe), no energy. */
 #define VALID_LEGACY (VALID_FULL & ~(GFL_DEV_MEM_TEMP | GFL_DEV_ENERGY))
 
 /* Sample of device i where utilization and reasons were called k times
  * before, memory k_mem times and energy k_energy times; v1_memory: the v1
  * call (reserved memory counted as used). Fields without their bit stay 0. */
-static gfl_device_metrics_payload expected_e(unsigned i, unsigned k, unsigned k_mem, unsigned k_energy,
-                                             bool v1_memory, uint32_t valid)
+static gfl_device_metrics_payload expected_e(unsigned i, unsigned k, unsigned k_mem, unsigned k_energy, bool v1_memory,
+                                             uint32_t valid)
 {
     gfl_device_metrics_payload e;
     memset(&e, 0, sizeof e);
@@ -106,17 +105,13 @@ static gfl_device_metrics_payload expected_e(unsigned i, unsigned k, unsigned k_
 }
 
 /* The same when energy was read at every earlier sample too. */
-static gfl_device_metrics_payload expected(unsigned i, unsigned k, unsigned k_mem, bool v1_memory,
-                                           uint32_t valid)
+static gfl_device_metrics_payload expected(unsigned i, unsigned k, unsigned k_mem, bool v1_memory, uint32_t valid)
 {
     return expected_e(i, k, k_mem, k, v1_memory, valid);
 }
 
 /* PCIe rate the sampler must compute from one counter step over dt_ns. */
-static uint32_t kbps(uint64_t step_bytes, uint64_t dt_ns)
-{
-    return (uint32_t)(step_bytes * 1000000ull / dt_ns);
-}
+static uint32_t kbps(uint64_t step_bytes, uint64_t dt_ns) { return (uint32_t)(step_bytes * 1000000ull / dt_ns); }
 
 static void expect_pcie(gfl_device_metrics_payload *e, uint64_t dt_ns)
 {
@@ -524,8 +519,13 @@ static void test_legacy(void **state)
     check_desc(&list.devices[0], 0); /* SMs from cores, memory from v1 */
     check_desc(&list.devices[1], 1);
     static const char *const used[] = {
-        "nvmlInit", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetPciInfo_v2",
-        "nvmlDeviceGetNumGpuCores", "nvmlDeviceGetMemoryInfo", "nvmlSystemGetCudaDriverVersion",
+        "nvmlInit",
+        "nvmlDeviceGetCount",
+        "nvmlDeviceGetHandleByIndex",
+        "nvmlDeviceGetPciInfo_v2",
+        "nvmlDeviceGetNumGpuCores",
+        "nvmlDeviceGetMemoryInfo",
+        "nvmlSystemGetCudaDriverVersion",
     };
     for (size_t u = 0; u < sizeof used / sizeof used[0]; u++)
         assert_true(fake_calls(lib, used[u]) > 0);
@@ -535,8 +535,7 @@ static void test_legacy(void **state)
     for (unsigned k = 0; k < 3; k++) {
         for (unsigned i = 0; i < 2; i++) {
             gfl_device_metrics_payload m;
-            gpufl__nvml_sample(&api, i, &st[i], 1000000000ull + k * 10000000ull, (int)getpid(),
-                               &m);
+            gpufl__nvml_sample(&api, i, &st[i], 1000000000ull + k * 10000000ull, (int)getpid(), &m);
             /* describe called memory once already; no PCIe without counters */
             gfl_device_metrics_payload e = expected(i, k, k + 1, true, VALID_LEGACY);
             check_sample(&m, &e);
@@ -549,7 +548,6 @@ static void test_legacy(void **state)
 }
 
 /* ---- the default library name (fresh processes) ----------------------------------------- */
-
 
 /* The child's cmocka must write to the terminal, never over the parent's
  * XML report. */
@@ -702,8 +700,7 @@ static void wait_for_device_samples(const char *lib, long n)
 /* Records a session: with sampling, until the host was sampled and lib (if
  * given) device_samples times; lib must be initialised depth times while
  * recording. Returns its directory (malloc'd). */
-static char *record(gpufl_backend backend, uint32_t sample_ms, const char *lib, int depth,
-                    long device_samples)
+static char *record(gpufl_backend backend, uint32_t sample_ms, const char *lib, int depth, long device_samples)
 {
     current_log_path = tu_mkdtemp("nvml");
     gpufl_options o;
@@ -812,8 +809,7 @@ static void check_metrics_line(json_t *line, unsigned i, line_state *ls)
     assert_int_equal(tu_int(line, "throttle_mask"), e.throttle_reasons);
     json_t *names = json_object_get(line, "throttle");
     assert_int_equal(json_array_size(names), 1);
-    assert_string_equal(json_string_value(json_array_get(names, 0)),
-                        j % 2 ? "sw_power_cap" : "gpu_idle");
+    assert_string_equal(json_string_value(json_array_get(names, 0)), j % 2 ? "sw_power_cap" : "gpu_idle");
     assert_int_equal(tu_int(line, "ecc_corrected"), e.ecc_corrected);
     assert_int_equal(tu_int(line, "ecc_uncorrected"), e.ecc_uncorrected);
     assert_null(json_object_get(line, "fan_pct"));
@@ -839,7 +835,7 @@ static void test_session_with_devices(void **state)
     tu_setenv("GPUFL_NVML_LIBRARY", lib);
     tu_setenv("FAKE_NVML", "devices=2");
     char *dir = record(GPUFL_BACKEND_AUTO, 10, lib, 1, 2 * 5); /* 5 samples of 2 GPUs */
-    assert_int_equal(fake_init_depth(lib), 0); /* the sampler shut NVML down */
+    assert_int_equal(fake_init_depth(lib), 0);                 /* the sampler shut NVML down */
 
     json_t *session = tu_session_json(dir);
     json_t *devices = json_object_get(session, "devices");
@@ -979,8 +975,7 @@ static void test_session_describe_failure(void **state)
     json_t *note = device_note(&sys);
     assert_non_null(note);
     assert_string_equal(tu_str(note, "level"), "warn");
-    assert_non_null(
-        strstr(tu_str(note, "message"), "nvmlDeviceGetCount failed: Insufficient Permissions"));
+    assert_non_null(strstr(tu_str(note, "message"), "nvmlDeviceGetCount failed: Insufficient Permissions"));
     tu_ndjson_free(&sys);
     free(dir);
 }

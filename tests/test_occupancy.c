@@ -37,12 +37,12 @@ static gfl_occupancy occ(const gfl_sm_limits *sm, uint32_t threads, uint32_t reg
     return o;
 }
 
-#define expect(o, blocks, warps, x10000, why)                                                      \
-    do {                                                                                           \
-        assert_int_equal((o).blocks_per_sm, (blocks));                                             \
-        assert_int_equal((o).warps_per_sm, (warps));                                               \
-        assert_int_equal((o).occupancy_x10000, (x10000));                                          \
-        assert_int_equal((o).limiter, (why));                                                      \
+#define expect(o, blocks, warps, x10000, why)                                                                          \
+    do {                                                                                                               \
+        assert_int_equal((o).blocks_per_sm, (blocks));                                                                 \
+        assert_int_equal((o).warps_per_sm, (warps));                                                                   \
+        assert_int_equal((o).occupancy_x10000, (x10000));                                                              \
+        assert_int_equal((o).limiter, (why));                                                                          \
     } while (0)
 
 static void test_full_sm_is_limited_by_warps(void **state)
@@ -229,12 +229,18 @@ static void test_invalid_arguments(void **state)
     k.threads_per_block = 256;
     /* Each limit that is divided by or caps the result must be set. */
     static const size_t fields[] = {
-        offsetof(gfl_sm_limits, warp_size),         offsetof(gfl_sm_limits, max_threads_per_block),
-        offsetof(gfl_sm_limits, max_threads_per_sm), offsetof(gfl_sm_limits, max_blocks_per_sm),
-        offsetof(gfl_sm_limits, regs_per_sm),       offsetof(gfl_sm_limits, regs_per_block),
-        offsetof(gfl_sm_limits, max_regs_per_thread), offsetof(gfl_sm_limits, reg_alloc_unit),
-        offsetof(gfl_sm_limits, sub_partitions),    offsetof(gfl_sm_limits, smem_per_sm),
-        offsetof(gfl_sm_limits, smem_per_block_optin), offsetof(gfl_sm_limits, smem_alloc_unit),
+        offsetof(gfl_sm_limits, warp_size),
+        offsetof(gfl_sm_limits, max_threads_per_block),
+        offsetof(gfl_sm_limits, max_threads_per_sm),
+        offsetof(gfl_sm_limits, max_blocks_per_sm),
+        offsetof(gfl_sm_limits, regs_per_sm),
+        offsetof(gfl_sm_limits, regs_per_block),
+        offsetof(gfl_sm_limits, max_regs_per_thread),
+        offsetof(gfl_sm_limits, reg_alloc_unit),
+        offsetof(gfl_sm_limits, sub_partitions),
+        offsetof(gfl_sm_limits, smem_per_sm),
+        offsetof(gfl_sm_limits, smem_per_block_optin),
+        offsetof(gfl_sm_limits, smem_alloc_unit),
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         gfl_sm_limits bad = h;
@@ -247,7 +253,7 @@ static void test_invalid_arguments(void **state)
 static void test_limits_for_cc(void **state)
 {
     (void)state;
-    static const int known[][2] = {{7, 0}, {7, 2}, {7, 5}, {8, 0}, {8, 6}, {8, 7},
+    static const int known[][2] = {{7, 0}, {7, 2}, {7, 5},  {8, 0},  {8, 6},  {8, 7},
                                    {8, 9}, {9, 0}, {10, 0}, {10, 3}, {12, 0}, {12, 1}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         gfl_sm_limits sm = cc(known[i][0], known[i][1]);
@@ -310,8 +316,7 @@ static void test_monotone_and_consistent(void **state)
             assert_true(occ(&sm, threads, regs + 1, 0, smem, 0).blocks_per_sm <= o.blocks_per_sm);
             assert_true(occ(&sm, threads, regs, 0, smem + 128, 0).blocks_per_sm <= o.blocks_per_sm);
             if (threads < 1024)
-                assert_true(occ(&sm, threads + 32, regs, 0, smem, 0).blocks_per_sm <=
-                            o.blocks_per_sm);
+                assert_true(occ(&sm, threads + 32, regs, 0, smem, 0).blocks_per_sm <= o.blocks_per_sm);
         }
     }
 }

@@ -61,7 +61,7 @@ static cudaOccDeviceProp toolkit_device(const gfl_sm_limits &sm)
     p.warpSize = (int)sm.warp_size;
     p.sharedMemPerBlock = 48 * 1024; /* without opting in; every capability here */
     p.sharedMemPerMultiprocessor = sm.smem_per_sm;
-    p.numSms = 132;                  /* any: occupancy is per SM */
+    p.numSms = 132; /* any: occupancy is per SM */
     p.sharedMemPerBlockOptin = sm.smem_per_block_optin;
     p.reservedSharedMemPerBlock = sm.smem_reserved_per_block;
     return p;
@@ -71,23 +71,17 @@ static cudaOccDeviceProp toolkit_device(const gfl_sm_limits &sm)
 static unsigned factor_bit(int limiter)
 {
     switch (limiter) {
-    case GFL_LIMIT_WARPS:
-        return OCC_LIMIT_WARPS;
-    case GFL_LIMIT_BLOCKS:
-        return OCC_LIMIT_BLOCKS;
-    case GFL_LIMIT_REGISTERS:
-        return OCC_LIMIT_REGISTERS;
-    case GFL_LIMIT_SHARED_MEMORY:
-        return OCC_LIMIT_SHARED_MEMORY;
-    default:
-        return 0;
+    case GFL_LIMIT_WARPS: return OCC_LIMIT_WARPS;
+    case GFL_LIMIT_BLOCKS: return OCC_LIMIT_BLOCKS;
+    case GFL_LIMIT_REGISTERS: return OCC_LIMIT_REGISTERS;
+    case GFL_LIMIT_SHARED_MEMORY: return OCC_LIMIT_SHARED_MEMORY;
+    default: return 0;
     }
 }
 
 static int expected_limiter(unsigned factors)
 {
-    static const int order[] = {GFL_LIMIT_WARPS, GFL_LIMIT_BLOCKS, GFL_LIMIT_REGISTERS,
-                                GFL_LIMIT_SHARED_MEMORY};
+    static const int order[] = {GFL_LIMIT_WARPS, GFL_LIMIT_BLOCKS, GFL_LIMIT_REGISTERS, GFL_LIMIT_SHARED_MEMORY};
     for (int why : order)
         if (factors & factor_bit(why))
             return why;
@@ -100,12 +94,9 @@ static int expected_limiter(unsigned factors)
 static uint32_t random_smem(uint64_t *seed)
 {
     switch (next_random(seed) % 4) {
-    case 0:
-        return 0;
-    case 1:
-        return next_random(seed) % (8 * 1024 + 1);
-    default:
-        return next_random(seed) % (227 * 1024 + 1);
+    case 0: return 0;
+    case 1: return next_random(seed) % (8 * 1024 + 1);
+    default: return next_random(seed) % (227 * 1024 + 1);
     }
 }
 
@@ -124,9 +115,8 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
         uint32_t smem = random_smem(&seed);
         uint32_t static_smem = smem ? next_random(&seed) % (smem + 1) : 0;
         uint32_t dynamic_smem = smem - static_smem;
-        int percent = smem == 0 || next_random(&seed) % 4 == 0
-                          ? SHAREDMEM_CARVEOUT_DEFAULT
-                          : (int)(1 + next_random(&seed) % 100);
+        int percent =
+            smem == 0 || next_random(&seed) % 4 == 0 ? SHAREDMEM_CARVEOUT_DEFAULT : (int)(1 + next_random(&seed) % 100);
 
         cudaOccFuncAttributes attr;
         attr.maxThreadsPerBlock = 1024;
@@ -143,8 +133,8 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
         size_t carveout = 0;
         cudaOccResult want;
         if (cudaOccSMemPerMultiprocessor(&carveout, &prop, &state) != CUDA_OCC_SUCCESS ||
-            cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, (int)threads,
-                                                    dynamic_smem) != CUDA_OCC_SUCCESS) {
+            cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, (int)threads, dynamic_smem) !=
+                CUDA_OCC_SUCCESS) {
             std::printf("FAIL: CC %d.%d: the toolkit refused launch %d\n", major, minor, i);
             return 1;
         }
@@ -161,11 +151,9 @@ static int check_capability(int major, int minor, int launches, uint64_t seed)
                 std::printf("FAIL: CC %d.%d threads=%u regs=%u static=%u dynamic=%u carveout=%zu "
                             "(%d%%): gpufl %u blocks, limiter %u; toolkit %d blocks, factors 0x%x "
                             "(warps %d regs %d smem %d blocks %d)\n",
-                            major, minor, threads, regs, static_smem, dynamic_smem, carveout,
-                            percent, got.blocks_per_sm, got.limiter,
-                            want.activeBlocksPerMultiprocessor, want.limitingFactors,
-                            want.blockLimitWarps, want.blockLimitRegs, want.blockLimitSharedMem,
-                            want.blockLimitBlocks);
+                            major, minor, threads, regs, static_smem, dynamic_smem, carveout, percent,
+                            got.blocks_per_sm, got.limiter, want.activeBlocksPerMultiprocessor, want.limitingFactors,
+                            want.blockLimitWarps, want.blockLimitRegs, want.blockLimitSharedMem, want.blockLimitBlocks);
         }
     }
     std::printf("CC %d.%d: %d launches, %d mismatches\n", major, minor, launches, mismatches);

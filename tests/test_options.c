@@ -307,19 +307,25 @@ static void test_byte_sizes(void **state)
         const char *text;
         unsigned long long value;
     } good[] = {
-        {"1048576", 1048576},    {"64KiB", 64ull << 10}, {"64K", 64ull << 10},
-        {"64kb", 64ull << 10},   {"64MiB", 64ull << 20}, {"64M", 64ull << 20},
-        {"64mib", 64ull << 20},  {"2GiB", 2ull << 30},   {"2GB", 2ull << 30},
-        {"1TiB", 1ull << 40},    {"0", 0},
+        {"1048576", 1048576},
+        {"64KiB", 64ull << 10},
+        {"64K", 64ull << 10},
+        {"64kb", 64ull << 10},
+        {"64MiB", 64ull << 20},
+        {"64M", 64ull << 20},
+        {"64mib", 64ull << 20},
+        {"2GiB", 2ull << 30},
+        {"2GB", 2ull << 30},
+        {"1TiB", 1ull << 40},
+        {"0", 0},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         unsigned long long v = 1;
         if (gpufl__bytes_parse(good[i].text, &v) != 0 || v != good[i].value)
             fail_msg("\"%s\" parsed as %llu", good[i].text, v);
     }
-    static const char *const bad[] = {"",    "MiB",  "-1",   "64 MiB", "64XiB", "64MiBs",
-                                      "64i", "1.5G", " 64M", "99999999999999999999",
-                                      "17179869184T"};
+    static const char *const bad[] = {
+        "", "MiB", "-1", "64 MiB", "64XiB", "64MiBs", "64i", "1.5G", " 64M", "99999999999999999999", "17179869184T"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         unsigned long long v = 77;
         if (gpufl__bytes_parse(bad[i], &v) == 0)
@@ -350,12 +356,18 @@ static void test_backend_and_engine_names(void **state)
         const char *text;
         gpufl_engine e;
     } engines[] = {
-        {"PcSampling", GPUFL_ENGINE_PC_SAMPLING},     {"pc_sampling", GPUFL_ENGINE_PC_SAMPLING},
-        {"PC-SAMPLING", GPUFL_ENGINE_PC_SAMPLING},    {"pcsampling", GPUFL_ENGINE_PC_SAMPLING},
-        {"MONITOR", GPUFL_ENGINE_MONITOR},            {"Trace", GPUFL_ENGINE_TRACE},
-        {"SASS_METRICS", GPUFL_ENGINE_SASS_METRICS},  {"SassMetrics", GPUFL_ENGINE_SASS_METRICS},
-        {"RangeProfiler", GPUFL_ENGINE_RANGE_PROFILER}, {"range-profiler", GPUFL_ENGINE_RANGE_PROFILER},
-        {"deep", GPUFL_ENGINE_DEEP},                  {"DEEP", GPUFL_ENGINE_DEEP},
+        {"PcSampling", GPUFL_ENGINE_PC_SAMPLING},
+        {"pc_sampling", GPUFL_ENGINE_PC_SAMPLING},
+        {"PC-SAMPLING", GPUFL_ENGINE_PC_SAMPLING},
+        {"pcsampling", GPUFL_ENGINE_PC_SAMPLING},
+        {"MONITOR", GPUFL_ENGINE_MONITOR},
+        {"Trace", GPUFL_ENGINE_TRACE},
+        {"SASS_METRICS", GPUFL_ENGINE_SASS_METRICS},
+        {"SassMetrics", GPUFL_ENGINE_SASS_METRICS},
+        {"RangeProfiler", GPUFL_ENGINE_RANGE_PROFILER},
+        {"range-profiler", GPUFL_ENGINE_RANGE_PROFILER},
+        {"deep", GPUFL_ENGINE_DEEP},
+        {"DEEP", GPUFL_ENGINE_DEEP},
     };
     for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++) {
         gpufl__config c;
@@ -381,8 +393,8 @@ static void test_backend_and_engine_names(void **state)
         const char *text;
         gpufl_backend b;
     } backends[] = {
-        {"auto", GPUFL_BACKEND_AUTO}, {"AUTO", GPUFL_BACKEND_AUTO}, {"Nvidia", GPUFL_BACKEND_NVIDIA},
-        {"NVIDIA", GPUFL_BACKEND_NVIDIA}, {"amd", GPUFL_BACKEND_AMD}, {"None", GPUFL_BACKEND_NONE},
+        {"auto", GPUFL_BACKEND_AUTO},     {"AUTO", GPUFL_BACKEND_AUTO}, {"Nvidia", GPUFL_BACKEND_NVIDIA},
+        {"NVIDIA", GPUFL_BACKEND_NVIDIA}, {"amd", GPUFL_BACKEND_AMD},   {"None", GPUFL_BACKEND_NONE},
     };
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
         gpufl__config c;
@@ -632,36 +644,27 @@ static void test_file_errors(void **state)
     assert_int_equal(resolve_file_fails(state, "[1, 2]", "object"), GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"app_nmae\": \"typo\"}", "app_nmae"), GPUFL_ECONFIG);
     /* wrong types */
-    assert_int_equal(resolve_file_fails(state, "{\"ring_events\": \"lots\"}", "ring_events"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"ring_events\": \"lots\"}", "ring_events"), GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"ring_events\": 1.5}", "ring_events"), GPUFL_ECONFIG);
-    assert_int_equal(resolve_file_fails(state, "{\"enable_stack_trace\": 1}", "enable_stack_trace"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"enable_stack_trace\": 1}", "enable_stack_trace"), GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"enable_stack_trace\": \"true\"}", "enable_stack_trace"),
                      GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"app_name\": 5}", "app_name"), GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"log_path\": null}", "log_path"), GPUFL_ECONFIG);
-    assert_int_equal(resolve_file_fails(state, "{\"profiling_engine\": 2}", "profiling_engine"),
-                     GPUFL_ECONFIG);
-    assert_int_equal(resolve_file_fails(state, "{\"log_rotate_bytes\": [1]}", "log_rotate_bytes"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"profiling_engine\": 2}", "profiling_engine"), GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"log_rotate_bytes\": [1]}", "log_rotate_bytes"), GPUFL_ECONFIG);
     /* bad values of the right type */
-    assert_int_equal(resolve_file_fails(state, "{\"profiling_engine\": \"turbo\"}", "profiling_engine"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"profiling_engine\": \"turbo\"}", "profiling_engine"), GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"backend\": \"intel\"}", "backend"), GPUFL_ECONFIG);
-    assert_int_equal(resolve_file_fails(state, "{\"min_free_bytes\": \"lots\"}", "min_free_bytes"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"min_free_bytes\": \"lots\"}", "min_free_bytes"), GPUFL_ECONFIG);
     /* out of range */
     assert_int_equal(resolve_file_fails(state, "{\"ring_events\": 8}", "ring_events"), GPUFL_ECONFIG);
-    assert_int_equal(resolve_file_fails(state, "{\"ring_events\": 4294967297}", "ring_events"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"ring_events\": 4294967297}", "ring_events"), GPUFL_ECONFIG);
     assert_int_equal(resolve_file_fails(state, "{\"system_sample_rate_ms\": -5}", "system_sample_rate_ms"),
                      GPUFL_ECONFIG);
-    assert_int_equal(resolve_file_fails(state, "{\"log_rotate_bytes\": \"1KiB\"}", "log_rotate_bytes"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"log_rotate_bytes\": \"1KiB\"}", "log_rotate_bytes"), GPUFL_ECONFIG);
     /* A config file cannot name another one. */
-    assert_int_equal(resolve_file_fails(state, "{\"config_file\": \"other.json\"}", "config_file"),
-                     GPUFL_ECONFIG);
+    assert_int_equal(resolve_file_fails(state, "{\"config_file\": \"other.json\"}", "config_file"), GPUFL_ECONFIG);
     /* Control: the same file without the mistakes resolves. */
     gpufl__config c;
     o.config_file = write_config(state, "fine.json", "{\"ring_events\": 16, \"app_name\": \"ok\"}");

@@ -120,8 +120,8 @@ static void blocks_free(blocks *b)
 static bool has_main(const char *code)
 {
     for (const char *p = strstr(code, "main"); p; p = strstr(p + 1, "main")) {
-        bool starts = p == code || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
-                                     (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+        bool starts = p == code || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                                     (p[-1] >= '0' && p[-1] <= '9'));
         const char *q = p + 4;
         while (*q == ' ')
             q++;
@@ -181,8 +181,7 @@ static char *source_of(const block *b, const char *readme)
         p += len + (eol ? 1 : 0);
     }
     append(&s, &n, "%s", b->lang == LANG_C ? c_stand_ins : cxx_stand_ins);
-    append(&s, &n, "static int readme_fragment(const char *dir)\n{\n(void)dir;\n#line %d \"%s\"\n", b->line,
-           readme);
+    append(&s, &n, "static int readme_fragment(const char *dir)\n{\n(void)dir;\n#line %d \"%s\"\n", b->line, readme);
     /* the statements, preprocessor lines blanked so that lines still match */
     for (const char *p = b->code; *p;) {
         const char *eol = strchr(p, '\n');
@@ -193,8 +192,9 @@ static char *source_of(const block *b, const char *readme)
         append(&s, &n, "%.*s\n", q < p + len && *q == '#' ? 0 : len, p);
         p += len + (eol ? 1 : 0);
     }
-    append(&s, &n, "return 0;\n}\nint main(int argc, char **argv)\n{\n"
-                   "return readme_fragment(argc > 1 ? argv[1] : \"\");\n}\n");
+    append(&s, &n,
+           "return 0;\n}\nint main(int argc, char **argv)\n{\n"
+           "return readme_fragment(argc > 1 ? argv[1] : \"\");\n}\n");
     return s;
 }
 
@@ -215,8 +215,16 @@ static int build(const block *b, const char *readme, const char *std, const char
     snprintf(inc, sizeof inc, "-I%s/include", GFL_SOURCE_DIR);
     snprintf(std_flag, sizeof std_flag, "-std=%s", std);
     const char *argv[16] = {b->lang == LANG_C ? GFL_README_CC : GFL_README_CXX,
-                            std_flag, "-Wall", "-Wextra", "-Werror", inc, src, "-o", exe,
-                            GFL_README_LIB, rpath};
+                            std_flag,
+                            "-Wall",
+                            "-Wextra",
+                            "-Werror",
+                            inc,
+                            src,
+                            "-o",
+                            exe,
+                            GFL_README_LIB,
+                            rpath};
     size_t argc = 11;
     /* a sanitizer build's libgpufl needs the sanitizer runtime in the program */
     if (GFL_README_SANITIZE[0]) {

@@ -244,10 +244,8 @@ static void test_generate_report_matches_cli(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sample_names_top_kernels),
-        cmocka_unit_test(test_output_file),
-        cmocka_unit_test(test_missing_and_corrupt_sessions),
-        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_sample_names_top_kernels),     cmocka_unit_test(test_output_file),
+        cmocka_unit_test(test_missing_and_corrupt_sessions), cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_generate_report_matches_cli),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

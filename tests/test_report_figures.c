@@ -200,8 +200,8 @@ static void cell_text(sec *s, int col, const char *name, const char *v)
 /* ---- summary ------------------------------------------------------------------------- */
 
 typedef struct sess {
-    json_t *j;           /* the JSON report */
-    const char *source;  /* the path given to both commands */
+    json_t *j;          /* the JSON report */
+    const char *source; /* the path given to both commands */
 } sess;
 
 static void fact_value(sec *s, const char *key, const char *value, const sess *x)
@@ -292,9 +292,14 @@ static void facts(sec *s, const sess *x)
 
 /* The drop reasons as the page names them, by the JSON's names. */
 static const char *const drop_names[][2] = {
-    {"ring_full", "ring full"},   {"disk_limit", "disk limit"},         {"stale", "stale"},
-    {"scope_depth", "scope depth"}, {"intern_full", "string table full"}, {"bad_event", "bad event"},
-    {"cupti", "CUPTI"},           {"out_of_session", "out of session"},
+    {"ring_full", "ring full"},
+    {"disk_limit", "disk limit"},
+    {"stale", "stale"},
+    {"scope_depth", "scope depth"},
+    {"intern_full", "string table full"},
+    {"bad_event", "bad event"},
+    {"cupti", "CUPTI"},
+    {"out_of_session", "out of session"},
 };
 
 static void warnings(sec *s, const sess *x)
@@ -393,11 +398,12 @@ static void gpus(sec *s, const sess *x)
     if (!json_array_size(devs))
         return;
     expect_text(s, HT_HEADING, "GPUs");
-    static const char *const cols[] = {"GPU", "name", "busy", "busy time", "kernels", "kernel time",
-                                       "copies", "copied", "util mean", "util peak", "memory peak",
-                                       "memory", "process memory peak", NULL};
+    static const char *const cols[] = {
+        "GPU",    "name",      "busy",      "busy time",   "kernels", "kernel time",         "copies",
+        "copied", "util mean", "util peak", "memory peak", "memory",  "process memory peak", NULL};
     head(s, cols);
-    json_array_foreach(devs, i, d) {
+    json_array_foreach(devs, i, d)
+    {
         cell_int(s, 0, "GPU", ji(d, "device"));
         cell_text(s, 1, "name", js(d, "name"));
         cell_pct(s, 2, "busy", jr(d, "busy_pct"), PCT_TOL);
@@ -459,7 +465,8 @@ static void launched_in(fm_cursor *m, json_t *k)
     for (size_t t = 0; t < 2; t++) {
         json_t *nodes = jget(jget(k, trees[t]), "nodes"), *n;
         size_t i;
-        json_array_foreach(nodes, i, n) {
+        json_array_foreach(nodes, i, n)
+        {
             if (any)
                 fm_lit(m, "; ");
             any = true;
@@ -497,11 +504,12 @@ static void check_hotspots(ht_page *page, const sess *x)
         sec_close(&s);
         return;
     }
-    static const char *const cols[] = {"#", "kernel", "launches", "GPU time", "share", "mean", "p50",
-                                       "p95", "max", "grid", "block", "registers", "shared memory",
-                                       "occupancy", "configs", "launched in", NULL};
+    static const char *const cols[] = {
+        "#",    "kernel", "launches",  "GPU time",      "share",     "mean",    "p50",         "p95", "max",
+        "grid", "block",  "registers", "shared memory", "occupancy", "configs", "launched in", NULL};
     head(&s, cols);
-    json_array_foreach(ks, i, k) {
+    json_array_foreach(ks, i, k)
+    {
         json_t *dur = jget(k, "dur"), *c = jget(k, "config");
         cell_int(&s, 0, "#", (int64_t)i + 1);
         cell_text(&s, 1, "kernel", js(k, "name"));
@@ -571,11 +579,12 @@ static void scope_tree(sec *s, json_t *tree, const char *title)
         fm_lit(&m, ", in tree order).");
     }
     fm_end(&m);
-    static const char *const cols[] = {"path", "count", "threads", "wall time", "mean", "p95", "max",
-                                       "of parent", "GPU time", "GPU time (self)", "GPU ops", "unended", NULL};
+    static const char *const cols[] = {"path",      "count",    "threads",         "wall time", "mean",    "p95", "max",
+                                       "of parent", "GPU time", "GPU time (self)", "GPU ops",   "unended", NULL};
     head(s, cols);
     size_t i;
-    json_array_foreach(nodes, i, n) {
+    json_array_foreach(nodes, i, n)
+    {
         if (i == GPUFL__HTML_MAX_NODES)
             break;
         json_t *wall = jget(n, "wall");
@@ -633,11 +642,12 @@ static void check_idle(ht_page *page, const sess *x)
         sec_close(&s);
         return;
     }
-    static const char *const cols[] = {"GPU", "stream", "ops", "busy", "idle", "idle %", "gaps", "host",
-                                       "sync", "other", "before first", "after last", NULL};
+    static const char *const cols[] = {"GPU",  "stream", "ops",   "busy",         "idle",       "idle %", "gaps",
+                                       "host", "sync",   "other", "before first", "after last", NULL};
     head(&s, cols);
     size_t i;
-    json_array_foreach(rows, i, r) {
+    json_array_foreach(rows, i, r)
+    {
         cell_int(&s, 0, "GPU", ji(r, "device"));
         if (json_is_null(jget(r, "stream")))
             cell_text(&s, 1, "stream", "all");
@@ -683,11 +693,12 @@ static void check_copies(ht_page *page, const sess *x)
         sec_close(&s);
         return;
     }
-    static const char *const cols[] = {"GPU", "kind", "count", "bytes", "time", "size p50", "GB/s",
-                                       "peak GB/s", "of peak", "peak from", "pageable", NULL};
+    static const char *const cols[] = {"GPU",  "kind",      "count",   "bytes",     "time",     "size p50",
+                                       "GB/s", "peak GB/s", "of peak", "peak from", "pageable", NULL};
     head(&s, cols);
     size_t i;
-    json_array_foreach(rows, i, r) {
+    json_array_foreach(rows, i, r)
+    {
         cell_int(&s, 0, "GPU", ji(r, "device"));
         cell_text(&s, 1, "kind", js(r, "kind"));
         cell_int(&s, 2, "count", ji(r, "count"));
@@ -779,12 +790,13 @@ static void check_memory(ht_page *page, const sess *x)
     sec s;
     sec_open(&s, page, "memory");
     expect_text(&s, HT_HEADING, "Memory allocations");
-    static const char *const cols[] = {"GPU", "space", "allocations", "allocated", "frees", "peak",
-                                       "live at peak", "live at end", "never freed", "never freed bytes",
-                                       "unmatched frees", NULL};
+    static const char *const cols[] = {
+        "GPU",          "space",       "allocations", "allocated",         "frees",           "peak",
+        "live at peak", "live at end", "never freed", "never freed bytes", "unmatched frees", NULL};
     head(&s, cols);
     size_t i;
-    json_array_foreach(jget(mem, "rows"), i, r) {
+    json_array_foreach(jget(mem, "rows"), i, r)
+    {
         cell_int(&s, 0, "GPU", ji(r, "device"));
         cell_text(&s, 1, "space", js(r, "space"));
         cell_int(&s, 2, "allocations", ji(r, "allocs"));
@@ -830,9 +842,8 @@ static void check_page(ht_page *page, const sess *x)
     for (size_t i = 0; i < page->n; i++) {
         const ht_item *it = &page->items[i];
         if (!it->checked && ht_has_digit(it->text))
-            fail_msg("a figure this test does not check, in %s%s <%s>: \"%s\"",
-                     it->section[0] ? "section " : "", it->section[0] ? it->section : "the page", it->tag,
-                     it->text);
+            fail_msg("a figure this test does not check, in %s%s <%s>: \"%s\"", it->section[0] ? "section " : "",
+                     it->section[0] ? it->section : "the page", it->tag, it->text);
     }
 }
 
@@ -851,8 +862,7 @@ static void compare_reports(const char *path, const char *name)
         fail_msg("the JSON report of %s does not parse: %s (line %d)", path, e.text, e.line);
     free(out);
     free(err);
-    rc = tu_run_subcommand(GFL_CLI, "report", (const char *[]){path, "--format", "html", "-o", html, NULL}, &out,
-                           &err);
+    rc = tu_run_subcommand(GFL_CLI, "report", (const char *[]){path, "--format", "html", "-o", html, NULL}, &out, &err);
     if (rc != 0)
         fail_msg("gpufl report --format html %s: exit %d: %s", path, rc, err);
     free(out);

@@ -103,8 +103,7 @@ static void check_golden(const char *name, const char *text)
         print_error("%s differs at line %d:\n  golden: %.*s\n  now:    %.*s\n", path, line,
                     (int)(ea ? ea - a : (long)strlen(a)), a, (int)(eb ? eb - b : (long)strlen(b)), b);
         free(want);
-        fail_msg("the report differs from %s (GPUFL_UPDATE_GOLDEN=1 rewrites it after a wanted change)",
-                 name);
+        fail_msg("the report differs from %s (GPUFL_UPDATE_GOLDEN=1 rewrites it after a wanted change)", name);
     }
     free(want);
 }
@@ -181,8 +180,7 @@ static void test_full_session(void **state)
     assert_int_equal(jint(doc, "summary.dropped.ring_full"), 3);
     assert_int_equal(jint(doc, "hotspots.distinct"), 3);
     assert_string_equal(json_string_value(json_object_get(
-                            json_array_get(json_object_get(json_object_get(doc, "hotspots"), "kernels"), 0),
-                            "name")),
+                            json_array_get(json_object_get(json_object_get(doc, "hotspots"), "kernels"), 0), "name")),
                         "gemm");
     assert_int_equal(jint(doc, "hotspots.kernels[0].dur.n"), 3);
     assert_int_equal(jint(doc, "hotspots.kernels[0].dur.total"), 2500000);

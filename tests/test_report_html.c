@@ -65,9 +65,16 @@ typedef struct writer {
 
 static void writer_open(writer *wr, const char *path, const char *app)
 {
-    wr->m = (gpufl__session_meta){.session_id = "s-1", .app_name = app, .host = "node<1>", .gpufl_version = "0.1.0",
-                                  .pid = 77, .start_ns = 1000000, .start_wall_ns = 1790000000000000000ull,
-                                  .format_version = 1, .ended = true, .end_ns = 0};
+    wr->m = (gpufl__session_meta){.session_id = "s-1",
+                                  .app_name = app,
+                                  .host = "node<1>",
+                                  .gpufl_version = "0.1.0",
+                                  .pid = 77,
+                                  .start_ns = 1000000,
+                                  .start_wall_ns = 1790000000000000000ull,
+                                  .format_version = 1,
+                                  .ended = true,
+                                  .end_ns = 0};
     tu_gflt_open(&wr->f, path, &wr->m, 4096, -1);
 }
 
@@ -93,10 +100,17 @@ static gfl_event ev_of(uint8_t type, uint64_t ts, uint32_t tid)
 static gfl_event kernel(uint64_t start, uint64_t dur, const char *name, uint32_t stream, uint32_t corr)
 {
     gfl_event ev = ev_of(GFL_EV_KERNEL, start, 7);
-    ev.u.kernel = (gfl_kernel_payload){.end_ts = start + dur, .api_start_ts = start - 3000,
-                                       .api_end_ts = start - 1000, .name = gpufl__intern(name), .context = 1,
-                                       .stream = stream, .correlation = corr, .grid = {64, 8, 1},
-                                       .block = {256, 1, 1}, .registers = 96, .occupancy_x10000 = 5000,
+    ev.u.kernel = (gfl_kernel_payload){.end_ts = start + dur,
+                                       .api_start_ts = start - 3000,
+                                       .api_end_ts = start - 1000,
+                                       .name = gpufl__intern(name),
+                                       .context = 1,
+                                       .stream = stream,
+                                       .correlation = corr,
+                                       .grid = {64, 8, 1},
+                                       .block = {256, 1, 1},
+                                       .registers = 96,
+                                       .occupancy_x10000 = 5000,
                                        .limiter = GFL_LIMIT_REGISTERS};
     return ev;
 }
@@ -120,8 +134,11 @@ static void write_hand(const char *path)
     writer wr;
     writer_open(&wr, path, "trainer</title><script>alert(1)</script>");
     gfl_event ev = ev_of(GFL_EV_DEVICE_INFO, 1000100, 0);
-    ev.u.info = (gfl_device_info_payload){.memory_total_bytes = 150754820096ull, .name = gpufl__intern("NVIDIA H200"),
-                                          .sm_count = 132, .cc_major = 9, .cc_minor = 0};
+    ev.u.info = (gfl_device_info_payload){.memory_total_bytes = 150754820096ull,
+                                          .name = gpufl__intern("NVIDIA H200"),
+                                          .sm_count = 132,
+                                          .cc_major = 9,
+                                          .cc_minor = 0};
     writer_add(&wr, &ev);
     ev = scope(GFL_EV_SCOPE_BEGIN, 2000000, 11, 0, 0, "step", 0);
     writer_add(&wr, &ev);
@@ -133,13 +150,20 @@ static void write_hand(const char *path)
         writer_add(&wr, &ev);
     }
     ev = ev_of(GFL_EV_MEMCPY, 2150000, 7);
-    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2190000, .bytes = 1 << 24, .context = 1, .stream = 7,
-                                       .correlation = 99, .copy_kind = GFL_COPY_HTOD, .src_kind = GFL_MEM_PINNED,
-                                       .dst_kind = GFL_MEM_DEVICE, .api_start_ts = 2140000, .api_end_ts = 2141000};
+    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2190000,
+                                       .bytes = 1 << 24,
+                                       .context = 1,
+                                       .stream = 7,
+                                       .correlation = 99,
+                                       .copy_kind = GFL_COPY_HTOD,
+                                       .src_kind = GFL_MEM_PINNED,
+                                       .dst_kind = GFL_MEM_DEVICE,
+                                       .api_start_ts = 2140000,
+                                       .api_end_ts = 2141000};
     writer_add(&wr, &ev);
     ev = ev_of(GFL_EV_MEMSET, 3100000, 7);
-    ev.u.memset = (gfl_memset_payload){.end_ts = 3101000, .bytes = 4096, .context = 1, .stream = 8,
-                                       .correlation = 98, .mem_kind = GFL_MEM_DEVICE};
+    ev.u.memset = (gfl_memset_payload){
+        .end_ts = 3101000, .bytes = 4096, .context = 1, .stream = 8, .correlation = 98, .mem_kind = GFL_MEM_DEVICE};
     writer_add(&wr, &ev);
     ev = scope(GFL_EV_SCOPE_END, 3000000, 12, 11, 1, BAD_UTF8, 2100000);
     writer_add(&wr, &ev);
@@ -150,17 +174,19 @@ static void write_hand(const char *path)
     ev.u.nvtx = (gfl_nvtx_payload){.id = 6, .name = gpufl__intern("checkpoint")};
     writer_add(&wr, &ev);
     ev = ev_of(GFL_EV_SYNC, 3050000, 7);
-    ev.u.sync = (gfl_sync_payload){.end_ts = 3090000, .context = 1, .stream = 7, .correlation = 97,
-                                   .sync_kind = GFL_SYNC_STREAM};
+    ev.u.sync = (gfl_sync_payload){
+        .end_ts = 3090000, .context = 1, .stream = 7, .correlation = 97, .sync_kind = GFL_SYNC_STREAM};
     writer_add(&wr, &ev);
     ev = scope(GFL_EV_SCOPE_END, 3200000, 11, 0, 0, "step", 2000000);
     writer_add(&wr, &ev);
     for (uint32_t i = 0; i < 30; i++) {
         ev = ev_of(GFL_EV_DEVICE_METRICS, 1100000 + i * 100000, 0);
-        ev.u.dev = (gfl_device_metrics_payload){
-            .valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_POWER, .gpu_util_pct = (uint8_t)(i * 3),
-            .mem_used_bytes = (10ull + i) << 30, .mem_total_bytes = 141ull << 30, .temp_c = (int16_t)(40 + i),
-            .power_mw = 100000 + i * 5000};
+        ev.u.dev = (gfl_device_metrics_payload){.valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_POWER,
+                                                .gpu_util_pct = (uint8_t)(i * 3),
+                                                .mem_used_bytes = (10ull + i) << 30,
+                                                .mem_total_bytes = 141ull << 30,
+                                                .temp_c = (int16_t)(40 + i),
+                                                .power_mw = 100000 + i * 5000};
         writer_add(&wr, &ev);
     }
     writer_close(&wr, 4500000);
@@ -195,7 +221,11 @@ static bool valid_utf8(const unsigned char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
         unsigned c = s[i];
-        size_t k = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        size_t k = c < 0x80                 ? 1
+                   : c >= 0xc2 && c <= 0xdf ? 2
+                   : c >= 0xe0 && c <= 0xef ? 3
+                   : c >= 0xf0 && c <= 0xf4 ? 4
+                                            : 0;
         if (!k || i + k > n)
             return false;
         for (size_t j = 1; j < k; j++)
@@ -231,8 +261,10 @@ static uint64_t slices_of_kind(json_t *d, int kind)
     json_t *nk = json_object_get(d, "nk"), *lanes = json_object_get(d, "lanes"), *lane, *row;
     size_t i, j;
     uint64_t sum = 0;
-    json_array_foreach(lanes, i, lane) {
-        json_array_foreach(json_object_get(lane, "rows"), j, row) {
+    json_array_foreach(lanes, i, lane)
+    {
+        json_array_foreach(json_object_get(lane, "rows"), j, row)
+        {
             json_t *n = json_object_get(row, "n"), *c = json_object_get(row, "c");
             for (size_t k = 0; k < json_array_size(n); k++)
                 if (json_integer_value(json_array_get(nk, (size_t)json_integer_value(json_array_get(n, k)))) == kind)
@@ -301,10 +333,10 @@ static char *render(const char *trace_path, const char *name, size_t *len, size_
 
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(t);
     *kernels = k->n;
-    json_t *x = json_pack("{s:I,s:I,s:I,s:I,s:I}", "kernels", (json_int_t)k->n, "copies",
-                          (json_int_t)gpufl_trace_get_copies(t)->n, "memsets", (json_int_t)gpufl_trace_get_memsets(t)->n,
-                          "scopes", (json_int_t)gpufl_trace_get_scopes(t)->n, "nvtx",
-                          (json_int_t)gpufl_trace_get_nvtx(t)->n);
+    json_t *x =
+        json_pack("{s:I,s:I,s:I,s:I,s:I}", "kernels", (json_int_t)k->n, "copies",
+                  (json_int_t)gpufl_trace_get_copies(t)->n, "memsets", (json_int_t)gpufl_trace_get_memsets(t)->n,
+                  "scopes", (json_int_t)gpufl_trace_get_scopes(t)->n, "nvtx", (json_int_t)gpufl_trace_get_nvtx(t)->n);
     if (r.hotspots.n) {
         char esc[8192];
         dom_escape(gpufl_trace_string(t, r.hotspots.kernels[0].name), esc, sizeof esc);
@@ -340,7 +372,7 @@ static void hand_made_session_is_escaped_and_complete(void **state)
     assert_null(strstr(page, "<img id=gfl-pwned"));
     assert_null(strstr(page, "<script>alert"));
     assert_null(strstr(page, "<b>&"));
-    assert_int_equal(count_of(page, "</script>"), 2);  /* the data's and the script's */
+    assert_int_equal(count_of(page, "</script>"), 2); /* the data's and the script's */
     assert_int_equal(count_of(page, "<!--"), 0);
     /* the names are there, escaped, in the tables and the data */
     assert_non_null(strstr(page, "<td class=kname>" GEMM_HTML "</td>"));
@@ -364,17 +396,18 @@ static void hand_made_session_is_escaped_and_complete(void **state)
     assert_int_equal(data_count(d, "kernels"), 40);
     assert_int_equal(json_integer_value(json_object_get(d, "q")), 0); /* small: nothing merged */
     assert_int_equal(slices_of_kind(d, 0), 40);
-    assert_int_equal(slices_of_kind(d, 1), 1);  /* copy */
-    assert_int_equal(slices_of_kind(d, 2), 1);  /* memset */
-    assert_int_equal(slices_of_kind(d, 3), 2);  /* scopes */
-    assert_int_equal(slices_of_kind(d, 4), 1);  /* NVTX range */
-    assert_int_equal(slices_of_kind(d, 5), 1);  /* NVTX mark */
-    assert_int_equal(slices_of_kind(d, 6), 1);  /* sync */
+    assert_int_equal(slices_of_kind(d, 1), 1); /* copy */
+    assert_int_equal(slices_of_kind(d, 2), 1); /* memset */
+    assert_int_equal(slices_of_kind(d, 3), 2); /* scopes */
+    assert_int_equal(slices_of_kind(d, 4), 1); /* NVTX range */
+    assert_int_equal(slices_of_kind(d, 5), 1); /* NVTX mark */
+    assert_int_equal(slices_of_kind(d, 6), 1); /* sync */
     /* lanes: streams 7 and 8, then thread 7 (scopes, syncs) and thread 9 (NVTX) */
     json_t *lanes = json_object_get(d, "lanes");
     assert_int_equal(json_array_size(lanes), 5);
     assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 0), "l")), "stream 7");
-    assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 0), "g")), "GPU 0 \xc2\xb7 NVIDIA H200");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 0), "g")),
+                        "GPU 0 \xc2\xb7 NVIDIA H200");
     assert_string_equal(json_string_value(json_object_get(json_array_get(lanes, 2), "t")), "scopes");
     /* nested scopes: one row per depth */
     assert_int_equal(json_array_size(json_object_get(json_array_get(lanes, 2), "rows")), 2);

@@ -51,10 +51,9 @@ static __attribute__((noinline)) void fill_event(gfl_event *ev, uint64_t seq, un
 
 static bool event_is(const gfl_event *ev, uint64_t seq, unsigned channel)
 {
-    return ev->h.type == GFL_EV_KERNEL && ev->h.flags == channel &&
-           ev->h.tid == (uint32_t)(seq * 7u + 3u) && ev->h.ts == seq && ev->u.kernel.end_ts == ~seq &&
-           ev->u.kernel.correlation == (uint32_t)(seq ^ 0xa5a5a5a5u) &&
-           ev->u.kernel.stack_id == (uint32_t)(seq >> 3);
+    return ev->h.type == GFL_EV_KERNEL && ev->h.flags == channel && ev->h.tid == (uint32_t)(seq * 7u + 3u) &&
+           ev->h.ts == seq && ev->u.kernel.end_ts == ~seq &&
+           ev->u.kernel.correlation == (uint32_t)(seq ^ 0xa5a5a5a5u) && ev->u.kernel.stack_id == (uint32_t)(seq >> 3);
 }
 
 /* The reference: a plain bounded FIFO of (seq, channel). */
@@ -265,9 +264,15 @@ static void test_capacity_rounding_and_clamping(void **state)
         uint32_t requested;
         uint64_t cap;
     } cases[] = {
-        {0, GFL_RING_MIN_EVENTS},   {1, GFL_RING_MIN_EVENTS},   {5, GFL_RING_MIN_EVENTS},
-        {15, 16},                   {16, 16},                   {17, 32},
-        {1000, 1024},               {1024, 1024},               {1025, 2048},
+        {0, GFL_RING_MIN_EVENTS},
+        {1, GFL_RING_MIN_EVENTS},
+        {5, GFL_RING_MIN_EVENTS},
+        {15, 16},
+        {16, 16},
+        {17, 32},
+        {1000, 1024},
+        {1024, 1024},
+        {1025, 2048},
         {GFL_RING_MAX_EVENTS, GFL_RING_MAX_EVENTS},
         {GFL_RING_MAX_EVENTS + 1, GFL_RING_MAX_EVENTS},
         {1u << 30, GFL_RING_MAX_EVENTS},
@@ -278,8 +283,7 @@ static void test_capacity_rounding_and_clamping(void **state)
         assert_int_equal(gpufl__ring_init(&ring, cases[i].requested), 0);
         if (gpufl__ring_capacity(&ring) != cases[i].cap)
             fail_msg("init(%u): capacity %llu, expected %llu", cases[i].requested,
-                     (unsigned long long)gpufl__ring_capacity(&ring),
-                     (unsigned long long)cases[i].cap);
+                     (unsigned long long)gpufl__ring_capacity(&ring), (unsigned long long)cases[i].cap);
         /* a fresh ring is empty with no drops */
         size_t n = 7;
         assert_null(gpufl__ring_peek(&ring, SIZE_MAX, &n));
@@ -300,8 +304,8 @@ static void test_capacity_rounding_and_clamping(void **state)
 typedef struct two_thread {
     gpufl__ring ring;
     _Atomic bool producer_done;
-    uint64_t producer_drops;   /* NULL reserves seen by the producer */
-    uint64_t producer_sum;     /* sum of committed sequence numbers */
+    uint64_t producer_drops; /* NULL reserves seen by the producer */
+    uint64_t producer_sum;   /* sum of committed sequence numbers */
     uint64_t received, consumer_sum, bad_order, bad_payload;
 } two_thread;
 

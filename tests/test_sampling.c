@@ -130,8 +130,8 @@ static void samples_only_inside_windows(void **state)
     }
     /* ~15 expected in each 150 ms window at 10 ms; 4 leaves room for a
      * loaded machine while still proving the window was sampled */
-    assert_true(inside[0] >= 4); /* scope A */
-    assert_true(inside[nw - 1] >= 4); /* system window */
+    assert_true(inside[0] >= 4);             /* scope A */
+    assert_true(inside[nw - 1] >= 4);        /* system window */
     assert_true(inside[1] + inside[2] >= 4); /* other + B */
     tu_ndjson_free(&system);
     tu_rm_rf(logs);
@@ -219,8 +219,7 @@ static void rate_zero_means_no_sampler(void **state)
     assert_int_equal(tu_ndjson_load_channel(dir, "system", &system), 0);
     assert_int_equal(tu_count_type(&system, "host_metrics"), 0);
     assert_int_equal(tu_count_type(&system, "system_start"), 1);
-    assert_string_equal(json_string_value(json_object_get(tu_nth_type(&system, "system_start", 0), "name")),
-                        "system");
+    assert_string_equal(json_string_value(json_object_get(tu_nth_type(&system, "system_start", 0), "name")), "system");
     tu_ndjson_free(&system);
     tu_rm_rf(logs);
     free(dir);

@@ -145,12 +145,11 @@ static size_t check_logs(const char *dir, unsigned delay_ms)
         /* fails (and prints the line) if any whole line is not a typed object */
         assert_int_equal(tu_ndjson_load(path, &f), 0);
         if (f.tail_bytes)
-            print_message("kill at %u ms: %s ends in a torn line of %zu bytes (accepted)\n",
-                          delay_ms, e->d_name, f.tail_bytes);
+            print_message("kill at %u ms: %s ends in a torn line of %zu bytes (accepted)\n", delay_ms, e->d_name,
+                          f.tail_bytes);
         /* a log that has lines starts with its header */
         if (f.n)
-            assert_string_equal(json_string_value(json_object_get(f.lines[0], "type")),
-                                "session_start");
+            assert_string_equal(json_string_value(json_object_get(f.lines[0], "type")), "session_start");
         /* killed: nothing closed it */
         assert_int_equal(tu_count_type(&f, "session_end"), 0);
         if (!strncmp(e->d_name, "scope", 5))
@@ -191,8 +190,7 @@ static size_t scope_events(const char *path, uint32_t *format, char *files)
     char err[1024];
     if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
         fail_msg("%s", err);
-    size_t n = gpufl_trace_event_count(t, GFL_EV_SCOPE_BEGIN) +
-               gpufl_trace_event_count(t, GFL_EV_SCOPE_END);
+    size_t n = gpufl_trace_event_count(t, GFL_EV_SCOPE_BEGIN) + gpufl_trace_event_count(t, GFL_EV_SCOPE_END);
     const gpufl_trace_read *r = gpufl_trace_get_read(t);
     assert_non_null(r->files);
     assert_true(r->why && r->why[0]);
@@ -214,8 +212,7 @@ static void check_choice(const char *dir, size_t log_scope_lines)
     char files[1024];
     size_t in_gflt = scope_events(gflt, &format, files);
     size_t read = scope_events(dir, &format, files);
-    print_message("scope events: %zu in the logs, %zu in trace.gflt, %zu read\n", log_scope_lines,
-                  in_gflt, read);
+    print_message("scope events: %zu in the logs, %zu in trace.gflt, %zu read\n", log_scope_lines, in_gflt, read);
     /* The chooser compares the copies' newest events, not their counts (a
      * count would mean reading both whole): under load the copy whose last
      * event is later can hold a few hundred fewer scope events (seen on a

@@ -162,12 +162,12 @@ static volatile int n_steps = 5, n_rounds = 101, n_twice = 2;
 
 /* Distinct bodies (the store), so the compiler cannot fold the sites into
  * one function; the volatile keeps the capture from being a tail call. */
-#define SITE(name, n)                                                                              \
-    static __attribute__((noinline)) uint32_t name(void)                                           \
-    {                                                                                              \
-        atomic_store_explicit(&sink, n, memory_order_relaxed);                                     \
-        volatile uint32_t id = gpufl__stack_capture();                                                \
-        return id;                                                                                 \
+#define SITE(name, n)                                                                                                  \
+    static __attribute__((noinline)) uint32_t name(void)                                                               \
+    {                                                                                                                  \
+        atomic_store_explicit(&sink, n, memory_order_relaxed);                                                         \
+        volatile uint32_t id = gpufl__stack_capture();                                                                 \
+        return id;                                                                                                     \
     }
 SITE(site_a, 1)
 SITE(site_b, 2)
@@ -180,9 +180,21 @@ static __attribute__((noinline)) uint32_t recurse(int depth)
     volatile uint32_t id = depth <= 0 ? site_a() : recurse(depth - 1);
     return id;
 }
-static __attribute__((noinline)) uint32_t deep_20(void) { volatile uint32_t id = recurse(20); return id; }
-static __attribute__((noinline)) uint32_t deep_40(void) { volatile uint32_t id = recurse(40); return id; }
-static __attribute__((noinline)) uint32_t deep_100(void) { volatile uint32_t id = recurse(100); return id; }
+static __attribute__((noinline)) uint32_t deep_20(void)
+{
+    volatile uint32_t id = recurse(20);
+    return id;
+}
+static __attribute__((noinline)) uint32_t deep_40(void)
+{
+    volatile uint32_t id = recurse(40);
+    return id;
+}
+static __attribute__((noinline)) uint32_t deep_100(void)
+{
+    volatile uint32_t id = recurse(100);
+    return id;
+}
 
 /* Name of the function around a recorded frame (a return address). */
 static void frame_function(const gfl_stack_frame *f, char *buf, size_t len)
@@ -276,8 +288,7 @@ static void test_sites_get_distinct_stable_ids(void **state)
     assert_true(s.total >= 2 && s.total <= 12);
     assert_false(s.truncated);
     assert_frame_in(&s.frames[0], (uintptr_t)site_a, "site_a");
-    assert_frame_in(&s.frames[1], (uintptr_t)test_sites_get_distinct_stable_ids,
-                    "test_sites_get_distinct_stable_ids");
+    assert_frame_in(&s.frames[1], (uintptr_t)test_sites_get_distinct_stable_ids, "test_sites_get_distinct_stable_ids");
     assemble(ids[1], &s);
     assert_frame_in(&s.frames[0], (uintptr_t)site_b, "site_b");
     assemble(ids[2], &s);
@@ -345,9 +356,7 @@ static void ring_step_before(int step)
         fake.refuse = 1;
         break;
     case 3: /* later again, room */
-    case 4:
-        atomic_fetch_add(&fake.now, 2000000);
-        break;
+    case 4: atomic_fetch_add(&fake.now, 2000000); break;
     }
 }
 
@@ -363,9 +372,7 @@ static void ring_step_after(int step, uint32_t id)
         assert_int_equal(st.defined, 0);
         assert_int_equal(fake.n, 1);
         break;
-    case 1: /* within the retry delay: the id, no new push */
-        assert_int_equal(fake.n, 1);
-        break;
+    case 1: /* within the retry delay: the id, no new push */ assert_int_equal(fake.n, 1); break;
     case 2:
         assert_int_equal(fake.refused, 2);
         assert_int_equal(fake.n, 1);
@@ -519,7 +526,7 @@ static void *worker(void *arg)
     uint32_t *ids = arg;
     uint32_t got[ROUNDS][N_SITES];
     pthread_barrier_wait(&start_line); /* all meet the new stacks at once */
-    for (int r = 0; r < ROUNDS; r++) /* no branch on r: see the first test */
+    for (int r = 0; r < ROUNDS; r++)   /* no branch on r: see the first test */
         for (size_t s = 0; s < N_SITES; s++)
             got[r][s] = thread_sites[s]();
     for (size_t s = 0; s < N_SITES; s++) {

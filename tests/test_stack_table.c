@@ -50,11 +50,18 @@ TU_TEMP_DIR_FIXTURES(dir, "stack-table")
 
 static gpufl__session_meta session(void)
 {
-    return (gpufl__session_meta){.session_id = "stacks-20261121-101010-4242-beef", .app_name = "stacks",
-                                 .host = "node3", .gpufl_version = "0.1.0", .pid = 4242,
-                                 .start_ns = 1000000, .start_wall_ns = 1790000000000000000ull,
-                                 .format_version = 1, .ended = true, .end_ns = 9000000,
-                                 .end_wall_ns = 1790000000008000000ull, .stop_detail = ""};
+    return (gpufl__session_meta){.session_id = "stacks-20261121-101010-4242-beef",
+                                 .app_name = "stacks",
+                                 .host = "node3",
+                                 .gpufl_version = "0.1.0",
+                                 .pid = 4242,
+                                 .start_ns = 1000000,
+                                 .start_wall_ns = 1790000000000000000ull,
+                                 .format_version = 1,
+                                 .ended = true,
+                                 .end_ns = 9000000,
+                                 .end_wall_ns = 1790000000008000000ull,
+                                 .stop_detail = ""};
 }
 
 static gfl_event ev_of(uint8_t type, uint64_t ts)
@@ -73,8 +80,8 @@ static gfl_event piece(uint64_t ts, uint32_t id, uint16_t first, uint16_t count,
                        bool truncated)
 {
     gfl_event ev = ev_of(GFL_EV_STACK, ts);
-    ev.u.stack = (gfl_stack_payload){.id = id, .first = first, .total = total, .count = (uint8_t)count,
-                                     .truncated = truncated};
+    ev.u.stack =
+        (gfl_stack_payload){.id = id, .first = first, .total = total, .count = (uint8_t)count, .truncated = truncated};
     for (uint16_t i = 0; i < count; i++)
         ev.u.stack.frames[i] = (gfl_stack_frame){module ? gpufl__intern(module) : 0, 0x1000u * id + first + i};
     return ev;
@@ -83,9 +90,14 @@ static gfl_event piece(uint64_t ts, uint32_t id, uint16_t first, uint16_t count,
 static gfl_event kernel(uint64_t ts, uint32_t stack)
 {
     gfl_event ev = ev_of(GFL_EV_KERNEL, ts);
-    ev.u.kernel = (gfl_kernel_payload){.end_ts = ts + 500, .name = gpufl__intern("gemm"), .context = 1,
-                                       .stream = 7, .correlation = (uint32_t)ts, .grid = {1, 1, 1},
-                                       .block = {32, 1, 1}, .stack_id = stack};
+    ev.u.kernel = (gfl_kernel_payload){.end_ts = ts + 500,
+                                       .name = gpufl__intern("gemm"),
+                                       .context = 1,
+                                       .stream = 7,
+                                       .correlation = (uint32_t)ts,
+                                       .grid = {1, 1, 1},
+                                       .block = {32, 1, 1},
+                                       .stack_id = stack};
     return ev;
 }
 
@@ -105,16 +117,25 @@ static size_t stack_session(gfl_event *evs)
     evs[n++] = piece(2000301, 2, 0, 12, 20, LIB_A, true);
     evs[n++] = kernel(2000400, 2);
     gfl_event ev = ev_of(GFL_EV_MEMCPY, 2000500);
-    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2000600, .bytes = 4096, .context = 1, .stream = 7,
-                                       .correlation = 9, .stack_id = 2, .copy_kind = GFL_COPY_HTOD};
+    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2000600,
+                                       .bytes = 4096,
+                                       .context = 1,
+                                       .stream = 7,
+                                       .correlation = 9,
+                                       .stack_id = 2,
+                                       .copy_kind = GFL_COPY_HTOD};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_SYNC, 2000700);
-    ev.u.sync = (gfl_sync_payload){.end_ts = 2000800, .context = 1, .stream = 7, .correlation = 10, .stack_id = 1,
-                                   .sync_kind = GFL_SYNC_STREAM};
+    ev.u.sync = (gfl_sync_payload){
+        .end_ts = 2000800, .context = 1, .stream = 7, .correlation = 10, .stack_id = 1, .sync_kind = GFL_SYNC_STREAM};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_MEM_ALLOC, 2000900);
-    ev.u.mem = (gfl_mem_payload){.address = 0x7f0000000000ull, .bytes = 1 << 20, .context = 1, .correlation = 11,
-                                 .stack_id = 2, .mem_kind = GFL_MEM_DEVICE};
+    ev.u.mem = (gfl_mem_payload){.address = 0x7f0000000000ull,
+                                 .bytes = 1 << 20,
+                                 .context = 1,
+                                 .correlation = 11,
+                                 .stack_id = 2,
+                                 .mem_kind = GFL_MEM_DEVICE};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_GRAPH_LAUNCH, 2001000);
     ev.u.graph = (gfl_graph_launch_payload){.end_ts = 2001100, .correlation = 12, .stack_id = 1};
@@ -429,8 +450,9 @@ static void write_session_json(const char *session_dir, const char *machine_id)
                  "\"host_info\": {\"cpu_count\": 2, \"machine_id\": \"%s\"}}\n",
                  machine_id);
     else
-        snprintf(text, sizeof text, "{\"format\": \"gpufl-session\", \"format_version\": 1, \"host\": \"vm\", "
-                                    "\"host_info\": {\"cpu_count\": 2}}\n");
+        snprintf(text, sizeof text,
+                 "{\"format\": \"gpufl-session\", \"format_version\": 1, \"host\": \"vm\", "
+                 "\"host_info\": {\"cpu_count\": 2}}\n");
     tu_write_file(path, text);
 }
 
@@ -501,9 +523,9 @@ static void test_symbolized_only_when_recorded_here(void **state)
 
     /* recorded on a machine of the same host name, another id */
     char other[GPUFL__MACHINE_ID_MAX];
-    snprintf(other, sizeof other, "%s", strcmp(id, "0123456789abcdef0123456789abcdef")
-                                            ? "0123456789abcdef0123456789abcdef"
-                                            : "fedcba9876543210fedcba9876543210");
+    snprintf(other, sizeof other, "%s",
+             strcmp(id, "0123456789abcdef0123456789abcdef") ? "0123456789abcdef0123456789abcdef"
+                                                            : "fedcba9876543210fedcba9876543210");
     write_session_json(sdir, other);
     const char *args[] = {sdir, NULL};
     run_cli("stacks", args, &out, &err);

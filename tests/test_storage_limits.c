@@ -47,7 +47,7 @@ static struct {
     _Atomic bool is_log[MAX_FD]; /* fd is one of the session's *.log files */
     _Atomic int scope_fd;        /* fd of scope.log, or -1 */
     _Atomic unsigned long log_writes, log_syncs, scope_writes, scope_syncs, statvfs_calls;
-    _Atomic bool low_space;      /* statvfs reports LOW_SPACE_BYTES free */
+    _Atomic bool low_space; /* statvfs reports LOW_SPACE_BYTES free */
 
     /* write fault on scope.log: after fault_after bytes, a short write up to
      * that point (if fault_short) then -1 with fault_errno */
@@ -58,7 +58,7 @@ static struct {
     /* fdatasync fault on scope.log: call number sync_fail_at fails with EIO */
     unsigned long sync_fail_at;
 
-    _Atomic uint64_t scope_bytes;     /* bytes write() put into scope.log */
+    _Atomic uint64_t scope_bytes; /* bytes write() put into scope.log */
     _Atomic uint64_t last_write_start;
     _Atomic bool fired;
     bool partial_done;
@@ -360,9 +360,9 @@ static size_t check_scope_prefix(const tu_ndjson *f, const produced *p)
         assert_true(k < p->n);
         bool is_end = !strcmp(type_of(f->lines[i]), "scope_end");
         if (is_end != (bool)p->is_end[k] || u64(f->lines[i], "id") != p->id[k])
-            fail_msg("scope line %zu is %s id %llu, expected %s id %llu", k,
-                     is_end ? "end" : "begin", (unsigned long long)u64(f->lines[i], "id"),
-                     p->is_end[k] ? "end" : "begin", (unsigned long long)p->id[k]);
+            fail_msg("scope line %zu is %s id %llu, expected %s id %llu", k, is_end ? "end" : "begin",
+                     (unsigned long long)u64(f->lines[i], "id"), p->is_end[k] ? "end" : "begin",
+                     (unsigned long long)p->id[k]);
         k++;
     }
     return k;
@@ -370,16 +370,14 @@ static size_t check_scope_prefix(const tu_ndjson *f, const produced *p)
 
 static const char *stop_reason(json_t *session)
 {
-    json_t *stopped = json_object_get(json_object_get(json_object_get(session, "summary"), "logs"),
-                                      "stopped");
+    json_t *stopped = json_object_get(json_object_get(json_object_get(session, "summary"), "logs"), "stopped");
     return json_string_value(json_object_get(stopped, "reason"));
 }
 
 /* The log <dir>/<base>.log must start with its header and end with a
  * "log_stopped" line giving `reason` and then "session_end"; returns the session_end line's "lost"
  * (the whole file is loaded into *f for the caller, who frees it). */
-static uint64_t check_stopped_tail(const char *dir, const char *base, const char *reason,
-                                   tu_ndjson *f)
+static uint64_t check_stopped_tail(const char *dir, const char *base, const char *reason, tu_ndjson *f)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s.log", dir, base);
@@ -930,7 +928,7 @@ static void run_final_totals(gpufl_log_format format)
         produce(&p, 8000);
         sleep_ms(format == GPUFL_LOG_GFLT ? 10 : 0); /* let the collector keep up */
     }
-    sleep_ms(1500);    /* the collector reaches the cap; .gflt chunks wait up to 1 s */
+    sleep_ms(1500); /* the collector reaches the cap; .gflt chunks wait up to 1 s */
     gpufl_scope open[200];
     for (int i = 0; i < 200; i++)
         open[i] = gpufl_scope_begin("storage_limits.too_deep");
@@ -947,13 +945,12 @@ static void run_final_totals(gpufl_log_format format)
     if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
         fail_msg("%s", err);
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    const char *reasons[] = {"ring_full", "disk_limit", "stale", "scope_depth",
-                             "intern_full", "bad_event", "cupti", "out_of_session"};
+    const char *reasons[] = {"ring_full",   "disk_limit", "stale", "scope_depth",
+                             "intern_full", "bad_event",  "cupti", "out_of_session"};
     for (unsigned r = 0; r < sizeof reasons / sizeof *reasons; r++)
         if (info->dropped[r] != u64(dropped, reasons[r]))
             fail_msg("log_format %d: the reader says %llu %s, session.json %llu", (int)format,
-                     (unsigned long long)info->dropped[r], reasons[r],
-                     (unsigned long long)u64(dropped, reasons[r]));
+                     (unsigned long long)info->dropped[r], reasons[r], (unsigned long long)u64(dropped, reasons[r]));
     gpufl_trace_close(t);
     json_decref(session);
     produced_free(&p);

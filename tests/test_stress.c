@@ -25,8 +25,8 @@
 #include "test_util.h"
 
 #define THREADS 8   /* at once */
-#define WAVES 4      /* threads exit and new ones adopt their rings */
-#define PAIRS 20000  /* scope pairs per thread */
+#define WAVES 4     /* threads exit and new ones adopt their rings */
+#define PAIRS 20000 /* scope pairs per thread */
 
 typedef struct worker {
     pthread_t thread;

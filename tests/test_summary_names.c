@@ -21,13 +21,13 @@
 
 TU_TEMP_DIR_FIXTURES(work, "summary-names")
 
-#define ELEMENTWISE                                                                                    \
-    "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"      \
+#define ELEMENTWISE                                                                                                    \
+    "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"                      \
     "BinaryFunctor<float, float, float, at::native::binary_internal::"
 /* 240 characters in common, more than any column */
-#define LONG_PREFIX                                                                                    \
-    "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4<cutlass::gemm::"       \
-    "threadblock::DefaultMmaCore<cutlass::gemm::GemmShape<128, 128, 32>, cutlass::gemm::GemmShape<64," \
+#define LONG_PREFIX                                                                                                    \
+    "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4<cutlass::gemm::"                       \
+    "threadblock::DefaultMmaCore<cutlass::gemm::GemmShape<128, 128, 32>, cutlass::gemm::GemmShape<64,"                 \
     " 64, 32>, cutlass::gemm::GemmShape<16, 8, 8>, float, cutlass::layout::RowMajor>>"
 
 static const char *const names[] = {
@@ -45,14 +45,12 @@ static char *write_session(void)
 {
     json_t *rows = json_array();
     for (size_t i = 0; i < NNAMES; i++)
-        json_array_append_new(rows, json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", names[i], "count", 10,
-                                              "total_ns", 1000000 - (int)i * 1000, "min_ns", 90000, "max_ns",
-                                              110000));
-    json_t *root = json_pack("{s:s,s:i,s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:s,s:{s:i,s:i,s:O,s:O}}", "format",
-                             "gpufl-session", "format_version", 1, "session_id", "names-1", "app_name", "names",
-                             "pid", 1, "host", "h", "log_dir", work, "start_ns", 0, "start_wall_ns", 0, "status",
-                             "ended", "summary", "duration_ns", 2000000, "kernel_total_ns", 5985000, "kernels",
-                             rows, "scopes", rows);
+        json_array_append_new(rows, json_pack("{s:s,s:i,s:i,s:i,s:i}", "name", names[i], "count", 10, "total_ns",
+                                              1000000 - (int)i * 1000, "min_ns", 90000, "max_ns", 110000));
+    json_t *root = json_pack("{s:s,s:i,s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:s,s:{s:i,s:i,s:O,s:O}}", "format", "gpufl-session",
+                             "format_version", 1, "session_id", "names-1", "app_name", "names", "pid", 1, "host", "h",
+                             "log_dir", work, "start_ns", 0, "start_wall_ns", 0, "status", "ended", "summary",
+                             "duration_ns", 2000000, "kernel_total_ns", 5985000, "kernels", rows, "scopes", rows);
     assert_non_null(root);
     char *path = malloc(strlen(work) + 32);
     assert_non_null(path);
@@ -102,8 +100,8 @@ static void test_long_names_are_told_apart(void **state)
     expect_distinct(out, "GPU kernels (by total time)");
     expect_distinct(out, "Scopes (by total time)");
     /* what tells them apart is shown */
-    static const char *const marks[] = {"MulFunctor", "AddFunctor", "DivFunctor", "variant_one", "variant_two",
-                                        "short_kernel"};
+    static const char *const marks[] = {"MulFunctor",  "AddFunctor",  "DivFunctor",
+                                        "variant_one", "variant_two", "short_kernel"};
     for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
         if (!strstr(out, marks[i]))
             fail_msg("'%s' is not shown:\n%s", marks[i], out);

@@ -40,10 +40,7 @@ static const char *module_of(uintptr_t addr, uint64_t *offset)
 }
 
 static const int known_line = __LINE__ + 1;
-static __attribute__((noinline)) int known_function(int x)
-{
-    return x * 3 + 1;
-}
+static __attribute__((noinline)) int known_function(int x) { return x * 3 + 1; }
 
 static void *volatile last_return;
 static int call_line;

@@ -31,8 +31,8 @@
 #include "session/plugin.h"
 #include "test_util.h"
 
-#define SCRIPT                                                                                     \
-    "kernels=1000,copies=200,memsets=20,syncs=20,allocs=20,metrics=10,devices=2,streams=4,"       \
+#define SCRIPT                                                                                                         \
+    "kernels=1000,copies=200,memsets=20,syncs=20,allocs=20,metrics=10,devices=2,streams=4,"                            \
     "threads=2,bad=7,pace=1"
 #define N_KERNELS 1000
 #define N_COPIES 200
@@ -50,10 +50,8 @@ static const char *const kernel_names[] = {
     "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)",
     "nccl:all_reduce \"ring\" \\ step\t2 \xce\xbb",
 };
-static const char *const limiter_names[] = {"unknown", "warps", "registers", "shared_memory",
-                                            "blocks"};
-static const char *const sync_names[] = {"unknown", "event", "stream_wait_event", "stream",
-                                         "context"};
+static const char *const limiter_names[] = {"unknown", "warps", "registers", "shared_memory", "blocks"};
+static const char *const sync_names[] = {"unknown", "event", "stream_wait_event", "stream", "context"};
 
 /* The current case's log_path, removed by the teardown when a failed
  * assertion skipped the case's own cleanup. */
@@ -123,8 +121,7 @@ static size_t event_lines(const tu_ndjson *f)
     for (size_t i = 0; i < f->n; i++) {
         const char *t = type_of(f->lines[i]);
         /* the session's own lines, and which engine recorded (test_engine_choice.c) */
-        n += strcmp(t, "session_start") && strcmp(t, "session_end") && strcmp(t, "log_stopped") &&
-             strcmp(t, "engine");
+        n += strcmp(t, "session_start") && strcmp(t, "session_end") && strcmp(t, "log_stopped") && strcmp(t, "engine");
     }
     return n;
 }
@@ -284,8 +281,7 @@ static void check_device_metrics(const tu_ndjson *sys, uint64_t base)
         json_t *throttle = json_object_get(m, "throttle");
         assert_true(json_is_array(throttle));
         assert_int_equal(json_array_size(throttle), 1);
-        assert_string_equal(json_string_value(json_array_get(throttle, 0)),
-                            s % 2 ? "sw_power_cap" : "gpu_idle");
+        assert_string_equal(json_string_value(json_array_get(throttle, 0)), s % 2 ? "sw_power_cap" : "gpu_idle");
         assert_int_equal(tu_int(m, "pcie_rx_kbps"), 1000 * s);
         assert_int_equal(tu_int(m, "pcie_tx_kbps"), 2000 * s);
         assert_int_equal(tu_int(m, "ecc_corrected"), 0);
@@ -410,7 +406,7 @@ static char *run_scoped_session(gpufl_options *o, const char *log_path, bool exp
     assert_string_equal(tu_str(tu_nth_type(&f, "scope_end", 0), "name"), "synthetic.host_only");
     tu_ndjson_free(&f);
     load_log(dir, "device", &f);
-    assert_int_equal(event_lines(&f), 0); /* no device event of any kind */
+    assert_int_equal(event_lines(&f), 0);             /* no device event of any kind */
     assert_int_equal(tu_count_type(&f, "engine"), 1); /* but the engine that recorded */
     assert_string_equal(tu_str(tu_nth_type(&f, "engine", 0), "engine"), "monitor");
     tu_ndjson_free(&f);

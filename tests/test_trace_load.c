@@ -40,22 +40,28 @@ TU_TEMP_DIR_FIXTURES(dir, "trace-load")
 
 static gpufl__session_meta session(void)
 {
-    return (gpufl__session_meta){.session_id = "load-20261121-101010-77-beef", .app_name = "trainer",
-                                 .host = "node3", .gpufl_version = "0.1.0", .pid = 77,
-                                 .start_ns = 1000000000000ull, .start_wall_ns = 1790000000000000000ull,
-                                 .format_version = 1, .ended = true, .end_ns = 3000000000000ull,
-                                 .end_wall_ns = 1790000002000000000ull, .lost = {5, 0, 2},
+    return (gpufl__session_meta){.session_id = "load-20261121-101010-77-beef",
+                                 .app_name = "trainer",
+                                 .host = "node3",
+                                 .gpufl_version = "0.1.0",
+                                 .pid = 77,
+                                 .start_ns = 1000000000000ull,
+                                 .start_wall_ns = 1790000000000000000ull,
+                                 .format_version = 1,
+                                 .ended = true,
+                                 .end_ns = 3000000000000ull,
+                                 .end_wall_ns = 1790000002000000000ull,
+                                 .lost = {5, 0, 2},
                                  .stop_detail = ""};
 }
 
 /* ---- sessions ------------------------------------------------------------ */
 
-static const uint8_t types[] = {GFL_EV_KERNEL,      GFL_EV_KERNEL,         GFL_EV_KERNEL,
-                                GFL_EV_KERNEL,      GFL_EV_MEMCPY,         GFL_EV_MEMSET,
-                                GFL_EV_SYNC,        GFL_EV_MEM_ALLOC,      GFL_EV_MEM_FREE,
-                                GFL_EV_NVTX_RANGE,  GFL_EV_NVTX_MARK,      GFL_EV_DEVICE_METRICS,
-                                GFL_EV_HOST_METRICS, GFL_EV_SCOPE_BEGIN,   GFL_EV_SCOPE_END,
-                                GFL_EV_DEVICE_INFO, GFL_EV_LOG,            GFL_EV_DROPPED};
+static const uint8_t types[] = {GFL_EV_KERNEL,       GFL_EV_KERNEL,      GFL_EV_KERNEL,    GFL_EV_KERNEL,
+                                GFL_EV_MEMCPY,       GFL_EV_MEMSET,      GFL_EV_SYNC,      GFL_EV_MEM_ALLOC,
+                                GFL_EV_MEM_FREE,     GFL_EV_NVTX_RANGE,  GFL_EV_NVTX_MARK, GFL_EV_DEVICE_METRICS,
+                                GFL_EV_HOST_METRICS, GFL_EV_SCOPE_BEGIN, GFL_EV_SCOPE_END, GFL_EV_DEVICE_INFO,
+                                GFL_EV_LOG,          GFL_EV_DROPPED};
 
 /* n random events of every type. Kernels repeat a few launch
  * configurations on a few streams from a few callers, as real ones do;
@@ -121,8 +127,8 @@ static gfl_event *random_session(size_t n, uint64_t seed, bool in_order)
 
 /* Writes evs as <dir>/<name>.gflt (chunks of chunk_events) and as the
  * NDJSON directory <dir>/<name>. */
-static void write_both(const char *name, const gfl_event *evs, size_t n, uint32_t chunk_events,
-                       char *gflt, char *ndjson)
+static void write_both(const char *name, const gfl_event *evs, size_t n, uint32_t chunk_events, char *gflt,
+                       char *ndjson)
 {
     gpufl__session_meta m = session();
     sprintf(gflt, "%s/%s.gflt", dir, name);
@@ -153,10 +159,10 @@ static void must(int rc, const char *path, const char *err)
 
 /* ---- comparing --------------------------------------------------------------- */
 
-#define SAME(a, b, f, n)                                                                           \
-    do {                                                                                           \
-        if ((n) && memcmp((a)->f, (b)->f, (n) * sizeof *(a)->f) != 0)                              \
-            fail_msg("%s differs", #f);                                                            \
+#define SAME(a, b, f, n)                                                                                               \
+    do {                                                                                                               \
+        if ((n) && memcmp((a)->f, (b)->f, (n) * sizeof *(a)->f) != 0)                                                  \
+            fail_msg("%s differs", #f);                                                                                \
     } while (0)
 
 static void same_scopes(const gpufl_trace_scopes *a, const gpufl_trace_scopes *b)
@@ -235,8 +241,7 @@ static void same_trace(const gpufl_trace *ta, const gpufl_trace *tb)
     same_scopes(gpufl_trace_get_scopes(ta), gpufl_trace_get_scopes(tb));
     same_scopes(gpufl_trace_get_nvtx(ta), gpufl_trace_get_nvtx(tb));
 
-    const gpufl_trace_launch_configs *ga = gpufl_trace_get_launch_configs(ta),
-                                     *gb = gpufl_trace_get_launch_configs(tb);
+    const gpufl_trace_launch_configs *ga = gpufl_trace_get_launch_configs(ta), *gb = gpufl_trace_get_launch_configs(tb);
     assert_int_equal(ga->n, gb->n);
     SAME(ga, gb, name, ga->n);
     SAME(ga, gb, mangled, ga->n);
@@ -299,8 +304,7 @@ static void same_trace(const gpufl_trace *ta, const gpufl_trace *tb)
     SAME(ma, mb, is_free, ma->n);
     SAME(ma, mb, kind, ma->n);
 
-    const gpufl_trace_device_samples *da = gpufl_trace_get_device_samples(ta),
-                                     *db = gpufl_trace_get_device_samples(tb);
+    const gpufl_trace_device_samples *da = gpufl_trace_get_device_samples(ta), *db = gpufl_trace_get_device_samples(tb);
     assert_int_equal(da->n, db->n);
     SAME(da, db, ts_ns, da->n);
     SAME(da, db, device, da->n);
@@ -326,8 +330,7 @@ static void same_trace(const gpufl_trace *ta, const gpufl_trace *tb)
     SAME(da, db, mem_temp_c, da->n);
     SAME(da, db, fan_pct, da->n);
 
-    const gpufl_trace_host_samples *ha = gpufl_trace_get_host_samples(ta),
-                                   *hb = gpufl_trace_get_host_samples(tb);
+    const gpufl_trace_host_samples *ha = gpufl_trace_get_host_samples(ta), *hb = gpufl_trace_get_host_samples(tb);
     assert_int_equal(ha->n, hb->n);
     SAME(ha, hb, ts_ns, ha->n);
     SAME(ha, hb, valid, ha->n);

@@ -33,19 +33,27 @@ TU_TEMP_DIR_FIXTURES(dir, "trace-reader")
 
 static gpufl__session_meta session(void)
 {
-    return (gpufl__session_meta){.session_id = "trainer-20261121-101010-4242-beef", .app_name = "trainer",
-                                 .host = "node3", .gpufl_version = "0.1.0", .pid = 4242,
-                                 .start_ns = 1000000, .start_wall_ns = 1790000000000000000ull,
-                                 .format_version = 1, .ended = true, .end_ns = 9000000,
-                                 .end_wall_ns = 1790000000008000000ull, .lost = {3, 0, 1},
-                                 .stop_reason = 1, .stopped_at_ns = 8000000,
+    return (gpufl__session_meta){.session_id = "trainer-20261121-101010-4242-beef",
+                                 .app_name = "trainer",
+                                 .host = "node3",
+                                 .gpufl_version = "0.1.0",
+                                 .pid = 4242,
+                                 .start_ns = 1000000,
+                                 .start_wall_ns = 1790000000000000000ull,
+                                 .format_version = 1,
+                                 .ended = true,
+                                 .end_ns = 9000000,
+                                 .end_wall_ns = 1790000000008000000ull,
+                                 .lost = {3, 0, 1},
+                                 .stop_reason = 1,
+                                 .stopped_at_ns = 8000000,
                                  .stop_detail = "session_max_bytes (1048576) reached"};
 }
 
 /* Writes evs as <dir>/<name>.gflt and as the NDJSON directory <dir>/<name>;
  * returns the paths in gflt and ndjson. */
-static void write_both(const char *name, const gfl_event *evs, size_t n, const gpufl__session_meta *m,
-                       char *gflt, char *ndjson)
+static void write_both(const char *name, const gfl_event *evs, size_t n, const gpufl__session_meta *m, char *gflt,
+                       char *ndjson)
 {
     sprintf(gflt, "%s/%s.gflt", dir, name);
     sprintf(ndjson, "%s/%s", dir, name);
@@ -65,8 +73,8 @@ static gfl_event ev_of(uint8_t type, uint64_t ts, uint32_t tid, uint16_t device)
     return ev;
 }
 
-static gfl_event scope(uint8_t type, uint64_t ts, uint64_t id, uint64_t parent, uint16_t depth,
-                       const char *name, uint64_t begin, bool implicit)
+static gfl_event scope(uint8_t type, uint64_t ts, uint64_t id, uint64_t parent, uint16_t depth, const char *name,
+                       uint64_t begin, bool implicit)
 {
     gfl_event ev = ev_of(type, ts, 7, 0);
     ev.u.scope = (gfl_scope_payload){id, parent, type == GFL_EV_SCOPE_END ? begin : 0, gpufl__intern(name), depth};
@@ -78,43 +86,82 @@ static size_t sample_session(gfl_event *evs)
 {
     size_t n = 0;
     gfl_event ev = ev_of(GFL_EV_DEVICE_INFO, 1000100, 0, 0);
-    ev.u.info = (gfl_device_info_payload){.memory_total_bytes = 150754820096ull, .name = gpufl__intern("NVIDIA H200"),
-                                          .uuid = gpufl__intern("GPU-1234"), .pci_bus_id = gpufl__intern("00000000:19:00.0"),
-                                          .driver_version = gpufl__intern("580.159.04"), .cuda_driver_version = 13000,
-                                          .sm_count = 132, .power_limit_mw = 700000, .max_sm_clock_mhz = 1980,
-                                          .max_mem_clock_mhz = 3201, .cc_major = 9, .cc_minor = 0};
+    ev.u.info = (gfl_device_info_payload){.memory_total_bytes = 150754820096ull,
+                                          .name = gpufl__intern("NVIDIA H200"),
+                                          .uuid = gpufl__intern("GPU-1234"),
+                                          .pci_bus_id = gpufl__intern("00000000:19:00.0"),
+                                          .driver_version = gpufl__intern("580.159.04"),
+                                          .cuda_driver_version = 13000,
+                                          .sm_count = 132,
+                                          .power_limit_mw = 700000,
+                                          .max_sm_clock_mhz = 1980,
+                                          .max_mem_clock_mhz = 3201,
+                                          .cc_major = 9,
+                                          .cc_minor = 0};
     evs[n++] = ev;
     evs[n++] = scope(GFL_EV_SCOPE_BEGIN, 2000000, 11, 0, 0, "step", 0, false);
     evs[n++] = scope(GFL_EV_SCOPE_BEGIN, 2100000, 12, 11, 1, "forward", 0, false);
     /* kernels arrive late and out of order (device buffers) */
     for (int i = 4; i >= 0; i--) {
         ev = ev_of(GFL_EV_KERNEL, 2200000 + (uint64_t)i * 1000, 7, 0);
-        ev.u.kernel = (gfl_kernel_payload){.end_ts = 2200500 + (uint64_t)i * 1000, .scope_id = 12,
-                                           .external_id = 100 + (uint64_t)i, .api_start_ts = 2150000 + (uint64_t)i,
-                                           .api_end_ts = 2150100 + (uint64_t)i, .name = gpufl__intern("gemm"),
-                                           .context = 1, .stream = 7, .correlation = 50 + (uint32_t)i,
-                                           .grid = {64, 8, 1}, .block = {256, 1, 1}, .registers = 96,
-                                           .static_smem = 1024, .dynamic_smem = 4096, .occupancy_x10000 = 5000,
-                                           .limiter = GFL_LIMIT_REGISTERS, .external_kind = 2};
+        ev.u.kernel = (gfl_kernel_payload){.end_ts = 2200500 + (uint64_t)i * 1000,
+                                           .scope_id = 12,
+                                           .external_id = 100 + (uint64_t)i,
+                                           .api_start_ts = 2150000 + (uint64_t)i,
+                                           .api_end_ts = 2150100 + (uint64_t)i,
+                                           .name = gpufl__intern("gemm"),
+                                           .context = 1,
+                                           .stream = 7,
+                                           .correlation = 50 + (uint32_t)i,
+                                           .grid = {64, 8, 1},
+                                           .block = {256, 1, 1},
+                                           .registers = 96,
+                                           .static_smem = 1024,
+                                           .dynamic_smem = 4096,
+                                           .occupancy_x10000 = 5000,
+                                           .limiter = GFL_LIMIT_REGISTERS,
+                                           .external_kind = 2};
         evs[n++] = ev;
     }
     ev = ev_of(GFL_EV_MEMCPY, 2150000, 7, 0);
-    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2160000, .bytes = 1 << 20, .scope_id = 12, .context = 1,
-                                       .stream = 7, .correlation = 49, .copy_kind = GFL_COPY_HTOD,
-                                       .src_kind = GFL_MEM_PINNED, .dst_kind = GFL_MEM_DEVICE};
+    ev.u.memcpy = (gfl_memcpy_payload){.end_ts = 2160000,
+                                       .bytes = 1 << 20,
+                                       .scope_id = 12,
+                                       .context = 1,
+                                       .stream = 7,
+                                       .correlation = 49,
+                                       .copy_kind = GFL_COPY_HTOD,
+                                       .src_kind = GFL_MEM_PINNED,
+                                       .dst_kind = GFL_MEM_DEVICE};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_MEMSET, 2140000, 7, 0);
-    ev.u.memset = (gfl_memset_payload){.end_ts = 2141000, .bytes = 4096, .value = 0xab, .context = 1,
-                                       .stream = 7, .correlation = 48, .mem_kind = GFL_MEM_DEVICE};
+    ev.u.memset = (gfl_memset_payload){.end_ts = 2141000,
+                                       .bytes = 4096,
+                                       .value = 0xab,
+                                       .context = 1,
+                                       .stream = 7,
+                                       .correlation = 48,
+                                       .mem_kind = GFL_MEM_DEVICE};
     evs[n++] = ev;
     evs[n++] = scope(GFL_EV_SCOPE_END, 2900000, 12, 11, 1, "forward", 2100000, false);
     ev = ev_of(GFL_EV_SYNC, 2950000, 7, 0);
-    ev.u.sync = (gfl_sync_payload){.end_ts = 2990000, .scope_id = 11, .context = 1, .stream = 7,
-                                   .correlation = 60, .cuda_event = 3, .sync_kind = GFL_SYNC_EVENT};
+    ev.u.sync = (gfl_sync_payload){.end_ts = 2990000,
+                                   .scope_id = 11,
+                                   .context = 1,
+                                   .stream = 7,
+                                   .correlation = 60,
+                                   .cuda_event = 3,
+                                   .sync_kind = GFL_SYNC_EVENT};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_MEM_ALLOC, 2050000, 7, 0);
-    ev.u.mem = (gfl_mem_payload){.address = 0x7f0000001000ull, .bytes = 1 << 20, .scope_id = 11,
-                                 .context = 1, .stream = 7, .correlation = 40, .mem_kind = GFL_MEM_DEVICE, .is_async = 1};
+    ev.u.mem = (gfl_mem_payload){.address = 0x7f0000001000ull,
+                                 .bytes = 1 << 20,
+                                 .scope_id = 11,
+                                 .context = 1,
+                                 .stream = 7,
+                                 .correlation = 40,
+                                 .mem_kind = GFL_MEM_DEVICE,
+                                 .is_async = 1};
     evs[n++] = ev;
     ev.h.type = GFL_EV_MEM_FREE;
     ev.h.ts = 2980000;
@@ -126,25 +173,30 @@ static size_t sample_session(gfl_event *evs)
     evs[n++] = scope(GFL_EV_SCOPE_BEGIN, 3300000, 14, 13, 2, "inner", 0, false);
     evs[n++] = scope(GFL_EV_SCOPE_END, 3400000, 14, 13, 2, "inner", 3300000, true);
     ev = ev_of(GFL_EV_NVTX_RANGE, 2210000, 7, 0);
-    ev.u.nvtx = (gfl_nvtx_payload){.end_ts = 2230000, .id = 5, .name = gpufl__intern("aten::mm"),
-                                   .domain = gpufl__intern("PyTorch"), .depth = 1};
+    ev.u.nvtx = (gfl_nvtx_payload){
+        .end_ts = 2230000, .id = 5, .name = gpufl__intern("aten::mm"), .domain = gpufl__intern("PyTorch"), .depth = 1};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_NVTX_MARK, 2220000, 7, 0);
     ev.u.nvtx = (gfl_nvtx_payload){.id = 6, .name = gpufl__intern("checkpoint")};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_DEVICE_METRICS, 2500000, 0, 0);
     ev.u.dev = (gfl_device_metrics_payload){.valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_FAN,
-                                            .gpu_util_pct = 97, .fan_pct = 40, .mem_used_bytes = 80ull << 30,
-                                            .mem_total_bytes = 141ull << 30, .mem_free_bytes = 60ull << 30,
+                                            .gpu_util_pct = 97,
+                                            .fan_pct = 40,
+                                            .mem_used_bytes = 80ull << 30,
+                                            .mem_total_bytes = 141ull << 30,
+                                            .mem_free_bytes = 60ull << 30,
                                             .temp_c = 61};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_HOST_METRICS, 2400000, 0, 0);
-    ev.u.host = (gfl_host_metrics_payload){.valid = GFL_HOST_PROC_CPU | GFL_HOST_RSS, .cpu_count = 64,
-                                           .proc_cpu_pct_x100 = 12345, .proc_rss_bytes = 9ull << 30};
+    ev.u.host = (gfl_host_metrics_payload){.valid = GFL_HOST_PROC_CPU | GFL_HOST_RSS,
+                                           .cpu_count = 64,
+                                           .proc_cpu_pct_x100 = 12345,
+                                           .proc_rss_bytes = 9ull << 30};
     evs[n++] = ev;
     ev = ev_of(GFL_EV_DROPPED, 2600000, 7, 0);
-    ev.u.dropped = (gfl_dropped_payload){.count = 12, .total = 12, .reason = GFL_DROP_RING_FULL,
-                                         .channel = GFL_CHANNEL_SCOPE};
+    ev.u.dropped =
+        (gfl_dropped_payload){.count = 12, .total = 12, .reason = GFL_DROP_RING_FULL, .channel = GFL_CHANNEL_SCOPE};
     evs[n++] = ev;
     ev.u.dropped.count = 5;
     ev.u.dropped.total = 17;
@@ -404,8 +456,7 @@ static void test_sort_against_reference(void **state)
         assert_int_equal(k->callers->tid[k->caller_row[r]], e->h.tid);
         assert_int_equal(k->streams->stream[k->stream_row[r]], e->u.kernel.stream);
         assert_int_equal(k->configs->grid[k->config_row[r]][2], refs[r].arrival);
-        assert_string_equal(S(k->configs->name[k->config_row[r]]),
-                            gpufl__intern_str(e->u.kernel.name, NULL));
+        assert_string_equal(S(k->configs->name[k->config_row[r]]), gpufl__intern_str(e->u.kernel.name, NULL));
     }
     gpufl_trace_close(t);
     free(evs);
@@ -443,9 +494,8 @@ static void test_unrecorded_columns_are_free(void **state)
     assert_true(b - a >= N * 8 && b - a <= N * 8 + 2 * 4096);
     const gpufl_trace_kernels *k = gpufl_trace_get_kernels(bare);
     for (size_t r = 0; r < N; r += 997) /* unrecorded columns read 0 */
-        assert_true(gpufl_trace_kernel_api_start(k, r) == 0 && k->api_lead_ns[r] == 0 &&
-                    k->caller_row[r] == 0 && k->callers->scope[0] == 0 &&
-                    k->configs->grid[k->config_row[r]][1] == 0);
+        assert_true(gpufl_trace_kernel_api_start(k, r) == 0 && k->api_lead_ns[r] == 0 && k->caller_row[r] == 0 &&
+                    k->callers->scope[0] == 0 && k->configs->grid[k->config_row[r]][1] == 0);
     gpufl_trace_close(bare);
     gpufl_trace_close(full);
     free(evs);

@@ -205,7 +205,8 @@ static void check_summary(const char *dir)
     json_t *scopes = json_object_get(doc, "scopes");
     size_t seen = 0, i;
     json_t *row;
-    json_array_foreach(scopes, i, row) {
+    json_array_foreach(scopes, i, row)
+    {
         open_scope *w = open_named(tu_str(row, "name"));
         if (!w) {
             assert_null(json_object_get(row, "unended"));
@@ -236,7 +237,8 @@ static void check_report(const char *dir)
     json_t *nodes = json_object_get(json_object_get(json_object_get(doc, "scopes"), "scopes"), "nodes");
     size_t seen = 0, i;
     json_t *nd;
-    json_array_foreach(nodes, i, nd) {
+    json_array_foreach(nodes, i, nd)
+    {
         open_scope *w = open_named(tu_str(nd, "name"));
         assert_int_equal(tu_int(nd, "unended"), w ? 1 : 0);
         if (w) {
@@ -273,7 +275,8 @@ static void check_chrome(const char *dir, const char *tmp)
     json_t *events = json_is_array(doc) ? doc : json_object_get(doc, "traceEvents");
     size_t seen = 0, i;
     json_t *ev;
-    json_array_foreach(events, i, ev) {
+    json_array_foreach(events, i, ev)
+    {
         const char *cat = opt_str(ev, "cat");
         if (!cat || strcmp(cat, "scope") != 0)
             continue;
@@ -307,8 +310,8 @@ static void check_csv(const char *dir, const char *tmp)
     assert_non_null(strstr(text, ",unended\r\n"));
     for (int k = 0; k < 2; k++) {
         char row[256];
-        snprintf(row, sizeof row, "%llu,%llu,%llu,", (unsigned long long)want[k].begin,
-                 (unsigned long long)want[k].end, (unsigned long long)(want[k].end - want[k].begin));
+        snprintf(row, sizeof row, "%llu,%llu,%llu,", (unsigned long long)want[k].begin, (unsigned long long)want[k].end,
+                 (unsigned long long)(want[k].end - want[k].begin));
         const char *at = strstr(text, row);
         assert_non_null(at);
         const char *eol = strstr(at, "\r\n");

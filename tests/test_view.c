@@ -95,8 +95,7 @@ static void copy(FILE *f, unsigned dev, unsigned stream, const char *kind, unsig
             "{\"type\":\"memcpy\",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":%llu,\"device\":%u,"
             "\"context\":1,\"stream\":%u,\"corr\":900,\"kind\":\"%s\",\"src_kind\":\"pinned\","
             "\"dst_kind\":\"device\",\"bytes\":1048576%s}\n",
-            T0 + a * US, T0 + b * US, (b - a) * US, dev, stream, kind,
-            strcmp(kind, "PtoP") ? "" : ",\"dst_device\":0");
+            T0 + a * US, T0 + b * US, (b - a) * US, dev, stream, kind, strcmp(kind, "PtoP") ? "" : ",\"dst_device\":0");
 }
 
 static void memset_line(FILE *f, unsigned dev, unsigned stream, unsigned a, unsigned b)
@@ -107,8 +106,8 @@ static void memset_line(FILE *f, unsigned dev, unsigned stream, unsigned a, unsi
             T0 + a * US, T0 + b * US, (b - a) * US, dev, stream);
 }
 
-static void scope(FILE *f, unsigned tid, unsigned id, unsigned parent, unsigned depth, const char *name,
-                  unsigned a, unsigned b)
+static void scope(FILE *f, unsigned tid, unsigned id, unsigned parent, unsigned depth, const char *name, unsigned a,
+                  unsigned b)
 {
     fprintf(f,
             "{\"type\":\"scope_begin\",\"ts_ns\":%llu,\"tid\":%u,\"id\":%u,\"parent\":%u,\"depth\":%u,"
@@ -183,8 +182,7 @@ static const char *session_two_gpus(const char *name, bool with_samples)
 
 /* ---- rendering ------------------------------------------------------------- */
 
-static char *render_trace(const gpufl_trace *t, uint64_t from, uint64_t to, bool has_to, unsigned width,
-                          bool color)
+static char *render_trace(const gpufl_trace *t, uint64_t from, uint64_t to, bool has_to, unsigned width, bool color)
 {
     gpufl__view_opts o = {.from_ns = from, .to_ns = to, .has_to = has_to, .width = width, .color = color};
     char *text, err[512];
@@ -212,8 +210,8 @@ static void expect_text(const char *got, const char *want)
     for (;;) {
         size_t gl = strcspn(g, "\n"), wl = strcspn(w, "\n");
         if (gl != wl || memcmp(g, w, gl) != 0 || !g[gl] != !w[wl])
-            fail_msg("line %u differs:\n  got:  '%.*s'\n  want: '%.*s'\nwhole output:\n%s", line, (int)gl, g,
-                     (int)wl, w, got);
+            fail_msg("line %u differs:\n  got:  '%.*s'\n  want: '%.*s'\nwhole output:\n%s", line, (int)gl, g, (int)wl,
+                     w, got);
         if (!g[gl])
             break;
         g += gl + 1;
@@ -223,8 +221,7 @@ static void expect_text(const char *got, const char *want)
     fail_msg("outputs differ:\n%s", got);
 }
 
-static void expect_view(const char *path, uint64_t from, uint64_t to, bool has_to, unsigned width,
-                        const char *want)
+static void expect_view(const char *path, uint64_t from, uint64_t to, bool has_to, unsigned width, const char *want)
 {
     char *got = render(path, from, to, has_to, width);
     expect_text(got, want);
@@ -234,34 +231,33 @@ static void expect_view(const char *path, uint64_t from, uint64_t to, bool has_t
 /* ---- golden views of the two-GPU session ---------------------------------- */
 
 /* Width 54: a label column of 13, 40 columns of 1 us each. */
-static const char golden_medium[] =
-    "view-a\n"
-    "              0us       10us      20us      30us\n"
-    "              |---------|---------|---------|---------\n"
-    "gpu 0  GPU Zero\n"
-    "  util        ▄▄▄▄▄▄▄▄▄▄██████████▂▂▂▂▂▂▂▂▂▂\n"
-    "  stream 7      AAAAAAAAAABBBB    AAAAAAAAAA\n"
-    "  stream 13   >>>>~~                        CCCC  <<<<\n"
-    "gpu 1  GPU One\n"
-    "  busy             ████████████████████\n"
-    "  stream 21        AAAAAAAAAAAAAAAAAAAA%%%%%\n"
-    "thread 100\n"
-    "  scope 0     [step--------------------------------]\n"
-    "  scope 1      [forward--------] [backward--------]\n"
-    "  scope 2       [attn]\n"
-    "  nvtx 0         [aten::mm]\n"
-    "thread 200\n"
-    "  scope 0     [loader--]          [loader--]\n"
-    "kernels by time (a lowercase letter: mostly idle)\n"
-    "  A  83.3%   40.00 us       3x  gemm\n"
-    "  B   8.3%    4.00 us       1x  relu\n"
-    "  C   8.3%    4.00 us       1x  softmax\n"
-    "> HtoD copy, < DtoH copy, % PtoP copy, ~ memset\n"
-    "window 0s to 40us (40.00 us), 40 columns of 1.00 us\n"
-    "gpu 0: busy 70.0%, util 44% (NVML, 4 samples)\n"
-    "  4 kernels, 2 copies, 1 memset\n"
-    "gpu 1: busy 50.0%, 1 kernel, 1 copy, 0 memsets\n"
-    "2 threads: 6 scopes, 1 NVTX range\n";
+static const char golden_medium[] = "view-a\n"
+                                    "              0us       10us      20us      30us\n"
+                                    "              |---------|---------|---------|---------\n"
+                                    "gpu 0  GPU Zero\n"
+                                    "  util        ▄▄▄▄▄▄▄▄▄▄██████████▂▂▂▂▂▂▂▂▂▂\n"
+                                    "  stream 7      AAAAAAAAAABBBB    AAAAAAAAAA\n"
+                                    "  stream 13   >>>>~~                        CCCC  <<<<\n"
+                                    "gpu 1  GPU One\n"
+                                    "  busy             ████████████████████\n"
+                                    "  stream 21        AAAAAAAAAAAAAAAAAAAA%%%%%\n"
+                                    "thread 100\n"
+                                    "  scope 0     [step--------------------------------]\n"
+                                    "  scope 1      [forward--------] [backward--------]\n"
+                                    "  scope 2       [attn]\n"
+                                    "  nvtx 0         [aten::mm]\n"
+                                    "thread 200\n"
+                                    "  scope 0     [loader--]          [loader--]\n"
+                                    "kernels by time (a lowercase letter: mostly idle)\n"
+                                    "  A  83.3%   40.00 us       3x  gemm\n"
+                                    "  B   8.3%    4.00 us       1x  relu\n"
+                                    "  C   8.3%    4.00 us       1x  softmax\n"
+                                    "> HtoD copy, < DtoH copy, % PtoP copy, ~ memset\n"
+                                    "window 0s to 40us (40.00 us), 40 columns of 1.00 us\n"
+                                    "gpu 0: busy 70.0%, util 44% (NVML, 4 samples)\n"
+                                    "  4 kernels, 2 copies, 1 memset\n"
+                                    "gpu 1: busy 50.0%, 1 kernel, 1 copy, 0 memsets\n"
+                                    "2 threads: 6 scopes, 1 NVTX range\n";
 
 static void test_two_gpus_medium(void **state)
 {
@@ -308,40 +304,39 @@ static void test_two_gpus_wide(void **state)
 /* Width 28: a label column of 7 (short labels where "stream 13" does not
  * fit), 20 columns of 2 us: a column half busy draws a half block, short
  * scopes lose their names, the legend its times, the footer wraps. */
-static const char golden_narrow[] =
-    "view-a\n"
-    "        0us       20us\n"
-    "        |---------|---------\n"
-    "gpu 0  GPU Zero\n"
-    "util    ▄▄▄▄▄█████▂▂▂▂▂\n"
-    "s7       AAAAABB  AAAAA\n"
-    "s13     >>~            CC <<\n"
-    "gpu 1  GPU One\n"
-    "busy      ▄█████████▄\n"
-    "s21       AAAAAAAAAAA%%\n"
-    "thread 100\n"
-    "scope 0 [step-------------]\n"
-    "scope 1 [forward][backward]\n"
-    "scope 2  [-]\n"
-    "nvtx 0   [ate…]\n"
-    "thread 200\n"
-    "scope 0 [---]     [---]\n"
-    "kernels by time (a lowercas…\n"
-    "  A  83.3%  gemm\n"
-    "  B   8.3%  relu\n"
-    "  C   8.3%  softmax\n"
-    "> HtoD copy, < DtoH copy\n"
-    "  % PtoP copy, ~ memset\n"
-    "window 0s to 40us (40.00 us)\n"
-    "  20 columns of 2.00 us\n"
-    "gpu 0: busy 70.0%\n"
-    "  util 44% (NVML, 4 samples)\n"
-    "  4 kernels, 2 copies\n"
-    "  1 memset\n"
-    "gpu 1: busy 50.0%, 1 kernel\n"
-    "  1 copy, 0 memsets\n"
-    "2 threads: 6 scopes\n"
-    "  1 NVTX range\n";
+static const char golden_narrow[] = "view-a\n"
+                                    "        0us       20us\n"
+                                    "        |---------|---------\n"
+                                    "gpu 0  GPU Zero\n"
+                                    "util    ▄▄▄▄▄█████▂▂▂▂▂\n"
+                                    "s7       AAAAABB  AAAAA\n"
+                                    "s13     >>~            CC <<\n"
+                                    "gpu 1  GPU One\n"
+                                    "busy      ▄█████████▄\n"
+                                    "s21       AAAAAAAAAAA%%\n"
+                                    "thread 100\n"
+                                    "scope 0 [step-------------]\n"
+                                    "scope 1 [forward][backward]\n"
+                                    "scope 2  [-]\n"
+                                    "nvtx 0   [ate…]\n"
+                                    "thread 200\n"
+                                    "scope 0 [---]     [---]\n"
+                                    "kernels by time (a lowercas…\n"
+                                    "  A  83.3%  gemm\n"
+                                    "  B   8.3%  relu\n"
+                                    "  C   8.3%  softmax\n"
+                                    "> HtoD copy, < DtoH copy\n"
+                                    "  % PtoP copy, ~ memset\n"
+                                    "window 0s to 40us (40.00 us)\n"
+                                    "  20 columns of 2.00 us\n"
+                                    "gpu 0: busy 70.0%\n"
+                                    "  util 44% (NVML, 4 samples)\n"
+                                    "  4 kernels, 2 copies\n"
+                                    "  1 memset\n"
+                                    "gpu 1: busy 50.0%, 1 kernel\n"
+                                    "  1 copy, 0 memsets\n"
+                                    "2 threads: 6 scopes\n"
+                                    "  1 NVTX range\n";
 
 static void test_two_gpus_narrow(void **state)
 {
@@ -354,31 +349,30 @@ static void test_two_gpus_narrow(void **state)
  * 13, attn, the first loader) is gone, with its lane; utilization comes
  * from the two samples whose periods fall inside; the legend and counts are
  * the window's. */
-static const char golden_window[] =
-    "view-a\n"
-    "              10us      15us      20us      25us\n"
-    "              |---------|---------|---------|---------\n"
-    "gpu 0  GPU Zero\n"
-    "  util        ████████████████████▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂\n"
-    "  stream 7    AAAABBBBBBBB        AAAAAAAAAAAAAAAAAAAA\n"
-    "gpu 1  GPU One\n"
-    "  busy        ██████████████████████████████\n"
-    "  stream 21   AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%%%%%%%%%%\n"
-    "thread 100\n"
-    "  scope 0     <step---------------------------------->\n"
-    "  scope 1     <forward-------]  [backward------------>\n"
-    "  nvtx 0      <ate…]\n"
-    "thread 200\n"
-    "  scope 0                         [loader------------]\n"
-    "kernels by time (a lowercase letter: mostly idle)\n"
-    "  A  87.1%   27.00 us       3x  gemm\n"
-    "  B  12.9%    4.00 us       1x  relu\n"
-    "% PtoP copy\n"
-    "window 10us to 30us (20.00 us), 40 columns of 500 ns\n"
-    "gpu 0: busy 80.0%, util 63% (NVML, 2 samples)\n"
-    "  3 kernels, 0 copies, 0 memsets\n"
-    "gpu 1: busy 75.0%, 1 kernel, 1 copy, 0 memsets\n"
-    "2 threads: 4 scopes, 1 NVTX range\n";
+static const char golden_window[] = "view-a\n"
+                                    "              10us      15us      20us      25us\n"
+                                    "              |---------|---------|---------|---------\n"
+                                    "gpu 0  GPU Zero\n"
+                                    "  util        ████████████████████▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂▂\n"
+                                    "  stream 7    AAAABBBBBBBB        AAAAAAAAAAAAAAAAAAAA\n"
+                                    "gpu 1  GPU One\n"
+                                    "  busy        ██████████████████████████████\n"
+                                    "  stream 21   AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA%%%%%%%%%%\n"
+                                    "thread 100\n"
+                                    "  scope 0     <step---------------------------------->\n"
+                                    "  scope 1     <forward-------]  [backward------------>\n"
+                                    "  nvtx 0      <ate…]\n"
+                                    "thread 200\n"
+                                    "  scope 0                         [loader------------]\n"
+                                    "kernels by time (a lowercase letter: mostly idle)\n"
+                                    "  A  87.1%   27.00 us       3x  gemm\n"
+                                    "  B  12.9%    4.00 us       1x  relu\n"
+                                    "% PtoP copy\n"
+                                    "window 10us to 30us (20.00 us), 40 columns of 500 ns\n"
+                                    "gpu 0: busy 80.0%, util 63% (NVML, 2 samples)\n"
+                                    "  3 kernels, 0 copies, 0 memsets\n"
+                                    "gpu 1: busy 75.0%, 1 kernel, 1 copy, 0 memsets\n"
+                                    "2 threads: 4 scopes, 1 NVTX range\n";
 
 static void test_window(void **state)
 {
@@ -388,33 +382,32 @@ static void test_window(void **state)
 
 /* No device samples: gpu 0's row is "busy", the fraction of each column in
  * which a kernel ran on any of its streams, and the footer has no NVML. */
-static const char golden_no_samples[] =
-    "view-b\n"
-    "              0us       10us      20us      30us\n"
-    "              |---------|---------|---------|---------\n"
-    "gpu 0  GPU Zero\n"
-    "  busy          ██████████████    ██████████████\n"
-    "  stream 7      AAAAAAAAAABBBB    AAAAAAAAAA\n"
-    "  stream 13   >>>>~~                        CCCC  <<<<\n"
-    "gpu 1  GPU One\n"
-    "  busy             ████████████████████\n"
-    "  stream 21        AAAAAAAAAAAAAAAAAAAA%%%%%\n"
-    "thread 100\n"
-    "  scope 0     [step--------------------------------]\n"
-    "  scope 1      [forward--------] [backward--------]\n"
-    "  scope 2       [attn]\n"
-    "  nvtx 0         [aten::mm]\n"
-    "thread 200\n"
-    "  scope 0     [loader--]          [loader--]\n"
-    "kernels by time (a lowercase letter: mostly idle)\n"
-    "  A  83.3%   40.00 us       3x  gemm\n"
-    "  B   8.3%    4.00 us       1x  relu\n"
-    "  C   8.3%    4.00 us       1x  softmax\n"
-    "> HtoD copy, < DtoH copy, % PtoP copy, ~ memset\n"
-    "window 0s to 40us (40.00 us), 40 columns of 1.00 us\n"
-    "gpu 0: busy 70.0%, 4 kernels, 2 copies, 1 memset\n"
-    "gpu 1: busy 50.0%, 1 kernel, 1 copy, 0 memsets\n"
-    "2 threads: 6 scopes, 1 NVTX range\n";
+static const char golden_no_samples[] = "view-b\n"
+                                        "              0us       10us      20us      30us\n"
+                                        "              |---------|---------|---------|---------\n"
+                                        "gpu 0  GPU Zero\n"
+                                        "  busy          ██████████████    ██████████████\n"
+                                        "  stream 7      AAAAAAAAAABBBB    AAAAAAAAAA\n"
+                                        "  stream 13   >>>>~~                        CCCC  <<<<\n"
+                                        "gpu 1  GPU One\n"
+                                        "  busy             ████████████████████\n"
+                                        "  stream 21        AAAAAAAAAAAAAAAAAAAA%%%%%\n"
+                                        "thread 100\n"
+                                        "  scope 0     [step--------------------------------]\n"
+                                        "  scope 1      [forward--------] [backward--------]\n"
+                                        "  scope 2       [attn]\n"
+                                        "  nvtx 0         [aten::mm]\n"
+                                        "thread 200\n"
+                                        "  scope 0     [loader--]          [loader--]\n"
+                                        "kernels by time (a lowercase letter: mostly idle)\n"
+                                        "  A  83.3%   40.00 us       3x  gemm\n"
+                                        "  B   8.3%    4.00 us       1x  relu\n"
+                                        "  C   8.3%    4.00 us       1x  softmax\n"
+                                        "> HtoD copy, < DtoH copy, % PtoP copy, ~ memset\n"
+                                        "window 0s to 40us (40.00 us), 40 columns of 1.00 us\n"
+                                        "gpu 0: busy 70.0%, 4 kernels, 2 copies, 1 memset\n"
+                                        "gpu 1: busy 50.0%, 1 kernel, 1 copy, 0 memsets\n"
+                                        "2 threads: 6 scopes, 1 NVTX range\n";
 
 static void test_without_device_samples(void **state)
 {
@@ -438,13 +431,12 @@ static const char *session_empty(const char *name, uint64_t end_ns)
 
 /* 5 ms with nothing in them at width 40: 29 columns of 172.41 us, ticks
  * every ms at the column that holds it. */
-static const char golden_empty[] =
-    "view-e\n"
-    "           0ms  1ms   2ms   3ms   4ms\n"
-    "           |----|-----|-----|-----|-----\n"
-    "nothing was recorded in this window\n"
-    "window 0s to 5ms (5.00 ms)\n"
-    "  29 columns of 172.41 us\n";
+static const char golden_empty[] = "view-e\n"
+                                   "           0ms  1ms   2ms   3ms   4ms\n"
+                                   "           |----|-----|-----|-----|-----\n"
+                                   "nothing was recorded in this window\n"
+                                   "window 0s to 5ms (5.00 ms)\n"
+                                   "  29 columns of 172.41 us\n";
 
 static void test_empty_session(void **state)
 {
@@ -487,9 +479,28 @@ static void test_parse_time(void **state)
         if (ns != good[i].ns)
             fail_msg("'%s' gave %" PRIu64 ", not %" PRIu64, good[i].text, ns, good[i].ns);
     }
-    static const char *const bad[] = {"", "-1", "+1", " 1", "1 ", "1.5", "1.", ".5s", "s", "1ss", "1sec", "5m",
-                                      "1e3", "1 s", "1,5s", "0x10", "1.5ns", "1.2345us", "0.0000000001s",
-                                      "18446744073709551616", "18446744074s", "18446744073.709551616s",
+    static const char *const bad[] = {"",
+                                      "-1",
+                                      "+1",
+                                      " 1",
+                                      "1 ",
+                                      "1.5",
+                                      "1.",
+                                      ".5s",
+                                      "s",
+                                      "1ss",
+                                      "1sec",
+                                      "5m",
+                                      "1e3",
+                                      "1 s",
+                                      "1,5s",
+                                      "0x10",
+                                      "1.5ns",
+                                      "1.2345us",
+                                      "0.0000000001s",
+                                      "18446744073709551616",
+                                      "18446744074s",
+                                      "18446744073.709551616s",
                                       "99999999999999999999999ms"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t ns = 7;
@@ -505,9 +516,16 @@ static void test_format_time(void **state)
     static const struct {
         uint64_t ns;
         const char *text;
-    } want[] = {{0, "0s"},         {1, "1ns"},           {999, "999ns"},         {1000, "1us"},
-                {1001, "1.001us"}, {40000, "40us"},      {250000000, "250ms"},   {1500000000, "1.5s"},
-                {60000000000ull, "60s"}, {1000000001, "1.000000001s"}};
+    } want[] = {{0, "0s"},
+                {1, "1ns"},
+                {999, "999ns"},
+                {1000, "1us"},
+                {1001, "1.001us"},
+                {40000, "40us"},
+                {250000000, "250ms"},
+                {1500000000, "1.5s"},
+                {60000000000ull, "60s"},
+                {1000000001, "1.000000001s"}};
     char buf[48];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         gpufl__view_format_time(want[i].ns, buf, sizeof buf);
@@ -661,7 +679,8 @@ static void test_odd_names_and_open_scope(void **state)
     assert_non_null(strstr(text, "bell?kernel"));
     assert_non_null(strstr(text, "xxxxxxx\xe2\x80\xa6\n")); /* the legend cuts it */
     /* 20 us in 45 columns: the open scope from column 4 (2 us) to the end */
-    assert_non_null(strstr(text, "  scope 0" "          [tab?here \xc3\xa9t\xc3\xa9-"));
+    assert_non_null(strstr(text, "  scope 0"
+                                 "          [tab?here \xc3\xa9t\xc3\xa9-"));
     assert_non_null(strstr(text, "------->\n"));
     free(text);
 }
@@ -840,7 +859,7 @@ static void check_sample_view(const gpufl_trace *t, uint64_t from, uint64_t to, 
     if (check_lines(text, width) != width) /* the axis spans the whole width */
         fail_msg("no line is %u columns wide:\n%s", width, text);
     unsigned lw = width >= 60 ? 14 : width / 4; /* the label column */
-    bool full = lw >= 10;                        /* labels indented under their header */
+    bool full = lw >= 10;                       /* labels indented under their header */
     char util[32];
     snprintf(util, sizeof util, "%-*s ", (int)lw, full ? "  util" : "util");
     assert_non_null(line_starting(text, "gpu 0  NVIDIA H200\n"));

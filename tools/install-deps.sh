@@ -22,6 +22,7 @@ provides() {
     libunwind-dev) pkg-config --exists libunwind 2>/dev/null ;;
     libdw-dev) pkg-config --exists libdw 2>/dev/null ;;
     protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
+    clang-format) command -v clang-format-14 >/dev/null 2>&1 || command -v clang-format >/dev/null 2>&1 ;;
     python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
     libclang-rt-14-dev)
         printf 'int main(void){return 0;}\n' |
@@ -37,8 +38,9 @@ packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
 # --test-tools: what only tests run, so that building (and the GPU machine,
 # which has no package registry) does not need them: protoc decodes the
-# Perfetto export, headless Chromium opens the HTML report (ctest -L browser)
-case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium" ;; esac
+# Perfetto export, headless Chromium opens the HTML report (ctest -L browser),
+# clang-format checks the sources' layout (ctest format)
+case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format" ;; esac
 
 missing=""
 for p in $packages; do

@@ -81,8 +81,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *max_records = 0;
 }
 
-static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                                      size_t valid)
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     (void)size;
     CUpti_Activity *rec = nullptr;
@@ -109,8 +108,8 @@ static bool is_launch(const char *name)
 {
     while (*name == '_')
         name++;
-    return !strncmp(name, "cudaLaunch", 10) || !strncmp(name, "cuLaunch", 8) ||
-           !strncmp(name, "cudaGraphLaunch", 15) || !strncmp(name, "cuGraphLaunch", 13);
+    return !strncmp(name, "cudaLaunch", 10) || !strncmp(name, "cuLaunch", 8) || !strncmp(name, "cudaGraphLaunch", 15) ||
+           !strncmp(name, "cuGraphLaunch", 13);
 }
 
 /* A callback on each launch entry point and, as gpufl does for external
@@ -326,8 +325,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < runs; r++)
         rounds.push_back(res[2][r].total_ns / res[1][r].total_ns);
     std::printf("    per round: median %.3f, min %.3f, max %.3f over %d rounds\n", median(rounds),
-                *std::min_element(rounds.begin(), rounds.end()), *std::max_element(rounds.begin(), rounds.end()),
-                runs);
+                *std::min_element(rounds.begin(), rounds.end()), *std::max_element(rounds.begin(), rounds.end()), runs);
     std::printf("  ratio gpufl / none:          %.3f (loop alone %.3f)\n", med[2] / med[0], loop[2] / loop[0]);
     std::printf("  ratio minimal CUPTI / none:  %.3f (loop alone %.3f)\n", med[1] / med[0], loop[1] / loop[0]);
     bool ok = true;

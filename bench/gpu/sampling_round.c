@@ -73,15 +73,15 @@ int bench_nvml_call_costs(void)
     }
     static unsigned char procs[64 * sizeof(gfl_nvml_process_v2)];
     printf("  NVML call costs on GPU 0, median of %d calls (us):\n", CALLS);
-#define TIME(label, call)                                                                \
-    do {                                                                                 \
-        call_timer t = {label, {0}};                                                     \
-        for (int i = 0; i < CALLS; i++) {                                                \
-            uint64_t t0 = bench_now_ns();                                                \
-            (void)(call);                                                                \
-            t.us[i] = (double)(bench_now_ns() - t0) / 1e3;                               \
-        }                                                                                \
-        printf("    %-40s %9.1f\n", t.name, time_median(&t));                            \
+#define TIME(label, call)                                                                                              \
+    do {                                                                                                               \
+        call_timer t = {label, {0}};                                                                                   \
+        for (int i = 0; i < CALLS; i++) {                                                                              \
+            uint64_t t0 = bench_now_ns();                                                                              \
+            (void)(call);                                                                                              \
+            t.us[i] = (double)(bench_now_ns() - t0) / 1e3;                                                             \
+        }                                                                                                              \
+        printf("    %-40s %9.1f\n", t.name, time_median(&t));                                                          \
     } while (0)
     gfl_nvml_utilization u;
     gfl_nvml_memory_v2 m2 = {.version = GFL_NVML_MEMORY_V2_VERSION};
@@ -97,12 +97,12 @@ int bench_nvml_call_costs(void)
     TIME("nvmlDeviceGetPowerUsage", api.device_power_usage(dev, &v));
     TIME("nvmlDeviceGetEnforcedPowerLimit", api.device_power_limit(dev, &v));
     TIME("nvmlDeviceGetTotalEnergyConsumption", api.device_energy(dev, &ull));
-    TIME("nvmlDeviceGetClockInfo x3", (api.device_clock(dev, 0, &v), api.device_clock(dev, 1, &v),
-                                       api.device_clock(dev, 2, &v)));
+    TIME("nvmlDeviceGetClockInfo x3",
+         (api.device_clock(dev, 0, &v), api.device_clock(dev, 1, &v), api.device_clock(dev, 2, &v)));
     TIME("nvmlDeviceGetCurrentClocksEventReasons", api.device_clock_reasons(dev, &ull));
     TIME("nvmlDeviceGetFanSpeed", api.device_fan_speed(dev, &v));
-    TIME("nvmlDeviceGetTotalEccErrors x2", (api.device_ecc_total(dev, 0, 0, &ull),
-                                            api.device_ecc_total(dev, 1, 0, &ull2)));
+    TIME("nvmlDeviceGetTotalEccErrors x2",
+         (api.device_ecc_total(dev, 0, 0, &ull), api.device_ecc_total(dev, 1, 0, &ull2)));
     TIME("nvmlDeviceGetFieldValues (memT, PCIe tx/rx)", api.device_field_values(dev, 3, f));
     gfl_nvml_field_value fe[1] = {{.field_id = 83}}; /* NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION */
     TIME("nvmlDeviceGetFieldValues (energy, field 83)", api.device_field_values(dev, 1, fe));
@@ -111,8 +111,7 @@ int bench_nvml_call_costs(void)
     gfl_nvml_field_value fm[1] = {{.field_id = GFL_NVML_FI_MEMORY_TEMP}};
     TIME("nvmlDeviceGetFieldValues (memory temp)", api.device_field_values(dev, 1, fm));
     printf("    (energy field: return %d, value %llu)\n", fe[0].nvml_return, fe[0].value.ull);
-    TIME("nvmlDeviceGetComputeRunningProcesses",
-         (n = 64, api.device_processes(dev, &n, procs)));
+    TIME("nvmlDeviceGetComputeRunningProcesses", (n = 64, api.device_processes(dev, &n, procs)));
 #undef TIME
     fflush(stdout); /* a child process ends with _exit */
     gpufl__nvml_close(&api);

@@ -64,14 +64,14 @@ typedef enum gpufl_log_format {
 /* Error codes returned by int-valued functions. Append-only. */
 typedef enum gpufl_err {
     GPUFL_OK = 0,
-    GPUFL_EINVAL = -1,      /* a bad argument or option value */
-    GPUFL_ENOMEM = -2,      /* out of memory */
-    GPUFL_EIO = -3,         /* a file could not be read or written */
-    GPUFL_ESTATE = -4,      /* not valid in the current state (e.g. no session) */
-    GPUFL_ENOTFOUND = -5,   /* a file, library or session does not exist */
-    GPUFL_EUNSUPPORTED = -6,/* not available on this machine or build */
-    GPUFL_ECONFIG = -7,     /* a config file or environment variable is invalid */
-    GPUFL_ECORRUPT = -8     /* a file is damaged, or not in the format it claims */
+    GPUFL_EINVAL = -1,       /* a bad argument or option value */
+    GPUFL_ENOMEM = -2,       /* out of memory */
+    GPUFL_EIO = -3,          /* a file could not be read or written */
+    GPUFL_ESTATE = -4,       /* not valid in the current state (e.g. no session) */
+    GPUFL_ENOTFOUND = -5,    /* a file, library or session does not exist */
+    GPUFL_EUNSUPPORTED = -6, /* not available on this machine or build */
+    GPUFL_ECONFIG = -7,      /* a config file or environment variable is invalid */
+    GPUFL_ECORRUPT = -8      /* a file is damaged, or not in the format it claims */
 } gpufl_err;
 
 /*
@@ -88,35 +88,35 @@ typedef enum gpufl_err {
  * fields the caller knows about.
  */
 typedef struct gpufl_options {
-    size_t struct_size;              /* set by gpufl_options_init() */
-    const char *app_name;            /* "gpufl"; names the session */
-    const char *log_path;            /* "" = a directory named after app_name */
-    const char *backend_url;         /* collector server URL for uploads */
-    const char *api_key;             /* never written to any file */
-    const char *api_path;            /* "" = "/api/v1" */
-    bool remote_upload;              /* deprecated, no effect */
-    bool enable_stack_trace;         /* CPU stacks at launch and sync points */
-    bool enable_source_collection;   /* true: collect source for SASS views */
-    bool enable_external_correlation;/* true: framework correlation ids */
-    bool enable_synchronization;     /* true: record syncs (Trace and up) */
-    bool enable_memory_tracking;     /* record device allocations */
-    bool enable_cuda_graphs_tracking;/* record CUDA graph launches */
-    uint32_t system_sample_rate_ms;  /* host/GPU metric period; 0 = off */
-    uint32_t kernel_sample_rate_ms;  /* deprecated, no effect */
-    bool continuous_system_sampling; /* sample from init to shutdown, not
+    size_t struct_size;               /* set by gpufl_options_init() */
+    const char *app_name;             /* "gpufl"; names the session */
+    const char *log_path;             /* "" = a directory named after app_name */
+    const char *backend_url;          /* collector server URL for uploads */
+    const char *api_key;              /* never written to any file */
+    const char *api_path;             /* "" = "/api/v1" */
+    bool remote_upload;               /* deprecated, no effect */
+    bool enable_stack_trace;          /* CPU stacks at launch and sync points */
+    bool enable_source_collection;    /* true: collect source for SASS views */
+    bool enable_external_correlation; /* true: framework correlation ids */
+    bool enable_synchronization;      /* true: record syncs (Trace and up) */
+    bool enable_memory_tracking;      /* record device allocations */
+    bool enable_cuda_graphs_tracking; /* record CUDA graph launches */
+    uint32_t system_sample_rate_ms;   /* host/GPU metric period; 0 = off */
+    uint32_t kernel_sample_rate_ms;   /* deprecated, no effect */
+    bool continuous_system_sampling;  /* sample from init to shutdown, not
                                         only inside scopes and system windows */
-    gpufl_backend backend;           /* AUTO */
-    gpufl_engine profiling_engine;   /* MONITOR */
-    const char *config_file;         /* JSON file of options, "" = none */
-    bool flush_logs_always;          /* fdatasync every write */
-    bool enable_debug_output;        /* debug lines on stderr */
-    bool enabled;                    /* true; false makes every call a no-op */
-    uint64_t log_rotate_bytes;       /* 64 MiB; rotate a log past this size */
-    uint64_t session_max_bytes;      /* 4 GiB; stop writing past this total */
-    uint64_t min_free_bytes;         /* 512 MiB; stop when the disk has less */
-    uint32_t ring_events;            /* 8192; per-thread ring capacity */
-    const char *device_plugin;       /* "" = libgpufl_cupti.so; for tests */
-    gpufl_log_format log_format;     /* NDJSON */
+    gpufl_backend backend;            /* AUTO */
+    gpufl_engine profiling_engine;    /* MONITOR */
+    const char *config_file;          /* JSON file of options, "" = none */
+    bool flush_logs_always;           /* fdatasync every write */
+    bool enable_debug_output;         /* debug lines on stderr */
+    bool enabled;                     /* true; false makes every call a no-op */
+    uint64_t log_rotate_bytes;        /* 64 MiB; rotate a log past this size */
+    uint64_t session_max_bytes;       /* 4 GiB; stop writing past this total */
+    uint64_t min_free_bytes;          /* 512 MiB; stop when the disk has less */
+    uint32_t ring_events;             /* 8192; per-thread ring capacity */
+    const char *device_plugin;        /* "" = libgpufl_cupti.so; for tests */
+    gpufl_log_format log_format;      /* NDJSON */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */
@@ -236,20 +236,16 @@ typedef struct gpufl__scope_guard {
     int live;
 } gpufl__scope_guard;
 
-static inline void gpufl__scope_guard_end(gpufl__scope_guard *guard)
-{
-    gpufl_scope_end(guard->token);
-}
+static inline void gpufl__scope_guard_end(gpufl__scope_guard *guard) { gpufl_scope_end(guard->token); }
 
 #define GFL__CAT2(a, b) a##b
 #define GFL__CAT(a, b) GFL__CAT2(a, b)
-#define GFL__SCOPE_FOR(name, guard)                                                   \
-    for (gpufl__scope_guard guard __attribute__((cleanup(gpufl__scope_guard_end))) = \
-             {gpufl_scope_begin(name), 1};                                            \
+#define GFL__SCOPE_FOR(name, guard)                                                                                    \
+    for (gpufl__scope_guard guard __attribute__((cleanup(gpufl__scope_guard_end))) = {gpufl_scope_begin(name), 1};     \
          guard.live; guard.live = 0)
 
-#define GFL_SCOPED(name)                                                      \
-    gpufl__scope_guard GFL__CAT(gfl__scoped_, __COUNTER__)                    \
+#define GFL_SCOPED(name)                                                                                               \
+    gpufl__scope_guard GFL__CAT(gfl__scoped_, __COUNTER__)                                                             \
         __attribute__((cleanup(gpufl__scope_guard_end), unused)) = {gpufl_scope_begin(name), 1}
 
 #ifndef GFL_SCOPE

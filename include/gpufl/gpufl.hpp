@@ -46,7 +46,8 @@
 #undef GFL_SCOPE
 #undef GFL_SCOPED
 
-namespace gpufl {
+namespace gpufl
+{
 
 /* Same values as gpufl_backend / gpufl_engine (checked below). */
 enum class BackendKind { Auto, Nvidia, Amd, None };
@@ -74,7 +75,7 @@ struct InitOptions {
     std::string app_name = "gpufl";
     std::string log_path;
     std::string backend_url;
-    std::string api_key;  /* never written to any file */
+    std::string api_key; /* never written to any file */
     std::string api_path;
     bool remote_upload = false; /* deprecated, no effect */
     bool enable_stack_trace = false;
@@ -101,7 +102,8 @@ struct InitOptions {
     LogFormat log_format = LogFormat::Ndjson;
 };
 
-namespace detail {
+namespace detail
+{
 
 /* Errors found by the wrapper itself, before the C library is called. */
 inline std::string &wrapperError()
@@ -122,8 +124,7 @@ inline bool toC(const InitOptions &in, gpufl_options &out, std::string &why)
         why = "gpufl::init: ";
         why += in.system_sample_rate_ms < 0 ? "system_sample_rate_ms" : "kernel_sample_rate_ms";
         why += " is negative (";
-        why += std::to_string(in.system_sample_rate_ms < 0 ? in.system_sample_rate_ms
-                                                           : in.kernel_sample_rate_ms);
+        why += std::to_string(in.system_sample_rate_ms < 0 ? in.system_sample_rate_ms : in.kernel_sample_rate_ms);
         why += "); use 0 to turn it off";
         return false;
     }
@@ -215,8 +216,9 @@ inline void systemStop(const std::string &name = "system") { gpufl_system_stop(n
  * The optional tag is appended to the name as "name [tag]", so scopes of one
  * name can be told apart by tag in reports (an empty tag adds nothing).
  */
-class ScopedMonitor {
-public:
+class ScopedMonitor
+{
+  public:
     explicit ScopedMonitor(const char *name) : token_(gpufl_scope_begin(name)) {}
     explicit ScopedMonitor(std::string_view name) : token_(begin(name, {})) {}
     ScopedMonitor(std::string_view name, std::string_view tag) : token_(begin(name, tag)) {}
@@ -243,7 +245,7 @@ public:
     /* 0 when not recording (or the scope was refused, or has ended). */
     gpufl_scope token() const noexcept { return token_; }
 
-private:
+  private:
     static gpufl_scope begin(std::string_view name, std::string_view tag)
     {
         /* The C API takes a NUL-terminated name; most fit on the stack. */
@@ -273,8 +275,7 @@ private:
 
 /* Calls f() inside a scope called name and returns what f returns (void
  * included); the scope ends even when f throws. */
-template <class F>
-decltype(auto) monitor(const char *name, F &&f)
+template <class F> decltype(auto) monitor(const char *name, F &&f)
 {
     ScopedMonitor guard{name};
     return std::forward<F>(f)();
@@ -290,9 +291,10 @@ decltype(auto) monitor(const char *name, F &&f)
  * The if/else form keeps a following `else` of the caller bound to the
  * caller's own `if`.
  */
-#define GFL_SCOPE(name)                                                             \
-    if (::gpufl::ScopedMonitor GFL__CAT(gfl__scope_, __COUNTER__){name}; false) { \
+#define GFL_SCOPE(name)                                                                                                \
+    if (::gpufl::ScopedMonitor GFL__CAT(gfl__scope_, __COUNTER__){name}; false) {                                      \
     } else
-#define GFL_SCOPED(name) ::gpufl::ScopedMonitor GFL__CAT(gfl__scoped_, __COUNTER__){name}
+#define GFL_SCOPED(name)                                                                                               \
+    ::gpufl::ScopedMonitor GFL__CAT(gfl__scoped_, __COUNTER__) { name }
 
 #endif /* GPUFL_GPUFL_HPP */

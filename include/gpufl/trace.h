@@ -58,39 +58,39 @@ typedef struct gpufl_trace_device {
 #define GPUFL_TRACE_GFLT 1u
 
 typedef struct gpufl_trace_info {
-    uint32_t format_version;    /* of what was read: the .gflt file version, or the NDJSON
+    uint32_t format_version;                            /* of what was read: the .gflt file version, or the NDJSON
                                    schema version of its session_start lines (docs/FORMAT.md) */
     uint32_t session_id, app_name, host, gpufl_version; /* string ids */
-    uint32_t driver_version, cuda_driver_version;      /* string ids */
+    uint32_t driver_version, cuda_driver_version;       /* string ids */
     int32_t pid;
-    uint64_t start_ns, end_ns;  /* session timebase (CLOCK_MONOTONIC); end 0 = did not end */
-    uint64_t start_wall_ns;     /* Unix epoch ns at start_ns */
+    uint64_t start_ns, end_ns; /* session timebase (CLOCK_MONOTONIC); end 0 = did not end */
+    uint64_t start_wall_ns;    /* Unix epoch ns at start_ns */
     uint32_t ndevices;
     const gpufl_trace_device *devices;
-    uint64_t dropped[16];       /* events lost, by drop reason (gfl_drop_reason numbering) */
-    uint64_t skipped_bytes;     /* of a torn last line or chunk */
-    uint64_t skipped_lines;     /* NDJSON lines, or .gflt events, of a type this reader does
+    uint64_t dropped[16];   /* events lost, by drop reason (gfl_drop_reason numbering) */
+    uint64_t skipped_bytes; /* of a torn last line or chunk */
+    uint64_t skipped_lines; /* NDJSON lines, or .gflt events, of a type this reader does
                                    not know (a newer writer) */
-    const char *source;         /* what was opened */
+    const char *source;     /* what was opened */
     /* Appended fields. */
-    uint32_t source_format;     /* GPUFL_TRACE_NDJSON or GPUFL_TRACE_GFLT */
-    uint32_t stop_reason;       /* string id: why writing stopped early ("disk_cap",
+    uint32_t source_format; /* GPUFL_TRACE_NDJSON or GPUFL_TRACE_GFLT */
+    uint32_t stop_reason;   /* string id: why writing stopped early ("disk_cap",
                                    "free_space", "io_error"); 0 = it never stopped */
-    uint32_t stop_detail;       /* string id: the cause in words */
+    uint32_t stop_detail;   /* string id: the cause in words */
     uint64_t stopped_at_ns;
-    uint64_t lost[3];           /* per channel (device, scope, system): events accepted but not
+    uint64_t lost[3];          /* per channel (device, scope, system): events accepted but not
                                    written because writing had stopped; their sum is also in
                                    dropped[1] (disk_limit) */
-    uint64_t skipped_chunks;    /* .gflt chunks of a type this reader does not know */
-    uint64_t last_ns;           /* the session's last recorded time: the latest time any
+    uint64_t skipped_chunks;   /* .gflt chunks of a type this reader does not know */
+    uint64_t last_ns;          /* the session's last recorded time: the latest time any
                                    event holds (a start, an end, a sample, the session's
                                    end); >= start_ns. Scopes and NVTX ranges that never
                                    ended end here (gpufl_trace_scopes.unended) */
-    uint32_t engine_requested;  /* string id: the profiling engine the session asked for
+    uint32_t engine_requested; /* string id: the profiling engine the session asked for
                                    ("pc_sampling"); 0 = not recorded (an older gpufl) */
-    uint32_t engine;            /* string id: the engine that recorded ("trace") */
-    uint32_t engine_plugin;     /* string id: the device plugin that ran ("cupti"), 0 none */
-    uint32_t engine_reason;     /* string id: why engine is not engine_requested, 0 = it is */
+    uint32_t engine;           /* string id: the engine that recorded ("trace") */
+    uint32_t engine_plugin;    /* string id: the device plugin that ran ("cupti"), 0 none */
+    uint32_t engine_reason;    /* string id: why engine is not engine_requested, 0 = it is */
 } gpufl_trace_info;
 
 /* Scopes and NVTX ranges: one row per interval, begin and end joined. A
@@ -103,14 +103,14 @@ typedef struct gpufl_trace_scopes {
     size_t n;
     const uint64_t *begin_ns, *end_ns;
     const uint64_t *id, *parent;
-    const uint32_t *name;  /* string id */
+    const uint32_t *name; /* string id */
     const uint32_t *tid;
     const uint16_t *depth;
     const uint8_t *implicit; /* closed because its parent ended */
     /* Appended columns. */
-    const uint32_t *domain;  /* NVTX: string id of the domain, 0 default; scopes: 0 */
-    const uint8_t *instant;  /* NVTX marks: 1 */
-    const uint8_t *unended;  /* 1: never ended; end_ns is then info.last_ns */
+    const uint32_t *domain; /* NVTX: string id of the domain, 0 default; scopes: 0 */
+    const uint8_t *instant; /* NVTX marks: 1 */
+    const uint8_t *unended; /* 1: never ended; end_ns is then info.last_ns */
 } gpufl_trace_scopes;
 
 /*
@@ -184,24 +184,24 @@ typedef struct gpufl_trace_callers {
 #define GPUFL_TRACE_EXACT UINT32_MAX
 
 typedef struct gpufl_trace_exact {
-    uint64_t row;                     /* the row of the table these times belong to */
-    uint64_t end_ns;                  /* its end */
+    uint64_t row;                      /* the row of the table these times belong to */
+    uint64_t end_ns;                   /* its end */
     uint64_t api_start_ns, api_end_ns; /* its API call (0: none) */
 } gpufl_trace_exact;
 
 typedef struct gpufl_trace_kernels {
     size_t n;
     const uint64_t *start_ns;
-    const uint32_t *dur_ns;           /* end - start, or GPUFL_TRACE_EXACT */
-    const uint32_t *config_row;       /* row of `configs` */
-    const uint32_t *stream_row;       /* row of `streams` */
-    const uint32_t *caller_row;       /* row of `callers` */
-    const uint32_t *correlation;      /* CUPTI correlation id */
-    const uint32_t *api_lead_ns;      /* start - api_start, 0 none, or GPUFL_TRACE_EXACT */
-    const uint32_t *api_dur_ns;       /* api_end - api_start, or GPUFL_TRACE_EXACT */
-    const uint32_t *graph_id;         /* ran as a node of this CUDA graph, 0 none */
+    const uint32_t *dur_ns;      /* end - start, or GPUFL_TRACE_EXACT */
+    const uint32_t *config_row;  /* row of `configs` */
+    const uint32_t *stream_row;  /* row of `streams` */
+    const uint32_t *caller_row;  /* row of `callers` */
+    const uint32_t *correlation; /* CUPTI correlation id */
+    const uint32_t *api_lead_ns; /* start - api_start, 0 none, or GPUFL_TRACE_EXACT */
+    const uint32_t *api_dur_ns;  /* api_end - api_start, or GPUFL_TRACE_EXACT */
+    const uint32_t *graph_id;    /* ran as a node of this CUDA graph, 0 none */
     size_t nexact;
-    const gpufl_trace_exact *exact;   /* rows whose times do not fit the columns */
+    const gpufl_trace_exact *exact;            /* rows whose times do not fit the columns */
     const gpufl_trace_launch_configs *configs; /* the trace's tables (gpufl_trace_get_*) */
     const gpufl_trace_streams *streams;
     const gpufl_trace_callers *callers;
@@ -213,14 +213,14 @@ typedef struct gpufl_trace_kernels {
 typedef struct gpufl_trace_transfers {
     size_t n;
     const uint64_t *start_ns;
-    const uint32_t *dur_ns;           /* as for kernels */
+    const uint32_t *dur_ns; /* as for kernels */
     const uint64_t *bytes;
-    const uint32_t *stream_row;       /* row of `streams` */
-    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *stream_row; /* row of `streams` */
+    const uint32_t *caller_row; /* row of `callers` */
     const uint32_t *correlation;
-    const uint16_t *dst_device;       /* destination device of a peer copy */
+    const uint16_t *dst_device; /* destination device of a peer copy */
     const uint8_t *kind, *src_kind, *dst_kind;
-    const uint32_t *value;            /* memsets: the byte value */
+    const uint32_t *value;                    /* memsets: the byte value */
     const uint32_t *api_lead_ns, *api_dur_ns; /* as for kernels */
     const uint32_t *graph_id;
     size_t nexact;
@@ -234,12 +234,12 @@ typedef struct gpufl_trace_transfers {
 typedef struct gpufl_trace_syncs {
     size_t n;
     const uint64_t *start_ns;
-    const uint32_t *dur_ns;           /* as for kernels (syncs have no API times) */
-    const uint32_t *stream_row;       /* row of `streams`; stream 0 for context-wide waits */
-    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *dur_ns;     /* as for kernels (syncs have no API times) */
+    const uint32_t *stream_row; /* row of `streams`; stream 0 for context-wide waits */
+    const uint32_t *caller_row; /* row of `callers` */
     const uint32_t *correlation;
     const uint8_t *kind;
-    const uint32_t *cuda_event;       /* CUPTI's id of the event waited on, 0 none */
+    const uint32_t *cuda_event; /* CUPTI's id of the event waited on, 0 none */
     size_t nexact;
     const gpufl_trace_exact *exact;
     const gpufl_trace_streams *streams;
@@ -251,10 +251,10 @@ typedef struct gpufl_trace_syncs {
 typedef struct gpufl_trace_memory {
     size_t n;
     const uint64_t *ts_ns, *address, *bytes;
-    const uint32_t *stream_row;       /* row of `streams` (stream 0 unless stream-ordered) */
-    const uint32_t *caller_row;       /* row of `callers` */
+    const uint32_t *stream_row; /* row of `streams` (stream 0 unless stream-ordered) */
+    const uint32_t *caller_row; /* row of `callers` */
     const uint32_t *correlation;
-    const uint8_t *is_free, *kind;    /* kind: gfl_mem_kind */
+    const uint8_t *is_free, *kind; /* kind: gfl_mem_kind */
     const gpufl_trace_streams *streams;
     const gpufl_trace_callers *callers;
     /* Appended columns. */
@@ -285,7 +285,7 @@ typedef struct gpufl_trace_device_samples {
 typedef struct gpufl_trace_host_samples {
     size_t n;
     const uint64_t *ts_ns;
-    const uint32_t *valid;            /* 1 process CPU, 2 machine CPU, 4 RAM, 8 RSS */
+    const uint32_t *valid; /* 1 process CPU, 2 machine CPU, 4 RAM, 8 RSS */
     const uint32_t *proc_cpu_pct_x100, *sys_cpu_pct_x100;
     const uint64_t *ram_used_bytes, *ram_total_bytes, *proc_rss_bytes;
     /* Appended columns. */
@@ -304,30 +304,30 @@ typedef struct gpufl_trace_crash_frame {
 } gpufl_trace_crash_frame;
 
 typedef struct gpufl_trace_crash_scope {
-    uint64_t id, parent;  /* as in gpufl_trace_scopes */
+    uint64_t id, parent; /* as in gpufl_trace_scopes */
     uint64_t begin_ns;
     uint32_t tid;
-    uint32_t name;        /* string id */
-    uint32_t depth;       /* 0 = outermost on its thread */
+    uint32_t name;  /* string id */
+    uint32_t depth; /* 0 = outermost on its thread */
 } gpufl_trace_crash_scope;
 
 typedef struct gpufl_trace_crash {
-    uint64_t ts_ns;       /* when the signal was caught */
-    uint32_t tid;         /* the thread it was delivered to (the faulting one for a fault) */
-    int32_t signal;       /* Linux signal number */
-    int32_t code;         /* si_code */
-    uint32_t signal_name; /* string id: "SIGSEGV", ... */
-    uint32_t code_name;   /* string id: "SEGV_MAPERR", "SI_TKILL", ...; 0 unknown */
-    uint32_t action;      /* what followed: 0 the default action, 1 the program's handler,
+    uint64_t ts_ns;             /* when the signal was caught */
+    uint32_t tid;               /* the thread it was delivered to (the faulting one for a fault) */
+    int32_t signal;             /* Linux signal number */
+    int32_t code;               /* si_code */
+    uint32_t signal_name;       /* string id: "SIGSEGV", ... */
+    uint32_t code_name;         /* string id: "SEGV_MAPERR", "SI_TKILL", ...; 0 unknown */
+    uint32_t action;            /* what followed: 0 the default action, 1 the program's handler,
                              2 the program ignores the signal (a fault still killed it) */
-    uint64_t address;     /* faulting address (SEGV, BUS) or instruction (ILL, FPE); 0 sent */
-    uint32_t sender_pid;  /* a sent signal (kill, raise, abort): who sent it; 0 a fault */
+    uint64_t address;           /* faulting address (SEGV, BUS) or instruction (ILL, FPE); 0 sent */
+    uint32_t sender_pid;        /* a sent signal (kill, raise, abort): who sent it; 0 a fault */
     uint32_t stack_unavailable; /* 1: no stack could be taken (libunwind missing) */
     uint32_t stack_truncated;   /* 1: the stack was deeper than what was kept */
     uint32_t nframes;
     const gpufl_trace_crash_frame *frames; /* innermost first */
     uint32_t nscopes;
-    uint32_t scopes_lost; /* open scopes the record had no room for */
+    uint32_t scopes_lost;                  /* open scopes the record had no room for */
     const gpufl_trace_crash_scope *scopes; /* by thread, outermost first */
 } gpufl_trace_crash;
 
@@ -396,8 +396,8 @@ enum {
     GPUFL_TRACE_TABLE_LAUNCH_CONFIGS,
     GPUFL_TRACE_TABLE_STREAMS,
     GPUFL_TRACE_TABLE_CALLERS,
-    GPUFL_TRACE_TABLE_STRINGS,  /* the string table */
-    GPUFL_TRACE_TABLE_COUNT     /* appended to, never renumbered */
+    GPUFL_TRACE_TABLE_STRINGS, /* the string table */
+    GPUFL_TRACE_TABLE_COUNT    /* appended to, never renumbered */
 };
 
 /* The part of gpufl_trace_memory_bytes() that one table holds (its columns
@@ -413,13 +413,13 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
  * files (docs/FORMAT.md, "Which copy readers read"). Grows only at the end.
  */
 typedef struct gpufl_trace_read {
-    uint32_t struct_size;  /* sizeof(gpufl_trace_read) of the library */
-    uint32_t format;       /* GPUFL_TRACE_NDJSON or GPUFL_TRACE_GFLT: the copy read */
-    const char *files;     /* the files read, named within the session directory:
+    uint32_t struct_size; /* sizeof(gpufl_trace_read) of the library */
+    uint32_t format;      /* GPUFL_TRACE_NDJSON or GPUFL_TRACE_GFLT: the copy read */
+    const char *files;    /* the files read, named within the session directory:
                               "trace.gflt", "device.log, scope.log, system.log", ... */
-    const char *why;       /* one sentence for people: why these files (what each copy
+    const char *why;      /* one sentence for people: why these files (what each copy
                               showed when there were two) */
-    uint32_t copies;       /* 2: the directory held the session twice and `why` says
+    uint32_t copies;      /* 2: the directory held the session twice and `why` says
                               how the copy was chosen; 1: there was one */
 } gpufl_trace_read;
 

@@ -37,9 +37,8 @@ static int build_scope_tree(ana_attr *x)
         parent[i] = p;
     }
     if (rc == 0)
-        rc = gpufl__ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL,
-                            ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_SCOPES],
-                            &x->row_node[GPUFL__ANA_TREE_SCOPES]);
+        rc = gpufl__ana_tree_build(a->t, GPUFL__ANA_TREE_SCOPES, s, parent, NULL, ta_span(a->start_ns, a->end_ns),
+                                   &x->trees[GPUFL__ANA_TREE_SCOPES], &x->row_node[GPUFL__ANA_TREE_SCOPES]);
     free(parent);
     size_t nc = a->cl->n;
     if (rc == 0 && s->n && nc) {
@@ -152,9 +151,9 @@ static int build_nvtx_tree(ana_attr *x)
     if (rc == 0)
         rc = find_parents(x);
     if (rc == 0)
-        rc = gpufl__ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant,
-                            ta_span(a->start_ns, a->end_ns), &x->trees[GPUFL__ANA_TREE_NVTX],
-                            &x->row_node[GPUFL__ANA_TREE_NVTX]);
+        rc =
+            gpufl__ana_tree_build(a->t, GPUFL__ANA_TREE_NVTX, s, x->parent, s->instant, ta_span(a->start_ns, a->end_ns),
+                                  &x->trees[GPUFL__ANA_TREE_NVTX], &x->row_node[GPUFL__ANA_TREE_NVTX]);
     size_t nc = a->cl->n, nst = ta_streams_n(a);
     if (rc == 0 && x->nthreads && nc) {
         if (!(x->caller_thread = malloc(nc * sizeof *x->caller_thread)) ||
@@ -165,9 +164,8 @@ static int build_nvtx_tree(ana_attr *x)
             x->streams[st] = (ana_attr_stream){GPUFL__ANA_NONE, 0};
         for (size_t c = 0; c < nc && rc == 0; c++) {
             uint32_t k;
-            x->caller_thread[c] = gpufl__ana_map_get(&thread_of_tid, ta_caller_tid(a, (uint32_t)c), 0, &k)
-                                      ? k
-                                      : GPUFL__ANA_NONE;
+            x->caller_thread[c] =
+                gpufl__ana_map_get(&thread_of_tid, ta_caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
         }
     }
     gpufl__ana_map_free(&thread_of_tid);

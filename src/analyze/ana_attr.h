@@ -36,7 +36,7 @@
 /* Where the last NVTX lookup of work on one stream ended: a thread and a
  * position in that thread's ranges. */
 typedef struct ana_attr_stream {
-    uint32_t thread, pos;  /* thread GPUFL__ANA_NONE: none yet */
+    uint32_t thread, pos; /* thread GPUFL__ANA_NONE: none yet */
 } ana_attr_stream;
 
 /* An NVTX lookup's answer, which holds for any call of the same caller row
@@ -50,16 +50,16 @@ typedef struct ana_attr {
     const ta *a;
     gpufl__ana_scope_tree trees[GPUFL__ANA_TREE_COUNT]; /* owned until taken */
     uint32_t *row_node[GPUFL__ANA_TREE_COUNT];          /* per row of a->sc, a->nv */
-    uint32_t *caller_scope_node; /* per caller row: gpufl scope node, or NONE */
+    uint32_t *caller_scope_node;                        /* per caller row: gpufl scope node, or NONE */
     /* NVTX ranges by thread */
-    uint32_t *caller_thread;     /* per caller row: thread index, or NONE */
+    uint32_t *caller_thread; /* per caller row: thread index, or NONE */
     size_t nthreads;
-    uint32_t *thread_start;      /* ranges of thread k: rows[thread_start[k]..thread_start[k+1]) */
-    uint32_t *rows;              /* NVTX rows by thread, then begin ascending, end descending */
-    uint32_t *cursor;            /* per thread: the position the last lookup found */
-    ana_attr_stream *streams;    /* per stream row: where the last lookup of its work ended */
-    ana_attr_memo *memo;         /* ANA_ATTR_MEMO answers, by caller row modulo that */
-    uint32_t *parent;            /* per NVTX row: the parent range's row, or NONE */
+    uint32_t *thread_start;   /* ranges of thread k: rows[thread_start[k]..thread_start[k+1]) */
+    uint32_t *rows;           /* NVTX rows by thread, then begin ascending, end descending */
+    uint32_t *cursor;         /* per thread: the position the last lookup found */
+    ana_attr_stream *streams; /* per stream row: where the last lookup of its work ended */
+    ana_attr_memo *memo;      /* ANA_ATTR_MEMO answers, by caller row modulo that */
+    uint32_t *parent;         /* per NVTX row: the parent range's row, or NONE */
 } ana_attr;
 
 /* Builds both trees of a's trace. Returns 0 or GPUFL_ENOMEM (x zeroed). */

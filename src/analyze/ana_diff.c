@@ -158,10 +158,10 @@ static void judge(gpufl__diff_change *ch, double thr, uint64_t impact_ns, bool j
 
 typedef struct key {
     uint8_t tree;
-    const char *text;    /* kernel name or scope path (PATH_SEP between elements) */
-    const char *domain;  /* "" for kernels and scopes */
-    uint32_t index;      /* in the report's list */
-    char *owned;         /* text, when allocated here */
+    const char *text;   /* kernel name or scope path (PATH_SEP between elements) */
+    const char *domain; /* "" for kernels and scopes */
+    uint32_t index;     /* in the report's list */
+    char *owned;        /* text, when allocated here */
 } key;
 
 static int key_cmp_text(const key *a, const key *b)
@@ -230,7 +230,10 @@ static key *scope_keys(const gpufl_trace *t, const gpufl__ana_scopes *s)
                 memcpy(text, small, len + 1);
             else
                 gpufl__ana_scope_path(t, tree, i, PATH_SEP, text, len + 1);
-            k[at] = (key){.tree = (uint8_t)tr, .text = text, .owned = text, .index = (uint32_t)at,
+            k[at] = (key){.tree = (uint8_t)tr,
+                          .text = text,
+                          .owned = text,
+                          .index = (uint32_t)at,
                           .domain = gpufl_trace_string(t, tree->nodes[i].domain)};
         }
     }
@@ -273,8 +276,8 @@ static bool same_config(const gpufl__ana_launch_config *a, const gpufl__ana_laun
     for (int i = 0; i < 3; i++)
         if (a->grid[i] != b->grid[i] || a->block[i] != b->block[i])
             return false;
-    return a->registers == b->registers && a->static_smem == b->static_smem &&
-           a->dynamic_smem == b->dynamic_smem && a->local_mem == b->local_mem;
+    return a->registers == b->registers && a->static_smem == b->static_smem && a->dynamic_smem == b->dynamic_smem &&
+           a->local_mem == b->local_mem;
 }
 
 static int pair_kernel(void *vctx, const key *b, const key *c)
@@ -330,7 +333,7 @@ static int kernel_row_cmp(const void *pa, const void *pb)
 typedef struct cfg_key {
     const char *name;
     gpufl__ana_launch_config c;
-    uint32_t row;  /* in the trace's table and in gpufl__diff_configs */
+    uint32_t row; /* in the trace's table and in gpufl__diff_configs */
 } cfg_key;
 
 static int cfg_cmp(const void *pa, const void *pb)
@@ -340,10 +343,10 @@ static int cfg_cmp(const void *pa, const void *pb)
     if (r)
         return r;
     const gpufl__ana_launch_config *x = &a->c, *y = &b->c;
-    uint64_t kx[] = {x->grid[0], x->grid[1], x->grid[2], x->block[0], x->block[1], x->block[2],
-                     x->registers, x->static_smem, x->dynamic_smem, x->local_mem};
-    uint64_t ky[] = {y->grid[0], y->grid[1], y->grid[2], y->block[0], y->block[1], y->block[2],
-                     y->registers, y->static_smem, y->dynamic_smem, y->local_mem};
+    uint64_t kx[] = {x->grid[0],  x->grid[1],   x->grid[2],     x->block[0],     x->block[1],
+                     x->block[2], x->registers, x->static_smem, x->dynamic_smem, x->local_mem};
+    uint64_t ky[] = {y->grid[0],  y->grid[1],   y->grid[2],     y->block[0],     y->block[1],
+                     y->block[2], y->registers, y->static_smem, y->dynamic_smem, y->local_mem};
     for (size_t i = 0; i < sizeof kx / sizeof kx[0]; i++)
         if (kx[i] != ky[i])
             return kx[i] < ky[i] ? -1 : 1;
@@ -501,8 +504,8 @@ static int like_for_like(gpufl__diff *d, const gpufl_trace *bt, const gpufl_trac
     return status;
 }
 
-static int diff_kernels(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_report *b,
-                        const gpufl_trace *ct, const gpufl__ana_report *c)
+static int diff_kernels(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                        const gpufl__ana_report *c)
 {
     const gpufl__ana_hotspots *hb = &b->hotspots, *hc = &c->hotspots;
     d->kernels_partial = hb->n < hb->distinct || hc->n < hc->distinct;
@@ -578,8 +581,8 @@ static int pair_scope(void *vctx, const key *b, const key *c)
     return 0;
 }
 
-static int diff_scopes(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_report *b,
-                       const gpufl_trace *ct, const gpufl__ana_report *c)
+static int diff_scopes(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                       const gpufl__ana_report *c)
 {
     size_t nb = scope_count(&b->scopes), nc = scope_count(&c->scopes);
     d->scopes = calloc(nb + nc ? nb + nc : 1, sizeof *d->scopes);
@@ -628,8 +631,8 @@ static void fill_device(gpufl__diff_device *dv, const gpufl_trace *t, const gpuf
     *(cand ? &dv->kernels.cand : &dv->kernels.base) = s->kernels;
 }
 
-static int diff_devices(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_report *b,
-                        const gpufl_trace *ct, const gpufl__ana_report *c)
+static int diff_devices(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                        const gpufl__ana_report *c)
 {
     const gpufl__ana_summary *sb = &b->summary, *sc = &c->summary;
     size_t most = (size_t)sb->ndevices + sc->ndevices;
@@ -655,8 +658,7 @@ static int diff_devices(gpufl__diff *d, const gpufl_trace *bt, const gpufl__ana_
         if (dc)
             fill_device(dv, ct, dc, &c->idle, true);
         if (db && dc)
-            dv->idle_ns.verdict = judge_value(dv->idle_ns.base, dv->idle_ns.cand,
-                                              d->options.threshold_pct, impact_ns);
+            dv->idle_ns.verdict = judge_value(dv->idle_ns.base, dv->idle_ns.cand, d->options.threshold_pct, impact_ns);
         i += db != NULL;
         j += dc != NULL;
     }

@@ -70,8 +70,8 @@
 #define GPUFL__DIFF_DEFAULT_MIN_IMPACT_PCT 0.5
 
 typedef struct gpufl__diff_options {
-    double threshold_pct;   /* a change smaller than this is no change (5) */
-    double min_impact_pct;  /* of the baseline's kernel time (kernels) or wall time (scopes,
+    double threshold_pct;  /* a change smaller than this is no change (5) */
+    double min_impact_pct; /* of the baseline's kernel time (kernels) or wall time (scopes,
                                idle): a smaller change is too small to judge (0.5) */
 } gpufl__diff_options;
 
@@ -96,14 +96,14 @@ enum { GPUFL__DIFF_STEADY = 0, GPUFL__DIFF_SLOWER = 1, GPUFL__DIFF_FASTER = 2 };
  * side without the row has a zeroed dist) and the judgment above. */
 typedef struct gpufl__diff_change {
     gpufl__ana_dist base, cand;
-    uint8_t presence;       /* GPUFL__DIFF_BOTH, _NEW, _GONE */
-    uint8_t verdict;        /* GPUFL__DIFF_SAME, _REGRESSED, _IMPROVED */
-    uint8_t per_item;       /* GPUFL__DIFF_STEADY, _SLOWER, _FASTER */
-    uint8_t flags;          /* GPUFL__DIFF_F_* */
-    int64_t total_ns;       /* cand.total - base.total */
-    int64_t p50_ns;         /* cand.p50 - base.p50 (0 unless both have it) */
-    bool noise_known;       /* both sides have at least two values */
-    uint64_t noise_ns;      /* the noise judged, in ns: of p50_ns, or for a kernel compared
+    uint8_t presence;  /* GPUFL__DIFF_BOTH, _NEW, _GONE */
+    uint8_t verdict;   /* GPUFL__DIFF_SAME, _REGRESSED, _IMPROVED */
+    uint8_t per_item;  /* GPUFL__DIFF_STEADY, _SLOWER, _FASTER */
+    uint8_t flags;     /* GPUFL__DIFF_F_* */
+    int64_t total_ns;  /* cand.total - base.total */
+    int64_t p50_ns;    /* cand.p50 - base.p50 (0 unless both have it) */
+    bool noise_known;  /* both sides have at least two values */
+    uint64_t noise_ns; /* the noise judged, in ns: of p50_ns, or for a kernel compared
                                like for like item_noise_pct of the baseline's median (0
                                when unknown) */
     /* What per_item and the verdict were judged on: the change per item in %
@@ -115,10 +115,10 @@ typedef struct gpufl__diff_change {
 } gpufl__diff_change;
 
 typedef struct gpufl__diff_kernel {
-    const char *name;        /* demangled name: text of a trace, valid while it is open */
-    gpufl__diff_change time; /* GPU time per launch; n = launches */
+    const char *name;                                  /* demangled name: text of a trace, valid while it is open */
+    gpufl__diff_change time;                           /* GPU time per launch; n = launches */
     gpufl__ana_launch_config base_config, cand_config; /* the most common one of each side */
-    uint32_t base_configs, cand_configs; /* distinct configurations */
+    uint32_t base_configs, cand_configs;               /* distinct configurations */
     /* Configurations (name, grid, block, registers, shared and local memory)
      * that both sessions launched at least twice. When there are any, the
      * change per launch is judged like for like: the change of each one
@@ -133,45 +133,45 @@ typedef struct gpufl__diff_kernel {
 } gpufl__diff_kernel;
 
 typedef struct gpufl__diff_scope {
-    uint8_t tree;            /* GPUFL__ANA_TREE_SCOPES or _NVTX */
-    char *path;              /* "step/forward" (owned) */
-    const char *domain;      /* NVTX domain: text of a trace ("" the default domain) */
-    gpufl__diff_change wall; /* wall time per instance; n = instances */
+    uint8_t tree;                      /* GPUFL__ANA_TREE_SCOPES or _NVTX */
+    char *path;                        /* "step/forward" (owned) */
+    const char *domain;                /* NVTX domain: text of a trace ("" the default domain) */
+    gpufl__diff_change wall;           /* wall time per instance; n = instances */
     uint64_t base_gpu_ns, cand_gpu_ns; /* GPU time inside (gpu_ns) */
 } gpufl__diff_scope;
 
 /* A plain number of each session. */
 typedef struct gpufl__diff_value {
     uint64_t base, cand;
-    uint8_t verdict;         /* GPUFL__DIFF_* (SAME for numbers that are not judged) */
+    uint8_t verdict; /* GPUFL__DIFF_* (SAME for numbers that are not judged) */
 } gpufl__diff_value;
 
 typedef struct gpufl__diff_device {
     uint32_t device;
-    uint8_t presence;        /* GPUFL__DIFF_BOTH, _NEW, _GONE */
-    const char *name;        /* "NVIDIA H200", "" unknown: text of a trace */
-    gpufl__diff_value busy_ns;   /* not judged */
-    gpufl__diff_value idle_ns;   /* judged */
-    gpufl__diff_value kernels;   /* launches, not judged */
+    uint8_t presence;          /* GPUFL__DIFF_BOTH, _NEW, _GONE */
+    const char *name;          /* "NVIDIA H200", "" unknown: text of a trace */
+    gpufl__diff_value busy_ns; /* not judged */
+    gpufl__diff_value idle_ns; /* judged */
+    gpufl__diff_value kernels; /* launches, not judged */
 } gpufl__diff_device;
 
 typedef struct gpufl__diff {
-    gpufl__diff_options options;     /* as used (defaults filled in) */
-    gpufl__diff_value wall_ns;       /* judged */
-    gpufl__diff_value kernel_ns;     /* all kernels' GPU time, not judged */
-    gpufl__diff_value launches;      /* all kernels, not judged */
+    gpufl__diff_options options; /* as used (defaults filled in) */
+    gpufl__diff_value wall_ns;   /* judged */
+    gpufl__diff_value kernel_ns; /* all kernels' GPU time, not judged */
+    gpufl__diff_value launches;  /* all kernels, not judged */
     uint32_t ndevices;
-    gpufl__diff_device *devices;     /* by device index */
+    gpufl__diff_device *devices; /* by device index */
     uint32_t nkernels;
-    gpufl__diff_kernel *kernels;     /* by |time.total_ns| descending, then by the larger of
+    gpufl__diff_kernel *kernels; /* by |time.total_ns| descending, then by the larger of
                                         the two totals descending, then name */
-    bool kernels_partial;            /* a report listed fewer kernels than its session ran
+    bool kernels_partial;        /* a report listed fewer kernels than its session ran
                                         (options.top_kernels): only those were compared */
     uint32_t nscopes;
-    gpufl__diff_scope *scopes;       /* by tree, then path (a parent before its children),
+    gpufl__diff_scope *scopes; /* by tree, then path (a parent before its children),
                                         then domain */
     /* Counts of the rows above. */
-    uint32_t regressions, improvements; /* verdicts of kernels, scopes, devices and wall */
+    uint32_t regressions, improvements;                /* verdicts of kernels, scopes, devices and wall */
     uint32_t new_kernels, gone_kernels, count_changes; /* kernels */
 } gpufl__diff;
 

@@ -220,8 +220,7 @@ static int from_pairs(gpufl__diff_compare *x, gpufl__diff_config_change *out)
 
 /* The median of configuration r's launches in c and their sigma, from
  * their MAD; x->buf is scratch. */
-static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint32_t r, uint64_t *p50,
-                     double *sigma)
+static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint32_t r, uint64_t *p50, double *sigma)
 {
     size_t n = c->at[r + 1] - c->at[r];
     uint64_t mad = 0;
@@ -238,8 +237,8 @@ static int spread_of(gpufl__diff_compare *x, const gpufl__diff_configs *c, uint3
 }
 
 /* Without pairs: the change of the medians and its noise. */
-static int from_medians(gpufl__diff_compare *x, const gpufl__diff_configs *b, uint32_t rb,
-                        const gpufl__diff_configs *c, uint32_t rc, gpufl__diff_config_change *out)
+static int from_medians(gpufl__diff_compare *x, const gpufl__diff_configs *b, uint32_t rb, const gpufl__diff_configs *c,
+                        uint32_t rc, gpufl__diff_config_change *out)
 {
     uint64_t mb = 0, mc = 0;
     double sb = 0, sc = 0;

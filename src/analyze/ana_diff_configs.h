@@ -50,22 +50,21 @@
 #include "analyze/analysis.h"
 
 typedef struct gpufl__diff_configs {
-    size_t n;               /* rows of the launch configuration table */
-    size_t *at;             /* n + 1: row c's launches are [at[c], at[c + 1]) of launch */
+    size_t n;                   /* rows of the launch configuration table */
+    size_t *at;                 /* n + 1: row c's launches are [at[c], at[c + 1]) of launch */
     gpufl__diff_launch *launch; /* in start order within a row; program points of this
                                    trace's rows */
-    uint64_t *total;        /* per row: the sum of its durations, ns */
+    uint64_t *total;            /* per row: the sum of its durations, ns */
 } gpufl__diff_configs;
 
 /* Fills out for t. Returns 0, or GPUFL_ENOMEM with *out zeroed. */
-int gpufl__diff_configs_of(const gpufl_trace *t, gpufl__diff_configs *out)
-    __attribute__((warn_unused_result));
+int gpufl__diff_configs_of(const gpufl_trace *t, gpufl__diff_configs *out) __attribute__((warn_unused_result));
 void gpufl__diff_configs_free(gpufl__diff_configs *c);
 
 /* The change of one configuration, in % of the baseline. */
 typedef struct gpufl__diff_config_change {
     double pct, noise_pct;
-    uint64_t pairs;         /* launches matched; 0: compared by medians */
+    uint64_t pairs; /* launches matched; 0: compared by medians */
 } gpufl__diff_config_change;
 
 /*
@@ -79,7 +78,7 @@ void gpufl__diff_configs_renumber(gpufl__diff_configs *c, const uint32_t *c2b, s
 /* Scratch for comparing configurations one after another (zero it first). */
 typedef struct gpufl__diff_compare {
     gpufl__diff_pairs pairs;
-    uint64_t *buf;            /* values to select in */
+    uint64_t *buf; /* values to select in */
     size_t cap;
 } gpufl__diff_compare;
 

@@ -42,9 +42,9 @@ static uint64_t ratio_of(uint64_t base, uint64_t cand)
  * PAIRED, UNKEYED), the launches in key order, and per key the ends of
  * its bucket. */
 typedef struct scratch {
-    uint32_t *gb, *gc;   /* nb, nc */
-    uint32_t *ob, *oc;   /* nb, nc */
-    uint32_t *eb, *ec;   /* nb + 1 each: keys number at most nb */
+    uint32_t *gb, *gc; /* nb, nc */
+    uint32_t *ob, *oc; /* nb, nc */
+    uint32_t *eb, *ec; /* nb + 1 each: keys number at most nb */
 } scratch;
 
 /* Counting sort of the n launches whose key number g[i] is below ng into
@@ -65,8 +65,8 @@ static void bucket(const uint32_t *g, size_t n, uint32_t ng, uint32_t *o, uint32
 
 /* One round with mask: numbers the keys of the baseline's unmatched
  * launches, keys the candidate's, pairs each key's buckets in order. */
-static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gpufl__diff_launch *b,
-                       size_t nb, const gpufl__diff_launch *c, size_t nc)
+static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gpufl__diff_launch *b, size_t nb,
+                       const gpufl__diff_launch *c, size_t nc)
 {
     ana_map m = {0};
     uint32_t ng = 0;
@@ -104,8 +104,8 @@ static int match_round(gpufl__diff_pairs *p, scratch *s, uint64_t mask, const gp
     return 0;
 }
 
-int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, size_t nb,
-                            const gpufl__diff_launch *c, size_t nc)
+int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, size_t nb, const gpufl__diff_launch *c,
+                            size_t nc)
 {
     p->n = p->ngroups = 0;
     size_t most = nb < nc ? nb : nc;
@@ -123,8 +123,12 @@ int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, s
         return GPUFL_ENOMEM;
     p->at = at;
     p->at[0] = 0;
-    scratch s = {p->scratch, p->scratch + nb, p->scratch + nb + nc, p->scratch + 2 * nb + nc,
-                 p->scratch + 2 * nb + 2 * nc, p->scratch + 3 * nb + 2 * nc + 1};
+    scratch s = {p->scratch,
+                 p->scratch + nb,
+                 p->scratch + nb + nc,
+                 p->scratch + 2 * nb + nc,
+                 p->scratch + 2 * nb + 2 * nc,
+                 p->scratch + 3 * nb + 2 * nc + 1};
     memset(s.gb, 0, nb * sizeof *s.gb);
     memset(s.gc, 0, nc * sizeof *s.gc);
     for (size_t r = 0; r < ROUNDS && p->n < most; r++) {

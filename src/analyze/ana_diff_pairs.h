@@ -54,12 +54,12 @@ typedef struct gpufl__diff_launch {
 #define GPUFL__DIFF_RATIO_ONE 1000000000ull
 
 typedef struct gpufl__diff_pairs {
-    size_t n;             /* pairs */
-    uint64_t *ratio;      /* n: candidate / baseline duration of each pair (GPUFL__DIFF_RATIO_ONE
+    size_t n;        /* pairs */
+    uint64_t *ratio; /* n: candidate / baseline duration of each pair (GPUFL__DIFF_RATIO_ONE
                              is no change; a 0 ns duration counts as 1 ns) */
     size_t ngroups;
-    size_t *at;           /* ngroups + 1: group g's pairs are ratio[at[g] .. at[g + 1]) */
-    uint64_t *weight;     /* ngroups: the baseline's duration of the group's pairs, ns */
+    size_t *at;       /* ngroups + 1: group g's pairs are ratio[at[g] .. at[g + 1]) */
+    uint64_t *weight; /* ngroups: the baseline's duration of the group's pairs, ns */
     /* scratch, kept between calls */
     uint32_t *scratch;
     size_t cap_scratch, cap_pairs, cap_groups;
@@ -70,8 +70,8 @@ typedef struct gpufl__diff_pairs {
  * c, replacing the pairs of a previous call. Returns 0, or GPUFL_ENOMEM
  * with no pairs in p.
  */
-int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, size_t nb,
-                            const gpufl__diff_launch *c, size_t nc) __attribute__((warn_unused_result));
+int gpufl__diff_pairs_match(gpufl__diff_pairs *p, const gpufl__diff_launch *b, size_t nb, const gpufl__diff_launch *c,
+                            size_t nc) __attribute__((warn_unused_result));
 void gpufl__diff_pairs_free(gpufl__diff_pairs *p);
 
 #endif /* GPUFL_ANALYZE_ANA_DIFF_PAIRS_H */

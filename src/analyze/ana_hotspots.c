@@ -51,17 +51,17 @@ typedef struct hot_build {
     cfg_sum *cfg;
     name_sum *names;
     size_t nnames, names_cap;
-    uint32_t *name_of_cfg; /* index in names */
-    uint32_t *rank_of_cfg; /* rank of its name, NONE when not listed */
-    uint32_t *order;       /* names by total descending */
+    uint32_t *name_of_cfg;  /* index in names */
+    uint32_t *rank_of_cfg;  /* rank of its name, NONE when not listed */
+    uint32_t *order;        /* names by total descending */
     uint32_t *rank_of_name; /* NONE when not listed */
     uint32_t ntop;
-    uint64_t *dur;         /* durations of top kernels, grouped by rank */
-    size_t *fill;          /* per rank: where its next duration goes */
-    uint8_t *on_stream;    /* rank x stream row */
+    uint64_t *dur;      /* durations of top kernels, grouped by rank */
+    size_t *fill;       /* per rank: where its next duration goes */
+    uint8_t *on_stream; /* rank x stream row */
     where *wh;
     size_t nwh, wh_cap;
-    ana_map wh_of;         /* (rank, tree, key) -> index in wh */
+    ana_map wh_of;                             /* (rank, tree, key) -> index in wh */
     uint64_t *node_sum[GPUFL__ANA_TREE_COUNT]; /* per tree, when dense: rank x node x
                                                   {launches, gpu_ns}; else NULL */
 } hot_build;
@@ -214,7 +214,8 @@ static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
         gpufl__ana_hotspot *h = &out->kernels[r];
         int rc = add_node(b, h, r, GPUFL__ANA_TREE_SCOPES, ana_attr_scope_node(b->x, c), d);
         if (rc == 0)
-            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, gpufl__ana_attr_nvtx_node(b->x, c, st, ta_k_api_start(a, i)), d);
+            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, gpufl__ana_attr_nvtx_node(b->x, c, st, ta_k_api_start(a, i)),
+                          d);
         uint32_t stack = ta_caller_stack(a, c);
         if (stack == 0)
             h->no_stack_launches++;
@@ -290,8 +291,7 @@ static int fill_where(hot_build *b, gpufl__ana_hotspots *out)
             const gpufl__ana_scope_tree *tree = &b->x->trees[w->tree];
             for (size_t k = 0; k < m; k++)
                 s[k] = (gpufl__ana_hot_scope){w[k].key, w[k].key < tree->n ? tree->nodes[w[k].key].name : 0,
-                                              w[k].launches, w[k].gpu_ns,
-                                              total > 0 ? (double)w[k].gpu_ns / total : 0};
+                                              w[k].launches, w[k].gpu_ns, total > 0 ? (double)w[k].gpu_ns / total : 0};
         }
         i = j;
     }

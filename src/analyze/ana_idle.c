@@ -44,7 +44,7 @@ typedef struct idle_build {
     size_t nswe;
     row_state *rows;
     size_t nrows, cap;
-    ana_map row_of;          /* (device, stream or ALL_STREAMS) -> rows index */
+    ana_map row_of;                 /* (device, stream or ALL_STREAMS) -> rows index */
     uint32_t *dev_row, *stream_row; /* per row of the streams table */
 } idle_build;
 
@@ -97,7 +97,8 @@ static int index_syncs(idle_build *b)
         rc = GPUFL_ENOMEM;
     for (size_t c = 0; c < nc && rc == 0; c++) {
         uint32_t k;
-        b->caller_thread[c] = gpufl__ana_map_get(&thread_of, ta_caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
+        b->caller_thread[c] =
+            gpufl__ana_map_get(&thread_of, ta_caller_tid(a, (uint32_t)c), 0, &k) ? k : GPUFL__ANA_NONE;
     }
     free(k_of);
     gpufl__ana_map_free(&thread_of);
@@ -216,8 +217,7 @@ static void classify(idle_build *b, const ta_op *op, const row_state *st, uint64
         return;
     }
     uint64_t cut = a < g0 ? g0 : a > g1 ? g1 : a; /* before it: not launched yet */
-    uint64_t synced = k == GPUFL__ANA_NONE ? 0
-                                           : synced_before(&b->threads[k], cut) - synced_before(&b->threads[k], g0);
+    uint64_t synced = k == GPUFL__ANA_NONE ? 0 : synced_before(&b->threads[k], cut) - synced_before(&b->threads[k], g0);
     out->sync = synced;
     out->host = (cut - g0) - synced;
     if (cut < g1) {

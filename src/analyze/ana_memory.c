@@ -27,10 +27,10 @@ typedef struct mem_build {
     gpufl__ana_mem_row *rows;
     size_t nrows, cap;
     uint64_t *live_bytes, *live_count; /* per row, during the replay */
-    size_t *peak_at;                    /* per row: the event that first reached the peak */
-    uint32_t *row_of;                   /* per event */
-    uint8_t *fate;                      /* per allocation event: LIVE, FREED, REPLACED */
-    size_t *ended_at;                   /* per allocation event: the event that ended it */
+    size_t *peak_at;                   /* per row: the event that first reached the peak */
+    uint32_t *row_of;                  /* per event */
+    uint8_t *fate;                     /* per allocation event: LIVE, FREED, REPLACED */
+    size_t *ended_at;                  /* per allocation event: the event that ended it */
 } mem_build;
 
 static uint8_t space_of(uint8_t kind)
@@ -195,7 +195,8 @@ static int lists(mem_build *b, uint32_t max)
         if (ta_m_is_free(a, i))
             continue;
         uint32_t r = b->row_of[i];
-        bool at_peak = b->rows[r].peak_bytes && i <= b->peak_at[r] && (b->fate[i] == LIVE || b->ended_at[i] > b->peak_at[r]);
+        bool at_peak =
+            b->rows[r].peak_bytes && i <= b->peak_at[r] && (b->fate[i] == LIVE || b->ended_at[i] > b->peak_at[r]);
         bool never = b->fate[i] != FREED;
         if ((at_peak || never) && gpufl__ana_grow(&p, &cap, n + 2, sizeof *p) != 0) {
             free(p);

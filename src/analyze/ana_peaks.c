@@ -27,7 +27,7 @@ static const ana_gpu_row gpus[] = {
     {"RTX 4090", 1008, 4, 16},
     {"RTX 3090", 936, 4, 16},
     {"RTX 6000 Ada", 960, 4, 16},
-    {"RTX", 0, 0, 0}, /* other RTX cards: not in the table */
+    {"RTX", 0, 0, 0},      /* other RTX cards: not in the table */
     {"GH200", 4000, 0, 0}, /* before H200, which it contains */
     {"H200", 4800, 5, 16},
     {"H100 NVL", 3900, 5, 16},

@@ -10,8 +10,8 @@
 #include "analyze/analysis.h"
 
 typedef struct ana_gpu_row {
-    const char *match;     /* a substring of the NVML device name */
-    double mem_gbps;       /* memory bandwidth, GB/s (1e9 bytes/s) */
+    const char *match;             /* a substring of the NVML device name */
+    double mem_gbps;               /* memory bandwidth, GB/s (1e9 bytes/s) */
     uint32_t pcie_gen, pcie_width; /* host link; 0 unknown */
 } ana_gpu_row;
 

@@ -11,7 +11,7 @@
 
 #define SELECT_BITS 16
 #define SELECT_BUCKETS (1u << SELECT_BITS) /* 256 KB of counters: they stay in L2 */
-#define SELECT_SORT 65536 /* at most this many candidates: sorting them is as cheap */
+#define SELECT_SORT 65536                  /* at most this many candidates: sorting them is as cheap */
 
 static unsigned bit_length(uint64_t x) { return x ? 64 - (unsigned)__builtin_clzll(x) : 0; }
 
@@ -115,7 +115,7 @@ int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dis
     if (!n)
         return 0;
     uint64_t flip = is_signed ? 1ull << 63 : 0; /* int64 order as uint64 order */
-    uint64_t total = 0; /* wraps as two's complement, where an int64_t sum would be undefined */
+    uint64_t total = 0;                         /* wraps as two's complement, where an int64_t sum would be undefined */
     uint64_t lo = UINT64_MAX, hi = 0;
     for (size_t i = 0; i < n; i++) {
         total += v[i];
@@ -216,12 +216,12 @@ int gpufl__ana_scan_finish(ana_scan *s, gpufl__ana_dist *d)
         }
         uint64_t unused;
         if (rc == 0 && one)
-            rc = select_kept(s->kept[0], s->nkept[0], s->rank[0] - s->below[0], s->rank[1] - s->below[0], lo[0],
-                             hi[0], &x[0], &x[1]);
+            rc = select_kept(s->kept[0], s->nkept[0], s->rank[0] - s->below[0], s->rank[1] - s->below[0], lo[0], hi[0],
+                             &x[0], &x[1]);
         else if (rc == 0)
             for (int i = 0; i < 2 && rc == 0; i++)
-                rc = select_kept(s->kept[i], s->nkept[i], s->rank[i] - s->below[i], s->rank[i] - s->below[i],
-                                 lo[i], hi[i], &x[i], &unused);
+                rc = select_kept(s->kept[i], s->nkept[i], s->rank[i] - s->below[i], s->rank[i] - s->below[i], lo[i],
+                                 hi[i], &x[i], &unused);
     }
     if (rc == 0 && s->n) {
         d->n = s->n;

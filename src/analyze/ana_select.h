@@ -27,7 +27,8 @@
  * as gpufl__ana_dist_of gives: min, max and total in one pass, then the two
  * percentiles by counting. v is scratch: its contents are unspecified
  * afterwards. Returns 0 or GPUFL_ENOMEM (d zeroed). */
-int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d) __attribute__((warn_unused_result));
+int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dist *d)
+    __attribute__((warn_unused_result));
 
 /*
  * A distribution of streamed values, in three passes over the same values
@@ -46,15 +47,15 @@ int gpufl__ana_dist_select(uint64_t *v, size_t n, bool is_signed, gpufl__ana_dis
 #define ANA_SCAN_BITS 14 /* 16384 buckets: three scans' histograms stay in L2 */
 
 typedef struct ana_scan {
-    uint64_t flip;       /* 2^63 for signed values: int64 order as uint64 order */
-    uint64_t n, lo, hi;  /* count and range, in uint64 order */
-    uint64_t total;      /* of the values as given; read as int64_t (two's complement) */
-    unsigned shift;      /* bucket of x: ((x ^ flip) - lo) >> shift */
+    uint64_t flip;      /* 2^63 for signed values: int64 order as uint64 order */
+    uint64_t n, lo, hi; /* count and range, in uint64 order */
+    uint64_t total;     /* of the values as given; read as int64_t (two's complement) */
+    unsigned shift;     /* bucket of x: ((x ^ flip) - lo) >> shift */
     uint32_t *hist;
-    size_t rank[2];      /* p50, p95 */
-    uint64_t bucket[2];  /* the buckets that hold them */
-    size_t below[2];     /* values in buckets before each */
-    uint64_t *kept[2];   /* the values of bucket[i], in uint64 order (kept[1] unused when
+    size_t rank[2];     /* p50, p95 */
+    uint64_t bucket[2]; /* the buckets that hold them */
+    size_t below[2];    /* values in buckets before each */
+    uint64_t *kept[2];  /* the values of bucket[i], in uint64 order (kept[1] unused when
                             the buckets agree: bucket[1] is then UINT64_MAX) */
     size_t nkept[2];
 } ana_scan;

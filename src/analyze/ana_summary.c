@@ -26,7 +26,7 @@ typedef struct summary_build {
     ana_map slot_of_dev; /* device index -> slot in devs */
     gpufl__ana_device_summary *devs;
     size_t ndevs, cap;
-    busy_run *runs;      /* per slot */
+    busy_run *runs;        /* per slot */
     uint32_t *stream_slot; /* per stream row */
 } summary_build;
 

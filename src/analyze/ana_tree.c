@@ -210,8 +210,7 @@ static int order(tree_build *b, uint64_t wall_ns, gpufl__ana_scope_tree *out, ui
 }
 
 int gpufl__ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes *s, const uint32_t *parent_row,
-                   const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out,
-                   uint32_t **row_node)
+                          const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out, uint32_t **row_node)
 {
     memset(out, 0, sizeof *out);
     out->tree = tree;

@@ -27,7 +27,7 @@
  * Returns 0, or GPUFL_ENOMEM with *out zeroed and *row_node NULL.
  */
 int gpufl__ana_tree_build(const gpufl_trace *t, uint8_t tree, const gpufl_trace_scopes *s, const uint32_t *parent_row,
-                   const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out,
-                   uint32_t **row_node) __attribute__((warn_unused_result));
+                          const uint8_t *skip, uint64_t wall_ns, gpufl__ana_scope_tree *out, uint32_t **row_node)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_ANALYZE_ANA_TREE_H */

@@ -55,20 +55,20 @@ extern "C" {
  * All fields are 0 when n is 0.
  */
 typedef struct gpufl__ana_dist {
-    uint64_t n;      /* values */
-    int64_t total;   /* their sum */
+    uint64_t n;    /* values */
+    int64_t total; /* their sum */
     int64_t min, max;
     int64_t p50, p95;
-    double mean;     /* total / n */
+    double mean; /* total / n */
 } gpufl__ana_dist;
 
 /* What the analyses may be told; gpufl__ana_options_default() fills it. A
  * 0 in a field means its default. */
 typedef struct gpufl__ana_options {
-    uint32_t top_kernels;      /* hotspots: kernels listed (20) */
-    uint32_t top_scopes;       /* hotspots: scopes listed per kernel and tree (3) */
-    uint32_t top_stacks;       /* hotspots: CPU stacks listed per kernel (3) */
-    uint32_t max_allocations;  /* memory: allocations listed live at the peak, and never
+    uint32_t top_kernels;     /* hotspots: kernels listed (20) */
+    uint32_t top_scopes;      /* hotspots: scopes listed per kernel and tree (3) */
+    uint32_t top_stacks;      /* hotspots: CPU stacks listed per kernel (3) */
+    uint32_t max_allocations; /* memory: allocations listed live at the peak, and never
                                   freed, per device (20) */
 } gpufl__ana_options;
 
@@ -79,50 +79,49 @@ void gpufl__ana_options_default(gpufl__ana_options *o);
 /* One GPU: every device index that has a device_info line, GPU work or
  * NVML samples. */
 typedef struct gpufl__ana_device_summary {
-    uint32_t device;           /* device index */
-    uint32_t name;             /* string id ("NVIDIA H200"); 0 without device_info */
+    uint32_t device; /* device index */
+    uint32_t name;   /* string id ("NVIDIA H200"); 0 without device_info */
     /* GPU work: kernels, copies and memsets that ran on this device. */
-    uint64_t busy_ns;          /* length of the union of their [start, end) intervals: time
+    uint64_t busy_ns;            /* length of the union of their [start, end) intervals: time
                                   when at least one ran; concurrent work counts once */
-    double busy_pct;           /* busy_ns / the session's wall_ns * 100 (0 when wall_ns is 0) */
-    uint64_t kernels, kernel_ns;   /* count, sum of durations */
+    double busy_pct;             /* busy_ns / the session's wall_ns * 100 (0 when wall_ns is 0) */
+    uint64_t kernels, kernel_ns; /* count, sum of durations */
     uint64_t copies, copy_bytes, copy_ns;
     uint64_t memsets, memset_bytes, memset_ns;
-    uint64_t first_ns, last_ns;    /* first start and last end of its work; 0 without work */
+    uint64_t first_ns, last_ns; /* first start and last end of its work; 0 without work */
     /* NVML samples of this device (FORMAT.md `device_metrics`). */
     uint64_t samples;
-    uint64_t util_samples;         /* samples with gpu_util_pct */
-    double util_mean_pct;          /* mean of gpu_util_pct over those samples */
-    uint32_t util_peak_pct;        /* their maximum */
-    uint64_t mem_samples;          /* samples with mem_used_bytes */
-    uint64_t mem_used_peak_bytes;  /* maximum of mem_used_bytes (whole device, all processes) */
-    uint64_t mem_used_peak_ns;     /* time of the first sample at that maximum */
-    uint64_t mem_total_bytes;      /* device memory (device_info, else the samples); 0 unknown */
-    uint64_t proc_mem_samples;     /* samples with proc_mem_bytes */
-    uint64_t proc_mem_peak_bytes;  /* maximum of proc_mem_bytes (this process) */
+    uint64_t util_samples;        /* samples with gpu_util_pct */
+    double util_mean_pct;         /* mean of gpu_util_pct over those samples */
+    uint32_t util_peak_pct;       /* their maximum */
+    uint64_t mem_samples;         /* samples with mem_used_bytes */
+    uint64_t mem_used_peak_bytes; /* maximum of mem_used_bytes (whole device, all processes) */
+    uint64_t mem_used_peak_ns;    /* time of the first sample at that maximum */
+    uint64_t mem_total_bytes;     /* device memory (device_info, else the samples); 0 unknown */
+    uint64_t proc_mem_samples;    /* samples with proc_mem_bytes */
+    uint64_t proc_mem_peak_bytes; /* maximum of proc_mem_bytes (this process) */
 } gpufl__ana_device_summary;
 
 typedef struct gpufl__ana_summary {
-    uint64_t start_ns;          /* session start */
-    uint64_t end_ns;            /* session end; for a session that did not end (crash, or
+    uint64_t start_ns;           /* session start */
+    uint64_t end_ns;             /* session end; for a session that did not end (crash, or
                                    still running), the latest time of any row in the trace */
-    uint64_t wall_ns;           /* end_ns - start_ns */
-    bool ended;                 /* the session recorded its end */
-    uint64_t kernels, kernel_ns;    /* all devices: count, sum of durations */
+    uint64_t wall_ns;            /* end_ns - start_ns */
+    bool ended;                  /* the session recorded its end */
+    uint64_t kernels, kernel_ns; /* all devices: count, sum of durations */
     uint64_t copies, copy_bytes, copy_ns;
     uint64_t memsets, memset_bytes, memset_ns;
-    uint64_t syncs, sync_ns;        /* host waits: count, sum of durations */
+    uint64_t syncs, sync_ns; /* host waits: count, sum of durations */
     uint64_t scopes, nvtx_ranges, nvtx_marks;
     uint64_t allocations, frees;
-    uint64_t dropped_total;         /* events lost, all reasons (info.dropped summed) */
-    uint64_t dropped[16];           /* by reason, gfl_drop_reason numbering (FORMAT.md) */
+    uint64_t dropped_total;                                /* events lost, all reasons (info.dropped summed) */
+    uint64_t dropped[16];                                  /* by reason, gfl_drop_reason numbering (FORMAT.md) */
     uint64_t skipped_bytes, skipped_lines, skipped_chunks; /* what the reader skipped */
     uint32_t ndevices;
     gpufl__ana_device_summary *devices; /* by device index */
 } gpufl__ana_summary;
 
-int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out)
-    __attribute__((warn_unused_result));
+int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out) __attribute__((warn_unused_result));
 void gpufl__ana_summary_free(gpufl__ana_summary *s);
 
 /* ---- scopes --------------------------------------------------------------- */
@@ -165,70 +164,69 @@ enum {
 };
 
 typedef struct gpufl__ana_scope_node {
-    uint8_t tree;            /* GPUFL__ANA_TREE_SCOPES or _NVTX: which kind of node */
-    uint32_t name;           /* string id of the last path element */
-    uint32_t domain;         /* NVTX domain string id (0: default domain; always 0 for scopes) */
-    uint32_t parent;         /* index in nodes[], GPUFL__ANA_NONE for a root */
-    uint32_t depth;          /* 0 for roots */
-    uint32_t children;       /* direct children (they follow, in pre-order) */
-    uint64_t count;          /* instances */
-    uint64_t unended;        /* instances with no end (counted until the session's last
+    uint8_t tree;           /* GPUFL__ANA_TREE_SCOPES or _NVTX: which kind of node */
+    uint32_t name;          /* string id of the last path element */
+    uint32_t domain;        /* NVTX domain string id (0: default domain; always 0 for scopes) */
+    uint32_t parent;        /* index in nodes[], GPUFL__ANA_NONE for a root */
+    uint32_t depth;         /* 0 for roots */
+    uint32_t children;      /* direct children (they follow, in pre-order) */
+    uint64_t count;         /* instances */
+    uint64_t unended;       /* instances with no end (counted until the session's last
                                 recorded time) */
-    uint32_t threads;        /* distinct threads the instances ran on */
-    gpufl__ana_dist wall;    /* wall time per instance: total, mean, min, max, p50, p95 */
-    double share_of_parent;  /* wall.total / the parent's wall.total; for a root, / the
+    uint32_t threads;       /* distinct threads the instances ran on */
+    gpufl__ana_dist wall;   /* wall time per instance: total, mean, min, max, p50, p95 */
+    double share_of_parent; /* wall.total / the parent's wall.total; for a root, / the
                                 session's wall_ns (0 when the divisor is 0) */
-    uint64_t gpu_ns;         /* GPU time inside: this node and every node below it */
-    uint64_t gpu_self_ns;    /* GPU time given to this node's own instances */
-    uint64_t gpu_ops;        /* kernels, copies and memsets inside (this node and below) */
+    uint64_t gpu_ns;        /* GPU time inside: this node and every node below it */
+    uint64_t gpu_self_ns;   /* GPU time given to this node's own instances */
+    uint64_t gpu_ops;       /* kernels, copies and memsets inside (this node and below) */
     uint64_t gpu_self_ops;
 } gpufl__ana_scope_node;
 
 typedef struct gpufl__ana_scope_tree {
-    uint8_t tree;             /* GPUFL__ANA_TREE_* */
+    uint8_t tree; /* GPUFL__ANA_TREE_* */
     uint32_t n;
-    gpufl__ana_scope_node *nodes; /* pre-order: a node, then its subtrees; siblings (and
+    gpufl__ana_scope_node *nodes;               /* pre-order: a node, then its subtrees; siblings (and
                                      roots) by wall.total descending, then name text,
                                      then domain text */
-    uint32_t roots;           /* nodes with no parent */
-    uint64_t instances;       /* rows of the trace that made the tree */
+    uint32_t roots;                             /* nodes with no parent */
+    uint64_t instances;                         /* rows of the trace that made the tree */
     uint64_t attributed_ns, attributed_ops;     /* GPU work given to some node */
     uint64_t unattributed_ns, unattributed_ops; /* GPU work given to none */
 } gpufl__ana_scope_tree;
 
 typedef struct gpufl__ana_scopes {
     gpufl__ana_scope_tree trees[GPUFL__ANA_TREE_COUNT]; /* [GPUFL__ANA_TREE_SCOPES], [_NVTX] */
-    uint64_t nvtx_marks;      /* NVTX marks (instants, not in the tree) */
+    uint64_t nvtx_marks;                                /* NVTX marks (instants, not in the tree) */
 } gpufl__ana_scopes;
 
-int gpufl__analyze_scopes(const gpufl_trace *t, gpufl__ana_scopes *out)
-    __attribute__((warn_unused_result));
+int gpufl__analyze_scopes(const gpufl_trace *t, gpufl__ana_scopes *out) __attribute__((warn_unused_result));
 void gpufl__ana_scopes_free(gpufl__ana_scopes *s);
 
 /* The path of nodes[i] of a tree ("step/forward/attn"), names joined by
  * sep, into buf (always NUL-terminated, cut to len - 1 bytes). Returns the
  * length the whole path has (like snprintf). */
-size_t gpufl__ana_scope_path(const gpufl_trace *t, const gpufl__ana_scope_tree *tree, uint32_t i,
-                             const char *sep, char *buf, size_t len);
+size_t gpufl__ana_scope_path(const gpufl_trace *t, const gpufl__ana_scope_tree *tree, uint32_t i, const char *sep,
+                             char *buf, size_t len);
 
 /* ---- hotspots ------------------------------------------------------------- */
 
 /* A kernel launch configuration as the trace records it (FORMAT.md `kernel`). */
 typedef struct gpufl__ana_launch_config {
-    uint32_t grid[3];          /* blocks, x y z */
-    uint16_t block[3];         /* threads per block */
-    uint16_t registers;        /* per thread */
+    uint32_t grid[3];                   /* blocks, x y z */
+    uint16_t block[3];                  /* threads per block */
+    uint16_t registers;                 /* per thread */
     uint32_t static_smem, dynamic_smem; /* shared memory per block, bytes */
-    uint32_t local_mem;        /* local memory per thread, bytes */
-    uint16_t occupancy_x10000; /* theoretical occupancy x 10000; 0 unknown */
-    uint8_t limiter;           /* 0 unknown, 1 warps, 2 registers, 3 shared memory, 4 blocks */
+    uint32_t local_mem;                 /* local memory per thread, bytes */
+    uint16_t occupancy_x10000;          /* theoretical occupancy x 10000; 0 unknown */
+    uint8_t limiter;                    /* 0 unknown, 1 warps, 2 registers, 3 shared memory, 4 blocks */
 } gpufl__ana_launch_config;
 
 /* A scope (node of gpufl__ana_scopes) that a hot kernel ran in. */
 typedef struct gpufl__ana_hot_scope {
-    uint32_t node;   /* index in the nodes[] of the tree this list is for; the same trace
+    uint32_t node; /* index in the nodes[] of the tree this list is for; the same trace
                         gives the same indices in gpufl__analyze_scopes() */
-    uint32_t name;   /* the node's name (string id), for renderers without the tree */
+    uint32_t name; /* the node's name (string id), for renderers without the tree */
     uint64_t launches;
     uint64_t gpu_ns; /* this kernel's GPU time given to the node itself (not below it) */
     double share;    /* gpu_ns / the kernel's total GPU time */
@@ -236,24 +234,24 @@ typedef struct gpufl__ana_hot_scope {
 
 /* A CPU stack that launched a hot kernel. */
 typedef struct gpufl__ana_hot_stack {
-    uint32_t stack;  /* stack id (FORMAT.md `stack`); frames: `gpufl stacks SESSION` */
+    uint32_t stack; /* stack id (FORMAT.md `stack`); frames: `gpufl stacks SESSION` */
     uint64_t launches;
     uint64_t gpu_ns;
-    double share;    /* launches / the kernel's launches */
+    double share; /* launches / the kernel's launches */
 } gpufl__ana_hot_stack;
 
 typedef struct gpufl__ana_hotspot {
-    uint32_t name;             /* demangled kernel name (string id) */
-    uint32_t mangled;          /* mangled name of its first launch (0: same as name) */
-    gpufl__ana_dist dur;       /* GPU time per launch: n launches, total, mean, min, max,
+    uint32_t name;                   /* demangled kernel name (string id) */
+    uint32_t mangled;                /* mangled name of its first launch (0: same as name) */
+    gpufl__ana_dist dur;             /* GPU time per launch: n launches, total, mean, min, max,
                                   p50, p95 */
-    double share;              /* dur.total / all kernels' GPU time */
+    double share;                    /* dur.total / all kernels' GPU time */
     gpufl__ana_launch_config config; /* the most common configuration (ties: the one
                                         launched first) */
-    uint64_t config_launches;  /* launches with it */
-    uint32_t configs;          /* distinct configurations of this kernel */
-    uint32_t devices;          /* distinct devices it ran on */
-    uint32_t streams;          /* distinct (device, stream)s it ran on */
+    uint64_t config_launches;        /* launches with it */
+    uint32_t configs;                /* distinct configurations of this kernel */
+    uint32_t devices;                /* distinct devices it ran on */
+    uint32_t streams;                /* distinct (device, stream)s it ran on */
     /* Where it was launched from, per tree (GPUFL__ANA_TREE_*): the nodes that
      * got most of its GPU time (by gpu_ns descending, then node index), at
      * most options.top_scopes, and the GPU time given to no node. */
@@ -265,7 +263,7 @@ typedef struct gpufl__ana_hotspot {
      * gpufl__ana_hotspots.stack_frames). */
     uint32_t nstacks;
     gpufl__ana_hot_stack *stacks;
-    uint32_t distinct_stacks;  /* stack ids seen */
+    uint32_t distinct_stacks;   /* stack ids seen */
     uint64_t no_stack_launches; /* launches with no stack recorded */
 } gpufl__ana_hotspot;
 
@@ -273,15 +271,15 @@ typedef struct gpufl__ana_hotspots {
     uint32_t n;
     gpufl__ana_hotspot *kernels; /* by dur.total descending, then name text; at most
                                     options.top_kernels */
-    uint32_t distinct;         /* distinct kernel names in the session */
-    uint64_t launches;         /* all kernels */
-    uint64_t total_ns;         /* their GPU time (sum of durations) */
-    bool stack_frames;         /* false: the trace has no table of stack frames, so stacks
+    uint32_t distinct;           /* distinct kernel names in the session */
+    uint64_t launches;           /* all kernels */
+    uint64_t total_ns;           /* their GPU time (sum of durations) */
+    bool stack_frames;           /* false: the trace has no table of stack frames, so stacks
                                   are ids only; resolve them with `gpufl stacks` */
 } gpufl__ana_hotspots;
 
-int gpufl__analyze_hotspots(const gpufl_trace *t, const gpufl__ana_options *o,
-                            gpufl__ana_hotspots *out) __attribute__((warn_unused_result));
+int gpufl__analyze_hotspots(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_hotspots *out)
+    __attribute__((warn_unused_result));
 void gpufl__ana_hotspots_free(gpufl__ana_hotspots *h);
 
 /* ---- copies --------------------------------------------------------------- */
@@ -296,22 +294,22 @@ enum {
 };
 
 typedef struct gpufl__ana_copy_row {
-    uint32_t device;          /* the device the copy ran on (source device of a peer copy) */
-    uint8_t kind;             /* gfl_copy_kind: 1 HtoD, 2 DtoH, 3 DtoD, 4 HtoH, 5 PtoP */
+    uint32_t device; /* the device the copy ran on (source device of a peer copy) */
+    uint8_t kind;    /* gfl_copy_kind: 1 HtoD, 2 DtoH, 3 DtoD, 4 HtoH, 5 PtoP */
     uint64_t count, bytes;
-    uint64_t ns;              /* sum of durations */
-    gpufl__ana_dist size;     /* bytes per copy */
-    double gbps;              /* bytes / ns: achieved bandwidth, GB/s (1e9 bytes/s), over
+    uint64_t ns;                             /* sum of durations */
+    gpufl__ana_dist size;                    /* bytes per copy */
+    double gbps;                             /* bytes / ns: achieved bandwidth, GB/s (1e9 bytes/s), over
                                  the time the copies ran; 0 when ns is 0 */
     uint64_t pageable_count, pageable_bytes; /* host side in pageable (not pinned) memory:
                                  such copies are staged through a driver buffer */
-    double peak_gbps;         /* what gbps is compared with (0: unknown) */
-    uint8_t peak_source;      /* GPUFL__ANA_PEAK_* */
-    uint32_t pcie_gen, pcie_width; /* the link peak_gbps comes from (PEAK_PCIE) */
-    const char *peak_table;   /* the table row matched (PEAK_HBM; or PEAK_PCIE when the link
+    double peak_gbps;                        /* what gbps is compared with (0: unknown) */
+    uint8_t peak_source;                     /* GPUFL__ANA_PEAK_* */
+    uint32_t pcie_gen, pcie_width;           /* the link peak_gbps comes from (PEAK_PCIE) */
+    const char *peak_table;                  /* the table row matched (PEAK_HBM; or PEAK_PCIE when the link
                                  came from the table because the trace has no device_info
                                  link), static text; NULL otherwise */
-    double pct_of_peak;       /* gbps / peak_gbps * 100; 0 when the peak is unknown. A DtoD
+    double pct_of_peak;                      /* gbps / peak_gbps * 100; 0 when the peak is unknown. A DtoD
                                  copy reads and writes every byte, so it moves 2 x bytes
                                  through memory: 50 % of peak is the memory at full speed */
 } gpufl__ana_copy_row;
@@ -323,8 +321,7 @@ typedef struct gpufl__ana_copies {
     uint64_t memsets, memset_bytes, memset_ns;
 } gpufl__ana_copies;
 
-int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out)
-    __attribute__((warn_unused_result));
+int gpufl__analyze_copies(const gpufl_trace *t, gpufl__ana_copies *out) __attribute__((warn_unused_result));
 void gpufl__ana_copies_free(gpufl__ana_copies *c);
 
 /* The peak bandwidths gpufl knows, for renderers that explain them: the
@@ -364,15 +361,15 @@ double gpufl__ana_hbm_gbps(const char *device_name, const char **row);
 
 typedef struct gpufl__ana_idle_row {
     uint32_t device;
-    uint32_t stream;          /* CUPTI stream id; GPUFL__ANA_ALL_STREAMS for the device row */
-    uint64_t ops;             /* kernels, copies and memsets */
-    uint64_t first_ns, last_ns; /* first start, last end */
-    uint64_t busy_ns;         /* union of its work's intervals */
-    uint64_t idle_ns;         /* (last_ns - first_ns) - busy_ns */
-    uint64_t gaps;            /* stretches of idle time */
+    uint32_t stream;                     /* CUPTI stream id; GPUFL__ANA_ALL_STREAMS for the device row */
+    uint64_t ops;                        /* kernels, copies and memsets */
+    uint64_t first_ns, last_ns;          /* first start, last end */
+    uint64_t busy_ns;                    /* union of its work's intervals */
+    uint64_t idle_ns;                    /* (last_ns - first_ns) - busy_ns */
+    uint64_t gaps;                       /* stretches of idle time */
     uint64_t host_ns, sync_ns, other_ns; /* idle_ns by cause (above) */
-    uint64_t lead_ns;         /* session start to first_ns */
-    uint64_t tail_ns;         /* last_ns to the session end (0 if work ended later) */
+    uint64_t lead_ns;                    /* session start to first_ns */
+    uint64_t tail_ns;                    /* last_ns to the session end (0 if work ended later) */
 } gpufl__ana_idle_row;
 
 typedef struct gpufl__ana_idle {
@@ -380,8 +377,7 @@ typedef struct gpufl__ana_idle {
     gpufl__ana_idle_row *rows; /* per device by index: its device row, then its streams by id */
 } gpufl__ana_idle;
 
-int gpufl__analyze_idle(const gpufl_trace *t, gpufl__ana_idle *out)
-    __attribute__((warn_unused_result));
+int gpufl__analyze_idle(const gpufl_trace *t, gpufl__ana_idle *out) __attribute__((warn_unused_result));
 void gpufl__ana_idle_free(gpufl__ana_idle *i);
 
 /*
@@ -395,15 +391,14 @@ void gpufl__ana_idle_free(gpufl__ana_idle *i);
  * CPU when such kernels run back to back: `short_kernels` counts them.
  */
 typedef struct gpufl__ana_launches {
-    uint64_t kernels;          /* all kernels */
-    uint64_t with_api;         /* kernels with API call times (the rest are left out below) */
+    uint64_t kernels;  /* all kernels */
+    uint64_t with_api; /* kernels with API call times (the rest are left out below) */
     gpufl__ana_dist latency, queue, call;
-    uint64_t short_kernels;    /* end - start < api_end - api_start */
-    uint64_t short_kernel_ns;  /* their GPU time */
+    uint64_t short_kernels;   /* end - start < api_end - api_start */
+    uint64_t short_kernel_ns; /* their GPU time */
 } gpufl__ana_launches;
 
-int gpufl__analyze_launches(const gpufl_trace *t, gpufl__ana_launches *out)
-    __attribute__((warn_unused_result));
+int gpufl__analyze_launches(const gpufl_trace *t, gpufl__ana_launches *out) __attribute__((warn_unused_result));
 void gpufl__ana_launches_free(gpufl__ana_launches *l);
 
 /* ---- memory --------------------------------------------------------------- */
@@ -424,35 +419,35 @@ enum {
 };
 
 typedef struct gpufl__ana_allocation {
-    uint64_t ts_ns;            /* when it was allocated */
+    uint64_t ts_ns; /* when it was allocated */
     uint64_t address, bytes;
-    uint8_t kind;              /* gfl_mem_kind */
-    uint32_t tid;              /* allocating thread, 0 unknown */
-    uint64_t scope;            /* innermost gpufl scope id at the call, 0 none */
-    uint32_t nvtx;             /* innermost NVTX range name (string id), 0 none */
-    uint32_t stack;            /* CPU stack id, 0 none */
+    uint8_t kind;   /* gfl_mem_kind */
+    uint32_t tid;   /* allocating thread, 0 unknown */
+    uint64_t scope; /* innermost gpufl scope id at the call, 0 none */
+    uint32_t nvtx;  /* innermost NVTX range name (string id), 0 none */
+    uint32_t stack; /* CPU stack id, 0 none */
 } gpufl__ana_allocation;
 
 typedef struct gpufl__ana_mem_row {
     uint32_t device;
-    uint8_t space;             /* GPUFL__ANA_SPACE_* */
-    uint64_t allocs, alloc_bytes;  /* allocations: count, bytes */
-    uint64_t frees, free_bytes;    /* matched frees */
-    uint64_t peak_bytes;       /* most bytes live at once */
-    uint64_t peak_ns;          /* when that was first reached; 0 when peak_bytes is 0 */
-    uint64_t live_at_peak;     /* allocations live at that moment */
+    uint8_t space;                /* GPUFL__ANA_SPACE_* */
+    uint64_t allocs, alloc_bytes; /* allocations: count, bytes */
+    uint64_t frees, free_bytes;   /* matched frees */
+    uint64_t peak_bytes;          /* most bytes live at once */
+    uint64_t peak_ns;             /* when that was first reached; 0 when peak_bytes is 0 */
+    uint64_t live_at_peak;        /* allocations live at that moment */
     uint32_t nlive;
     gpufl__ana_allocation *live; /* of those, the largest (bytes descending, then time,
                                     then address), at most options.max_allocations */
-    uint64_t end_bytes;        /* live at the end of the session */
-    uint64_t never_freed;      /* allocations live at the end, or replaced: never freed */
+    uint64_t end_bytes;          /* live at the end of the session */
+    uint64_t never_freed;        /* allocations live at the end, or replaced: never freed */
     uint64_t never_freed_bytes;
     uint32_t nleaks;
     gpufl__ana_allocation *leaks; /* of those, the largest (same order), at most
                                      options.max_allocations */
     uint64_t unmatched_frees, unmatched_free_bytes;
     /* Appended fields. */
-    uint8_t never_freed_why;   /* GPUFL__ANA_NEVER_FREED_*: how to read never_freed */
+    uint8_t never_freed_why; /* GPUFL__ANA_NEVER_FREED_*: how to read never_freed */
 } gpufl__ana_mem_row;
 
 /* gpufl__ana_mem_row.never_freed_why: allocations live at the end are
@@ -471,13 +466,13 @@ enum {
 };
 
 typedef struct gpufl__ana_memory {
-    bool recorded;             /* the session has allocation rows */
+    bool recorded; /* the session has allocation rows */
     uint32_t n;
-    gpufl__ana_mem_row *rows;  /* by device, then space; only (device, space)s with rows */
+    gpufl__ana_mem_row *rows; /* by device, then space; only (device, space)s with rows */
 } gpufl__ana_memory;
 
-int gpufl__analyze_memory(const gpufl_trace *t, const gpufl__ana_options *o,
-                          gpufl__ana_memory *out) __attribute__((warn_unused_result));
+int gpufl__analyze_memory(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_memory *out)
+    __attribute__((warn_unused_result));
 void gpufl__ana_memory_free(gpufl__ana_memory *m);
 
 /* ---- stall reasons, SASS, hardware counters -------------------------------- */
@@ -489,20 +484,19 @@ enum {
 };
 
 typedef struct gpufl__ana_section {
-    uint8_t status;            /* GPUFL__ANA_SECTION_* */
-    const char *engine;        /* profiling_engine that records it, static text:
+    uint8_t status;     /* GPUFL__ANA_SECTION_* */
+    const char *engine; /* profiling_engine that records it, static text:
                                   "pc_sampling", "sass_metrics", "range_profiler" */
-    uint64_t rows;             /* rows of this kind in the trace */
+    uint64_t rows;      /* rows of this kind in the trace */
 } gpufl__ana_section;
 
 typedef struct gpufl__ana_counters {
-    gpufl__ana_section stalls;     /* warp stall reasons by kernel and source line */
-    gpufl__ana_section sass;       /* per-instruction SASS metrics */
-    gpufl__ana_section hw;         /* hardware counters per kernel or range */
+    gpufl__ana_section stalls; /* warp stall reasons by kernel and source line */
+    gpufl__ana_section sass;   /* per-instruction SASS metrics */
+    gpufl__ana_section hw;     /* hardware counters per kernel or range */
 } gpufl__ana_counters;
 
-int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out)
-    __attribute__((warn_unused_result));
+int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out) __attribute__((warn_unused_result));
 void gpufl__ana_counters_free(gpufl__ana_counters *c);
 
 /* ---- everything ----------------------------------------------------------- */
@@ -510,7 +504,7 @@ void gpufl__ana_counters_free(gpufl__ana_counters *c);
 /* Every analysis of one trace, for the report and `gpufl diff`. Built in
  * sequence; the scopes' nodes and the hotspots' node indices agree. */
 typedef struct gpufl__ana_report {
-    gpufl__ana_options options;  /* as used (defaults filled in) */
+    gpufl__ana_options options; /* as used (defaults filled in) */
     gpufl__ana_summary summary;
     gpufl__ana_scopes scopes;
     gpufl__ana_hotspots hotspots;
@@ -522,8 +516,8 @@ typedef struct gpufl__ana_report {
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */
-int gpufl__analyze_report(const gpufl_trace *t, const gpufl__ana_options *o,
-                          gpufl__ana_report *out) __attribute__((warn_unused_result));
+int gpufl__analyze_report(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_report *out)
+    __attribute__((warn_unused_result));
 void gpufl__ana_report_free(gpufl__ana_report *r);
 
 #ifdef __cplusplus

@@ -26,13 +26,13 @@ typedef struct ta {
     const gpufl_trace_transfers *cp, *ms; /* copies, memsets */
     const gpufl_trace_syncs *sy;
     const gpufl_trace_memory *mem;
-    const gpufl_trace_scopes *sc, *nv;    /* gpufl scopes, NVTX */
+    const gpufl_trace_scopes *sc, *nv; /* gpufl scopes, NVTX */
     const gpufl_trace_device_samples *ds;
     const gpufl_trace_launch_configs *cfg;
     const gpufl_trace_streams *st;
     const gpufl_trace_callers *cl;
     uint64_t start_ns;
-    uint64_t end_ns;  /* the session's end; when it did not end, its last recorded time
+    uint64_t end_ns; /* the session's end; when it did not end, its last recorded time
                          (gpufl_trace_info.last_ns) */
     bool ended;
 } ta;
@@ -192,8 +192,8 @@ static inline bool ta_s_instant(const gpufl_trace_scopes *s, size_t i) { return 
 
 /* ---- GPU samples and devices --------------------------------------------------- */
 
-#define TA_DEV_UTIL 1u      /* gpu_util_pct */
-#define TA_DEV_MEMORY 4u    /* mem_used_bytes, mem_total_bytes */
+#define TA_DEV_UTIL 1u        /* gpu_util_pct */
+#define TA_DEV_MEMORY 4u      /* mem_used_bytes, mem_total_bytes */
 #define TA_DEV_PROC_MEM 8192u /* proc_mem_bytes */
 
 static inline size_t ta_d_n(const ta *a) { return a->ds->n; }
@@ -216,12 +216,12 @@ enum { TA_OP_KERNEL = 0, TA_OP_COPY = 1, TA_OP_MEMSET = 2 };
 
 /* One piece of GPU work as the walks need it. */
 typedef struct ta_op {
-    uint8_t table;        /* TA_OP_* */
+    uint8_t table; /* TA_OP_* */
     size_t row;
     uint64_t start, end;
-    uint32_t stream_row;  /* row of the streams table */
-    uint32_t caller;      /* row of the callers table */
-    uint64_t api_start;   /* 0 unknown */
+    uint32_t stream_row; /* row of the streams table */
+    uint32_t caller;     /* row of the callers table */
+    uint64_t api_start;  /* 0 unknown */
 } ta_op;
 
 /* A merge of the three tables, which are each sorted by start: ops come by

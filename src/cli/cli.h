@@ -48,8 +48,7 @@ void gpufl__cli_list(FILE *out);
  * When a session directory held the session twice (log_format both), says
  * on stderr which files were read and why: "gpufl CMD: read FILES: WHY". */
 struct gpufl_trace;
-void gpufl__cli_note_read(const char *command, const char *files, const char *why,
-                          unsigned copies);
+void gpufl__cli_note_read(const char *command, const char *files, const char *why, unsigned copies);
 void gpufl__cli_note_trace(const char *command, const struct gpufl_trace *t);
 
 int gpufl_cmd_summary(int argc, char **argv);

@@ -29,7 +29,7 @@ typedef struct file_out {
 
 static int write_file(void *ctx, const void *data, size_t n, bool final)
 {
-    (void)final;
+    (void) final;
     file_out *f = ctx;
     if (gpufl__write_all(f->fd, data, n) != n) {
         f->err = errno ? errno : EIO;
@@ -143,8 +143,7 @@ int gpufl_cmd_convert(int argc, char **argv)
             }
             level = (int)v;
         } else if (argv[i][0] == '-') {
-            return gpufl__cli_usage_error("convert", "unknown option, or one without its value: '%s'",
-                                          argv[i]);
+            return gpufl__cli_usage_error("convert", "unknown option, or one without its value: '%s'", argv[i]);
         } else if (in && out) {
             return gpufl__cli_usage_error("convert", "one IN and one OUT only ('%s' is a third)", argv[i]);
         } else if (!in) {

@@ -99,8 +99,8 @@ static void print_device(const gpufl__device_list *list, const gpufl__device_des
         printf("  power         %.1f W of a %.1f W limit\n", m->power_mw / 1000.0,
                (v & GFL_DEV_POWER_LIMIT ? m->power_limit_mw : d->power_limit_mw) / 1000.0);
     if (v & GFL_DEV_CLOCKS)
-        printf("  clocks        SM %u of %u MHz, memory %u of %u MHz\n", m->sm_clock_mhz,
-               d->max_sm_clock_mhz, m->mem_clock_mhz, d->max_mem_clock_mhz);
+        printf("  clocks        SM %u of %u MHz, memory %u of %u MHz\n", m->sm_clock_mhz, d->max_sm_clock_mhz,
+               m->mem_clock_mhz, d->max_mem_clock_mhz);
     if (d->pcie_max_gen || (v & GFL_DEV_PCIE)) {
         printf("  pcie          gen %u x%u", d->pcie_max_gen, d->pcie_max_width);
         if (v & GFL_DEV_PCIE)
@@ -115,8 +115,8 @@ static void print_device(const gpufl__device_list *list, const gpufl__device_des
     if (v & GFL_DEV_FAN)
         printf("  fan           %u%%\n", m->fan_pct);
     if (v & GFL_DEV_ECC)
-        printf("  ecc errors    %llu corrected, %llu uncorrected (since boot)\n",
-               (unsigned long long)m->ecc_corrected, (unsigned long long)m->ecc_uncorrected);
+        printf("  ecc errors    %llu corrected, %llu uncorrected (since boot)\n", (unsigned long long)m->ecc_corrected,
+               (unsigned long long)m->ecc_uncorrected);
     if (v & GFL_DEV_ENERGY)
         printf("  energy        %.1f kJ since the driver loaded\n", (double)m->energy_mj / 1e6);
     (void)list;
@@ -126,8 +126,8 @@ static void print_table(const gpufl__live *live, const gpufl__live_sample *s)
 {
     const gpufl__device_list *l = &live->devices;
     printf("NVIDIA driver %s, CUDA %d.%d, %u GPU%s (NVML from %s)\n", l->driver_version[0] ? l->driver_version : "?",
-           l->cuda_driver_version / 1000, l->cuda_driver_version % 1000 / 10, l->count,
-           l->count == 1 ? "" : "s", live->api.path);
+           l->cuda_driver_version / 1000, l->cuda_driver_version % 1000 / 10, l->count, l->count == 1 ? "" : "s",
+           live->api.path);
     for (uint32_t i = 0; i < l->count; i++)
         print_device(l, &l->devices[i], &s->gpu[i]);
 }

@@ -25,7 +25,6 @@
 #define DIFF_EXIT_REGRESSED 1
 #define DIFF_EXIT_TROUBLE 2
 
-
 /* A percentage: a finite number >= 0, with an optional '%'. */
 static bool parse_pct(const char *s, double *out)
 {

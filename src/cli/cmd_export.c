@@ -122,8 +122,7 @@ int gpufl_cmd_export(int argc, char **argv)
     double t2 = now_s();
     if (format == F_CSV) {
         printf("wrote %s: %llu files, %llu rows, %llu bytes (read %.2f s, export %.2f s)\n", out,
-               (unsigned long long)r.files, (unsigned long long)r.rows, (unsigned long long)r.bytes, t1 - t0,
-               t2 - t1);
+               (unsigned long long)r.files, (unsigned long long)r.rows, (unsigned long long)r.bytes, t1 - t0, t2 - t1);
     } else {
         const gpufl__tl_stats *s = &r.timeline;
         printf("wrote %s: %llu tracks, %llu slices, %llu flows, %llu counter values, %llu bytes "

@@ -108,25 +108,21 @@ static json_t *info_json_texts(const gpufl_trace *t, const file_size *files, siz
     gpufl__iso_time(i->start_wall_ns, start, sizeof start);
     ta a; /* its end: as recorded, or (a session that did not end) its latest row */
     gpufl__ta_open(&a, t);
-    json_t *j = json_pack("{s:s,s:s,s:s,s:i,s:s,s:I,s:s,s:I,s:b,s:s,s:i,s:s,s:s}", "session_id",
-                          S(i->session_id), "app_name", S(i->app_name), "host", S(i->host), "pid",
-                          (int)i->pid, "gpufl_version", S(i->gpufl_version), "start_wall_ns",
-                          (json_int_t)i->start_wall_ns, "start_time", start, "duration_ns",
-                          (json_int_t)ta_span(a.start_ns, a.end_ns), "ended",
-                          i->end_ns != 0, "format",
-                          i->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson",
-                          "format_version", (int)i->format_version, "source", text_of(k, i->source),
-                          "driver_version", S(i->driver_version));
+    json_t *j = json_pack(
+        "{s:s,s:s,s:s,s:i,s:s,s:I,s:s,s:I,s:b,s:s,s:i,s:s,s:s}", "session_id", S(i->session_id), "app_name",
+        S(i->app_name), "host", S(i->host), "pid", (int)i->pid, "gpufl_version", S(i->gpufl_version), "start_wall_ns",
+        (json_int_t)i->start_wall_ns, "start_time", start, "duration_ns", (json_int_t)ta_span(a.start_ns, a.end_ns),
+        "ended", i->end_ns != 0, "format", i->source_format == GPUFL_TRACE_GFLT ? "gflt" : "ndjson", "format_version",
+        (int)i->format_version, "source", text_of(k, i->source), "driver_version", S(i->driver_version));
     if (!j)
         return NULL;
     json_object_set_new(j, "cuda_driver_version", json_string(S(i->cuda_driver_version)));
     json_t *devs = json_array();
     for (uint32_t d = 0; d < i->ndevices; d++) {
         const gpufl_trace_device *dv = &i->devices[d];
-        json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:i,s:I}", "index", (int)dv->index, "name",
-                              S(dv->name), "uuid", S(dv->uuid), "pci_bus_id", S(dv->pci_bus_id),
-                              "sm_count", (int)dv->sm_count, "memory_total_bytes",
-                              (json_int_t)dv->memory_total_bytes);
+        json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:i,s:I}", "index", (int)dv->index, "name", S(dv->name), "uuid",
+                              S(dv->uuid), "pci_bus_id", S(dv->pci_bus_id), "sm_count", (int)dv->sm_count,
+                              "memory_total_bytes", (json_int_t)dv->memory_total_bytes);
         if (o && dv->cc_major >= 0) {
             char cc[16];
             snprintf(cc, sizeof cc, "%d.%d", dv->cc_major, dv->cc_minor);
@@ -150,40 +146,36 @@ static json_t *info_json_texts(const gpufl_trace *t, const file_size *files, siz
     for (unsigned r = 0; r < GFL_DROP_REASON_COUNT; r++) {
         dropped_total += (json_int_t)i->dropped[r];
         if (i->dropped[r])
-            json_object_set_new(dropped, gpufl__drop_reason_name((uint8_t)r),
-                                json_integer((json_int_t)i->dropped[r]));
+            json_object_set_new(dropped, gpufl__drop_reason_name((uint8_t)r), json_integer((json_int_t)i->dropped[r]));
     }
     json_object_set_new(j, "dropped", dropped);
     json_object_set_new(j, "dropped_total", json_integer(dropped_total));
     /* What writing lost after it stopped, by the channel it came from: part
      * of dropped's disk_limit, but which channel says what is missing. */
     json_object_set_new(j, "lost_after_stop",
-                        json_pack("{s:I,s:I,s:I}", "device", (json_int_t)i->lost[0], "scope",
-                                  (json_int_t)i->lost[1], "system", (json_int_t)i->lost[2]));
+                        json_pack("{s:I,s:I,s:I}", "device", (json_int_t)i->lost[0], "scope", (json_int_t)i->lost[1],
+                                  "system", (json_int_t)i->lost[2]));
     json_object_set_new(j, "stopped",
-                        i->stop_reason ? json_pack("{s:s,s:s,s:I}", "reason", S(i->stop_reason),
-                                                   "detail", S(i->stop_detail), "at_ns",
-                                                   (json_int_t)i->stopped_at_ns)
+                        i->stop_reason ? json_pack("{s:s,s:s,s:I}", "reason", S(i->stop_reason), "detail",
+                                                   S(i->stop_detail), "at_ns", (json_int_t)i->stopped_at_ns)
                                        : json_null());
     json_object_set_new(j, "crash", gpufl__crash_json(t));
     /* which engine recorded, from the session's engine event (null: an
      * older session, which did not record it) */
     json_object_set_new(j, "engine",
-                        i->engine ? json_pack("{s:s,s:s,s:o,s:o}", "requested", S(i->engine_requested), "ran",
-                                              S(i->engine), "plugin",
-                                              i->engine_plugin ? json_string(S(i->engine_plugin)) : json_null(),
-                                              "reason",
-                                              i->engine_reason ? json_string(S(i->engine_reason)) : json_null())
-                                  : json_null());
+                        i->engine
+                            ? json_pack("{s:s,s:s,s:o,s:o}", "requested", S(i->engine_requested), "ran", S(i->engine),
+                                        "plugin", i->engine_plugin ? json_string(S(i->engine_plugin)) : json_null(),
+                                        "reason", i->engine_reason ? json_string(S(i->engine_reason)) : json_null())
+                            : json_null());
     json_object_set_new(j, "skipped",
                         json_pack("{s:I,s:I,s:I}", "bytes", (json_int_t)i->skipped_bytes, "records",
-                                  (json_int_t)i->skipped_lines, "chunks",
-                                  (json_int_t)i->skipped_chunks));
+                                  (json_int_t)i->skipped_lines, "chunks", (json_int_t)i->skipped_chunks));
     json_t *fa = json_array();
     json_int_t bytes = 0;
     for (size_t f = 0; f < nfiles; f++) {
-        json_array_append_new(fa, json_pack("{s:s,s:I}", "name", text_of(k, files[f].name), "bytes",
-                                            (json_int_t)files[f].bytes));
+        json_array_append_new(
+            fa, json_pack("{s:s,s:I}", "name", text_of(k, files[f].name), "bytes", (json_int_t)files[f].bytes));
         bytes += (json_int_t)files[f].bytes;
     }
     json_object_set_new(j, "files", fa);
@@ -210,8 +202,7 @@ static void print_device(json_t *o, bool first)
     long long sms = (long long)json_integer_value(json_object_get(o, "sm_count"));
     long long mem = (long long)json_integer_value(json_object_get(o, "memory_total_bytes"));
     printf("%s %lld: %s", first ? "devices   " : "          ",
-           (long long)json_integer_value(json_object_get(o, "index")),
-           name && name[0] ? name : "(not described)");
+           (long long)json_integer_value(json_object_get(o, "index")), name && name[0] ? name : "(not described)");
     if (cc)
         printf(", compute capability %s", cc);
     if (sms)
@@ -241,8 +232,7 @@ static void print_text(const gpufl_trace *t, json_t *j)
     if (i->source_format == GPUFL_TRACE_GFLT)
         printf("format     .gflt version %u, written by gpufl %s\n", i->format_version, JS("gpufl_version"));
     else
-        printf("format     NDJSON schema version %u, written by gpufl %s\n", i->format_version,
-               JS("gpufl_version"));
+        printf("format     NDJSON schema version %u, written by gpufl %s\n", i->format_version, JS("gpufl_version"));
     printf("source     %s\n", i->source);
     const gpufl_trace_read *rd = gpufl_trace_get_read(t);
     printf("read       %s: %s\n", rd->files, rd->why);
@@ -268,13 +258,12 @@ static void print_text(const gpufl_trace *t, json_t *j)
     json_object_foreach(json_object_get(j, "dropped"), key, v)
         printf("  %-16s %lld\n", key, (long long)json_integer_value(v));
     if (i->lost[0] || i->lost[1] || i->lost[2])
-        printf("  after writing stopped: %llu device, %llu scope, %llu system events\n",
-               (unsigned long long)i->lost[0], (unsigned long long)i->lost[1],
-               (unsigned long long)i->lost[2]);
+        printf("  after writing stopped: %llu device, %llu scope, %llu system events\n", (unsigned long long)i->lost[0],
+               (unsigned long long)i->lost[1], (unsigned long long)i->lost[2]);
     if (i->engine)
-        printf("engine     %s%s%s%s%s%s%s%s\n", gpufl_trace_string(t, i->engine),
-               i->engine_plugin ? " (plugin " : "", i->engine_plugin ? gpufl_trace_string(t, i->engine_plugin) : "",
-               i->engine_plugin ? ")" : "", i->engine_reason ? "; asked for " : "",
+        printf("engine     %s%s%s%s%s%s%s%s\n", gpufl_trace_string(t, i->engine), i->engine_plugin ? " (plugin " : "",
+               i->engine_plugin ? gpufl_trace_string(t, i->engine_plugin) : "", i->engine_plugin ? ")" : "",
+               i->engine_reason ? "; asked for " : "",
                i->engine_reason ? gpufl_trace_string(t, i->engine_requested) : "", i->engine_reason ? ": " : "",
                i->engine_reason ? gpufl_trace_string(t, i->engine_reason) : "");
     else

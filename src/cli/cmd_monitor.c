@@ -38,7 +38,7 @@ typedef struct gpu_totals {
     uint64_t energy_first, energy_last; /* mJ, NVML's counter */
     double power_mj;                    /* ∫ power dt, for drivers without the counter */
     uint64_t last_ts;
-    int mem_level, temp_level;          /* 0 below, 1 warn, 2 crit */
+    int mem_level, temp_level; /* 0 below, 1 warn, 2 crit */
 } gpu_totals;
 
 typedef struct monitor {
@@ -47,7 +47,7 @@ typedef struct monitor {
     unsigned interval_ms;
     out_format format;
     FILE *out;
-    bool tty;             /* redraw in place */
+    bool tty; /* redraw in place */
     bool selected[GFL_MAX_DEVICES];
     thresholds th;
     gpu_totals gpu[GFL_MAX_DEVICES];
@@ -62,7 +62,11 @@ typedef struct monitor {
 } monitor;
 
 static volatile sig_atomic_t stop_requested;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
 
 /* ---- arguments ------------------------------------------------------------ */
 
@@ -91,17 +95,20 @@ static bool parse_devices(const char *text, bool *wanted)
     return true;
 }
 
-static int parse_args(monitor *m, int argc, char **argv, const char **output, bool *wanted,
-                      bool *filtered)
+static int parse_args(monitor *m, int argc, char **argv, const char **output, bool *wanted, bool *filtered)
 {
     enum { O_DURATION = 1, O_INTERVAL, O_DEVICES, O_FORMAT, O_OUTPUT, O_WMEM, O_CMEM, O_WTEMP, O_CTEMP };
-    static const struct option opts[] = {
-        {"duration", required_argument, 0, O_DURATION}, {"interval", required_argument, 0, O_INTERVAL},
-        {"devices", required_argument, 0, O_DEVICES},   {"format", required_argument, 0, O_FORMAT},
-        {"output", required_argument, 0, O_OUTPUT},     {"warn-mem", required_argument, 0, O_WMEM},
-        {"crit-mem", required_argument, 0, O_CMEM},     {"warn-temp", required_argument, 0, O_WTEMP},
-        {"crit-temp", required_argument, 0, O_CTEMP},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"duration", required_argument, 0, O_DURATION},
+                                         {"interval", required_argument, 0, O_INTERVAL},
+                                         {"devices", required_argument, 0, O_DEVICES},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"output", required_argument, 0, O_OUTPUT},
+                                         {"warn-mem", required_argument, 0, O_WMEM},
+                                         {"crit-mem", required_argument, 0, O_CMEM},
+                                         {"warn-temp", required_argument, 0, O_WTEMP},
+                                         {"crit-temp", required_argument, 0, O_CTEMP},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     double v;
     int c;
     optind = 1;
@@ -123,17 +130,34 @@ static int parse_args(monitor *m, int argc, char **argv, const char **output, bo
             *filtered = true;
             break;
         case O_FORMAT:
-            if (!strcmp(optarg, "table")) m->format = FMT_TABLE;
-            else if (!strcmp(optarg, "csv")) m->format = FMT_CSV;
-            else if (!strcmp(optarg, "json")) m->format = FMT_JSON;
-            else if (!strcmp(optarg, "ndjson")) m->format = FMT_NDJSON;
-            else goto bad;
+            if (!strcmp(optarg, "table"))
+                m->format = FMT_TABLE;
+            else if (!strcmp(optarg, "csv"))
+                m->format = FMT_CSV;
+            else if (!strcmp(optarg, "json"))
+                m->format = FMT_JSON;
+            else if (!strcmp(optarg, "ndjson"))
+                m->format = FMT_NDJSON;
+            else
+                goto bad;
             break;
         case O_OUTPUT: *output = optarg; break;
-        case O_WMEM: if (!parse_number(optarg, 0, 100, &m->th.warn_mem)) goto bad; break;
-        case O_CMEM: if (!parse_number(optarg, 0, 100, &m->th.crit_mem)) goto bad; break;
-        case O_WTEMP: if (!parse_number(optarg, -50, 200, &m->th.warn_temp)) goto bad; break;
-        case O_CTEMP: if (!parse_number(optarg, -50, 200, &m->th.crit_temp)) goto bad; break;
+        case O_WMEM:
+            if (!parse_number(optarg, 0, 100, &m->th.warn_mem))
+                goto bad;
+            break;
+        case O_CMEM:
+            if (!parse_number(optarg, 0, 100, &m->th.crit_mem))
+                goto bad;
+            break;
+        case O_WTEMP:
+            if (!parse_number(optarg, -50, 200, &m->th.warn_temp))
+                goto bad;
+            break;
+        case O_CTEMP:
+            if (!parse_number(optarg, -50, 200, &m->th.crit_temp))
+                goto bad;
+            break;
         case 'h': gpufl__cli_help("monitor"); return -1;
         default: goto bad;
         }
@@ -142,8 +166,7 @@ static int parse_args(monitor *m, int argc, char **argv, const char **output, bo
         return gpufl__cli_usage_error("monitor", "takes no operand ('%s')", argv[optind]);
     return 0;
 bad:
-    return gpufl__cli_usage_error("monitor", "bad argument '%s'",
-                                  optind > 0 && optind <= argc ? argv[optind - 1] : "");
+    return gpufl__cli_usage_error("monitor", "bad argument '%s'", optind > 0 && optind <= argc ? argv[optind - 1] : "");
 }
 
 /* ---- formatting helpers ------------------------------------------------- */
@@ -167,13 +190,13 @@ static double mem_pct(const gfl_device_metrics_payload *g)
 
 /* ---- thresholds -------------------------------------------------------------- */
 
-static void alert(monitor *m, int level, const char *what, unsigned gpu, double value,
-                  double limit, const char *unit, uint64_t wall_ns)
+static void alert(monitor *m, int level, const char *what, unsigned gpu, double value, double limit, const char *unit,
+                  uint64_t wall_ns)
 {
     char when[32], line[200];
     clock_text(wall_ns, when, sizeof when, false);
-    snprintf(line, sizeof line, "%s ALERT %s: GPU %u %s %.1f%s >= %.1f%s", when,
-             level == 2 ? "crit" : "warn", gpu, what, value, unit, limit, unit);
+    snprintf(line, sizeof line, "%s ALERT %s: GPU %u %s %.1f%s >= %.1f%s", when, level == 2 ? "crit" : "warn", gpu,
+             what, value, unit, limit, unit);
     if (level == 2)
         m->alerts_crit++;
     else
@@ -191,8 +214,8 @@ static void alert(monitor *m, int level, const char *what, unsigned gpu, double 
 
 /* Raises an alert when a value climbs into a higher band than before; a
  * band is re-armed when the value falls back below it. */
-static void check_band(monitor *m, int *level, double value, double warn, double crit,
-                       const char *what, unsigned gpu, const char *unit, uint64_t wall_ns)
+static void check_band(monitor *m, int *level, double value, double warn, double crit, const char *what, unsigned gpu,
+                       const char *unit, uint64_t wall_ns)
 {
     int now = (crit >= 0 && value >= crit) ? 2 : (warn >= 0 && value >= warn) ? 1 : 0;
     if (now > *level)
@@ -228,15 +251,14 @@ static void account(monitor *m, const gpufl__live_sample *s)
             if (g->mem_used_bytes > t->mem_peak)
                 t->mem_peak = g->mem_used_bytes;
             t->mem_total = g->mem_total_bytes;
-            check_band(m, &t->mem_level, mem_pct(g), m->th.warn_mem, m->th.crit_mem, "memory", index,
-                       "%", s->wall_ns);
+            check_band(m, &t->mem_level, mem_pct(g), m->th.warn_mem, m->th.crit_mem, "memory", index, "%", s->wall_ns);
         }
         if (g->valid & GFL_DEV_TEMP) {
             if (!t->have_temp || g->temp_c > t->temp_max)
                 t->temp_max = g->temp_c;
             t->have_temp = true;
-            check_band(m, &t->temp_level, g->temp_c, m->th.warn_temp, m->th.crit_temp, "temperature",
-                       index, " C", s->wall_ns);
+            check_band(m, &t->temp_level, g->temp_c, m->th.warn_temp, m->th.crit_temp, "temperature", index, " C",
+                       s->wall_ns);
         }
         if (g->valid & GFL_DEV_ENERGY) {
             if (!t->have_energy)
@@ -272,8 +294,8 @@ static int table_row(char *buf, size_t len, const gpufl__device_desc *d, const g
         gpufl__throttle_text(g->throttle_reasons, thr, sizeof thr);
     else
         snprintf(thr, sizeof thr, "-");
-    return snprintf(buf, len, "%3u  %-18.18s %5s %5s %20s %5s %5s %11s %6s %6s %13s  %s\n", d->index,
-                    d->name, util, memu, mem, temp, mtemp, power, sm, mclk, pcie, thr);
+    return snprintf(buf, len, "%3u  %-18.18s %5s %5s %20s %5s %5s %11s %6s %6s %13s  %s\n", d->index, d->name, util,
+                    memu, mem, temp, mtemp, power, sm, mclk, pcie, thr);
 }
 
 static const char table_header[] =
@@ -296,8 +318,7 @@ static void emit_table(monitor *m, const gpufl__live_sample *s)
     char when[32];
     clock_text(s->wall_ns, when, sizeof when, false);
     if (m->tty) {
-        n += (size_t)snprintf(frame + n, sizeof frame - n,
-                              "gpufl monitor  %s  every %u ms, Ctrl-C to stop\n%s", when,
+        n += (size_t)snprintf(frame + n, sizeof frame - n, "gpufl monitor  %s  every %u ms, Ctrl-C to stop\n%s", when,
                               m->interval_ms, m->live.have_nvml ? table_header : "");
     } else if (m->samples == 1) {
         fprintf(m->out, "time          %s", m->live.have_nvml ? table_header : "host\n");
@@ -368,8 +389,14 @@ static void emit_csv(monitor *m, const gpufl__live_sample *s)
             csv_value(m->out, v & GFL_DEV_MEM, g->mem_used_bytes);
             csv_value(m->out, v & GFL_DEV_MEM, g->mem_free_bytes);
             csv_value(m->out, v & GFL_DEV_MEM, g->mem_total_bytes);
-            if (v & GFL_DEV_TEMP) fprintf(m->out, ",%d", g->temp_c); else fputs(",", m->out);
-            if (v & GFL_DEV_MEM_TEMP) fprintf(m->out, ",%d", g->mem_temp_c); else fputs(",", m->out);
+            if (v & GFL_DEV_TEMP)
+                fprintf(m->out, ",%d", g->temp_c);
+            else
+                fputs(",", m->out);
+            if (v & GFL_DEV_MEM_TEMP)
+                fprintf(m->out, ",%d", g->mem_temp_c);
+            else
+                fputs(",", m->out);
             csv_value(m->out, v & GFL_DEV_POWER, g->power_mw);
             csv_value(m->out, v & GFL_DEV_POWER_LIMIT, g->power_limit_mw);
             csv_value(m->out, v & GFL_DEV_ENERGY, g->energy_mj);
@@ -379,7 +406,10 @@ static void emit_csv(monitor *m, const gpufl__live_sample *s)
             csv_value(m->out, v & GFL_DEV_PCIE, g->pcie_tx_kbps);
             fprintf(m->out, ",%s", v & GFL_DEV_THROTTLE ? thr : "");
         }
-        if (h->valid & GFL_HOST_SYS_CPU) fprintf(m->out, ",%.2f", h->sys_cpu_pct_x100 / 100.0); else fputs(",", m->out);
+        if (h->valid & GFL_HOST_SYS_CPU)
+            fprintf(m->out, ",%.2f", h->sys_cpu_pct_x100 / 100.0);
+        else
+            fputs(",", m->out);
         csv_value(m->out, h->valid & GFL_HOST_RAM, h->ram_used_bytes);
         csv_value(m->out, h->valid & GFL_HOST_RAM, h->ram_total_bytes);
         fputs("\n", m->out);
@@ -409,11 +439,16 @@ static json_t *sample_json(monitor *m, const gpufl__live_sample *s)
             json_object_set_new(o, "mem_free_bytes", json_integer((json_int_t)g->mem_free_bytes));
             json_object_set_new(o, "mem_total_bytes", json_integer((json_int_t)g->mem_total_bytes));
         }
-        if (v & GFL_DEV_TEMP) json_object_set_new(o, "temp_c", json_integer(g->temp_c));
-        if (v & GFL_DEV_MEM_TEMP) json_object_set_new(o, "mem_temp_c", json_integer(g->mem_temp_c));
-        if (v & GFL_DEV_POWER) json_object_set_new(o, "power_mw", json_integer(g->power_mw));
-        if (v & GFL_DEV_POWER_LIMIT) json_object_set_new(o, "power_limit_mw", json_integer(g->power_limit_mw));
-        if (v & GFL_DEV_ENERGY) json_object_set_new(o, "energy_mj", json_integer((json_int_t)g->energy_mj));
+        if (v & GFL_DEV_TEMP)
+            json_object_set_new(o, "temp_c", json_integer(g->temp_c));
+        if (v & GFL_DEV_MEM_TEMP)
+            json_object_set_new(o, "mem_temp_c", json_integer(g->mem_temp_c));
+        if (v & GFL_DEV_POWER)
+            json_object_set_new(o, "power_mw", json_integer(g->power_mw));
+        if (v & GFL_DEV_POWER_LIMIT)
+            json_object_set_new(o, "power_limit_mw", json_integer(g->power_limit_mw));
+        if (v & GFL_DEV_ENERGY)
+            json_object_set_new(o, "energy_mj", json_integer((json_int_t)g->energy_mj));
         if (v & GFL_DEV_CLOCKS) {
             json_object_set_new(o, "sm_clock_mhz", json_integer(g->sm_clock_mhz));
             json_object_set_new(o, "mem_clock_mhz", json_integer(g->mem_clock_mhz));
@@ -437,8 +472,8 @@ static json_t *sample_json(monitor *m, const gpufl__live_sample *s)
         json_object_set_new(host, "ram_used_bytes", json_integer((json_int_t)h->ram_used_bytes));
         json_object_set_new(host, "ram_total_bytes", json_integer((json_int_t)h->ram_total_bytes));
     }
-    return json_pack("{s:s,s:I,s:o,s:o}", "time", when, "epoch_ms", (json_int_t)(s->wall_ns / 1000000ull),
-                     "gpus", gpus, "host", host);
+    return json_pack("{s:s,s:I,s:o,s:o}", "time", when, "epoch_ms", (json_int_t)(s->wall_ns / 1000000ull), "gpus", gpus,
+                     "host", host);
 }
 
 static void emit_json(monitor *m, const gpufl__live_sample *s)
@@ -485,12 +520,11 @@ static void summary(monitor *m, FILE *f, double elapsed_s)
         gpufl__format_bytes(m->host_ram_peak, peak, sizeof peak);
         gpufl__format_bytes(m->host_ram_total, total, sizeof total);
         fprintf(f, "  host: mean cpu %.1f%%, peak ram %s of %s\n",
-                m->host_samples ? (double)m->host_cpu_sum_x100 / (double)m->host_samples / 100.0 : 0, peak,
-                total);
+                m->host_samples ? (double)m->host_cpu_sum_x100 / (double)m->host_samples / 100.0 : 0, peak, total);
     }
     unsigned alerts = m->alerts_warn + m->alerts_crit;
-    fprintf(f, "  thresholds: %u alert%s (%u warn, %u crit)\n", alerts, alerts == 1 ? "" : "s",
-            m->alerts_warn, m->alerts_crit);
+    fprintf(f, "  thresholds: %u alert%s (%u warn, %u crit)\n", alerts, alerts == 1 ? "" : "s", m->alerts_warn,
+            m->alerts_crit);
 }
 
 /* ---- the loop ------------------------------------------------------------ */

@@ -63,8 +63,10 @@ static int render_text(const gpufl_trace *t, const gpufl__ana_report *r, const c
         o.stacks = stacks;
         if (gpufl__symbolizer_available() && !here &&
             gpufl__session_origin_of(path, why, sizeof why) != GFL_ORIGIN_HERE) {
-            snprintf(note, sizeof note, "%s: frames are module+offset, since this machine's copies of the "
-                                        "modules may differ; --symbolize-here uses them anyway", why);
+            snprintf(note, sizeof note,
+                     "%s: frames are module+offset, since this machine's copies of the "
+                     "modules may differ; --symbolize-here uses them anyway",
+                     why);
             o.frames_note = note;
         } else if (gpufl__symbolizer_available() && (sym = gpufl__symbolizer_new()) != NULL) {
             o.name_frame = name_frame;
@@ -120,12 +122,10 @@ static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const 
 int gpufl_cmd_report(int argc, char **argv)
 {
     enum { O_TOP = 1, O_FORMAT, O_SYMBOLIZE_HERE };
-    static const struct option opts[] = {{"top", required_argument, 0, O_TOP},
-                                         {"format", required_argument, 0, O_FORMAT},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"symbolize-here", no_argument, 0, O_SYMBOLIZE_HERE},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"top", required_argument, 0, O_TOP},  {"format", required_argument, 0, O_FORMAT},
+        {"output", required_argument, 0, 'o'}, {"symbolize-here", no_argument, 0, O_SYMBOLIZE_HERE},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     gpufl__ana_options ao;
     gpufl__ana_options_default(&ao);
     enum report_format format = FORMAT_TEXT;
@@ -138,8 +138,7 @@ int gpufl_cmd_report(int argc, char **argv)
         switch (c) {
         case O_TOP:
             if (parse_top(optarg, &ao.top_kernels) != 0)
-                return gpufl__cli_usage_error("report", "bad --top '%s': expected 1 to %d kernels", optarg,
-                                              MAX_TOP);
+                return gpufl__cli_usage_error("report", "bad --top '%s': expected 1 to %d kernels", optarg, MAX_TOP);
             break;
         case O_FORMAT:
             if (!strcmp(optarg, "text"))

@@ -65,10 +65,12 @@ typedef struct run_args {
 static int parse_args(int argc, char **argv, run_args *a)
 {
     enum { O_ENGINE = 1, O_LOG_PATH, O_APP_NAME, O_STACK_TRACE };
-    static const struct option opts[] = {
-        {"engine", required_argument, 0, O_ENGINE},     {"log-path", required_argument, 0, O_LOG_PATH},
-        {"app-name", required_argument, 0, O_APP_NAME}, {"stack-trace", no_argument, 0, O_STACK_TRACE},
-        {"help", no_argument, 0, 'h'},                  {0, 0, 0, 0}};
+    static const struct option opts[] = {{"engine", required_argument, 0, O_ENGINE},
+                                         {"log-path", required_argument, 0, O_LOG_PATH},
+                                         {"app-name", required_argument, 0, O_APP_NAME},
+                                         {"stack-trace", no_argument, 0, O_STACK_TRACE},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     optind = 1;
     opterr = 0;
@@ -79,8 +81,9 @@ static int parse_args(int argc, char **argv, run_args *a)
         case O_ENGINE: {
             gpufl_engine e;
             if (gpufl__engine_parse(optarg, &e) != 0) {
-                return gpufl__cli_usage_error("run", "--engine '%s' is not an engine (monitor, trace, "
-                                                     "pc_sampling, sass_metrics, range_profiler, deep)",
+                return gpufl__cli_usage_error("run",
+                                              "--engine '%s' is not an engine (monitor, trace, "
+                                              "pc_sampling, sass_metrics, range_profiler, deep)",
                                               optarg);
             }
             a->engine = gpufl__engine_name(e);
@@ -93,14 +96,9 @@ static int parse_args(int argc, char **argv, run_args *a)
                                               c == O_LOG_PATH ? "log-path" : "app-name");
             *(c == O_LOG_PATH ? &a->log_path : &a->app_name) = optarg;
             break;
-        case O_STACK_TRACE:
-            a->stack_trace = true;
-            break;
-        case 'h':
-            gpufl__cli_help("run");
-            return -1;
-        default:
-            goto bad;
+        case O_STACK_TRACE: a->stack_trace = true; break;
+        case 'h': gpufl__cli_help("run"); return -1;
+        default: goto bad;
         }
     }
     if (optind >= argc)
@@ -132,8 +130,9 @@ static int find_inject_library(char *out, size_t len)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) {
-        fprintf(stderr, "gpufl run: cannot find this program's own path (/proc/self/exe: %s); set "
-                        "GPUFL_INJECT_LIBRARY to the path of " INJECT_NAME "\n",
+        fprintf(stderr,
+                "gpufl run: cannot find this program's own path (/proc/self/exe: %s); set "
+                "GPUFL_INJECT_LIBRARY to the path of " INJECT_NAME "\n",
                 strerror(errno));
         return -1;
     }
@@ -146,8 +145,9 @@ static int find_inject_library(char *out, size_t len)
     for (int i = 0; i < 2; i++)
         if (readable(candidate[i]) && realpath(candidate[i], out) && strlen(out) < len)
             return 0;
-    fprintf(stderr, "gpufl run: cannot find " INJECT_NAME " (looked for %s and %s); set "
-                    "GPUFL_INJECT_LIBRARY to its path\n",
+    fprintf(stderr,
+            "gpufl run: cannot find " INJECT_NAME " (looked for %s and %s); set "
+            "GPUFL_INJECT_LIBRARY to its path\n",
             candidate[0], candidate[1]);
     return -1;
 }
@@ -203,11 +203,10 @@ static int prepare_environment(const run_args *a, const char *inject, const char
     if (set("CUDA_INJECTION64_PATH", inject) != 0 || set_if_unset("NVTX_INJECTION64_PATH", inject) != 0 ||
         set(GPUFL_RUN_REPORT_ENV, report) != 0)
         return -1;
-    if ((a->engine ? set("GPUFL_PROFILING_ENGINE", a->engine)
-                   : set_if_unset("GPUFL_PROFILING_ENGINE", "trace")) != 0)
+    if ((a->engine ? set("GPUFL_PROFILING_ENGINE", a->engine) : set_if_unset("GPUFL_PROFILING_ENGINE", "trace")) != 0)
         return -1;
-    if ((a->app_name ? set("GPUFL_APP_NAME", a->app_name)
-                     : set_if_unset("GPUFL_APP_NAME", base[0] ? base : "gpufl")) != 0)
+    if ((a->app_name ? set("GPUFL_APP_NAME", a->app_name) : set_if_unset("GPUFL_APP_NAME", base[0] ? base : "gpufl")) !=
+        0)
         return -1;
     if (a->stack_trace && set("GPUFL_ENABLE_STACK_TRACE", "1") != 0)
         return -1;
@@ -315,8 +314,7 @@ static int run_program(char **program, int *status)
     child_pid = pid;
     for (size_t i = 0; i < NFORWARDED; i++) {
         struct sigaction cur, sa;
-        if (sigaction(forwarded[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-            cur.sa_handler == SIG_IGN)
+        if (sigaction(forwarded[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
             continue; /* ignored here, so ignored by the program too (exec keeps SIG_IGN) */
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = forward_signal;
@@ -390,9 +388,10 @@ static void print_sessions(const char *report, const char *program)
         if (gpufl__env_disabled())
             fprintf(stderr, "gpufl run: nothing was recorded: GPUFL_DISABLED is set\n");
         else
-            fprintf(stderr, "gpufl run: nothing was recorded: %s never initialised CUDA (gpufl starts "
-                            "recording at a process's first CUDA call), or gpufl could not start "
-                            "(see any gpufl: message above)\n",
+            fprintf(stderr,
+                    "gpufl run: nothing was recorded: %s never initialised CUDA (gpufl starts "
+                    "recording at a process's first CUDA call), or gpufl could not start "
+                    "(see any gpufl: message above)\n",
                     program);
     }
     if (f)
@@ -410,8 +409,7 @@ static void print_sessions(const char *report, const char *program)
             print_summary(dir, count == 1);
     }
     if (count > 1)
-        fprintf(stderr, "gpufl run: %zu processes recorded; `gpufl summary DIR` shows each in full\n",
-                count);
+        fprintf(stderr, "gpufl run: %zu processes recorded; `gpufl summary DIR` shows each in full\n", count);
     free(line);
     if (f)
         fclose(f);
@@ -424,8 +422,7 @@ static int make_report(char *path, size_t len)
     snprintf(path, len, "%s/gpufl-run-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
     int fd = mkostemp(path, O_CLOEXEC);
     if (fd < 0) {
-        fprintf(stderr, "gpufl run: cannot create a file in %s: %s\n", tmp && tmp[0] ? tmp : "/tmp",
-                strerror(errno));
+        fprintf(stderr, "gpufl run: cannot create a file in %s: %s\n", tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
         return -1;
     }
     close(fd);

@@ -93,8 +93,10 @@ int gpufl_cmd_stacks(int argc, char **argv)
     char why[1024];
     if (!raw && t.n && !here && gpufl__symbolizer_available() &&
         gpufl__session_origin_of(path, why, sizeof why) != GFL_ORIGIN_HERE) {
-        fprintf(stderr, "gpufl stacks: %s: frames are shown as module+offset, since this machine's copies "
-                        "of the modules may differ; --symbolize-here uses them anyway\n", why);
+        fprintf(stderr,
+                "gpufl stacks: %s: frames are shown as module+offset, since this machine's copies "
+                "of the modules may differ; --symbolize-here uses them anyway\n",
+                why);
     } else if (!raw) {
         if (!gpufl__symbolizer_available())
             fprintf(stderr, "gpufl stacks: this gpufl was built without libdw: frames are shown as "
@@ -111,8 +113,8 @@ int gpufl_cmd_stacks(int argc, char **argv)
         print_stack(&t.stacks[i], sym, &m);
     }
     if (t.unknown_uses)
-        printf("\n%llu event%s refer to stacks whose definition was not recorded\n",
-               (unsigned long long)t.unknown_uses, t.unknown_uses == 1 ? "" : "s");
+        printf("\n%llu event%s refer to stacks whose definition was not recorded\n", (unsigned long long)t.unknown_uses,
+               t.unknown_uses == 1 ? "" : "s");
     if (m.n) {
         printf("\n%zu of %zu module%s not found on this machine (the session was recorded elsewhere?): "
                "their frames are shown as module+offset; run gpufl stacks where they are, or copy them "

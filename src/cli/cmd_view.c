@@ -64,8 +64,7 @@ int gpufl_cmd_view(int argc, char **argv)
         case O_WIDTH: {
             char *end;
             unsigned long w = strtoul(optarg, &end, 10);
-            if (optarg[0] < '0' || optarg[0] > '9' || *end || w < GPUFL__VIEW_MIN_WIDTH ||
-                w > GPUFL__VIEW_MAX_WIDTH)
+            if (optarg[0] < '0' || optarg[0] > '9' || *end || w < GPUFL__VIEW_MIN_WIDTH || w > GPUFL__VIEW_MAX_WIDTH)
                 return gpufl__cli_usage_error("view", "bad --width '%s': expected %d to %d columns", optarg,
                                               GPUFL__VIEW_MIN_WIDTH, GPUFL__VIEW_MAX_WIDTH);
             o.width = (unsigned)w;

@@ -64,8 +64,7 @@ static json_t *source_session_json(const char *in, const gpufl__session_meta *me
 
 /* session.json from meta and the events in out_dir (absolute). NULL with a
  * message in err. */
-static json_t *rebuilt_session_json(const char *out_dir, const gpufl__session_meta *meta, char *err,
-                                    size_t err_len)
+static json_t *rebuilt_session_json(const char *out_dir, const gpufl__session_meta *meta, char *err, size_t err_len)
 {
     gpufl__summary s;
     memset(&s, 0, sizeof s);
@@ -89,12 +88,12 @@ static json_t *rebuilt_session_json(const char *out_dir, const gpufl__session_me
     gpufl__iso_time(meta->start_wall_ns, start, sizeof start);
     /* names and paths need not be UTF-8: U+FFFD in place of bad bytes, as
      * the recorder writes them (core/utf8.h) */
-    root = json_pack("{s:s,s:i,s:o,s:o,s:o,s:I,s:o,s:o,s:I,s:I,s:s,s:s}", "format", "gpufl-session",
-                     "format_version", GFL_FORMAT_VERSION, "gpufl_version", gpufl__json_text(meta->gpufl_version),
-                     "session_id", gpufl__json_text(meta->session_id), "app_name", gpufl__json_text(meta->app_name),
-                     "pid", (json_int_t)meta->pid, "host", gpufl__json_text(meta->host), "log_dir",
-                     gpufl__json_text(out_dir), "start_ns", (json_int_t)meta->start_ns, "start_wall_ns",
-                     (json_int_t)meta->start_wall_ns, "start_time", start, "status", s.status);
+    root = json_pack("{s:s,s:i,s:o,s:o,s:o,s:I,s:o,s:o,s:I,s:I,s:s,s:s}", "format", "gpufl-session", "format_version",
+                     GFL_FORMAT_VERSION, "gpufl_version", gpufl__json_text(meta->gpufl_version), "session_id",
+                     gpufl__json_text(meta->session_id), "app_name", gpufl__json_text(meta->app_name), "pid",
+                     (json_int_t)meta->pid, "host", gpufl__json_text(meta->host), "log_dir", gpufl__json_text(out_dir),
+                     "start_ns", (json_int_t)meta->start_ns, "start_wall_ns", (json_int_t)meta->start_wall_ns,
+                     "start_time", start, "status", s.status);
     if (root && meta->ended) {
         char end[40];
         gpufl__iso_time(meta->end_wall_ns, end, sizeof end);
@@ -111,8 +110,8 @@ out:
     return root;
 }
 
-int gpufl__convert_session_json(const char *in, const char *out_dir, const gpufl__session_meta *meta,
-                                char *err, size_t err_len)
+int gpufl__convert_session_json(const char *in, const char *out_dir, const gpufl__session_meta *meta, char *err,
+                                size_t err_len)
 {
     char dir[PATH_MAX], from[PATH_MAX];
     if (!realpath(out_dir, dir)) {

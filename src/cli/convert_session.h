@@ -16,7 +16,7 @@
  * with log_dir and converted_from set; else one rebuilt from the events
  * now in out_dir. Returns 0, or a negative gpufl_err with a message naming
  * the file and the problem in err; out_dir then has no session.json. */
-int gpufl__convert_session_json(const char *in, const char *out_dir, const gpufl__session_meta *meta,
-                                char *err, size_t err_len) __attribute__((warn_unused_result));
+int gpufl__convert_session_json(const char *in, const char *out_dir, const gpufl__session_meta *meta, char *err,
+                                size_t err_len) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_CLI_CONVERT_SESSION_H */

@@ -66,8 +66,7 @@ static const gpufl__cli_command commands[] = {
      "  --symbolize-here   symbolize from this machine's module files even when the\n"
      "                     session was not recorded here\n",
      GFL_EXIT_USAGE, 0},
-    {"report", gpufl_cmd_report,
-     "report SESSION [--top N] [--format text|json|html] [-o FILE]\n[--symbolize-here]",
+    {"report", gpufl_cmd_report, "report SESSION [--top N] [--format text|json|html] [-o FILE]\n[--symbolize-here]",
      "every analysis: summary, scopes, hot kernels, occupancy,\ncopies, idle time, launches, memory",
      "  --top N            kernels listed in the hotspots (default 20)\n"
      "  --format           text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
@@ -183,16 +182,14 @@ int gpufl__cli_usage_error(const char *name, const char *fmt, ...)
 
 void gpufl__cli_list(FILE *out)
 {
-    fprintf(out, "gpufl %s: a flight recorder for GPU workloads\n\nusage: gpufl COMMAND [ARGS]\n\n",
-            gpufl_version());
+    fprintf(out, "gpufl %s: a flight recorder for GPU workloads\n\nusage: gpufl COMMAND [ARGS]\n\n", gpufl_version());
     for (size_t i = 0; i < NCOMMANDS; i++) {
         const gpufl__cli_command *c = &commands[i];
         int at = fprintf(out, "  gpufl ");
         print_indented(out, c->synopsis, at + (int)strlen(c->name) + 1);
         /* the description beside a short synopsis, under a long one */
         const char *last = strrchr(c->synopsis, '\n');
-        int width = last ? at + (int)strlen(c->name) + 1 + (int)strlen(last + 1)
-                         : at + (int)strlen(c->synopsis);
+        int width = last ? at + (int)strlen(c->name) + 1 + (int)strlen(last + 1) : at + (int)strlen(c->synopsis);
         if (last || width >= ABOUT_COLUMN)
             fprintf(out, "\n%*s", ABOUT_COLUMN, "");
         else

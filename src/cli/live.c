@@ -39,8 +39,8 @@ void gpufl__live_sample_now(gpufl__live *live, gpufl__live_sample *out)
     out->ts_ns = gpufl__mono_ns();
     out->wall_ns = gpufl__wall_ns();
     for (uint32_t i = 0; live->have_nvml && i < live->devices.count; i++)
-        gpufl__nvml_sample(&live->api, live->devices.devices[i].index, &live->state[i], out->ts_ns,
-                           (int)getpid(), &out->gpu[i]);
+        gpufl__nvml_sample(&live->api, live->devices.devices[i].index, &live->state[i], out->ts_ns, (int)getpid(),
+                           &out->gpu[i]);
     gpufl__host_metrics_read(live->host, out->ts_ns, &out->host);
 }
 

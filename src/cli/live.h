@@ -16,7 +16,7 @@
 
 typedef struct gpufl__live {
     bool have_nvml;
-    char nvml_error[512];          /* why there is no NVML, when there is none */
+    char nvml_error[512]; /* why there is no NVML, when there is none */
     gpufl__nvml_api api;
     gpufl__device_list devices;
     gpufl__nvml_state state[GFL_MAX_DEVICES];
@@ -24,7 +24,7 @@ typedef struct gpufl__live {
 } gpufl__live;
 
 typedef struct gpufl__live_sample {
-    uint64_t ts_ns;                /* CLOCK_MONOTONIC */
+    uint64_t ts_ns; /* CLOCK_MONOTONIC */
     uint64_t wall_ns;
     gfl_device_metrics_payload gpu[GFL_MAX_DEVICES];
     gfl_host_metrics_payload host;

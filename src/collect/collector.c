@@ -30,7 +30,7 @@
 struct gpufl__collector {
     gpufl__collector_config cfg;
     pthread_t thread;
-    pthread_mutex_t lock;  /* guards stats, stop and the sinks' status */
+    pthread_mutex_t lock; /* guards stats, stop and the sinks' status */
     pthread_cond_t wake;
     bool stop;
     gpufl__stats stats;
@@ -171,8 +171,7 @@ static void checkpoint(gpufl__collector *c, uint64_t now)
     if (build_summary(c, &s, now, false) != 0)
         return;
     if (gpufl__session_json_write(c->cfg.info, &s, NULL) != 0 && c->checkpoint_failures++ == 0)
-        gpufl__log(GFL_LOG_WARN, "cannot update %s/session.json: %s", c->cfg.info->dir,
-                   strerror(errno));
+        gpufl__log(GFL_LOG_WARN, "cannot update %s/session.json: %s", c->cfg.info->dir, strerror(errno));
     gpufl__summary_free(&s);
 }
 
@@ -269,8 +268,7 @@ static void *collector_main(void *arg)
     return NULL;
 }
 
-int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err,
-                           size_t err_len)
+int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err, size_t err_len)
 {
     gpufl__collector *c = calloc(1, sizeof *c);
     int rc = GPUFL_ENOMEM;
@@ -346,8 +344,7 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
         c->cfg.sinks[i].close(c->cfg.sinks[i].self, &closing);
     if (have) {
         if (gpufl__session_json_write(c->cfg.info, &s, end) != 0)
-            gpufl__log(GFL_LOG_WARN, "cannot write %s/session.json: %s", c->cfg.info->dir,
-                       strerror(errno));
+            gpufl__log(GFL_LOG_WARN, "cannot write %s/session.json: %s", c->cfg.info->dir, strerror(errno));
         if (final)
             *final = s;
         else

@@ -28,21 +28,20 @@ typedef struct gpufl__collector_config {
     const gpufl__session_info *info;
     gpufl__sink sinks[GFL_COLLECTOR_MAX_SINKS]; /* owned by the collector from start */
     size_t nsinks;
-    bool durable;          /* write out after every pass (flush_logs_always) */
+    bool durable; /* write out after every pass (flush_logs_always) */
     uint32_t session_gen;
-    bool checkpoints;      /* rewrite session.json every couple of seconds */
+    bool checkpoints; /* rewrite session.json every couple of seconds */
 } gpufl__collector_config;
 
 /* Starts the thread. Returns 0, or a negative gpufl_err with a message in
  * err; on failure the sinks are closed. */
-int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err,
-                           size_t err_len) __attribute__((warn_unused_result));
+int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Drains everything still queued, closes the sinks, writes the final
  * session.json, joins the thread and frees the collector. If final is not
  * NULL it receives the final summary (free with gpufl__summary_free). */
-void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end,
-                           gpufl__summary *final);
+void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, gpufl__summary *final);
 
 /* Drains what the rings hold now and has every sink write out what it
  * buffers, so that a reader of the session's files sees the session so far
@@ -58,7 +57,6 @@ void gpufl__collector_flush(gpufl__collector *c);
 void gpufl__collector_checkpoint(gpufl__collector *c);
 
 /* A summary of the session so far; any thread. 0 or GPUFL_ENOMEM. */
-int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out)
-    __attribute__((warn_unused_result));
+int gpufl__collector_snapshot(gpufl__collector *c, gpufl__summary *out) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_COLLECT_COLLECTOR_H */

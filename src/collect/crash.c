@@ -169,8 +169,7 @@ static void snapshot_scopes(void)
     for (gpufl__producer *p = gpufl__producer_first(); p; p = p->next) {
         /* acquire: pairs with the release of attach/adoption, so an owned
          * producer's fields are its owner's */
-        if (atomic_load_explicit(&p->state, memory_order_acquire) != GFL_PRODUCER_OWNED ||
-            PEEK(p->scope_gen) != gen)
+        if (atomic_load_explicit(&p->state, memory_order_acquire) != GFL_PRODUCER_OWNED || PEEK(p->scope_gen) != gen)
             continue;
         uint32_t depth = PEEK(p->depth), tid = gpufl__producer_tid(p), from = n;
         if (depth > GFL_SCOPE_MAX_DEPTH)

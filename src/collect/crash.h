@@ -43,10 +43,10 @@ typedef struct gpufl__crash_scope {
 } gpufl__crash_scope;
 
 typedef struct gpufl__crash_record {
-    uint64_t ts;      /* when the handler caught it */
-    uint32_t tid;     /* the thread it was delivered to */
-    uint8_t flags;    /* GFL_F_CRASH_* */
-    gfl_crash_payload info; /* signal, code, address, sender, action; counts filled in */
+    uint64_t ts;                            /* when the handler caught it */
+    uint32_t tid;                           /* the thread it was delivered to */
+    uint8_t flags;                          /* GFL_F_CRASH_* */
+    gfl_crash_payload info;                 /* signal, code, address, sender, action; counts filled in */
     uintptr_t frames[GFL_CRASH_MAX_FRAMES]; /* [0]: the interrupted instruction */
     gpufl__crash_scope scopes[GFL_CRASH_MAX_SCOPES];
 } gpufl__crash_record;

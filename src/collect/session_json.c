@@ -54,8 +54,7 @@ static json_t *options_json(const gpufl_options *o)
         json_t *v = NULL;
         switch (d->kind) {
         case GFL_OPT_STRING:
-            v = gpufl__option_is_url(d) ? url_json(*(const char *const *)f)
-                                        : gpufl__json_text(*(const char *const *)f);
+            v = gpufl__option_is_url(d) ? url_json(*(const char *const *)f) : gpufl__json_text(*(const char *const *)f);
             break;
         case GFL_OPT_BOOL: v = json_boolean(*(const bool *)f); break;
         case GFL_OPT_U32: v = json_integer(*(const uint32_t *)f); break;
@@ -76,16 +75,15 @@ static json_t *devices_json(const gpufl__device_list *list)
     json_t *a = json_array();
     for (uint32_t i = 0; a && list && i < list->count; i++) {
         const gpufl__device_desc *d = &list->devices[i];
-        json_t *o = json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "index", (int)d->index, "vendor",
-                              gpufl__json_text(list->vendor), "name", gpufl__json_text(d->name), "uuid",
-                              gpufl__json_text(d->uuid), "pci_bus_id", gpufl__json_text(d->pci_bus_id),
-                              "driver_version", gpufl__json_text(list->driver_version));
+        json_t *o =
+            json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "index", (int)d->index, "vendor", gpufl__json_text(list->vendor),
+                      "name", gpufl__json_text(d->name), "uuid", gpufl__json_text(d->uuid), "pci_bus_id",
+                      gpufl__json_text(d->pci_bus_id), "driver_version", gpufl__json_text(list->driver_version));
         if (!o)
             continue;
         if (list->cuda_driver_version > 0) {
             char v[16];
-            snprintf(v, sizeof v, "%d.%d", list->cuda_driver_version / 1000,
-                     list->cuda_driver_version % 1000 / 10);
+            snprintf(v, sizeof v, "%d.%d", list->cuda_driver_version / 1000, list->cuda_driver_version % 1000 / 10);
             json_object_set_new(o, "cuda_driver_version", json_string(v));
         }
         if (d->cc_major >= 0) {
@@ -118,8 +116,8 @@ static json_t *host_info_json(void)
     if (uname(&u) == 0)
         snprintf(os, sizeof os, "%s %s %s", u.sysname, u.release, u.machine);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    json_t *j = json_pack("{s:I,s:I,s:s}", "cpu_count", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN),
-                          "ram_total_bytes", (json_int_t)(pages > 0 && page > 0 ? pages * page : 0), "os", os);
+    json_t *j = json_pack("{s:I,s:I,s:s}", "cpu_count", (json_int_t)sysconf(_SC_NPROCESSORS_ONLN), "ram_total_bytes",
+                          (json_int_t)(pages > 0 && page > 0 ? pages * page : 0), "os", os);
     /* Readers symbolize stacks from local module files only when this id is
      * theirs; a machine without one just leaves it out. */
     char id[GPUFL__MACHINE_ID_MAX];
@@ -136,9 +134,9 @@ static json_t *text_or_null(const char *s) { return s ? gpufl__json_text(s) : js
 static json_t *engine_json(const gpufl__session_info *info, const gpufl__summary *summary)
 {
     const char *ran = summary ? summary->engine : NULL;
-    return json_pack("{s:s,s:o,s:o,s:o}", "requested", gpufl__engine_name(info->config->o.profiling_engine),
-                     "ran", text_or_null(ran), "plugin", text_or_null(ran ? summary->engine_plugin : NULL),
-                     "reason", text_or_null(ran ? summary->engine_reason : NULL));
+    return json_pack("{s:s,s:o,s:o,s:o}", "requested", gpufl__engine_name(info->config->o.profiling_engine), "ran",
+                     text_or_null(ran), "plugin", text_or_null(ran ? summary->engine_plugin : NULL), "reason",
+                     text_or_null(ran ? summary->engine_reason : NULL));
 }
 
 int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
@@ -148,15 +146,17 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
     gpufl__iso_time(info->start_wall_ns, start, sizeof start);
     /* Names from outside (app, host, the directory, device names) need not
      * be UTF-8: U+FFFD replaces what is not, as in the NDJSON logs. */
-    json_t *root = json_pack(
-        "{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format",
-        "gpufl-session", "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING,
-        "session_id", info->id, "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host",
-        gpufl__json_text(info->host), "log_dir", gpufl__json_text(info->dir), "start_ns",
-        (json_int_t)info->start_ns, "start_wall_ns",
-        (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(),
-        "status", end ? "ended" : summary && summary->crashed ? "crashed" : "running", "options", options_json(&info->config->o), "host_info",
-        host_info_json(), "devices", devices_json(info->devices));
+    json_t *root =
+        json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format", "gpufl-session",
+                  "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING, "session_id", info->id,
+                  "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host", gpufl__json_text(info->host),
+                  "log_dir", gpufl__json_text(info->dir), "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
+                  (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(), "status",
+                  end                           ? "ended"
+                  : summary && summary->crashed ? "crashed"
+                                                : "running",
+                  "options", options_json(&info->config->o), "host_info", host_info_json(), "devices",
+                  devices_json(info->devices));
     if (!root) {
         errno = ENOMEM;
         return GPUFL_ENOMEM;

@@ -157,12 +157,8 @@ void gpufl__stats_add(gpufl__stats *s, const gfl_event *ev)
         c->total_ns += m->end_ts > ev->h.ts ? m->end_ts - ev->h.ts : 0;
         break;
     }
-    case GFL_EV_HOST_METRICS:
-        add_host(&s->host, &ev->u.host);
-        break;
-    case GFL_EV_DEVICE_METRICS:
-        add_device(s, ev->h.device, &ev->u.dev);
-        break;
+    case GFL_EV_HOST_METRICS: add_host(&s->host, &ev->u.host); break;
+    case GFL_EV_DEVICE_METRICS: add_device(s, ev->h.device, &ev->u.dev); break;
     case GFL_EV_DROPPED:
         /* counted by the collector when it creates the event */
         break;
@@ -178,8 +174,7 @@ void gpufl__stats_add(gpufl__stats *s, const gfl_event *ev)
             s->crash = ev->u.crash;
         }
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -64,13 +64,13 @@ typedef struct gpufl__stats {
     uint64_t first_ts, last_ts;
     uint64_t events[GFL_EV_TYPE_COUNT];
     uint64_t dropped[GFL_DROP_REASON_COUNT][GFL_CHANNEL_COUNT];
-    gpufl__name_table scopes;  /* from scope_end events */
+    gpufl__name_table scopes; /* from scope_end events */
     gpufl__name_table kernels;
     uint64_t kernel_total_ns;
     gpufl__copy_stats copies[GFL_COPY_KIND_COUNT];
     gpufl__host_stats host;
     gpufl__device_stats dev[GFL_STATS_MAX_DEVICES];
-    uint32_t ndev; /* highest device index seen + 1 */
+    uint32_t ndev;      /* highest device index seen + 1 */
     bool out_of_memory; /* some name could not be aggregated */
     /* The session's crash (its first crash event), when crashed. */
     bool crashed;

@@ -18,8 +18,8 @@ static int by_total_desc(const void *a, const void *b)
 }
 
 /* Copies the longest-running names of a table; 0 or GPUFL_ENOMEM. */
-static int copy_names(const gpufl__name_table *t, const gpufl__string_lookup *lookup,
-                      gpufl__summary_name **out, uint32_t *n_out)
+static int copy_names(const gpufl__name_table *t, const gpufl__string_lookup *lookup, gpufl__summary_name **out,
+                      uint32_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -58,9 +58,8 @@ static int copy_names(const gpufl__name_table *t, const gpufl__string_lookup *lo
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
-                         const gpufl__session_info *info, const gpufl__sink_status *sinks,
-                         uint64_t end_ns, bool ended)
+int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st, const gpufl__session_info *info,
+                         const gpufl__sink_status *sinks, uint64_t end_ns, bool ended)
 {
     memset(out, 0, sizeof *out);
     out->session_id = strdup(info->id);
@@ -123,8 +122,7 @@ static void free_names(gpufl__summary_name *names, uint32_t n)
     free(names);
 }
 
-int gpufl__summary_set_names(gpufl__summary *out, const gpufl__stats *st,
-                             const gpufl__string_lookup *names)
+int gpufl__summary_set_names(gpufl__summary *out, const gpufl__stats *st, const gpufl__string_lookup *names)
 {
     free_names(out->scopes, out->nscopes);
     free_names(out->kernels, out->nkernels);

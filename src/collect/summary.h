@@ -61,16 +61,16 @@ typedef struct gpufl__summary {
 } gpufl__summary;
 
 /* Builds a summary. Returns 0, or GPUFL_ENOMEM with *out empty. */
-int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st,
-                         const gpufl__session_info *info, const gpufl__sink_status *sinks,
-                         uint64_t end_ns, bool ended) __attribute__((warn_unused_result));
+int gpufl__summary_build(gpufl__summary *out, const gpufl__stats *st, const gpufl__session_info *info,
+                         const gpufl__sink_status *sinks, uint64_t end_ns, bool ended)
+    __attribute__((warn_unused_result));
 
 /* Replaces out's scope and kernel tables with those of st, the longest
  * GFL_SUMMARY_MAX_NAMES of each, their names (ids of st) as text through
  * `names`. Returns 0, or GPUFL_ENOMEM with the tables partly filled (free
  * out with gpufl__summary_free). */
-int gpufl__summary_set_names(gpufl__summary *out, const gpufl__stats *st,
-                             const gpufl__string_lookup *names) __attribute__((warn_unused_result));
+int gpufl__summary_set_names(gpufl__summary *out, const gpufl__stats *st, const gpufl__string_lookup *names)
+    __attribute__((warn_unused_result));
 
 void gpufl__summary_free(gpufl__summary *s);
 

@@ -25,9 +25,8 @@ static json_t *names_to_json(const gpufl__summary_name *names, uint32_t n)
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < n; i++) {
         json_t *o = json_pack("{s:o,s:I,s:I,s:I,s:I}", "name", gpufl__json_text(names[i].name), "count",
-                              (json_int_t)names[i].count, "total_ns", (json_int_t)names[i].total_ns,
-                              "min_ns", (json_int_t)names[i].min_ns, "max_ns",
-                              (json_int_t)names[i].max_ns);
+                              (json_int_t)names[i].count, "total_ns", (json_int_t)names[i].total_ns, "min_ns",
+                              (json_int_t)names[i].min_ns, "max_ns", (json_int_t)names[i].max_ns);
         /* only a summary of recorded events has them (never ended: counted
          * to the session's last recorded time) */
         if (o && names[i].unended)
@@ -39,14 +38,13 @@ static json_t *names_to_json(const gpufl__summary_name *names, uint32_t n)
 
 static json_t *host_to_json(const gpufl__host_stats *h)
 {
-    return json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I}", "samples", (json_int_t)h->samples,
-                     "cpu_count", (json_int_t)h->cpu_count, "proc_cpu_pct_mean",
+    return json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:I,s:I,s:I}", "samples", (json_int_t)h->samples, "cpu_count",
+                     (json_int_t)h->cpu_count, "proc_cpu_pct_mean",
                      mean_x100(h->proc_cpu_sum_x100, h->proc_cpu_samples), "proc_cpu_pct_max",
                      h->proc_cpu_max_x100 / 100.0, "sys_cpu_pct_mean",
-                     mean_x100(h->sys_cpu_sum_x100, h->sys_cpu_samples), "sys_cpu_pct_max",
-                     h->sys_cpu_max_x100 / 100.0, "proc_rss_peak_bytes", (json_int_t)h->rss_max,
-                     "ram_used_peak_bytes", (json_int_t)h->ram_used_max, "ram_total_bytes",
-                     (json_int_t)h->ram_total);
+                     mean_x100(h->sys_cpu_sum_x100, h->sys_cpu_samples), "sys_cpu_pct_max", h->sys_cpu_max_x100 / 100.0,
+                     "proc_rss_peak_bytes", (json_int_t)h->rss_max, "ram_used_peak_bytes", (json_int_t)h->ram_used_max,
+                     "ram_total_bytes", (json_int_t)h->ram_total);
 }
 
 static json_t *devices_to_json(const gpufl__summary *s)
@@ -56,19 +54,17 @@ static json_t *devices_to_json(const gpufl__summary *s)
         const gpufl__device_stats *d = &s->dev[i];
         if (!d->samples)
             continue;
-        json_t *o = json_pack("{s:I,s:I,s:f,s:I,s:I,s:I,s:I}", "device", (json_int_t)i, "samples",
-                              (json_int_t)d->samples, "gpu_util_pct_mean",
-                              d->util_samples ? (double)d->util_sum / (double)d->util_samples : 0.0,
-                              "gpu_util_pct_max", (json_int_t)d->util_max, "mem_used_peak_bytes",
-                              (json_int_t)d->mem_used_max, "mem_total_bytes",
-                              (json_int_t)d->mem_total, "power_max_mw", (json_int_t)d->power_max_mw);
+        json_t *o =
+            json_pack("{s:I,s:I,s:f,s:I,s:I,s:I,s:I}", "device", (json_int_t)i, "samples", (json_int_t)d->samples,
+                      "gpu_util_pct_mean", d->util_samples ? (double)d->util_sum / (double)d->util_samples : 0.0,
+                      "gpu_util_pct_max", (json_int_t)d->util_max, "mem_used_peak_bytes", (json_int_t)d->mem_used_max,
+                      "mem_total_bytes", (json_int_t)d->mem_total, "power_max_mw", (json_int_t)d->power_max_mw);
         if (o && s->dev_name[i])
             json_object_set_new(o, "name", json_string(s->dev_name[i]));
         if (o && d->has_temp)
             json_object_set_new(o, "temp_max_c", json_integer(d->temp_max));
         if (o && d->has_energy)
-            json_object_set_new(o, "energy_mj",
-                                json_integer((json_int_t)(d->energy_last_mj - d->energy_first_mj)));
+            json_object_set_new(o, "energy_mj", json_integer((json_int_t)(d->energy_last_mj - d->energy_first_mj)));
         json_array_append_new(a, o);
     }
     return a;
@@ -78,17 +74,15 @@ json_t *gpufl__summary_to_json(const gpufl__summary *s)
 {
     json_t *events = json_object(), *dropped = json_object(), *copies = json_object();
     for (int t = 1; events && t < GFL_EV_TYPE_COUNT; t++)
-        json_object_set_new(events, gpufl__event_type_name((uint8_t)t),
-                            json_integer((json_int_t)s->events[t]));
+        json_object_set_new(events, gpufl__event_type_name((uint8_t)t), json_integer((json_int_t)s->events[t]));
     for (int r = 0; dropped && r < GFL_DROP_REASON_COUNT; r++)
-        json_object_set_new(dropped, gpufl__drop_reason_name((uint8_t)r),
-                            json_integer((json_int_t)s->dropped[r]));
+        json_object_set_new(dropped, gpufl__drop_reason_name((uint8_t)r), json_integer((json_int_t)s->dropped[r]));
     for (int k = 0; copies && k < GFL_COPY_KIND_COUNT; k++) {
         const gpufl__copy_stats *c = &s->copies[k];
         if (c->count)
             json_object_set_new(copies, gpufl__copy_kind_name((uint8_t)k),
-                                json_pack("{s:I,s:I,s:I}", "count", (json_int_t)c->count, "bytes",
-                                          (json_int_t)c->bytes, "total_ns", (json_int_t)c->total_ns));
+                                json_pack("{s:I,s:I,s:I}", "count", (json_int_t)c->count, "bytes", (json_int_t)c->bytes,
+                                          "total_ns", (json_int_t)c->total_ns));
     }
     json_t *logs = json_pack("{s:I}", "bytes_written", (json_int_t)s->bytes_written);
     if (logs)
@@ -97,13 +91,11 @@ json_t *gpufl__summary_to_json(const gpufl__summary *s)
                                                        s->stop_detail ? s->stop_detail : "")
                                            : json_null());
     return json_pack("{s:I,s:o,s:o,s:I,s:o,s:I,s:o,s:o,s:o,s:I,s:o,s:o}", "duration_ns",
-                     (json_int_t)(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0), "events",
-                     events, "dropped", dropped, "dropped_total",
-                     (json_int_t)gpufl__summary_dropped_total(s), "logs", logs, "intern_overflows",
-                     (json_int_t)s->intern_overflows, "host", host_to_json(&s->host_stats),
-                     "devices", devices_to_json(s), "copies", copies, "kernel_total_ns",
-                     (json_int_t)s->kernel_total_ns, "scopes", names_to_json(s->scopes, s->nscopes),
-                     "kernels", names_to_json(s->kernels, s->nkernels));
+                     (json_int_t)(s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0), "events", events, "dropped",
+                     dropped, "dropped_total", (json_int_t)gpufl__summary_dropped_total(s), "logs", logs,
+                     "intern_overflows", (json_int_t)s->intern_overflows, "host", host_to_json(&s->host_stats),
+                     "devices", devices_to_json(s), "copies", copies, "kernel_total_ns", (json_int_t)s->kernel_total_ns,
+                     "scopes", names_to_json(s->scopes, s->nscopes), "kernels", names_to_json(s->kernels, s->nkernels));
 }
 
 json_t *gpufl__crash_to_json(const gpufl__summary *s)
@@ -112,11 +104,11 @@ json_t *gpufl__crash_to_json(const gpufl__summary *s)
     char addr[24];
     snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)c->address);
     const char *code = gpufl__signal_code_name(c->signal, c->code);
-    json_t *o = json_pack("{s:I,s:I,s:i,s:s,s:i,s:s,s:s,s:s,s:i,s:i}", "ts_ns", (json_int_t)s->crash_ts,
-                          "tid", (json_int_t)s->crash_tid, "signal", (int)c->signal, "signal_name",
-                          gpufl__signal_name(c->signal), "code", (int)c->code, "code_name",
-                          code ? code : "", "address", addr, "action", gpufl__crash_action_name(c->action),
-                          "stack_frames", (int)c->frames, "open_scopes", (int)c->open_scopes);
+    json_t *o = json_pack("{s:I,s:I,s:i,s:s,s:i,s:s,s:s,s:s,s:i,s:i}", "ts_ns", (json_int_t)s->crash_ts, "tid",
+                          (json_int_t)s->crash_tid, "signal", (int)c->signal, "signal_name",
+                          gpufl__signal_name(c->signal), "code", (int)c->code, "code_name", code ? code : "", "address",
+                          addr, "action", gpufl__crash_action_name(c->action), "stack_frames", (int)c->frames,
+                          "open_scopes", (int)c->open_scopes);
     if (o && c->sender_pid)
         json_object_set_new(o, "pid", json_integer(c->sender_pid));
     return o;
@@ -130,10 +122,7 @@ static uint64_t u64_of(const json_t *o, const char *key)
     return v > 0 ? (uint64_t)v : 0;
 }
 
-static double real_of(const json_t *o, const char *key)
-{
-    return json_number_value(json_object_get(o, key));
-}
+static double real_of(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
 
 static char *str_of(const json_t *o, const char *key)
 {

@@ -38,8 +38,7 @@ uint64_t gpufl__wall_ns(void)
 
 const char *gpufl__clock_source(void)
 {
-    return atomic_load_explicit(&gpufl__clock.active, memory_order_relaxed) ? "tsc"
-                                                                            : "clock_gettime";
+    return atomic_load_explicit(&gpufl__clock.active, memory_order_relaxed) ? "tsc" : "clock_gettime";
 }
 
 #if GFL_HAVE_TSC
@@ -87,8 +86,7 @@ static bool tsc_trustworthy(void)
         return false;
     static const char *const source_words[] = {"tsc", NULL};
     static const char *const flag_words[] = {"constant_tsc", "nonstop_tsc", NULL};
-    return file_has_word("/sys/devices/system/clocksource/clocksource0/current_clocksource", "",
-                         source_words) &&
+    return file_has_word("/sys/devices/system/clocksource/clocksource0/current_clocksource", "", source_words) &&
            file_has_word("/proc/cpuinfo", "flags", flag_words);
 }
 
@@ -184,8 +182,7 @@ void gpufl__clock_calibrate(void)
     publish(t, ns0, mult);
     cal.last_fit_ns = now;
     if (cal.interval_ns < STEADY_INTERVAL_NS)
-        cal.interval_ns = cal.interval_ns * 2 > STEADY_INTERVAL_NS ? STEADY_INTERVAL_NS
-                                                                  : cal.interval_ns * 2;
+        cal.interval_ns = cal.interval_ns * 2 > STEADY_INTERVAL_NS ? STEADY_INTERVAL_NS : cal.interval_ns * 2;
 }
 
 #else /* no TSC: gpufl__now_ns() always uses clock_gettime() */

@@ -35,9 +35,8 @@ uint32_t gpufl__crc32c_sw(uint32_t crc, const void *data, size_t n)
         uint64_t w;
         memcpy(&w, p, 8); /* little-endian hosts only (x86-64, aarch64) */
         w ^= crc;
-        crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
-              table[4][(w >> 24) & 0xff] ^ table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
-              table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
+        crc = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^ table[4][(w >> 24) & 0xff] ^
+              table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^ table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
         p += 8;
         n -= 8;
     }
@@ -77,8 +76,5 @@ uint32_t gpufl__crc32c(uint32_t crc, const void *data, size_t n)
     return hw ? crc32c_hw(crc, data, n) : gpufl__crc32c_sw(crc, data, n);
 }
 #else
-uint32_t gpufl__crc32c(uint32_t crc, const void *data, size_t n)
-{
-    return gpufl__crc32c_sw(crc, data, n);
-}
+uint32_t gpufl__crc32c(uint32_t crc, const void *data, size_t n) { return gpufl__crc32c_sw(crc, data, n); }
 #endif

@@ -7,8 +7,7 @@
 
 #include "core/intern.h"
 
-void gpufl__device_info_event(const gpufl__device_list *list, const gpufl__device_desc *d,
-                              uint64_t ts, gfl_event *ev)
+void gpufl__device_info_event(const gpufl__device_list *list, const gpufl__device_desc *d, uint64_t ts, gfl_event *ev)
 {
     memset(ev, 0, sizeof *ev);
     ev->h.type = GFL_EV_DEVICE_INFO;

@@ -48,16 +48,14 @@ const char *gpufl__channel_name(uint8_t channel)
 const char *gpufl__drop_reason_name(uint8_t reason)
 {
     static const char *const names[GFL_DROP_REASON_COUNT] = {
-        "ring_full", "disk_limit", "stale", "scope_depth", "intern_full", "bad_event", "cupti",
-        "out_of_session",
+        "ring_full", "disk_limit", "stale", "scope_depth", "intern_full", "bad_event", "cupti", "out_of_session",
     };
     return NAME_OF(names, reason);
 }
 
 const char *gpufl__copy_kind_name(uint8_t kind)
 {
-    static const char *const names[GFL_COPY_KIND_COUNT] = {"unknown", "HtoD", "DtoH",
-                                                           "DtoD",    "HtoH", "PtoP"};
+    static const char *const names[GFL_COPY_KIND_COUNT] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
     return NAME_OF(names, kind);
 }
 
@@ -71,15 +69,14 @@ const char *gpufl__mem_kind_name(uint8_t kind)
 
 const char *gpufl__sync_kind_name(uint8_t kind)
 {
-    static const char *const names[GFL_SYNC_KIND_COUNT] = {"unknown", "event", "stream_wait_event",
-                                                           "stream", "context"};
+    static const char *const names[GFL_SYNC_KIND_COUNT] = {"unknown", "event", "stream_wait_event", "stream",
+                                                           "context"};
     return NAME_OF(names, kind);
 }
 
 const char *gpufl__limiter_name(uint8_t limiter)
 {
-    static const char *const names[GFL_LIMIT_COUNT] = {"unknown", "warps", "registers",
-                                                       "shared_memory", "blocks"};
+    static const char *const names[GFL_LIMIT_COUNT] = {"unknown", "warps", "registers", "shared_memory", "blocks"};
     return NAME_OF(names, limiter);
 }
 
@@ -112,8 +109,7 @@ const char *gpufl__signal_name(int32_t signal)
 const char *gpufl__signal_code_name(int32_t signal, int32_t code)
 {
     static const char *const segv[] = {NULL, "SEGV_MAPERR", "SEGV_ACCERR", "SEGV_BNDERR", "SEGV_PKUERR"};
-    static const char *const bus[] = {NULL, "BUS_ADRALN", "BUS_ADRERR", "BUS_OBJERR", "BUS_MCEERR_AR",
-                                      "BUS_MCEERR_AO"};
+    static const char *const bus[] = {NULL, "BUS_ADRALN", "BUS_ADRERR", "BUS_OBJERR", "BUS_MCEERR_AR", "BUS_MCEERR_AO"};
     static const char *const fpe[] = {NULL,         "FPE_INTDIV", "FPE_INTOVF", "FPE_FLTDIV", "FPE_FLTOVF",
                                       "FPE_FLTUND", "FPE_FLTRES", "FPE_FLTINV", "FPE_FLTSUB"};
     static const char *const ill[] = {NULL,         "ILL_ILLOPC", "ILL_ILLOPN", "ILL_ILLADR", "ILL_ILLTRP",

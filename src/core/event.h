@@ -70,11 +70,11 @@ typedef enum gfl_drop_reason {
 #define GFL_EVENT_SIZE 128
 
 typedef struct gfl_event_header {
-    uint8_t type;     /* gfl_event_type */
-    uint8_t flags;    /* per-type GFL_F_* bits */
-    uint16_t device;  /* device index, 0 for host events */
-    uint32_t tid;     /* OS thread id of the producer or launcher */
-    uint64_t ts;      /* ns, CLOCK_MONOTONIC; start time for intervals */
+    uint8_t type;    /* gfl_event_type */
+    uint8_t flags;   /* per-type GFL_F_* bits */
+    uint16_t device; /* device index, 0 for host events */
+    uint32_t tid;    /* OS thread id of the producer or launcher */
+    uint64_t ts;     /* ns, CLOCK_MONOTONIC; start time for intervals */
 } gfl_event_header;
 
 #define GFL_F_SCOPE_IMPLICIT 0x01 /* scope end: closed because its parent ended */
@@ -129,16 +129,16 @@ enum {
 };
 
 typedef struct gfl_device_metrics_payload {
-    uint32_t valid;             /* GFL_DEV_* */
+    uint32_t valid; /* GFL_DEV_* */
     uint8_t gpu_util_pct;
     uint8_t mem_util_pct;
     uint8_t fan_pct;
     uint8_t reserved0;
     uint64_t mem_used_bytes;
     uint64_t mem_total_bytes;
-    uint64_t proc_mem_bytes;    /* used by the observed process */
-    uint64_t energy_mj;         /* since driver load, millijoules */
-    uint64_t throttle_reasons;  /* NVML clocks-event reason bits */
+    uint64_t proc_mem_bytes;   /* used by the observed process */
+    uint64_t energy_mj;        /* since driver load, millijoules */
+    uint64_t throttle_reasons; /* NVML clocks-event reason bits */
     uint64_t ecc_corrected;
     uint64_t ecc_uncorrected;
     uint32_t power_mw;
@@ -150,16 +150,16 @@ typedef struct gfl_device_metrics_payload {
     uint32_t pcie_tx_kbps;
     int16_t temp_c;
     int16_t mem_temp_c;
-    uint64_t mem_free_bytes;    /* NVML's free: excludes memory reserved by the driver */
+    uint64_t mem_free_bytes; /* NVML's free: excludes memory reserved by the driver */
 } gfl_device_metrics_payload;
 
 /* What caps a kernel's theoretical occupancy. */
 typedef enum gfl_occupancy_limiter {
     GFL_LIMIT_UNKNOWN = 0,
-    GFL_LIMIT_WARPS = 1,         /* threads per SM */
+    GFL_LIMIT_WARPS = 1, /* threads per SM */
     GFL_LIMIT_REGISTERS = 2,
     GFL_LIMIT_SHARED_MEMORY = 3,
-    GFL_LIMIT_BLOCKS = 4,        /* blocks per SM */
+    GFL_LIMIT_BLOCKS = 4, /* blocks per SM */
     GFL_LIMIT_COUNT
 } gfl_occupancy_limiter;
 
@@ -167,10 +167,10 @@ typedef enum gfl_occupancy_limiter {
  * the full description; strings are interned). */
 typedef struct gfl_device_info_payload {
     uint64_t memory_total_bytes;
-    uint32_t name;           /* string id */
-    uint32_t uuid;           /* string id */
-    uint32_t pci_bus_id;     /* string id */
-    uint32_t driver_version; /* string id */
+    uint32_t name;               /* string id */
+    uint32_t uuid;               /* string id */
+    uint32_t pci_bus_id;         /* string id */
+    uint32_t driver_version;     /* string id */
     int32_t cuda_driver_version; /* 13000 = 13.0; 0 unknown */
     uint32_t sm_count;
     uint32_t power_limit_mw;
@@ -197,16 +197,16 @@ typedef struct gfl_kernel_payload {
     uint32_t correlation;
     uint32_t grid[3];
     uint16_t block[3];
-    uint16_t registers;    /* per thread */
-    uint32_t static_smem;  /* bytes */
-    uint32_t dynamic_smem; /* bytes */
-    uint32_t local_mem;    /* bytes per thread */
-    uint32_t stack_id;     /* 0 = none */
-    uint32_t graph_id;     /* launched as part of this CUDA graph, 0 = none */
-    uint32_t nvtx;         /* innermost NVTX range of the launching thread, string id */
+    uint16_t registers;        /* per thread */
+    uint32_t static_smem;      /* bytes */
+    uint32_t dynamic_smem;     /* bytes */
+    uint32_t local_mem;        /* bytes per thread */
+    uint32_t stack_id;         /* 0 = none */
+    uint32_t graph_id;         /* launched as part of this CUDA graph, 0 = none */
+    uint32_t nvtx;             /* innermost NVTX range of the launching thread, string id */
     uint16_t occupancy_x10000; /* theoretical, 0..10000 */
-    uint8_t limiter;       /* what limits occupancy, gfl_occupancy_limiter */
-    uint8_t external_kind; /* CUPTI external correlation kind, 0 = none */
+    uint8_t limiter;           /* what limits occupancy, gfl_occupancy_limiter */
+    uint8_t external_kind;     /* CUPTI external correlation kind, 0 = none */
 } gfl_kernel_payload;
 
 /* Memory kinds for copies and allocations (CUPTI numbering is mapped). */
@@ -245,9 +245,9 @@ typedef struct gfl_memcpy_payload {
     uint32_t stack_id;
     uint32_t nvtx;
     uint32_t graph_id;
-    uint8_t copy_kind;   /* gfl_copy_kind */
-    uint8_t src_kind;    /* gfl_mem_kind */
-    uint8_t dst_kind;    /* gfl_mem_kind */
+    uint8_t copy_kind; /* gfl_copy_kind */
+    uint8_t src_kind;  /* gfl_mem_kind */
+    uint8_t dst_kind;  /* gfl_mem_kind */
     uint8_t reserved0;
     uint16_t dst_device; /* peer copies */
 } gfl_memcpy_payload;
@@ -310,17 +310,17 @@ typedef struct gfl_mem_payload {
  * thread, and its tid is the thread that started it. */
 #define GFL_F_NVTX_START_END 0x02
 typedef struct gfl_nvtx_payload {
-    uint64_t end_ts;   /* ranges; 0 for marks */
-    uint64_t id;       /* unique in the session */
-    uint32_t name;     /* string id */
-    uint32_t domain;   /* string id, 0 = default domain */
-    uint16_t depth;    /* push/pop ranges: 0 = outermost on its thread */
+    uint64_t end_ts; /* ranges; 0 for marks */
+    uint64_t id;     /* unique in the session */
+    uint32_t name;   /* string id */
+    uint32_t domain; /* string id, 0 = default domain */
+    uint16_t depth;  /* push/pop ranges: 0 = outermost on its thread */
 } gfl_nvtx_payload;
 
 /* A CUDA graph launch, from the host API call (ts: the call began). Its
  * kernels and copies carry the same correlation id and its graph id. */
 typedef struct gfl_graph_launch_payload {
-    uint64_t end_ts;   /* the call returned */
+    uint64_t end_ts; /* the call returned */
     uint64_t scope_id;
     uint64_t external_id;
     uint32_t correlation;
@@ -340,10 +340,10 @@ typedef struct gfl_stack_frame {
 } gfl_stack_frame;
 
 typedef struct gfl_stack_payload {
-    uint32_t id;    /* stack id, never 0 */
-    uint16_t first; /* index in the whole stack of frames[0] */
-    uint16_t total; /* frames in the whole stack */
-    uint8_t count;  /* frames used in this event */
+    uint32_t id;       /* stack id, never 0 */
+    uint16_t first;    /* index in the whole stack of frames[0] */
+    uint16_t total;    /* frames in the whole stack */
+    uint8_t count;     /* frames used in this event */
     uint8_t truncated; /* 1: the stack was deeper than what was captured */
     uint8_t reserved[2];
     gfl_stack_frame frames[GFL_STACK_FRAMES_PER_EVENT];
@@ -366,16 +366,16 @@ typedef enum gfl_crash_action {
 #define GFL_F_CRASH_NO_UNWIND 0x01 /* no stack: libunwind could not be loaded */
 
 typedef struct gfl_crash_payload {
-    uint64_t address;     /* si_addr: the faulting address (SEGV, BUS) or instruction
+    uint64_t address;        /* si_addr: the faulting address (SEGV, BUS) or instruction
                              (ILL, FPE); 0 for a signal sent by kill/raise/abort */
-    int32_t signal;       /* SIGSEGV, ... (Linux numbers) */
-    int32_t code;         /* si_code: why (SEGV_MAPERR, FPE_INTDIV, SI_TKILL, ...) */
-    uint32_t sender_pid;  /* who sent it (si_code <= 0); 0 for a fault */
-    uint16_t frames;      /* frames of the stack that follow, 0 = none */
-    uint8_t action;       /* gfl_crash_action: what ran after gpufl */
+    int32_t signal;          /* SIGSEGV, ... (Linux numbers) */
+    int32_t code;            /* si_code: why (SEGV_MAPERR, FPE_INTDIV, SI_TKILL, ...) */
+    uint32_t sender_pid;     /* who sent it (si_code <= 0); 0 for a fault */
+    uint16_t frames;         /* frames of the stack that follow, 0 = none */
+    uint8_t action;          /* gfl_crash_action: what ran after gpufl */
     uint8_t stack_truncated; /* 1: the stack was deeper than what was kept */
-    uint32_t open_scopes; /* crash_scope events that follow */
-    uint32_t scopes_lost; /* open scopes left out: more than the crash record holds */
+    uint32_t open_scopes;    /* crash_scope events that follow */
+    uint32_t scopes_lost;    /* open scopes left out: more than the crash record holds */
 } gfl_crash_payload;
 
 /* Which profiling engine the session asked for and which one records it,
@@ -391,10 +391,10 @@ typedef struct gfl_engine_payload {
 } gfl_engine_payload;
 
 typedef struct gfl_dropped_payload {
-    uint64_t count;   /* lost since the previous dropped event of this source */
-    uint64_t total;   /* lost by this source in the session so far */
-    uint8_t reason;   /* gfl_drop_reason */
-    uint8_t channel;  /* gfl_channel the lost events belonged to */
+    uint64_t count;  /* lost since the previous dropped event of this source */
+    uint64_t total;  /* lost by this source in the session so far */
+    uint8_t reason;  /* gfl_drop_reason */
+    uint8_t channel; /* gfl_channel the lost events belonged to */
 } gfl_dropped_payload;
 
 enum { GFL_LOG_DEBUG = 0, GFL_LOG_INFO = 1, GFL_LOG_WARN = 2, GFL_LOG_ERROR = 3 };
@@ -432,8 +432,7 @@ _Static_assert(sizeof(gfl_event_header) == 16, "event header must stay 16 bytes"
 _Static_assert(sizeof(gfl_event) == GFL_EVENT_SIZE, "events are fixed at 128 bytes");
 _Static_assert(sizeof(gfl_kernel_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header),
                "the kernel payload, the largest, fits");
-_Static_assert(sizeof(gfl_stack_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header),
-               "a stack piece fits");
+_Static_assert(sizeof(gfl_stack_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a stack piece fits");
 
 /* The channel each type is written to. */
 static inline gfl_channel gpufl__event_channel(uint8_t type)
@@ -442,8 +441,7 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_NVTX_RANGE:
-    case GFL_EV_NVTX_MARK:
-        return GFL_CHANNEL_SCOPE;
+    case GFL_EV_NVTX_MARK: return GFL_CHANNEL_SCOPE;
     case GFL_EV_SYSTEM_START:
     case GFL_EV_SYSTEM_STOP:
     case GFL_EV_HOST_METRICS:
@@ -451,10 +449,8 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     case GFL_EV_LOG:
     case GFL_EV_CRASH: /* with the session's own messages: the crash is the process's */
     case GFL_EV_CRASH_STACK:
-    case GFL_EV_CRASH_SCOPE:
-        return GFL_CHANNEL_SYSTEM;
-    default:
-        return GFL_CHANNEL_DEVICE;
+    case GFL_EV_CRASH_SCOPE: return GFL_CHANNEL_SYSTEM;
+    default: return GFL_CHANNEL_DEVICE;
     }
 }
 

@@ -37,8 +37,8 @@ typedef struct table {
 static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(table *) current;
 static _Atomic(_Atomic(entry *) *) chunks[CHUNK_COUNT];
-static _Atomic uint32_t count;     /* ids handed out */
-static size_t bytes_used;          /* under insert_lock */
+static _Atomic uint32_t count; /* ids handed out */
+static size_t bytes_used;      /* under insert_lock */
 static _Atomic uint64_t overflows;
 static entry empty_entry = {0, GFL_INTERN_EMPTY, 0, {0}};
 
@@ -253,10 +253,7 @@ const gpufl__string_lookup gpufl__intern_lookup = {intern_lookup_str, NULL};
 
 uint32_t gpufl__intern_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }
 
-uint64_t gpufl__intern_overflows(void)
-{
-    return atomic_load_explicit(&overflows, memory_order_relaxed);
-}
+uint64_t gpufl__intern_overflows(void) { return atomic_load_explicit(&overflows, memory_order_relaxed); }
 
 void gpufl__intern_fork_prepare(void) { pthread_mutex_lock(&insert_lock); }
 void gpufl__intern_fork_parent(void) { pthread_mutex_unlock(&insert_lock); }

@@ -16,10 +16,7 @@ static __thread char last_error[512];
 
 void gpufl__log_set_debug(bool on) { atomic_store_explicit(&debug_on, on, memory_order_relaxed); }
 
-void gpufl__log_set_recorder(gpufl__log_recorder *fn)
-{
-    atomic_store_explicit(&recorder, fn, memory_order_release);
-}
+void gpufl__log_set_recorder(gpufl__log_recorder *fn) { atomic_store_explicit(&recorder, fn, memory_order_release); }
 
 void gpufl__log(int level, const char *fmt, ...)
 {

@@ -44,8 +44,7 @@ static int boot_and_root(char out[GPUFL__MACHINE_ID_MAX])
     struct stat root;
     if (read_id("/proc/sys/kernel/random/boot_id", boot) != 0 || stat("/", &root) != 0)
         return -1;
-    int n = snprintf(out, GPUFL__MACHINE_ID_MAX, "boot-%s-root-%llx", boot,
-                     (unsigned long long)root.st_dev);
+    int n = snprintf(out, GPUFL__MACHINE_ID_MAX, "boot-%s-root-%llx", boot, (unsigned long long)root.st_dev);
     return n > 0 && n < GPUFL__MACHINE_ID_MAX ? 0 : -1;
 }
 

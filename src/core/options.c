@@ -17,9 +17,16 @@
 #include "core/options_table.h"
 #include "core/utf8.h"
 
-#define DESC(field, kind, def, def_doc, env, min, max, doc)                                        \
-    {#field, GFL_OPT_##kind, offsetof(gpufl_options, field), sizeof(((gpufl_options *)0)->field),  \
-     env, def_doc, min, max, doc},
+#define DESC(field, kind, def, def_doc, env, min, max, doc)                                                            \
+    {#field,                                                                                                           \
+     GFL_OPT_##kind,                                                                                                   \
+     offsetof(gpufl_options, field),                                                                                   \
+     sizeof(((gpufl_options *)0)->field),                                                                              \
+     env,                                                                                                              \
+     def_doc,                                                                                                          \
+     min,                                                                                                              \
+     max,                                                                                                              \
+     doc},
 const gpufl__option_desc gpufl__options[] = {GPUFL_OPTION_TABLE(DESC)};
 #undef DESC
 const size_t gpufl__options_count = sizeof gpufl__options / sizeof gpufl__options[0];
@@ -36,22 +43,15 @@ GPUFL_API void gpufl_options_init(gpufl_options *o)
 }
 
 static const char *const backend_names[] = {"auto", "nvidia", "amd", "none"};
-static const char *const engine_names[] = {"monitor",      "trace",          "pc_sampling",
-                                           "sass_metrics", "range_profiler", "deep"};
+static const char *const engine_names[] = {"monitor", "trace", "pc_sampling", "sass_metrics", "range_profiler", "deep"};
 static const char *const log_format_names[] = {"ndjson", "gflt", "both"};
 #define N_LOG_FORMATS (sizeof log_format_names / sizeof log_format_names[0])
 #define N_BACKENDS (sizeof backend_names / sizeof backend_names[0])
 #define N_ENGINES (sizeof engine_names / sizeof engine_names[0])
 
-const char *gpufl__backend_name(gpufl_backend b)
-{
-    return (unsigned)b < N_BACKENDS ? backend_names[b] : "invalid";
-}
+const char *gpufl__backend_name(gpufl_backend b) { return (unsigned)b < N_BACKENDS ? backend_names[b] : "invalid"; }
 
-const char *gpufl__engine_name(gpufl_engine e)
-{
-    return (unsigned)e < N_ENGINES ? engine_names[e] : "invalid";
-}
+const char *gpufl__engine_name(gpufl_engine e) { return (unsigned)e < N_ENGINES ? engine_names[e] : "invalid"; }
 
 const char *gpufl__log_format_name(gpufl_log_format f)
 {
@@ -138,8 +138,7 @@ int gpufl__bytes_parse(const char *text, unsigned long long *out)
         return GPUFL_EINVAL;
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case '\0':
-        break;
+    case '\0': break;
     case 'K': shift = 10; break;
     case 'M': shift = 20; break;
     case 'G': shift = 30; break;
@@ -170,10 +169,7 @@ const gpufl__option_desc *gpufl__option_find(const char *name)
     return NULL;
 }
 
-bool gpufl__option_is_url(const gpufl__option_desc *d)
-{
-    return d->offset == offsetof(gpufl_options, backend_url);
-}
+bool gpufl__option_is_url(const gpufl__option_desc *d) { return d->offset == offsetof(gpufl_options, backend_url); }
 
 bool gpufl__env_disabled(void)
 {
@@ -197,10 +193,7 @@ bool gpufl__env_disabled(void)
 }
 
 static void *field(gpufl_options *o, const gpufl__option_desc *d) { return (char *)o + d->offset; }
-static const void *cfield(const gpufl_options *o, const gpufl__option_desc *d)
-{
-    return (const char *)o + d->offset;
-}
+static const void *cfield(const gpufl_options *o, const gpufl__option_desc *d) { return (const char *)o + d->offset; }
 
 int gpufl__option_set_string(gpufl__config *c, const gpufl__option_desc *d, const char *value)
 {
@@ -225,8 +218,7 @@ static unsigned long long int_value(const gpufl_options *o, const gpufl__option_
     return v;
 }
 
-int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, char *why,
-                        size_t why_len)
+int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, char *why, size_t why_len)
 {
     switch (d->kind) {
     case GFL_OPT_U32:
@@ -262,14 +254,12 @@ int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, cha
             return GPUFL_ECONFIG;
         }
         return 0;
-    case GFL_OPT_BOOL:
-        return 0;
+    case GFL_OPT_BOOL: return 0;
     }
     return 0;
 }
 
-int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text,
-                           char *why, size_t why_len)
+int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
 {
     switch (d->kind) {
     case GFL_OPT_STRING:
@@ -299,8 +289,7 @@ int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const 
         }
         if (rc != 0) {
             snprintf(why, why_len, "is not %s",
-                     d->kind == GFL_OPT_BYTES ? "a size (e.g. 1048576, 64MiB, 4GiB)"
-                                              : "a non-negative integer");
+                     d->kind == GFL_OPT_BYTES ? "a size (e.g. 1048576, 64MiB, 4GiB)" : "a non-negative integer");
             return GPUFL_ECONFIG;
         }
         if (v < d->min || v > d->max) {
@@ -393,8 +382,7 @@ int gpufl__config_defaults(gpufl__config *c)
 
 /* True when the caller set field d in code: it exists in their struct and
  * differs from the default. */
-static bool set_in_code(const gpufl_options *user, const gpufl_options *def,
-                        const gpufl__option_desc *d)
+static bool set_in_code(const gpufl_options *user, const gpufl_options *def, const gpufl__option_desc *d)
 {
     if (!user || d->offset + d->size > user->struct_size)
         return false;
@@ -453,8 +441,7 @@ int gpufl__config_resolve(const gpufl_options *user, gpufl__config *out, char *e
     err[0] = '\0';
     memset(out, 0, sizeof *out); /* "empty" on every failure, this early one included */
     if (user && user->struct_size == 0) {
-        snprintf(err, err_len,
-                 "options were not set up with gpufl_options_init() (struct_size is 0)");
+        snprintf(err, err_len, "options were not set up with gpufl_options_init() (struct_size is 0)");
         return GPUFL_EINVAL;
     }
     int rc = gpufl__config_defaults(out);

@@ -61,8 +61,8 @@ bool gpufl__env_disabled(void);
  * Returns 0, or GPUFL_ECONFIG with a reason such as "is not an integer" in
  * why (no source named: the caller knows whether it came from a variable,
  * a flag or a file), c unchanged. */
-int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text,
-                           char *why, size_t why_len) __attribute__((warn_unused_result));
+int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
+    __attribute__((warn_unused_result));
 
 /* Sets a string option, replacing (and freeing) the old value.
  * Returns 0 or GPUFL_ENOMEM. */
@@ -70,8 +70,8 @@ int gpufl__option_set_string(gpufl__config *c, const gpufl__option_desc *d, cons
     __attribute__((warn_unused_result));
 
 /* Checks an integer or enum option against its range; 0 or GPUFL_ECONFIG. */
-int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, char *why,
-                        size_t why_len) __attribute__((warn_unused_result));
+int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, char *why, size_t why_len)
+    __attribute__((warn_unused_result));
 
 /* Applies a JSON config file (options_file.c). Returns 0, or GPUFL_ECONFIG /
  * GPUFL_ENOTFOUND with a message naming the file and the key in err. */

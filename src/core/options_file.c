@@ -31,8 +31,8 @@ static const char *json_kind(const json_t *v)
 
 /* Converts one JSON value to the text form that gpufl__option_set_text
  * parses, so files, variables and flags share one parser. */
-static int value_text(const gpufl__option_desc *d, const json_t *v, char *buf, size_t len,
-                      const char **text, char *why, size_t why_len)
+static int value_text(const gpufl__option_desc *d, const json_t *v, char *buf, size_t len, const char **text, char *why,
+                      size_t why_len)
 {
     switch (d->kind) {
     case GFL_OPT_BOOL:
@@ -112,23 +112,21 @@ int gpufl__config_apply_file(gpufl__config *c, const char *path, char *err, size
         } else {
             parse_reason(jerr.text, reason, sizeof reason);
             /* a key is no secret: the duplicate one is named */
-            const char *key = json_error_code(&jerr) == json_error_duplicate_key
-                                  ? strstr(jerr.text, " near '\"")
-                                  : NULL;
+            const char *key =
+                json_error_code(&jerr) == json_error_duplicate_key ? strstr(jerr.text, " near '\"") : NULL;
             size_t key_len = key ? strlen(key + 8) : 0;
             if (key_len >= 2 && key[8 + key_len - 1] == '\'' && key[8 + key_len - 2] == '"')
-                snprintf(err, err_len, "config file '%s': line %d, column %d: %s \"%.*s\"", path,
-                         jerr.line, jerr.column, reason, (int)(key_len - 2), key + 8);
+                snprintf(err, err_len, "config file '%s': line %d, column %d: %s \"%.*s\"", path, jerr.line,
+                         jerr.column, reason, (int)(key_len - 2), key + 8);
             else
-                snprintf(err, err_len, "config file '%s': line %d, column %d: %s", path, jerr.line,
-                         jerr.column, reason);
+                snprintf(err, err_len, "config file '%s': line %d, column %d: %s", path, jerr.line, jerr.column,
+                         reason);
         }
         return jerr.line < 1 ? GPUFL_ENOTFOUND : GPUFL_ECONFIG;
     }
     int rc = 0;
     if (!json_is_object(root)) {
-        snprintf(err, err_len, "config file '%s': must hold a JSON object of options, not %s", path,
-                 json_kind(root));
+        snprintf(err, err_len, "config file '%s': must hold a JSON object of options, not %s", path, json_kind(root));
         rc = GPUFL_ECONFIG;
         goto out;
     }
@@ -140,14 +138,12 @@ int gpufl__config_apply_file(gpufl__config *c, const char *path, char *err, size
         char why[256], num[32];
         const char *text = NULL;
         if (!d) {
-            snprintf(err, err_len, "config file '%s': unknown option \"%s\" (README.md lists them)",
-                     path, key);
+            snprintf(err, err_len, "config file '%s': unknown option \"%s\" (README.md lists them)", path, key);
             rc = GPUFL_ECONFIG;
             goto out;
         }
         if (strcmp(key, "config_file") == 0) {
-            snprintf(err, err_len, "config file '%s': \"config_file\" cannot be set from a config file",
-                     path);
+            snprintf(err, err_len, "config file '%s': \"config_file\" cannot be set from a config file", path);
             rc = GPUFL_ECONFIG;
             goto out;
         }

@@ -16,6 +16,7 @@
 #define GFL_MiB (1024ull * GFL_KiB)
 #define GFL_GiB (1024ull * GFL_MiB)
 
+// clang-format off
 #define GPUFL_OPTION_TABLE(X)                                                                     \
     X(app_name, STRING, "gpufl", "`gpufl`", "GPUFL_APP_NAME", 0, 0,                               \
       "Name of the program; names the session and, when `log_path` is empty, the log directory.") \
@@ -85,5 +86,6 @@
     X(log_format, LOG_FORMAT, GPUFL_LOG_NDJSON, "`ndjson`", "GPUFL_LOG_FORMAT", 0, 0,            \
       "What to write: `ndjson` (the `.log` files), `gflt` (`trace.gflt`, the compact binary "     \
       "trace) or `both`. Both formats share the session's disk cap.")
+// clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

@@ -29,7 +29,7 @@ typedef struct gpufl_plugin_host {
     const gpufl_options *options; /* resolved options of the session */
     const char *session_dir;
     uint64_t session_start_ns;
-    uint64_t (*now_ns)(void);     /* the session timebase, for CUPTI's timestamp callback */
+    uint64_t (*now_ns)(void); /* the session timebase, for CUPTI's timestamp callback */
     uint32_t (*intern)(const char *s, size_t n);
     /* 0, or -1 when the event was dropped (ring full, malformed, not recording) */
     int (*push)(const gfl_event *ev);

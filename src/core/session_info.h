@@ -14,12 +14,12 @@
 #define GFL_FORMAT_VERSION 1
 
 typedef struct gpufl__session_info {
-    char id[128];        /* unique, safe as a path component */
-    char dir[4096];      /* <log_path>/<id> */
+    char id[128];   /* unique, safe as a path component */
+    char dir[4096]; /* <log_path>/<id> */
     char app_name[256];
     char host[256];
     int pid;
-    uint64_t start_ns;   /* session timebase (CLOCK_MONOTONIC) */
+    uint64_t start_ns; /* session timebase (CLOCK_MONOTONIC) */
     uint64_t start_wall_ns;
     const gpufl__config *config;
     const gpufl__device_list *devices; /* NULL: no GPU backend */

@@ -18,15 +18,15 @@
 typedef struct gpufl__session_meta {
     const char *session_id, *app_name, *host, *gpufl_version; /* never NULL once filled */
     int64_t pid;
-    uint64_t start_ns;        /* session timebase */
-    uint64_t start_wall_ns;   /* Unix epoch ns at start_ns */
-    uint32_t format_version;  /* NDJSON schema version (docs/FORMAT.md) */
-    bool ended;               /* a session_end / end chunk was found */
+    uint64_t start_ns;       /* session timebase */
+    uint64_t start_wall_ns;  /* Unix epoch ns at start_ns */
+    uint32_t format_version; /* NDJSON schema version (docs/FORMAT.md) */
+    bool ended;              /* a session_end / end chunk was found */
     uint64_t end_ns, end_wall_ns;
     uint64_t lost[GFL_CHANNEL_COUNT]; /* accepted but not written (writing had stopped) */
-    uint32_t stop_reason;     /* gpufl__stop_reason; 0 = writing never stopped */
+    uint32_t stop_reason;             /* gpufl__stop_reason; 0 = writing never stopped */
     uint64_t stopped_at_ns;
-    const char *stop_detail;  /* "" when it never stopped */
+    const char *stop_detail; /* "" when it never stopped */
     /* Appended: the final losses of each channel by reason, as the recorder
      * counted them when the session ended (session_end's "dropped", the
      * end chunk's totals), disk_limit included. Readers take them over the

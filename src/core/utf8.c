@@ -34,8 +34,7 @@ size_t gpufl__utf8_seq(const unsigned char *s, size_t n)
         cp = cp << 6 | (s[i] & 0x3f);
     }
     /* the shortest form only, no UTF-16 surrogates, nothing past U+10FFFF */
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
         return 0;
     return len;
 }

@@ -47,7 +47,7 @@ typedef enum gpufl__gflt_chunk_type {
     GFLT_CHUNK_TRAILER = 7, /* the last chunk: offset of the index */
 } gpufl__gflt_chunk_type;
 
-#define GFLT_FLAG_ZSTD 0x01u   /* payload is one zstd frame of raw_len bytes */
+#define GFLT_FLAG_ZSTD 0x01u /* payload is one zstd frame of raw_len bytes */
 #define GFLT_FLAGS_KNOWN 0x01u
 
 #define GFLT_TRAILER_PAYLOAD 8 /* u64: file offset of the index chunk */
@@ -93,8 +93,7 @@ static inline void gpufl__gflt_file_header_put(uint8_t out[GFLT_FILE_HEADER_SIZE
     gpufl__le32(out + 12, gpufl__crc32c(0, out, 12));
 }
 
-static inline void gpufl__gflt_chunk_header_put(uint8_t out[GFLT_CHUNK_HEADER_SIZE],
-                                                const gpufl__gflt_chunk_header *h)
+static inline void gpufl__gflt_chunk_header_put(uint8_t out[GFLT_CHUNK_HEADER_SIZE], const gpufl__gflt_chunk_header *h)
 {
     out[0] = h->type;
     out[1] = h->flags;
@@ -107,8 +106,7 @@ static inline void gpufl__gflt_chunk_header_put(uint8_t out[GFLT_CHUNK_HEADER_SI
 
 /* Reads a chunk header. Returns 0, or -1 when its checksum does not match
  * (the fields are then not to be trusted). */
-static inline int gpufl__gflt_chunk_header_get(const uint8_t in[GFLT_CHUNK_HEADER_SIZE],
-                                               gpufl__gflt_chunk_header *h)
+static inline int gpufl__gflt_chunk_header_get(const uint8_t in[GFLT_CHUNK_HEADER_SIZE], gpufl__gflt_chunk_header *h)
 {
     if (gpufl__rd32(in + 16) != gpufl__crc32c(0, in, 16))
         return -1;

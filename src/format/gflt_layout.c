@@ -10,12 +10,14 @@
 
 #define OFF(m) ((uint8_t)offsetof(gfl_event, m))
 #define SZ(m) ((uint8_t)sizeof(((gfl_event *)0)->m))
+// clang-format off
 #define F(m, codec) {OFF(m), SZ(m), codec, 0, 0, 0}
 #define OPT(m, codec) {OFF(m), SZ(m), codec, GFLT_OPT, 0, 0}
 #define PRED(m, codec) {OFF(m), SZ(m), codec, GFLT_PRED, 0, 0}
 #define REF(m, ref) {OFF(m), SZ(m), GFLT_REF, 0, OFF(ref), 0}
 #define OPT_REF(m, ref) {OFF(m), SZ(m), GFLT_REF, GFLT_OPT, OFF(ref), 0}
 #define SPAN(start, end, stream) {OFF(start), SZ(start), GFLT_SPAN, 0, OFF(end), OFF(stream)}
+// clang-format on
 
 /* Header fields every type carries; ts is coded per type. */
 #define HEADER F(h.device, GFLT_VAR), F(h.tid, GFLT_VAR), F(h.flags, GFLT_VAR)
@@ -224,8 +226,18 @@ static const gpufl__gflt_field stack_fields[] = {
     F(u.stack.total, GFLT_VAR),
     F(u.stack.count, GFLT_VAR),
     F(u.stack.truncated, GFLT_VAR),
-    FRAME(0), FRAME(1), FRAME(2), FRAME(3), FRAME(4), FRAME(5),
-    FRAME(6), FRAME(7), FRAME(8), FRAME(9), FRAME(10), FRAME(11),
+    FRAME(0),
+    FRAME(1),
+    FRAME(2),
+    FRAME(3),
+    FRAME(4),
+    FRAME(5),
+    FRAME(6),
+    FRAME(7),
+    FRAME(8),
+    FRAME(9),
+    FRAME(10),
+    FRAME(11),
 };
 _Static_assert(GFL_STACK_FRAMES_PER_EVENT == 12, "stack_fields lists every frame");
 
@@ -270,7 +282,9 @@ static const gpufl__gflt_field log_fields[] = {
     F(u.log.message, GFLT_STR),
 };
 
+// clang-format off
 #define LAYOUT(fields) {fields, (uint8_t)(sizeof fields / sizeof fields[0]), 0}
+// clang-format on
 
 static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_SCOPE_BEGIN] = LAYOUT(scope_fields),
@@ -279,8 +293,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_SYSTEM_STOP] = LAYOUT(window_fields),
     [GFL_EV_HOST_METRICS] = LAYOUT(host_fields),
     [GFL_EV_DEVICE_METRICS] = LAYOUT(device_metrics_fields),
-    [GFL_EV_KERNEL] = {kernel_fields, (uint8_t)(sizeof kernel_fields / sizeof kernel_fields[0]),
-                       OFF(u.kernel.name)},
+    [GFL_EV_KERNEL] = {kernel_fields, (uint8_t)(sizeof kernel_fields / sizeof kernel_fields[0]), OFF(u.kernel.name)},
     [GFL_EV_MEMCPY] = LAYOUT(memcpy_fields),
     [GFL_EV_MEMSET] = LAYOUT(memset_fields),
     [GFL_EV_SYNC] = LAYOUT(sync_fields),

@@ -49,7 +49,7 @@ typedef struct gpufl__gflt_field {
 typedef struct gpufl__gflt_layout {
     const gpufl__gflt_field *fields;
     uint8_t nfields;
-    uint8_t key;     /* offset of the 4-byte key of the PRED fields (0: none) */
+    uint8_t key; /* offset of the 4-byte key of the PRED fields (0: none) */
 } gpufl__gflt_layout;
 
 /* The layout of type, or NULL for a type this build does not know. */
@@ -62,9 +62,21 @@ static inline uint64_t gpufl__gflt_get(const gfl_event *ev, const gpufl__gflt_fi
     const uint8_t *p = (const uint8_t *)ev + f->off;
     switch (f->size) {
     case 1: return *p;
-    case 2: { uint16_t v; __builtin_memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; __builtin_memcpy(&v, p, 8); return v; }
+    case 2: {
+        uint16_t v;
+        __builtin_memcpy(&v, p, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        __builtin_memcpy(&v, p, 4);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        __builtin_memcpy(&v, p, 8);
+        return v;
+    }
     }
 }
 

@@ -39,43 +39,32 @@ size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *name
 {
     switch (ev->h.type) {
     case GFL_EV_SCOPE_BEGIN:
-    case GFL_EV_SCOPE_END:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
+    case GFL_EV_SCOPE_END: return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
     case GFL_EV_SYSTEM_START:
-    case GFL_EV_SYSTEM_STOP:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.window.name);
+    case GFL_EV_SYSTEM_STOP: return FIXED_PART_BOUND + name_bound(names, ev->u.window.name);
     case GFL_EV_KERNEL:
         return FIXED_PART_BOUND + name_bound(names, ev->u.kernel.name) + name_bound(names, ev->u.kernel.mangled_name) +
                name_bound(names, ev->u.kernel.nvtx);
-    case GFL_EV_MEMCPY:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.memcpy.nvtx);
-    case GFL_EV_MEMSET:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.memset.nvtx);
-    case GFL_EV_SYNC:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.sync.nvtx);
+    case GFL_EV_MEMCPY: return FIXED_PART_BOUND + name_bound(names, ev->u.memcpy.nvtx);
+    case GFL_EV_MEMSET: return FIXED_PART_BOUND + name_bound(names, ev->u.memset.nvtx);
+    case GFL_EV_SYNC: return FIXED_PART_BOUND + name_bound(names, ev->u.sync.nvtx);
     case GFL_EV_MEM_ALLOC:
-    case GFL_EV_MEM_FREE:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.mem.nvtx);
+    case GFL_EV_MEM_FREE: return FIXED_PART_BOUND + name_bound(names, ev->u.mem.nvtx);
     case GFL_EV_NVTX_RANGE:
     case GFL_EV_NVTX_MARK:
         return FIXED_PART_BOUND + name_bound(names, ev->u.nvtx.name) + name_bound(names, ev->u.nvtx.domain);
-    case GFL_EV_GRAPH_LAUNCH:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.graph.nvtx);
+    case GFL_EV_GRAPH_LAUNCH: return FIXED_PART_BOUND + name_bound(names, ev->u.graph.nvtx);
     case GFL_EV_STACK:
-    case GFL_EV_CRASH_STACK:
-        return FIXED_PART_BOUND + stack_modules_bound(&ev->u.stack, names);
-    case GFL_EV_CRASH_SCOPE:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
-    case GFL_EV_LOG:
-        return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
+    case GFL_EV_CRASH_STACK: return FIXED_PART_BOUND + stack_modules_bound(&ev->u.stack, names);
+    case GFL_EV_CRASH_SCOPE: return FIXED_PART_BOUND + name_bound(names, ev->u.scope.name);
+    case GFL_EV_LOG: return FIXED_PART_BOUND + name_bound(names, ev->u.log.message);
     case GFL_EV_ENGINE:
         return FIXED_PART_BOUND + name_bound(names, ev->u.engine.requested) + name_bound(names, ev->u.engine.ran) +
                name_bound(names, ev->u.engine.plugin) + name_bound(names, ev->u.engine.reason);
     case GFL_EV_DEVICE_INFO:
         return FIXED_PART_BOUND + name_bound(names, ev->u.info.name) + name_bound(names, ev->u.info.uuid) +
                name_bound(names, ev->u.info.pci_bus_id) + name_bound(names, ev->u.info.driver_version);
-    default:
-        return FIXED_PART_BOUND;
+    default: return FIXED_PART_BOUND;
     }
 }
 
@@ -86,8 +75,7 @@ static char *key_u64(char *p, const char *key, size_t key_len, uint64_t v)
 }
 #define KU(p, lit, v) key_u64((p), (lit), sizeof(lit) - 1, (v))
 
-static char *key_name(char *p, const gpufl__string_lookup *names, const char *key, size_t key_len,
-                      uint32_t id)
+static char *key_name(char *p, const gpufl__string_lookup *names, const char *key, size_t key_len, uint32_t id)
 {
     uint32_t len;
     const char *s = gpufl__lookup(names, id, &len);
@@ -154,8 +142,7 @@ static char *attribution(char *p, const gpufl__string_lookup *names, const launc
     return p;
 }
 
-static char *device_ids(char *p, const gfl_event *ev, uint32_t context, uint32_t stream,
-                        uint32_t corr)
+static char *device_ids(char *p, const gfl_event *ev, uint32_t context, uint32_t stream, uint32_t corr)
 {
     p = KU(p, ",\"device\":", ev->h.device);
     p = KU(p, ",\"context\":", context);
@@ -369,8 +356,8 @@ static char *kernel_line(char *p, const gfl_event *ev, const gpufl__string_looku
         p = KT(p, ",\"limiter\":", gpufl__limiter_name(k->limiter));
     if (k->graph_id)
         p = KU(p, ",\"graph_id\":", k->graph_id);
-    launch_info a = {ev->h.tid, k->scope_id, k->nvtx, k->external_id, k->external_kind, k->stack_id,
-                     k->api_start_ts, k->api_end_ts};
+    launch_info a = {ev->h.tid,        k->scope_id, k->nvtx,         k->external_id,
+                     k->external_kind, k->stack_id, k->api_start_ts, k->api_end_ts};
     return attribution(p, names, &a);
 }
 
@@ -387,8 +374,7 @@ static char *memcpy_line(char *p, const gfl_event *ev, const gpufl__string_looku
         p = KU(p, ",\"dst_device\":", m->dst_device);
     if (m->graph_id)
         p = KU(p, ",\"graph_id\":", m->graph_id);
-    launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, m->api_start_ts,
-                     m->api_end_ts};
+    launch_info a = {ev->h.tid, m->scope_id, m->nvtx, m->external_id, 0, m->stack_id, m->api_start_ts, m->api_end_ts};
     return attribution(p, names, &a);
 }
 
@@ -535,9 +521,7 @@ size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *nam
     char *p = type_field(buf, ev->h.type);
     switch (ev->h.type) {
     case GFL_EV_SCOPE_BEGIN:
-    case GFL_EV_SCOPE_END:
-        p = scope_line(p, ev, names);
-        break;
+    case GFL_EV_SCOPE_END: p = scope_line(p, ev, names); break;
     case GFL_EV_SYSTEM_START:
     case GFL_EV_SYSTEM_STOP:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);
@@ -545,28 +529,14 @@ size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *nam
         p = KN(p, ",\"name\":", ev->u.window.name);
         p = KU(p, ",\"open\":", ev->u.window.open_windows);
         break;
-    case GFL_EV_HOST_METRICS:
-        p = host_line(p, ev);
-        break;
-    case GFL_EV_DEVICE_METRICS:
-        p = device_metrics_line(p, ev);
-        break;
-    case GFL_EV_KERNEL:
-        p = kernel_line(p, ev, names);
-        break;
-    case GFL_EV_MEMCPY:
-        p = memcpy_line(p, ev, names);
-        break;
-    case GFL_EV_MEMSET:
-        p = memset_line(p, ev, names);
-        break;
-    case GFL_EV_SYNC:
-        p = sync_line(p, ev, names);
-        break;
+    case GFL_EV_HOST_METRICS: p = host_line(p, ev); break;
+    case GFL_EV_DEVICE_METRICS: p = device_metrics_line(p, ev); break;
+    case GFL_EV_KERNEL: p = kernel_line(p, ev, names); break;
+    case GFL_EV_MEMCPY: p = memcpy_line(p, ev, names); break;
+    case GFL_EV_MEMSET: p = memset_line(p, ev, names); break;
+    case GFL_EV_SYNC: p = sync_line(p, ev, names); break;
     case GFL_EV_MEM_ALLOC:
-    case GFL_EV_MEM_FREE:
-        p = mem_line(p, ev, names);
-        break;
+    case GFL_EV_MEM_FREE: p = mem_line(p, ev, names); break;
     case GFL_EV_DROPPED:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);
         if (ev->h.tid)
@@ -576,38 +546,22 @@ size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *nam
         p = KU(p, ",\"count\":", ev->u.dropped.count);
         p = KU(p, ",\"total\":", ev->u.dropped.total);
         break;
-    case GFL_EV_DEVICE_INFO:
-        p = device_info_line(p, ev, names);
-        break;
+    case GFL_EV_DEVICE_INFO: p = device_info_line(p, ev, names); break;
     case GFL_EV_NVTX_RANGE:
-    case GFL_EV_NVTX_MARK:
-        p = nvtx_line(p, ev, names);
-        break;
-    case GFL_EV_GRAPH_LAUNCH:
-        p = graph_launch_line(p, ev, names);
-        break;
+    case GFL_EV_NVTX_MARK: p = nvtx_line(p, ev, names); break;
+    case GFL_EV_GRAPH_LAUNCH: p = graph_launch_line(p, ev, names); break;
     case GFL_EV_STACK:
-    case GFL_EV_CRASH_STACK:
-        p = stack_line(p, ev, names);
-        break;
-    case GFL_EV_CRASH:
-        p = crash_line(p, ev);
-        break;
-    case GFL_EV_CRASH_SCOPE:
-        p = crash_scope_line(p, ev, names);
-        break;
-    case GFL_EV_ENGINE:
-        p = engine_line(p, ev, names);
-        break;
+    case GFL_EV_CRASH_STACK: p = stack_line(p, ev, names); break;
+    case GFL_EV_CRASH: p = crash_line(p, ev); break;
+    case GFL_EV_CRASH_SCOPE: p = crash_scope_line(p, ev, names); break;
+    case GFL_EV_ENGINE: p = engine_line(p, ev, names); break;
     case GFL_EV_LOG:
         p = KU(p, ",\"ts_ns\":", ev->h.ts);
         p = KU(p, ",\"tid\":", ev->h.tid);
         p = KT(p, ",\"level\":", gpufl__log_level_name(ev->u.log.level));
         p = KN(p, ",\"message\":", ev->u.log.message);
         break;
-    default:
-        p = KU(p, ",\"ts_ns\":", ev->h.ts);
-        break;
+    default: p = KU(p, ",\"ts_ns\":", ev->h.ts); break;
     }
     p = GFL_JLIT(p, "}\n");
     return (size_t)(p - buf);

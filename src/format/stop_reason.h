@@ -8,9 +8,9 @@
 
 typedef enum gpufl__stop_reason {
     GFL_STOP_NONE = 0,
-    GFL_STOP_DISK_CAP = 1,    /* session_max_bytes reached */
-    GFL_STOP_FREE_SPACE = 2,  /* free space below min_free_bytes */
-    GFL_STOP_IO_ERROR = 3,    /* a write, rename or open failed */
+    GFL_STOP_DISK_CAP = 1,   /* session_max_bytes reached */
+    GFL_STOP_FREE_SPACE = 2, /* free space below min_free_bytes */
+    GFL_STOP_IO_ERROR = 3,   /* a write, rename or open failed */
 } gpufl__stop_reason;
 
 /* "none", "disk_cap", "free_space", "io_error"; "unknown" for others. */

@@ -17,9 +17,9 @@
 
 static _Atomic int holding;
 static _Atomic unsigned refused, took_buffers;
-static _Atomic int told;          /* the stderr notice, once per process */
-static _Atomic int named;         /* first_client written */
-static char first_client[sizeof ((gpufl_cupti_guard_counts *)0)->first_client];
+static _Atomic int told;  /* the stderr notice, once per process */
+static _Atomic int named; /* first_client written */
+static char first_client[sizeof((gpufl_cupti_guard_counts *)0)->first_client];
 
 /* the plugin's view of the two functions it looks up */
 EXPORT gpufl_cupti_guard_hold_fn gpufl_cupti_guard_hold;
@@ -50,7 +50,7 @@ static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
     base = base ? base + 1 : name;
     if (!base || strncmp(base, "libcupti.so", 11) != 0)
         return 0;
-    snprintf(((found *)data)->path, sizeof ((found *)data)->path, "%s", name);
+    snprintf(((found *)data)->path, sizeof((found *)data)->path, "%s", name);
     return 1;
 }
 

@@ -133,8 +133,9 @@ static void *watch_signals(void *arg)
         clock_gettime(CLOCK_REALTIME, &deadline);
         deadline.tv_sec += FLUSH_DEADLINE_S;
         if (pthread_timedjoin_np(t, NULL, &deadline) != 0)
-            fprintf(stderr, "gpufl: warning: the session was not written within %d s of signal "
-                            "%d; ending without it\n",
+            fprintf(stderr,
+                    "gpufl: warning: the session was not written within %d s of signal "
+                    "%d; ending without it\n",
                     FLUSH_DEADLINE_S, sig);
     } else {
         gpufl_shutdown();
@@ -171,8 +172,7 @@ static void install_signal_flush(void)
     static const int signals[] = {SIGTERM, SIGINT};
     for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
         struct sigaction cur;
-        if (sigaction(signals[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
-            cur.sa_handler != SIG_DFL)
+        if (sigaction(signals[i], NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
             continue;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -185,8 +185,9 @@ static void install_signal_flush(void)
     }
     return;
 fail:
-    fprintf(stderr, "gpufl: warning: cannot watch SIGTERM/SIGINT (%s); a signal will end the "
-                    "program without writing the end of its session\n",
+    fprintf(stderr,
+            "gpufl: warning: cannot watch SIGTERM/SIGINT (%s); a signal will end the "
+            "program without writing the end of its session\n",
             strerror(errno));
 }
 

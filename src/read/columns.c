@@ -126,7 +126,7 @@ int gpufl__sort_order(const uint64_t *keys, size_t n, uint32_t **perm)
         return 0;
     size_t alen, blen;
     pair *a = (pair *)(void *)map_new(n * sizeof *a, &alen), *b = (pair *)(void *)map_new(n * sizeof *b, &blen);
-    size_t (*count)[256] = calloc(8, sizeof *count);
+    size_t(*count)[256] = calloc(8, sizeof *count);
     uint32_t *out = malloc(n * sizeof *out);
     if (!a || !b || !count || !out) {
         map_free((uint8_t *)a, alen);

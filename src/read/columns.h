@@ -31,7 +31,7 @@ typedef struct gpufl__table {
     size_t n, cap;
     gpufl__col *cols;
     unsigned ncols;
-    unsigned key;  /* the column rows are sorted by (a uint64_t column) */
+    unsigned key; /* the column rows are sorted by (a uint64_t column) */
 } gpufl__table;
 
 /* Adds a row. The caller then sets every column of it with gpufl__col_put
@@ -45,9 +45,8 @@ int gpufl__col_alloc(gpufl__table *t, gpufl__col *c) __attribute__((warn_unused_
 /* Sets row's value of c (size bytes at v; size is c->size, a constant at
  * the call so the store compiles to one move). Returns 0, or -1 when the
  * column had to be allocated and could not. */
-static inline __attribute__((always_inline)) int gpufl__col_put(gpufl__table *t, gpufl__col *c,
-                                                                size_t row, const void *v,
-                                                                size_t size)
+static inline __attribute__((always_inline)) int gpufl__col_put(gpufl__table *t, gpufl__col *c, size_t row,
+                                                                const void *v, size_t size)
 {
     if (__builtin_expect(c->data != NULL, 1)) {
         memcpy(c->data + row * size, v, size);
@@ -77,10 +76,7 @@ int gpufl__col_alloc_rows(gpufl__col *c, size_t n) __attribute__((warn_unused_re
 
 /* The values of column c: its data, or `zero` (at least n * size zero
  * bytes) when it was never allocated. */
-static inline const void *gpufl__col_values(const gpufl__col *c, const void *zero)
-{
-    return c->data ? c->data : zero;
-}
+static inline const void *gpufl__col_values(const gpufl__col *c, const void *zero) { return c->data ? c->data : zero; }
 
 /* Frees column c's values (it reads as all zero after). */
 void gpufl__col_free(gpufl__col *c);
@@ -90,7 +86,6 @@ void gpufl__table_free(gpufl__table *t);
 
 /* A permutation that sorts keys[0..n) stably, in *perm (malloc'd), or *perm
  * NULL when they are sorted already. 0 or GPUFL_ENOMEM. */
-int gpufl__sort_order(const uint64_t *keys, size_t n, uint32_t **perm)
-    __attribute__((warn_unused_result));
+int gpufl__sort_order(const uint64_t *keys, size_t n, uint32_t **perm) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_READ_COLUMNS_H */

@@ -54,8 +54,7 @@ static int resolve_input(gpufl__input *in, gpufl__session_files *f, char *err, s
     }
     snprintf(f->what, sizeof f->what, "%s", in->name);
     snprintf(f->read_files, sizeof f->read_files, "%s", base_name(in->name));
-    snprintf(f->read_why, sizeof f->read_why, "%s",
-             in->fd < 0 ? "bytes in memory" : "the file named, read alone");
+    snprintf(f->read_why, sizeof f->read_why, "%s", in->fd < 0 ? "bytes in memory" : "the file named, read alone");
     if (looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt")) || in->fd < 0) {
         f->gflt = looks_gflt(head, (size_t)r, ends_with(in->name, ".gflt"));
         f->in = *in;
@@ -200,8 +199,7 @@ static int resolve_directory(const char *dir, gpufl__session_files *f, char *err
         rc = channel_paths(dir, gpufl__channel_name(ch), &l);
     bool use_gflt = has_gflt;
     if (rc != 0) {
-        snprintf(err, err_len, "cannot list %s: %s", dir,
-                 rc == GPUFL_ENOMEM ? "out of memory" : strerror(errno));
+        snprintf(err, err_len, "cannot list %s: %s", dir, rc == GPUFL_ENOMEM ? "out of memory" : strerror(errno));
     } else if (has_gflt && l.n) {
         gpufl__source_choice c;
         gpufl__source_choose(gflt, (const char *const *)l.v, l.n, &c);
@@ -247,8 +245,7 @@ int gpufl__session_files_open(const char *path, gpufl__session_files *f, char *e
     memset(f, 0, sizeof *f);
     struct stat st;
     if (!path || stat(path, &st) != 0) {
-        snprintf(err, err_len, "cannot open %s: %s", path ? path : "(null)",
-                 path ? strerror(errno) : "no path");
+        snprintf(err, err_len, "cannot open %s: %s", path ? path : "(null)", path ? strerror(errno) : "no path");
         return path && errno != ENOENT ? GPUFL_EIO : GPUFL_ENOTFOUND;
     }
     int rc;
@@ -265,8 +262,8 @@ int gpufl__session_files_open(const char *path, gpufl__session_files *f, char *e
     return rc;
 }
 
-int gpufl__session_files_memory(const void *data, size_t n, const char *name,
-                                gpufl__session_files *f, char *err, size_t err_len)
+int gpufl__session_files_memory(const void *data, size_t n, const char *name, gpufl__session_files *f, char *err,
+                                size_t err_len)
 {
     memset(f, 0, sizeof *f);
     gpufl__input in;
@@ -285,12 +282,11 @@ static int open_files(gpufl__session_files *f, gpufl__event_source **out, char *
         f->has_input = false; /* memory: nothing to close */
         rc = gpufl__ndjson_source_open(NULL, 0, &f->in, f->what, out, err, err_len);
     } else {
-        rc = gpufl__ndjson_source_open((const char *const *)f->paths, f->npaths, NULL, f->what, out,
-                                       err, err_len);
+        rc = gpufl__ndjson_source_open((const char *const *)f->paths, f->npaths, NULL, f->what, out, err, err_len);
     }
     if (rc == 0) {
-        snprintf((*out)->read_files, sizeof (*out)->read_files, "%s", f->read_files);
-        snprintf((*out)->read_why, sizeof (*out)->read_why, "%s", f->read_why);
+        snprintf((*out)->read_files, sizeof(*out)->read_files, "%s", f->read_files);
+        snprintf((*out)->read_why, sizeof(*out)->read_why, "%s", f->read_why);
         (*out)->copies = f->copies ? f->copies : 1;
     }
     gpufl__session_files_free(f);
@@ -305,8 +301,8 @@ int gpufl__source_open(const char *path, gpufl__event_source **out, char *err, s
     return rc ? rc : open_files(&f, out, err, err_len);
 }
 
-int gpufl__source_open_memory(const void *data, size_t n, const char *name,
-                              gpufl__event_source **out, char *err, size_t err_len)
+int gpufl__source_open_memory(const void *data, size_t n, const char *name, gpufl__event_source **out, char *err,
+                              size_t err_len)
 {
     *out = NULL;
     gpufl__session_files f;

@@ -54,7 +54,7 @@ struct gpufl__event_source {
      * gpufl__session_files). */
     char read_files[1024];
     char read_why[512];
-    uint32_t copies;          /* 2: the directory held the session twice */
+    uint32_t copies; /* 2: the directory held the session twice */
 };
 
 /* Opens a session directory, an NDJSON log or a .gflt file (told apart by
@@ -65,14 +65,10 @@ int gpufl__source_open(const char *path, gpufl__event_source **out, char *err, s
 
 /* The same over bytes in memory (one NDJSON log or one .gflt file); data
  * must outlive the source. name is used in messages. */
-int gpufl__source_open_memory(const void *data, size_t n, const char *name,
-                              gpufl__event_source **out, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__source_open_memory(const void *data, size_t n, const char *name, gpufl__event_source **out, char *err,
+                              size_t err_len) __attribute__((warn_unused_result));
 
-static inline int gpufl__source_next(gpufl__event_source *s, const gfl_event **ev)
-{
-    return s->next(s, ev);
-}
+static inline int gpufl__source_next(gpufl__event_source *s, const gfl_event **ev) { return s->next(s, ev); }
 
 static inline void gpufl__source_close(gpufl__event_source *s)
 {
@@ -89,29 +85,28 @@ static inline void gpufl__source_close(gpufl__event_source *s)
  * in memory (in, with no paths). */
 typedef struct gpufl__session_files {
     bool gflt;
-    bool has_input;     /* in is open */
+    bool has_input; /* in is open */
     gpufl__input in;
     char **paths;
     size_t npaths;
-    char what[4096];    /* what was opened, for messages */
+    char what[4096]; /* what was opened, for messages */
     /* For people: the files read (names within the session directory),
      * and why those: a directory written with log_format both holds the
      * session twice, and the copy that holds more is read
      * (read/source_choice.h). */
     char read_files[1024];
     char read_why[512];
-    uint32_t copies;    /* 2: a directory with both trace.gflt and NDJSON logs */
+    uint32_t copies; /* 2: a directory with both trace.gflt and NDJSON logs */
 } gpufl__session_files;
 
 /* Finds the files of path (a directory, a log, a .gflt file). Returns 0,
  * or a negative gpufl_err with a message in err (f then holds nothing). */
-int gpufl__session_files_open(const char *path, gpufl__session_files *f, char *err,
-                              size_t err_len) __attribute__((warn_unused_result));
+int gpufl__session_files_open(const char *path, gpufl__session_files *f, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* The same for bytes in memory (which must outlive f). */
-int gpufl__session_files_memory(const void *data, size_t n, const char *name,
-                                gpufl__session_files *f, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__session_files_memory(const void *data, size_t n, const char *name, gpufl__session_files *f, char *err,
+                                size_t err_len) __attribute__((warn_unused_result));
 
 /* Frees the paths and closes the input if still open (f->has_input). */
 void gpufl__session_files_free(gpufl__session_files *f);
@@ -120,12 +115,11 @@ void gpufl__session_files_free(gpufl__session_files *f);
 
 /* NDJSON: the files in order (taking paths' strings as copies), or, with
  * npaths 0, the one input `mem`. */
-int gpufl__ndjson_source_open(const char *const *paths, size_t npaths, struct gpufl__input *mem,
-                              const char *what, gpufl__event_source **out, char *err,
-                              size_t err_len) __attribute__((warn_unused_result));
+int gpufl__ndjson_source_open(const char *const *paths, size_t npaths, struct gpufl__input *mem, const char *what,
+                              gpufl__event_source **out, char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* .gflt: takes over `in` (closed on failure too). */
-int gpufl__gflt_source_open(struct gpufl__input *in, gpufl__event_source **out, char *err,
-                            size_t err_len) __attribute__((warn_unused_result));
+int gpufl__gflt_source_open(struct gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_READ_EVENT_SOURCE_H */

@@ -32,9 +32,9 @@
 enum { FILLED_CHUNK, FILLED_END, FILLED_ERROR };
 
 typedef struct slot {
-    int filled;                /* FILLED_* */
-    int rc;                    /* FILLED_ERROR: the error */
-    uint64_t torn;             /* FILLED_END: bytes of a torn tail */
+    int filled;    /* FILLED_* */
+    int rc;        /* FILLED_ERROR: the error */
+    uint64_t torn; /* FILLED_END: bytes of a torn tail */
     char err[768];
     gpufl__gflt_item item;
     gpufl__bytebuf raw;
@@ -45,9 +45,9 @@ struct gpufl__gflt_chunks {
     gpufl__input *in;
     /* producer state */
     uint64_t off;
-    uint32_t nstrings;         /* strings defined so far: event string ids are below */
-    bool finished;             /* produced the end or an error */
-    bool defer;                /* events chunks are listed, not read */
+    uint32_t nstrings; /* strings defined so far: event string ids are below */
+    bool finished;     /* produced the end or an error */
+    bool defer;        /* events chunks are listed, not read */
     gpufl__bytebuf stored;
     ZSTD_DCtx *zstd;
     slot slots[SLOTS];
@@ -57,14 +57,13 @@ struct gpufl__gflt_chunks {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     unsigned head, count;
-    bool holding;              /* the caller holds slots[head] */
+    bool holding; /* the caller holds slots[head] */
     bool stop;
 };
 
 /* ---- producing one slot -------------------------------------------------- */
 
-static int fail(gpufl__gflt_chunks *c, slot *s, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static int fail(gpufl__gflt_chunks *c, slot *s, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int fail(gpufl__gflt_chunks *c, slot *s, int rc, const char *fmt, ...)
 {
     va_list ap;
@@ -103,26 +102,22 @@ static bool zero_tail(gpufl__gflt_chunks *c, uint64_t off)
     return true;
 }
 
-static int read_exact_in(gpufl__input *in, uint64_t off, void *buf, size_t n, char *err,
-                         size_t err_len)
+static int read_exact_in(gpufl__input *in, uint64_t off, void *buf, size_t n, char *err, size_t err_len)
 {
     ssize_t r = gpufl__input_read(in, off, buf, n);
     if (r < 0) {
-        snprintf(err, err_len, "%s: read error at offset %" PRIu64 ": %s", in->name, off,
-                 strerror(errno));
+        snprintf(err, err_len, "%s: read error at offset %" PRIu64 ": %s", in->name, off, strerror(errno));
         return GPUFL_EIO;
     }
     if ((size_t)r != n) {
-        snprintf(err, err_len, "%s: the file was cut short while being read (offset %" PRIu64 ")",
-                 in->name, off);
+        snprintf(err, err_len, "%s: the file was cut short while being read (offset %" PRIu64 ")", in->name, off);
         return GPUFL_EIO;
     }
     return 0;
 }
 
-int gpufl__gflt_chunk_payload(gpufl__input *in, uint64_t off, const gpufl__gflt_chunk_header *h,
-                              gpufl__bytebuf *raw, gpufl__bytebuf *stored, ZSTD_DCtx **zstd,
-                              char *err, size_t err_len)
+int gpufl__gflt_chunk_payload(gpufl__input *in, uint64_t off, const gpufl__gflt_chunk_header *h, gpufl__bytebuf *raw,
+                              gpufl__bytebuf *stored, ZSTD_DCtx **zstd, char *err, size_t err_len)
 {
     bool compressed = h->flags & GFLT_FLAG_ZSTD;
     gpufl__bytebuf *dst = compressed ? stored : raw;
@@ -136,15 +131,13 @@ int gpufl__gflt_chunk_payload(gpufl__input *in, uint64_t off, const gpufl__gflt_
         return rc;
     dst->len = h->stored_len;
     if (gpufl__crc32c(0, dst->p, h->stored_len) != h->payload_crc) {
-        snprintf(err, err_len, "%s: damaged chunk at offset %" PRIu64 " (checksum mismatch)",
-                 in->name, off);
+        snprintf(err, err_len, "%s: damaged chunk at offset %" PRIu64 " (checksum mismatch)", in->name, off);
         return GPUFL_ECORRUPT;
     }
     if (!compressed)
         return 0;
     raw->len = 0;
-    if (gpufl__bytebuf_reserve(raw, h->raw_len ? h->raw_len : 1) != 0 ||
-        (!*zstd && !(*zstd = ZSTD_createDCtx()))) {
+    if (gpufl__bytebuf_reserve(raw, h->raw_len ? h->raw_len : 1) != 0 || (!*zstd && !(*zstd = ZSTD_createDCtx()))) {
         snprintf(err, err_len, "%s: out of memory for a chunk of %u bytes", in->name, h->raw_len);
         return GPUFL_ENOMEM;
     }
@@ -180,22 +173,18 @@ static int load(gpufl__gflt_chunks *c, slot *s, gpufl__gflt_chunk_header *h)
             end_of_input(c, s, left);
             return 1;
         }
-        return fail(c, s, GPUFL_ECORRUPT,
-                    "damaged chunk header at offset %" PRIu64 " (checksum mismatch)", c->off);
+        return fail(c, s, GPUFL_ECORRUPT, "damaged chunk header at offset %" PRIu64 " (checksum mismatch)", c->off);
     }
     if (h->stored_len > left - sizeof hb) {
         end_of_input(c, s, left); /* cut inside its payload: the torn tail of a killed writer */
         return 1;
     }
-    if (h->stored_len > GFLT_MAX_CHUNK_BYTES || h->raw_len > GFLT_MAX_CHUNK_BYTES ||
-        (h->flags & ~GFLT_FLAGS_KNOWN) ||
+    if (h->stored_len > GFLT_MAX_CHUNK_BYTES || h->raw_len > GFLT_MAX_CHUNK_BYTES || (h->flags & ~GFLT_FLAGS_KNOWN) ||
         (!(h->flags & GFLT_FLAG_ZSTD) && h->raw_len != h->stored_len))
-        return fail(c, s, GPUFL_ECORRUPT, "chunk at offset %" PRIu64 " has impossible sizes or flags",
-                    c->off);
+        return fail(c, s, GPUFL_ECORRUPT, "chunk at offset %" PRIu64 " has impossible sizes or flags", c->off);
     if (c->defer && h->type == GFLT_CHUNK_EVENTS)
         return 0;
-    rc = gpufl__gflt_chunk_payload(c->in, c->off, h, &s->raw, &c->stored, &c->zstd, s->err,
-                                   sizeof s->err);
+    rc = gpufl__gflt_chunk_payload(c->in, c->off, h, &s->raw, &c->stored, &c->zstd, s->err, sizeof s->err);
     if (rc != 0) {
         s->filled = FILLED_ERROR;
         s->rc = rc;
@@ -211,8 +200,7 @@ static void produce(gpufl__gflt_chunks *c, slot *s)
     if (load(c, s, &h) != 0)
         return;
     s->filled = FILLED_CHUNK;
-    s->item = (gpufl__gflt_item){.type = h.type, .offset = c->off, .payload = s->raw.p,
-                                 .len = s->raw.len};
+    s->item = (gpufl__gflt_item){.type = h.type, .offset = c->off, .payload = s->raw.p, .len = s->raw.len};
     uint64_t at = c->off;
     c->off += GFLT_CHUNK_HEADER_SIZE + h.stored_len;
     if (c->defer && h.type == GFLT_CHUNK_EVENTS) {
@@ -226,15 +214,14 @@ static void produce(gpufl__gflt_chunks *c, slot *s)
          * caller reads the strings themselves */
         const uint8_t *p = s->raw.p, *end = p + s->raw.len;
         uint64_t first, count;
-        if (gpufl__get_varint(&p, end, &first) || gpufl__get_varint(&p, end, &count) ||
-            first != c->nstrings || count > GFLT_MAX_STRINGS - c->nstrings)
+        if (gpufl__get_varint(&p, end, &first) || gpufl__get_varint(&p, end, &count) || first != c->nstrings ||
+            count > GFLT_MAX_STRINGS - c->nstrings)
             fail(c, s, GPUFL_ECORRUPT, "strings chunk at offset %" PRIu64 " is damaged", at);
         else
             c->nstrings += (uint32_t)count;
     } else if (h.type == GFLT_CHUNK_EVENTS) {
         const char *why;
-        int rc = gpufl__gflt_decode_events(&s->dec, s->raw.p, s->raw.len, c->nstrings,
-                                           &s->item.skipped_events, &why);
+        int rc = gpufl__gflt_decode_events(&s->dec, s->raw.p, s->raw.len, c->nstrings, &s->item.skipped_events, &why);
         if (rc == GPUFL_ENOMEM)
             fail(c, s, rc, "out of memory decoding the chunk at offset %" PRIu64, at);
         else if (rc != 0)
@@ -268,8 +255,7 @@ static void *read_ahead(void *arg)
     return NULL;
 }
 
-int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, gpufl__input *in, uint64_t first,
-                            bool defer_events)
+int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, gpufl__input *in, uint64_t first, bool defer_events)
 {
     gpufl__gflt_chunks *c = calloc(1, sizeof *c);
     if (!c)
@@ -306,8 +292,8 @@ static int take(slot *s, const gpufl__gflt_item **item, uint64_t *torn, char *er
     return 1;
 }
 
-int gpufl__gflt_chunks_next(gpufl__gflt_chunks *c, const gpufl__gflt_item **item, uint64_t *torn,
-                            char *err, size_t err_len)
+int gpufl__gflt_chunks_next(gpufl__gflt_chunks *c, const gpufl__gflt_item **item, uint64_t *torn, char *err,
+                            size_t err_len)
 {
     *torn = 0;
     if (!c->threaded) {

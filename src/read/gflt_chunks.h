@@ -29,9 +29,9 @@
 struct gpufl__input;
 
 typedef struct gpufl__gflt_item {
-    uint8_t type;            /* the chunk type (GFLT_CHUNK_*) */
-    uint64_t offset;         /* of the chunk in the file */
-    const uint8_t *payload;  /* decompressed payload (every chunk but events) */
+    uint8_t type;           /* the chunk type (GFLT_CHUNK_*) */
+    uint64_t offset;        /* of the chunk in the file */
+    const uint8_t *payload; /* decompressed payload (every chunk but events) */
     size_t len;
     const gfl_event *events; /* events chunks: the decoded events */
     size_t nevents;
@@ -40,7 +40,7 @@ typedef struct gpufl__gflt_item {
      * neither payload nor events, only what it takes to read them later. */
     bool deferred;
     gpufl__gflt_chunk_header header; /* its checked header */
-    uint32_t nstrings;       /* strings defined before it: its string ids are below */
+    uint32_t nstrings;               /* strings defined before it: its string ids are below */
 } gpufl__gflt_item;
 
 typedef struct gpufl__gflt_chunks gpufl__gflt_chunks;
@@ -50,24 +50,23 @@ typedef struct gpufl__gflt_chunks gpufl__gflt_chunks;
  * out unread (item.deferred), for gpufl__gflt_chunk_payload on other
  * threads, and everything happens on the caller's thread. Returns 0 or
  * GPUFL_ENOMEM. */
-int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, struct gpufl__input *in, uint64_t first,
-                            bool defer_events) __attribute__((warn_unused_result));
+int gpufl__gflt_chunks_open(gpufl__gflt_chunks **out, struct gpufl__input *in, uint64_t first, bool defer_events)
+    __attribute__((warn_unused_result));
 
 /* The payload of the chunk at offset, whose header h was checked, into raw:
  * read, checksummed and decompressed (stored: scratch for the compressed
  * bytes; *zstd: a context made on first use, for the caller to free).
  * Returns 0, or a negative gpufl_err with a message naming the file and
  * the offset in err. Any thread; in is only read (pread). */
-int gpufl__gflt_chunk_payload(struct gpufl__input *in, uint64_t offset,
-                              const gpufl__gflt_chunk_header *h, gpufl__bytebuf *raw,
-                              gpufl__bytebuf *stored, ZSTD_DCtx **zstd, char *err, size_t err_len)
+int gpufl__gflt_chunk_payload(struct gpufl__input *in, uint64_t offset, const gpufl__gflt_chunk_header *h,
+                              gpufl__bytebuf *raw, gpufl__bytebuf *stored, ZSTD_DCtx **zstd, char *err, size_t err_len)
     __attribute__((warn_unused_result));
 
 /* The next chunk in *item (valid until the next call): returns 1; 0 at the
  * end, with *torn the bytes of a torn last chunk; or a negative gpufl_err
  * with a message naming the file and the chunk's offset in err. */
-int gpufl__gflt_chunks_next(gpufl__gflt_chunks *c, const gpufl__gflt_item **item, uint64_t *torn,
-                            char *err, size_t err_len);
+int gpufl__gflt_chunks_next(gpufl__gflt_chunks *c, const gpufl__gflt_item **item, uint64_t *torn, char *err,
+                            size_t err_len);
 
 void gpufl__gflt_chunks_close(gpufl__gflt_chunks *c);
 

@@ -39,10 +39,7 @@ static int take_column(cursor *c, cursor *col)
     return 0;
 }
 
-static bool fits(uint64_t v, unsigned size)
-{
-    return size >= 8 || v < (1ull << (8 * size));
-}
+static bool fits(uint64_t v, unsigned size) { return size >= 8 || v < (1ull << (8 * size)); }
 
 static bool fits_signed(int64_t v, unsigned size)
 {
@@ -57,8 +54,16 @@ static void store(gfl_event *ev, const gpufl__gflt_field *f, uint64_t v)
     uint8_t *p = (uint8_t *)ev + f->off;
     switch (f->size) {
     case 1: *p = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case 2: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case 4: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
     default: memcpy(p, &v, 8); break;
     }
 }
@@ -82,11 +87,11 @@ static int read_bitmap(cursor *col, uint8_t *bits, size_t n)
  * time, all columns of a block before the next block, so the events being
  * filled stay in the cache however large the chunk. */
 typedef struct column_state {
-    cursor col, durs;  /* durs: the second column of a SPAN */
-    uint64_t prev;     /* DELTA: the previous value; SPAN: the previous start */
+    cursor col, durs;       /* durs: the second column of a SPAN */
+    uint64_t prev;          /* DELTA: the previous value; SPAN: the previous start */
     const uint8_t *present; /* OPT: per event, nonzero when in the column */
     const uint8_t *skip;    /* PRED: per event, 1 when predicted (not in the column) */
-    bool active;       /* the writer wrote this column */
+    bool active;            /* the writer wrote this column */
 } column_state;
 
 #define BLOCK 256
@@ -95,8 +100,8 @@ typedef struct column_state {
  * the per-value work is a varint read, an add and one store. */
 static inline __attribute__((always_inline)) int column_loop(const gpufl__gflt_field *f, gfl_event *evs,
                                                              const uint32_t *idx, size_t i0, size_t i1,
-                                                             column_state *st, uint32_t nstrings,
-                                                             unsigned codec, unsigned size)
+                                                             column_state *st, uint32_t nstrings, unsigned codec,
+                                                             unsigned size)
 {
     const uint8_t *present = st->present, *skip = st->skip;
     uint64_t prev = st->prev;
@@ -119,17 +124,13 @@ static inline __attribute__((always_inline)) int column_loop(const gpufl__gflt_f
             v = prev + (uint64_t)gpufl__unzigzag(raw);
             prev = v;
             break;
-        case GFLT_REF:
-            v = gpufl__gflt_get_at(ev, f->aux, 8) + (uint64_t)gpufl__unzigzag(raw);
-            break;
+        case GFLT_REF: v = gpufl__gflt_get_at(ev, f->aux, 8) + (uint64_t)gpufl__unzigzag(raw); break;
         case GFLT_STR:
             if (raw >= nstrings)
                 return -1;
             v = raw;
             break;
-        default:
-            v = raw;
-            break;
+        default: v = raw; break;
         }
         if (codec != GFLT_SVAR && !fits(v, size))
             return -1;
@@ -139,8 +140,16 @@ static inline __attribute__((always_inline)) int column_loop(const gpufl__gflt_f
         uint8_t *p = (uint8_t *)ev + f->off;
         switch (size) {
         case 1: *p = (uint8_t)v; break;
-        case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-        case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+        case 2: {
+            uint16_t x = (uint16_t)v;
+            memcpy(p, &x, 2);
+            break;
+        }
+        case 4: {
+            uint32_t x = (uint32_t)v;
+            memcpy(p, &x, 4);
+            break;
+        }
         default: memcpy(p, &v, 8); break;
         }
     }
@@ -148,11 +157,11 @@ static inline __attribute__((always_inline)) int column_loop(const gpufl__gflt_f
     return 0;
 }
 
-static int value_block(const gpufl__gflt_field *f, gfl_event *evs, const uint32_t *idx, size_t i0,
-                       size_t i1, column_state *st, uint32_t nstrings)
+static int value_block(const gpufl__gflt_field *f, gfl_event *evs, const uint32_t *idx, size_t i0, size_t i1,
+                       column_state *st, uint32_t nstrings)
 {
-#define CASE(codec, size)                                                                          \
-    case codec * 16 + size:                                                                        \
+#define CASE(codec, size)                                                                                              \
+    case codec * 16 + size:                                                                                            \
         return column_loop(f, evs, idx, i0, i1, st, nstrings, codec, size);
 #define SIZES(codec) CASE(codec, 1) CASE(codec, 2) CASE(codec, 4) CASE(codec, 8)
     switch (f->codec * 16 + f->size) {
@@ -169,8 +178,8 @@ static int value_block(const gpufl__gflt_field *f, gfl_event *evs, const uint32_
 
 /* A SPAN's start (against the previous end on the same device and stream)
  * and end, for events [i0, i1). */
-static int span_block(gpufl__gflt_decoder *d, const gpufl__gflt_field *f, gfl_event *evs,
-                      const uint32_t *idx, size_t i0, size_t i1, column_state *st)
+static int span_block(gpufl__gflt_decoder *d, const gpufl__gflt_field *f, gfl_event *evs, const uint32_t *idx,
+                      size_t i0, size_t i1, column_state *st)
 {
     gpufl__gflt_field end = {f->aux, 8, 0, 0, 0, 0};
     for (size_t i = i0; i < i1; i++) {
@@ -181,8 +190,7 @@ static int span_block(gpufl__gflt_decoder *d, const gpufl__gflt_field *f, gfl_ev
             return -1;
         uint64_t key = (uint64_t)ev->h.device << 32 | gpufl__gflt_get_at(ev, f->aux2, 4);
         uint32_t j;
-        uint64_t pred = gpufl__idmap_get(&d->streams, key, &j) ? gpufl__gflt_get(&evs[idx[j]], &end)
-                                                               : st->prev;
+        uint64_t pred = gpufl__idmap_get(&d->streams, key, &j) ? gpufl__gflt_get(&evs[idx[j]], &end) : st->prev;
         uint64_t start = pred + (uint64_t)gpufl__unzigzag(a);
         store(ev, f, start);
         store(ev, &end, start + (uint64_t)gpufl__unzigzag(b));
@@ -195,8 +203,8 @@ static int span_block(gpufl__gflt_decoder *d, const gpufl__gflt_field *f, gfl_ev
 
 /* PRED hits take their predicted fields from the last earlier event with
  * the same key. */
-static int apply_predictions(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, gfl_event *evs,
-                             const uint32_t *idx, size_t n)
+static int apply_predictions(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, gfl_event *evs, const uint32_t *idx,
+                             size_t n)
 {
     gpufl__idmap_clear(&d->keys);
     for (size_t i = 0; i < n; i++) {
@@ -219,8 +227,8 @@ static int apply_predictions(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l
 
 /* Finds the section's columns and reads their bitmaps. present is scratch
  * of n bytes per field. */
-static int open_columns(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, size_t n, cursor sec,
-                        uint8_t *present, column_state *st, bool *predicted)
+static int open_columns(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, size_t n, cursor sec, uint8_t *present,
+                        column_state *st, bool *predicted)
 {
     *predicted = false;
     for (unsigned k = 0; k < l->nfields; k++) {
@@ -253,8 +261,8 @@ static int open_columns(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, siz
     return 0;
 }
 
-static int decode_section(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, const uint32_t *idx,
-                          size_t n, cursor sec, uint32_t nstrings)
+static int decode_section(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l, const uint32_t *idx, size_t n,
+                          cursor sec, uint32_t nstrings)
 {
     column_state st[GFLT_MAX_FIELDS];
     bool predicted;
@@ -308,8 +316,8 @@ static int reserve(gpufl__gflt_decoder *d, size_t n)
     return 0;
 }
 
-int gpufl__gflt_decode_events(gpufl__gflt_decoder *d, const uint8_t *payload, size_t len,
-                              uint32_t nstrings, uint64_t *skipped, const char **why)
+int gpufl__gflt_decode_events(gpufl__gflt_decoder *d, const uint8_t *payload, size_t len, uint32_t nstrings,
+                              uint64_t *skipped, const char **why)
 {
     cursor c = {payload, payload + len};
     uint64_t n64;
@@ -317,8 +325,7 @@ int gpufl__gflt_decode_events(gpufl__gflt_decoder *d, const uint8_t *payload, si
     *skipped = 0;
     *why = "the events chunk is damaged";
     /* every event takes at least its type byte */
-    if (gpufl__get_varint(&c.p, c.end, &n64) != 0 || n64 > (uint64_t)(c.end - c.p) ||
-        n64 > GFLT_MAX_CHUNK_EVENTS)
+    if (gpufl__get_varint(&c.p, c.end, &n64) != 0 || n64 > (uint64_t)(c.end - c.p) || n64 > GFLT_MAX_CHUNK_EVENTS)
         return GPUFL_ECORRUPT;
     size_t n = (size_t)n64;
     if (reserve(d, n ? n : 1) != 0)

@@ -44,9 +44,9 @@ typedef struct scratch {
 } scratch;
 
 typedef struct part {
-    size_t first, n;        /* chunks [first, first + n) of the list */
+    size_t first, n; /* chunks [first, first + n) of the list */
     gpufl__segment seg;
-    uint64_t skipped;       /* events of types this build does not know */
+    uint64_t skipped; /* events of types this build does not know */
     int rc;
     char err[1024];
 } part;
@@ -55,27 +55,26 @@ typedef struct load {
     gpufl__input *in;
     const gpufl__gflt_events_chunk *chunks;
     part *parts;
-    scratch *scratch;       /* one per worker */
+    scratch *scratch; /* one per worker */
 } load;
 
 /* Reads, checks and decodes chunk c into p's segment. 0 or < 0 with p->err. */
 static int read_chunk(load *l, part *p, scratch *s, const gpufl__gflt_events_chunk *c)
 {
-    int rc = gpufl__gflt_chunk_payload(l->in, c->offset, &c->header, &s->raw, &s->stored, &s->zstd,
-                                       p->err, sizeof p->err);
+    int rc =
+        gpufl__gflt_chunk_payload(l->in, c->offset, &c->header, &s->raw, &s->stored, &s->zstd, p->err, sizeof p->err);
     if (rc != 0)
         return rc;
     uint64_t skipped = 0;
     const char *why = "";
     rc = gpufl__gflt_decode_events(&s->dec, s->raw.p, s->raw.len, c->nstrings, &skipped, &why);
     if (rc == GPUFL_ENOMEM) {
-        snprintf(p->err, sizeof p->err, "%s: out of memory decoding the chunk at offset %" PRIu64,
-                 l->in->name, c->offset);
+        snprintf(p->err, sizeof p->err, "%s: out of memory decoding the chunk at offset %" PRIu64, l->in->name,
+                 c->offset);
         return rc;
     }
     if (rc != 0) {
-        snprintf(p->err, sizeof p->err, "%s: events chunk at offset %" PRIu64 ": %s", l->in->name,
-                 c->offset, why);
+        snprintf(p->err, sizeof p->err, "%s: events chunk at offset %" PRIu64 ": %s", l->in->name, c->offset, why);
         return rc;
     }
     p->skipped += skipped;
@@ -150,8 +149,7 @@ static void free_load(load *l, size_t nparts, unsigned nthreads)
     free_scratch(l, nthreads);
 }
 
-int gpufl__gflt_load(gpufl__input *in, unsigned nthreads, gpufl_trace **out, char *err,
-                     size_t err_len)
+int gpufl__gflt_load(gpufl__input *in, unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
 {
     *out = NULL;
     if (err_len)

@@ -29,14 +29,14 @@ typedef struct gflt_source {
     gpufl__input in;
     uint64_t header_size;
     bool done;
-    int failed;               /* the error next() keeps returning */
+    int failed; /* the error next() keeps returning */
     gpufl__strtab strings;
     gpufl__gflt_chunks *chunks;
-    const gfl_event *evs;     /* the events chunk being handed out */
+    const gfl_event *evs; /* the events chunk being handed out */
     size_t n, pos;
-    char *meta_text;          /* the identity strings, back to back */
+    char *meta_text; /* the identity strings, back to back */
     char *stop_detail;
-    bool scan;                /* opened for gpufl__gflt_source_scan */
+    bool scan;                        /* opened for gpufl__gflt_source_scan */
     gpufl__gflt_events_chunk *listed; /* scan: the events chunks so far */
     size_t nlisted, listed_cap;
 } gflt_source;
@@ -83,8 +83,7 @@ static int meta_chunk(gflt_source *s, cursor c)
     uint64_t version, start, wall, pid;
     const char *str[4];
     size_t len[4], total = 0;
-    if (get_u64(&c, &version) || get_u64(&c, &start) || get_u64(&c, &wall) || get_u64(&c, &pid) ||
-        version > UINT32_MAX)
+    if (get_u64(&c, &version) || get_u64(&c, &start) || get_u64(&c, &wall) || get_u64(&c, &pid) || version > UINT32_MAX)
         return -1;
     for (int i = 0; i < 4; i++) {
         if (get_str(&c, &str[i], &len[i]) != 0)
@@ -114,8 +113,7 @@ static int meta_chunk(gflt_source *s, cursor c)
 static int strings_chunk(gflt_source *s, cursor c)
 {
     uint64_t first, count;
-    if (get_u64(&c, &first) || get_u64(&c, &count) || first != s->strings.n ||
-        count > GFLT_MAX_STRINGS - s->strings.n)
+    if (get_u64(&c, &first) || get_u64(&c, &count) || first != s->strings.n || count > GFLT_MAX_STRINGS - s->strings.n)
         return -1;
     for (uint64_t i = 0; i < count; i++) {
         const char *str;
@@ -133,8 +131,7 @@ static int stop_chunk(gflt_source *s, cursor c)
     uint64_t ts, reason;
     const char *detail;
     size_t n;
-    if (get_u64(&c, &ts) || get_u64(&c, &reason) || get_str(&c, &detail, &n) || reason == 0 ||
-        reason > UINT32_MAX)
+    if (get_u64(&c, &ts) || get_u64(&c, &reason) || get_str(&c, &detail, &n) || reason == 0 || reason > UINT32_MAX)
         return -1;
     if (s->base.meta.stop_reason)
         return 0;
@@ -221,8 +218,7 @@ static int next_chunk(gflt_source *s)
     if (it->deferred) {
         /* a listed events chunk: no payload (it is read later) */
         if (list_chunk(s, it) != 0)
-            return fail(s, GPUFL_ENOMEM, "out of memory reading the chunk at offset %" PRIu64,
-                        it->offset);
+            return fail(s, GPUFL_ENOMEM, "out of memory reading the chunk at offset %" PRIu64, it->offset);
         return 0;
     }
     cursor c = {it->payload, it->payload + it->len};
@@ -247,8 +243,7 @@ static int next_chunk(gflt_source *s)
     if (rc == GPUFL_ENOMEM)
         return fail(s, rc, "out of memory reading the chunk at offset %" PRIu64, it->offset);
     if (rc != 0)
-        return fail(s, GPUFL_ECORRUPT, "chunk at offset %" PRIu64 " (type %u) is damaged",
-                    it->offset, it->type);
+        return fail(s, GPUFL_ECORRUPT, "chunk at offset %" PRIu64 " (type %u) is damaged", it->offset, it->type);
     return 0;
 }
 
@@ -302,8 +297,7 @@ static int file_header(gflt_source *s)
     if (gpufl__rd32(h + 12) != gpufl__crc32c(0, h, 12))
         return fail(s, GPUFL_ECORRUPT, "damaged file header (checksum mismatch)");
     if (version > GFLT_VERSION || version == 0)
-        return fail(s, GPUFL_EUNSUPPORTED,
-                    "written in .gflt version %u; this gpufl reads version %u (upgrade gpufl)",
+        return fail(s, GPUFL_EUNSUPPORTED, "written in .gflt version %u; this gpufl reads version %u (upgrade gpufl)",
                     version, GFLT_VERSION);
     if (size < sizeof h || size > s->in.size)
         return fail(s, GPUFL_ECORRUPT, "impossible file header size %u", size);
@@ -312,8 +306,7 @@ static int file_header(gflt_source *s)
     return 0;
 }
 
-static int open_source(gpufl__input *in, bool scan, gpufl__event_source **out, char *err,
-                       size_t err_len)
+static int open_source(gpufl__input *in, bool scan, gpufl__event_source **out, char *err, size_t err_len)
 {
     *out = NULL;
     gflt_source *s = calloc(1, sizeof *s);
@@ -353,8 +346,7 @@ int gpufl__gflt_source_open(gpufl__input *in, gpufl__event_source **out, char *e
     return open_source(in, false, out, err, err_len);
 }
 
-int gpufl__gflt_source_open_scan(gpufl__input *in, gpufl__event_source **out, char *err,
-                                 size_t err_len)
+int gpufl__gflt_source_open_scan(gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
 {
     return open_source(in, true, out, err, err_len);
 }
@@ -374,10 +366,7 @@ int gpufl__gflt_source_scan(gpufl__event_source *base, gpufl__gflt_events_chunk 
     return rc;
 }
 
-gpufl__input *gpufl__gflt_source_input(gpufl__event_source *base)
-{
-    return &((gflt_source *)base)->in;
-}
+gpufl__input *gpufl__gflt_source_input(gpufl__event_source *base) { return &((gflt_source *)base)->in; }
 
 void gpufl__gflt_source_take_strings(gpufl__event_source *base, gpufl__strtab *out)
 {

@@ -28,8 +28,8 @@ typedef struct gpufl__gflt_events_chunk {
 
 /* Opens in as gpufl__gflt_source_open() does (file header, meta chunk), for
  * gpufl__gflt_source_scan() rather than next(). Takes over in. */
-int gpufl__gflt_source_open_scan(struct gpufl__input *in, gpufl__event_source **out, char *err,
-                                 size_t err_len) __attribute__((warn_unused_result));
+int gpufl__gflt_source_open_scan(struct gpufl__input *in, gpufl__event_source **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Reads every chunk after the meta chunk but the events chunks' payloads.
  * Returns 0 at the end (a torn tail counted in skipped_bytes), or a

@@ -17,10 +17,10 @@
 #include <sys/types.h>
 
 typedef struct gpufl__input {
-    int fd;              /* -1 for memory */
+    int fd; /* -1 for memory */
     const uint8_t *mem;
-    uint64_t size;       /* at open */
-    char name[4096];     /* for messages: the path, or what the memory is */
+    uint64_t size;   /* at open */
+    char name[4096]; /* for messages: the path, or what the memory is */
 } gpufl__input;
 
 /* Opens path for reading; only a regular file (core/regular_file.h: a FIFO

@@ -102,8 +102,7 @@ static const char *scan_value(const char *p, const char *end, gpufl__jfield *f, 
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         const char *q = p + 1;
-        while (q < end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E' ||
-                           *q == '+' || *q == '-'))
+        while (q < end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E' || *q == '+' || *q == '-'))
             q++;
         f->kind = GFL_J_NUMBER;
         f->val = p;
@@ -137,8 +136,7 @@ static const char *scan_value(const char *p, const char *end, gpufl__jfield *f, 
     return NULL;
 }
 
-int gpufl__json_fields(const char *line, size_t n, gpufl__jfield *out, int max, const char **why,
-                       size_t *at)
+int gpufl__json_fields(const char *line, size_t n, gpufl__jfield *out, int max, const char **why, size_t *at)
 {
     const char *p = skip_ws(line, line + n), *end = line + n;
     int count = 0;
@@ -292,8 +290,7 @@ long gpufl__json_unescape(const char *s, size_t n, char *out)
             o = put_utf8(o, (unsigned long)cp);
             break;
         }
-        default:
-            return -1;
+        default: return -1;
         }
     }
     return (long)(o - out);

@@ -31,8 +31,8 @@ typedef struct gpufl__jfield {
     const char *key;
     const char *val; /* strings: without the quotes, escapes not decoded; others: the text */
     uint32_t key_len, val_len;
-    uint8_t kind;    /* gpufl__jkind */
-    bool escaped;    /* a string value holds a backslash escape */
+    uint8_t kind; /* gpufl__jkind */
+    bool escaped; /* a string value holds a backslash escape */
     bool key_escaped;
 } gpufl__jfield;
 
@@ -40,8 +40,7 @@ typedef struct gpufl__jfield {
 
 /* Splits the object in line[0..n) (no newline) into at most max fields.
  * Returns the number of fields, or -1 with *why and *at (byte offset). */
-int gpufl__json_fields(const char *line, size_t n, gpufl__jfield *out, int max, const char **why,
-                       size_t *at);
+int gpufl__json_fields(const char *line, size_t n, gpufl__jfield *out, int max, const char **why, size_t *at);
 
 /* Decodes the escapes of a string value into out (room for n bytes: the
  * decoded text is never longer). Returns the length, or -1 for a bad escape.

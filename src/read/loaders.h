@@ -16,15 +16,15 @@
 /* Loads the .gflt file in (taken over: closed whatever happens). Returns 0
  * with *out set, or a negative gpufl_err with a message in err that names
  * the file and the offset of the damage. */
-int gpufl__gflt_load(gpufl__input *in, unsigned nthreads, gpufl_trace **out, char *err,
-                     size_t err_len) __attribute__((warn_unused_result));
+int gpufl__gflt_load(gpufl__input *in, unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Loads NDJSON logs: the files paths[0..npaths), in order, or with npaths
  * 0 the one log in memory `mem`; what names them in messages. Returns 0
  * with *out set, or a negative gpufl_err with a message in err that names
  * the file and the line. */
-int gpufl__ndjson_load(const char *const *paths, size_t npaths, const gpufl__input *mem,
-                       const char *what, unsigned nthreads, gpufl_trace **out, char *err,
-                       size_t err_len) __attribute__((warn_unused_result));
+int gpufl__ndjson_load(const char *const *paths, size_t npaths, const gpufl__input *mem, const char *what,
+                       unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_READ_LOADERS_H */

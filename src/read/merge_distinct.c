@@ -45,10 +45,7 @@ static void translate_job(void *ctx, size_t s, unsigned worker)
 }
 
 /* The partition of a hash: its high bits (the slot uses the low ones). */
-static inline unsigned part_of(uint32_t hash, unsigned nparts)
-{
-    return (unsigned)(((uint64_t)hash * nparts) >> 32);
-}
+static inline unsigned part_of(uint32_t hash, unsigned nparts) { return (unsigned)(((uint64_t)hash * nparts) >> 32); }
 
 /* Finds the first equal record of every record of partition `part`. 0 or
  * GPUFL_ENOMEM. */
@@ -109,15 +106,15 @@ static void dedup_job(void *ctx, size_t part, unsigned worker)
         d->part_rc[part] = dedup_part(&d->recs[x], (unsigned)part, d->nparts);
 }
 
-int gpufl__distinct_merge(gpufl__distinct *d, gpufl_trace *t, gpufl__segment *const *segs,
-                          size_t nsegs, const gpufl__str_map *str, unsigned nthreads)
+int gpufl__distinct_merge(gpufl__distinct *d, gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs,
+                          const gpufl__str_map *str, unsigned nthreads)
 {
     memset(d, 0, sizeof *d);
     d->segs = segs;
     d->nsegs = nsegs;
     d->str = str;
-    gpufl__recset *into[GFL_X_COUNT] = {[GFL_X_CONFIG] = &t->configs, [GFL_X_STREAM] = &t->streams,
-                                        [GFL_X_CALLER] = &t->callers};
+    gpufl__recset *into[GFL_X_COUNT] = {
+        [GFL_X_CONFIG] = &t->configs, [GFL_X_STREAM] = &t->streams, [GFL_X_CALLER] = &t->callers};
     for (unsigned x = GFL_X_CONFIG; x <= GFL_X_CALLER; x++) {
         gpufl__distinct_recs *R = &d->recs[x];
         R->size = into[x]->size;

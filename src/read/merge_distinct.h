@@ -38,7 +38,7 @@ static inline uint32_t gpufl__str_map_get(const gpufl__str_map *m, uint32_t id)
 
 /* The records of one table, all segments', in session order. */
 typedef struct gpufl__distinct_recs {
-    uint32_t size;   /* bytes per record */
+    uint32_t size; /* bytes per record */
     size_t n;
     size_t *base;    /* per segment (and one past the last): the index of its first record */
     uint8_t *v;      /* the records (until numbered) */
@@ -51,7 +51,7 @@ typedef struct gpufl__distinct {
     gpufl__distinct_recs recs[GFL_X_COUNT]; /* GFL_X_CONFIG, _STREAM, _CALLER */
     gpufl__segment *const *segs;
     size_t nsegs;
-    const gpufl__str_map *str;              /* per segment */
+    const gpufl__str_map *str; /* per segment */
     unsigned nparts;
     int *part_rc;
 } gpufl__distinct;
@@ -61,13 +61,11 @@ typedef struct gpufl__distinct {
  * frees each segment's sets once copied. Returns 0 with the rows in d (see
  * gpufl__distinct_rows), or GPUFL_ENOMEM. Either way d is freed with
  * gpufl__distinct_free. */
-int gpufl__distinct_merge(gpufl__distinct *d, gpufl_trace *t, gpufl__segment *const *segs,
-                          size_t nsegs, const gpufl__str_map *str, unsigned nthreads)
-    __attribute__((warn_unused_result));
+int gpufl__distinct_merge(gpufl__distinct *d, gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs,
+                          const gpufl__str_map *str, unsigned nthreads) __attribute__((warn_unused_result));
 
 /* The trace's rows of segment s's records of table x (GFL_X_*), *n of them. */
-static inline const uint32_t *gpufl__distinct_rows(const gpufl__distinct *d, unsigned x, size_t s,
-                                                  uint32_t *n)
+static inline const uint32_t *gpufl__distinct_rows(const gpufl__distinct *d, unsigned x, size_t s, uint32_t *n)
 {
     const gpufl__distinct_recs *R = &d->recs[x];
     *n = (uint32_t)(R->base[s + 1] - R->base[s]);

@@ -44,7 +44,7 @@
 typedef struct file {
     gpufl__input in;
     bool open;
-    int rc;                   /* could not be opened */
+    int rc; /* could not be opened */
     char err[1024];
 } file;
 
@@ -56,15 +56,15 @@ typedef struct meta_rec {
 
 typedef struct range {
     size_t file;
-    uint64_t start, end;      /* the lines that begin in [start, end) */
+    uint64_t start, end; /* the lines that begin in [start, end) */
     gpufl__strtab names;
     gpufl__segment seg;
     meta_rec *metas;
     size_t nmetas, metas_cap;
-    uint64_t unknown;         /* lines of types this reader does not know */
-    uint64_t torn;            /* bytes after the file's last newline */
+    uint64_t unknown; /* lines of types this reader does not know */
+    uint64_t torn;    /* bytes after the file's last newline */
     int rc;
-    uint64_t err_at;          /* the damaged line's first byte */
+    uint64_t err_at; /* the damaged line's first byte */
     char why[768];
 } range;
 
@@ -79,9 +79,9 @@ typedef struct load {
 
 typedef struct reader {
     gpufl__input *in;
-    uint64_t off;             /* file offset of buf[0] */
+    uint64_t off; /* file offset of buf[0] */
     char *buf;
-    size_t pos, len, cap;     /* unparsed bytes: [pos, len) */
+    size_t pos, len, cap; /* unparsed bytes: [pos, len) */
 } reader;
 
 /* More bytes into r->buf. Returns the bytes added (0 at the end of the
@@ -323,8 +323,7 @@ static int first_error(load *l, char *err, size_t err_len)
             }
         if (g->rc != 0) {
             gpufl__input *in = &l->files[g->file].in;
-            snprintf(err, err_len, "%s:%llu: %s", in->name,
-                     (unsigned long long)line_number(in, g->err_at), g->why);
+            snprintf(err, err_len, "%s:%llu: %s", in->name, (unsigned long long)line_number(in, g->err_at), g->why);
             return g->rc;
         }
     }
@@ -351,9 +350,8 @@ static int session_facts(load *l, gpufl__event_source *src, gpufl__ndjson_sessio
     return 0;
 }
 
-int gpufl__ndjson_load(const char *const *paths, size_t npaths, const gpufl__input *mem,
-                       const char *what, unsigned nthreads, gpufl_trace **out, char *err,
-                       size_t err_len)
+int gpufl__ndjson_load(const char *const *paths, size_t npaths, const gpufl__input *mem, const char *what,
+                       unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
 {
     *out = NULL;
     if (nthreads == 0)

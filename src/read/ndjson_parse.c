@@ -20,6 +20,7 @@
 
 /* ---- names: keys and types ---------------------------------------------- */
 
+// clang-format off
 #define KEYS(X)                                                                                    \
     X(type) X(ts_ns) X(tid) X(id) X(parent) X(depth) X(name) X(begin_ns) X(dur_ns) X(implicit)     \
     X(open) X(cpu_count) X(proc_cpu_pct) X(sys_cpu_pct) X(ram_used_bytes) X(ram_total_bytes)       \
@@ -39,6 +40,7 @@
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
     X(requested) X(engine) X(plugin)
+// clang-format on
 
 #define KEY_ENUM(k) K_##k,
 enum { K_NONE = 0, KEYS(KEY_ENUM) K_COUNT };
@@ -65,8 +67,7 @@ static uint32_t name_hash(const char *s, size_t n)
 {
     if (n == 0)
         return 0;
-    return (uint32_t)n * 2654435761u ^ (uint8_t)s[0] * 40503u ^ (uint8_t)s[n / 2] * 9973u ^
-           (uint8_t)s[n - 1] * 31u;
+    return (uint32_t)n * 2654435761u ^ (uint8_t)s[0] * 40503u ^ (uint8_t)s[n / 2] * 9973u ^ (uint8_t)s[n - 1] * 31u;
 }
 
 static void name_add(name_table *t, const char *name, uint8_t id)
@@ -111,15 +112,17 @@ typedef enum vkind {
 
 typedef struct slot {
     uint8_t key;
-    uint8_t kind;    /* vkind */
+    uint8_t kind; /* vkind */
     uint16_t off;
     uint8_t size;
     uint8_t required;
-    uint32_t arg;    /* V_FLAG bits, V_ENUM table, or a validity bit */
+    uint32_t arg; /* V_FLAG bits, V_ENUM table, or a validity bit */
 } slot;
 
 enum { EN_COPY, EN_MEM, EN_SYNC, EN_LIMITER, EN_DROP, EN_CHANNEL, EN_LEVEL, EN_CRASH_ACTION };
 
+/* The slot tables are laid out by hand, a line per related group. */
+// clang-format off
 #define OFF(m) offsetof(gfl_event, m)
 #define SZ(m) sizeof(((gfl_event *)0)->m)
 #define S(k, m, kind) {K_##k, kind, OFF(m), SZ(m), 0, 0}
@@ -287,6 +290,7 @@ static const slot session_end_slots[] = {
 
 static const slot log_stopped_slots[] = {
     MREQ(ts_ns, ts_ns), M(reason, reason, V_STR), M(detail, detail, V_STR), END_SLOTS};
+// clang-format on
 
 typedef struct line_type {
     const slot *slots;
@@ -351,8 +355,7 @@ static const char *enum_name(unsigned table, unsigned i)
     case EN_DROP: return i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : NULL;
     case EN_CHANNEL: return i < GFL_CHANNEL_COUNT ? gpufl__channel_name((uint8_t)i) : NULL;
     case EN_LEVEL: return i <= GFL_LOG_ERROR ? gpufl__log_level_name((uint8_t)i) : NULL;
-    case EN_CRASH_ACTION:
-        return i < GFL_CRASH_ACTION_COUNT ? gpufl__crash_action_name((uint8_t)i) : NULL;
+    case EN_CRASH_ACTION: return i < GFL_CRASH_ACTION_COUNT ? gpufl__crash_action_name((uint8_t)i) : NULL;
     }
     return NULL;
 }
@@ -372,8 +375,16 @@ static void put(void *base, const slot *sl, size_t index, uint64_t v)
     uint8_t *p = (uint8_t *)base + sl->off + index * sl->size;
     switch (sl->size) {
     case 1: *p = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case 2: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case 4: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
     default: memcpy(p, &v, 8); break;
     }
 }
@@ -416,8 +427,7 @@ static int version_pair(const char *s, size_t n, uint64_t *major, uint64_t *mino
     const char *dot = memchr(s, '.', n);
     if (!dot)
         return -1;
-    return gpufl__json_u64(s, (size_t)(dot - s), major) ||
-                   gpufl__json_u64(dot + 1, (size_t)(s + n - dot - 1), minor)
+    return gpufl__json_u64(s, (size_t)(dot - s), major) || gpufl__json_u64(dot + 1, (size_t)(s + n - dot - 1), minor)
                ? -1
                : 0;
 }
@@ -430,9 +440,7 @@ static int drop_counts(void *base, const gpufl__jfield *f, const char **why)
     gpufl__jfield el[GFL_JSON_MAX_FIELDS];
     const char *bad;
     size_t at;
-    int n = f->kind == GFL_J_OBJECT
-                ? gpufl__json_fields(f->val, f->val_len, el, GFL_JSON_MAX_FIELDS, &bad, &at)
-                : -1;
+    int n = f->kind == GFL_J_OBJECT ? gpufl__json_fields(f->val, f->val_len, el, GFL_JSON_MAX_FIELDS, &bad, &at) : -1;
     if (n < 0) {
         *why = "is not an object of counts";
         return GPUFL_ECORRUPT;
@@ -453,13 +461,10 @@ static int drop_counts(void *base, const gpufl__jfield *f, const char **why)
 }
 
 /* The frames of a stack line into the event's frames and count. */
-static int stack_frames(gpufl__ndjson_parser *p, gfl_event *ev, const gpufl__jfield *f,
-                        const char **why)
+static int stack_frames(gpufl__ndjson_parser *p, gfl_event *ev, const gpufl__jfield *f, const char **why)
 {
     gpufl__jfield el[GFL_STACK_FRAMES_PER_EVENT], pair[2];
-    int n = f->kind == GFL_J_ARRAY
-                ? gpufl__json_array(f->val, f->val_len, el, GFL_STACK_FRAMES_PER_EVENT)
-                : -1;
+    int n = f->kind == GFL_J_ARRAY ? gpufl__json_array(f->val, f->val_len, el, GFL_STACK_FRAMES_PER_EVENT) : -1;
     if (n < 0)
         return GPUFL_ECORRUPT;
     for (int i = 0; i < n; i++) {
@@ -491,16 +496,14 @@ static int stack_frames(gpufl__ndjson_parser *p, gfl_event *ev, const gpufl__jfi
 
 /* Stores field f through slot sl into base. Returns 0 or a gpufl_err with
  * *why. */
-static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpufl__jfield *f,
-                 const char **why)
+static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpufl__jfield *f, const char **why)
 {
     uint64_t v = 0;
     const char *s;
     size_t n;
     *why = "has a value of the wrong kind";
     switch (sl->kind) {
-    case V_SKIP:
-        return 0;
+    case V_SKIP: return 0;
     case V_U:
         if (f->kind != GFL_J_NUMBER || gpufl__json_u64(f->val, f->val_len, &v) != 0)
             return GPUFL_ECORRUPT;
@@ -518,8 +521,7 @@ static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpuf
     }
     case V_FIX2:
     case V_FIX4:
-        if (f->kind != GFL_J_NUMBER ||
-            gpufl__json_fixed(f->val, f->val_len, sl->kind == V_FIX2 ? 2 : 4, &v) != 0)
+        if (f->kind != GFL_J_NUMBER || gpufl__json_fixed(f->val, f->val_len, sl->kind == V_FIX2 ? 2 : 4, &v) != 0)
             return GPUFL_ECORRUPT;
         break;
     case V_FLAG:
@@ -573,10 +575,8 @@ static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpuf
         }
         break;
     }
-    case V_FRAMES:
-        return stack_frames(p, base, f, why);
-    case V_DROPS:
-        return drop_counts(base, f, why);
+    case V_FRAMES: return stack_frames(p, base, f, why);
+    case V_DROPS: return drop_counts(base, f, why);
     case V_DIMS: {
         gpufl__jfield el[3];
         unsigned size = sl->size / 3;
@@ -617,8 +617,8 @@ void gpufl__ndjson_parser_free(gpufl__ndjson_parser *p)
     memset(p, 0, sizeof *p);
 }
 
-int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n, gfl_event *ev,
-                             gpufl__meta_line *meta, char *why, size_t why_len)
+int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n, gfl_event *ev, gpufl__meta_line *meta,
+                             char *why, size_t why_len)
 {
     gpufl__jfield f[GFL_JSON_MAX_FIELDS];
     const char *problem;
@@ -672,8 +672,7 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
         const char *bad;
         int rc = apply(p, base, sl, &f[i], &bad);
         if (rc != 0) {
-            snprintf(why, why_len, "\"%s\" %s (byte %zu)", key_names[key], bad,
-                     (size_t)(f[i].val - line) + 1);
+            snprintf(why, why_len, "\"%s\" %s (byte %zu)", key_names[key], bad, (size_t)(f[i].val - line) + 1);
             return rc;
         }
         /* in types with validity bits, `arg` is the field's bit */

@@ -24,7 +24,7 @@
 #include "read/strtab.h"
 
 typedef enum gpufl__line_kind {
-    GFL_LINE_UNKNOWN = 0,       /* a type this reader does not know */
+    GFL_LINE_UNKNOWN = 0, /* a type this reader does not know */
     GFL_LINE_EVENT = 1,
     GFL_LINE_SESSION_START = 2,
     GFL_LINE_SESSION_END = 3,
@@ -43,7 +43,7 @@ typedef struct gpufl__meta_line {
 
 typedef struct gpufl__ndjson_parser {
     gpufl__strtab *names;
-    char *scratch;       /* unescaped strings */
+    char *scratch; /* unescaped strings */
     size_t scratch_cap;
 } gpufl__ndjson_parser;
 
@@ -53,9 +53,8 @@ void gpufl__ndjson_parser_free(gpufl__ndjson_parser *p);
 /* Parses line[0..n) (without its newline). Returns a gpufl__line_kind with
  * *ev (events) or *meta (session lines) filled, or GPUFL_ECORRUPT /
  * GPUFL_ENOMEM with the problem, and its byte column, in why. */
-int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n, gfl_event *ev,
-                             gpufl__meta_line *meta, char *why, size_t why_len)
-    __attribute__((warn_unused_result));
+int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n, gfl_event *ev, gpufl__meta_line *meta,
+                             char *why, size_t why_len) __attribute__((warn_unused_result));
 
 /* A line of only spaces, tabs or CRs (a CRLF log's empty line): both
  * readers skip it rather than parse it. */

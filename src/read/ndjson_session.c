@@ -24,8 +24,7 @@ void gpufl__ndjson_session_free(gpufl__ndjson_session *s)
 }
 
 /* A copy of string id of names, kept in slot i. */
-static int keep_text(gpufl__ndjson_session *s, const gpufl__strtab *names, unsigned i, uint32_t id,
-                     const char **dst)
+static int keep_text(gpufl__ndjson_session *s, const gpufl__strtab *names, unsigned i, uint32_t id, const char **dst)
 {
     uint32_t len;
     const char *text = gpufl__strtab_str(names, id, &len);
@@ -66,8 +65,7 @@ int gpufl__ndjson_session_line(gpufl__ndjson_session *s, int kind, const gpufl__
         m->pid = l->pid;
         m->format_version = (uint32_t)l->format_version;
         if (keep_text(s, names, 0, l->session_id, &m->session_id) ||
-            keep_text(s, names, 1, l->app_name, &m->app_name) ||
-            keep_text(s, names, 2, l->host, &m->host) ||
+            keep_text(s, names, 1, l->app_name, &m->app_name) || keep_text(s, names, 2, l->host, &m->host) ||
             keep_text(s, names, 3, l->gpufl_version, &m->gpufl_version))
             return GPUFL_ENOMEM;
     } else if (kind == GFL_LINE_SESSION_END) {

@@ -17,10 +17,10 @@
 #include "read/strtab.h"
 
 typedef struct gpufl__ndjson_session {
-    gpufl__session_meta meta;  /* its strings are "" until a line gives them */
+    gpufl__session_meta meta; /* its strings are "" until a line gives them */
     bool have_start;
-    uint8_t channel;           /* of the file part being read, from its session_start */
-    char *text[5];             /* session_id, app_name, host, gpufl_version, stop detail */
+    uint8_t channel; /* of the file part being read, from its session_start */
+    char *text[5];   /* session_id, app_name, host, gpufl_version, stop detail */
 } gpufl__ndjson_session;
 
 void gpufl__ndjson_session_init(gpufl__ndjson_session *s);

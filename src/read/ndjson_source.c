@@ -32,12 +32,12 @@ typedef struct ndjson_source {
     size_t npaths, next_path;
     gpufl__input in;
     bool in_open, memory;
-    uint64_t off;          /* read offset in the current input */
-    char *buf;             /* bytes read and not yet parsed: [pos, len) */
+    uint64_t off; /* read offset in the current input */
+    char *buf;    /* bytes read and not yet parsed: [pos, len) */
     size_t pos, len, cap;
-    uint64_t line_no;      /* of the current file */
+    uint64_t line_no; /* of the current file */
     gfl_event ev;
-    bool primed;           /* ev holds the first event, read at open */
+    bool primed; /* ev holds the first event, read at open */
     bool done;
     int failed;
     gpufl__ndjson_session session; /* base.meta is a copy of its meta */
@@ -45,8 +45,7 @@ typedef struct ndjson_source {
 
 static int fail(ndjson_source *s, int rc, const char *why)
 {
-    snprintf(s->base.err, sizeof s->base.err, "%s:%llu: %s", s->in.name,
-             (unsigned long long)s->line_no, why);
+    snprintf(s->base.err, sizeof s->base.err, "%s:%llu: %s", s->in.name, (unsigned long long)s->line_no, why);
     s->failed = rc;
     return rc;
 }
@@ -212,9 +211,8 @@ static void ndjson_close(gpufl__event_source *base)
     free(s);
 }
 
-int gpufl__ndjson_source_open(const char *const *paths, size_t npaths, gpufl__input *mem,
-                              const char *what, gpufl__event_source **out, char *err,
-                              size_t err_len)
+int gpufl__ndjson_source_open(const char *const *paths, size_t npaths, gpufl__input *mem, const char *what,
+                              gpufl__event_source **out, char *err, size_t err_len)
 {
     *out = NULL;
     ndjson_source *s = calloc(1, sizeof *s);

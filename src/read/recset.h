@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 typedef struct gpufl__recset {
-    uint8_t *recs;   /* n records of `size` bytes, in order of first insertion */
+    uint8_t *recs; /* n records of `size` bytes, in order of first insertion */
     uint32_t n, cap;
     uint32_t size;   /* bytes per record, a multiple of 4, at most 64 */
     uint32_t *slots; /* record number + 1; 0 = empty */
@@ -29,8 +29,7 @@ void gpufl__recset_free(gpufl__recset *s);
 
 /* The number of the record equal to rec, adding it if new. Returns 0, or
  * GPUFL_ENOMEM with the set unchanged. */
-int gpufl__recset_put(gpufl__recset *s, const void *rec, uint32_t *index)
-    __attribute__((warn_unused_result));
+int gpufl__recset_put(gpufl__recset *s, const void *rec, uint32_t *index) __attribute__((warn_unused_result));
 
 /* Adds rec as the next record without looking for an equal one: for a
  * caller that knows it is new (the merge, which finds duplicates itself).
@@ -41,10 +40,7 @@ int gpufl__recset_append(gpufl__recset *s, const void *rec) __attribute__((warn_
 /* The hash the set uses, for callers that find duplicates themselves. */
 uint32_t gpufl__recset_hash(const void *rec, uint32_t size);
 
-static inline const void *gpufl__recset_at(const gpufl__recset *s, uint32_t i)
-{
-    return s->recs + (size_t)i * s->size;
-}
+static inline const void *gpufl__recset_at(const gpufl__recset *s, uint32_t i) { return s->recs + (size_t)i * s->size; }
 
 size_t gpufl__recset_memory(const gpufl__recset *s);
 

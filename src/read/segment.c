@@ -29,15 +29,11 @@ static const uint8_t device_sample_sizes[] = {DEVICE_SAMPLE_COLS(DC_SIZE)};
 static const uint8_t host_sample_sizes[] = {HOST_SAMPLE_COLS(HC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
-static const uint8_t kernel_xlat[KC_COUNT] = {[KC_config_row] = GFL_X_CONFIG,
-                                              [KC_stream_row] = GFL_X_STREAM,
-                                              [KC_caller_row] = GFL_X_CALLER};
-static const uint8_t transfer_xlat[TC_COUNT] = {[TC_stream_row] = GFL_X_STREAM,
-                                                [TC_caller_row] = GFL_X_CALLER};
-static const uint8_t sync_xlat[YC_COUNT] = {[YC_stream_row] = GFL_X_STREAM,
-                                            [YC_caller_row] = GFL_X_CALLER};
-static const uint8_t memory_xlat[MC_COUNT] = {[MC_stream_row] = GFL_X_STREAM,
-                                              [MC_caller_row] = GFL_X_CALLER};
+static const uint8_t kernel_xlat[KC_COUNT] = {
+    [KC_config_row] = GFL_X_CONFIG, [KC_stream_row] = GFL_X_STREAM, [KC_caller_row] = GFL_X_CALLER};
+static const uint8_t transfer_xlat[TC_COUNT] = {[TC_stream_row] = GFL_X_STREAM, [TC_caller_row] = GFL_X_CALLER};
+static const uint8_t sync_xlat[YC_COUNT] = {[YC_stream_row] = GFL_X_STREAM, [YC_caller_row] = GFL_X_CALLER};
+static const uint8_t memory_xlat[MC_COUNT] = {[MC_stream_row] = GFL_X_STREAM, [MC_caller_row] = GFL_X_CALLER};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -81,11 +77,11 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 
 /* Stores v as the value of field f (of public struct P, column C) of row r
  * of the rows R in scope. */
-#define SETF(P, C, f, v)                                                                           \
-    do {                                                                                           \
-        __typeof__(*((P *)0)->f) x_ = (__typeof__(*((P *)0)->f))(v);                               \
-        if (gpufl__col_put(&R->t, &R->cols[C], r, &x_, sizeof x_) != 0)                            \
-            return GPUFL_ENOMEM;                                                                   \
+#define SETF(P, C, f, v)                                                                                               \
+    do {                                                                                                               \
+        __typeof__(*((P *)0)->f) x_ = (__typeof__(*((P *)0)->f))(v);                                                   \
+        if (gpufl__col_put(&R->t, &R->cols[C], r, &x_, sizeof x_) != 0)                                                \
+            return GPUFL_ENOMEM;                                                                                       \
     } while (0)
 #define SSET(f, v) SETF(gpufl_trace_scopes, SC_##f, f, v)
 #define KSET(f, v) SETF(gpufl_trace_kernels, KC_##f, f, v)
@@ -94,10 +90,10 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define MSET(f, v) SETF(gpufl_trace_memory, MC_##f, f, v)
 #define DSET(f, v) SETF(gpufl_trace_device_samples, DC_##f, f, v)
 #define HSET(f, v) SETF(gpufl_trace_host_samples, HC_##f, f, v)
-#define ROW(R, r)                                                                                  \
-    do {                                                                                           \
-        if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                              \
-            return GPUFL_ENOMEM;                                                                   \
+#define ROW(R, r)                                                                                                      \
+    do {                                                                                                               \
+        if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
+            return GPUFL_ENOMEM;                                                                                       \
     } while (0)
 
 int gpufl__exact_push(gpufl__exact_vec *x, const gpufl_trace_exact *e)
@@ -119,8 +115,8 @@ int gpufl__exact_push(gpufl__exact_vec *x, const gpufl_trace_exact *e)
  * API call's lead and duration in c_lead and c_api_dur (trace.h). A value
  * that does not fit makes the column GPUFL_TRACE_EXACT and the row's times
  * go to the exact list, whole. */
-static int put_times(gpufl__rows *R, size_t r, unsigned c_dur, unsigned c_lead, unsigned c_api_dur,
-                     uint64_t start, uint64_t end, uint64_t api_start, uint64_t api_end)
+static int put_times(gpufl__rows *R, size_t r, unsigned c_dur, unsigned c_lead, unsigned c_api_dur, uint64_t start,
+                     uint64_t end, uint64_t api_start, uint64_t api_end)
 {
     uint64_t dur = end - start;
     uint32_t dur32 = dur < GPUFL_TRACE_EXACT ? (uint32_t)dur : GPUFL_TRACE_EXACT;
@@ -151,16 +147,14 @@ static int put_times(gpufl__rows *R, size_t r, unsigned c_dur, unsigned c_lead, 
 
 /* The segment's row of a stream, of a caller: the same as the last row's
  * mostly. 0 or GPUFL_ENOMEM. */
-static int stream_of(gpufl__segment *s, uint16_t device, uint32_t context, uint32_t stream,
-                     uint32_t *out)
+static int stream_of(gpufl__segment *s, uint16_t device, uint32_t context, uint32_t stream, uint32_t *out)
 {
     gpufl__stream_rec rec;
     memset(&rec, 0, sizeof rec);
     rec.device = device;
     rec.context = context;
     rec.stream = stream;
-    if (s->last_stream &&
-        memcmp(gpufl__recset_at(&s->streams, s->last_stream - 1), &rec, sizeof rec) == 0) {
+    if (s->last_stream && memcmp(gpufl__recset_at(&s->streams, s->last_stream - 1), &rec, sizeof rec) == 0) {
         *out = s->last_stream - 1;
         return 0;
     }
@@ -170,8 +164,8 @@ static int stream_of(gpufl__segment *s, uint16_t device, uint32_t context, uint3
     return 0;
 }
 
-static int caller_of(gpufl__segment *s, uint32_t tid, uint64_t scope, uint32_t nvtx,
-                     uint64_t external_id, uint8_t external_kind, uint32_t stack, uint32_t *out)
+static int caller_of(gpufl__segment *s, uint32_t tid, uint64_t scope, uint32_t nvtx, uint64_t external_id,
+                     uint8_t external_kind, uint32_t stack, uint32_t *out)
 {
     gpufl__caller_rec rec;
     memset(&rec, 0, sizeof rec);
@@ -181,8 +175,7 @@ static int caller_of(gpufl__segment *s, uint32_t tid, uint64_t scope, uint32_t n
     rec.external_id = external_id;
     rec.external_kind = external_kind;
     rec.stack = stack;
-    if (s->last_caller &&
-        memcmp(gpufl__recset_at(&s->callers, s->last_caller - 1), &rec, sizeof rec) == 0) {
+    if (s->last_caller && memcmp(gpufl__recset_at(&s->callers, s->last_caller - 1), &rec, sizeof rec) == 0) {
         *out = s->last_caller - 1;
         return 0;
     }
@@ -245,8 +238,7 @@ static int kernel_row(gpufl__segment *s, const gfl_event *ev)
     const gfl_kernel_payload *k = &ev->u.kernel;
     uint32_t config, stream, caller;
     if (config_of(s, k, &config) != 0 || stream_of(s, ev->h.device, k->context, k->stream, &stream) ||
-        caller_of(s, ev->h.tid, k->scope_id, k->nvtx, k->external_id, k->external_kind, k->stack_id,
-                  &caller))
+        caller_of(s, ev->h.tid, k->scope_id, k->nvtx, k->external_id, k->external_kind, k->stack_id, &caller))
         return GPUFL_ENOMEM;
     size_t r;
     ROW(R, r);
@@ -256,8 +248,8 @@ static int kernel_row(gpufl__segment *s, const gfl_event *ev)
     KSET(caller_row, caller);
     KSET(correlation, k->correlation);
     KSET(graph_id, k->graph_id);
-    return put_times(R, r, KC_dur_ns, KC_api_lead_ns, KC_api_dur_ns, ev->h.ts, k->end_ts,
-                     k->api_start_ts, k->api_end_ts);
+    return put_times(R, r, KC_dur_ns, KC_api_lead_ns, KC_api_dur_ns, ev->h.ts, k->end_ts, k->api_start_ts,
+                     k->api_end_ts);
 }
 
 /* Copies and memsets share a table layout. */
@@ -287,8 +279,8 @@ static int transfer_row(gpufl__segment *s, const gfl_event *ev)
         TSET(dst_kind, c->dst_kind);
         TSET(value, 0);
         TSET(graph_id, c->graph_id);
-        return put_times(R, r, TC_dur_ns, TC_api_lead_ns, TC_api_dur_ns, ev->h.ts, c->end_ts,
-                         c->api_start_ts, c->api_end_ts);
+        return put_times(R, r, TC_dur_ns, TC_api_lead_ns, TC_api_dur_ns, ev->h.ts, c->end_ts, c->api_start_ts,
+                         c->api_end_ts);
     }
     TSET(bytes, m->bytes);
     TSET(correlation, m->correlation);
@@ -298,8 +290,8 @@ static int transfer_row(gpufl__segment *s, const gfl_event *ev)
     TSET(dst_kind, m->mem_kind);
     TSET(value, m->value);
     TSET(graph_id, m->graph_id);
-    return put_times(R, r, TC_dur_ns, TC_api_lead_ns, TC_api_dur_ns, ev->h.ts, m->end_ts,
-                     m->api_start_ts, m->api_end_ts);
+    return put_times(R, r, TC_dur_ns, TC_api_lead_ns, TC_api_dur_ns, ev->h.ts, m->end_ts, m->api_start_ts,
+                     m->api_end_ts);
 }
 
 static int sync_row(gpufl__segment *s, const gfl_event *ev)
@@ -452,8 +444,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
         if (ev->u.dropped.reason < 16)
             s->dropped[gpufl__event_route(ev)][ev->u.dropped.reason] += ev->u.dropped.count;
         return 0;
-    default:
-        return 0; /* counted only: windows, logs, graph launches, stacks */
+    default: return 0; /* counted only: windows, logs, graph launches, stacks */
     }
 }
 

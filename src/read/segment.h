@@ -35,13 +35,13 @@
 typedef struct gpufl__segment {
     gpufl__rows rows[GFL_T_COUNT]; /* GFL_T_SCOPES stays empty (see ordered) */
     gpufl__recset configs, streams, callers;
-    gfl_event *ordered;            /* scope begins and ends, device infos, the crash, in order */
+    gfl_event *ordered; /* scope begins and ends, device infos, the crash, in order */
     size_t nordered, ordered_cap;
-    uint64_t counts[256];          /* events, by type */
+    uint64_t counts[256];                    /* events, by type */
     uint64_t dropped[GFL_CHANNEL_COUNT][16]; /* events lost, by channel and drop reason */
-    uint64_t last_ns;              /* the latest time any of its events holds (a start or
+    uint64_t last_ns;                        /* the latest time any of its events holds (a start or
                                       an end): where what never ended will end */
-    const gpufl__strtab *strings;  /* whose ids these are; NULL: the trace's */
+    const gpufl__strtab *strings;            /* whose ids these are; NULL: the trace's */
     /* the last lookups, which the next row usually repeats */
     uint32_t config_cache[GFL_SEG_CONFIG_CACHE]; /* by name: config row + 1 */
     uint32_t last_stream, last_caller;           /* row + 1 */

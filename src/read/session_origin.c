@@ -46,12 +46,14 @@ gpufl__session_origin gpufl__session_origin_of(const char *path, char *why, size
     char ours[GPUFL__MACHINE_ID_MAX];
     gpufl__session_origin o;
     if (!theirs || !theirs[0]) {
-        snprintf(why, why_len, "not known to be recorded on this machine (its session.json has no "
-                               "host_info.machine_id: an older gpufl wrote it)");
+        snprintf(why, why_len,
+                 "not known to be recorded on this machine (its session.json has no "
+                 "host_info.machine_id: an older gpufl wrote it)");
         o = GFL_ORIGIN_UNKNOWN;
     } else if (gpufl__machine_id(ours) != 0) {
-        snprintf(why, why_len, "not known to be recorded on this machine (this machine has no "
-                               "/etc/machine-id to compare)");
+        snprintf(why, why_len,
+                 "not known to be recorded on this machine (this machine has no "
+                 "/etc/machine-id to compare)");
         o = GFL_ORIGIN_UNKNOWN;
     } else if (strcmp(theirs, ours) != 0) {
         snprintf(why, why_len, "recorded on another machine (machine id differs)");

@@ -23,9 +23,9 @@
 
 /* What the end of one copy says. */
 typedef struct copy_facts {
-    bool readable;     /* its start could be read */
-    bool ended;        /* it holds the session's end, with its losses */
-    uint64_t lost;     /* accepted events it could not write (ended only) */
+    bool readable; /* its start could be read */
+    bool ended;    /* it holds the session's end, with its losses */
+    uint64_t lost; /* accepted events it could not write (ended only) */
     bool has_last;
     uint64_t last_ns;  /* the latest start among its newest events */
     uint64_t start_ns; /* the session's start, 0 unknown */
@@ -42,8 +42,7 @@ static void note_last(copy_facts *f, uint64_t ts)
 /* ---- trace.gflt ---------------------------------------------------------- */
 
 /* The newest events: the last events chunk, read and decoded. */
-static void gflt_last_chunk(gpufl__event_source *src, const gpufl__gflt_events_chunk *c,
-                            copy_facts *f)
+static void gflt_last_chunk(gpufl__event_source *src, const gpufl__gflt_events_chunk *c, copy_facts *f)
 {
     gpufl__bytebuf raw = {0}, stored = {0};
     ZSTD_DCtx *zstd = NULL;
@@ -52,8 +51,8 @@ static void gflt_last_chunk(gpufl__event_source *src, const gpufl__gflt_events_c
     char err[512];
     uint64_t skipped = 0;
     const char *why = "";
-    if (gpufl__gflt_chunk_payload(gpufl__gflt_source_input(src), c->offset, &c->header, &raw,
-                                  &stored, &zstd, err, sizeof err) == 0 &&
+    if (gpufl__gflt_chunk_payload(gpufl__gflt_source_input(src), c->offset, &c->header, &raw, &stored, &zstd, err,
+                                  sizeof err) == 0 &&
         gpufl__gflt_decode_events(&dec, raw.p, raw.len, c->nstrings, &skipped, &why) == 0)
         for (size_t i = 0; i < dec.n; i++)
             note_last(f, dec.evs[i].h.ts);
@@ -91,7 +90,7 @@ static void gflt_facts(const char *path, copy_facts *f)
 /* ---- the NDJSON logs ----------------------------------------------------- */
 
 typedef struct tail {
-    bool any_line;     /* some whole line parsed */
+    bool any_line; /* some whole line parsed */
     bool has_event;
     bool ends_session; /* its last whole line is session_end */
     uint64_t lost;     /* that line's */
@@ -212,13 +211,9 @@ static void ndjson_facts(const char *const *paths, size_t npaths, copy_facts *f)
 
 /* ---- the choice ---------------------------------------------------------- */
 
-static double secs(uint64_t ns, uint64_t start)
-{
-    return ns > start ? (double)(ns - start) / 1e9 : 0.0;
-}
+static double secs(uint64_t ns, uint64_t start) { return ns > start ? (double)(ns - start) / 1e9 : 0.0; }
 
-void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_t npaths,
-                          gpufl__source_choice *out)
+void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_t npaths, gpufl__source_choice *out)
 {
     copy_facts g, n;
     memset(&g, 0, sizeof g);
@@ -230,8 +225,7 @@ void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_
         out->gflt = false;
         snprintf(out->why, sizeof out->why, "trace.gflt cannot be read (%s)", g.problem);
     } else if (!n.readable) {
-        snprintf(out->why, sizeof out->why,
-                 "the session is also in NDJSON logs, but they hold no readable line");
+        snprintf(out->why, sizeof out->why, "the session is also in NDJSON logs, but they hold no readable line");
     } else if (g.ended && n.ended) {
         out->gflt = g.lost <= n.lost;
         snprintf(out->why, sizeof out->why,
@@ -256,7 +250,6 @@ void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_
                  "%.3f s",
                  secs(g.last_ns, g.start_ns), secs(n.last_ns, g.start_ns));
     } else {
-        snprintf(out->why, sizeof out->why,
-                 "trace.gflt and the NDJSON logs hold the same (no events in either)");
+        snprintf(out->why, sizeof out->why, "trace.gflt and the NDJSON logs hold the same (no events in either)");
     }
 }

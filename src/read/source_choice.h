@@ -31,14 +31,13 @@
 #include <stddef.h>
 
 typedef struct gpufl__source_choice {
-    bool gflt;       /* read trace.gflt; false: the NDJSON logs */
-    char why[512];   /* one sentence, for people: what each copy showed */
+    bool gflt;     /* read trace.gflt; false: the NDJSON logs */
+    char why[512]; /* one sentence, for people: what each copy showed */
 } gpufl__source_choice;
 
 /* Chooses between gflt_path and the NDJSON logs paths[0..npaths) (each
  * channel's parts oldest first, channels in any order). Never fails: what
  * cannot be read counts as holding nothing, and the sentence says so. */
-void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_t npaths,
-                          gpufl__source_choice *out);
+void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_t npaths, gpufl__source_choice *out);
 
 #endif /* GPUFL_READ_SOURCE_CHOICE_H */

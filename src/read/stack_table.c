@@ -23,8 +23,8 @@ typedef struct loader {
     const gpufl__string_lookup *strings; /* the source's: module paths */
     const char *what;                    /* the source's path, for messages */
     uint64_t event_no;                   /* events read so far, for messages */
-    uint32_t *pos;  /* id -> index in t->stacks + 1, 0 = not seen */
-    uint64_t *uses; /* id -> device events referring to it */
+    uint32_t *pos;                       /* id -> index in t->stacks + 1, 0 = not seen */
+    uint64_t *uses;                      /* id -> device events referring to it */
     uint32_t id_cap;
     size_t stack_cap;
     char *err;
@@ -99,8 +99,7 @@ static gpufl__stack_rec *stack_for(loader *l, uint32_t id, uint32_t total)
 
 static int bad_piece(loader *l, const gfl_stack_payload *p, const char *why)
 {
-    snprintf(l->err, l->err_len, "%s: event %llu: stack %u %s", l->what,
-             (unsigned long long)l->event_no, p->id, why);
+    snprintf(l->err, l->err_len, "%s: event %llu: stack %u %s", l->what, (unsigned long long)l->event_no, p->id, why);
     return GPUFL_ECORRUPT;
 }
 
@@ -148,19 +147,13 @@ static int stack_piece(loader *l, const gfl_stack_payload *p)
 static uint32_t stack_of(const gfl_event *ev)
 {
     switch (ev->h.type) {
-    case GFL_EV_KERNEL:
-        return ev->u.kernel.stack_id;
-    case GFL_EV_MEMCPY:
-        return ev->u.memcpy.stack_id;
-    case GFL_EV_SYNC:
-        return ev->u.sync.stack_id;
+    case GFL_EV_KERNEL: return ev->u.kernel.stack_id;
+    case GFL_EV_MEMCPY: return ev->u.memcpy.stack_id;
+    case GFL_EV_SYNC: return ev->u.sync.stack_id;
     case GFL_EV_MEM_ALLOC:
-    case GFL_EV_MEM_FREE:
-        return ev->u.mem.stack_id;
-    case GFL_EV_GRAPH_LAUNCH:
-        return ev->u.graph.stack_id;
-    default:
-        return 0;
+    case GFL_EV_MEM_FREE: return ev->u.mem.stack_id;
+    case GFL_EV_GRAPH_LAUNCH: return ev->u.graph.stack_id;
+    default: return 0;
     }
 }
 

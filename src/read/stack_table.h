@@ -25,18 +25,18 @@ typedef struct gpufl__stack_frame_rec {
 
 typedef struct gpufl__stack_rec {
     uint32_t id;
-    uint32_t total;     /* frames in the stack */
-    bool truncated;     /* the stack was deeper than what was recorded */
-    uint32_t missing;   /* frames whose piece was not found */
-    uint64_t uses;      /* device events whose stack id is this id */
+    uint32_t total;                 /* frames in the stack */
+    bool truncated;                 /* the stack was deeper than what was recorded */
+    uint32_t missing;               /* frames whose piece was not found */
+    uint64_t uses;                  /* device events whose stack id is this id */
     gpufl__stack_frame_rec *frames; /* total entries, innermost first */
 } gpufl__stack_rec;
 
 typedef struct gpufl__stack_table {
     gpufl__stack_rec *stacks; /* sorted by id */
     size_t n;
-    uint64_t unknown_uses;    /* device events that refer to a stack never defined */
-    char **modules;           /* distinct module paths */
+    uint64_t unknown_uses; /* device events that refer to a stack never defined */
+    char **modules;        /* distinct module paths */
     size_t nmodules;
     /* Appended: which files were read and why (gpufl__event_source). */
     char read_files[1024], read_why[512];
@@ -49,8 +49,8 @@ typedef struct gpufl__stack_table {
  * is skipped. Returns 0; GPUFL_ENOTFOUND when path holds no session,
  * GPUFL_ECORRUPT for damage (err names the file and the line, offset or
  * event), GPUFL_ENOMEM; on failure err says what and *out is left empty. */
-__attribute__((warn_unused_result)) int gpufl__stack_table_load(const char *path, gpufl__stack_table *out,
-                                                                char *err, size_t err_len);
+__attribute__((warn_unused_result)) int gpufl__stack_table_load(const char *path, gpufl__stack_table *out, char *err,
+                                                                size_t err_len);
 void gpufl__stack_table_free(gpufl__stack_table *t);
 
 /* The stack with this id, or NULL. */

@@ -138,20 +138,11 @@ int gpufl__strtab_append(gpufl__strtab *t, const char *s, size_t n)
     return 0;
 }
 
-static const char *lookup_str(const void *ctx, uint32_t id, uint32_t *len)
-{
-    return gpufl__strtab_str(ctx, id, len);
-}
+static const char *lookup_str(const void *ctx, uint32_t id, uint32_t *len) { return gpufl__strtab_str(ctx, id, len); }
 
-gpufl__string_lookup gpufl__strtab_lookup(const gpufl__strtab *t)
-{
-    return (gpufl__string_lookup){lookup_str, t};
-}
+gpufl__string_lookup gpufl__strtab_lookup(const gpufl__strtab *t) { return (gpufl__string_lookup){lookup_str, t}; }
 
-const gpufl__strtab *gpufl__strtab_of(const gpufl__string_lookup *l)
-{
-    return l->str == lookup_str ? l->ctx : NULL;
-}
+const gpufl__strtab *gpufl__strtab_of(const gpufl__string_lookup *l) { return l->str == lookup_str ? l->ctx : NULL; }
 
 size_t gpufl__strtab_memory(const gpufl__strtab *t)
 {

@@ -20,11 +20,11 @@
 #include "core/string_lookup.h"
 
 typedef struct gpufl__strtab {
-    char *bytes;       /* texts, each followed by a NUL */
+    char *bytes; /* texts, each followed by a NUL */
     size_t len, cap;
-    size_t *start;     /* id -> offset in bytes; start[n] = len */
+    size_t *start; /* id -> offset in bytes; start[n] = len */
     uint32_t n, cap_ids;
-    uint32_t *slots;   /* hash slots: id + 1, 0 = empty (built on first intern) */
+    uint32_t *slots; /* hash slots: id + 1, 0 = empty (built on first intern) */
     uint32_t mask;
 } gpufl__strtab;
 
@@ -33,13 +33,11 @@ int gpufl__strtab_init(gpufl__strtab *t) __attribute__((warn_unused_result));
 void gpufl__strtab_free(gpufl__strtab *t);
 
 /* The id of s[0..n), added if new. 0 or GPUFL_ENOMEM (table unchanged). */
-int gpufl__strtab_intern(gpufl__strtab *t, const char *s, size_t n, uint32_t *id)
-    __attribute__((warn_unused_result));
+int gpufl__strtab_intern(gpufl__strtab *t, const char *s, size_t n, uint32_t *id) __attribute__((warn_unused_result));
 
 /* Adds s[0..n) as the next id, without looking for an equal string.
  * 0 or GPUFL_ENOMEM. */
-int gpufl__strtab_append(gpufl__strtab *t, const char *s, size_t n)
-    __attribute__((warn_unused_result));
+int gpufl__strtab_append(gpufl__strtab *t, const char *s, size_t n) __attribute__((warn_unused_result));
 
 /* The text of id and its length; "" for an id the table does not have. */
 static inline const char *gpufl__strtab_str(const gpufl__strtab *t, uint32_t id, uint32_t *len)

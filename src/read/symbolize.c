@@ -31,7 +31,7 @@
 typedef struct module_entry {
     char *path;
 #ifdef GPUFL_HAVE_LIBDW
-    Dwfl *dwfl;        /* NULL: the file could not be opened */
+    Dwfl *dwfl; /* NULL: the file could not be opened */
     Dwfl_Module *mod;
 #endif
 } module_entry;
@@ -234,8 +234,8 @@ int gpufl__symbolize(gpufl__symbolizer *s, const char *module, uint64_t address,
 
 #endif
 
-gpufl__sym_status gpufl__symbolize_frame(gpufl__symbolizer *s, const char *module, uint64_t offset,
-                                         bool return_address, char *buf, size_t len)
+gpufl__sym_status gpufl__symbolize_frame(gpufl__symbolizer *s, const char *module, uint64_t offset, bool return_address,
+                                         char *buf, size_t len)
 {
     gpufl__symbol sym;
     uint64_t pc = return_address && offset ? offset - 1 : offset;
@@ -244,8 +244,8 @@ gpufl__sym_status gpufl__symbolize_frame(gpufl__symbolizer *s, const char *modul
         snprintf(buf, len, "%s at %s:%u", sym.function, sym.file, sym.line);
     } else if (sym.status == GFL_SYM_OK) {
         const char *slash = strrchr(module, '/');
-        snprintf(buf, len, "%s+0x%llx in %s", sym.function,
-                 (unsigned long long)(sym.function_offset + (offset - pc)), slash ? slash + 1 : module);
+        snprintf(buf, len, "%s+0x%llx in %s", sym.function, (unsigned long long)(sym.function_offset + (offset - pc)),
+                 slash ? slash + 1 : module);
     } else if (sym.status == GFL_SYM_UNKNOWN_MODULE) {
         snprintf(buf, len, "?+0x%llx", (unsigned long long)offset);
     } else {

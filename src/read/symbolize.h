@@ -61,7 +61,7 @@ int gpufl__symbolize(gpufl__symbolizer *s, const char *module, uint64_t address,
  * Recorded stack frames are return addresses: with return_address set, the
  * line looked up is the call's (offset - 1), while the text keeps offset.
  * Writes at most len bytes including the NUL; returns the symbol's status. */
-gpufl__sym_status gpufl__symbolize_frame(gpufl__symbolizer *s, const char *module, uint64_t offset,
-                                         bool return_address, char *buf, size_t len);
+gpufl__sym_status gpufl__symbolize_frame(gpufl__symbolizer *s, const char *module, uint64_t offset, bool return_address,
+                                         char *buf, size_t len);
 
 #endif /* GPUFL_READ_SYMBOLIZE_H */

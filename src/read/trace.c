@@ -30,8 +30,7 @@ gpufl_trace *gpufl__trace_new(void)
     gpufl__recset_init(&t->streams, sizeof(gpufl__stream_rec));
     gpufl__recset_init(&t->callers, sizeof(gpufl__caller_rec));
     /* a trace built other than by opening files (tests) read nothing named */
-    t->read_pub = (gpufl_trace_read){sizeof t->read_pub, GPUFL_TRACE_NDJSON, t->read_files,
-                                     t->read_why, 1};
+    t->read_pub = (gpufl_trace_read){sizeof t->read_pub, GPUFL_TRACE_NDJSON, t->read_files, t->read_why, 1};
     return t;
 }
 
@@ -71,8 +70,7 @@ static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const voi
     SCOPE_COLS(SC_BIND)
 }
 
-static void bind_transfers(gpufl_trace *t, gpufl_trace_transfers *pub, const gpufl__rows *R,
-                           const void *zero)
+static void bind_transfers(gpufl_trace *t, gpufl_trace_transfers *pub, const gpufl__rows *R, const void *zero)
 {
     pub->n = R->t.n;
     TRANSFER_COLS(TC_BIND)
@@ -147,9 +145,9 @@ static size_t carved(size_t n, size_t size) { return (n * size + 7) / 8 * 8; }
 static int bind_distinct(gpufl_trace *t)
 {
     size_t nc = t->configs.n, ns = t->streams.n, nl = t->callers.n;
-    size_t bytes = carved(nc, 4) * 2 + carved(nc, 12) + carved(nc, 6) + carved(nc, 2) * 2 +
-                   carved(nc, 4) * 3 + carved(nc, 1) + carved(ns, 2) + carved(ns, 4) * 2 +
-                   carved(nl, 4) * 3 + carved(nl, 8) * 2 + carved(nl, 1);
+    size_t bytes = carved(nc, 4) * 2 + carved(nc, 12) + carved(nc, 6) + carved(nc, 2) * 2 + carved(nc, 4) * 3 +
+                   carved(nc, 1) + carved(ns, 2) + carved(ns, 4) * 2 + carved(nl, 4) * 3 + carved(nl, 8) * 2 +
+                   carved(nl, 1);
     uint8_t *p = malloc(bytes ? bytes : 8);
     if (!p)
         return GPUFL_ENOMEM;
@@ -158,11 +156,10 @@ static int bind_distinct(gpufl_trace *t)
 
     gpufl_trace_launch_configs *g = &t->configs_pub;
     uint32_t *name = carve(&p, nc, 4), *mangled = carve(&p, nc, 4);
-    uint32_t (*grid)[3] = carve(&p, nc, 12);
-    uint16_t (*block)[3] = carve(&p, nc, 6);
+    uint32_t(*grid)[3] = carve(&p, nc, 12);
+    uint16_t(*block)[3] = carve(&p, nc, 6);
     uint16_t *registers = carve(&p, nc, 2), *occupancy = carve(&p, nc, 2);
-    uint32_t *static_smem = carve(&p, nc, 4), *dynamic_smem = carve(&p, nc, 4),
-             *local_mem = carve(&p, nc, 4);
+    uint32_t *static_smem = carve(&p, nc, 4), *dynamic_smem = carve(&p, nc, 4), *local_mem = carve(&p, nc, 4);
     uint8_t *limiter = carve(&p, nc, 1);
     for (size_t i = 0; i < nc; i++) {
         const gpufl__config_rec *r = gpufl__recset_at(&t->configs, (uint32_t)i);
@@ -177,9 +174,17 @@ static int bind_distinct(gpufl_trace *t)
         local_mem[i] = r->local_mem;
         limiter[i] = r->limiter;
     }
-    *g = (gpufl_trace_launch_configs){nc, name, mangled, (const uint32_t (*)[3])grid,
-                                      (const uint16_t (*)[3])block, registers, static_smem,
-                                      dynamic_smem, local_mem, occupancy, limiter};
+    *g = (gpufl_trace_launch_configs){nc,
+                                      name,
+                                      mangled,
+                                      (const uint32_t(*)[3])grid,
+                                      (const uint16_t(*)[3])block,
+                                      registers,
+                                      static_smem,
+                                      dynamic_smem,
+                                      local_mem,
+                                      occupancy,
+                                      limiter};
 
     uint16_t *device = carve(&p, ns, 2);
     uint32_t *context = carve(&p, ns, 4), *stream = carve(&p, ns, 4);
@@ -276,37 +281,19 @@ GPUFL_API const gpufl_trace_launch_configs *gpufl_trace_get_launch_configs(const
     return &t->configs_pub;
 }
 
-GPUFL_API const gpufl_trace_streams *gpufl_trace_get_streams(const gpufl_trace *t)
-{
-    return &t->streams_pub;
-}
+GPUFL_API const gpufl_trace_streams *gpufl_trace_get_streams(const gpufl_trace *t) { return &t->streams_pub; }
 
-GPUFL_API const gpufl_trace_callers *gpufl_trace_get_callers(const gpufl_trace *t)
-{
-    return &t->callers_pub;
-}
+GPUFL_API const gpufl_trace_callers *gpufl_trace_get_callers(const gpufl_trace *t) { return &t->callers_pub; }
 
-GPUFL_API const gpufl_trace_kernels *gpufl_trace_get_kernels(const gpufl_trace *t)
-{
-    return &t->kernels_pub;
-}
+GPUFL_API const gpufl_trace_kernels *gpufl_trace_get_kernels(const gpufl_trace *t) { return &t->kernels_pub; }
 
-GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_copies(const gpufl_trace *t)
-{
-    return &t->copies_pub;
-}
+GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_copies(const gpufl_trace *t) { return &t->copies_pub; }
 
-GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_memsets(const gpufl_trace *t)
-{
-    return &t->memsets_pub;
-}
+GPUFL_API const gpufl_trace_transfers *gpufl_trace_get_memsets(const gpufl_trace *t) { return &t->memsets_pub; }
 
 GPUFL_API const gpufl_trace_syncs *gpufl_trace_get_syncs(const gpufl_trace *t) { return &t->syncs_pub; }
 
-GPUFL_API const gpufl_trace_memory *gpufl_trace_get_memory(const gpufl_trace *t)
-{
-    return &t->memory_pub;
-}
+GPUFL_API const gpufl_trace_memory *gpufl_trace_get_memory(const gpufl_trace *t) { return &t->memory_pub; }
 
 GPUFL_API const gpufl_trace_device_samples *gpufl_trace_get_device_samples(const gpufl_trace *t)
 {
@@ -353,8 +340,7 @@ static uint64_t end_of(uint64_t start, uint32_t dur, const gpufl_trace_exact *v,
     return e ? e->end_ns : start;
 }
 
-static uint64_t api_start_of(uint64_t start, uint32_t lead, const gpufl_trace_exact *v, size_t n,
-                             size_t i)
+static uint64_t api_start_of(uint64_t start, uint32_t lead, const gpufl_trace_exact *v, size_t n, size_t i)
 {
     if (lead == 0)
         return 0;
@@ -364,8 +350,7 @@ static uint64_t api_start_of(uint64_t start, uint32_t lead, const gpufl_trace_ex
     return e ? e->api_start_ns : 0;
 }
 
-static uint64_t api_end_of(uint64_t start, uint32_t lead, uint32_t dur, const gpufl_trace_exact *v,
-                           size_t n, size_t i)
+static uint64_t api_end_of(uint64_t start, uint32_t lead, uint32_t dur, const gpufl_trace_exact *v, size_t n, size_t i)
 {
     if (lead == 0)
         return 0;
@@ -421,8 +406,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
     const gpufl_trace_callers *c = &t->callers_pub;
     switch (table) {
     case GPUFL_TRACE_TABLE_LAUNCH_CONFIGS:
-        return carved(g->n, 4) * 2 + carved(g->n, 12) + carved(g->n, 6) + carved(g->n, 2) * 2 +
-               carved(g->n, 4) * 3 + carved(g->n, 1);
+        return carved(g->n, 4) * 2 + carved(g->n, 12) + carved(g->n, 6) + carved(g->n, 2) * 2 + carved(g->n, 4) * 3 +
+               carved(g->n, 1);
     case GPUFL_TRACE_TABLE_STREAMS: return carved(s->n, 2) + carved(s->n, 4) * 2;
     case GPUFL_TRACE_TABLE_CALLERS: return carved(c->n, 4) * 3 + carved(c->n, 8) * 2 + carved(c->n, 1);
     case GPUFL_TRACE_TABLE_STRINGS: return gpufl__strtab_memory(&t->strings);

@@ -26,8 +26,8 @@ int gpufl__trace_session_facts(gpufl_trace *t, const gpufl__event_source *src)
 {
     const gpufl__session_meta *m = &src->meta;
     gpufl_trace_info *i = &t->info;
-    if (text(t, m->session_id, &i->session_id) || text(t, m->app_name, &i->app_name) ||
-        text(t, m->host, &i->host) || text(t, m->gpufl_version, &i->gpufl_version))
+    if (text(t, m->session_id, &i->session_id) || text(t, m->app_name, &i->app_name) || text(t, m->host, &i->host) ||
+        text(t, m->gpufl_version, &i->gpufl_version))
         return GPUFL_ENOMEM;
     i->format_version = src->format_version;
     i->source_format = src->format == GFL_SOURCE_GFLT ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON;

@@ -57,8 +57,7 @@ int gpufl__trace_end_open(gpufl_trace *t)
         i->last_ns = i->end_ns;
     if (i->start_ns > i->last_ns)
         i->last_ns = i->start_ns;
-    if (end_table(&t->rows[GFL_T_SCOPES], i->last_ns) != 0 ||
-        end_table(&t->rows[GFL_T_NVTX], i->last_ns) != 0)
+    if (end_table(&t->rows[GFL_T_SCOPES], i->last_ns) != 0 || end_table(&t->rows[GFL_T_NVTX], i->last_ns) != 0)
         return GPUFL_ENOMEM;
     return 0;
 }

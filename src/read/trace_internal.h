@@ -21,6 +21,7 @@
 #include "read/strtab.h"
 
 /* The columns of each table, by the names of the public struct's fields. */
+// clang-format off
 #define SCOPE_COLS(X) X(begin_ns) X(end_ns) X(id) X(parent) X(name) X(tid) X(depth) X(implicit) \
     X(domain) X(instant) X(unended)
 #define KERNEL_COLS(X) X(start_ns) X(dur_ns) X(config_row) X(stream_row) X(caller_row)        \
@@ -39,6 +40,7 @@
     X(mem_temp_c) X(fan_pct)
 #define HOST_SAMPLE_COLS(X) X(ts_ns) X(valid) X(proc_cpu_pct_x100) X(sys_cpu_pct_x100) \
     X(ram_used_bytes) X(ram_total_bytes) X(proc_rss_bytes) X(cpu_count)
+// clang-format on
 
 #define GFL__SC(f) SC_##f,
 #define GFL__KC(f) KC_##f,
@@ -79,9 +81,9 @@ enum { GFL_X_NONE = 0, GFL_X_CONFIG, GFL_X_STREAM, GFL_X_CALLER, GFL_X_STRING, G
 
 typedef struct gpufl__table_desc {
     unsigned ncols;
-    unsigned key;          /* the uint64_t column rows are sorted by */
-    const uint8_t *sizes;  /* bytes per value, per column */
-    const uint8_t *xlat;   /* GFL_X_*, per column */
+    unsigned key;         /* the uint64_t column rows are sorted by */
+    const uint8_t *sizes; /* bytes per value, per column */
+    const uint8_t *xlat;  /* GFL_X_*, per column */
 } gpufl__table_desc;
 
 extern const gpufl__table_desc gpufl__tables[GFL_T_COUNT];
@@ -156,7 +158,7 @@ struct gpufl_trace {
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;
-    uint64_t counts[256];  /* events read, by type */
+    uint64_t counts[256];                    /* events read, by type */
     uint64_t dropped[GFL_CHANNEL_COUNT][16]; /* the "dropped" events read, by channel and
                                                 reason (info.dropped: see session facts) */
     /* The crash (crash, crash_stack and crash_scope events), when read. */
@@ -165,10 +167,10 @@ struct gpufl_trace {
     gpufl_trace_crash_frame *crash_frames;
     gpufl_trace_crash_scope *crash_scopes;
     size_t crash_scopes_cap;
-    void *zero;            /* the shared read-only zero columns */
+    void *zero; /* the shared read-only zero columns */
     size_t zero_bytes;
     char source[4096];
-    gpufl_trace_read read_pub;   /* which files were read, and why */
+    gpufl_trace_read read_pub; /* which files were read, and why */
     char read_files[1024], read_why[512];
 };
 
@@ -186,8 +188,8 @@ int gpufl__trace_bind(gpufl_trace *t) __attribute__((warn_unused_result));
 
 /* Reads every event of src into a new trace, on the calling thread.
  * Returns 0 with *out set, or a negative gpufl_err with a message in err. */
-int gpufl__trace_build(struct gpufl__event_source *src, gpufl_trace **out, char *err,
-                       size_t err_len) __attribute__((warn_unused_result));
+int gpufl__trace_build(struct gpufl__event_source *src, gpufl_trace **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* The session facts of src (identity, end, stop, losses, skipped counts)
  * into t->info. 0 or GPUFL_ENOMEM. */
@@ -196,14 +198,13 @@ int gpufl__trace_session_facts(gpufl_trace *t, const struct gpufl__event_source 
 
 /* Opens path as gpufl_trace_open() does, reading on nthreads threads (0:
  * gpufl__read_threads()). */
-int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, char *err,
-                      size_t err_len) __attribute__((warn_unused_result));
+int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* The same over one NDJSON log or .gflt file in memory (data must outlive
  * the call only); name is used in messages. */
-int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads,
-                             gpufl_trace **out, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads, gpufl_trace **out,
+                             char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* Ends what never ended: sets info.last_ns (the latest of the segments'
  * times, the session's end and start) and gives every scope and NVTX range

@@ -13,8 +13,7 @@
 #include "read/trace_internal.h"
 #include "read/work_pool.h"
 
-static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **out, char *err,
-                      size_t err_len)
+static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
 {
     if (nthreads == 0)
         nthreads = gpufl__read_threads();
@@ -23,23 +22,20 @@ static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **
         f->has_input = false; /* the loader takes it over */
         rc = gpufl__gflt_load(&f->in, nthreads, out, err, err_len);
     } else {
-        rc = gpufl__ndjson_load((const char *const *)f->paths, f->npaths, &f->in, f->what, nthreads,
-                                out, err, err_len);
+        rc = gpufl__ndjson_load((const char *const *)f->paths, f->npaths, &f->in, f->what, nthreads, out, err, err_len);
     }
     if (rc == 0) {
         gpufl_trace *t = *out;
         snprintf(t->read_files, sizeof t->read_files, "%s", f->read_files);
         snprintf(t->read_why, sizeof t->read_why, "%s", f->read_why);
-        t->read_pub = (gpufl_trace_read){sizeof t->read_pub,
-                                         f->gflt ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON,
+        t->read_pub = (gpufl_trace_read){sizeof t->read_pub, f->gflt ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON,
                                          t->read_files, t->read_why, f->copies ? f->copies : 1};
     }
     gpufl__session_files_free(f);
     return rc;
 }
 
-int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, char *err,
-                      size_t err_len)
+int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
 {
     *out = NULL;
     gpufl__session_files f;
@@ -47,8 +43,8 @@ int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, ch
     return rc ? rc : load_files(&f, nthreads, out, err, err_len);
 }
 
-int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads,
-                             gpufl_trace **out, char *err, size_t err_len)
+int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads, gpufl_trace **out,
+                             char *err, size_t err_len)
 {
     *out = NULL;
     gpufl__session_files f;

@@ -58,7 +58,7 @@ typedef struct plan {
     size_t n;
     run *runs;
     size_t nruns, cap;
-    size_t block_rows;  /* rows per column job (the last one may have fewer) */
+    size_t block_rows; /* rows per column job (the last one may have fewer) */
     size_t nblocks;
     uint32_t *seg_first, *seg_last; /* per segment: the blocks its rows fall in */
 } plan;
@@ -123,11 +123,11 @@ static int map_records(merge *m, unsigned nthreads)
 
 /* ---- scopes and devices, in session order ------------------------------------ */
 
-#define SSET(f, r, v)                                                                              \
-    do {                                                                                           \
-        __typeof__(*((gpufl_trace_scopes *)0)->f) x_ = (__typeof__(x_))(v);                        \
-        if (gpufl__col_put(&R->t, &R->cols[SC_##f], (r), &x_, sizeof x_) != 0)                     \
-            return GPUFL_ENOMEM;                                                                   \
+#define SSET(f, r, v)                                                                                                  \
+    do {                                                                                                               \
+        __typeof__(*((gpufl_trace_scopes *)0)->f) x_ = (__typeof__(x_))(v);                                            \
+        if (gpufl__col_put(&R->t, &R->cols[SC_##f], (r), &x_, sizeof x_) != 0)                                         \
+            return GPUFL_ENOMEM;                                                                                       \
     } while (0)
 
 static int scope_begin(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
@@ -200,8 +200,7 @@ static int device_info(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
         t->info.driver_version = gpufl__str_map_get(sm, d->driver_version);
     if (!t->info.cuda_driver_version && d->cuda_driver_version > 0) {
         char v[32];
-        snprintf(v, sizeof v, "%d.%d", d->cuda_driver_version / 1000,
-                 d->cuda_driver_version % 1000 / 10);
+        snprintf(v, sizeof v, "%d.%d", d->cuda_driver_version / 1000, d->cuda_driver_version % 1000 / 10);
         if (gpufl__strtab_intern(&t->strings, v, strlen(v), &t->info.cuda_driver_version) != 0)
             return GPUFL_ENOMEM;
     }
@@ -598,8 +597,7 @@ static int segment_blocks(merge *m, plan *p)
     }
     for (size_t k = 0; k < p->nruns; k++) {
         const run *r = &p->runs[k];
-        uint32_t first = (uint32_t)(r->out / p->block_rows),
-                 last = (uint32_t)((r->out + r->n - 1) / p->block_rows);
+        uint32_t first = (uint32_t)(r->out / p->block_rows), last = (uint32_t)((r->out + r->n - 1) / p->block_rows);
         if (first < p->seg_first[r->seg])
             p->seg_first[r->seg] = first;
         if (last > p->seg_last[r->seg])
@@ -613,9 +611,8 @@ static int segment_blocks(merge *m, plan *p)
 /* The tables in the order their columns are copied: widest first, so the
  * longest jobs start early; column by column, so that the segments' memory
  * is given back while the trace's is filled. */
-static const unsigned copy_order[] = {GFL_T_KERNELS, GFL_T_NVTX, GFL_T_COPIES, GFL_T_MEMSETS,
-                                      GFL_T_SYNCS, GFL_T_MEMORY, GFL_T_DEVICE_SAMPLES,
-                                      GFL_T_HOST_SAMPLES};
+static const unsigned copy_order[] = {GFL_T_KERNELS, GFL_T_NVTX,   GFL_T_COPIES,         GFL_T_MEMSETS,
+                                      GFL_T_SYNCS,   GFL_T_MEMORY, GFL_T_DEVICE_SAMPLES, GFL_T_HOST_SAMPLES};
 
 static int merge_rows(merge *m, unsigned nthreads)
 {
@@ -632,8 +629,7 @@ static int merge_rows(merge *m, unsigned nthreads)
         unsigned tab = copy_order[k];
         plan *p = &m->plans[tab];
         p->block_rows = p->n / ((size_t)nthreads * 4);
-        p->block_rows = p->block_rows < MIN_BLOCK ? MIN_BLOCK
-                        : p->block_rows > MAX_BLOCK ? MAX_BLOCK : p->block_rows;
+        p->block_rows = p->block_rows < MIN_BLOCK ? MIN_BLOCK : p->block_rows > MAX_BLOCK ? MAX_BLOCK : p->block_rows;
         p->nblocks = p->n ? (p->n + p->block_rows - 1) / p->block_rows : 1;
         if (segment_blocks(m, p) != 0)
             return GPUFL_ENOMEM;

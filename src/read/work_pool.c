@@ -39,8 +39,7 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
-void gpufl__parallel_for(unsigned nthreads, size_t njobs,
-                         void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx)
+void gpufl__parallel_for(unsigned nthreads, size_t njobs, void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx)
 {
     pool p = {fn, ctx, njobs, 0};
     if (nthreads > GPUFL__MAX_READ_THREADS)

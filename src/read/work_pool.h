@@ -21,8 +21,8 @@
  * scratch. A thread that cannot be started leaves its share to the others
  * (with none, the caller runs every job). Everything fn wrote is visible to
  * the caller when this returns. */
-void gpufl__parallel_for(unsigned nthreads, size_t njobs,
-                         void (*fn)(void *ctx, size_t job, unsigned worker), void *ctx);
+void gpufl__parallel_for(unsigned nthreads, size_t njobs, void (*fn)(void *ctx, size_t job, unsigned worker),
+                         void *ctx);
 
 /* Threads to read with: the CPUs this process may run on, at most
  * GPUFL__MAX_READ_THREADS. */

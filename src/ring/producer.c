@@ -48,10 +48,7 @@ gpufl__producer *gpufl__producer_first(void)
     return atomic_load_explicit(&registry_head, memory_order_acquire);
 }
 
-uint32_t gpufl__producer_count(void)
-{
-    return atomic_load_explicit(&registry_count, memory_order_relaxed);
-}
+uint32_t gpufl__producer_count(void) { return atomic_load_explicit(&registry_count, memory_order_relaxed); }
 
 static gpufl__producer *adopt_free(void)
 {
@@ -59,8 +56,8 @@ static gpufl__producer *adopt_free(void)
         int expected = GFL_PRODUCER_FREE;
         /* acquire on success: pairs with the collector's release */
         if (atomic_load_explicit(&p->state, memory_order_relaxed) == GFL_PRODUCER_FREE &&
-            atomic_compare_exchange_strong_explicit(&p->state, &expected, GFL_PRODUCER_OWNED,
-                                                    memory_order_acquire, memory_order_relaxed))
+            atomic_compare_exchange_strong_explicit(&p->state, &expected, GFL_PRODUCER_OWNED, memory_order_acquire,
+                                                    memory_order_relaxed))
             return p;
     }
     return NULL;
@@ -81,8 +78,8 @@ static gpufl__producer *create_producer(void)
     do {
         p->next = head;
         /* release: the node's contents are visible to whoever loads the head */
-    } while (!atomic_compare_exchange_weak_explicit(&registry_head, &head, p, memory_order_release,
-                                                    memory_order_relaxed));
+    } while (
+        !atomic_compare_exchange_weak_explicit(&registry_head, &head, p, memory_order_release, memory_order_relaxed));
     return p;
 }
 

@@ -43,9 +43,9 @@ typedef struct gpufl__producer {
     _Atomic uint32_t tid;
 
     /* Owner thread only. */
-    uint32_t scope_gen;    /* session generation the stack belongs to */
-    uint32_t depth;        /* open scopes */
-    uint64_t scope_seq;    /* last scope sequence number handed out */
+    uint32_t scope_gen; /* session generation the stack belongs to */
+    uint32_t depth;     /* open scopes */
+    uint64_t scope_seq; /* last scope sequence number handed out */
     gpufl__scope_frame stack[GFL_SCOPE_MAX_DEPTH];
 
     /* Written by the owner, read by the sampler: 1 while depth > 0. */
@@ -63,7 +63,7 @@ typedef struct gpufl__producer {
     /* Collector only. */
     uint64_t reported[GFL_DROP_REASON_COUNT][GFL_CHANNEL_COUNT]; /* losses already reported */
     uint64_t base[GFL_DROP_REASON_COUNT][GFL_CHANNEL_COUNT];     /* losses before the session */
-    uint32_t collector_gen; /* session generation the collector last synced */
+    uint32_t collector_gen;                                      /* session generation the collector last synced */
 } gpufl__producer;
 
 extern __thread gpufl__producer *gpufl__tls_producer __attribute__((tls_model("initial-exec")));
@@ -86,8 +86,7 @@ static inline gpufl__producer *gpufl__producer_self(void)
 }
 
 /* Owner thread: counts n events lost for `reason` on `channel`. */
-static inline void gpufl__producer_count_lost(gpufl__producer *p, unsigned reason, unsigned channel,
-                                              uint64_t n)
+static inline void gpufl__producer_count_lost(gpufl__producer *p, unsigned reason, unsigned channel, uint64_t n)
 {
     /* single writer: a relaxed load+store is an exact increment */
     uint64_t v = atomic_load_explicit(&p->lost[reason][channel], memory_order_relaxed);

@@ -31,13 +31,13 @@ typedef struct gpufl__ring {
     /* Producer's line. head: next slot to fill; published with release so the
      * consumer that acquires it sees the slot's contents. */
     _Alignas(64) _Atomic uint64_t head;
-    uint64_t tail_seen;                            /* producer's copy of tail */
-    _Atomic uint64_t dropped[GFL_CHANNEL_COUNT];   /* full-ring drops by channel */
+    uint64_t tail_seen;                          /* producer's copy of tail */
+    _Atomic uint64_t dropped[GFL_CHANNEL_COUNT]; /* full-ring drops by channel */
 
     /* Consumer's line. tail: next slot to read; published with release so the
      * producer that acquires it may overwrite the freed slots. */
     _Alignas(64) _Atomic uint64_t tail;
-    uint64_t head_seen;                            /* consumer's copy of head */
+    uint64_t head_seen; /* consumer's copy of head */
 
     /* Read-only after init. */
     _Alignas(64) gfl_event *slots;

@@ -27,8 +27,7 @@ static gpufl_plugin_host host;
 
 static bool is_interval(uint8_t type)
 {
-    return type == GFL_EV_KERNEL || type == GFL_EV_MEMCPY || type == GFL_EV_MEMSET ||
-           type == GFL_EV_SYNC;
+    return type == GFL_EV_KERNEL || type == GFL_EV_MEMCPY || type == GFL_EV_MEMSET || type == GFL_EV_SYNC;
 }
 
 /* End times sit at the same offset in every interval payload. */
@@ -184,8 +183,8 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
     gpufl_plugin_entry_fn entry = (gpufl_plugin_entry_fn)dlsym(lib, GPUFL_PLUGIN_ENTRY);
     const gpufl_plugin *plugin = entry ? entry() : NULL;
     if (!plugin || plugin->abi != GPUFL_PLUGIN_ABI || plugin->size < sizeof *plugin)
-        return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
-                         "%s is not a gpufl plugin of ABI %d; recording as monitor", path, GPUFL_PLUGIN_ABI);
+        return downgrade(choice, GPUFL_ENGINE_MONITOR, true, "%s is not a gpufl plugin of ABI %d; recording as monitor",
+                         path, GPUFL_PLUGIN_ABI);
     host = (gpufl_plugin_host){
         .size = sizeof host,
         .abi = GPUFL_PLUGIN_ABI,
@@ -221,7 +220,8 @@ static bool can_hand_over(const char *call)
 {
     if (!running) {
         gpufl__set_error("%s: no device tracing is running (the engine is monitor, or the device "
-                         "plugin could not start)", call);
+                         "plugin could not start)",
+                         call);
         return false;
     }
     if (running->size < offsetof(gpufl_plugin, resume) + sizeof running->resume || !running->pause ||
@@ -247,8 +247,9 @@ int gpufl__plugin_pause(void)
         return rc;
     }
     paused_at = gpufl__now_ns();
-    gpufl__log(GFL_LOG_INFO, "trace paused by gpufl_trace_pause() at %llu ns: CUPTI is free for another "
-                             "tool; device work from now until gpufl_trace_resume() is not recorded",
+    gpufl__log(GFL_LOG_INFO,
+               "trace paused by gpufl_trace_pause() at %llu ns: CUPTI is free for another "
+               "tool; device work from now until gpufl_trace_resume() is not recorded",
                (unsigned long long)paused_at);
     return 0;
 }
@@ -265,12 +266,14 @@ int gpufl__plugin_resume(void)
     int rc = running->resume(err, sizeof err);
     if (rc != 0) {
         gpufl__set_error("gpufl_trace_resume: %s; still paused, call it again once the other tool "
-                         "has stopped", err[0] ? err : "the device plugin refused");
+                         "has stopped",
+                         err[0] ? err : "the device plugin refused");
         return rc;
     }
     uint64_t now = gpufl__now_ns();
-    gpufl__log(GFL_LOG_INFO, "trace resumed by gpufl_trace_resume() at %llu ns after %.3f s paused: "
-                             "device work from %llu ns to %llu ns was not recorded",
+    gpufl__log(GFL_LOG_INFO,
+               "trace resumed by gpufl_trace_resume() at %llu ns after %.3f s paused: "
+               "device work from %llu ns to %llu ns was not recorded",
                (unsigned long long)now, (double)(now - paused_at) / 1e9, (unsigned long long)paused_at,
                (unsigned long long)now);
     paused_at = 0;
@@ -282,8 +285,9 @@ void gpufl__plugin_stop(void)
     if (!running)
         return;
     if (paused_at)
-        gpufl__log(GFL_LOG_INFO, "the session ended with the trace paused since %llu ns: device work from "
-                                 "then on was not recorded",
+        gpufl__log(GFL_LOG_INFO,
+                   "the session ended with the trace paused since %llu ns: device work from "
+                   "then on was not recorded",
                    (unsigned long long)paused_at);
     paused_at = 0;
     running->stop();

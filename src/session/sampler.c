@@ -74,10 +74,7 @@ static bool any_scope_open(void)
     return false;
 }
 
-static bool window_open(void)
-{
-    return continuous || gpufl__system_windows_open() > 0 || any_scope_open();
-}
+static bool window_open(void) { return continuous || gpufl__system_windows_open() > 0 || any_scope_open(); }
 
 static void take_sample(gpufl__producer *self)
 {
@@ -138,8 +135,8 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-int gpufl__sampler_start(uint32_t period_ms, bool continuous_sampling,
-                         const gpufl__metric_source *src, size_t n, char *err, size_t err_len)
+int gpufl__sampler_start(uint32_t period_ms, bool continuous_sampling, const gpufl__metric_source *src, size_t n,
+                         char *err, size_t err_len)
 {
     pthread_once(&wake_once, init_wake);
     pthread_mutex_lock(&lock);

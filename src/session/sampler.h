@@ -24,8 +24,8 @@
 
 /* Starts the sampler thread; it owns the sources from here (closing them on
  * failure too). Returns 0 or a negative gpufl_err with a message in err. */
-int gpufl__sampler_start(uint32_t period_ms, bool continuous, const gpufl__metric_source *sources,
-                         size_t n, char *err, size_t err_len) __attribute__((warn_unused_result));
+int gpufl__sampler_start(uint32_t period_ms, bool continuous, const gpufl__metric_source *sources, size_t n, char *err,
+                         size_t err_len) __attribute__((warn_unused_result));
 
 /* Stops and joins the thread, closes the sources. Harmless if not running. */
 void gpufl__sampler_stop(void);

@@ -21,8 +21,8 @@
 
 #define SCOPE_ID_SHIFT 40 /* id = producer index << 40 | sequence */
 
-static void push_scope(gpufl__producer *p, uint8_t type, uint8_t flags, uint64_t ts,
-                       const gpufl__scope_frame *f, uint64_t parent, uint32_t depth)
+static void push_scope(gpufl__producer *p, uint8_t type, uint8_t flags, uint64_t ts, const gpufl__scope_frame *f,
+                       uint64_t parent, uint32_t depth)
 {
     gfl_event *ev = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_SCOPE);
     if (!ev)
@@ -100,8 +100,7 @@ static void close_from(gpufl__producer *p, uint32_t level, uint8_t flags)
     uint64_t ts = end_time(p, level);
     for (uint32_t d = p->depth; d-- > level;) {
         uint64_t parent = d ? p->stack[d - 1].id : 0;
-        push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : flags, ts, &p->stack[d],
-                   parent, d);
+        push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : flags, ts, &p->stack[d], parent, d);
     }
     p->depth = level;
 }

@@ -41,7 +41,6 @@
 #include "session/system_window.h"
 #include "sink/session_sinks.h"
 
-
 typedef struct session {
     gpufl__config config;
     gpufl__session_info info;
@@ -152,8 +151,7 @@ static void open_devices(session *s)
     char err[512];
     if (gpufl__nvml_source_open(&s->nvml, &s->devices, err, sizeof err) != 0) {
         s->device_note_level = o->backend == GPUFL_BACKEND_NVIDIA ? GFL_LOG_WARN : GFL_LOG_INFO;
-        snprintf(s->device_note, sizeof s->device_note,
-                 "no GPU telemetry: %s; recording host metrics and scopes", err);
+        snprintf(s->device_note, sizeof s->device_note, "no GPU telemetry: %s; recording host metrics and scopes", err);
         return;
     }
     s->info.devices = &s->devices;
@@ -215,8 +213,8 @@ static void start_sampler(session *s)
     gpufl__nvml_source_close(s->nvml); /* not sampling: the descriptions were all we needed */
     s->nvml = NULL;
     char err[256];
-    if (n && gpufl__sampler_start(o->system_sample_rate_ms, o->continuous_system_sampling, sources, n,
-                                  err, sizeof err) != 0)
+    if (n &&
+        gpufl__sampler_start(o->system_sample_rate_ms, o->continuous_system_sampling, sources, n, err, sizeof err) != 0)
         gpufl__log(GFL_LOG_WARN, "system sampling is off: %s", err);
 }
 
@@ -249,8 +247,7 @@ static void end_session(session *s)
 
 static bool disabled_in_code(const gpufl_options *opts)
 {
-    return opts && opts->struct_size >= offsetof(gpufl_options, enabled) + sizeof(bool) &&
-           !opts->enabled;
+    return opts && opts->struct_size >= offsetof(gpufl_options, enabled) + sizeof(bool) && !opts->enabled;
 }
 
 GPUFL_API bool gpufl_init(const gpufl_options *opts)
@@ -292,8 +289,9 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
         gpufl__config_free(&s->config);
         free(s);
         pthread_mutex_unlock(&lifecycle);
-        gpufl__log(GFL_LOG_DEBUG, "gpufl_init: another copy of gpufl records this process (%s); "
-                                  "not starting a second session",
+        gpufl__log(GFL_LOG_DEBUG,
+                   "gpufl_init: another copy of gpufl records this process (%s); "
+                   "not starting a second session",
                    GPUFL_INJECTED_PID_ENV);
         return true;
     }

@@ -29,8 +29,8 @@ static void sanitize_component(const char *in, char *out, size_t len)
     size_t n = 0;
     for (const char *p = in; *p && n + 1 < len && n < 64; p++) {
         char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                  c == '-';
         out[n++] = ok ? c : '_';
     }
     out[n] = '\0';
@@ -61,8 +61,7 @@ static int check_root(const char *root, size_t id_len, char *err, size_t err_len
 {
     size_t len = strlen(root);
     if (len >= PATH_MAX) {
-        snprintf(err, err_len, "log_path is %zu bytes long, more than a path can be (PATH_MAX %d)", len,
-                 PATH_MAX);
+        snprintf(err, err_len, "log_path is %zu bytes long, more than a path can be (PATH_MAX %d)", len, PATH_MAX);
         return -1;
     }
     for (const char *p = root; *p;) {
@@ -110,8 +109,7 @@ int gpufl__session_dir_make(gpufl__session_info *info, const gpufl_options *o, c
         return -1;
     }
     for (int attempt = 0; attempt < 16; attempt++) {
-        snprintf(info->id, sizeof info->id, "%s-%s-%d-%016llx", app, stamp, info->pid,
-                 (unsigned long long)random64());
+        snprintf(info->id, sizeof info->id, "%s-%s-%d-%016llx", app, stamp, info->pid, (unsigned long long)random64());
         char dir[PATH_MAX];
         snprintf(dir, sizeof dir, "%s/%s", root, info->id); /* fits: check_root */
         if (gpufl__os->mkdir(dir, 0755) == 0) {

@@ -21,7 +21,7 @@
  * time) under o->log_path, or under a directory named after the app when
  * log_path is empty, and sets info->id and info->dir (absolute). Returns 0,
  * or -1 with a message in err; a refused log_path leaves nothing created. */
-int gpufl__session_dir_make(gpufl__session_info *info, const gpufl_options *o, char *err,
-                            size_t err_len) __attribute__((warn_unused_result));
+int gpufl__session_dir_make(gpufl__session_info *info, const gpufl_options *o, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_SESSION_SESSION_DIR_H */

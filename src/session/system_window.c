@@ -24,10 +24,7 @@ static struct {
 static unsigned n_names;
 static _Atomic uint32_t open_total; /* read by the sampler without the lock */
 
-uint32_t gpufl__system_windows_open(void)
-{
-    return atomic_load_explicit(&open_total, memory_order_relaxed);
-}
+uint32_t gpufl__system_windows_open(void) { return atomic_load_explicit(&open_total, memory_order_relaxed); }
 
 void gpufl__system_windows_reset(void)
 {

@@ -12,8 +12,7 @@
 #define CHECK_EVERY_BYTES (16u << 20)
 #define CHECK_EVERY_NS 1000000000ull
 
-void gpufl__disk_budget_init(gpufl__disk_budget *b, const char *dir, uint64_t cap_bytes,
-                             uint64_t floor_bytes)
+void gpufl__disk_budget_init(gpufl__disk_budget *b, const char *dir, uint64_t cap_bytes, uint64_t floor_bytes)
 {
     memset(b, 0, sizeof *b);
     snprintf(b->dir, sizeof b->dir, "%s", dir);
@@ -73,8 +72,7 @@ bool gpufl__disk_budget_allow(gpufl__disk_budget *b, size_t n, uint64_t now_ns)
         return false;
     uint64_t usable = b->cap_bytes > GFL_BUDGET_RESERVE ? b->cap_bytes - GFL_BUDGET_RESERVE : 0;
     if (b->written + n > usable) {
-        snprintf(b->detail, sizeof b->detail,
-                 "session_max_bytes (%llu) reached after %llu bytes of logs",
+        snprintf(b->detail, sizeof b->detail, "session_max_bytes (%llu) reached after %llu bytes of logs",
                  (unsigned long long)b->cap_bytes, (unsigned long long)b->written);
         stop(b, GFL_STOP_DISK_CAP, now_ns);
         return false;
@@ -86,8 +84,7 @@ bool gpufl__disk_budget_allow(gpufl__disk_budget *b, size_t n, uint64_t now_ns)
         if (gpufl__os->statvfs(b->dir, &st) == 0) {
             unsigned long long avail = (unsigned long long)st.f_bavail * st.f_frsize;
             if (avail < b->floor_bytes + n) {
-                snprintf(b->detail, sizeof b->detail,
-                         "free space %llu bytes is below min_free_bytes (%llu)", avail,
+                snprintf(b->detail, sizeof b->detail, "free space %llu bytes is below min_free_bytes (%llu)", avail,
                          (unsigned long long)b->floor_bytes);
                 stop(b, GFL_STOP_FREE_SPACE, now_ns);
                 return false;

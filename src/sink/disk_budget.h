@@ -16,7 +16,6 @@
 
 #include "format/stop_reason.h"
 
-
 /* Room kept under the cap for the closing records (each log's
  * "log_stopped" and "session_end" line with the final loss counts, the
  * .gflt stop and end chunks), so a capped session still ends with a
@@ -40,12 +39,11 @@ typedef struct gpufl__disk_budget {
     uint64_t next_check_ns;
     gpufl__stop_reason stopped;
     uint64_t stopped_at_ns;
-    char detail[256]; /* human-readable cause, e.g. "4294967296-byte cap reached" */
-    bool reserve_held;   /* GFL_DISK_RESERVE_FILE exists and holds its bytes */
+    char detail[256];  /* human-readable cause, e.g. "4294967296-byte cap reached" */
+    bool reserve_held; /* GFL_DISK_RESERVE_FILE exists and holds its bytes */
 } gpufl__disk_budget;
 
-void gpufl__disk_budget_init(gpufl__disk_budget *b, const char *dir, uint64_t cap_bytes,
-                             uint64_t floor_bytes);
+void gpufl__disk_budget_init(gpufl__disk_budget *b, const char *dir, uint64_t cap_bytes, uint64_t floor_bytes);
 
 /* Creates the reserve file in the session directory. When the disk cannot
  * hold it the session goes on without (nothing is left behind). */
@@ -62,6 +60,5 @@ bool gpufl__disk_budget_allow(gpufl__disk_budget *b, size_t n, uint64_t now_ns);
 
 /* Records a failed write; keeps the first reason. */
 void gpufl__disk_budget_fail(gpufl__disk_budget *b, const char *what, int err, uint64_t now_ns);
-
 
 #endif /* GPUFL_SINK_DISK_BUDGET_H */

@@ -66,8 +66,7 @@ static int file_id(gpufl__gflt_encoder *e, uint32_t source_id, uint32_t *out)
     return 0;
 }
 
-int gpufl__gflt_encode_strings(gpufl__gflt_encoder *e, const gpufl__string_lookup *names,
-                               gpufl__bytebuf *out)
+int gpufl__gflt_encode_strings(gpufl__gflt_encoder *e, const gpufl__string_lookup *names, gpufl__bytebuf *out)
 {
     uint32_t first = e->next_file_id - (uint32_t)e->npending;
     if (gpufl__bytebuf_varint(out, first) != 0 || gpufl__bytebuf_varint(out, e->npending) != 0)
@@ -99,8 +98,7 @@ static int64_t sign_extend(uint64_t v, unsigned size)
 /* Appends the column in e->col to e->sec, length first. */
 static int end_column(gpufl__gflt_encoder *e)
 {
-    if (gpufl__bytebuf_varint(&e->sec, e->col.len) != 0 ||
-        gpufl__bytebuf_append(&e->sec, e->col.p, e->col.len) != 0)
+    if (gpufl__bytebuf_varint(&e->sec, e->col.len) != 0 || gpufl__bytebuf_append(&e->sec, e->col.p, e->col.len) != 0)
         return GPUFL_ENOMEM;
     e->col.len = 0;
     return 0;
@@ -114,21 +112,17 @@ static void put_bitmap(uint8_t *p, const uint8_t *bits, size_t n)
 }
 
 /* The coded value of field f of ev; *prev is the column's previous value. */
-static int code_value(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *ev,
-                      uint64_t *prev, uint64_t *out)
+static int code_value(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *ev, uint64_t *prev,
+                      uint64_t *out)
 {
     uint64_t v = gpufl__gflt_get(ev, f);
     switch (f->codec) {
-    case GFLT_SVAR:
-        *out = gpufl__zigzag(sign_extend(v, f->size));
-        return 0;
+    case GFLT_SVAR: *out = gpufl__zigzag(sign_extend(v, f->size)); return 0;
     case GFLT_DELTA:
         *out = gpufl__zigzag((int64_t)(v - *prev));
         *prev = v;
         return 0;
-    case GFLT_REF:
-        *out = gpufl__zigzag((int64_t)(v - gpufl__gflt_get_at(ev, f->aux, 8)));
-        return 0;
+    case GFLT_REF: *out = gpufl__zigzag((int64_t)(v - gpufl__gflt_get_at(ev, f->aux, 8))); return 0;
     case GFLT_STR: {
         uint32_t id;
         if (file_id(e, (uint32_t)v, &id) != 0)
@@ -136,16 +130,14 @@ static int code_value(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const 
         *out = id;
         return 0;
     }
-    default:
-        *out = v;
-        return 0;
+    default: *out = v; return 0;
     }
 }
 
 /* A plain or OPT column of field f over the events idx[0..n) (only those
  * with skip[i] == 0 when skip is given: the PRED misses). Uses present[]. */
-static int value_column(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs,
-                        const uint32_t *idx, size_t n, const uint8_t *skip)
+static int value_column(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs, const uint32_t *idx,
+                        size_t n, const uint8_t *skip)
 {
     size_t bitmap = (f->flags & GFLT_OPT) ? (n + 7) / 8 : 0;
     if (gpufl__bytebuf_reserve(&e->col, bitmap + n * GFL_VARINT_MAX) != 0)
@@ -172,8 +164,8 @@ static int value_column(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, cons
 
 /* The two columns of a SPAN field: start against the previous end on the
  * same device and stream, then the duration. */
-static int span_columns(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs,
-                        const uint32_t *idx, size_t n)
+static int span_columns(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs, const uint32_t *idx,
+                        size_t n)
 {
     gpufl__idmap_clear(&e->streams);
     if (gpufl__bytebuf_reserve(&e->col, n * GFL_VARINT_MAX) != 0)
@@ -185,9 +177,8 @@ static int span_columns(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, cons
         uint64_t start = gpufl__gflt_get(ev, f);
         uint64_t key = (uint64_t)ev->h.device << 32 | gpufl__gflt_get_at(ev, f->aux2, 4);
         uint32_t j;
-        uint64_t pred = gpufl__idmap_get(&e->streams, key, &j)
-                            ? gpufl__gflt_get_at(&evs[idx[j]], f->aux, 8)
-                            : prev_start;
+        uint64_t pred =
+            gpufl__idmap_get(&e->streams, key, &j) ? gpufl__gflt_get_at(&evs[idx[j]], f->aux, 8) : prev_start;
         p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(start - pred)));
         prev_start = start;
         if (gpufl__idmap_put(&e->streams, key, (uint32_t)i) != 0)
@@ -199,8 +190,7 @@ static int span_columns(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, cons
     p = e->col.p;
     for (size_t i = 0; i < n; i++) {
         const gfl_event *ev = &evs[idx[i]];
-        p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(gpufl__gflt_get_at(ev, f->aux, 8) -
-                                                          gpufl__gflt_get(ev, f))));
+        p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(gpufl__gflt_get_at(ev, f->aux, 8) - gpufl__gflt_get(ev, f))));
     }
     e->col.len = (size_t)(p - e->col.p);
     return end_column(e);
@@ -218,8 +208,8 @@ static int pred_equal(const gpufl__gflt_layout *l, const gfl_event *a, const gfl
 
 /* The PRED bitmap: hit[i] = 1 when event i's predicted fields equal those
  * of the last earlier event with its key. */
-static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs,
-                       const uint32_t *idx, size_t n)
+static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs, const uint32_t *idx,
+                       size_t n)
 {
     gpufl__idmap_clear(&e->keys);
     for (size_t i = 0; i < n; i++) {
@@ -268,8 +258,7 @@ static int encode_section(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, c
     return rc;
 }
 
-int gpufl__gflt_encode_events(gpufl__gflt_encoder *e, const gfl_event *evs, size_t n,
-                              gpufl__bytebuf *out)
+int gpufl__gflt_encode_events(gpufl__gflt_encoder *e, const gfl_event *evs, size_t n, gpufl__bytebuf *out)
 {
     size_t count[GFL_EV_TYPE_COUNT] = {0}, start[GFL_EV_TYPE_COUNT];
     for (size_t i = 0; i < n; i++) {
@@ -304,8 +293,7 @@ int gpufl__gflt_encode_events(gpufl__gflt_encoder *e, const gfl_event *evs, size
         int rc = encode_section(e, gpufl__gflt_layout_of((uint8_t)t), evs, e->order + at, count[t]);
         if (rc != 0)
             return rc;
-        if (gpufl__bytebuf_varint(out, e->sec.len) != 0 ||
-            gpufl__bytebuf_append(out, e->sec.p, e->sec.len) != 0)
+        if (gpufl__bytebuf_varint(out, e->sec.len) != 0 || gpufl__bytebuf_append(out, e->sec.p, e->sec.len) != 0)
             return GPUFL_ENOMEM;
         at += count[t];
     }

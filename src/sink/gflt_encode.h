@@ -24,14 +24,14 @@
 #include "core/string_lookup.h"
 
 typedef struct gpufl__gflt_encoder {
-    gpufl__idmap file_ids;   /* source string id -> file string id */
-    uint32_t next_file_id;   /* ids 1.. in order of first use; 0 is "" */
-    uint32_t *pending;       /* source ids of strings not yet written */
+    gpufl__idmap file_ids; /* source string id -> file string id */
+    uint32_t next_file_id; /* ids 1.. in order of first use; 0 is "" */
+    uint32_t *pending;     /* source ids of strings not yet written */
     size_t npending, pending_cap;
-    uint32_t *order;         /* event indices grouped by type */
+    uint32_t *order; /* event indices grouped by type */
     size_t order_cap;
-    uint8_t *hit;            /* per event of a type: its PRED fields are as predicted */
-    uint8_t *present;        /* per event of a type: an OPT field is nonzero */
+    uint8_t *hit;     /* per event of a type: its PRED fields are as predicted */
+    uint8_t *present; /* per event of a type: an OPT field is nonzero */
     size_t flags_cap;
     gpufl__idmap keys, streams;
     gpufl__bytebuf col, sec;
@@ -44,15 +44,15 @@ void gpufl__gflt_encoder_free(gpufl__gflt_encoder *e);
  * here are queued. Every event must have a type with a layout. Returns 0,
  * GPUFL_EINVAL (a type without a layout) or GPUFL_ENOMEM; on failure out
  * may hold a partial payload and must be discarded. */
-int gpufl__gflt_encode_events(gpufl__gflt_encoder *e, const gfl_event *evs, size_t n,
-                              gpufl__bytebuf *out) __attribute__((warn_unused_result));
+int gpufl__gflt_encode_events(gpufl__gflt_encoder *e, const gfl_event *evs, size_t n, gpufl__bytebuf *out)
+    __attribute__((warn_unused_result));
 
 /* Whether strings are queued for a strings chunk. */
 static inline int gpufl__gflt_strings_pending(const gpufl__gflt_encoder *e) { return e->npending > 0; }
 
 /* Appends the strings chunk payload of the queued strings to out, texts
  * from names, and empties the queue. 0 or GPUFL_ENOMEM. */
-int gpufl__gflt_encode_strings(gpufl__gflt_encoder *e, const gpufl__string_lookup *names,
-                               gpufl__bytebuf *out) __attribute__((warn_unused_result));
+int gpufl__gflt_encode_strings(gpufl__gflt_encoder *e, const gpufl__string_lookup *names, gpufl__bytebuf *out)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_SINK_GFLT_ENCODE_H */

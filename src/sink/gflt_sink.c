@@ -25,9 +25,9 @@ typedef struct gflt_sink {
     int fd;
     bool durable;
     bool stop_noted;
-    uint64_t bytes;      /* in trace.gflt */
-    uint64_t now;        /* of the collector call under way, for the budget */
-    uint64_t first_ns;   /* when the oldest buffered event arrived */
+    uint64_t bytes;    /* in trace.gflt */
+    uint64_t now;      /* of the collector call under way, for the budget */
+    uint64_t first_ns; /* when the oldest buffered event arrived */
 } gflt_sink;
 
 /* The writer's output: one whole chunk, under the budget (closing chunks
@@ -82,8 +82,7 @@ static void sink_tick(void *self, uint64_t now_ns)
     gflt_sink *s = self;
     s->now = now_ns;
     note_stop(s);
-    if (gpufl__gflt_writer_pending(&s->w) &&
-        (s->durable || now_ns - s->first_ns >= FLUSH_AGE_NS))
+    if (gpufl__gflt_writer_pending(&s->w) && (s->durable || now_ns - s->first_ns >= FLUSH_AGE_NS))
         (void)gpufl__gflt_writer_flush(&s->w);
     note_stop(s);
 }
@@ -136,8 +135,8 @@ static void sink_close(void *self, const gpufl__session_end *end)
     free(s);
 }
 
-int gpufl__gflt_sink_open(gpufl__sink *out, const gpufl__session_info *info,
-                          gpufl__disk_budget *budget, char *err, size_t err_len)
+int gpufl__gflt_sink_open(gpufl__sink *out, const gpufl__session_info *info, gpufl__disk_budget *budget, char *err,
+                          size_t err_len)
 {
     gflt_sink *s = calloc(1, sizeof *s);
     if (!s) {

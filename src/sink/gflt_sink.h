@@ -19,8 +19,7 @@
 
 /* Creates info->dir/trace.gflt. Returns 0 with *out set, or a negative
  * gpufl_err with a message in err and nothing left open. */
-int gpufl__gflt_sink_open(gpufl__sink *out, const gpufl__session_info *info,
-                          gpufl__disk_budget *budget, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__gflt_sink_open(gpufl__sink *out, const gpufl__session_info *info, gpufl__disk_budget *budget, char *err,
+                          size_t err_len) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_SINK_GFLT_SINK_H */

@@ -32,8 +32,7 @@ static uint64_t event_last_ns(const gfl_event *ev)
 
 /* ---- chunks ------------------------------------------------------------- */
 
-static int remember(gpufl__gflt_writer *w, uint8_t type, uint32_t count, uint64_t min_ts,
-                    uint64_t max_ts)
+static int remember(gpufl__gflt_writer *w, uint8_t type, uint32_t count, uint64_t min_ts, uint64_t max_ts)
 {
     if (w->nindex == w->index_cap) {
         size_t cap = w->index_cap ? w->index_cap * 2 : 64;
@@ -72,8 +71,7 @@ static int write_chunk(gpufl__gflt_writer *w, uint8_t type, bool final)
     }
     if (payload != dst)
         memcpy(dst, payload, stored);
-    gpufl__gflt_chunk_header h = {type, flags, (uint32_t)stored, (uint32_t)w->raw.len,
-                                  gpufl__crc32c(0, dst, stored)};
+    gpufl__gflt_chunk_header h = {type, flags, (uint32_t)stored, (uint32_t)w->raw.len, gpufl__crc32c(0, dst, stored)};
     gpufl__gflt_chunk_header_put(w->chunk.p, &h);
     size_t n = GFLT_CHUNK_HEADER_SIZE + stored;
     int rc = w->out.write(w->out.ctx, w->chunk.p, n, final);
@@ -99,8 +97,7 @@ static int meta_chunk(gpufl__gflt_writer *w, const gpufl__session_meta *m)
     b->len = 0;
     if (gpufl__bytebuf_varint(b, m->format_version) || gpufl__bytebuf_varint(b, m->start_ns) ||
         gpufl__bytebuf_varint(b, m->start_wall_ns) || gpufl__bytebuf_varint(b, gpufl__zigzag(m->pid)) ||
-        put_str(b, m->session_id) || put_str(b, m->app_name) || put_str(b, m->host) ||
-        put_str(b, m->gpufl_version))
+        put_str(b, m->session_id) || put_str(b, m->app_name) || put_str(b, m->host) || put_str(b, m->gpufl_version))
         return GPUFL_ENOMEM;
     return write_chunk(w, GFLT_CHUNK_META, true);
 }
@@ -119,9 +116,8 @@ static void release(gpufl__gflt_writer *w)
     memset(w, 0, sizeof *w);
 }
 
-int gpufl__gflt_writer_open(gpufl__gflt_writer *w, gpufl__gflt_out out,
-                            const gpufl__string_lookup *names, const gpufl__session_meta *meta,
-                            size_t chunk_events, int zstd_level)
+int gpufl__gflt_writer_open(gpufl__gflt_writer *w, gpufl__gflt_out out, const gpufl__string_lookup *names,
+                            const gpufl__session_meta *meta, size_t chunk_events, int zstd_level)
 {
     memset(w, 0, sizeof *w);
     w->out = out;
@@ -226,8 +222,7 @@ static void stop_chunk(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns, c
     (void)write_chunk(w, GFLT_CHUNK_STOP, true);
 }
 
-void gpufl__gflt_writer_stop(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns,
-                             const char *detail)
+void gpufl__gflt_writer_stop(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns, const char *detail)
 {
     lose_buffered(w);
     w->stopped = true;

@@ -41,8 +41,8 @@ typedef struct gpufl__gflt_out {
 
 typedef struct gpufl__gflt_index_entry {
     uint64_t offset;
-    uint8_t type;     /* GFLT_CHUNK_STRINGS or GFLT_CHUNK_EVENTS */
-    uint32_t count;   /* strings or events */
+    uint8_t type;            /* GFLT_CHUNK_STRINGS or GFLT_CHUNK_EVENTS */
+    uint32_t count;          /* strings or events */
     uint64_t min_ts, max_ts; /* events: earliest start, latest start or end */
 } gpufl__gflt_index_entry;
 
@@ -52,14 +52,14 @@ typedef struct gpufl__gflt_writer {
     gpufl__gflt_encoder enc;
     gfl_event *events;
     size_t n, chunk_events;
-    int zstd_level;           /* 0: store payloads uncompressed */
-    void *zstd;               /* ZSTD_CCtx */
+    int zstd_level; /* 0: store payloads uncompressed */
+    void *zstd;     /* ZSTD_CCtx */
     gpufl__bytebuf raw, chunk;
-    uint64_t offset;          /* bytes in the file */
+    uint64_t offset; /* bytes in the file */
     gpufl__gflt_index_entry *index;
     size_t nindex, index_cap;
-    bool stopped;             /* a write failed: nothing more is written */
-    bool stop_written;        /* the stop chunk is in the file */
+    bool stopped;      /* a write failed: nothing more is written */
+    bool stop_written; /* the stop chunk is in the file */
     uint64_t events_written;
     uint64_t lost[GFL_CHANNEL_COUNT]; /* events refused or lost with a failed chunk */
 } gpufl__gflt_writer;
@@ -68,9 +68,9 @@ typedef struct gpufl__gflt_writer {
  * pick the defaults (chunks hold at most GFLT_MAX_CHUNK_EVENTS); zstd_level
  * 0 stores chunks uncompressed. Returns 0, or a negative gpufl_err (the
  * output failed, or out of memory) with nothing left to free. */
-int gpufl__gflt_writer_open(gpufl__gflt_writer *w, gpufl__gflt_out out,
-                            const gpufl__string_lookup *names, const gpufl__session_meta *meta,
-                            size_t chunk_events, int zstd_level) __attribute__((warn_unused_result));
+int gpufl__gflt_writer_open(gpufl__gflt_writer *w, gpufl__gflt_out out, const gpufl__string_lookup *names,
+                            const gpufl__session_meta *meta, size_t chunk_events, int zstd_level)
+    __attribute__((warn_unused_result));
 
 /* Buffers one event; writes a chunk when the buffer is full. Returns 0, or
  * GPUFL_EIO when writing has stopped (the event is counted lost) and
@@ -86,8 +86,7 @@ static inline size_t gpufl__gflt_writer_pending(const gpufl__gflt_writer *w) { r
 
 /* Stops writing for good and records why in a stop chunk (a final write).
  * Buffered events are counted lost. */
-void gpufl__gflt_writer_stop(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns,
-                             const char *detail);
+void gpufl__gflt_writer_stop(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns, const char *detail);
 
 /* Flushes, then writes a stop chunk (when meta->stop_reason and none was
  * written: `gpufl convert` copying a session that stopped early), the end

@@ -32,9 +32,8 @@ static void add_header(gpufl__logfile *f, uint64_t now_ns)
         gpufl__logfile_commit(f, f->header(f->header_ctx, f, p, HEADER_ROOM), now_ns);
 }
 
-int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, uint64_t rotate_bytes,
-                        bool durable, gpufl__disk_budget *budget, gpufl__logfile_header_fn header,
-                        void *header_ctx)
+int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, uint64_t rotate_bytes, bool durable,
+                        gpufl__disk_budget *budget, gpufl__logfile_header_fn header, void *header_ctx)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
@@ -192,8 +191,7 @@ void gpufl__logfile_note_stop(gpufl__logfile *f)
     f->stop_noted = true;
     write_unwritten_header(f);
     char line[GFL_NDJSON_META_BOUND];
-    size_t n = gpufl__ndjson_log_stopped(line, b->stopped_at_ns, gpufl__stop_reason_name(b->stopped),
-                                         b->detail);
+    size_t n = gpufl__ndjson_log_stopped(line, b->stopped_at_ns, gpufl__stop_reason_name(b->stopped), b->detail);
     gpufl__logfile_write_final(f, line, n);
 }
 

@@ -26,25 +26,24 @@
 struct gpufl__logfile;
 /* Formats the header line (with '\n') of a new file part into buf (which
  * has room for `cap` bytes); returns its length. */
-typedef size_t (*gpufl__logfile_header_fn)(void *ctx, const struct gpufl__logfile *f, char *buf,
-                                           size_t cap);
+typedef size_t (*gpufl__logfile_header_fn)(void *ctx, const struct gpufl__logfile *f, char *buf, size_t cap);
 
 typedef struct gpufl__logfile {
     char dir[4096];
     char base[64];
     char path[4160];
     int fd;
-    unsigned part;           /* files rotated away so far */
-    uint64_t file_bytes;     /* bytes in the current file */
-    uint64_t bytes_total;    /* bytes written to every part of this log */
+    unsigned part;        /* files rotated away so far */
+    uint64_t file_bytes;  /* bytes in the current file */
+    uint64_t bytes_total; /* bytes written to every part of this log */
     char *buf;
     size_t len, cap;
-    uint64_t pending_lines;  /* lines in buf */
+    uint64_t pending_lines; /* lines in buf */
     uint64_t lines_written;
-    uint64_t lines_lost;     /* accepted into buf but never written */
+    uint64_t lines_lost; /* accepted into buf but never written */
     uint64_t rotate_bytes;
-    bool durable;            /* fdatasync after each write */
-    bool stop_noted;         /* the log_stopped line was written */
+    bool durable;    /* fdatasync after each write */
+    bool stop_noted; /* the log_stopped line was written */
     gpufl__disk_budget *budget;
     gpufl__logfile_header_fn header;
     void *header_ctx;
@@ -52,9 +51,9 @@ typedef struct gpufl__logfile {
 
 /* Creates dir/base.log and writes its header line. Returns 0, or
  * GPUFL_EIO / GPUFL_ENOMEM with errno set and nothing left open. */
-int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, uint64_t rotate_bytes,
-                        bool durable, gpufl__disk_budget *budget, gpufl__logfile_header_fn header,
-                        void *header_ctx) __attribute__((warn_unused_result));
+int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, uint64_t rotate_bytes, bool durable,
+                        gpufl__disk_budget *budget, gpufl__logfile_header_fn header, void *header_ctx)
+    __attribute__((warn_unused_result));
 
 /* Room for one line of at most n bytes, or NULL when writing has stopped
  * (the caller counts the event as lost). */

@@ -44,9 +44,8 @@ static void close_all(gpufl__ndjson_export *e)
     memset(e, 0, sizeof *e);
 }
 
-int gpufl__ndjson_export_open(gpufl__ndjson_export *e, const char *dir,
-                              const gpufl__session_meta *meta, const gpufl__string_lookup *names,
-                              char *err, size_t err_len)
+int gpufl__ndjson_export_open(gpufl__ndjson_export *e, const char *dir, const gpufl__session_meta *meta,
+                              const gpufl__string_lookup *names, char *err, size_t err_len)
 {
     memset(e, 0, sizeof *e);
     e->names = names;
@@ -85,8 +84,7 @@ int gpufl__ndjson_export_event(gpufl__ndjson_export *e, const gfl_event *ev)
     return put_line(e, gpufl__event_route(ev), e->buf, n);
 }
 
-int gpufl__ndjson_export_close(gpufl__ndjson_export *e, const gpufl__session_meta *meta, char *err,
-                               size_t err_len)
+int gpufl__ndjson_export_close(gpufl__ndjson_export *e, const gpufl__session_meta *meta, char *err, size_t err_len)
 {
     char line[GFL_NDJSON_META_BOUND];
     int rc = 0;
@@ -103,8 +101,7 @@ int gpufl__ndjson_export_close(gpufl__ndjson_export *e, const gpufl__session_met
                 rc = GPUFL_EIO;
         }
         if (rc == 0 && meta->ended) {
-            n = gpufl__ndjson_session_end(line, meta, meta->end_ns, meta->end_wall_ns, lines,
-                                          meta->lost[ch],
+            n = gpufl__ndjson_session_end(line, meta, meta->end_ns, meta->end_wall_ns, lines, meta->lost[ch],
                                           meta->has_dropped[ch] ? meta->dropped[ch] : NULL);
             if (fwrite(line, 1, n, e->files[ch]) != n)
                 rc = GPUFL_EIO;

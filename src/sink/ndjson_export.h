@@ -30,18 +30,16 @@ typedef struct gpufl__ndjson_export {
 /* Creates dir (which must not exist, or be empty) and its three logs, each
  * starting with meta's session_start. Returns 0, or a negative gpufl_err
  * with a message in err and nothing left open. */
-int gpufl__ndjson_export_open(gpufl__ndjson_export *e, const char *dir,
-                              const gpufl__session_meta *meta, const gpufl__string_lookup *names,
-                              char *err, size_t err_len) __attribute__((warn_unused_result));
+int gpufl__ndjson_export_open(gpufl__ndjson_export *e, const char *dir, const gpufl__session_meta *meta,
+                              const gpufl__string_lookup *names, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Appends ev's line to the log of its channel. 0, GPUFL_ENOMEM or GPUFL_EIO. */
-int gpufl__ndjson_export_event(gpufl__ndjson_export *e, const gfl_event *ev)
-    __attribute__((warn_unused_result));
+int gpufl__ndjson_export_event(gpufl__ndjson_export *e, const gfl_event *ev) __attribute__((warn_unused_result));
 
 /* Ends every log as meta says (log_stopped when writing had stopped,
  * session_end when the session ended) and closes them. Returns 0, or
  * GPUFL_EIO with a message in err. */
-int gpufl__ndjson_export_close(gpufl__ndjson_export *e, const gpufl__session_meta *meta, char *err,
-                               size_t err_len);
+int gpufl__ndjson_export_close(gpufl__ndjson_export *e, const gpufl__session_meta *meta, char *err, size_t err_len);
 
 #endif /* GPUFL_SINK_NDJSON_EXPORT_H */

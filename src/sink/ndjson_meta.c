@@ -21,8 +21,7 @@ static char *number(char *p, const char *key, size_t key_len, uint64_t v)
 }
 #define KU(p, lit, v) number((p), (lit), sizeof(lit) - 1, (v))
 
-size_t gpufl__ndjson_session_start(char *buf, const gpufl__session_meta *s, const char *channel,
-                                   unsigned part)
+size_t gpufl__ndjson_session_start(char *buf, const gpufl__session_meta *s, const char *channel, unsigned part)
 {
     char *p = GFL_JLIT(buf, "{\"type\":\"session_start\"");
     p = KU(p, ",\"ts_ns\":", s->start_ns);
@@ -40,9 +39,8 @@ size_t gpufl__ndjson_session_start(char *buf, const gpufl__session_meta *s, cons
     return (size_t)(p - buf);
 }
 
-size_t gpufl__ndjson_session_end(char *buf, const gpufl__session_meta *s, uint64_t end_ns,
-                                 uint64_t end_wall_ns, uint64_t lines, uint64_t lost,
-                                 const uint64_t *dropped)
+size_t gpufl__ndjson_session_end(char *buf, const gpufl__session_meta *s, uint64_t end_ns, uint64_t end_wall_ns,
+                                 uint64_t lines, uint64_t lost, const uint64_t *dropped)
 {
     char *p = GFL_JLIT(buf, "{\"type\":\"session_end\"");
     p = KU(p, ",\"ts_ns\":", end_ns);

@@ -20,13 +20,11 @@
 
 /* Each writes its line, '\n' included, at buf (GFL_NDJSON_META_BOUND bytes)
  * and returns its length. */
-size_t gpufl__ndjson_session_start(char *buf, const gpufl__session_meta *s, const char *channel,
-                                   unsigned part);
+size_t gpufl__ndjson_session_start(char *buf, const gpufl__session_meta *s, const char *channel, unsigned part);
 /* dropped: the channel's final losses by gfl_drop_reason (written as the
  * "dropped" object), or NULL to leave them out. */
-size_t gpufl__ndjson_session_end(char *buf, const gpufl__session_meta *s, uint64_t end_ns,
-                                 uint64_t end_wall_ns, uint64_t lines, uint64_t lost,
-                                 const uint64_t *dropped);
+size_t gpufl__ndjson_session_end(char *buf, const gpufl__session_meta *s, uint64_t end_ns, uint64_t end_wall_ns,
+                                 uint64_t lines, uint64_t lost, const uint64_t *dropped);
 size_t gpufl__ndjson_log_stopped(char *buf, uint64_t ts_ns, const char *reason, const char *detail);
 
 #endif /* GPUFL_SINK_NDJSON_META_H */

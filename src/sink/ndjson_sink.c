@@ -85,16 +85,16 @@ static void sink_close(void *self, const gpufl__session_end *end)
             memcpy(dropped, end->dropped[ch], sizeof dropped);
             dropped[GFL_DROP_DISK_LIMIT] += lost;
         }
-        size_t n = gpufl__ndjson_session_end(line, &s->session, end->end_ns, end->end_wall_ns,
-                                             f->lines_written, lost, end->dropped ? dropped : NULL);
+        size_t n = gpufl__ndjson_session_end(line, &s->session, end->end_ns, end->end_wall_ns, f->lines_written, lost,
+                                             end->dropped ? dropped : NULL);
         gpufl__logfile_write_final(f, line, n);
         gpufl__logfile_close(f);
     }
     free(s);
 }
 
-int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info,
-                            gpufl__disk_budget *budget, char *err, size_t err_len)
+int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, gpufl__disk_budget *budget, char *err,
+                            size_t err_len)
 {
     ndjson_sink *s = calloc(1, sizeof *s);
     if (!s) {
@@ -105,12 +105,11 @@ int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info,
     gpufl__session_meta_of(info, &s->session);
     s->budget = budget;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
-        int rc = gpufl__logfile_open(&s->files[ch], info->dir, gpufl__channel_name((uint8_t)ch),
-                                     o->log_rotate_bytes, o->flush_logs_always, s->budget,
-                                     header_line, s);
+        int rc = gpufl__logfile_open(&s->files[ch], info->dir, gpufl__channel_name((uint8_t)ch), o->log_rotate_bytes,
+                                     o->flush_logs_always, s->budget, header_line, s);
         if (rc != 0) {
-            snprintf(err, err_len, "cannot create %s/%s.log: %s", info->dir,
-                     gpufl__channel_name((uint8_t)ch), strerror(errno));
+            snprintf(err, err_len, "cannot create %s/%s.log: %s", info->dir, gpufl__channel_name((uint8_t)ch),
+                     strerror(errno));
             while (ch-- > 0)
                 gpufl__logfile_close(&s->files[ch]);
             free(s);

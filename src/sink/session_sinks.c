@@ -23,8 +23,8 @@ void gpufl__session_meta_of(const gpufl__session_info *info, gpufl__session_meta
     out->stop_detail = "";
 }
 
-int gpufl__session_sinks_open(gpufl__collector_config *cfg, const gpufl__session_info *info,
-                              gpufl__disk_budget *budget, char *err, size_t err_len)
+int gpufl__session_sinks_open(gpufl__collector_config *cfg, const gpufl__session_info *info, gpufl__disk_budget *budget,
+                              char *err, size_t err_len)
 {
     const gpufl_options *o = &info->config->o;
     gpufl__disk_budget_init(budget, info->dir, o->session_max_bytes, o->min_free_bytes);

@@ -17,9 +17,8 @@
  * cfg->sinks (cfg->nsinks set). budget must outlive them (they are closed
  * by the collector). Returns 0, or a negative gpufl_err with a message in
  * err and no sink left open. */
-int gpufl__session_sinks_open(gpufl__collector_config *cfg, const gpufl__session_info *info,
-                              gpufl__disk_budget *budget, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__session_sinks_open(gpufl__collector_config *cfg, const gpufl__session_info *info, gpufl__disk_budget *budget,
+                              char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* What the writers say about a live session: identity from info, this
  * library's version and NDJSON schema version, not ended yet. */

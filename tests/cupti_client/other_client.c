@@ -12,8 +12,7 @@
 
 static CUpti_SubscriberHandle handle;
 
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                 const void *data)
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     (void)userdata, (void)domain, (void)cbid, (void)data;
 }

@@ -89,9 +89,9 @@ _Static_assert(CUPTI_DRIVER_TRACE_CBID_SIZE <= MAX_CBID && CUPTI_RUNTIME_TRACE_C
  * exits leaves its records for the next flush, as in CUPTI. */
 typedef struct thread_buffer {
     struct thread_buffer *next;
-    uint8_t *data;      /* NULL: none taken yet, or given back */
-    size_t size;        /* bytes */
-    size_t used;        /* bytes of records */
+    uint8_t *data; /* NULL: none taken yet, or given back */
+    size_t size;   /* bytes */
+    size_t used;   /* bytes of records */
     size_t records;
     size_t max_records; /* 0: as many as fit */
 } thread_buffer;
@@ -137,9 +137,8 @@ static _Atomic uint64_t next_nvtx_range;
 static _Atomic uint64_t dropped; /* since the last cuptiActivityGetNumDroppedRecords */
 
 static struct {
-    _Atomic uint64_t subscribes, unsubscribes, subscribe_refusals, callbacks, buffers_requested,
-        buffers_empty, buffers_completed, records, records_dropped, flushes, forced_flushes,
-        timestamp_calls;
+    _Atomic uint64_t subscribes, unsubscribes, subscribe_refusals, callbacks, buffers_requested, buffers_empty,
+        buffers_completed, records, records_dropped, flushes, forced_flushes, timestamp_calls;
 } count;
 
 static __thread thread_buffer *my_buffer;
@@ -159,17 +158,35 @@ typedef struct api_name {
     const char *name;
 } api_name;
 
+// clang-format off
 #define RT(n) {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##n, #n}
 #define DRV(n) {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##n, #n}
+// clang-format on
 static const api_name api_names[] = {
-    RT(cudaGetLastError_v3020),     RT(cudaSetDevice_v3020),          RT(cudaGetDevice_v3020),
-    RT(cudaMalloc_v3020),           RT(cudaFree_v3020),               RT(cudaMemcpy_v3020),
-    RT(cudaMemcpyAsync_v3020),      RT(cudaMemsetAsync_v3020),        RT(cudaStreamSynchronize_v3020),
-    RT(cudaEventSynchronize_v3020), RT(cudaStreamWaitEvent_v3020),    RT(cudaMemcpyPeerAsync_v4000),
-    RT(cudaDeviceSynchronize_v3020), RT(cudaLaunchKernel_v7000),      RT(cudaLaunchKernel_ptsz_v7000),
-    RT(cudaGraphLaunch_v10000),     RT(cudaMallocAsync_v11020),       RT(cudaFreeAsync_v11020),
-    DRV(cuInit),                    DRV(cuDeviceGet),                 DRV(cuCtxSynchronize),
-    DRV(cuMemAlloc_v2),             DRV(cuMemcpyHtoD_v2),             DRV(cuLaunchKernel),
+    RT(cudaGetLastError_v3020),
+    RT(cudaSetDevice_v3020),
+    RT(cudaGetDevice_v3020),
+    RT(cudaMalloc_v3020),
+    RT(cudaFree_v3020),
+    RT(cudaMemcpy_v3020),
+    RT(cudaMemcpyAsync_v3020),
+    RT(cudaMemsetAsync_v3020),
+    RT(cudaStreamSynchronize_v3020),
+    RT(cudaEventSynchronize_v3020),
+    RT(cudaStreamWaitEvent_v3020),
+    RT(cudaMemcpyPeerAsync_v4000),
+    RT(cudaDeviceSynchronize_v3020),
+    RT(cudaLaunchKernel_v7000),
+    RT(cudaLaunchKernel_ptsz_v7000),
+    RT(cudaGraphLaunch_v10000),
+    RT(cudaMallocAsync_v11020),
+    RT(cudaFreeAsync_v11020),
+    DRV(cuInit),
+    DRV(cuDeviceGet),
+    DRV(cuCtxSynchronize),
+    DRV(cuMemAlloc_v2),
+    DRV(cuMemcpyHtoD_v2),
+    DRV(cuLaunchKernel),
     DRV(cuGraphLaunch),
 };
 
@@ -185,18 +202,12 @@ static const char *name_of(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 static uint32_t domain_size(CUpti_CallbackDomain domain)
 {
     switch (domain) {
-    case CUPTI_CB_DOMAIN_DRIVER_API:
-        return CUPTI_DRIVER_TRACE_CBID_SIZE;
-    case CUPTI_CB_DOMAIN_RUNTIME_API:
-        return CUPTI_RUNTIME_TRACE_CBID_SIZE;
-    case CUPTI_CB_DOMAIN_RESOURCE:
-        return CUPTI_CBID_RESOURCE_SIZE;
-    case CUPTI_CB_DOMAIN_SYNCHRONIZE:
-        return CUPTI_CBID_SYNCHRONIZE_SIZE;
-    case CUPTI_CB_DOMAIN_NVTX:
-        return CUPTI_CBID_NVTX_SIZE;
-    default:
-        return 0;
+    case CUPTI_CB_DOMAIN_DRIVER_API: return CUPTI_DRIVER_TRACE_CBID_SIZE;
+    case CUPTI_CB_DOMAIN_RUNTIME_API: return CUPTI_RUNTIME_TRACE_CBID_SIZE;
+    case CUPTI_CB_DOMAIN_RESOURCE: return CUPTI_CBID_RESOURCE_SIZE;
+    case CUPTI_CB_DOMAIN_SYNCHRONIZE: return CUPTI_CBID_SYNCHRONIZE_SIZE;
+    case CUPTI_CB_DOMAIN_NVTX: return CUPTI_CBID_NVTX_SIZE;
+    default: return 0;
     }
 }
 
@@ -208,25 +219,16 @@ static size_t record_size(CUpti_ActivityKind kind)
 {
     switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-        return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-        return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-        return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-        return sizeof(CUpti_ActivitySynchronization2);
-    case CUPTI_ACTIVITY_KIND_MEMORY2:
-        return sizeof(CUpti_ActivityMemory4);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-        return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-        return sizeof(CUpti_ActivityAPI);
-    default:
-        return 0;
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    default: return 0;
     }
 }
 
@@ -474,12 +476,11 @@ static void call_exit(call *c)
     write_record(&a, sizeof a);
 }
 
-static void kernel_record(const fake_cupti_kernel *k, uint32_t corr, uint32_t graph_id, uint64_t start,
-                          uint64_t end)
+static void kernel_record(const fake_cupti_kernel *k, uint32_t corr, uint32_t graph_id, uint64_t start, uint64_t end)
 {
     CUpti_ActivityKind kind = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
                               : kind_on(CUPTI_ACTIVITY_KIND_KERNEL)          ? CUPTI_ACTIVITY_KIND_KERNEL
-                                                                              : CUPTI_ACTIVITY_KIND_INVALID;
+                                                                             : CUPTI_ACTIVITY_KIND_INVALID;
     if (kind == CUPTI_ACTIVITY_KIND_INVALID)
         return;
     CUpti_ActivityKernel10 r;
@@ -540,12 +541,8 @@ EXPORT uint32_t fake_cupti_bad_record(fake_cupti_bad bad)
     call_exit(&c);
     uint64_t start = now, end = now + 1000;
     switch (bad) {
-    case FAKE_CUPTI_BAD_ZERO_START:
-        start = 0;
-        break;
-    case FAKE_CUPTI_BAD_END_BEFORE_START:
-        end = now - 1000;
-        break;
+    case FAKE_CUPTI_BAD_ZERO_START: start = 0; break;
+    case FAKE_CUPTI_BAD_END_BEFORE_START: end = now - 1000; break;
     case FAKE_CUPTI_BAD_FUTURE:
         start = now + 3600ull * 1000000000ull;
         end = start + 1000;
@@ -606,8 +603,7 @@ EXPORT uint32_t fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t d
     return c.data.correlationId;
 }
 
-EXPORT uint32_t fake_cupti_memcpy_peer(uint32_t src_device, uint32_t dst_device, uint64_t bytes,
-                                       uint32_t stream)
+EXPORT uint32_t fake_cupti_memcpy_peer(uint32_t src_device, uint32_t dst_device, uint64_t bytes, uint32_t stream)
 {
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000, NULL);
@@ -693,10 +689,9 @@ EXPORT uint32_t fake_cupti_sync(CUpti_ActivitySynchronizationType type, uint32_t
 
 static uint32_t memory_call(bool alloc, uint64_t address, uint64_t bytes, bool async, uint32_t stream)
 {
-    CUpti_CallbackId cbid = alloc ? (async ? CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020
-                                           : CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020)
-                                  : (async ? CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020
-                                           : CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020);
+    CUpti_CallbackId cbid =
+        alloc ? (async ? CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020 : CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020)
+              : (async ? CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020 : CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020);
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, NULL);
     uint64_t when = timestamp();
@@ -928,7 +923,9 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
         CUptiResult rc;
         const char *text;
     } texts[] = {
+// clang-format off
 #define TEXT(n) {n, #n}
+        // clang-format on
         TEXT(CUPTI_SUCCESS),
         TEXT(CUPTI_ERROR_INVALID_PARAMETER),
         TEXT(CUPTI_ERROR_INVALID_OPERATION),
@@ -990,14 +987,13 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackF
     return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
-                                    void *userdata)
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata)
 {
     return subscribe(subscriber, callback, userdata, NULL, NULL, 0);
 }
 
-CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
-                                       void *userdata, CUpti_SubscriberParams *params)
+CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback, void *userdata,
+                                       CUpti_SubscriberParams *params)
 {
     if (params && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -1037,8 +1033,7 @@ CUptiResult CUPTIAPI cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle
     return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
-                                       CUpti_CallbackDomain domain)
+CUptiResult CUPTIAPI cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain)
 {
     uint32_t n = domain_size(domain);
     if (!n)
@@ -1099,7 +1094,7 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
     if ((unsigned)kind >= CUPTI_ACTIVITY_KIND_COUNT)
         return CUPTI_ERROR_INVALID_KIND;
     pthread_mutex_lock(&lock);
-    CUptiResult rc = act.refusal[kind] ? act.refusal[kind]
+    CUptiResult rc = act.refusal[kind]   ? act.refusal[kind]
                      : record_size(kind) ? CUPTI_SUCCESS
                                          : CUPTI_ERROR_INVALID_KIND;
     if (rc == CUPTI_SUCCESS)

@@ -28,17 +28,17 @@
 #define FAKE_CUPTI_DURATION_NS 1000 /* a device record's length when none is given */
 
 typedef struct fake_cupti_kernel {
-    const char *name;      /* as the driver reports it: mangled for C++ kernels */
+    const char *name; /* as the driver reports it: mangled for C++ kernels */
     uint32_t grid[3];
     uint32_t block[3];
-    uint16_t registers;    /* per thread */
-    int32_t static_smem;   /* bytes */
-    int32_t dynamic_smem;  /* bytes */
-    uint32_t local_mem;    /* bytes per thread */
+    uint16_t registers;   /* per thread */
+    int32_t static_smem;  /* bytes */
+    int32_t dynamic_smem; /* bytes */
+    uint32_t local_mem;   /* bytes per thread */
     uint32_t device;
     uint32_t stream;
-    uint64_t duration_ns;  /* 0: FAKE_CUPTI_DURATION_NS */
-    bool driver_api;       /* launched with cuLaunchKernel, else cudaLaunchKernel */
+    uint64_t duration_ns; /* 0: FAKE_CUPTI_DURATION_NS */
+    bool driver_api;      /* launched with cuLaunchKernel, else cudaLaunchKernel */
 } fake_cupti_kernel;
 
 /* Launches one kernel. Returns the call's correlation id. */
@@ -46,8 +46,7 @@ uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k);
 
 /* cudaMemcpyAsync: copy_kind is a CUpti_ActivityMemcpyKind, src and dst
  * CUpti_ActivityMemoryKind. Returns the correlation id. */
-uint32_t fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind, uint64_t bytes,
-                           uint32_t stream);
+uint32_t fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t dst_kind, uint64_t bytes, uint32_t stream);
 /* cudaMemcpyPeerAsync: a MEMCPY2 record. */
 uint32_t fake_cupti_memcpy_peer(uint32_t src_device, uint32_t dst_device, uint64_t bytes, uint32_t stream);
 /* cudaMemsetAsync on device memory. */
@@ -91,7 +90,7 @@ void fake_cupti_drop(uint64_t n);
 /* A kernel launch whose record has impossible timestamps, as CUPTI emits
  * on context teardown. Returns the correlation id. */
 typedef enum fake_cupti_bad {
-    FAKE_CUPTI_BAD_ZERO_START = 0,     /* start 0 */
+    FAKE_CUPTI_BAD_ZERO_START = 0, /* start 0 */
     FAKE_CUPTI_BAD_END_BEFORE_START = 1,
     FAKE_CUPTI_BAD_FUTURE = 2,         /* an hour after now */
     FAKE_CUPTI_BAD_BEFORE_SESSION = 3, /* start 1 ns after the clock's origin */
@@ -113,14 +112,14 @@ void fake_cupti_refuse_buffers(bool refuse);
 
 typedef struct fake_cupti_counters {
     uint64_t subscribes, unsubscribes, subscribe_refusals;
-    uint64_t callbacks;          /* delivered to the subscriber */
-    uint64_t buffers_requested;  /* request callback calls */
-    uint64_t buffers_empty;      /* the request callback gave no buffer */
-    uint64_t buffers_completed;  /* completion callback calls */
-    uint64_t records;            /* written into buffers */
-    uint64_t records_dropped;    /* no buffer, plus fake_cupti_drop() */
+    uint64_t callbacks;         /* delivered to the subscriber */
+    uint64_t buffers_requested; /* request callback calls */
+    uint64_t buffers_empty;     /* the request callback gave no buffer */
+    uint64_t buffers_completed; /* completion callback calls */
+    uint64_t records;           /* written into buffers */
+    uint64_t records_dropped;   /* no buffer, plus fake_cupti_drop() */
     uint64_t flushes, forced_flushes;
-    uint64_t timestamp_calls;    /* timestamps taken from the client's callback */
+    uint64_t timestamp_calls; /* timestamps taken from the client's callback */
 } fake_cupti_counters;
 
 void fake_cupti_get_counters(fake_cupti_counters *out);

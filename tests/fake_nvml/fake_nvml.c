@@ -87,6 +87,7 @@ enum {
 
 /* Every function, for call counts and scripted errors (the legacy build
  * counts its absent ones too; they stay 0). */
+// clang-format off
 #define FUNCTIONS(X)                                                                               \
     X(nvmlInit_v2) X(nvmlInit) X(nvmlShutdown) X(nvmlErrorString) X(nvmlDeviceGetCount_v2)         \
     X(nvmlDeviceGetCount) X(nvmlDeviceGetHandleByIndex_v2) X(nvmlDeviceGetHandleByIndex)           \
@@ -102,6 +103,7 @@ enum {
     X(nvmlDeviceGetComputeRunningProcesses_v3) X(nvmlDeviceGetComputeRunningProcesses_v2)          \
     X(nvmlDeviceGetComputeRunningProcesses) X(nvmlDeviceGetMaxPcieLinkGeneration)                  \
     X(nvmlDeviceGetMaxPcieLinkWidth)
+// clang-format on
 
 #define AS_ENUM(name) FN_##name,
 #define AS_NAME(name) #name,
@@ -145,8 +147,7 @@ typedef struct {
 
 typedef struct {
     unsigned int multiprocessorCount;
-    unsigned int sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount,
-        sharedOfaCount;
+    unsigned int sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount, sharedJpegCount, sharedOfaCount;
     unsigned int gpuInstanceSliceCount, computeInstanceSliceCount;
     unsigned long long memorySizeMB;
 } nvmlDeviceAttributes_t;
@@ -261,8 +262,7 @@ static bool parse_script(void)
         if (eq)
             *eq = '\0';
         if (!eq || !parse_pair(kv, eq + 1)) {
-            fprintf(stderr, "fake_nvml: FAKE_NVML: cannot use '%s%s%s'\n", kv, eq ? "=" : "",
-                    eq ? eq + 1 : "");
+            fprintf(stderr, "fake_nvml: FAKE_NVML: cannot use '%s%s%s'\n", kv, eq ? "=" : "", eq ? eq + 1 : "");
             return false;
         }
     }
@@ -272,8 +272,7 @@ static bool parse_script(void)
 static nvmlReturn_t scripted_error(int fn, int device)
 {
     for (unsigned e = 0; e < script.nerrors; e++)
-        if (script.errors[e].fn == fn &&
-            (script.errors[e].device < 0 || script.errors[e].device == device))
+        if (script.errors[e].fn == fn && (script.errors[e].device < 0 || script.errors[e].device == device))
             return script.errors[e].rc;
     return NVML_SUCCESS;
 }
@@ -290,35 +289,33 @@ static nvmlReturn_t enter_system(int fn)
 }
 
 /* Counts a call on a device handle; *k is the device's earlier calls of fn. */
-static nvmlReturn_t enter_device(int fn, nvmlDevice_t h, struct nvmlDevice_st **dev,
-                                 unsigned long *k)
+static nvmlReturn_t enter_device(int fn, nvmlDevice_t h, struct nvmlDevice_st **dev, unsigned long *k)
 {
     __atomic_fetch_add(&calls[fn], 1, __ATOMIC_RELAXED);
     if (!initialized())
         return NVML_ERROR_UNINITIALIZED;
     uintptr_t p = (uintptr_t)h, base = (uintptr_t)devices;
-    if (p < base || p >= base + script.devices * sizeof devices[0] ||
-        (p - base) % sizeof devices[0] != 0)
+    if (p < base || p >= base + script.devices * sizeof devices[0] || (p - base) % sizeof devices[0] != 0)
         return NVML_ERROR_INVALID_ARGUMENT;
     *dev = h;
     *k = __atomic_fetch_add(&h->calls[fn], 1, __ATOMIC_RELAXED);
     return scripted_error(fn, (int)h->index);
 }
 
-#define ENTER(fn, h)                                                                               \
-    struct nvmlDevice_st *dev;                                                                     \
-    unsigned long k;                                                                               \
-    do {                                                                                           \
-        nvmlReturn_t rc_ = enter_device(FN_##fn, h, &dev, &k);                                     \
-        if (rc_ != NVML_SUCCESS)                                                                   \
-            return rc_;                                                                            \
+#define ENTER(fn, h)                                                                                                   \
+    struct nvmlDevice_st *dev;                                                                                         \
+    unsigned long k;                                                                                                   \
+    do {                                                                                                               \
+        nvmlReturn_t rc_ = enter_device(FN_##fn, h, &dev, &k);                                                         \
+        if (rc_ != NVML_SUCCESS)                                                                                       \
+            return rc_;                                                                                                \
     } while (0)
 
-#define ENTER_SYSTEM(fn)                                                                           \
-    do {                                                                                           \
-        nvmlReturn_t rc_ = enter_system(FN_##fn);                                                  \
-        if (rc_ != NVML_SUCCESS)                                                                   \
-            return rc_;                                                                            \
+#define ENTER_SYSTEM(fn)                                                                                               \
+    do {                                                                                                               \
+        nvmlReturn_t rc_ = enter_system(FN_##fn);                                                                      \
+        if (rc_ != NVML_SUCCESS)                                                                                       \
+            return rc_;                                                                                                \
     } while (0)
 
 static nvmlReturn_t copy_string(char *buf, unsigned len, const char *s)
@@ -373,10 +370,7 @@ static nvmlReturn_t device_count(int fn, unsigned int *count)
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *count)
-{
-    return device_count(FN_nvmlDeviceGetCount, count);
-}
+EXPORT nvmlReturn_t nvmlDeviceGetCount(unsigned int *count) { return device_count(FN_nvmlDeviceGetCount, count); }
 
 static nvmlReturn_t handle_by_index(int fn, unsigned int index, nvmlDevice_t *out)
 {
@@ -401,10 +395,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t 
 #ifndef FAKE_NVML_LEGACY
 EXPORT nvmlReturn_t nvmlInit_v2(void) { return init(FN_nvmlInit_v2); }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
-{
-    return device_count(FN_nvmlDeviceGetCount_v2, count);
-}
+EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) { return device_count(FN_nvmlDeviceGetCount_v2, count); }
 
 EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {
@@ -604,8 +595,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigne
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type,
-                                              unsigned int *clock)
+EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type, unsigned int *clock)
 {
     ENTER(nvmlDeviceGetMaxClockInfo, device);
     (void)dev, (void)k;
@@ -659,8 +649,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtili
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned int sensor,
-                                             unsigned int *temp)
+EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned int sensor, unsigned int *temp)
 {
     ENTER(nvmlDeviceGetTemperature, device);
     (void)k;
@@ -681,8 +670,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *p
 }
 
 #ifndef FAKE_NVML_LEGACY
-EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
-                                                        unsigned long long *energy)
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long *energy)
 {
     ENTER(nvmlDeviceGetTotalEnergyConsumption, device);
     if (!energy)
@@ -692,8 +680,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device,
 }
 #endif
 
-EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned int type,
-                                           unsigned int *clock)
+EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned int type, unsigned int *clock)
 {
     ENTER(nvmlDeviceGetClockInfo, device);
     (void)k;
@@ -703,8 +690,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned int typ
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device,
-                                                              unsigned long long *reasons)
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long *reasons)
 {
     ENTER(nvmlDeviceGetCurrentClocksThrottleReasons, device);
     (void)dev;
@@ -715,8 +701,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t devic
 }
 
 #ifndef FAKE_NVML_LEGACY
-EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
-                                                           unsigned long long *reasons)
+EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long *reasons)
 {
     ENTER(nvmlDeviceGetCurrentClocksEventReasons, device);
     (void)dev;
@@ -726,8 +711,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device,
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
-                                             nvmlFieldValue_t *values)
+EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t *values)
 {
     ENTER(nvmlDeviceGetFieldValues, device);
     if (count < 0 || (count > 0 && !values))
@@ -757,9 +741,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
             v->valueType = VALUE_ULLONG;
             v->value.ullVal = 2000000000ull * dev->index + 5000000ull * p;
             break;
-        default:
-            v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-            break;
+        default: v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED; break;
         }
     }
     return NVML_SUCCESS;
@@ -773,8 +755,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetFanSpeed(nvmlDevice_t device, unsigned int *spe
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int error_type,
-                                                unsigned int counter_type,
+EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int error_type, unsigned int counter_type,
                                                 unsigned long long *count)
 {
     ENTER(nvmlDeviceGetTotalEccErrors, device);
@@ -789,8 +770,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned in
 
 /* Writes the device's process list as records of the given size (16: v1,
  * 24: v2/v3). *count is the capacity in, the number of processes out. */
-static nvmlReturn_t processes(const struct nvmlDevice_st *dev, unsigned int *count, void *infos,
-                              size_t record)
+static nvmlReturn_t processes(const struct nvmlDevice_st *dev, unsigned int *count, void *infos, size_t record)
 {
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -829,8 +809,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, un
 }
 
 #ifndef FAKE_NVML_LEGACY
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
-                                                            unsigned int *count,
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *count,
                                                             nvmlProcessInfo_t *infos)
 {
     ENTER(nvmlDeviceGetComputeRunningProcesses_v2, device);
@@ -838,8 +817,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device,
     return processes(dev, count, infos, sizeof(nvmlProcessInfo_t));
 }
 
-EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device,
-                                                            unsigned int *count,
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count,
                                                             nvmlProcessInfo_t *infos)
 {
     ENTER(nvmlDeviceGetComputeRunningProcesses_v3, device);

@@ -34,8 +34,8 @@ static void fuzz_differs(const char *what, const char *a, const char *b)
 
 /* ref_rc and ref (NULL unless ref_rc is 0) from the reference; loads the
  * same bytes in parallel and compares. Frees ref. */
-static void fuzz_compare(int ref_rc, gpufl_trace *ref, const char *ref_err, const void *data,
-                         size_t size, const char *name)
+static void fuzz_compare(int ref_rc, gpufl_trace *ref, const char *ref_err, const void *data, size_t size,
+                         const char *name)
 {
     gpufl_trace *t;
     char err[1024] = "";
@@ -51,14 +51,14 @@ static void fuzz_compare(int ref_rc, gpufl_trace *ref, const char *ref_err, cons
         if (gpufl_trace_event_count(t, ty) != gpufl_trace_event_count(ref, ty))
             fuzz_differs("event counts", "", "");
     const gpufl_trace_kernels *ka = gpufl_trace_get_kernels(ref), *kb = gpufl_trace_get_kernels(t);
-    if (ka->n != kb->n || (ka->n && memcmp(ka->start_ns, kb->start_ns, ka->n * 8) != 0) ||
-        ka->nexact != kb->nexact || gpufl_trace_get_scopes(ref)->n != gpufl_trace_get_scopes(t)->n ||
+    if (ka->n != kb->n || (ka->n && memcmp(ka->start_ns, kb->start_ns, ka->n * 8) != 0) || ka->nexact != kb->nexact ||
+        gpufl_trace_get_scopes(ref)->n != gpufl_trace_get_scopes(t)->n ||
         gpufl_trace_get_nvtx(ref)->n != gpufl_trace_get_nvtx(t)->n ||
         gpufl_trace_get_launch_configs(ref)->n < gpufl_trace_get_launch_configs(t)->n)
         fuzz_differs("rows", "", "");
     const gpufl_trace_info *ia = gpufl_trace_get_info(ref), *ib = gpufl_trace_get_info(t);
-    if (ia->skipped_bytes != ib->skipped_bytes || ia->skipped_lines != ib->skipped_lines ||
-        ia->end_ns != ib->end_ns || memcmp(ia->dropped, ib->dropped, sizeof ia->dropped) != 0)
+    if (ia->skipped_bytes != ib->skipped_bytes || ia->skipped_lines != ib->skipped_lines || ia->end_ns != ib->end_ns ||
+        memcmp(ia->dropped, ib->dropped, sizeof ia->dropped) != 0)
         fuzz_differs("session facts", "", "");
     (void)gpufl_trace_memory_bytes(t);
     gpufl_trace_close(t);

@@ -35,7 +35,8 @@ static void copy_file(const char *from, const char *to)
 /* One session: returns its directory (static buffer). */
 static const char *record(const char *logs, const char *app, gpufl_log_format format, uint64_t cap)
 {
-    setenv("GPUFL_SYNTHETIC", "kernels=60,copies=10,memsets=4,syncs=4,allocs=4,metrics=3,devices=2,streams=3,threads=1,bad=2", 1);
+    setenv("GPUFL_SYNTHETIC",
+           "kernels=60,copies=10,memsets=4,syncs=4,allocs=4,metrics=3,devices=2,streams=3,threads=1,bad=2", 1);
     gpufl_options o;
     gpufl_options_init(&o);
     o.app_name = app;

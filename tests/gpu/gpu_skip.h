@@ -22,14 +22,14 @@ static inline void skip_without_gpu(void)
     }
 }
 
-#define CHECK(cond, ...)                                                                      \
-    do {                                                                                      \
-        if (!(cond)) {                                                                        \
-            std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);     \
-            std::fprintf(stderr, __VA_ARGS__);                                                \
-            std::fprintf(stderr, "\n");                                                       \
-            std::exit(1);                                                                     \
-        }                                                                                     \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            std::fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);                              \
+            std::fprintf(stderr, __VA_ARGS__);                                                                         \
+            std::fprintf(stderr, "\n");                                                                                \
+            std::exit(1);                                                                                              \
+        }                                                                                                              \
     } while (0)
 
 #endif

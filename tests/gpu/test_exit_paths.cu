@@ -81,14 +81,14 @@ static int child(const char *mode, bool in_process)
 
 static int failures;
 
-#define EXPECT(cond, ...)                                                   \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            fprintf(stderr, "FAIL %s: ", label);                            \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fprintf(stderr, "\n");                                          \
-        }                                                                   \
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            fprintf(stderr, "FAIL %s: ", label);                                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+        }                                                                                                              \
     } while (0)
 
 static void check_session(const char *label, const char *logs, bool in_flight)
@@ -141,8 +141,8 @@ static void run_case(const char *self, const char *mode, bool in_process, int ex
         tu_unsetenv("GPUFL_PROFILING_ENGINE");
         tu_unsetenv("GPUFL_DEVICE_PLUGIN");
     } else {
-        const char *argv[] = {"/usr/bin/timeout", HANG_LIMIT, GFL_CLI, "run", "--log-path", logs, "--",
-                              self, "child", mode, NULL};
+        const char *argv[] = {
+            "/usr/bin/timeout", HANG_LIMIT, GFL_CLI, "run", "--log-path", logs, "--", self, "child", mode, NULL};
         status = tu_run(argv, NULL, NULL);
     }
     EXPECT(status != 124, "hung: still running after %s s", HANG_LIMIT);

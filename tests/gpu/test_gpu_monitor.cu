@@ -13,7 +13,6 @@
 #include "gpufl/gpufl.h"
 #include "test_util.h"
 
-
 static void sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -92,9 +91,9 @@ int main()
     json_t *session = tu_session_json(dir);
     json_t *dev0 = json_array_get(json_object_get(session, "devices"), 0);
     CHECK(dev0 && !std::strcmp(str(dev0, "uuid"), str(info, "uuid")), "session.json names the same GPU");
-    std::printf("device 0: %s, %s, cc %s, %lld SMs, driver %s, CUDA %s\n", str(info, "name"),
-                str(info, "pci_bus_id"), str(info, "compute_capability"), num(info, "sm_count"),
-                str(info, "driver_version"), str(info, "cuda_driver_version"));
+    std::printf("device 0: %s, %s, cc %s, %lld SMs, driver %s, CUDA %s\n", str(info, "name"), str(info, "pci_bus_id"),
+                str(info, "compute_capability"), num(info, "sm_count"), str(info, "driver_version"),
+                str(info, "cuda_driver_version"));
     json_decref(session);
     tu_ndjson_free(&scope);
     tu_ndjson_free(&system);

@@ -90,9 +90,8 @@ static void describe_kernels(void)
         CUDA_OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&k.blocks_per_sm, k.fn, block, k.dyn_smem));
         int warps = (block + 31) / 32;
         k.occ_x10000 = std::lround(10000.0 * k.blocks_per_sm * warps / max_warps_per_sm);
-        std::printf("%-9s regs %d, smem static %zu, local %zu, %d blocks/SM, occupancy %.4f\n", k.base,
-                    k.attr.numRegs, k.attr.sharedSizeBytes, k.attr.localSizeBytes, k.blocks_per_sm,
-                    k.occ_x10000 / 10000.0);
+        std::printf("%-9s regs %d, smem static %zu, local %zu, %d blocks/SM, occupancy %.4f\n", k.base, k.attr.numRegs,
+                    k.attr.sharedSizeBytes, k.attr.localSizeBytes, k.blocks_per_sm, k.occ_x10000 / 10000.0);
     }
 }
 
@@ -154,8 +153,7 @@ static void point_nvtx_at_cupti(void)
             tu_setenv("NVTX_INJECTION64_PATH", info.dli_fname);
         dlclose(h);
         if (found) {
-            std::printf("NVTX_INJECTION64_PATH=%s (the loaded CUPTI)\n",
-                        std::getenv("NVTX_INJECTION64_PATH"));
+            std::printf("NVTX_INJECTION64_PATH=%s (the loaded CUPTI)\n", std::getenv("NVTX_INJECTION64_PATH"));
             return;
         }
     }
@@ -210,8 +208,8 @@ static void run_script(script &sc)
     auto run = [&](int i) {
         bool inner = i >= 9 && i < 18;
         launch(kernel_of(i), st[stream_of(i)], region(stream_of(i)));
-        sc.launches.push_back({kernel_of(i), stream_of(i), inner ? "kernels_inner" : "kernels",
-                               inner ? "nvtx_inner" : "nvtx_kernels"});
+        sc.launches.push_back(
+            {kernel_of(i), stream_of(i), inner ? "kernels_inner" : "kernels", inner ? "nvtx_inner" : "nvtx_kernels"});
     };
     {
         phase p("kernels", "nvtx_kernels");
@@ -314,8 +312,8 @@ int main(int argc, char **argv)
     o.enable_cuda_graphs_tracking = true;
     o.device_plugin = plugin;
     CHECK(gpufl_init(&o), "%s", gpufl_last_error());
-    CHECK(tu_mapped("libcupti"),
-          "the Trace engine did not load CUPTI (plugin \"%s\"): see gpufl's warning above", plugin);
+    CHECK(tu_mapped("libcupti"), "the Trace engine did not load CUPTI (plugin \"%s\"): see gpufl's warning above",
+          plugin);
     point_nvtx_at_cupti();
     describe_kernels();
     script sc;

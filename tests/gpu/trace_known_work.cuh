@@ -35,17 +35,17 @@ static void fail(int line, const char *fmt, ...)
         va_end(ap);
     }
 }
-#define EXPECT(cond, ...)                                                                                    \
-    do {                                                                                                     \
-        if (!(cond))                                                                                         \
-            fail(__LINE__, __VA_ARGS__);                                                                     \
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            fail(__LINE__, __VA_ARGS__);                                                                               \
     } while (0)
 
 enum { K_FILL, K_SMEM, K_LOCAL, K_GRAPH_A, K_GRAPH_B, K_COUNT };
 
 /* What each kernel is launched with, and what CUDA says about it. */
 struct kspec {
-    const char *base; /* name up to the '(' of the demangled signature */
+    const char *base;    /* name up to the '(' of the demangled signature */
     const char *mangled; /* the Itanium name nvcc gives it */
     const void *fn;
     dim3 grid, block;
@@ -82,8 +82,8 @@ struct script {
 struct context {
     const kspec *specs; /* K_COUNT of them */
     int max_warps_per_sm, max_blocks_per_sm;
-    long long t0, t1; /* session start and end, from session.json */
-    long long tid; /* the thread that ran the script */
+    long long t0, t1;                          /* session start and end, from session.json */
+    long long tid;                             /* the thread that ran the script */
     std::map<std::string, long long> scope_id; /* scope name -> id, from scope.log */
 };
 
@@ -148,9 +148,8 @@ static void check_attribution(const context &c, json_t *o, const std::string &sc
     EXPECT(got == want, "%s %s corr %lld: scope %lld, expected %lld (%s)", type_of(o), sval(o, "name"),
            (long long)json_integer_value(json_object_get(o, "corr")), got, want,
            scope.empty() ? "none" : scope.c_str());
-    EXPECT(nvtx == sval(o, "nvtx"), "%s %s corr %lld: nvtx \"%s\", expected \"%s\"", type_of(o),
-           sval(o, "name"), (long long)json_integer_value(json_object_get(o, "corr")), sval(o, "nvtx"),
-           nvtx.c_str());
+    EXPECT(nvtx == sval(o, "nvtx"), "%s %s corr %lld: nvtx \"%s\", expected \"%s\"", type_of(o), sval(o, "name"),
+           (long long)json_integer_value(json_object_get(o, "corr")), sval(o, "nvtx"), nvtx.c_str());
     EXPECT(need(o, "tid") == c.tid, "%s corr %lld: tid %lld, the launching thread is %lld", type_of(o),
            (long long)json_integer_value(json_object_get(o, "corr")),
            (long long)json_integer_value(json_object_get(o, "tid")), c.tid);
@@ -163,14 +162,14 @@ static void check_kernel(const context &c, json_t *o, int k)
     long long corr = need(o, "corr");
     check_interval(c, o);
     EXPECT(corr > 0, "kernel %s: corr %lld", sp.base, corr);
-    EXPECT(!std::strcmp(sval(o, "mangled"), sp.mangled), "kernel %s corr %lld: mangled \"%s\", expected %s",
-           sp.base, corr, sval(o, "mangled"), sp.mangled);
-    EXPECT(dims_are(o, "grid", sp.grid), "kernel %s corr %lld: grid differs from [%u,%u,%u]", sp.base, corr,
-           sp.grid.x, sp.grid.y, sp.grid.z);
-    EXPECT(dims_are(o, "block", sp.block), "kernel %s corr %lld: block differs from [%u,%u,%u]", sp.base,
-           corr, sp.block.x, sp.block.y, sp.block.z);
-    EXPECT(need(o, "smem_dynamic") == sp.dyn_smem, "kernel %s corr %lld: smem_dynamic %lld, launched with %u",
-           sp.base, corr, (long long)json_integer_value(json_object_get(o, "smem_dynamic")), sp.dyn_smem);
+    EXPECT(!std::strcmp(sval(o, "mangled"), sp.mangled), "kernel %s corr %lld: mangled \"%s\", expected %s", sp.base,
+           corr, sval(o, "mangled"), sp.mangled);
+    EXPECT(dims_are(o, "grid", sp.grid), "kernel %s corr %lld: grid differs from [%u,%u,%u]", sp.base, corr, sp.grid.x,
+           sp.grid.y, sp.grid.z);
+    EXPECT(dims_are(o, "block", sp.block), "kernel %s corr %lld: block differs from [%u,%u,%u]", sp.base, corr,
+           sp.block.x, sp.block.y, sp.block.z);
+    EXPECT(need(o, "smem_dynamic") == sp.dyn_smem, "kernel %s corr %lld: smem_dynamic %lld, launched with %u", sp.base,
+           corr, (long long)json_integer_value(json_object_get(o, "smem_dynamic")), sp.dyn_smem);
     /* CUPTI reports the registers the hardware allocated per thread: the
      * compiler's count rounded up to 8, and never fewer than 16 (seen on an
      * H200 with CUDA 13: 8 -> 16, 10 -> 16, 14 -> 16, 40 -> 40). Occupancy
@@ -200,24 +199,21 @@ static void check_kernel(const context &c, json_t *o, int k)
     int warps = (int)((sp.block.x * sp.block.y * sp.block.z + 31) / 32);
     int by_warps = c.max_warps_per_sm / warps, n = sp.blocks_per_sm;
     std::string lim = sval(o, "limiter");
-    bool ok =
-        (lim == "warps" && n == by_warps) || (lim == "blocks" && n == c.max_blocks_per_sm) ||
-        ((lim == "registers" || lim == "shared_memory") && n <= std::min(by_warps, c.max_blocks_per_sm));
-    EXPECT(ok,
-           "kernel %s corr %lld: limiter \"%s\" does not explain %d blocks/SM (warps allow %d, blocks %d)",
-           sp.base, corr, lim.c_str(), n, by_warps, c.max_blocks_per_sm);
+    bool ok = (lim == "warps" && n == by_warps) || (lim == "blocks" && n == c.max_blocks_per_sm) ||
+              ((lim == "registers" || lim == "shared_memory") && n <= std::min(by_warps, c.max_blocks_per_sm));
+    EXPECT(ok, "kernel %s corr %lld: limiter \"%s\" does not explain %d blocks/SM (warps allow %d, blocks %d)", sp.base,
+           corr, lim.c_str(), n, by_warps, c.max_blocks_per_sm);
     if (has(o, "api_start_ns") || !has(o, "graph_id")) {
         long long a0 = need(o, "api_start_ns"), a1 = need(o, "api_end_ns");
         EXPECT(a0 > 0 && a0 <= a1 && a0 <= need(o, "start_ns"),
-               "kernel %s corr %lld: API call [%lld, %lld] vs start %lld (must begin before the kernel)",
-               sp.base, corr, a0, a1, (long long)json_integer_value(json_object_get(o, "start_ns")));
+               "kernel %s corr %lld: API call [%lld, %lld] vs start %lld (must begin before the kernel)", sp.base, corr,
+               a0, a1, (long long)json_integer_value(json_object_get(o, "start_ns")));
     }
 }
 
 static bool by_start(json_t *a, json_t *b)
 {
-    return json_integer_value(json_object_get(a, "start_ns")) <
-           json_integer_value(json_object_get(b, "start_ns"));
+    return json_integer_value(json_object_get(a, "start_ns")) < json_integer_value(json_object_get(b, "start_ns"));
 }
 
 /* Kernels outside the graph, per stream: matched to the script's streams by
@@ -246,8 +242,8 @@ static void check_streams(const context &c, const script &sc, const std::vector<
             json_t *o = (*rec)[i];
             long long corr = json_integer_value(json_object_get(o, "corr"));
             EXPECT(kernel_named(c, sval(o, "name")) == plan[i]->kernel,
-                   "stream %d, kernel %zu in start order is %s (corr %lld), launched as %s", s, i,
-                   sval(o, "name"), corr, c.specs[plan[i]->kernel].base);
+                   "stream %d, kernel %zu in start order is %s (corr %lld), launched as %s", s, i, sval(o, "name"),
+                   corr, c.specs[plan[i]->kernel].base);
             check_attribution(c, o, plan[i]->scope, plan[i]->nvtx);
             if (i == 0)
                 continue;
@@ -299,15 +295,13 @@ static void check_kernels(const context &c, const script &sc, const tu_ndjson &d
         }
         graph_ids.insert(json_integer_value(json_object_get(o, "graph_id")));
         graph_kernels[corr].push_back(k);
-        EXPECT(launch_corrs.count(corr), "graph kernel %s corr %lld matches no graph_launch", c.specs[k].base,
-               corr);
+        EXPECT(launch_corrs.count(corr), "graph kernel %s corr %lld matches no graph_launch", c.specs[k].base, corr);
         check_attribution(c, o, "graph", "nvtx_graph");
     }
     for (int k = 0; k < K_COUNT; k++)
         EXPECT(got[k] == want[k], "%d %s kernels recorded, %d launched", got[k], c.specs[k].base, want[k]);
-    EXPECT(graph_ids.size() == 1 && *graph_ids.begin() > 0,
-           "graph kernels carry %zu distinct graph ids (first %lld)", graph_ids.size(),
-           graph_ids.empty() ? 0LL : *graph_ids.begin());
+    EXPECT(graph_ids.size() == 1 && *graph_ids.begin() > 0, "graph kernels carry %zu distinct graph ids (first %lld)",
+           graph_ids.size(), graph_ids.empty() ? 0LL : *graph_ids.begin());
     for (long long corr : launch_corrs) {
         std::vector<int> ks = graph_kernels[corr];
         std::sort(ks.begin(), ks.end());
@@ -359,14 +353,13 @@ static void check_copies(const context &c, const tu_ndjson &dev, const std::vect
             continue;
         }
         char key[160];
-        std::snprintf(key, sizeof key, "%s %s %s %lld %s", sval(o, "kind"), sval(o, "src_kind"),
-                      sval(o, "dst_kind"), need(o, "bytes"), has(o, "graph_id") ? "graph" : "-");
+        std::snprintf(key, sizeof key, "%s %s %s %lld %s", sval(o, "kind"), sval(o, "src_kind"), sval(o, "dst_kind"),
+                      need(o, "bytes"), has(o, "graph_id") ? "graph" : "-");
         got[key]++;
     }
     EXPECT(memsets == 1, "%d memset records, 1 made", memsets);
     for (auto &w : want)
-        EXPECT(got[w.first] == w.second, "memcpy [%s]: %d records, %d made", w.first.c_str(), got[w.first],
-               w.second);
+        EXPECT(got[w.first] == w.second, "memcpy [%s]: %d records, %d made", w.first.c_str(), got[w.first], w.second);
     for (auto &g : got)
         EXPECT(want.count(g.first), "memcpy [%s]: %d records, none made", g.first.c_str(), g.second);
 }
@@ -388,8 +381,8 @@ static void check_syncs(const context &c, const script &sc, const tu_ndjson &dev
     }
     /* At least the explicit calls: the runtime may add syncs of its own. */
     for (auto &w : sc.syncs)
-        EXPECT(got[w.first] >= w.second, "%d sync records of kind %s, %d calls made", got[w.first],
-               w.first.c_str(), w.second);
+        EXPECT(got[w.first] >= w.second, "%d sync records of kind %s, %d calls made", got[w.first], w.first.c_str(),
+               w.second);
     for (auto &g : got)
         std::printf("sync %-18s %d\n", g.first.c_str(), g.second);
 }
@@ -403,8 +396,7 @@ static void check_memory(const context &c, const script &sc, const tu_ndjson &de
         if (!a && std::strcmp(type_of(o), "mem_free"))
             continue;
         long long ts = need(o, "ts_ns");
-        EXPECT(ts >= c.t0 && ts <= c.t1, "%s %s at %lld outside the session", type_of(o), sval(o, "address"),
-               ts);
+        EXPECT(ts >= c.t0 && ts <= c.t1, "%s %s at %lld outside the session", type_of(o), sval(o, "address"), ts);
         (a ? allocs : frees).push_back(o);
     }
     for (const alloc_rec &r : sc.allocs) {
@@ -416,24 +408,22 @@ static void check_memory(const context &c, const script &sc, const tu_ndjson &de
                            json_is_true(json_object_get(o, "async")) == r.async,
                        "mem_alloc %p: %lld bytes of %s%s, made %zu bytes of device%s", r.ptr,
                        (long long)json_integer_value(json_object_get(o, "bytes")), sval(o, "kind"),
-                       json_is_true(json_object_get(o, "async")) ? " (async)" : "", r.bytes,
-                       r.async ? " (async)" : "");
+                       json_is_true(json_object_get(o, "async")) ? " (async)" : "", r.bytes, r.async ? " (async)" : "");
             }
         for (json_t *o : frees)
             if (address(o) == (uintptr_t)r.ptr) {
                 nf++;
-                EXPECT(need(o, "bytes") == (long long)r.bytes, "mem_free %p: %lld bytes, %zu allocated",
-                       r.ptr, (long long)json_integer_value(json_object_get(o, "bytes")), r.bytes);
+                EXPECT(need(o, "bytes") == (long long)r.bytes, "mem_free %p: %lld bytes, %zu allocated", r.ptr,
+                       (long long)json_integer_value(json_object_get(o, "bytes")), r.bytes);
             }
-        EXPECT(na == 1 && nf == 1, "allocation %p of %zu bytes%s: %d mem_alloc and %d mem_free records",
-               r.ptr, r.bytes, r.async ? " (async)" : "", na, nf);
+        EXPECT(na == 1 && nf == 1, "allocation %p of %zu bytes%s: %d mem_alloc and %d mem_free records", r.ptr, r.bytes,
+               r.async ? " (async)" : "", na, nf);
     }
     /* Every free pairs with the latest earlier unmatched alloc of its address. */
     std::vector<json_t *> all(allocs);
     all.insert(all.end(), frees.begin(), frees.end());
     std::stable_sort(all.begin(), all.end(), [](json_t *a, json_t *b) {
-        return json_integer_value(json_object_get(a, "ts_ns")) <
-               json_integer_value(json_object_get(b, "ts_ns"));
+        return json_integer_value(json_object_get(a, "ts_ns")) < json_integer_value(json_object_get(b, "ts_ns"));
     });
     std::map<unsigned long long, std::vector<long long>> open; /* address -> bytes of open allocations */
     for (json_t *o : all) {
@@ -451,18 +441,16 @@ static void check_memory(const context &c, const script &sc, const tu_ndjson &de
     size_t left = 0;
     for (auto &a : open)
         left += a.second.size();
-    std::printf("%zu mem_alloc, %zu mem_free; %zu allocations never freed (pools, the runtime's own)\n",
-                allocs.size(), frees.size(), left);
+    std::printf("%zu mem_alloc, %zu mem_free; %zu allocations never freed (pools, the runtime's own)\n", allocs.size(),
+                frees.size(), left);
 }
 
-static void check_graph_launches(const context &c, const std::vector<json_t *> &launches,
-                                 std::set<long long> &corrs)
+static void check_graph_launches(const context &c, const std::vector<json_t *> &launches, std::set<long long> &corrs)
 {
     EXPECT(launches.size() == 3, "%zu graph_launch records, 3 launches made", launches.size());
     for (json_t *g : launches) {
         long long ts = need(g, "ts_ns"), end = need(g, "end_ns"), corr = need(g, "corr");
-        EXPECT(ts > 0 && ts <= end && ts >= c.t0 && end <= c.t1, "graph_launch corr %lld: [%lld, %lld]", corr,
-               ts, end);
+        EXPECT(ts > 0 && ts <= end && ts >= c.t0 && end <= c.t1, "graph_launch corr %lld: [%lld, %lld]", corr, ts, end);
         EXPECT(corrs.insert(corr).second, "correlation id %lld used by two records", corr);
         check_attribution(c, g, "graph", "nvtx_graph");
     }
@@ -523,8 +511,7 @@ static int check_session(const char *dir, const script &sc, context &c)
     CHECK(tu_ndjson_load_channel(dir, "scope", &scope) == 0, "scope.log");
     for (size_t i = 0; i < scope.n; i++)
         if (!std::strcmp(type_of(scope.lines[i]), "scope_begin"))
-            c.scope_id[sval(scope.lines[i], "name")] =
-                json_integer_value(json_object_get(scope.lines[i], "id"));
+            c.scope_id[sval(scope.lines[i], "name")] = json_integer_value(json_object_get(scope.lines[i], "id"));
     const char *scopes[] = {"setup",  "kernels", "kernels_inner", "copies",  "sync",
                             "memory", "capture", "graph",         "teardown"};
     for (const char *s : scopes)

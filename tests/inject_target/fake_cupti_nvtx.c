@@ -7,8 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-__attribute__((visibility("default"))) int
-InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id))
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id))
 {
     return get_export_table && get_export_table(1) != NULL ? 42 : 41;
 }

@@ -27,7 +27,7 @@ typedef struct af_text {
 } af_text;
 
 typedef struct af {
-    af_text ch[3]; /* device, scope, system */
+    af_text ch[3];   /* device, scope, system */
     uint64_t end_ns; /* 0: the session did not end */
 } af;
 
@@ -95,8 +95,8 @@ static inline void af_kernel(af *f, af_k k)
             "\"stream\":%u,\"corr\":%u,\"name\":\"%s\",\"grid\":[%u,1,1],\"block\":[%u,1,1],\"regs\":%u,"
             "\"smem_static\":0,\"smem_dynamic\":0%s}",
             (unsigned long long)k.start, (unsigned long long)k.end, (unsigned long long)(k.end - k.start), k.dev,
-            k.stream, ++corr, k.name ? k.name : "k", k.grid ? k.grid : 1, k.block ? k.block : 32,
-            k.regs ? k.regs : 16, at);
+            k.stream, ++corr, k.name ? k.name : "k", k.grid ? k.grid : 1, k.block ? k.block : 32, k.regs ? k.regs : 16,
+            at);
 }
 
 static inline void af_copy(af *f, unsigned dev, unsigned stream, uint64_t start, uint64_t end, const char *kind,

@@ -45,8 +45,7 @@ static uint64_t value(uint64_t *rng, unsigned size)
     return size >= 8 ? r : r & ((1ull << (8 * size)) - 1);
 }
 
-void tu_random_event(uint64_t *rng, uint8_t type, double absent, const uint32_t *names,
-                     size_t nnames, gfl_event *ev)
+void tu_random_event(uint64_t *rng, uint8_t type, double absent, const uint32_t *names, size_t nnames, gfl_event *ev)
 {
     memset(ev, 0, sizeof *ev);
     ev->h.type = type;
@@ -106,8 +105,7 @@ const char *tu_event_diff(const gfl_event *a, const gpufl__string_lookup *la, co
                 }
             } else if (x != y) {
                 snprintf(msg, sizeof msg, "%s: field at offset %u (%u bytes): %llu != %llu",
-                         gpufl__event_type_name(a->h.type), off, size, (unsigned long long)x,
-                         (unsigned long long)y);
+                         gpufl__event_type_name(a->h.type), off, size, (unsigned long long)x, (unsigned long long)y);
                 return msg;
             }
         }
@@ -115,9 +113,8 @@ const char *tu_event_diff(const gfl_event *a, const gpufl__string_lookup *la, co
     return NULL;
 }
 
-long tu_read_events(const void *data, size_t n, const char *name, const gfl_event *expect,
-                    size_t nexpect, const gpufl__string_lookup *lookup, gpufl__event_source **keep,
-                    char *err, size_t err_len)
+long tu_read_events(const void *data, size_t n, const char *name, const gfl_event *expect, size_t nexpect,
+                    const gpufl__string_lookup *lookup, gpufl__event_source **keep, char *err, size_t err_len)
 {
     gpufl__event_source *s;
     int rc = gpufl__source_open_memory(data, n, name, &s, err, err_len);
@@ -145,8 +142,7 @@ long tu_read_events(const void *data, size_t n, const char *name, const gfl_even
     return count;
 }
 
-void tu_ndjson_roundtrip(const gfl_event *ev, const gpufl__string_lookup *names,
-                         gpufl__strtab *into, gfl_event *out)
+void tu_ndjson_roundtrip(const gfl_event *ev, const gpufl__string_lookup *names, gpufl__strtab *into, gfl_event *out)
 {
     char *line = malloc(gpufl__ndjson_bound(ev, names));
     assert_non_null(line);

@@ -25,8 +25,7 @@ uint64_t tu_rand(uint64_t *state);
  * value of its width (small values often, so deltas and predictions get
  * exercised), strings one of names[0..nnames), and each optional (OPT)
  * field is 0 with probability `absent` (0 never, 1 always). */
-void tu_random_event(uint64_t *rng, uint8_t type, double absent, const uint32_t *names,
-                     size_t nnames, gfl_event *ev);
+void tu_random_event(uint64_t *rng, uint8_t type, double absent, const uint32_t *names, size_t nnames, gfl_event *ev);
 
 /* NULL when a and b agree on every field the .gflt layout of their type
  * lists (strings by their text through la and lb), else a description of
@@ -41,15 +40,13 @@ struct gpufl__event_source;
  * expect is given. Returns the events read, or the source's negative error
  * with its message in err. The source is left open in *keep when keep is
  * not NULL (the caller closes it), else closed. */
-long tu_read_events(const void *data, size_t n, const char *name, const gfl_event *expect,
-                    size_t nexpect, const gpufl__string_lookup *lookup,
-                    struct gpufl__event_source **keep, char *err, size_t err_len);
+long tu_read_events(const void *data, size_t n, const char *name, const gfl_event *expect, size_t nexpect,
+                    const gpufl__string_lookup *lookup, struct gpufl__event_source **keep, char *err, size_t err_len);
 
 /* ev as it comes back from its NDJSON line: formatted with names, parsed
  * with strings interned into into (ids of into). Fails the test when the
  * line does not parse. */
-void tu_ndjson_roundtrip(const gfl_event *ev, const gpufl__string_lookup *names,
-                         gpufl__strtab *into, gfl_event *out);
+void tu_ndjson_roundtrip(const gfl_event *ev, const gpufl__string_lookup *names, gpufl__strtab *into, gfl_event *out);
 
 #ifdef __cplusplus
 }

@@ -57,8 +57,9 @@ static void session_start(text *t, const char *channel)
 /* Ends the channel's session and writes it as <dir>/<channel>.log. */
 static void write_channel(text *t, const char *dir, const char *channel)
 {
-    add(t, "{\"type\":\"session_end\",\"ts_ns\":%llu,\"wall_ns\":1790000000002000000,"
-           "\"session_id\":\"fixture-1\",\"app_name\":\"exporter \\\"one\\\", two\",\"lines\":1,\"lost\":0}",
+    add(t,
+        "{\"type\":\"session_end\",\"ts_ns\":%llu,\"wall_ns\":1790000000002000000,"
+        "\"session_id\":\"fixture-1\",\"app_name\":\"exporter \\\"one\\\", two\",\"lines\":1,\"lost\":0}",
         (unsigned long long)FIX_US(2000));
     char file[4200];
     snprintf(file, sizeof file, "%s/%s.log", dir, channel);
@@ -66,8 +67,8 @@ static void write_channel(text *t, const char *dir, const char *channel)
     free(t->p);
 }
 
-static void scope(text *t, unsigned tid, unsigned id, unsigned parent, unsigned depth, const char *name,
-                  unsigned begin, unsigned end)
+static void scope(text *t, unsigned tid, unsigned id, unsigned parent, unsigned depth, const char *name, unsigned begin,
+                  unsigned end)
 {
     add(t, "{\"type\":\"scope_begin\",\"ts_ns\":%llu,\"tid\":%u,\"id\":%u,\"parent\":%u,\"depth\":%u,\"name\":\"%s\"}",
         (unsigned long long)FIX_US(begin), tid, id, parent, depth, name);
@@ -125,11 +126,13 @@ char *tu_export_fixture(const char *dir)
     scope(&s, 101, 2, 1, 1, "forward, \\\"fwd\\\"\\n", 200, 500);
     scope(&s, 202, 3, 0, 0, "loader\\u0001", 100, 200);
     scope(&s, 101, 4, 0, 0, "open", 950, 0);
-    add(&s, "{\"type\":\"nvtx_range\",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":100000,\"tid\":101,"
-            "\"name\":\"attention op\",\"depth\":0,\"id\":1}",
+    add(&s,
+        "{\"type\":\"nvtx_range\",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":100000,\"tid\":101,"
+        "\"name\":\"attention op\",\"depth\":0,\"id\":1}",
         (unsigned long long)FIX_US(300), (unsigned long long)FIX_US(400));
-    add(&s, "{\"type\":\"nvtx_range\",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":150000,\"tid\":101,"
-            "\"name\":\"cross\",\"domain\":\"io\",\"depth\":0,\"id\":2}",
+    add(&s,
+        "{\"type\":\"nvtx_range\",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":150000,\"tid\":101,"
+        "\"name\":\"cross\",\"domain\":\"io\",\"depth\":0,\"id\":2}",
         (unsigned long long)FIX_US(450), (unsigned long long)FIX_US(600));
     add(&s, "{\"type\":\"nvtx_mark\",\"ts_ns\":%llu,\"tid\":101,\"name\":\"checkpoint\",\"id\":3}",
         (unsigned long long)FIX_US(700));
@@ -137,15 +140,18 @@ char *tu_export_fixture(const char *dir)
 
     text d = {0};
     session_start(&d, "device");
-    add(&d, "{\"type\":\"device_info\",\"ts_ns\":%llu,\"device\":0,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-1\","
-            "\"compute_capability\":\"9.0\",\"sm_count\":132,\"memory_total_bytes\":150000000000}",
+    add(&d,
+        "{\"type\":\"device_info\",\"ts_ns\":%llu,\"device\":0,\"name\":\"NVIDIA H200\",\"uuid\":\"GPU-1\","
+        "\"compute_capability\":\"9.0\",\"sm_count\":132,\"memory_total_bytes\":150000000000}",
         (unsigned long long)FIX_START_NS);
-    add(&d, "{\"type\":\"mem_alloc\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":9,"
-            "\"address\":\"0x7f0000000000\",\"bytes\":1048576,\"kind\":\"device\",\"tid\":101}",
+    add(&d,
+        "{\"type\":\"mem_alloc\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":9,"
+        "\"address\":\"0x7f0000000000\",\"bytes\":1048576,\"kind\":\"device\",\"tid\":101}",
         (unsigned long long)FIX_US(150));
     interval(iv, sizeof iv, 230, 245, 7, 10);
     call(cl, sizeof cl, 205, 208);
-    add(&d, "{\"type\":\"memcpy\",%s,%s,\"kind\":\"HtoD\",\"src_kind\":\"pinned\",\"dst_kind\":\"device\",\"bytes\":4096}",
+    add(&d,
+        "{\"type\":\"memcpy\",%s,%s,\"kind\":\"HtoD\",\"src_kind\":\"pinned\",\"dst_kind\":\"device\",\"bytes\":4096}",
         iv, cl);
     kernel(&d, "gemm<float, 128>", 250, 350, 7, 11, 210, 215, 132, 256, 64);
     interval(iv, sizeof iv, 250, 260, 8, 14);
@@ -154,22 +160,25 @@ char *tu_export_fixture(const char *dir)
     kernel(&d, "softmax", 360, 420, 7, 12, 220, 224, 16, 1024, 40);
     interval(iv, sizeof iv, 400, 430, 7, 15);
     add(&d, "{\"type\":\"sync\",%s,\"tid\":101,\"kind\":\"stream\"}", iv);
-    add(&d, "{\"type\":\"mem_free\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":16,"
-            "\"address\":\"0x7f0000000000\",\"bytes\":1048576,\"kind\":\"device\",\"tid\":101}",
+    add(&d,
+        "{\"type\":\"mem_free\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":16,"
+        "\"address\":\"0x7f0000000000\",\"bytes\":1048576,\"kind\":\"device\",\"tid\":101}",
         (unsigned long long)FIX_US(1500));
     write_channel(&d, path, "device");
 
     text y = {0};
     session_start(&y, "system");
     for (unsigned i = 0; i < 3; i++)
-        add(&y, "{\"type\":\"device_metrics\",\"ts_ns\":%llu,\"device\":0,\"gpu_util_pct\":%u,\"mem_util_pct\":%u,"
-                "\"mem_used_bytes\":%u000000,\"mem_free_bytes\":1000000,\"mem_total_bytes\":150000000000,"
-                "\"temp_c\":%u,\"power_mw\":%u,\"sm_clock_mhz\":1980,\"mem_clock_mhz\":2619}",
+        add(&y,
+            "{\"type\":\"device_metrics\",\"ts_ns\":%llu,\"device\":0,\"gpu_util_pct\":%u,\"mem_util_pct\":%u,"
+            "\"mem_used_bytes\":%u000000,\"mem_free_bytes\":1000000,\"mem_total_bytes\":150000000000,"
+            "\"temp_c\":%u,\"power_mw\":%u,\"sm_clock_mhz\":1980,\"mem_clock_mhz\":2619}",
             (unsigned long long)FIX_US(500 * i), 10 + 40 * i, 5 + i, 100 + i, 40 + i, 100500 + 1000 * i);
     for (unsigned i = 0; i < 2; i++)
-        add(&y, "{\"type\":\"host_metrics\",\"ts_ns\":%llu,\"cpu_count\":16,\"proc_cpu_pct\":%u.25,"
-                "\"sys_cpu_pct\":12.5,\"ram_used_bytes\":8000000000,\"ram_total_bytes\":64000000000,"
-                "\"proc_rss_bytes\":%u00000000}",
+        add(&y,
+            "{\"type\":\"host_metrics\",\"ts_ns\":%llu,\"cpu_count\":16,\"proc_cpu_pct\":%u.25,"
+            "\"sys_cpu_pct\":12.5,\"ram_used_bytes\":8000000000,\"ram_total_bytes\":64000000000,"
+            "\"proc_rss_bytes\":%u00000000}",
             (unsigned long long)FIX_US(1000 * i), 95 + i, 20 + i);
     write_channel(&y, path, "system");
     return path;

@@ -38,7 +38,7 @@
 #include "present/export/export.h"
 
 #define FIX_START_NS 1000000000ull
-#define FIX_US(us) (FIX_START_NS + (uint64_t)(us) * 1000u)
+#define FIX_US(us) (FIX_START_NS + (uint64_t)(us)*1000u)
 
 #define FIX_TRACKS 16
 #define FIX_THREAD_TRACKS 2
@@ -56,8 +56,7 @@
 char *tu_export_fixture(const char *dir);
 
 /* An exporter of present/export/export.h (gpufl__export_perfetto and the rest). */
-typedef int (*tu_exporter)(const gpufl_trace *t, const char *out, gpufl__export_result *r, char *err,
-                           size_t err_len);
+typedef int (*tu_exporter)(const gpufl_trace *t, const char *out, gpufl__export_result *r, char *err, size_t err_len);
 
 /* Opens session, exports it into out with fn and closes it; fails the test,
  * with the reader's or exporter's message, on an error. */

@@ -21,11 +21,11 @@ void fm_begin(fm_cursor *m, const char *text, const char *where)
     m->where = where;
 }
 
-#define FAIL(m, ...)                                                                                          \
-    do {                                                                                                      \
-        char why_[512];                                                                                       \
-        snprintf(why_, sizeof why_, __VA_ARGS__);                                                             \
-        fail_msg("%s: %s\n  text: \"%s\"\n  at:   \"%s\"", (m)->where, why_, (m)->text, (m)->p);             \
+#define FAIL(m, ...)                                                                                                   \
+    do {                                                                                                               \
+        char why_[512];                                                                                                \
+        snprintf(why_, sizeof why_, __VA_ARGS__);                                                                      \
+        fail_msg("%s: %s\n  text: \"%s\"\n  at:   \"%s\"", (m)->where, why_, (m)->text, (m)->p);                       \
     } while (0)
 
 void fm_lit(fm_cursor *m, const char *s)

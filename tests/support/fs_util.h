@@ -30,20 +30,20 @@ bool tu_exists(const char *path);
 /* Defines `static char *var` and the cmocka fixtures setup() and teardown():
  * each test runs with var a fresh temporary directory (tag in its name),
  * removed with all it holds after the test. */
-#define TU_TEMP_DIR_FIXTURES(var, tag)                                                                             \
-    static char *var;                                                                                              \
-    static int setup(void **state)                                                                                 \
-    {                                                                                                              \
-        (void)state;                                                                                               \
-        var = tu_mkdtemp(tag);                                                                                     \
-        return 0;                                                                                                  \
-    }                                                                                                              \
-    static int teardown(void **state)                                                                              \
-    {                                                                                                              \
-        (void)state;                                                                                               \
-        tu_rm_rf(var);                                                                                             \
-        free(var);                                                                                                 \
-        return 0;                                                                                                  \
+#define TU_TEMP_DIR_FIXTURES(var, tag)                                                                                 \
+    static char *var;                                                                                                  \
+    static int setup(void **state)                                                                                     \
+    {                                                                                                                  \
+        (void)state;                                                                                                   \
+        var = tu_mkdtemp(tag);                                                                                         \
+        return 0;                                                                                                      \
+    }                                                                                                                  \
+    static int teardown(void **state)                                                                                  \
+    {                                                                                                                  \
+        (void)state;                                                                                                   \
+        tu_rm_rf(var);                                                                                                 \
+        free(var);                                                                                                     \
+        return 0;                                                                                                      \
     }
 
 #ifdef __cplusplus

@@ -20,8 +20,8 @@ typedef struct state {
     ht_page *page;
     char stack[MAX_DEPTH][12];
     int depth;
-    int item;        /* index of the open item, -1 none */
-    int item_depth;  /* depth of the element that opened it */
+    int item;       /* index of the open item, -1 none */
+    int item_depth; /* depth of the element that opened it */
     char section[32];
     char table_class[32];
     int table, row, col;
@@ -30,8 +30,8 @@ typedef struct state {
 
 static bool is_item_tag(const char *t)
 {
-    static const char *const tags[] = {"title", "h1", "h2", "h3", "h4", "p", "th", "td", "a",
-                                       "button", "pre", "li", "caption", "label", NULL};
+    static const char *const tags[] = {"title", "h1",     "h2",  "h3", "h4",      "p",     "th", "td",
+                                       "a",     "button", "pre", "li", "caption", "label", NULL};
     for (int i = 0; tags[i]; i++)
         if (!strcmp(t, tags[i]))
             return true;
@@ -40,8 +40,8 @@ static bool is_item_tag(const char *t)
 
 static bool is_void_tag(const char *t)
 {
-    return !strcmp(t, "meta") || !strcmp(t, "br") || !strcmp(t, "img") || !strcmp(t, "input") ||
-           !strcmp(t, "link") || !strcmp(t, "hr");
+    return !strcmp(t, "meta") || !strcmp(t, "br") || !strcmp(t, "img") || !strcmp(t, "input") || !strcmp(t, "link") ||
+           !strcmp(t, "hr");
 }
 
 static ht_kind kind_of(const state *s, const char *tag)
@@ -147,8 +147,8 @@ static void text(state *s, const char *a, const char *b)
         static const struct {
             const char *name;
             unsigned long cp;
-        } named[] = {{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
-                     {"times", 0xd7}, {"nbsp", 0xa0}, {"middot", 0xb7}};
+        } named[] = {{"amp", '&'},   {"lt", '<'},     {"gt", '>'},    {"quot", '"'},
+                     {"apos", '\''}, {"times", 0xd7}, {"nbsp", 0xa0}, {"middot", 0xb7}};
         unsigned long cp = 0;
         size_t len = (size_t)(semi - p - 1);
         if (p[1] == '#') {

@@ -28,14 +28,14 @@ typedef enum ht_kind {
 
 typedef struct ht_item {
     ht_kind kind;
-    char tag[12];      /* the element that holds it ("h2", "td", ...) */
-    char *text;        /* decoded, leading and trailing white space removed */
-    char section[32];  /* id of the enclosing <section>, "" outside any */
+    char tag[12];         /* the element that holds it ("h2", "td", ...) */
+    char *text;           /* decoded, leading and trailing white space removed */
+    char section[32];     /* id of the enclosing <section>, "" outside any */
     char table_class[32]; /* class of the enclosing table, "" for none */
-    int table;         /* index of the table in its section, -1 outside tables */
-    int row;           /* in the table, counting the header row as 0; -1 outside */
-    int col;           /* in the row; -1 outside */
-    bool checked;      /* set by the test that compared it */
+    int table;            /* index of the table in its section, -1 outside tables */
+    int row;              /* in the table, counting the header row as 0; -1 outside */
+    int col;              /* in the row; -1 outside */
+    bool checked;         /* set by the test that compared it */
 } ht_item;
 
 typedef struct ht_page {

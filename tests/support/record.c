@@ -13,8 +13,7 @@
 
 #include "test_util.h"
 
-char *tu_record_synthetic(const char *log_path, const char *app, gpufl_log_format format,
-                          uint64_t rotate_bytes)
+char *tu_record_synthetic(const char *log_path, const char *app, gpufl_log_format format, uint64_t rotate_bytes)
 {
     tu_setenv("GPUFL_SYNTHETIC", "kernels=2000,copies=200,memsets=20,syncs=20,allocs=20,metrics=10,"
                                  "devices=2,streams=4,threads=2,pace=1");

@@ -19,8 +19,7 @@ extern "C" {
  * rotate_bytes when not 0) and returns its directory (malloc'd). The
  * synthetic plugin pushes 2000 kernels, copies, memsets, syncs,
  * allocations and metrics on 2 devices; the main thread opens 60 scopes. */
-char *tu_record_synthetic(const char *log_path, const char *app, gpufl_log_format format,
-                          uint64_t rotate_bytes);
+char *tu_record_synthetic(const char *log_path, const char *app, gpufl_log_format format, uint64_t rotate_bytes);
 
 #ifdef __cplusplus
 }

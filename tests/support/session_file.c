@@ -19,12 +19,11 @@
 
 static int write_fd(void *ctx, const void *data, size_t n, bool final)
 {
-    (void)final;
+    (void) final;
     return gpufl__write_all(*(int *)ctx, data, n) == n ? 0 : GPUFL_EIO;
 }
 
-void tu_gflt_open(tu_gflt_file *f, const char *path, const gpufl__session_meta *meta, size_t chunk_events,
-                  int level)
+void tu_gflt_open(tu_gflt_file *f, const char *path, const gpufl__session_meta *meta, size_t chunk_events, int level)
 {
     f->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (f->fd < 0)

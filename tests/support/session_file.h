@@ -25,8 +25,7 @@ typedef struct tu_gflt_file {
 
 /* Creates path and starts the file with meta's header; chunk_events and
  * level as for gpufl__gflt_writer_open(). */
-void tu_gflt_open(tu_gflt_file *f, const char *path, const gpufl__session_meta *meta, size_t chunk_events,
-                  int level);
+void tu_gflt_open(tu_gflt_file *f, const char *path, const gpufl__session_meta *meta, size_t chunk_events, int level);
 void tu_gflt_add(tu_gflt_file *f, const gfl_event *ev);
 /* Writes the end chunk with meta and closes the file. */
 void tu_gflt_close(tu_gflt_file *f, const gpufl__session_meta *meta);

@@ -66,8 +66,8 @@ static void append_lines(tu_ndjson *out, const char *path, char *text, size_t le
         json_error_t err;
         json_t *j = json_loadb(p, (size_t)(nl - p), 0, &err);
         if (!j || !json_is_object(j) || !json_is_string(json_object_get(j, "type"))) {
-            fprintf(stderr, "%s: line %zu is not a JSON object with a type: %s\n  %.*s\n", path,
-                    line_no, j ? "no type" : err.text, (int)(nl - p > 300 ? 300 : nl - p), p);
+            fprintf(stderr, "%s: line %zu is not a JSON object with a type: %s\n  %.*s\n", path, line_no,
+                    j ? "no type" : err.text, (int)(nl - p > 300 ? 300 : nl - p), p);
             json_decref(j);
             *rc = -1;
         } else {

@@ -71,8 +71,7 @@ void CUPTIAPI gfl_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_r
     *size = GFL_ACTIVITY_BUFFER_BYTES;
 }
 
-void CUPTIAPI gfl_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                                   size_t valid)
+void CUPTIAPI gfl_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     (void)size;
     if (!buffer)

@@ -22,7 +22,7 @@
 typedef struct gfl_activity_buffer {
     struct gfl_activity_buffer *next;
     uint8_t *data;
-    size_t valid;    /* bytes of records */
+    size_t valid; /* bytes of records */
     CUcontext context;
     uint32_t stream;
 } gfl_activity_buffer;
@@ -31,8 +31,7 @@ void gfl_buffers_reset(void);
 
 /* The callbacks given to cuptiActivityRegisterCallbacks. */
 void CUPTIAPI gfl_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
-void CUPTIAPI gfl_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                                   size_t valid);
+void CUPTIAPI gfl_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid);
 
 /* The worker: waits up to timeout_ns for completed buffers and takes them
  * all, oldest first (NULL on timeout or when woken). */

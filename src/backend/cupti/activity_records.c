@@ -61,22 +61,16 @@ static uint8_t copy_kind(uint8_t k)
 {
     switch (k) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
-        return GFL_COPY_HTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA: return GFL_COPY_HTOD;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
-        return GFL_COPY_DTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH: return GFL_COPY_DTOH;
     case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
     case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
-        return GFL_COPY_DTOD;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
-        return GFL_COPY_HTOH;
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
-        return GFL_COPY_PTOP;
-    default:
-        return GFL_COPY_UNKNOWN;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA: return GFL_COPY_DTOD;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return GFL_COPY_HTOH;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return GFL_COPY_PTOP;
+    default: return GFL_COPY_UNKNOWN;
     }
 }
 
@@ -217,21 +211,35 @@ static void copy_event(gfl_records *r, const copy_fields *c)
 
 static void copy(gfl_records *r, const CUpti_ActivityMemcpy6 *m)
 {
-    copy_event(r, &(copy_fields){.start = m->start, .end = m->end, .bytes = m->bytes, .device = m->deviceId,
-                                  .dst_device = m->deviceId, .context = m->contextId, .stream = m->streamId,
-                                  .correlation = m->correlationId, .graph_id = m->graphId,
-                                  .copy_kind = copy_kind(m->copyKind), .src_kind = mem_kind(m->srcKind),
-                                  .dst_kind = mem_kind(m->dstKind)});
+    copy_event(r, &(copy_fields){.start = m->start,
+                                 .end = m->end,
+                                 .bytes = m->bytes,
+                                 .device = m->deviceId,
+                                 .dst_device = m->deviceId,
+                                 .context = m->contextId,
+                                 .stream = m->streamId,
+                                 .correlation = m->correlationId,
+                                 .graph_id = m->graphId,
+                                 .copy_kind = copy_kind(m->copyKind),
+                                 .src_kind = mem_kind(m->srcKind),
+                                 .dst_kind = mem_kind(m->dstKind)});
 }
 
 /* Peer copies (MEMCPY2) are recorded on the source device. */
 static void peer_copy(gfl_records *r, const CUpti_ActivityMemcpyPtoP4 *m)
 {
-    copy_event(r, &(copy_fields){.start = m->start, .end = m->end, .bytes = m->bytes, .device = m->srcDeviceId,
-                                  .dst_device = m->dstDeviceId, .context = m->contextId, .stream = m->streamId,
-                                  .correlation = m->correlationId, .graph_id = m->graphId,
-                                  .copy_kind = GFL_COPY_PTOP, .src_kind = mem_kind(m->srcKind),
-                                  .dst_kind = mem_kind(m->dstKind)});
+    copy_event(r, &(copy_fields){.start = m->start,
+                                 .end = m->end,
+                                 .bytes = m->bytes,
+                                 .device = m->srcDeviceId,
+                                 .dst_device = m->dstDeviceId,
+                                 .context = m->contextId,
+                                 .stream = m->streamId,
+                                 .correlation = m->correlationId,
+                                 .graph_id = m->graphId,
+                                 .copy_kind = GFL_COPY_PTOP,
+                                 .src_kind = mem_kind(m->srcKind),
+                                 .dst_kind = mem_kind(m->dstKind)});
 }
 
 static void memset_record(gfl_records *r, const CUpti_ActivityMemset4 *m)
@@ -333,24 +341,12 @@ void gfl_records_process_buffer(gfl_records *r, uint8_t *data, size_t valid,
     while (next(data, valid, &rec) == CUPTI_SUCCESS) {
         switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-        case CUPTI_ACTIVITY_KIND_KERNEL:
-            kernel(r, (const CUpti_ActivityKernel10 *)rec);
-            break;
-        case CUPTI_ACTIVITY_KIND_MEMCPY:
-            copy(r, (const CUpti_ActivityMemcpy6 *)rec);
-            break;
-        case CUPTI_ACTIVITY_KIND_MEMCPY2:
-            peer_copy(r, (const CUpti_ActivityMemcpyPtoP4 *)rec);
-            break;
-        case CUPTI_ACTIVITY_KIND_MEMSET:
-            memset_record(r, (const CUpti_ActivityMemset4 *)rec);
-            break;
-        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-            sync_record(r, (const CUpti_ActivitySynchronization2 *)rec);
-            break;
-        case CUPTI_ACTIVITY_KIND_MEMORY2:
-            memory_record(r, (const CUpti_ActivityMemory4 *)rec);
-            break;
+        case CUPTI_ACTIVITY_KIND_KERNEL: kernel(r, (const CUpti_ActivityKernel10 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY: copy(r, (const CUpti_ActivityMemcpy6 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY2: peer_copy(r, (const CUpti_ActivityMemcpyPtoP4 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMSET: memset_record(r, (const CUpti_ActivityMemset4 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: sync_record(r, (const CUpti_ActivitySynchronization2 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMORY2: memory_record(r, (const CUpti_ActivityMemory4 *)rec); break;
         case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
             external(r, (const CUpti_ActivityExternalCorrelation *)rec);
             break;

@@ -53,8 +53,8 @@ gfl_api_class gfl_api_classify(const char *name)
         "cuStreamSynchronize",   "cuEventSynchronize",    "cuStreamWaitEvent",
     };
     static const char *const allocs[] = {
-        "cudaMalloc", "cudaFree", "cudaHostAlloc", "cuMemAlloc", "cuMemFree",
-        "cuMemHostAlloc", "cuMemCreate", "cuMemRelease",
+        "cudaMalloc", "cudaFree",       "cudaHostAlloc", "cuMemAlloc",
+        "cuMemFree",  "cuMemHostAlloc", "cuMemCreate",   "cuMemRelease",
     };
     char base[128];
     if (!name)
@@ -83,14 +83,10 @@ static bool wanted(gfl_api_class c)
     case GFL_API_LAUNCH:
     case GFL_API_GRAPH_LAUNCH:
     case GFL_API_COPY:
-    case GFL_API_MEMSET:
-        return true;
-    case GFL_API_SYNC:
-        return cfg.syncs;
-    case GFL_API_ALLOC:
-        return cfg.allocations;
-    default:
-        return false;
+    case GFL_API_MEMSET: return true;
+    case GFL_API_SYNC: return cfg.syncs;
+    case GFL_API_ALLOC: return cfg.allocations;
+    default: return false;
     }
 }
 
@@ -116,18 +112,18 @@ static int enable_domain(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, C
     return enabled;
 }
 
-int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, const gfl_api_hooks_config *c,
-                         char *err, size_t err_len)
+int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, const gfl_api_hooks_config *c, char *err,
+                         size_t err_len)
 {
     cfg = *c;
     memset(runtime_class, 0, sizeof runtime_class);
     memset(driver_class, 0, sizeof driver_class);
-    int a = enable_domain(api, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_class, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                          err, err_len);
+    int a = enable_domain(api, sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_class, CUPTI_RUNTIME_TRACE_CBID_SIZE, err,
+                          err_len);
     if (a < 0)
         return -1;
-    int b = enable_domain(api, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_class, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                          err, err_len);
+    int b =
+        enable_domain(api, sub, CUPTI_CB_DOMAIN_DRIVER_API, driver_class, CUPTI_DRIVER_TRACE_CBID_SIZE, err, err_len);
     if (b < 0)
         return -1;
     atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);

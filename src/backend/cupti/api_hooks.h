@@ -48,8 +48,8 @@ typedef struct gfl_api_hooks_config {
 /* Classifies every runtime and driver callback id and enables the ones the
  * configuration needs on `sub`. Returns the number enabled, or -1 with the
  * reason in err. */
-int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub,
-                         const gfl_api_hooks_config *cfg, char *err, size_t err_len);
+int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, const gfl_api_hooks_config *cfg,
+                         char *err, size_t err_len);
 
 /* Turns CUPTI's API activity records on (or off) for exactly the calls
  * watched, which is what external correlation ids hang on: a framework's id
@@ -60,8 +60,7 @@ int gfl_api_hooks_enable(const gfl_cupti_api *api, CUpti_SubscriberHandle sub,
 int gfl_api_hooks_api_records(const gfl_cupti_api *api, uint8_t enable);
 
 /* The CUPTI_CB_DOMAIN_RUNTIME_API / DRIVER_API callback. */
-void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                            const CUpti_CallbackData *data);
+void gfl_api_hooks_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *data);
 
 /* The time stamp counter (0 where there is none). */
 static inline uint64_t gfl_cycles_now(void)

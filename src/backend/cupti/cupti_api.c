@@ -42,8 +42,10 @@ static void *load(char *err, size_t err_len)
         if (lib)
             return lib;
     }
-    snprintf(err, err_len, "libcupti is not installed or not on the library path (%s); "
-                           "set GPUFL_CUPTI_LIBRARY to its path", first_error);
+    snprintf(err, err_len,
+             "libcupti is not installed or not on the library path (%s); "
+             "set GPUFL_CUPTI_LIBRARY to its path",
+             first_error);
     return NULL;
 }
 
@@ -83,23 +85,22 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     struct link_map *map = NULL;
     if (!api->path[0] && dlinfo(api->lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
         snprintf(api->path, sizeof api->path, "%s", map->l_name);
-    const char *missing = !api->cuptiActivityRegisterCallbacks ? "cuptiActivityRegisterCallbacks"
-                          : !api->cuptiActivityEnable          ? "cuptiActivityEnable"
-                          : !api->cuptiActivityDisable         ? "cuptiActivityDisable"
-                          : !api->cuptiActivityFlushAll        ? "cuptiActivityFlushAll"
-                          : !api->cuptiActivityGetNextRecord   ? "cuptiActivityGetNextRecord"
+    const char *missing = !api->cuptiActivityRegisterCallbacks      ? "cuptiActivityRegisterCallbacks"
+                          : !api->cuptiActivityEnable               ? "cuptiActivityEnable"
+                          : !api->cuptiActivityDisable              ? "cuptiActivityDisable"
+                          : !api->cuptiActivityFlushAll             ? "cuptiActivityFlushAll"
+                          : !api->cuptiActivityGetNextRecord        ? "cuptiActivityGetNextRecord"
                           : !api->cuptiActivityGetNumDroppedRecords ? "cuptiActivityGetNumDroppedRecords"
-                          : !api->cuptiActivitySetAttribute    ? "cuptiActivitySetAttribute"
-                          : !api->cuptiSubscribe               ? "cuptiSubscribe"
-                          : !api->cuptiUnsubscribe             ? "cuptiUnsubscribe"
-                          : !api->cuptiEnableCallback          ? "cuptiEnableCallback"
-                          : !api->cuptiEnableDomain            ? "cuptiEnableDomain"
-                          : !api->cuptiGetCallbackName         ? "cuptiGetCallbackName"
-                          : !api->cuptiGetVersion              ? "cuptiGetVersion"
-                                                               : NULL;
+                          : !api->cuptiActivitySetAttribute         ? "cuptiActivitySetAttribute"
+                          : !api->cuptiSubscribe                    ? "cuptiSubscribe"
+                          : !api->cuptiUnsubscribe                  ? "cuptiUnsubscribe"
+                          : !api->cuptiEnableCallback               ? "cuptiEnableCallback"
+                          : !api->cuptiEnableDomain                 ? "cuptiEnableDomain"
+                          : !api->cuptiGetCallbackName              ? "cuptiGetCallbackName"
+                          : !api->cuptiGetVersion                   ? "cuptiGetVersion"
+                                                                    : NULL;
     if (missing) {
-        snprintf(err, err_len, "%s lacks %s: too old a CUPTI", api->path[0] ? api->path : "libcupti",
-                 missing);
+        snprintf(err, err_len, "%s lacks %s: too old a CUPTI", api->path[0] ? api->path : "libcupti", missing);
         dlclose(api->lib);
         memset(api, 0, sizeof *api);
         return -1;

@@ -31,11 +31,11 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiActivityGetNextRecord);
     GFL_CUPTI_FN(cuptiActivityGetNumDroppedRecords);
     GFL_CUPTI_FN(cuptiActivitySetAttribute);
-    GFL_CUPTI_FN(cuptiActivityEnableRuntimeApi);          /* optional: API records of chosen calls */
-    GFL_CUPTI_FN(cuptiActivityEnableDriverApi);           /* optional */
-    GFL_CUPTI_FN(cuptiSetThreadIdType);                   /* optional */
+    GFL_CUPTI_FN(cuptiActivityEnableRuntimeApi); /* optional: API records of chosen calls */
+    GFL_CUPTI_FN(cuptiActivityEnableDriverApi);  /* optional */
+    GFL_CUPTI_FN(cuptiSetThreadIdType);          /* optional */
     GFL_CUPTI_FN(cuptiSubscribe);
-    GFL_CUPTI_FN(cuptiSubscribe_v2);                      /* optional: names the other subscriber */
+    GFL_CUPTI_FN(cuptiSubscribe_v2); /* optional: names the other subscriber */
     GFL_CUPTI_FN(cuptiUnsubscribe);
     GFL_CUPTI_FN(cuptiEnableCallback);
     GFL_CUPTI_FN(cuptiEnableDomain);

@@ -31,9 +31,9 @@
 
 /* What the guard saw of other clients while gpufl held CUPTI. */
 typedef struct gpufl_cupti_guard_counts {
-    unsigned refused;          /* subscriptions CUPTI refused */
-    unsigned took_buffers;     /* activity callbacks registered over ours */
-    char first_client[128];    /* the library that made the first such call */
+    unsigned refused;       /* subscriptions CUPTI refused */
+    unsigned took_buffers;  /* activity callbacks registered over ours */
+    char first_client[128]; /* the library that made the first such call */
 } gpufl_cupti_guard_counts;
 
 /* Called by the CUPTI plugin: holding is 1 from its subscription until it

@@ -10,8 +10,8 @@
 
 #define GFL_CUPTI_SONAMES "libcupti.so.13", "libcupti.so"
 
-#define GFL_CUPTI_TOOLKIT_PATHS                                                                    \
-    "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",  \
+#define GFL_CUPTI_TOOLKIT_PATHS                                                                                        \
+    "/usr/local/cuda/lib64/libcupti.so.13", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",                       \
         "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13"
 
 #endif /* GPUFL_BACKEND_CUPTI_CUPTI_PATHS_H */

@@ -89,8 +89,7 @@ static void process(gfl_activity_buffer *b)
         gfl_activity_buffer *next = b->next;
         gfl_records_process_buffer(P.records, b->data, b->valid, P.api.cuptiActivityGetNextRecord);
         size_t dropped = 0;
-        if (P.api.cuptiActivityGetNumDroppedRecords(b->context, b->stream, &dropped) == CUPTI_SUCCESS &&
-            dropped) {
+        if (P.api.cuptiActivityGetNumDroppedRecords(b->context, b->stream, &dropped) == CUPTI_SUCCESS && dropped) {
             P.cupti_dropped += dropped;
             P.host->count_lost(GFL_DROP_CUPTI, GFL_CHANNEL_DEVICE, dropped);
         }
@@ -156,31 +155,25 @@ static void flush_and_wait(void)
     pthread_mutex_unlock(&P.lock);
     if (late)
         plugin_log(GFL_LOG_WARN, "CUPTI flush did not complete within %d s; later records may be missing",
-              FLUSH_WAIT_S);
+                   FLUSH_WAIT_S);
 }
 
 /* ---- callbacks --------------------------------------------------------------- */
 
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                 const void *data)
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     (void)userdata;
     switch (domain) {
     case CUPTI_CB_DOMAIN_RUNTIME_API:
-    case CUPTI_CB_DOMAIN_DRIVER_API:
-        gfl_api_hooks_callback(domain, cbid, data);
-        break;
-    case CUPTI_CB_DOMAIN_NVTX:
-        gfl_nvtx_callback(cbid, data);
-        break;
+    case CUPTI_CB_DOMAIN_DRIVER_API: gfl_api_hooks_callback(domain, cbid, data); break;
+    case CUPTI_CB_DOMAIN_NVTX: gfl_nvtx_callback(cbid, data); break;
     case CUPTI_CB_DOMAIN_RESOURCE:
         /* the context's records must leave CUPTI before the context goes;
          * the worker turns them into events later */
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
             (void)P.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -265,8 +258,9 @@ static int subscribe(char *err, size_t err_len)
         return 0;
     }
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-        snprintf(err, err_len, "another CUPTI client%s%s%s is attached to this process "
-                               "(a profiler such as Nsight Systems or torch.profiler)",
+        snprintf(err, err_len,
+                 "another CUPTI client%s%s%s is attached to this process "
+                 "(a profiler such as Nsight Systems or torch.profiler)",
                  other[0] ? " (" : "", other, other[0] ? ")" : "");
     else
         snprintf(err, err_len, "cuptiSubscribe: %s%s", gfl_cupti_error(&P.api, rc), driver_hint());
@@ -285,7 +279,7 @@ static int enable(CUpti_ActivityKind kind, const char *what, bool required, char
         return -1;
     }
     plugin_log(GFL_LOG_WARN, "%s are not recorded: CUPTI cannot trace them here (%s)", what,
-          gfl_cupti_error(&P.api, rc));
+               gfl_cupti_error(&P.api, rc));
     return 0;
 }
 
@@ -304,8 +298,7 @@ static int enable_activities(const gpufl_options *o, char *err, size_t err_len)
         /* external ids come attached to API records: those of the calls we
          * watch, runtime and driver alike, so that launches through the
          * driver API (cuLaunchKernel) get them too */
-        (void)enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation ids", false, err,
-                     err_len);
+        (void)enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external correlation ids", false, err, err_len);
         P.api_records_chosen = gfl_api_hooks_api_records(&P.api, 1) >= 0;
         if (!P.api_records_chosen) {
             (void)enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API records", false, err, err_len);
@@ -330,11 +323,9 @@ static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
     CUptiResult rc = P.api.cuptiEnableDomain(1, P.sub, CUPTI_CB_DOMAIN_NVTX);
     if (rc != CUPTI_SUCCESS)
         plugin_log(GFL_LOG_WARN, "NVTX ranges are not recorded: %s", gfl_cupti_error(&P.api, rc));
-    rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE,
-                                   CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+    rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (rc != CUPTI_SUCCESS)
-        plugin_log(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s",
-              gfl_cupti_error(&P.api, rc));
+        plugin_log(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s", gfl_cupti_error(&P.api, rc));
     return 0;
 }
 
@@ -407,7 +398,7 @@ static int attach(const gpufl_options *o, char *err, size_t err_len)
                          : CUPTI_ERROR_NOT_SUPPORTED;
     if (rc != CUPTI_SUCCESS)
         plugin_log(GFL_LOG_WARN, "CUPTI keeps its own clock (%s): device times may be offset from host times",
-              gfl_cupti_error(&P.api, rc));
+                   gfl_cupti_error(&P.api, rc));
     rc = P.api.cuptiActivityRegisterCallbacks(gfl_buffer_requested, gfl_buffer_completed);
     if (rc != CUPTI_SUCCESS) {
         snprintf(err, err_len, "cuptiActivityRegisterCallbacks: %s", gfl_cupti_error(&P.api, rc));
@@ -468,8 +459,8 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     uint32_t version = 0;
     (void)P.api.cuptiGetVersion(&version);
     plugin_log(GFL_LOG_DEBUG, "CUPTI %u from %s: tracing kernels, copies, memsets%s%s%s%s", version, P.api.path,
-          o->enable_synchronization ? ", syncs" : "", o->enable_memory_tracking ? ", allocations" : "",
-          o->enable_cuda_graphs_tracking ? ", graph launches" : "", P.stacks ? ", call stacks" : "");
+               o->enable_synchronization ? ", syncs" : "", o->enable_memory_tracking ? ", allocations" : "",
+               o->enable_cuda_graphs_tracking ? ", graph launches" : "", P.stacks ? ", call stacks" : "");
     return 0;
 fail:
     cleanup_failed_start();
@@ -524,22 +515,23 @@ static void report(void)
     report_other_clients();
     const gfl_record_stats *s = gfl_records_stats(P.records);
     plugin_log(GFL_LOG_DEBUG,
-          "CUPTI records: %llu kernels, %llu copies, %llu memsets, %llu syncs, %llu allocations, "
-          "%llu frees, %llu external ids",
-          (unsigned long long)s->kernels, (unsigned long long)s->copies, (unsigned long long)s->memsets,
-          (unsigned long long)s->syncs, (unsigned long long)s->allocs, (unsigned long long)s->frees,
-          (unsigned long long)s->externals);
+               "CUPTI records: %llu kernels, %llu copies, %llu memsets, %llu syncs, %llu allocations, "
+               "%llu frees, %llu external ids",
+               (unsigned long long)s->kernels, (unsigned long long)s->copies, (unsigned long long)s->memsets,
+               (unsigned long long)s->syncs, (unsigned long long)s->allocs, (unsigned long long)s->frees,
+               (unsigned long long)s->externals);
     if (s->unattributed)
-        plugin_log(GFL_LOG_WARN, "%llu device records arrived after their launch details were overwritten; "
-                            "they carry no thread, scope or API times",
-              (unsigned long long)s->unattributed);
+        plugin_log(GFL_LOG_WARN,
+                   "%llu device records arrived after their launch details were overwritten; "
+                   "they carry no thread, scope or API times",
+                   (unsigned long long)s->unattributed);
     if (P.cupti_dropped || gfl_buffers_refused())
         plugin_log(GFL_LOG_WARN, "CUPTI dropped %llu records (%llu buffer requests refused at the %u MiB cap)",
-              (unsigned long long)P.cupti_dropped, (unsigned long long)gfl_buffers_refused(),
-              (unsigned)(GFL_ACTIVITY_BUFFERS_MAX * (GFL_ACTIVITY_BUFFER_BYTES >> 20)));
+                   (unsigned long long)P.cupti_dropped, (unsigned long long)gfl_buffers_refused(),
+                   (unsigned)(GFL_ACTIVITY_BUFFERS_MAX * (GFL_ACTIVITY_BUFFER_BYTES >> 20)));
     if (gfl_nvtx_unmatched())
         plugin_log(GFL_LOG_DEBUG, "%llu NVTX calls could not be paired or stored",
-              (unsigned long long)gfl_nvtx_unmatched());
+                   (unsigned long long)gfl_nvtx_unmatched());
 }
 
 /* Everything recorded so far pushed, then CUPTI let go: our callbacks and

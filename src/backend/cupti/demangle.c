@@ -45,10 +45,7 @@ static void put(const char *text, size_t n, char *buf, size_t len, size_t *full_
         *full_len = n;
 }
 
-static bool is_mangled(const char *name)
-{
-    return name[0] == '_' && name[1] == 'Z';
-}
+static bool is_mangled(const char *name) { return name[0] == '_' && name[1] == 'Z'; }
 
 int gpufl__demangle(const char *name, char *buf, size_t len, size_t *full_len)
 {
@@ -134,8 +131,7 @@ static bool grow(gfl_name_cache *c)
 /* Stores id -> value unless full (max_entries, or no memory to grow). */
 static void remember(gfl_name_cache *c, uint32_t id, uint32_t value)
 {
-    if (c->n_entries >= c->max_entries ||
-        ((c->n_entries + 1) * 2 > c->n_slots && !grow(c))) {
+    if (c->n_entries >= c->max_entries || ((c->n_entries + 1) * 2 > c->n_slots && !grow(c))) {
         c->uncached++;
         return;
     }

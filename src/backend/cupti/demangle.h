@@ -29,8 +29,7 @@
  * Returns 1 when buf holds a demangled name, 0 when it holds name unchanged,
  * or GPUFL_EINVAL (buf untouched) for a NULL name or buf or a len of 0.
  */
-__attribute__((warn_unused_result)) int gpufl__demangle(const char *name, char *buf, size_t len,
-                                                     size_t *full_len);
+__attribute__((warn_unused_result)) int gpufl__demangle(const char *name, char *buf, size_t len, size_t *full_len);
 
 /* The core's interning (gpufl_plugin_host.intern): the id of s[0..n). */
 typedef uint32_t (*gfl_intern_fn)(const char *s, size_t n);
@@ -40,13 +39,13 @@ typedef uint32_t (*gfl_intern_fn)(const char *s, size_t n);
 
 typedef struct gfl_name_cache {
     gfl_intern_fn intern;
-    uint32_t *keys;     /* mangled ids, 0 = empty slot */
-    uint32_t *values;   /* demangled ids */
-    uint32_t n_slots;   /* power of two, or 0 before the first insert */
+    uint32_t *keys;   /* mangled ids, 0 = empty slot */
+    uint32_t *values; /* demangled ids */
+    uint32_t n_slots; /* power of two, or 0 before the first insert */
     uint32_t n_entries;
     uint32_t max_entries;
     uint64_t hits, misses;
-    uint64_t uncached;  /* misses not stored: full, no memory, or id 0 or 1 */
+    uint64_t uncached; /* misses not stored: full, no memory, or id 0 or 1 */
 } gfl_name_cache;
 
 /* Sets up an empty cache holding at most max_entries (0 or more than

@@ -20,13 +20,10 @@ static int map_cu_error(int rc)
 {
     switch (rc) {
     case CUDA_ERROR_NOT_INITIALIZED:
-    case CUDA_ERROR_DEINITIALIZED:
-        return GPUFL_ESTATE;
+    case CUDA_ERROR_DEINITIALIZED: return GPUFL_ESTATE;
     case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_NO_DEVICE:
-        return GPUFL_EINVAL;
-    default:
-        return GPUFL_EUNSUPPORTED;
+    case CUDA_ERROR_NO_DEVICE: return GPUFL_EINVAL;
+    default: return GPUFL_EUNSUPPORTED;
     }
 }
 
@@ -170,8 +167,8 @@ int gfl_device_limits_get(int ordinal, gfl_sm_limits *out)
      * are read only after the release store of READY. A thread that loses
      * asks the driver itself rather than wait for the winner. */
     int expected = ENTRY_EMPTY;
-    if (!atomic_compare_exchange_strong_explicit(&cache[ordinal].state, &expected, ENTRY_FILLING,
-                                                 memory_order_relaxed, memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&cache[ordinal].state, &expected, ENTRY_FILLING, memory_order_relaxed,
+                                                 memory_order_relaxed))
         return gfl_device_limits_query(&driver_ops, ordinal, out);
 
     gfl_sm_limits l;

@@ -38,8 +38,7 @@ typedef struct gfl_cu_ops {
  * capability cannot be read, or it is not in the table and the driver lacks
  * a limit only the table could give.
  */
-__attribute__((warn_unused_result)) int gfl_device_limits_query(const gfl_cu_ops *ops, int ordinal,
-                                                                gfl_sm_limits *out);
+__attribute__((warn_unused_result)) int gfl_device_limits_query(const gfl_cu_ops *ops, int ordinal, gfl_sm_limits *out);
 
 /*
  * gfl_device_limits_query() with the driver's own functions, cached per

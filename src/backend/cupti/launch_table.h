@@ -28,9 +28,9 @@
 
 typedef struct gfl_launch_info {
     uint32_t tid;
-    uint32_t nvtx;   /* string id of the innermost NVTX range, 0 = none */
-    uint32_t stack;  /* stack id, 0 = none */
-    uint64_t scope;  /* innermost gpufl scope, 0 = none */
+    uint32_t nvtx;  /* string id of the innermost NVTX range, 0 = none */
+    uint32_t stack; /* stack id, 0 = none */
+    uint64_t scope; /* innermost gpufl scope, 0 = none */
     uint64_t api_start, api_end;
 } gfl_launch_info;
 

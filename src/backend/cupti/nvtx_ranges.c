@@ -139,8 +139,8 @@ static bool open_take(uint64_t id, open_slot *out)
         return false;
     for (size_t i = 0, s = slot_of(id, OPEN_SLOTS); i < PROBES; i++, s = (s + 1) & (OPEN_SLOTS - 1)) {
         uint64_t expect = id;
-        if (atomic_compare_exchange_strong_explicit(&open_ranges[s].key, &expect, OPEN_BUSY,
-                                                    memory_order_acquire, memory_order_relaxed)) {
+        if (atomic_compare_exchange_strong_explicit(&open_ranges[s].key, &expect, OPEN_BUSY, memory_order_acquire,
+                                                    memory_order_relaxed)) {
             out->start = open_ranges[s].start;
             out->name = open_ranges[s].name;
             out->domain = open_ranges[s].domain;
@@ -154,10 +154,7 @@ static bool open_take(uint64_t id, open_slot *out)
 
 /* ---- messages ------------------------------------------------------------ */
 
-static uint32_t intern_text(const char *s)
-{
-    return s ? host->intern(s, strlen(s)) : 0;
-}
+static uint32_t intern_text(const char *s) { return s ? host->intern(s, strlen(s)) : 0; }
 
 /* NVTX's wide strings are wchar_t (UTF-32 on Linux): encode to UTF-8 into a
  * stack buffer, cut at 255 bytes. */
@@ -193,14 +190,10 @@ static uint32_t intern_attributes(const nvtxEventAttributes_t *a)
     if (!a || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof a->message)
         return 0;
     switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-        return intern_text(a->message.ascii);
-    case NVTX_MESSAGE_TYPE_UNICODE:
-        return intern_wide(a->message.unicode);
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-        return handle_get(a->message.registered);
-    default:
-        return 0;
+    case NVTX_MESSAGE_TYPE_ASCII: return intern_text(a->message.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE: return intern_wide(a->message.unicode);
+    case NVTX_MESSAGE_TYPE_REGISTERED: return handle_get(a->message.registered);
+    default: return 0;
     }
 }
 
@@ -279,10 +272,7 @@ static void end_range(nvtxRangeId_t id)
     emit(GFL_EV_NVTX_RANGE, GFL_F_NVTX_START_END, r.tid, r.start, host->now_ns(), r.name, r.domain, 0);
 }
 
-static void mark(uint32_t name, uint32_t domain)
-{
-    emit(GFL_EV_NVTX_MARK, 0, 0, host->now_ns(), 0, name, domain, 0);
-}
+static void mark(uint32_t name, uint32_t domain) { emit(GFL_EV_NVTX_MARK, 0, 0, host->now_ns(), 0, name, domain, 0); }
 
 void gfl_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 {
@@ -290,12 +280,8 @@ void gfl_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     if (!host || !p)
         return;
     switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA:
-        push_range(intern_text(((const nvtxRangePushA_params *)p)->message), 0);
-        break;
-    case CUPTI_CBID_NVTX_nvtxRangePushW:
-        push_range(intern_wide(((const nvtxRangePushW_params *)p)->message), 0);
-        break;
+    case CUPTI_CBID_NVTX_nvtxRangePushA: push_range(intern_text(((const nvtxRangePushA_params *)p)->message), 0); break;
+    case CUPTI_CBID_NVTX_nvtxRangePushW: push_range(intern_wide(((const nvtxRangePushW_params *)p)->message), 0); break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
         push_range(intern_attributes(((const nvtxRangePushEx_params *)p)->eventAttrib), 0);
         break;
@@ -304,9 +290,7 @@ void gfl_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
         push_range(intern_attributes(dp->core.eventAttrib), handle_get(dp->domain));
         break;
     }
-    case CUPTI_CBID_NVTX_nvtxRangePop:
-        pop_range(0);
-        break;
+    case CUPTI_CBID_NVTX_nvtxRangePop: pop_range(0); break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
         pop_range(handle_get(((const nvtxDomainRangePop_params *)p)->domain));
         break;
@@ -324,21 +308,11 @@ void gfl_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
         start_range(d, intern_attributes(dp->core.eventAttrib), handle_get(dp->domain));
         break;
     }
-    case CUPTI_CBID_NVTX_nvtxRangeEnd:
-        end_range(((const nvtxRangeEnd_params *)p)->id);
-        break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-        end_range(((const nvtxDomainRangeEnd_params *)p)->core.id);
-        break;
-    case CUPTI_CBID_NVTX_nvtxMarkA:
-        mark(intern_text(((const nvtxMarkA_params *)p)->message), 0);
-        break;
-    case CUPTI_CBID_NVTX_nvtxMarkW:
-        mark(intern_wide(((const nvtxMarkW_params *)p)->message), 0);
-        break;
-    case CUPTI_CBID_NVTX_nvtxMarkEx:
-        mark(intern_attributes(((const nvtxMarkEx_params *)p)->eventAttrib), 0);
-        break;
+    case CUPTI_CBID_NVTX_nvtxRangeEnd: end_range(((const nvtxRangeEnd_params *)p)->id); break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: end_range(((const nvtxDomainRangeEnd_params *)p)->core.id); break;
+    case CUPTI_CBID_NVTX_nvtxMarkA: mark(intern_text(((const nvtxMarkA_params *)p)->message), 0); break;
+    case CUPTI_CBID_NVTX_nvtxMarkW: mark(intern_wide(((const nvtxMarkW_params *)p)->message), 0); break;
+    case CUPTI_CBID_NVTX_nvtxMarkEx: mark(intern_attributes(((const nvtxMarkEx_params *)p)->eventAttrib), 0); break;
     case CUPTI_CBID_NVTX_nvtxDomainMarkEx: {
         const nvtxDomainMarkEx_params *dp = p;
         mark(intern_attributes(dp->core.eventAttrib), handle_get(dp->domain));
@@ -356,8 +330,7 @@ void gfl_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
             handle_put(*h, intern_text(((const nvtxDomainRegisterStringA_params *)p)->string));
         break;
     }
-    default:
-        break;
+    default: break;
     }
 }
 

@@ -12,20 +12,11 @@
 
 #define NO_LIMIT UINT32_MAX
 
-static uint64_t div_up(uint64_t x, uint64_t unit)
-{
-    return (x + unit - 1) / unit;
-}
+static uint64_t div_up(uint64_t x, uint64_t unit) { return (x + unit - 1) / unit; }
 
-static uint64_t round_up(uint64_t x, uint64_t unit)
-{
-    return div_up(x, unit) * unit;
-}
+static uint64_t round_up(uint64_t x, uint64_t unit) { return div_up(x, unit) * unit; }
 
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-    return a < b ? a : b;
-}
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
 static uint32_t warps_per_block(const gfl_sm_limits *sm, const gfl_kernel_resources *k)
 {
@@ -94,9 +85,9 @@ static uint32_t shared_limit(const gfl_sm_limits *sm, const gfl_kernel_resources
 static int limits_valid(const gfl_sm_limits *sm)
 {
     return sm->warp_size && sm->max_threads_per_block && sm->max_threads_per_sm >= sm->warp_size &&
-           sm->max_blocks_per_sm && sm->regs_per_sm && sm->regs_per_block &&
-           sm->max_regs_per_thread && sm->reg_alloc_unit && sm->sub_partitions &&
-           sm->smem_per_sm && sm->smem_per_block_optin && sm->smem_alloc_unit;
+           sm->max_blocks_per_sm && sm->regs_per_sm && sm->regs_per_block && sm->max_regs_per_thread &&
+           sm->reg_alloc_unit && sm->sub_partitions && sm->smem_per_sm && sm->smem_per_block_optin &&
+           sm->smem_alloc_unit;
 }
 
 int gpufl__occupancy_compute(const gfl_sm_limits *sm, const gfl_kernel_resources *k, gfl_occupancy *out)
@@ -146,8 +137,8 @@ static const struct cc_row {
     uint8_t major, minor;
     uint16_t threads_per_sm;
     uint8_t blocks_per_sm;
-    uint16_t smem_per_sm_kib;    /* largest carveout */
-    uint16_t smem_optin_kib;     /* per block */
+    uint16_t smem_per_sm_kib; /* largest carveout */
+    uint16_t smem_optin_kib;  /* per block */
 } cc_rows[] = {
     {7, 0, 2048, 32, 96, 96},    /* Volta (V100) */
     {7, 2, 2048, 32, 96, 96},    /* Xavier */

@@ -19,12 +19,12 @@
 /* What one SM of a device offers. device_limits.h fills it from the driver,
  * gpufl__sm_limits_for_cc() from the documented tables. */
 typedef struct gfl_sm_limits {
-    uint32_t warp_size;               /* threads */
+    uint32_t warp_size; /* threads */
     uint32_t max_threads_per_block;
-    uint32_t max_threads_per_sm;      /* resident; / warp_size = warp slots */
-    uint32_t max_blocks_per_sm;       /* resident */
-    uint32_t regs_per_sm;             /* 32-bit registers in the register file */
-    uint32_t regs_per_block;          /* the most one block may hold */
+    uint32_t max_threads_per_sm; /* resident; / warp_size = warp slots */
+    uint32_t max_blocks_per_sm;  /* resident */
+    uint32_t regs_per_sm;        /* 32-bit registers in the register file */
+    uint32_t regs_per_block;     /* the most one block may hold */
     uint32_t max_regs_per_thread;
     uint32_t reg_alloc_unit;          /* registers; a warp's allocation is a multiple */
     uint32_t sub_partitions;          /* the register file is split evenly among them */
@@ -74,9 +74,8 @@ typedef struct gfl_occupancy {
  * Returns 0 and fills *out, or GPUFL_EINVAL (out unchanged) when a pointer is
  * NULL, threads_per_block is 0, or a limit that divides or caps is 0.
  */
-__attribute__((warn_unused_result)) int gpufl__occupancy_compute(const gfl_sm_limits *sm,
-                                                              const gfl_kernel_resources *k,
-                                                              gfl_occupancy *out);
+__attribute__((warn_unused_result)) int gpufl__occupancy_compute(const gfl_sm_limits *sm, const gfl_kernel_resources *k,
+                                                                 gfl_occupancy *out);
 
 /*
  * The documented limits of compute capability major.minor (CUDA Programming
@@ -88,7 +87,6 @@ __attribute__((warn_unused_result)) int gpufl__occupancy_compute(const gfl_sm_li
  * Returns 0 and fills *out, GPUFL_EUNSUPPORTED for another capability, or
  * GPUFL_EINVAL for a NULL out; out is unchanged on failure.
  */
-__attribute__((warn_unused_result)) int gpufl__sm_limits_for_cc(int major, int minor,
-                                                             gfl_sm_limits *out);
+__attribute__((warn_unused_result)) int gpufl__sm_limits_for_cc(int major, int minor, gfl_sm_limits *out);
 
 #endif /* GPUFL_BACKEND_CUPTI_OCCUPANCY_H */

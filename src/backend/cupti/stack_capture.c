@@ -56,7 +56,7 @@ static unw_backtrace_fn unw_backtrace;
 
 /* Definition states (entry.def); PENDING carries the pieces pushed. */
 enum { DEF_OWNED = 0, DEF_PENDING = 1, DEF_DONE = 2 };
-#define DEF_STATE(d) ((d) & 0xffu)
+#define DEF_STATE(d) ((d)&0xffu)
 #define DEF_PIECES(d) ((d) >> 8)
 
 _Static_assert(GFL_STACK_MAX_STACKS == ID_MASK, "ids fit in the key's low bits");
@@ -210,8 +210,8 @@ static bool push_piece(const table *t, uint32_t id, const void *const *frames, u
 /* Pushes the pieces of stack `id` from piece `done` on; frames are resolved
  * piece by piece, so a full ring wastes the dladdr() calls of one piece at
  * most. Returns the pieces pushed so far; *all says whether that is all. */
-static unsigned push_definition(const table *t, uint32_t id, const void *const *raw, unsigned nraw,
-                                bool truncated, unsigned done, bool *all)
+static unsigned push_definition(const table *t, uint32_t id, const void *const *raw, unsigned nraw, bool truncated,
+                                unsigned done, bool *all)
 {
     unsigned skip = 0;
     while (skip < nraw && is_internal(raw[skip]))
@@ -250,8 +250,7 @@ static void define(table *t, entry *e, uint32_t id, const void *const *raw, unsi
 
 /* A known stack whose definition was cut short: take it over when the
  * retry delay has passed and no one else has. */
-static void retry_definition(table *t, entry *e, uint32_t id, const void *const *raw, unsigned nraw,
-                             bool truncated)
+static void retry_definition(table *t, entry *e, uint32_t id, const void *const *raw, unsigned nraw, bool truncated)
 {
     uint32_t d = atomic_load_explicit(&e->def, memory_order_relaxed);
     if (DEF_STATE(d) != DEF_PENDING)
@@ -259,8 +258,7 @@ static void retry_definition(table *t, entry *e, uint32_t id, const void *const 
     if (t->host->now_ns() < atomic_load_explicit(&t->retry_after_ns, memory_order_relaxed))
         return;
     /* Acquire pairs with define()'s release; only one thread wins. */
-    if (!atomic_compare_exchange_strong_explicit(&e->def, &d, DEF_OWNED, memory_order_acquire,
-                                                 memory_order_relaxed))
+    if (!atomic_compare_exchange_strong_explicit(&e->def, &d, DEF_OWNED, memory_order_acquire, memory_order_relaxed))
         return;
     define(t, e, id, raw, nraw, truncated, DEF_PIECES(d));
 }
@@ -375,8 +373,7 @@ __attribute__((noinline)) uint32_t gpufl__stack_capture(void)
 
 int gpufl__stack_init(const gpufl_plugin_host *host, uint32_t max_stacks)
 {
-    if (!host || !host->push || !host->intern || !host->now_ns || !max_stacks ||
-        max_stacks > GFL_STACK_MAX_STACKS)
+    if (!host || !host->push || !host->intern || !host->now_ns || !max_stacks || max_stacks > GFL_STACK_MAX_STACKS)
         return GPUFL_EINVAL;
     if (!unw_backtrace) {
         void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);

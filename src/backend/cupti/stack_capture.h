@@ -25,7 +25,7 @@
 
 #include "core/plugin_api.h"
 
-#define GFL_STACK_MAX_FRAMES 64             /* kept per stack; deeper ones are marked truncated */
+#define GFL_STACK_MAX_FRAMES 64               /* kept per stack; deeper ones are marked truncated */
 #define GFL_STACK_MAX_STACKS ((1u << 24) - 1) /* ids are 24 bits inside the table */
 
 /* Prepares capture for one session: a table of room for max_stacks distinct

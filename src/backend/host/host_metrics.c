@@ -26,8 +26,8 @@ struct gpufl__host_metrics {
     uint32_t cpu_count;
     int (*process_cpu_ns)(uint64_t *ns);
     bool have_proc, have_sys, have_next;
-    uint64_t proc_cpu, proc_ns;   /* previous process CPU reading */
-    uint64_t sys_busy, sys_total; /* machine CPU at the start of the window */
+    uint64_t proc_cpu, proc_ns;              /* previous process CPU reading */
+    uint64_t sys_busy, sys_total;            /* machine CPU at the start of the window */
     uint64_t next_busy, next_total, next_ns; /* the next start, once it is old enough */
 };
 
@@ -161,8 +161,8 @@ static void read_rss(gpufl__host_metrics *h, gfl_host_metrics_payload *out)
     char buf[256];
     uint64_t size, resident;
     const char *p = buf;
-    if (slurp(h->fd[F_SELF_STATM], buf, sizeof buf) && parse_u64(&p, &size) &&
-        parse_u64(&p, &resident) && h->page_size > 0) {
+    if (slurp(h->fd[F_SELF_STATM], buf, sizeof buf) && parse_u64(&p, &size) && parse_u64(&p, &resident) &&
+        h->page_size > 0) {
         out->proc_rss_bytes = resident * (uint64_t)h->page_size;
         out->valid |= GFL_HOST_RSS;
     }

@@ -20,8 +20,7 @@ typedef struct gpufl__host_metrics gpufl__host_metrics;
 /* proc_root is "/proc" or, in tests, a directory holding the same files
  * (stat, meminfo, self/statm). Files that cannot be opened leave
  * their fields invalid. Returns 0 or GPUFL_ENOMEM. */
-int gpufl__host_metrics_open(gpufl__host_metrics **out, const char *proc_root)
-    __attribute__((warn_unused_result));
+int gpufl__host_metrics_open(gpufl__host_metrics **out, const char *proc_root) __attribute__((warn_unused_result));
 
 /* A sample at now_ns (CLOCK_MONOTONIC); unreadable fields have their
  * GFL_HOST_* bit clear. The first read only sets the CPU baseline; machine

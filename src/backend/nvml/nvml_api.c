@@ -50,16 +50,14 @@ static void bind_all(gpufl__nvml_api *api)
     BIND(device_energy, "nvmlDeviceGetTotalEnergyConsumption");
     BIND(device_clock, "nvmlDeviceGetClockInfo");
     BIND(device_max_clock, "nvmlDeviceGetMaxClockInfo");
-    BIND(device_clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
-         "nvmlDeviceGetCurrentClocksThrottleReasons");
+    BIND(device_clock_reasons, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons");
     BIND(device_field_values, "nvmlDeviceGetFieldValues");
     BIND(device_fan_speed, "nvmlDeviceGetFanSpeed");
     BIND(device_ecc_total, "nvmlDeviceGetTotalEccErrors");
     BIND(device_max_pcie_gen, "nvmlDeviceGetMaxPcieLinkGeneration");
     BIND(device_max_pcie_width, "nvmlDeviceGetMaxPcieLinkWidth");
     /* the record layout follows the symbol: v2 and v3 use 24 bytes, v1 16 */
-    BIND(device_processes, "nvmlDeviceGetComputeRunningProcesses_v3",
-         "nvmlDeviceGetComputeRunningProcesses_v2");
+    BIND(device_processes, "nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2");
     api->process_record_size = sizeof(gfl_nvml_process_v2);
     if (!api->device_processes) {
         BIND(device_processes, "nvmlDeviceGetComputeRunningProcesses");
@@ -98,15 +96,15 @@ int gpufl__nvml_open(gpufl__nvml_api *api, char *err, size_t err_len)
     }
     bind_all(api);
     if (!api->init || !api->shutdown || !api->device_count || !api->device_by_index) {
-        snprintf(err, err_len, "%s lacks nvmlInit, nvmlShutdown, nvmlDeviceGetCount or "
-                               "nvmlDeviceGetHandleByIndex: not a usable NVML",
+        snprintf(err, err_len,
+                 "%s lacks nvmlInit, nvmlShutdown, nvmlDeviceGetCount or "
+                 "nvmlDeviceGetHandleByIndex: not a usable NVML",
                  api->path);
         goto fail;
     }
     gfl_nvml_return rc = api->init();
     if (rc != GFL_NVML_SUCCESS) {
-        snprintf(err, err_len, "%s loaded, but nvmlInit failed: %s", api->path,
-                 gpufl__nvml_error(api, rc));
+        snprintf(err, err_len, "%s loaded, but nvmlInit failed: %s", api->path, gpufl__nvml_error(api, rc));
         goto fail;
     }
     return 0;

@@ -32,9 +32,9 @@ enum { GFL_NVML_CLOCK_GRAPHICS = 0, GFL_NVML_CLOCK_SM = 1, GFL_NVML_CLOCK_MEM = 
 enum { GFL_NVML_MEMORY_ERROR_CORRECTED = 0, GFL_NVML_MEMORY_ERROR_UNCORRECTED = 1 };
 enum { GFL_NVML_VOLATILE_ECC = 0 };
 enum {
-    GFL_NVML_FI_MEMORY_TEMP = 82,      /* °C */
-    GFL_NVML_FI_PCIE_TX_BYTES = 197,   /* monotonic byte counters: unlike */
-    GFL_NVML_FI_PCIE_RX_BYTES = 198,   /* nvmlDeviceGetPcieThroughput they don't block 20 ms */
+    GFL_NVML_FI_MEMORY_TEMP = 82,    /* °C */
+    GFL_NVML_FI_PCIE_TX_BYTES = 197, /* monotonic byte counters: unlike */
+    GFL_NVML_FI_PCIE_RX_BYTES = 198, /* nvmlDeviceGetPcieThroughput they don't block 20 ms */
 };
 enum {
     GFL_NVML_VALUE_DOUBLE = 0,
@@ -142,8 +142,8 @@ typedef struct gpufl__nvml_api {
     gfl_nvml_return (*device_clock_reasons)(gfl_nvml_device, unsigned long long *reasons);
     gfl_nvml_return (*device_field_values)(gfl_nvml_device, int count, gfl_nvml_field_value *values);
     gfl_nvml_return (*device_fan_speed)(gfl_nvml_device, unsigned int *pct);
-    gfl_nvml_return (*device_ecc_total)(gfl_nvml_device, unsigned int error_type,
-                                        unsigned int counter_type, unsigned long long *count);
+    gfl_nvml_return (*device_ecc_total)(gfl_nvml_device, unsigned int error_type, unsigned int counter_type,
+                                        unsigned long long *count);
     /* nvmlDeviceGetComputeRunningProcesses, _v3/_v2 (24-byte records) or v1 (16) */
     gfl_nvml_return (*device_processes)(gfl_nvml_device, unsigned int *count, void *infos);
     size_t process_record_size;
@@ -158,8 +158,7 @@ typedef struct gpufl__nvml_api {
  * nvmlInit failed or a required function is missing. err says which library
  * and why; on failure nothing is left loaded or initialised.
  */
-int gpufl__nvml_open(gpufl__nvml_api *api, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__nvml_open(gpufl__nvml_api *api, char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* nvmlShutdown. The library stays mapped: NVML keeps its own reference
  * count and unmapping it under another user in the process is not safe. */

@@ -76,8 +76,7 @@ static void describe_one(const gpufl__nvml_api *api, gfl_nvml_device dev, gpufl_
         (void)api->device_max_pcie_width(dev, &d->pcie_max_width);
 }
 
-int gpufl__nvml_describe(const gpufl__nvml_api *api, gpufl__device_list *out, char *err,
-                         size_t err_len)
+int gpufl__nvml_describe(const gpufl__nvml_api *api, gpufl__device_list *out, char *err, size_t err_len)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->vendor, sizeof out->vendor, "nvidia");
@@ -124,21 +123,20 @@ static bool field_u64(const gfl_nvml_field_value *f, uint64_t *v)
 }
 
 /* Memory temperature: a field value, cheap. */
-static void sample_memory_temperature(const gpufl__nvml_api *api, gfl_nvml_device dev,
-                                      gfl_device_metrics_payload *out)
+static void sample_memory_temperature(const gpufl__nvml_api *api, gfl_nvml_device dev, gfl_device_metrics_payload *out)
 {
     gfl_nvml_field_value f = {.field_id = GFL_NVML_FI_MEMORY_TEMP};
     uint64_t temp;
-    if (api->device_field_values && OK(api->device_field_values(dev, 1, &f)) && field_u64(&f, &temp) &&
-        temp > 0 && temp < 200) {
+    if (api->device_field_values && OK(api->device_field_values(dev, 1, &f)) && field_u64(&f, &temp) && temp > 0 &&
+        temp < 200) {
         out->mem_temp_c = (int16_t)temp;
         out->valid |= GFL_DEV_MEM_TEMP;
     }
 }
 
 /* PCIe throughput from the byte counters, when due (see the header). */
-static void sample_pcie(const gpufl__nvml_api *api, gfl_nvml_device dev, gpufl__nvml_state *st,
-                        uint64_t ts, gfl_device_metrics_payload *out)
+static void sample_pcie(const gpufl__nvml_api *api, gfl_nvml_device dev, gpufl__nvml_state *st, uint64_t ts,
+                        gfl_device_metrics_payload *out)
 {
     if (!api->device_field_values || ts < st->pcie_due_ns)
         return;
@@ -206,8 +204,8 @@ static bool answered(gpufl__nvml_state *st, uint32_t bit, gfl_nvml_return rc)
     return rc == GFL_NVML_SUCCESS;
 }
 
-void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st,
-                        uint64_t ts, int pid, gfl_device_metrics_payload *out)
+void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st, uint64_t ts, int pid,
+                        gfl_device_metrics_payload *out)
 {
     memset(out, 0, sizeof *out);
     if (!st->dev)
@@ -260,17 +258,15 @@ void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_
         out->throttle_reasons = reasons;
         out->valid |= GFL_DEV_THROTTLE;
     }
-    if (api->device_fan_speed && wanted(st, GFL_DEV_FAN) &&
-        answered(st, GFL_DEV_FAN, api->device_fan_speed(dev, &v))) {
+    if (api->device_fan_speed && wanted(st, GFL_DEV_FAN) && answered(st, GFL_DEV_FAN, api->device_fan_speed(dev, &v))) {
         out->fan_pct = (uint8_t)(v > 100 ? 100 : v);
         out->valid |= GFL_DEV_FAN;
     }
     unsigned long long corrected, uncorrected;
     if (api->device_ecc_total && wanted(st, GFL_DEV_ECC) &&
-        answered(st, GFL_DEV_ECC, api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_CORRECTED,
-                                                         GFL_NVML_VOLATILE_ECC, &corrected)) &&
-        OK(api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_UNCORRECTED, GFL_NVML_VOLATILE_ECC,
-                                 &uncorrected))) {
+        answered(st, GFL_DEV_ECC,
+                 api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_CORRECTED, GFL_NVML_VOLATILE_ECC, &corrected)) &&
+        OK(api->device_ecc_total(dev, GFL_NVML_MEMORY_ERROR_UNCORRECTED, GFL_NVML_VOLATILE_ECC, &uncorrected))) {
         out->ecc_corrected = corrected;
         out->ecc_uncorrected = uncorrected;
         out->valid |= GFL_DEV_ECC;

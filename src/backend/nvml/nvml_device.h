@@ -23,8 +23,8 @@
 
 /* Describes every device. Returns 0, or GPUFL_EIO with a message in err
  * when NVML cannot count or open the devices. */
-int gpufl__nvml_describe(const gpufl__nvml_api *api, gpufl__device_list *out, char *err,
-                         size_t err_len) __attribute__((warn_unused_result));
+int gpufl__nvml_describe(const gpufl__nvml_api *api, gpufl__device_list *out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #define GFL_NVML_ENERGY_PERIOD_NS 1000000000ull
 #define GFL_NVML_PCIE_PERIOD_NS 250000000ull
@@ -34,7 +34,7 @@ int gpufl__nvml_describe(const gpufl__nvml_api *api, gpufl__device_list *out, ch
  * counters that rates are computed from. Start zeroed. */
 typedef struct gpufl__nvml_state {
     gfl_nvml_device dev;
-    uint32_t unsupported;        /* GFL_DEV_* bits: not asked again */
+    uint32_t unsupported; /* GFL_DEV_* bits: not asked again */
     uint64_t energy_due_ns, pcie_due_ns;
     bool have_pcie;
     uint64_t pcie_tx_bytes, pcie_rx_bytes, pcie_ns;
@@ -42,8 +42,8 @@ typedef struct gpufl__nvml_state {
 
 /* Samples device `index` at ts (ns) for process pid into out; fields NVML
  * cannot give have their GFL_DEV_* bit clear. */
-void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st,
-                        uint64_t ts, int pid, gfl_device_metrics_payload *out);
+void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st, uint64_t ts, int pid,
+                        gfl_device_metrics_payload *out);
 
 /* Streaming multiprocessors from CUDA cores, for drivers without
  * nvmlDeviceGetAttributes: cores per SM by compute capability (0 unknown). */

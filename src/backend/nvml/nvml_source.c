@@ -20,8 +20,7 @@ struct gpufl__nvml_source {
     int pid;
 };
 
-int gpufl__nvml_source_open(gpufl__nvml_source **out, gpufl__device_list *devices, char *err,
-                            size_t err_len)
+int gpufl__nvml_source_open(gpufl__nvml_source **out, gpufl__device_list *devices, char *err, size_t err_len)
 {
     gpufl__nvml_source *s = calloc(1, sizeof *s);
     if (!s) {

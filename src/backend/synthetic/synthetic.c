@@ -52,8 +52,15 @@ static const char *const kernel_names[] = {
 
 static void parse_script(const char *text)
 {
-    cfg = (script){.kernels = 1000, .copies = 200, .memsets = 20, .syncs = 20, .allocs = 20,
-                   .metrics = 10, .devices = 1, .streams = 4, .threads = 2};
+    cfg = (script){.kernels = 1000,
+                   .copies = 200,
+                   .memsets = 20,
+                   .syncs = 20,
+                   .allocs = 20,
+                   .metrics = 10,
+                   .devices = 1,
+                   .streams = 4,
+                   .threads = 2};
     if (!text)
         return;
     char buf[512];
@@ -65,19 +72,32 @@ static void parse_script(const char *text)
             continue;
         *eq = '\0';
         unsigned v = (unsigned)strtoul(eq + 1, NULL, 10);
-        if (!strcmp(kv, "kernels")) cfg.kernels = v;
-        else if (!strcmp(kv, "copies")) cfg.copies = v;
-        else if (!strcmp(kv, "memsets")) cfg.memsets = v;
-        else if (!strcmp(kv, "syncs")) cfg.syncs = v;
-        else if (!strcmp(kv, "allocs")) cfg.allocs = v;
-        else if (!strcmp(kv, "metrics")) cfg.metrics = v;
-        else if (!strcmp(kv, "devices")) cfg.devices = v ? v : 1;
-        else if (!strcmp(kv, "streams")) cfg.streams = v ? v : 1;
-        else if (!strcmp(kv, "threads")) cfg.threads = v ? (v > MAX_THREADS ? MAX_THREADS : v) : 1;
-        else if (!strcmp(kv, "bad")) cfg.bad = v;
-        else if (!strcmp(kv, "held")) cfg.held = v;
-        else if (!strcmp(kv, "pace")) cfg.pace = v != 0;
-        else if (!strcmp(kv, "fail")) cfg.fail = v != 0;
+        if (!strcmp(kv, "kernels"))
+            cfg.kernels = v;
+        else if (!strcmp(kv, "copies"))
+            cfg.copies = v;
+        else if (!strcmp(kv, "memsets"))
+            cfg.memsets = v;
+        else if (!strcmp(kv, "syncs"))
+            cfg.syncs = v;
+        else if (!strcmp(kv, "allocs"))
+            cfg.allocs = v;
+        else if (!strcmp(kv, "metrics"))
+            cfg.metrics = v;
+        else if (!strcmp(kv, "devices"))
+            cfg.devices = v ? v : 1;
+        else if (!strcmp(kv, "streams"))
+            cfg.streams = v ? v : 1;
+        else if (!strcmp(kv, "threads"))
+            cfg.threads = v ? (v > MAX_THREADS ? MAX_THREADS : v) : 1;
+        else if (!strcmp(kv, "bad"))
+            cfg.bad = v;
+        else if (!strcmp(kv, "held"))
+            cfg.held = v;
+        else if (!strcmp(kv, "pace"))
+            cfg.pace = v != 0;
+        else if (!strcmp(kv, "fail"))
+            cfg.fail = v != 0;
     }
 }
 
@@ -159,16 +179,22 @@ static void generate_device_events(unsigned part, uint64_t base)
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_MEMSET;
         ev.h.ts = base + (uint64_t)i * 10000 + 7000;
-        ev.u.memset = (gfl_memset_payload){.end_ts = ev.h.ts + 300, .bytes = 1024ull * (i + 1),
-                                           .context = 1, .stream = 1, .correlation = 2000000 + i,
-                                           .value = i % 256, .mem_kind = GFL_MEM_DEVICE};
+        ev.u.memset = (gfl_memset_payload){.end_ts = ev.h.ts + 300,
+                                           .bytes = 1024ull * (i + 1),
+                                           .context = 1,
+                                           .stream = 1,
+                                           .correlation = 2000000 + i,
+                                           .value = i % 256,
+                                           .mem_kind = GFL_MEM_DEVICE};
         push(&ev, i);
     }
     for (unsigned i = part; i < cfg.syncs; i += cfg.threads) {
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_SYNC;
         ev.h.ts = base + (uint64_t)i * 10000 + 8000;
-        ev.u.sync = (gfl_sync_payload){.end_ts = ev.h.ts + 900, .context = 1, .stream = 1 + i % cfg.streams,
+        ev.u.sync = (gfl_sync_payload){.end_ts = ev.h.ts + 900,
+                                       .context = 1,
+                                       .stream = 1 + i % cfg.streams,
                                        .correlation = 3000000 + i,
                                        .sync_kind = (uint8_t)(1 + i % (GFL_SYNC_KIND_COUNT - 1))};
         push(&ev, i);
@@ -178,8 +204,11 @@ static void generate_device_events(unsigned part, uint64_t base)
         ev.h.type = GFL_EV_MEM_ALLOC;
         ev.h.ts = base + (uint64_t)i * 10000 + 9000;
         ev.u.mem = (gfl_mem_payload){.address = 0x7f0000000000ull + (uint64_t)i * 0x100000,
-                                     .bytes = 1ull << (20 + i % 4), .context = 1, .stream = 1,
-                                     .correlation = 4000000 + i, .mem_kind = GFL_MEM_DEVICE};
+                                     .bytes = 1ull << (20 + i % 4),
+                                     .context = 1,
+                                     .stream = 1,
+                                     .correlation = 4000000 + i,
+                                     .mem_kind = GFL_MEM_DEVICE};
         push(&ev, i);
         ev.h.type = GFL_EV_MEM_FREE;
         ev.h.ts += 500;
@@ -203,8 +232,8 @@ static void generate_metrics(uint64_t base)
             ev.h.ts = base + (uint64_t)s * 1000000;
             gfl_device_metrics_payload *m = &ev.u.dev;
             m->valid = GFL_DEV_GPU_UTIL | GFL_DEV_MEM_UTIL | GFL_DEV_MEM | GFL_DEV_TEMP | GFL_DEV_POWER |
-                       GFL_DEV_POWER_LIMIT | GFL_DEV_ENERGY | GFL_DEV_CLOCKS | GFL_DEV_THROTTLE |
-                       GFL_DEV_PCIE | GFL_DEV_ECC | GFL_DEV_PROC_MEM;
+                       GFL_DEV_POWER_LIMIT | GFL_DEV_ENERGY | GFL_DEV_CLOCKS | GFL_DEV_THROTTLE | GFL_DEV_PCIE |
+                       GFL_DEV_ECC | GFL_DEV_PROC_MEM;
             m->gpu_util_pct = (uint8_t)(s * 10 % 101);
             m->mem_util_pct = (uint8_t)(s * 5 % 101);
             m->mem_total_bytes = 141ull << 30;

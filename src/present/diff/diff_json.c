@@ -110,11 +110,11 @@ static void change(json_t *o, const gpufl__diff_change *ch, bool *ok)
 
 static json_t *config(const gpufl__ana_launch_config *c)
 {
-    return json_pack("{s:[I,I,I],s:[I,I,I],s:I,s:I,s:I,s:I}", "grid", (json_int_t)c->grid[0],
-                     (json_int_t)c->grid[1], (json_int_t)c->grid[2], "block", (json_int_t)c->block[0],
-                     (json_int_t)c->block[1], (json_int_t)c->block[2], "registers",
-                     (json_int_t)c->registers, "static_smem", (json_int_t)c->static_smem,
-                     "dynamic_smem", (json_int_t)c->dynamic_smem, "local_mem", (json_int_t)c->local_mem);
+    return json_pack("{s:[I,I,I],s:[I,I,I],s:I,s:I,s:I,s:I}", "grid", (json_int_t)c->grid[0], (json_int_t)c->grid[1],
+                     (json_int_t)c->grid[2], "block", (json_int_t)c->block[0], (json_int_t)c->block[1],
+                     (json_int_t)c->block[2], "registers", (json_int_t)c->registers, "static_smem",
+                     (json_int_t)c->static_smem, "dynamic_smem", (json_int_t)c->dynamic_smem, "local_mem",
+                     (json_int_t)c->local_mem);
 }
 
 static json_t *kernel(const gpufl__diff_kernel *k)
@@ -127,10 +127,8 @@ static json_t *kernel(const gpufl__diff_kernel *k)
         put(o, "matched_configs", ju64(k->matched_configs), &ok);
         put(o, "paired_configs", ju64(k->paired_configs), &ok);
         put(o, "paired_launches", ju64(k->paired_launches), &ok);
-        put(o, "baseline_config", k->time.presence != GPUFL__DIFF_NEW ? config(&k->base_config) : json_null(),
-            &ok);
-        put(o, "candidate_config",
-            k->time.presence != GPUFL__DIFF_GONE ? config(&k->cand_config) : json_null(), &ok);
+        put(o, "baseline_config", k->time.presence != GPUFL__DIFF_NEW ? config(&k->base_config) : json_null(), &ok);
+        put(o, "candidate_config", k->time.presence != GPUFL__DIFF_GONE ? config(&k->cand_config) : json_null(), &ok);
     }
     if (!ok)
         json_decref(o);

@@ -78,15 +78,13 @@ static void head(const gpufl__diff *d, const gpufl__diff_text_opts *o, FILE *out
     fprintf(out, "gpufl diff\n");
     fprintf(out, "  baseline   %s\n", o->baseline ? o->baseline : "");
     fprintf(out, "  candidate  %s\n", o->candidate ? o->candidate : "");
-    fprintf(out, "  threshold  %.1f %%, min impact %.1f %%\n\n", d->options.threshold_pct,
-            d->options.min_impact_pct);
+    fprintf(out, "  threshold  %.1f %%, min impact %.1f %%\n\n", d->options.threshold_pct, d->options.min_impact_pct);
     if (d->regressions)
         fprintf(out, "Result: REGRESSION: %u regression%s", d->regressions, plural(d->regressions));
     else
         fprintf(out, "Result: no regression");
     if (d->improvements)
-        fprintf(out, "%s%u improvement%s", d->regressions ? ", " : " (", d->improvements,
-                plural(d->improvements));
+        fprintf(out, "%s%u improvement%s", d->regressions ? ", " : " (", d->improvements, plural(d->improvements));
     fprintf(out, "%s\n", d->improvements && !d->regressions ? ")" : "");
 }
 
@@ -95,8 +93,7 @@ static const char *verdict_word(uint8_t verdict)
     return verdict == GPUFL__DIFF_SAME ? "" : gpufl__diff_verdict_name(verdict);
 }
 
-static void value_row(FILE *out, const char *label, num b, num c, int64_t delta, uint64_t base,
-                      uint8_t verdict)
+static void value_row(FILE *out, const char *label, num b, num c, int64_t delta, uint64_t base, uint8_t verdict)
 {
     const char *word = verdict_word(verdict);
     fprintf(out, "  %-*s %12s %12s %10s%s%s\n", VALUE_LABEL_WIDTH, label, b.s, c.s, pct(delta, base).s,
@@ -110,14 +107,12 @@ static void dur_row(FILE *out, const char *label, const gpufl__diff_value *v)
 
 static void count_row(FILE *out, const char *label, const gpufl__diff_value *v)
 {
-    value_row(out, label, count(v->base), count(v->cand), sdelta(v->base, v->cand), v->base,
-              v->verdict);
+    value_row(out, label, count(v->base), count(v->cand), sdelta(v->base, v->cand), v->base, v->verdict);
 }
 
 static void session(const gpufl__diff *d, FILE *out)
 {
-    fprintf(out, "\nSession %*s %12s %12s %10s\n", VALUE_LABEL_WIDTH - 6, "", "baseline", "candidate",
-            "change");
+    fprintf(out, "\nSession %*s %12s %12s %10s\n", VALUE_LABEL_WIDTH - 6, "", "baseline", "candidate", "change");
     dur_row(out, "wall time", &d->wall_ns);
     dur_row(out, "kernel time", &d->kernel_ns);
     count_row(out, "kernel launches", &d->launches);
@@ -146,8 +141,8 @@ static bool worth_listing(const gpufl__diff_change *ch)
 
 static void table_head(FILE *out, const char *base, const char *cand, const char *what)
 {
-    fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s\n", "verdict", base, cand,
-            "change", "base n", "cand n", "p50 base", "p50 cand", "change", "noise", what);
+    fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s\n", "verdict", base, cand, "change", "base n",
+            "cand n", "p50 base", "p50 cand", "change", "noise", what);
 }
 
 /* One row; notes (may be "") follow the name in parentheses. */
@@ -173,23 +168,24 @@ static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name
     fit(name, fitted);
     fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s%s%s%s\n", verdict_word(ch->verdict),
             has_b ? dur(nonneg(b->total)).s : "-", has_c ? dur(nonneg(c->total)).s : "-",
-            both ? pct(ch->total_ns, nonneg(b->total)).s : has_c ? "new" : "gone",
-            has_b ? count(b->n).s : "-", has_c ? count(c->n).s : "-",
-            has_b ? dur(nonneg(b->p50)).s : "-", has_c ? dur(nonneg(c->p50)).s : "-",
-            item.s, noise.s, fitted, notes[0] ? "  (" : "",
-            notes, notes[0] ? ")" : "");
+            both    ? pct(ch->total_ns, nonneg(b->total)).s
+            : has_c ? "new"
+                    : "gone",
+            has_b ? count(b->n).s : "-", has_c ? count(c->n).s : "-", has_b ? dur(nonneg(b->p50)).s : "-",
+            has_c ? dur(nonneg(c->p50)).s : "-", item.s, noise.s, fitted, notes[0] ? "  (" : "", notes,
+            notes[0] ? ")" : "");
 }
 
 /* Appends "; "-separated notes of ch to buf (len bytes). */
 static void change_notes(const gpufl__diff_change *ch, const char *item, char *buf, size_t len)
 {
     size_t at = strlen(buf);
-#define NOTE(...)                                                                                  \
-    do {                                                                                           \
-        if (at < len)                                                                              \
-            at += (size_t)snprintf(buf + at, len - at, "%s", at ? "; " : "");                      \
-        if (at < len)                                                                              \
-            at += (size_t)snprintf(buf + at, len - at, __VA_ARGS__);                               \
+#define NOTE(...)                                                                                                      \
+    do {                                                                                                               \
+        if (at < len)                                                                                                  \
+            at += (size_t)snprintf(buf + at, len - at, "%s", at ? "; " : "");                                          \
+        if (at < len)                                                                                                  \
+            at += (size_t)snprintf(buf + at, len - at, __VA_ARGS__);                                                   \
     } while (0)
     if (ch->per_item != GPUFL__DIFF_STEADY)
         NOTE("%s per %s", gpufl__diff_per_item_name(ch->per_item), item);
@@ -207,12 +203,11 @@ static void config_note(const gpufl__diff_kernel *k, char *buf, size_t len)
     bool block = memcmp(a->block, b->block, sizeof a->block) != 0;
     size_t at = 0;
     if (grid)
-        at += (size_t)snprintf(buf + at, len - at, "grid %ux%ux%u -> %ux%ux%u", a->grid[0], a->grid[1],
-                               a->grid[2], b->grid[0], b->grid[1], b->grid[2]);
+        at += (size_t)snprintf(buf + at, len - at, "grid %ux%ux%u -> %ux%ux%u", a->grid[0], a->grid[1], a->grid[2],
+                               b->grid[0], b->grid[1], b->grid[2]);
     if (block && at < len)
-        at += (size_t)snprintf(buf + at, len - at, "%sblock %ux%ux%u -> %ux%ux%u", at ? ", " : "",
-                               a->block[0], a->block[1], a->block[2], b->block[0], b->block[1],
-                               b->block[2]);
+        at += (size_t)snprintf(buf + at, len - at, "%sblock %ux%ux%u -> %ux%ux%u", at ? ", " : "", a->block[0],
+                               a->block[1], a->block[2], b->block[0], b->block[1], b->block[2]);
     if (!grid && !block)
         snprintf(buf, len, "registers or memory per launch changed");
 }
@@ -227,8 +222,9 @@ static void kernels(const gpufl__diff *d, bool all, FILE *out)
         kreg += d->kernels[i].time.verdict == GPUFL__DIFF_REGRESSED;
         kimp += d->kernels[i].time.verdict == GPUFL__DIFF_IMPROVED;
     }
-    fprintf(out, "\nKernels: %u in both, %u new, %u gone; %u regressed, %u improved, %u with other launch "
-                 "counts\n",
+    fprintf(out,
+            "\nKernels: %u in both, %u new, %u gone; %u regressed, %u improved, %u with other launch "
+            "counts\n",
             both, d->new_kernels, d->gone_kernels, kreg, kimp, d->count_changes);
     if (d->kernels_partial)
         fprintf(out, "  (a session ran more kernels than its report lists: only those listed were "
@@ -249,8 +245,8 @@ static void kernels(const gpufl__diff *d, bool all, FILE *out)
         change_notes(&k->time, "launch", notes, sizeof notes);
         if (k->matched_configs > 1) {
             size_t at = strlen(notes);
-            snprintf(notes + at, sizeof notes - at, "%s%u configurations compared like for like",
-                     at ? "; " : "", k->matched_configs);
+            snprintf(notes + at, sizeof notes - at, "%s%u configurations compared like for like", at ? "; " : "",
+                     k->matched_configs);
         }
         if (k->time.flags & GPUFL__DIFF_F_CONFIG) {
             char cfg[200];
@@ -286,8 +282,8 @@ static void scopes(const gpufl__diff *d, bool all, FILE *out)
         char notes[256] = "", name[NAME_WIDTH + 64];
         change_notes(&s->wall, "instance", notes, sizeof notes);
         if (s->tree == GPUFL__ANA_TREE_NVTX)
-            snprintf(name, sizeof name, "nvtx %s%s%s%s", s->domain[0] ? "[" : "", s->domain,
-                     s->domain[0] ? "] " : "", s->path);
+            snprintf(name, sizeof name, "nvtx %s%s%s%s", s->domain[0] ? "[" : "", s->domain, s->domain[0] ? "] " : "",
+                     s->path);
         else
             snprintf(name, sizeof name, "%s", s->path);
         change_row(out, &s->wall, name, notes);

@@ -34,13 +34,13 @@ typedef struct gpufl__export_result {
 
 /* Each returns 0 with *r filled, or a negative gpufl_err with a message
  * naming the file in err (and no output file left behind). */
-int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
-                           size_t err_len) __attribute__((warn_unused_result));
-int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
-                         size_t err_len) __attribute__((warn_unused_result));
+int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
+int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 /* dir is created when missing (mkdir -p); files of the same names in it
  * are replaced, all of them only once every one is written. */
-int gpufl__export_csv(const gpufl_trace *t, const char *dir, gpufl__export_result *r, char *err,
-                      size_t err_len) __attribute__((warn_unused_result));
+int gpufl__export_csv(const gpufl_trace *t, const char *dir, gpufl__export_result *r, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_EXPORT_EXPORT_H */

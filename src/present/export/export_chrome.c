@@ -194,8 +194,7 @@ static int on_track(void *ctx, const gpufl__tl_track *t)
     case GPUFL__TL_DEVICE:
         metadata(c, "process_name", pid, 0, t->name, 0);
         return metadata(c, "process_sort_index", pid, 0, NULL, 1 + (int64_t)t->device);
-    case GPUFL__TL_COUNTER:
-        return 0; /* a counter is named by its events */
+    case GPUFL__TL_COUNTER: return 0; /* a counter is named by its events */
     default: {
         /* streams, syncs and lanes: named without the "GPU n " of their process */
         const char *name = t->name;
@@ -212,8 +211,7 @@ static int on_track(void *ctx, const gpufl__tl_track *t)
 
 static const char *category(unsigned src)
 {
-    static const char *const cats[GPUFL__XS_COUNT] = {"kernel", "memcpy", "memset", "sync",
-                                                       "scope",  "nvtx",   "api"};
+    static const char *const cats[GPUFL__XS_COUNT] = {"kernel", "memcpy", "memset", "sync", "scope", "nvtx", "api"};
     return src < GPUFL__XS_COUNT ? cats[src] : "";
 }
 
@@ -359,8 +357,7 @@ static int on_counter(void *ctx, const gpufl__tl_track *t, uint64_t ts, double v
     return event_close(c);
 }
 
-int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
-                         size_t err_len)
+int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err, size_t err_len)
 {
     memset(r, 0, sizeof *r);
     gpufl__xtrace x;

@@ -472,8 +472,7 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-int gpufl__export_csv(const gpufl_trace *t, const char *dir, gpufl__export_result *r, char *err,
-                      size_t err_len)
+int gpufl__export_csv(const gpufl_trace *t, const char *dir, gpufl__export_result *r, char *err, size_t err_len)
 {
     memset(r, 0, sizeof *r);
     if (make_dirs(dir) != 0) {

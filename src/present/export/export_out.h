@@ -38,8 +38,7 @@ int gpufl__xout_create_tmp(const char *path, char **path_copy, char **tmp, int *
 
 /* Creates the temporary for path. Returns 0, or -1 with a message naming
  * path in err (nothing created). */
-int gpufl__xout_open(gpufl__xout *o, const char *path, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__xout_open(gpufl__xout *o, const char *path, char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* Room for n more bytes at o->p + o->len, or NULL (o->err = ENOMEM; every
  * later write is dropped and commit fails). */

@@ -121,10 +121,10 @@ typedef struct pf {
     gpufl__xout out;
     uint64_t packets;
     uint32_t next_iid;
-    uint32_t *fixed_iid;            /* by fixed name */
-    uint32_t *string_iid[2];        /* by string id: plain, "launch " */
+    uint32_t *fixed_iid;     /* by fixed name */
+    uint32_t *string_iid[2]; /* by string id: plain, "launch " */
     size_t nstrings[2];
-    uint32_t *launch_iid;           /* by gpufl__xop.launch */
+    uint32_t *launch_iid; /* by gpufl__xop.launch */
     uint32_t next_value_iid;
 } pf;
 
@@ -375,8 +375,7 @@ static int on_counter(void *ctx, const gpufl__tl_track *t, uint64_t ts, double v
     return packet_end(p, m);
 }
 
-int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err,
-                           size_t err_len)
+int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err, size_t err_len)
 {
     memset(r, 0, sizeof *r);
     gpufl__xtrace x;

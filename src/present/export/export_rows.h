@@ -71,10 +71,7 @@ static inline void gpufl__xtrace_init(gpufl__xtrace *x, const gpufl_trace *t)
     x->host = gpufl_trace_get_host_samples(t);
 }
 
-static inline const char *gpufl__x_str(const gpufl__xtrace *x, uint32_t id)
-{
-    return gpufl_trace_string(x->t, id);
-}
+static inline const char *gpufl__x_str(const gpufl__xtrace *x, uint32_t id) { return gpufl_trace_string(x->t, id); }
 
 /* Rows of a slice table (GPUFL__XS_KERNEL..NVTX). */
 static inline size_t gpufl__x_rows(const gpufl__xtrace *x, unsigned src)
@@ -94,8 +91,8 @@ static inline size_t gpufl__x_rows(const gpufl__xtrace *x, unsigned src)
 
 /* The shared tables that rows of device work refer to (trace.h): the stream
  * a row ran on and the API call that caused it. */
-static inline void gpufl__x_stream_of(const gpufl__xtrace *x, uint32_t stream_row, uint32_t *device,
-                                      uint32_t *context, uint32_t *stream)
+static inline void gpufl__x_stream_of(const gpufl__xtrace *x, uint32_t stream_row, uint32_t *device, uint32_t *context,
+                                      uint32_t *stream)
 {
     const gpufl_trace_streams *s = x->streams;
     if (stream_row >= s->n) { /* damaged input: no such stream */
@@ -182,8 +179,7 @@ static inline uint32_t gpufl__x_op_correlation(const gpufl__xtrace *x, unsigned 
 }
 
 /* The device and stream a row ran on. */
-static inline void gpufl__x_op_where(const gpufl__xtrace *x, unsigned src, size_t i, uint32_t *device,
-                                     uint32_t *stream)
+static inline void gpufl__x_op_where(const gpufl__xtrace *x, unsigned src, size_t i, uint32_t *device, uint32_t *stream)
 {
     uint32_t row, context;
     switch (src) {
@@ -229,15 +225,15 @@ typedef struct gpufl__xop {
     uint64_t start, end;
     uint64_t api_start, api_end; /* the launching call; 0 unknown (syncs: always 0) */
     uint32_t device, stream, correlation, tid;
-    uint32_t name;     /* kernels: string id of the name (the mangled one when there is
+    uint32_t name;                         /* kernels: string id of the name (the mangled one when there is
                           no demangled one); 0 otherwise */
-    uint32_t graph_id; /* kernels: launched as part of this CUDA graph, 0 none */
-    uint8_t kind;      /* copies: gfl_copy_kind; syncs: gfl_sync_kind; else 0 */
+    uint32_t graph_id;                     /* kernels: launched as part of this CUDA graph, 0 none */
+    uint8_t kind;                          /* copies: gfl_copy_kind; syncs: gfl_sync_kind; else 0 */
     uint32_t grid[3], block[3], registers; /* kernels */
-    uint32_t launch;   /* kernels: 1 + an index of the launch configuration (grid, block,
+    uint32_t launch;                       /* kernels: 1 + an index of the launch configuration (grid, block,
                           registers, ...), the same for kernels launched alike, below
                           gpufl__x_launch_count(); 0 none */
-    uint64_t bytes;    /* copies and memsets */
+    uint64_t bytes;                        /* copies and memsets */
 } gpufl__xop;
 
 /* The bound of gpufl__xop.launch. */
@@ -393,7 +389,7 @@ typedef struct gpufl__xrange {
     uint32_t name, tid, domain;
     uint32_t depth;
     uint8_t implicit, instant;
-    uint8_t unended;     /* never ended (gpufl_trace_scopes.unended) */
+    uint8_t unended; /* never ended (gpufl_trace_scopes.unended) */
 } gpufl__xrange;
 
 static inline void gpufl__x_range(const gpufl__xtrace *x, unsigned src, size_t i, gpufl__xrange *r)

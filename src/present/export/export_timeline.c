@@ -148,8 +148,18 @@ uint64_t gpufl__tl_flow_id(const gpufl__xtrace *x, unsigned src, size_t row)
 
 /* ---- names ----------------------------------------------------------------- */
 
-enum { N_KERNEL, N_UNNAMED, N_MEMSET, N_MEMSET_CALL, N_GRAPH_LAUNCH, N_LAUNCH, N_COPY, N_COPY_CALL = N_COPY + 6,
-       N_SYNC = N_COPY_CALL + 6, N_COUNT = N_SYNC + 5 };
+enum {
+    N_KERNEL,
+    N_UNNAMED,
+    N_MEMSET,
+    N_MEMSET_CALL,
+    N_GRAPH_LAUNCH,
+    N_LAUNCH,
+    N_COPY,
+    N_COPY_CALL = N_COPY + 6,
+    N_SYNC = N_COPY_CALL + 6,
+    N_COUNT = N_SYNC + 5
+};
 
 static const char *const fixed_names[N_COUNT] = {
     [N_KERNEL] = "kernel",
@@ -158,10 +168,23 @@ static const char *const fixed_names[N_COUNT] = {
     [N_MEMSET_CALL] = "memset (call)",
     [N_GRAPH_LAUNCH] = "graph launch",
     [N_LAUNCH] = "launch",
-    [N_COPY] = "memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memcpy HtoH", "memcpy PtoP",
-    [N_COPY_CALL] = "memcpy (call)", "memcpy HtoD (call)", "memcpy DtoH (call)", "memcpy DtoD (call)",
-    "memcpy HtoH (call)", "memcpy PtoP (call)",
-    [N_SYNC] = "sync", "sync event", "sync stream_wait_event", "sync stream", "sync context",
+    [N_COPY] = "memcpy",
+    "memcpy HtoD",
+    "memcpy DtoH",
+    "memcpy DtoD",
+    "memcpy HtoH",
+    "memcpy PtoP",
+    [N_COPY_CALL] = "memcpy (call)",
+    "memcpy HtoD (call)",
+    "memcpy DtoH (call)",
+    "memcpy DtoD (call)",
+    "memcpy HtoH (call)",
+    "memcpy PtoP (call)",
+    [N_SYNC] = "sync",
+    "sync event",
+    "sync stream_wait_event",
+    "sync stream",
+    "sync context",
 };
 
 const char *gpufl__xname_fixed(uint32_t fixed) { return fixed < N_COUNT ? fixed_names[fixed] : ""; }
@@ -186,15 +209,9 @@ void gpufl__xname_of(const gpufl__xtrace *x, const gpufl__tl_slice *s, gpufl__xn
             n->fixed = call ? N_LAUNCH : N_KERNEL;
         }
         return;
-    case GPUFL__XS_COPY:
-        n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < 6 ? s->op->kind : 0);
-        return;
-    case GPUFL__XS_MEMSET:
-        n->fixed = call ? N_MEMSET_CALL : N_MEMSET;
-        return;
-    case GPUFL__XS_SYNC:
-        n->fixed = N_SYNC + (s->op->kind < 5 ? s->op->kind : 0);
-        return;
+    case GPUFL__XS_COPY: n->fixed = (call ? N_COPY_CALL : N_COPY) + (s->op->kind < 6 ? s->op->kind : 0); return;
+    case GPUFL__XS_MEMSET: n->fixed = call ? N_MEMSET_CALL : N_MEMSET; return;
+    case GPUFL__XS_SYNC: n->fixed = N_SYNC + (s->op->kind < 5 ? s->op->kind : 0); return;
     default:
         if (s->range->name && *gpufl__x_str(x, s->range->name))
             n->string = s->range->name;
@@ -333,8 +350,8 @@ static uint32_t host_counter_mask(const gpufl__xtrace *x)
  * copies, memsets) or of their syncs (GPUFL__TL_SYNCS), under parent: one
  * per key keys[*next..] on dev (keys: m's, sorted, so by device), each
  * recorded in m as the key's track. 0 or GPUFL_ENOMEM. */
-static int add_stream_tracks(tl *t, uint8_t kind, uint32_t dev, uint32_t parent, gpufl__idmap *m,
-                             const uint64_t *keys, size_t *next)
+static int add_stream_tracks(tl *t, uint8_t kind, uint32_t dev, uint32_t parent, gpufl__idmap *m, const uint64_t *keys,
+                             size_t *next)
 {
     for (; *next < m->n && keys[*next] >> 32 == dev; (*next)++) {
         gpufl__tl_track *st = add_track(t, kind, parent);
@@ -392,9 +409,7 @@ static int make_tracks(tl *t)
 
     uint64_t *devs = map_sorted_keys(&t->devices);
     uint64_t *streams = map_sorted_keys(&t->streams), *syncs = map_sorted_keys(&t->syncs);
-    int rc = (t->devices.n && !devs) || (t->streams.n && !streams) || (t->syncs.n && !syncs)
-                 ? GPUFL_ENOMEM
-                 : 0;
+    int rc = (t->devices.n && !devs) || (t->streams.n && !streams) || (t->syncs.n && !syncs) ? GPUFL_ENOMEM : 0;
     size_t si = 0, yi = 0;
     for (size_t d = 0; d < t->devices.n && !rc; d++) {
         uint32_t dev = (uint32_t)devs[d];
@@ -458,10 +473,9 @@ static uint32_t item_track(tl *t, unsigned kind, size_t row)
 }
 
 /* Every item kind with its table. */
-static const unsigned item_kinds[] = {GPUFL__XS_KERNEL, GPUFL__XS_COPY, GPUFL__XS_MEMSET,
-                                      GPUFL__XS_SYNC,   GPUFL__XS_SCOPE, GPUFL__XS_NVTX,
-                                      API_OF(GPUFL__XS_KERNEL), API_OF(GPUFL__XS_COPY),
-                                      API_OF(GPUFL__XS_MEMSET)};
+static const unsigned item_kinds[] = {GPUFL__XS_KERNEL,         GPUFL__XS_COPY,         GPUFL__XS_MEMSET,
+                                      GPUFL__XS_SYNC,           GPUFL__XS_SCOPE,        GPUFL__XS_NVTX,
+                                      API_OF(GPUFL__XS_KERNEL), API_OF(GPUFL__XS_COPY), API_OF(GPUFL__XS_MEMSET)};
 #define NITEM_KINDS (sizeof item_kinds / sizeof item_kinds[0])
 
 /* Pass 2: the items of each track, in table order, bucketed by a counting
@@ -792,8 +806,7 @@ static int emit_track(tl *t, uint32_t track)
     return rc ? rc : drain(t, UINT64_MAX);
 }
 
-static double counter_value(const counter_def *def, const gpufl__xdev_sample *d,
-                            const gpufl__xhost_sample *h)
+static double counter_value(const counter_def *def, const gpufl__xdev_sample *d, const gpufl__xhost_sample *h)
 {
     switch (def->field) {
     case C_GPU_UTIL: return d->gpu_util_pct;

@@ -103,11 +103,11 @@ typedef struct gpufl__tl_sink {
 } gpufl__tl_sink;
 
 typedef struct gpufl__tl_stats {
-    uint64_t tracks, lanes;        /* lanes: overflow lanes made */
+    uint64_t tracks, lanes; /* lanes: overflow lanes made */
     uint64_t slices, instants, api_calls, flows, counters;
-    uint64_t overlapped;           /* slices put on an overflow lane */
-    uint64_t unended;              /* scopes and NVTX ranges that never ended */
-    uint64_t events;               /* rows of the trace exported (slices from rows, samples) */
+    uint64_t overlapped; /* slices put on an overflow lane */
+    uint64_t unended;    /* scopes and NVTX ranges that never ended */
+    uint64_t events;     /* rows of the trace exported (slices from rows, samples) */
 } gpufl__tl_stats;
 
 /* The name of a slice: one of a fixed set ("memcpy HtoD", "sync stream",

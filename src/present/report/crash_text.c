@@ -61,8 +61,8 @@ void gpufl__crash_render_text(const gpufl_trace *t, FILE *out, const char *label
         const gpufl_trace_crash_scope *s = &c->scopes[i];
         char open_for[32];
         gpufl__format_duration(c->ts_ns > s->begin_ns ? c->ts_ns - s->begin_ns : 0, open_for, sizeof open_for);
-        fprintf(out, "%*s%s thread %-7" PRIu32 " %*s%s (open %s)\n", indent, "", i ? "         " : "open     ",
-                s->tid, (int)(2 * (s->depth < 40 ? s->depth : 40)), "", gpufl_trace_string(t, s->name), open_for);
+        fprintf(out, "%*s%s thread %-7" PRIu32 " %*s%s (open %s)\n", indent, "", i ? "         " : "open     ", s->tid,
+                (int)(2 * (s->depth < 40 ? s->depth : 40)), "", gpufl_trace_string(t, s->name), open_for);
     }
     if (c->scopes_lost)
         fprintf(out, "%*s          ... and %" PRIu32 " more open scopes not recorded\n", indent, "", c->scopes_lost);

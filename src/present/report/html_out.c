@@ -94,8 +94,7 @@ static size_t utf8_len(const unsigned char *s)
             return 0;
         cp = cp << 6 | (s[i] & 0x3f);
     }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
         return 0;
     return n;
 }

@@ -24,14 +24,13 @@
 
 typedef struct gpufl__hout {
     FILE *f;
-    int err;   /* errno of the first failure; 0 while all is well */
+    int err; /* errno of the first failure; 0 while all is well */
     char *path, *tmp;
 } gpufl__hout;
 
 /* Creates the temporary for path. Returns 0, or a negative gpufl_err with a
  * message naming path in err (nothing created, o zeroed). */
-int gpufl__hout_open(gpufl__hout *o, const char *path, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gpufl__hout_open(gpufl__hout *o, const char *path, char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* Raw text (the page's own markup, never a trace's string). */
 void gpufl__hout_raw(gpufl__hout *o, const char *s);

@@ -48,8 +48,7 @@ static void timeline_section(gpufl__hout *o)
                        "<div id=\"tl\"></div>\n<div id=\"charts\"></div>\n</section>\n");
 }
 
-int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, char *err,
-                       size_t err_len)
+int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, char *err, size_t err_len)
 {
     if (!t || !r || !path) {
         snprintf(err, err_len, "HTML report: no trace, analyses or output path");

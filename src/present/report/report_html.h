@@ -42,7 +42,7 @@
 /* Writes the report of t (analyses r of the same trace) to path, through a
  * temporary renamed when complete. Returns 0, or a negative gpufl_err with
  * a message naming the file in err and nothing left under path. */
-int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, char *err,
-                       size_t err_len) __attribute__((warn_unused_result));
+int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const char *path, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_HTML_H */

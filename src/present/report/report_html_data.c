@@ -37,10 +37,9 @@
 enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS };
 static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs"};
 
-static const char *const copy_names[] = {"memcpy", "memcpy HtoD", "memcpy DtoH", "memcpy DtoD",
-                                         "memcpy HtoH", "memcpy PtoP"};
-static const char *const sync_names[] = {"sync", "sync event", "stream wait event", "sync stream",
-                                         "sync context"};
+static const char *const copy_names[] = {"memcpy",      "memcpy HtoD", "memcpy DtoH",
+                                         "memcpy DtoD", "memcpy HtoH", "memcpy PtoP"};
+static const char *const sync_names[] = {"sync", "sync event", "stream wait event", "sync stream", "sync context"};
 
 /* ---- lanes, rows, marks ------------------------------------------------------ */
 
@@ -62,14 +61,14 @@ typedef struct row {
     mark *v;
     size_t n, cap;
     uint64_t last_end;
-    bool pending;      /* a merge in progress */
-    slice pend;        /* its span (start, end), kind; name: the longest slice's */
+    bool pending; /* a merge in progress */
+    slice pend;   /* its span (start, end), kind; name: the longest slice's */
     uint64_t pend_busy, pend_longest;
     uint32_t pend_count;
 } row;
 
 typedef struct lane {
-    uint8_t type;      /* LANE_* */
+    uint8_t type; /* LANE_* */
     uint32_t device, stream, tid;
     uint64_t items, overlaid;
     uint32_t nrows;
@@ -81,13 +80,13 @@ typedef struct builder {
     uint64_t t0, t_end, wall, q;
     lane *lanes;
     size_t nlanes;
-    uint32_t *stream_lane; /* per row of the streams table: lane, or NONE */
+    uint32_t *stream_lane;   /* per row of the streams table: lane, or NONE */
     gpufl__idmap tid_lanes;  /* (tid << 2 | LANE_*) -> lane */
     gpufl__idmap name_index; /* (kind << 32 | id) -> index in names */
-    slice *names;          /* kind, text of each name kept */
+    slice *names;            /* kind, text of each name kept */
     size_t nnames, names_cap;
-    uint64_t kept;         /* marks kept */
-    bool count_only;       /* a first pass that only counts each lane's slices */
+    uint64_t kept;   /* marks kept */
+    bool count_only; /* a first pass that only counts each lane's slices */
     int err;
 } builder;
 
@@ -115,8 +114,7 @@ static uint32_t name_of(builder *b, const slice *s)
     return (uint32_t)b->nnames++;
 }
 
-static void keep(builder *b, row *r, const slice *name, uint64_t start, uint64_t end, uint64_t busy,
-                 uint32_t count)
+static void keep(builder *b, row *r, const slice *name, uint64_t start, uint64_t end, uint64_t busy, uint32_t count)
 {
     if (b->err)
         return;
@@ -214,10 +212,7 @@ static int cmp_u64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-static uint32_t sync_tid(const gpufl_trace_syncs *y, size_t i)
-{
-    return y->callers->tid[y->caller_row[i]];
-}
+static uint32_t sync_tid(const gpufl_trace_syncs *y, size_t i) { return y->callers->tid[y->caller_row[i]]; }
 
 /* Makes the lanes: streams with work by (device, stream), then threads by
  * tid, each with its scopes, NVTX and syncs lanes when it has rows. */
@@ -323,8 +318,7 @@ static uint32_t tid_lane(const builder *b, uint32_t tid, unsigned type)
 static slice kernel_slice(const gpufl_trace_kernels *k, size_t i, const gpufl_trace *t)
 {
     uint32_t name = k->configs->name[k->config_row[i]];
-    return (slice){k->start_ns[i], gpufl_trace_kernel_end(k, i), GPUFL__HK_KERNEL, name,
-                   gpufl_trace_string(t, name)};
+    return (slice){k->start_ns[i], gpufl_trace_kernel_end(k, i), GPUFL__HK_KERNEL, name, gpufl_trace_string(t, name)};
 }
 
 static slice transfer_slice(const gpufl_trace_transfers *x, size_t i, bool memset)
@@ -538,9 +532,10 @@ static void emit_lanes(gpufl__hout *o, const builder *b)
             char g[32];
             snprintf(g, sizeof g, "thread %" PRIu32, l->tid);
             gpufl__hout_json_str(o, g);
-            snprintf(label, sizeof label, "%s", l->type == LANE_SCOPES ? "scopes"
-                                                : l->type == LANE_NVTX ? "NVTX"
-                                                                       : "syncs");
+            snprintf(label, sizeof label, "%s",
+                     l->type == LANE_SCOPES ? "scopes"
+                     : l->type == LANE_NVTX ? "NVTX"
+                                            : "syncs");
         }
         gpufl__hout_raw(o, ",\"l\":");
         gpufl__hout_json_str(o, label);
@@ -679,9 +674,8 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
     gpufl__hout_printf(o,
                        "\"counts\":{\"kernels\":%zu,\"copies\":%zu,\"memsets\":%zu,\"syncs\":%zu,"
                        "\"scopes\":%zu,\"nvtx\":%zu},\n",
-                       gpufl_trace_get_kernels(t)->n, gpufl_trace_get_copies(t)->n,
-                       gpufl_trace_get_memsets(t)->n, gpufl_trace_get_syncs(t)->n,
-                       gpufl_trace_get_scopes(t)->n, gpufl_trace_get_nvtx(t)->n);
+                       gpufl_trace_get_kernels(t)->n, gpufl_trace_get_copies(t)->n, gpufl_trace_get_memsets(t)->n,
+                       gpufl_trace_get_syncs(t)->n, gpufl_trace_get_scopes(t)->n, gpufl_trace_get_nvtx(t)->n);
     gpufl__hout_raw(o, "\"names\":[");
     for (size_t i = 0; i < b.nnames; i++) {
         if (i)

@@ -17,8 +17,8 @@
 
 static const char *const copy_kind_names[] = {"unknown", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP"};
 static const char *const limiter_names[] = {"", "warps", "registers", "shared memory", "blocks"};
-static const char *const drop_names[16] = {"ring full", "disk limit", "stale", "scope depth",
-                                           "string table full", "bad event", "CUPTI", "out of session"};
+static const char *const drop_names[16] = {"ring full",         "disk limit", "stale", "scope depth",
+                                           "string table full", "bad event",  "CUPTI", "out of session"};
 
 /* ---- cells -------------------------------------------------------------------- */
 
@@ -145,11 +145,14 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
         uint64_t n, ns, bytes;
         int has_ns, has_bytes;
     } rows[] = {
-        {"kernels", s->kernels, s->kernel_ns, 0, 1, 0},  {"copies", s->copies, s->copy_ns, s->copy_bytes, 1, 1},
+        {"kernels", s->kernels, s->kernel_ns, 0, 1, 0},
+        {"copies", s->copies, s->copy_ns, s->copy_bytes, 1, 1},
         {"memsets", s->memsets, s->memset_ns, s->memset_bytes, 1, 1},
         {"syncs (host waiting)", s->syncs, s->sync_ns, 0, 1, 0},
-        {"gpufl scopes", s->scopes, 0, 0, 0, 0}, {"NVTX ranges", s->nvtx_ranges, 0, 0, 0, 0},
-        {"NVTX marks", s->nvtx_marks, 0, 0, 0, 0}, {"allocations", s->allocations, 0, 0, 0, 0},
+        {"gpufl scopes", s->scopes, 0, 0, 0, 0},
+        {"NVTX ranges", s->nvtx_ranges, 0, 0, 0, 0},
+        {"NVTX marks", s->nvtx_marks, 0, 0, 0, 0},
+        {"allocations", s->allocations, 0, 0, 0, 0},
         {"frees", s->frees, 0, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -170,9 +173,9 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
 
     if (s->ndevices) {
         gpufl__hout_raw(o, "<h3>GPUs</h3>\n");
-        static const char *const dcols[] = {"GPU", "name", "busy", "busy time", "kernels", "kernel time",
-                                            "copies", "copied", "util mean", "util peak", "memory peak",
-                                            "memory", "process memory peak", NULL};
+        static const char *const dcols[] = {
+            "GPU",    "name",      "busy",      "busy time",   "kernels", "kernel time",         "copies",
+            "copied", "util mean", "util peak", "memory peak", "memory",  "process memory peak", NULL};
         head(o, dcols);
         for (uint32_t i = 0; i < s->ndevices; i++) {
             const gpufl__ana_device_summary *d = &s->devices[i];
@@ -230,8 +233,8 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
 {
     char buf[64];
     gpufl__hout_raw(o, "<section id=hotspots><h2>Kernel hotspots</h2>\n");
-    gpufl__hout_printf(o, "<p>%" PRIu64 " launches of %" PRIu32 " distinct kernels, %s of GPU time",
-                       h->launches, h->distinct, gpufl__hfmt_ns(buf, sizeof buf, h->total_ns));
+    gpufl__hout_printf(o, "<p>%" PRIu64 " launches of %" PRIu32 " distinct kernels, %s of GPU time", h->launches,
+                       h->distinct, gpufl__hfmt_ns(buf, sizeof buf, h->total_ns));
     if (h->n < h->distinct)
         gpufl__hout_printf(o, "; the %" PRIu32 " with the most GPU time", h->n);
     gpufl__hout_raw(o, ".</p>\n");
@@ -239,9 +242,9 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
         gpufl__hout_raw(o, "<p>No kernels were recorded.</p></section>\n");
         return;
     }
-    static const char *const cols[] = {"#", "kernel", "launches", "GPU time", "share", "mean", "p50",
-                                       "p95", "max", "grid", "block", "registers", "shared memory",
-                                       "occupancy", "configs", "launched in", NULL};
+    static const char *const cols[] = {
+        "#",    "kernel", "launches",  "GPU time",      "share",     "mean",    "p50",         "p95", "max",
+        "grid", "block",  "registers", "shared memory", "occupancy", "configs", "launched in", NULL};
     head(o, cols);
     for (uint32_t i = 0; i < h->n; i++) {
         const gpufl__ana_hotspot *k = &h->kernels[i];
@@ -291,11 +294,11 @@ static void scope_tree(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_sc
                        tr->instances, tr->n, gpufl__hfmt_ns(buf, sizeof buf, tr->attributed_ns));
     gpufl__hout_printf(o, "; outside any: %s.", gpufl__hfmt_ns(buf, sizeof buf, tr->unattributed_ns));
     if (tr->n > GPUFL__HTML_MAX_NODES)
-        gpufl__hout_printf(o, " The first %u paths are listed (of %" PRIu32 ", in tree order).",
-                           GPUFL__HTML_MAX_NODES, tr->n);
+        gpufl__hout_printf(o, " The first %u paths are listed (of %" PRIu32 ", in tree order).", GPUFL__HTML_MAX_NODES,
+                           tr->n);
     gpufl__hout_raw(o, "</p>\n");
-    static const char *const cols[] = {"path", "count", "threads", "wall time", "mean", "p95", "max",
-                                       "of parent", "GPU time", "GPU time (self)", "GPU ops", "unended", NULL};
+    static const char *const cols[] = {"path",      "count",    "threads",         "wall time", "mean",    "p95", "max",
+                                       "of parent", "GPU time", "GPU time (self)", "GPU ops",   "unended", NULL};
     gpufl__hout_raw(o, "<table class=tree><thead><tr>");
     for (const char *const *c = cols; *c; c++)
         gpufl__hout_printf(o, "<th>%s</th>", *c);
@@ -351,8 +354,8 @@ static void idle(gpufl__hout *o, const gpufl__ana_idle *d)
         gpufl__hout_raw(o, "<p>No GPU work was recorded.</p></section>\n");
         return;
     }
-    static const char *const cols[] = {"GPU", "stream", "ops", "busy", "idle", "idle %", "gaps", "host",
-                                       "sync", "other", "before first", "after last", NULL};
+    static const char *const cols[] = {"GPU",  "stream", "ops",   "busy",         "idle",       "idle %", "gaps",
+                                       "host", "sync",   "other", "before first", "after last", NULL};
     head(o, cols);
     for (uint32_t i = 0; i < d->n; i++) {
         const gpufl__ana_idle_row *r = &d->rows[i];
@@ -385,15 +388,14 @@ static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
     char b1[32], b2[32], b3[32], b4[32];
     gpufl__hout_raw(o, "<section id=copies><h2>Copies</h2>\n");
     gpufl__hout_printf(o, "<p>%" PRIu64 " copies, %s in %s; %" PRIu64 " memsets, %s in %s.</p>\n", c->count,
-                       gpufl__hfmt_bytes(b1, sizeof b1, c->bytes), gpufl__hfmt_ns(b2, sizeof b2, c->ns),
-                       c->memsets, gpufl__hfmt_bytes(b3, sizeof b3, c->memset_bytes),
-                       gpufl__hfmt_ns(b4, sizeof b4, c->memset_ns));
+                       gpufl__hfmt_bytes(b1, sizeof b1, c->bytes), gpufl__hfmt_ns(b2, sizeof b2, c->ns), c->memsets,
+                       gpufl__hfmt_bytes(b3, sizeof b3, c->memset_bytes), gpufl__hfmt_ns(b4, sizeof b4, c->memset_ns));
     if (!c->n) {
         gpufl__hout_raw(o, "</section>\n");
         return;
     }
-    static const char *const cols[] = {"GPU", "kind", "count", "bytes", "time", "size p50", "GB/s",
-                                       "peak GB/s", "of peak", "peak from", "pageable", NULL};
+    static const char *const cols[] = {"GPU",  "kind",      "count",   "bytes",     "time",     "size p50",
+                                       "GB/s", "peak GB/s", "of peak", "peak from", "pageable", NULL};
     head(o, cols);
     for (uint32_t i = 0; i < c->n; i++) {
         const gpufl__ana_copy_row *r = &c->rows[i];
@@ -464,9 +466,9 @@ static void memory(gpufl__hout *o, const gpufl__ana_memory *m)
     if (!m->recorded)
         return;
     gpufl__hout_raw(o, "<section id=memory><h2>Memory allocations</h2>\n");
-    static const char *const cols[] = {"GPU", "space", "allocations", "allocated", "frees", "peak",
-                                       "live at peak", "live at end", "never freed", "never freed bytes",
-                                       "unmatched frees", NULL};
+    static const char *const cols[] = {
+        "GPU",          "space",       "allocations", "allocated",         "frees",           "peak",
+        "live at peak", "live at end", "never freed", "never freed bytes", "unmatched frees", NULL};
     head(o, cols);
     for (uint32_t i = 0; i < m->n; i++) {
         const gpufl__ana_mem_row *r = &m->rows[i];

@@ -20,7 +20,6 @@
 
 /* Writes the report of t, whose analyses are r, to out. Returns 0,
  * GPUFL_ENOMEM (nothing written), or GPUFL_EIO when writing failed. */
-int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *out)
-    __attribute__((warn_unused_result));
+int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *out) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_H */

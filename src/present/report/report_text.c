@@ -28,7 +28,8 @@ static void header(const rt *c)
     const gpufl_trace_info *in = gpufl_trace_get_info(c->t);
     const gpufl__ana_summary *s = &c->r->summary;
     FILE *out = c->out;
-    fprintf(out, "gpufl report: %s\n", gpufl__rt_str(c, in->session_id)[0] ? gpufl__rt_str(c, in->session_id) : "(no id)");
+    fprintf(out, "gpufl report: %s\n",
+            gpufl__rt_str(c, in->session_id)[0] ? gpufl__rt_str(c, in->session_id) : "(no id)");
     fprintf(out, "  app       %s (pid %d on %s)\n", gpufl__rt_str(c, in->app_name), (int)in->pid,
             gpufl__rt_str(c, in->host)[0] ? gpufl__rt_str(c, in->host) : "?");
     char when[64] = "unknown";
@@ -40,24 +41,25 @@ static void header(const rt *c)
     }
     fprintf(out, "  started   %s\n", when);
     fprintf(out, "  duration  %s (%s)\n", gpufl__rt_dur(s->wall_ns).s,
-            s->ended ? "ended cleanly"
-                     : "did not end: a crash, or still running; up to the last recorded event");
+            s->ended ? "ended cleanly" : "did not end: a crash, or still running; up to the last recorded event");
     gpufl__crash_render_text(c->t, out, "  crashed   ", 12);
     if (in->source_format == GPUFL_TRACE_GFLT)
         fprintf(out, "  recorded  by gpufl %s; read from %s (.gflt version %u)\n",
-                gpufl__rt_str(c, in->gpufl_version)[0] ? gpufl__rt_str(c, in->gpufl_version) : "?", base_name(in->source),
-                in->format_version);
+                gpufl__rt_str(c, in->gpufl_version)[0] ? gpufl__rt_str(c, in->gpufl_version) : "?",
+                base_name(in->source), in->format_version);
     else
         fprintf(out, "  recorded  by gpufl %s; read from the NDJSON logs (schema version %u)\n",
                 gpufl__rt_str(c, in->gpufl_version)[0] ? gpufl__rt_str(c, in->gpufl_version) : "?", in->format_version);
     if (in->engine)
         fprintf(out, "  engine    %s%s%s%s%s%s\n", gpufl__rt_str(c, in->engine), in->engine_plugin ? " (plugin " : "",
-                gpufl__rt_str(c, in->engine_plugin), in->engine_plugin ? ")" : "", in->engine_reason ? "; asked for " : "",
+                gpufl__rt_str(c, in->engine_plugin), in->engine_plugin ? ")" : "",
+                in->engine_reason ? "; asked for " : "",
                 in->engine_reason ? gpufl__rt_str(c, in->engine_requested) : "");
     if (in->engine && in->engine_reason)
         fprintf(out, "            %s\n", gpufl__rt_str(c, in->engine_reason));
     if (in->driver_version || in->cuda_driver_version)
-        fprintf(out, "  driver    %s, CUDA %s\n", gpufl__rt_str(c, in->driver_version)[0] ? gpufl__rt_str(c, in->driver_version) : "?",
+        fprintf(out, "  driver    %s, CUDA %s\n",
+                gpufl__rt_str(c, in->driver_version)[0] ? gpufl__rt_str(c, in->driver_version) : "?",
                 gpufl__rt_str(c, in->cuda_driver_version)[0] ? gpufl__rt_str(c, in->cuda_driver_version) : "?");
     if (!in->ndevices)
         fprintf(out, "  devices   none described (no device_info)\n");
@@ -112,7 +114,8 @@ static void findings(const rt *c)
         char name[81];
         gpufl__rt_fit(gpufl__rt_str(c, h->name), 80, name);
         fprintf(out, "  * the top kernel, %s, took %s of all kernel time (%s in %s launches)\n", name,
-                gpufl__rt_pct(h->share * 100.0).s, gpufl__rt_dur((uint64_t)h->dur.total).s, gpufl__rt_count(h->dur.n).s);
+                gpufl__rt_pct(h->share * 100.0).s, gpufl__rt_dur((uint64_t)h->dur.total).s,
+                gpufl__rt_count(h->dur.n).s);
         n++;
     }
     for (uint32_t i = 0; i < r->idle.n; i++) {
@@ -138,9 +141,11 @@ static void findings(const rt *c)
     }
     if (r->launches.short_kernels) {
         bool one = r->launches.short_kernels == 1;
-        fprintf(out, "  * %s kernel%s ran shorter than %s own launch call (%s of kernels with API times):"
-                     " back to back, such kernels keep the GPU waiting for the CPU\n",
-                gpufl__rt_count(r->launches.short_kernels).s, gpufl__rt_plural(r->launches.short_kernels), one ? "its" : "their",
+        fprintf(out,
+                "  * %s kernel%s ran shorter than %s own launch call (%s of kernels with API times):"
+                " back to back, such kernels keep the GPU waiting for the CPU\n",
+                gpufl__rt_count(r->launches.short_kernels).s, gpufl__rt_plural(r->launches.short_kernels),
+                one ? "its" : "their",
                 gpufl__rt_pct(gpufl__rt_share(r->launches.short_kernels, r->launches.with_api)).s);
         n++;
     }
@@ -150,8 +155,9 @@ static void findings(const rt *c)
         pageable_bytes += r->copies.rows[i].pageable_bytes;
     }
     if (pageable) {
-        fprintf(out, "  * %s cop%s (%s) used pageable host memory, which the driver stages through a pinned"
-                     " buffer: pinned memory copies faster and asynchronously\n",
+        fprintf(out,
+                "  * %s cop%s (%s) used pageable host memory, which the driver stages through a pinned"
+                " buffer: pinned memory copies faster and asynchronously\n",
                 gpufl__rt_count(pageable).s, pageable == 1 ? "y" : "ies", gpufl__rt_bytes(pageable_bytes).s);
         n++;
     }
@@ -193,8 +199,9 @@ static void summary(const rt *c)
     fputc('\n', out);
     if (s->skipped_bytes || s->skipped_lines || s->skipped_chunks)
         fprintf(out, "  skipped   %s of a torn end, %s line%s or event%s and %s chunk%s of unknown types\n",
-                gpufl__rt_bytes(s->skipped_bytes).s, gpufl__rt_count(s->skipped_lines).s, gpufl__rt_plural(s->skipped_lines),
-                gpufl__rt_plural(s->skipped_lines), gpufl__rt_count(s->skipped_chunks).s, gpufl__rt_plural(s->skipped_chunks));
+                gpufl__rt_bytes(s->skipped_bytes).s, gpufl__rt_count(s->skipped_lines).s,
+                gpufl__rt_plural(s->skipped_lines), gpufl__rt_plural(s->skipped_lines),
+                gpufl__rt_count(s->skipped_chunks).s, gpufl__rt_plural(s->skipped_chunks));
     fprintf(out, "\n  Findings\n");
     findings(c);
 }
@@ -219,8 +226,7 @@ static void counters(const rt *c)
     counter_section(c, "hardware counters", &k->hw);
 }
 
-int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o,
-                       FILE *out)
+int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o, FILE *out)
 {
     rt c = {.out = out, .t = t, .r = r};
     if (o)

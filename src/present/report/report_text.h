@@ -26,8 +26,7 @@
 
 /* Names one recorded stack frame (module path, offset in its ELF file;
  * module NULL for code in no file) into buf, NUL-terminated. */
-typedef void (*gpufl__report_frame_fn)(void *ctx, const char *module, uint64_t offset, char *buf,
-                                       size_t len);
+typedef void (*gpufl__report_frame_fn)(void *ctx, const char *module, uint64_t offset, char *buf, size_t len);
 
 typedef struct gpufl__report_text_opts {
     /* The session's CPU stacks (read/stack_table.h), or NULL: stacks are
@@ -39,12 +38,12 @@ typedef struct gpufl__report_text_opts {
     /* One line printed under the hotspots when they show frames, e.g. why
      * they are module+offset; NULL: none. */
     const char *frames_note;
-    uint32_t max_frames;       /* frames shown per stack; 0: 6 */
+    uint32_t max_frames; /* frames shown per stack; 0: 6 */
 } gpufl__report_text_opts;
 
 /* Writes the report of t, whose analyses are r, to out; o may be NULL (no
  * stacks). Returns 0, or GPUFL_EIO when writing to out failed. */
-int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r,
-                       const gpufl__report_text_opts *o, FILE *out) __attribute__((warn_unused_result));
+int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o, FILE *out)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_TEXT_H */

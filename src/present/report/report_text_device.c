@@ -42,8 +42,8 @@ void gpufl__rt_section_copies(const rt *c)
             snprintf(gbps, sizeof gbps, "%.2f", w->gbps);
             snprintf(peak_gbps, sizeof peak_gbps, w->peak_gbps > 0 ? "%.1f" : "-", w->peak_gbps);
             fprintf(out, "  %3u %-5s %8s %11s %10s %10s %9s %9s %8s  %-22s %s\n", w->device,
-                    gpufl__copy_kind_name(w->kind), gpufl__rt_count(w->count).s, gpufl__rt_bytes(w->bytes).s, gpufl__rt_dur(w->ns).s,
-                    gpufl__rt_bytes((uint64_t)w->size.p50).s, gbps, peak_gbps,
+                    gpufl__copy_kind_name(w->kind), gpufl__rt_count(w->count).s, gpufl__rt_bytes(w->bytes).s,
+                    gpufl__rt_dur(w->ns).s, gpufl__rt_bytes((uint64_t)w->size.p50).s, gbps, peak_gbps,
                     w->peak_gbps > 0 ? gpufl__rt_pct(w->pct_of_peak).s : "-", peak,
                     w->pageable_count ? gpufl__rt_count(w->pageable_count).s : "-");
         }
@@ -66,8 +66,9 @@ static void idle_row(const rt *c, const gpufl__ana_idle_row *w)
         snprintf(stream, sizeof stream, "%u", w->stream);
     fprintf(c->out, "  %3u %6s %9s %10s %10s %10s %7s %10s %10s %10s %10s %10s\n", w->device, stream,
             gpufl__rt_count(w->ops).s, gpufl__rt_dur(w->busy_ns).s, gpufl__rt_dur(w->idle_ns).s,
-            gpufl__rt_pct(gpufl__rt_share(w->idle_ns, w->last_ns - w->first_ns)).s, gpufl__rt_count(w->gaps).s, gpufl__rt_dur(w->host_ns).s,
-            gpufl__rt_dur(w->sync_ns).s, gpufl__rt_dur(w->other_ns).s, gpufl__rt_dur(w->lead_ns).s, gpufl__rt_dur(w->tail_ns).s);
+            gpufl__rt_pct(gpufl__rt_share(w->idle_ns, w->last_ns - w->first_ns)).s, gpufl__rt_count(w->gaps).s,
+            gpufl__rt_dur(w->host_ns).s, gpufl__rt_dur(w->sync_ns).s, gpufl__rt_dur(w->other_ns).s,
+            gpufl__rt_dur(w->lead_ns).s, gpufl__rt_dur(w->tail_ns).s);
 }
 
 void gpufl__rt_section_idle(const rt *c)
@@ -82,8 +83,8 @@ void gpufl__rt_section_idle(const rt *c)
     fprintf(out, "  between each GPU's (or stream's) first and last work, by cause: host = the CPU had not\n"
                  "  launched the next work yet, sync = the host or the stream was waiting, other = launched\n"
                  "  but started late; lead and tail: before the first and after the last work\n");
-    fprintf(out, "  %3s %6s %9s %10s %10s %10s %7s %10s %10s %10s %10s %10s\n", "GPU", "stream", "ops", "busy",
-            "idle", "idle %", "gaps", "host", "sync", "other", "lead", "tail");
+    fprintf(out, "  %3s %6s %9s %10s %10s %10s %7s %10s %10s %10s %10s %10s\n", "GPU", "stream", "ops", "busy", "idle",
+            "idle %", "gaps", "host", "sync", "other", "lead", "tail");
     uint32_t streams = 0, hidden = 0;
     for (uint32_t i = 0; i < id->n; i++) {
         const gpufl__ana_idle_row *w = &id->rows[i];
@@ -103,8 +104,8 @@ void gpufl__rt_section_idle(const rt *c)
 
 static void dist_row(const rt *c, const char *label, const gpufl__ana_dist *d)
 {
-    fprintf(c->out, "  %-9s %10s %10s %10s %10s %10s\n", label, gpufl__rt_sdur((int64_t)d->mean).s, gpufl__rt_sdur(d->p50).s,
-            gpufl__rt_sdur(d->p95).s, gpufl__rt_sdur(d->min).s, gpufl__rt_sdur(d->max).s);
+    fprintf(c->out, "  %-9s %10s %10s %10s %10s %10s\n", label, gpufl__rt_sdur((int64_t)d->mean).s,
+            gpufl__rt_sdur(d->p50).s, gpufl__rt_sdur(d->p95).s, gpufl__rt_sdur(d->min).s, gpufl__rt_sdur(d->max).s);
 }
 
 void gpufl__rt_section_launches(const rt *c)
@@ -147,8 +148,8 @@ static void allocation(const rt *c, const gpufl__ana_allocation *a)
 {
     FILE *out = c->out;
     uint64_t start = c->r->summary.start_ns;
-    fprintf(out, "      %10s at %s, %s", gpufl__rt_bytes(a->bytes).s, gpufl__rt_dur(a->ts_ns > start ? a->ts_ns - start : 0).s,
-            gpufl__mem_kind_name(a->kind));
+    fprintf(out, "      %10s at %s, %s", gpufl__rt_bytes(a->bytes).s,
+            gpufl__rt_dur(a->ts_ns > start ? a->ts_ns - start : 0).s, gpufl__mem_kind_name(a->kind));
     if (a->tid)
         fprintf(out, ", thread %u", a->tid);
     if (a->scope)
@@ -160,8 +161,7 @@ static void allocation(const rt *c, const gpufl__ana_allocation *a)
     fputc('\n', out);
 }
 
-static void allocations(const rt *c, const char *title, uint64_t count, uint32_t n,
-                        const gpufl__ana_allocation *list)
+static void allocations(const rt *c, const char *title, uint64_t count, uint32_t n, const gpufl__ana_allocation *list)
 {
     if (!n)
         return;
@@ -197,8 +197,9 @@ void gpufl__rt_section_memory(const rt *c)
     for (uint32_t i = 0; i < m->n; i++) {
         const gpufl__ana_mem_row *w = &m->rows[i];
         fprintf(out, "  GPU %u, %s memory: %s allocation%s (%s), %s free%s (%s)\n", w->device,
-                w->space == GPUFL__ANA_SPACE_HOST ? "host" : "device", gpufl__rt_count(w->allocs).s, gpufl__rt_plural(w->allocs),
-                gpufl__rt_bytes(w->alloc_bytes).s, gpufl__rt_count(w->frees).s, gpufl__rt_plural(w->frees), gpufl__rt_bytes(w->free_bytes).s);
+                w->space == GPUFL__ANA_SPACE_HOST ? "host" : "device", gpufl__rt_count(w->allocs).s,
+                gpufl__rt_plural(w->allocs), gpufl__rt_bytes(w->alloc_bytes).s, gpufl__rt_count(w->frees).s,
+                gpufl__rt_plural(w->frees), gpufl__rt_bytes(w->free_bytes).s);
         fprintf(out, "    peak %s live", gpufl__rt_bytes(w->peak_bytes).s);
         if (w->peak_bytes)
             fprintf(out, " at %s, in %s allocation%s", gpufl__rt_dur(w->peak_ns > start ? w->peak_ns - start : 0).s,

@@ -16,8 +16,9 @@ static void config_line(const rt *c, const gpufl__ana_hotspot *h)
 {
     const gpufl__ana_launch_config *g = &h->config;
     FILE *out = c->out;
-    fprintf(out, "      config  grid (%u, %u, %u) block (%u, %u, %u), %u registers/thread, shared %s static + %s "
-                 "dynamic",
+    fprintf(out,
+            "      config  grid (%u, %u, %u) block (%u, %u, %u), %u registers/thread, shared %s static + %s "
+            "dynamic",
             g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->registers,
             gpufl__rt_bytes(g->static_smem).s, gpufl__rt_bytes(g->dynamic_smem).s);
     if (g->local_mem)
@@ -27,8 +28,9 @@ static void config_line(const rt *c, const gpufl__ana_hotspot *h)
                 gpufl__limiter_name(g->limiter));
     fputc('\n', out);
     fprintf(out, "              %s of %s launches; %u configuration%s; %u device%s, %u stream%s\n",
-            gpufl__rt_count(h->config_launches).s, gpufl__rt_count(h->dur.n).s, h->configs, gpufl__rt_plural(h->configs),
-            h->devices, gpufl__rt_plural(h->devices), h->streams, gpufl__rt_plural(h->streams));
+            gpufl__rt_count(h->config_launches).s, gpufl__rt_count(h->dur.n).s, h->configs,
+            gpufl__rt_plural(h->configs), h->devices, gpufl__rt_plural(h->devices), h->streams,
+            gpufl__rt_plural(h->streams));
 }
 
 static void scopes_line(const rt *c, const gpufl__ana_hotspot *h, int tree, const char *label)
@@ -128,8 +130,8 @@ static void hotspot(const rt *c, uint32_t rank, const gpufl__ana_hotspot *h)
     fprintf(out, "  %2u. %s  %s of kernel time: %s in %s launch%s\n", rank, name, gpufl__rt_pct(h->share * 100.0).s,
             gpufl__rt_dur((uint64_t)h->dur.total).s, gpufl__rt_count(h->dur.n).s, h->dur.n == 1 ? "" : "es");
     fprintf(out, "      time    mean %s, p50 %s, p95 %s, min %s, max %s\n", gpufl__rt_dur((uint64_t)h->dur.mean).s,
-            gpufl__rt_dur((uint64_t)h->dur.p50).s, gpufl__rt_dur((uint64_t)h->dur.p95).s, gpufl__rt_dur((uint64_t)h->dur.min).s,
-            gpufl__rt_dur((uint64_t)h->dur.max).s);
+            gpufl__rt_dur((uint64_t)h->dur.p50).s, gpufl__rt_dur((uint64_t)h->dur.p95).s,
+            gpufl__rt_dur((uint64_t)h->dur.min).s, gpufl__rt_dur((uint64_t)h->dur.max).s);
     config_line(c, h);
     scopes_line(c, h, GPUFL__ANA_TREE_SCOPES, "scopes");
     scopes_line(c, h, GPUFL__ANA_TREE_NVTX, "NVTX");
@@ -180,15 +182,16 @@ void gpufl__rt_section_occupancy(const rt *c)
         if (!g->occupancy_x10000)
             continue;
         if (!known++)
-            fprintf(out, "  theoretical occupancy of the hot kernels' most common configurations\n"
-                         "  %9s  %-13s %6s %5s %11s %8s  %s\n",
+            fprintf(out,
+                    "  theoretical occupancy of the hot kernels' most common configurations\n"
+                    "  %9s  %-13s %6s %5s %11s %8s  %s\n",
                     "occupancy", "limiter", "block", "regs", "smem/block", "share", "kernel");
         char name[SHORT_NAME_WIDTH + 1];
         gpufl__rt_fit(gpufl__rt_str(c, hs->kernels[i].name), SHORT_NAME_WIDTH, name);
         fprintf(out, "  %9s  %-13s %6u %5u %11s %8s  %s\n", gpufl__rt_pct(g->occupancy_x10000 / 100.0).s,
                 gpufl__limiter_name(g->limiter), (unsigned)g->block[0] * g->block[1] * g->block[2], g->registers,
-                gpufl__rt_bytes((uint64_t)g->static_smem + g->dynamic_smem).s, gpufl__rt_pct(hs->kernels[i].share * 100.0).s,
-                name);
+                gpufl__rt_bytes((uint64_t)g->static_smem + g->dynamic_smem).s,
+                gpufl__rt_pct(hs->kernels[i].share * 100.0).s, name);
         if (g->limiter < 32)
             seen_limiters |= 1u << g->limiter;
     }

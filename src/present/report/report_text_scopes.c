@@ -16,7 +16,8 @@ static void node_row(const rt *c, const gpufl__ana_scope_node *nd)
     size_t indent = nd->depth < 10 ? nd->depth * 2 : 20;
     memset(label, ' ', indent);
     if (nd->domain)
-        snprintf(label + indent, sizeof label - indent, "%s (%s)", gpufl__rt_str(c, nd->name), gpufl__rt_str(c, nd->domain));
+        snprintf(label + indent, sizeof label - indent, "%s (%s)", gpufl__rt_str(c, nd->name),
+                 gpufl__rt_str(c, nd->domain));
     else
         snprintf(label + indent, sizeof label - indent, "%s", gpufl__rt_str(c, nd->name));
     gpufl__rt_fit(label, PATH_WIDTH, cut);
@@ -38,11 +39,11 @@ static void tree(const rt *c, const gpufl__ana_scope_tree *tr, const char *what,
     }
     uint64_t gpu = tr->attributed_ns + tr->unattributed_ns;
     fprintf(out, "  %s: %s path%s from %s instance%s; GPU work launched inside: %s (%s), outside: %s\n", what,
-            gpufl__rt_count(tr->n).s, gpufl__rt_plural(tr->n), gpufl__rt_count(tr->instances).s, gpufl__rt_plural(tr->instances),
-            gpufl__rt_dur(tr->attributed_ns).s, gpufl__rt_pct(gpufl__rt_share(tr->attributed_ns, gpu)).s,
-            gpufl__rt_dur(tr->unattributed_ns).s);
-    fprintf(out, "  %-*s %8s %10s %7s %10s %10s %10s %10s %8s\n", PATH_WIDTH, "path", "count", "wall",
-            "share", "mean", "p95", "max", "GPU time", "GPU ops");
+            gpufl__rt_count(tr->n).s, gpufl__rt_plural(tr->n), gpufl__rt_count(tr->instances).s,
+            gpufl__rt_plural(tr->instances), gpufl__rt_dur(tr->attributed_ns).s,
+            gpufl__rt_pct(gpufl__rt_share(tr->attributed_ns, gpu)).s, gpufl__rt_dur(tr->unattributed_ns).s);
+    fprintf(out, "  %-*s %8s %10s %7s %10s %10s %10s %10s %8s\n", PATH_WIDTH, "path", "count", "wall", "share", "mean",
+            "p95", "max", "GPU time", "GPU ops");
     uint32_t shown = tr->n < MAX_NODES ? tr->n : MAX_NODES;
     for (uint32_t i = 0; i < shown; i++)
         node_row(c, &tr->nodes[i]);
@@ -58,8 +59,7 @@ void gpufl__rt_section_scopes(const rt *c)
     gpufl__rt_title(c, "Scopes");
     fprintf(c->out, "  (share: of the parent's wall time, or of the session's for a top-level path;\n"
                     "   GPU time: kernels, copies and memsets launched inside the path or below it)\n\n");
-    tree(c, &s->trees[GPUFL__ANA_TREE_SCOPES], "gpufl scopes",
-         "none recorded (gpufl_scope_begin / GFL_SCOPE)");
+    tree(c, &s->trees[GPUFL__ANA_TREE_SCOPES], "gpufl scopes", "none recorded (gpufl_scope_begin / GFL_SCOPE)");
     tree(c, &s->trees[GPUFL__ANA_TREE_NVTX], "NVTX ranges",
          "none recorded (NVTX reaches gpufl with the trace engine and up)");
     if (s->nvtx_marks)

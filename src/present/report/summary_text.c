@@ -88,10 +88,10 @@ static void header(const gpufl__summary *s, FILE *out)
     fprintf(out, "  started    %s\n", when);
     fprintf(out, "  duration   %s (%s)\n", dur,
             strcmp(s->status, "ended") == 0 ? "ended cleanly"
-            : s->from_events ? "did not end cleanly: killed, crashed or still running; figures are "
-                               "from the recorded events, up to the last recorded time"
-                             : "still running, or ended without shutdown: figures are from the last "
-                               "checkpoint");
+            : s->from_events                ? "did not end cleanly: killed, crashed or still running; figures are "
+                                              "from the recorded events, up to the last recorded time"
+                                            : "still running, or ended without shutdown: figures are from the last "
+                                              "checkpoint");
     if (s->engine)
         fprintf(out, "  engine     %s%s%s%s%s%s\n", s->engine, s->engine_plugin ? " (plugin " : "",
                 s->engine_plugin ? s->engine_plugin : "", s->engine_plugin ? ")" : "",
@@ -112,8 +112,7 @@ static void counts(const gpufl__summary *s, FILE *out)
     for (int t = 1; t < GFL_EV_TYPE_COUNT; t++) {
         if (!s->events[t] || t == GFL_EV_DROPPED)
             continue;
-        fprintf(out, "%s %s %" PRIu64, shown++ ? "," : "", gpufl__event_type_name((uint8_t)t),
-                s->events[t]);
+        fprintf(out, "%s %s %" PRIu64, shown++ ? "," : "", gpufl__event_type_name((uint8_t)t), s->events[t]);
     }
     fprintf(out, "%s\n", shown ? "" : " none");
     uint64_t dropped = gpufl__summary_dropped_total(s);
@@ -144,12 +143,11 @@ static void host(const gpufl__summary *s, FILE *out)
     fprintf(out, "  samples       %" PRIu64 "\n", h->samples);
     if (h->proc_cpu_samples)
         fprintf(out, "  process CPU   mean %.1f%%, max %.1f%% (100%% = one of %u CPUs)\n",
-                (double)h->proc_cpu_sum_x100 / (double)h->proc_cpu_samples / 100.0,
-                h->proc_cpu_max_x100 / 100.0, h->cpu_count);
+                (double)h->proc_cpu_sum_x100 / (double)h->proc_cpu_samples / 100.0, h->proc_cpu_max_x100 / 100.0,
+                h->cpu_count);
     if (h->sys_cpu_samples)
         fprintf(out, "  machine CPU   mean %.1f%%, max %.1f%%\n",
-                (double)h->sys_cpu_sum_x100 / (double)h->sys_cpu_samples / 100.0,
-                h->sys_cpu_max_x100 / 100.0);
+                (double)h->sys_cpu_sum_x100 / (double)h->sys_cpu_samples / 100.0, h->sys_cpu_max_x100 / 100.0);
     fprintf(out, "  process RSS   peak %s\n", rss);
     fprintf(out, "  machine RAM   peak %s used of %s\n", used, total);
 }
@@ -163,11 +161,9 @@ static void devices(const gpufl__summary *s, FILE *out)
         char used[32], total[32];
         gpufl__format_bytes(d->mem_used_max, used, sizeof used);
         gpufl__format_bytes(d->mem_total, total, sizeof total);
-        fprintf(out, "\nGPU %u%s%s%s\n  samples %" PRIu64 ", utilization mean %.1f%% max %u%%, memory peak %s of %s",
-                i, s->dev_name[i] ? " (" : "", s->dev_name[i] ? s->dev_name[i] : "",
-                s->dev_name[i] ? ")" : "", d->samples,
-                d->util_samples ? (double)d->util_sum / (double)d->util_samples : 0.0, d->util_max,
-                used, total);
+        fprintf(out, "\nGPU %u%s%s%s\n  samples %" PRIu64 ", utilization mean %.1f%% max %u%%, memory peak %s of %s", i,
+                s->dev_name[i] ? " (" : "", s->dev_name[i] ? s->dev_name[i] : "", s->dev_name[i] ? ")" : "", d->samples,
+                d->util_samples ? (double)d->util_sum / (double)d->util_samples : 0.0, d->util_max, used, total);
         if (d->has_temp)
             fprintf(out, ", max %d C", d->temp_max);
         if (d->power_max_mw)
@@ -191,8 +187,8 @@ static void copies(const gpufl__summary *s, FILE *out)
         gpufl__format_bytes(c->bytes, bytes, sizeof bytes);
         gpufl__format_duration(c->total_ns, time, sizeof time);
         double gbps = c->total_ns ? (double)c->bytes / (double)c->total_ns : 0; /* bytes/ns = GB/s */
-        fprintf(out, "  %-6s %9" PRIu64 " copies %12s in %12s (%.2f GB/s)\n",
-                gpufl__copy_kind_name((uint8_t)k), c->count, bytes, time, gbps);
+        fprintf(out, "  %-6s %9" PRIu64 " copies %12s in %12s (%.2f GB/s)\n", gpufl__copy_kind_name((uint8_t)k),
+                c->count, bytes, time, gbps);
     }
 }
 
@@ -216,8 +212,7 @@ void gpufl__summary_render_text(const gpufl__summary *s, FILE *out)
         char total[32];
         gpufl__format_duration(s->kernel_total_ns, total, sizeof total);
         name_table(out, "GPU kernels (by total time)", s->kernels, s->nkernels);
-        fprintf(out, "  all kernels: %" PRIu64 " launches, %s of GPU time\n",
-                s->events[GFL_EV_KERNEL], total);
+        fprintf(out, "  all kernels: %" PRIu64 " launches, %s of GPU time\n", s->events[GFL_EV_KERNEL], total);
     }
     copies(s, out);
 }

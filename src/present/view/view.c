@@ -87,15 +87,14 @@ void gpufl__view_format_time(uint64_t ns, char *buf, size_t len)
 
 /* The window in the session's timebase. Returns 0, or GPUFL_EINVAL with a
  * message in err. */
-static int window(const gpufl__view_index *ix, const gpufl__view_opts *o, uint64_t *from, uint64_t *to,
-                  char *err, size_t err_len)
+static int window(const gpufl__view_index *ix, const gpufl__view_opts *o, uint64_t *from, uint64_t *to, char *err,
+                  size_t err_len)
 {
     const gpufl_trace_info *info = gpufl_trace_get_info(ix->src.t);
     uint64_t start = info->start_ns;
     uint64_t end = ix->last_ns > start ? ix->last_ns : start + NS_PER_S; /* an empty session: 1 s */
     char a[48], b[48];
-    if (__builtin_add_overflow(start, o->from_ns, from) ||
-        (o->has_to && __builtin_add_overflow(start, o->to_ns, to))) {
+    if (__builtin_add_overflow(start, o->from_ns, from) || (o->has_to && __builtin_add_overflow(start, o->to_ns, to))) {
         snprintf(err, err_len, "the window goes past the end of time");
         return GPUFL_EINVAL;
     }

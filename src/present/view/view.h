@@ -48,7 +48,7 @@ void gpufl__view_format_time(uint64_t ns, char *buf, size_t len);
  * GPUFL_ENOMEM; GPUFL_EUNSUPPORTED for a table of 2^29 rows or more. On
  * failure *out is NULL.
  */
-int gpufl__view_render(const gpufl_trace *t, const gpufl__view_opts *o, char **out, char *err,
-                       size_t err_len) __attribute__((warn_unused_result));
+int gpufl__view_render(const gpufl_trace *t, const gpufl__view_opts *o, char **out, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_VIEW_VIEW_H */

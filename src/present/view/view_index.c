@@ -18,10 +18,10 @@
 /* ---- lane keys ---------------------------------------------------------- */
 
 typedef struct lane_map {
-    gpufl__idmap lane_of; /* lane key -> index in lanes */
-    uint64_t last_key[2]; /* the last lane found, per slot: a kernel's device lane in */
+    gpufl__idmap lane_of;  /* lane key -> index in lanes */
+    uint64_t last_key[2];  /* the last lane found, per slot: a kernel's device lane in */
     uint32_t last_lane[2]; /* slot 1, every other lane in slot 0 */
-    gpufl__vlane *lanes; /* the lanes, in order of first sight */
+    gpufl__vlane *lanes;   /* the lanes, in order of first sight */
     size_t nlanes, lanes_cap;
 } lane_map;
 

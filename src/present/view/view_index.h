@@ -59,11 +59,11 @@ typedef struct gpufl__view_index {
     gpufl__vlane *lane; /* sorted: by device (DEVICE, SAMPLES, STREAMs by stream id), then
                            by thread (SCOPE levels, then NVTX levels) */
     size_t nlanes;
-    uint64_t last_ns;   /* the session's last recorded time (gpufl_trace_info.last_ns), where
+    uint64_t last_ns;  /* the session's last recorded time (gpufl_trace_info.last_ns), where
                            the trace ends scopes and NVTX ranges that never ended */
-    uint32_t max_name;  /* 1 + the largest kernel name id */
-    size_t deep;        /* scope and NVTX rows deeper than the levels drawn */
-    size_t marks;       /* NVTX marks (instants): in no lane */
+    uint32_t max_name; /* 1 + the largest kernel name id */
+    size_t deep;       /* scope and NVTX rows deeper than the levels drawn */
+    size_t marks;      /* NVTX marks (instants): in no lane */
 } gpufl__view_index;
 
 /*
@@ -71,8 +71,7 @@ typedef struct gpufl__view_index {
  * GPUFL_ENOMEM, or GPUFL_EUNSUPPORTED for a table of 2^29 rows or more;
  * on failure *ix is left empty (safe to free).
  */
-int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
-    __attribute__((warn_unused_result));
+int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t) __attribute__((warn_unused_result));
 void gpufl__view_index_free(gpufl__view_index *ix);
 
 /* End of entry e of a lane as drawn: an interval is at least 1 ns long so

@@ -44,15 +44,15 @@ static uint32_t level_of(unsigned __int128 num, unsigned __int128 den)
 
 typedef struct bins {
     const gpufl__view_layout *lo;
-    uint64_t *acc;      /* ns per key in the current column */
-    uint32_t *touched;  /* keys with acc != 0 */
+    uint64_t *acc;     /* ns per key in the current column */
+    uint32_t *touched; /* keys with acc != 0 */
     size_t ntouched;
     unsigned col;
-    bool open;          /* col is being filled */
-    uint64_t busy;      /* ns of the current column covered by anything */
-    uint64_t total;     /* ns of every column covered */
-    gpufl__vcell *out;  /* NULL: count `total` only */
-    bool coverage;      /* cells are coverage levels, not keys */
+    bool open;         /* col is being filled */
+    uint64_t busy;     /* ns of the current column covered by anything */
+    uint64_t total;    /* ns of every column covered */
+    gpufl__vcell *out; /* NULL: count `total` only */
+    bool coverage;     /* cells are coverage levels, not keys */
 } bins;
 
 static void bins_flush(bins *b)
@@ -141,8 +141,8 @@ static void advance(sweep *s, bins *b, uint64_t target)
 typedef struct build {
     gpufl__view_layout *lo;
     const gpufl__view_index *ix;
-    size_t *seek;       /* per lane: its first entry that reaches into the window */
-    uint8_t *letter;    /* per kernel name id: 1 + legend index, 0 other */
+    size_t *seek;    /* per lane: its first entry that reaches into the window */
+    uint8_t *letter; /* per kernel name id: 1 + legend index, 0 other */
     sweep sw;
     uint64_t *acc;
     uint32_t *touched;
@@ -373,8 +373,7 @@ static size_t group_end(const gpufl__view_index *ix, size_t li)
     size_t end = li + 1;
     for (; end < ix->nlanes; end++) {
         const gpufl__vlane *b = &ix->lane[end];
-        if (is_thread_lane(a) != is_thread_lane(b) ||
-            (is_thread_lane(a) ? a->tid != b->tid : a->device != b->device))
+        if (is_thread_lane(a) != is_thread_lane(b) || (is_thread_lane(a) ? a->tid != b->tid : a->device != b->device))
             break;
     }
     return end;
@@ -420,7 +419,10 @@ static int device_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
             }
         } else if (lane_visible(bd, i)) {
             gpufl__vrow *r = &lo->row[lo->nrows++];
-            *r = (gpufl__vrow){.kind = GPUFL__VR_STREAM, .lane = l, .device = d->device, .stream = l->stream,
+            *r = (gpufl__vrow){.kind = GPUFL__VR_STREAM,
+                               .lane = l,
+                               .device = d->device,
+                               .stream = l->stream,
                                .cell = lo->cells + (*ncells)++ * lo->ncols};
             bins b = bins_for(bd, r->cell, false);
             if (walk_lane(bd, l, &b, counts) != 0)
@@ -458,7 +460,9 @@ static int thread_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
         }
         gpufl__vrow *r = &lo->row[lo->nrows++];
         *r = (gpufl__vrow){.kind = l->kind == GPUFL__VLANE_SCOPE ? GPUFL__VR_SCOPE : GPUFL__VR_NVTX,
-                           .lane = l, .tid = l->tid, .level = l->level,
+                           .lane = l,
+                           .tid = l->tid,
+                           .level = l->level,
                            .cell = lo->cells + (*ncells)++ * lo->ncols};
         memset(counts, 0, sizeof counts);
         bins b = bins_for(bd, r->cell, false);
@@ -483,8 +487,8 @@ static int all_rows(build *bd, size_t *nrows, size_t *ncells, bool fill)
     return 0;
 }
 
-int gpufl__view_layout_build(gpufl__view_layout *lo, const gpufl__view_index *ix, uint64_t from,
-                             uint64_t to, unsigned ncols)
+int gpufl__view_layout_build(gpufl__view_layout *lo, const gpufl__view_index *ix, uint64_t from, uint64_t to,
+                             unsigned ncols)
 {
     memset(lo, 0, sizeof *lo);
     lo->ix = ix;

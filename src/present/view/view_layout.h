@@ -67,12 +67,12 @@ typedef struct gpufl__vcell {
 } gpufl__vcell;
 
 typedef struct gpufl__vrow {
-    unsigned kind;              /* GPUFL__VR_* */
-    const gpufl__vlane *lane;   /* STREAM, SCOPE, NVTX */
-    uint32_t device, stream;    /* DEVICE, UTIL, STREAM */
-    uint32_t tid, level;        /* THREAD, SCOPE, NVTX */
-    bool nvml;                  /* UTIL: from NVML samples, not kernel time */
-    gpufl__vcell *cell;         /* ncols cells; NULL for headers */
+    unsigned kind;            /* GPUFL__VR_* */
+    const gpufl__vlane *lane; /* STREAM, SCOPE, NVTX */
+    uint32_t device, stream;  /* DEVICE, UTIL, STREAM */
+    uint32_t tid, level;      /* THREAD, SCOPE, NVTX */
+    bool nvml;                /* UTIL: from NVML samples, not kernel time */
+    gpufl__vcell *cell;       /* ncols cells; NULL for headers */
 } gpufl__vrow;
 
 typedef struct gpufl__vlegend {
@@ -86,8 +86,8 @@ typedef struct gpufl__vdevice {
     uint64_t busy_ns;                /* time in the window when a kernel ran */
     size_t kernels, copies, memsets; /* overlapping the window */
     bool nvml;
-    size_t samples;                  /* NVML samples covering the window */
-    unsigned util_mean;              /* their mean GPU utilization, % */
+    size_t samples;     /* NVML samples covering the window */
+    unsigned util_mean; /* their mean GPU utilization, % */
 } gpufl__vdevice;
 
 typedef struct gpufl__view_layout {
@@ -98,20 +98,20 @@ typedef struct gpufl__view_layout {
     size_t nrows;
     gpufl__vlegend legend[GPUFL__VIEW_LETTERS];
     size_t nlegend;
-    uint64_t kernel_ns;   /* all kernel time in the window */
-    size_t other_names;   /* kernel names in the window not in the legend */
+    uint64_t kernel_ns; /* all kernel time in the window */
+    size_t other_names; /* kernel names in the window not in the legend */
     gpufl__vdevice *device;
     size_t ndevices;
     size_t threads, scopes, nvtx; /* in the window */
-    gpufl__vcell *cells;  /* every row's cells */
+    gpufl__vcell *cells;          /* every row's cells */
 } gpufl__view_layout;
 
 /*
  * Lays out [from, to) (to > from) in ncols (>= 1) columns. Returns 0, or
  * GPUFL_ENOMEM with *lo empty (safe to free).
  */
-int gpufl__view_layout_build(gpufl__view_layout *lo, const gpufl__view_index *ix, uint64_t from,
-                             uint64_t to, unsigned ncols) __attribute__((warn_unused_result));
+int gpufl__view_layout_build(gpufl__view_layout *lo, const gpufl__view_index *ix, uint64_t from, uint64_t to,
+                             unsigned ncols) __attribute__((warn_unused_result));
 void gpufl__view_layout_free(gpufl__view_layout *lo);
 
 /* Where column c begins (c == ncols: the window's end). */

@@ -51,8 +51,8 @@ enum {
     C_COUNT = C_PALETTE + GPUFL__VIEW_LETTERS
 };
 
-static const char *const sgr[C_COUNT] = {"0",  "1",  "2",  "32", "91", "90", "37", "36", "33", "35",
-                                          "34", "32", "96", "93", "95", "94", "92"};
+static const char *const sgr[C_COUNT] = {"0",  "1",  "2",  "32", "91", "90", "37", "36", "33",
+                                         "35", "34", "32", "96", "93", "95", "94", "92"};
 _Static_assert(sizeof sgr / sizeof sgr[0] == C_COUNT, "a colour for each");
 
 /* ---- one line, a glyph per column ------------------------------------------ */
@@ -91,7 +91,10 @@ static size_t char_len(const unsigned char *s)
 {
     if (s[0] < 0x80)
         return s[0] >= 0x20 && s[0] != 0x7f;
-    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : 0;
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+               : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+               : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+                                              : 0;
     for (size_t i = 1; i < n; i++)
         if ((s[i] & 0xc0) != 0x80)
             return 0;
@@ -181,8 +184,7 @@ static int axis_label(char *buf, size_t len, uint64_t ns, axis_fmt f)
         scale /= 10;
     if (!f.decimals)
         return snprintf(buf, len, "%" PRIu64 "%s", ns / f.unit, suffix);
-    return snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 "%s", ns / f.unit, (int)f.decimals,
-                    ns % f.unit / scale, suffix);
+    return snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64 "%s", ns / f.unit, (int)f.decimals, ns % f.unit / scale, suffix);
 }
 
 static axis_fmt axis_format(uint64_t step, uint64_t to_rel)
@@ -327,10 +329,9 @@ static size_t scope_cells(const gpufl__view_layout *lo, const gpufl__vrow *r, li
 static void row_label(const gpufl__vrow *r, unsigned lw, char *buf, size_t len)
 {
     const char *indent = lw >= 10 ? "  " : "";
-    static const char *const full[] = {[GPUFL__VR_STREAM] = "stream", [GPUFL__VR_SCOPE] = "scope",
-                                       [GPUFL__VR_NVTX] = "nvtx"};
-    static const char *const brief[] = {[GPUFL__VR_STREAM] = "s", [GPUFL__VR_SCOPE] = "sc",
-                                        [GPUFL__VR_NVTX] = "nv"};
+    static const char *const full[] = {
+        [GPUFL__VR_STREAM] = "stream", [GPUFL__VR_SCOPE] = "scope", [GPUFL__VR_NVTX] = "nvtx"};
+    static const char *const brief[] = {[GPUFL__VR_STREAM] = "s", [GPUFL__VR_SCOPE] = "sc", [GPUFL__VR_NVTX] = "nv"};
     if (r->kind == GPUFL__VR_UTIL) {
         snprintf(buf, len, "%s%s", indent, r->nvml ? "util" : "busy");
         return;
@@ -354,8 +355,15 @@ static const char *device_name(const gpufl_trace *t, uint32_t device)
 static size_t rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool color, gpufl__vbuf *out)
 {
     size_t unended = 0;
-    static const char *const spark[9] = {" ", "\xe2\x96\x81", "\xe2\x96\x82", "\xe2\x96\x83", "\xe2\x96\x84",
-                                         "\xe2\x96\x85", "\xe2\x96\x86", "\xe2\x96\x87", "\xe2\x96\x88"};
+    static const char *const spark[9] = {" ",
+                                         "\xe2\x96\x81",
+                                         "\xe2\x96\x82",
+                                         "\xe2\x96\x83",
+                                         "\xe2\x96\x84",
+                                         "\xe2\x96\x85",
+                                         "\xe2\x96\x86",
+                                         "\xe2\x96\x87",
+                                         "\xe2\x96\x88"};
     for (size_t ri = 0; ri < lo->nrows; ri++) {
         const gpufl__vrow *r = &lo->row[ri];
         char buf[512];
@@ -389,10 +397,7 @@ static size_t rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool colo
 
 /* ---- legend and footer -------------------------------------------------------- */
 
-static double pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
 /* Lines of items joined by ", ", wrapped at the width; continuation lines
  * indented by two. */
@@ -514,7 +519,8 @@ static void footer(const gpufl__view_layout *lo, size_t unended, line *l, bool c
     for (size_t i = 0; i < lo->ndevices; i++) {
         const gpufl__vdevice *g = &lo->device[i];
         size_t n = 0;
-        snprintf(items[n++], sizeof items[0], "gpu %" PRIu32 ": busy %.1f%%", g->device, pct(g->busy_ns, lo->to - lo->from));
+        snprintf(items[n++], sizeof items[0], "gpu %" PRIu32 ": busy %.1f%%", g->device,
+                 pct(g->busy_ns, lo->to - lo->from));
         if (g->nvml)
             snprintf(items[n++], sizeof items[0], "util %u%% (NVML, %zu samples)", g->util_mean, g->samples);
         snprintf(items[n++], sizeof items[0], "%zu kernel%s", g->kernels, g->kernels == 1 ? "" : "s");
@@ -547,10 +553,7 @@ static void footer(const gpufl__view_layout *lo, size_t unended, line *l, bool c
     }
 }
 
-unsigned gpufl__view_label_width(unsigned width)
-{
-    return width >= 60 ? 14 : width / 4;
-}
+unsigned gpufl__view_label_width(unsigned width) { return width >= 60 ? 14 : width / 4; }
 
 void gpufl__view_text(const gpufl__view_layout *lo, unsigned width, bool color, gpufl__vbuf *out)
 {

@@ -20,7 +20,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "consumer: %s\n", gpufl_last_error());
         return 1;
     }
-    GFL_SCOPE("consumer/work") { gpufl_system_start("consumer"); gpufl_system_stop("consumer"); }
+    GFL_SCOPE("consumer/work")
+    {
+        gpufl_system_start("consumer");
+        gpufl_system_stop("consumer");
+    }
     gpufl_shutdown();
     char path[4200];
     snprintf(path, sizeof path, "%s/session.json", gpufl_session_dir());

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/utf8.h"
 #include "present/export/export.h"
 #include "present/export/export_out.h"
 
@@ -35,38 +36,6 @@ typedef struct cj {
     uint32_t pid;
     uint64_t events;
 } cj;
-
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid
- * (overlong, a surrogate, above U+10FFFF, cut short). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned min;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        min = 0x80;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        min = 0x800;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    unsigned cp = c & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return len;
-}
 
 static void json_string_n(gpufl__xout *o, const char *str, size_t n)
 {
@@ -81,7 +50,7 @@ static void json_string_n(gpufl__xout *o, const char *str, size_t n)
             run++;
             continue;
         }
-        size_t u = c >= 0x80 ? utf8_len(s + i, n - i) : 0;
+        size_t u = c >= 0x80 ? gpufl__utf8_seq(s + i, n - i) : 0;
         if (u) {
             i += u;
             run += u;
@@ -110,7 +79,7 @@ static void json_string_n(gpufl__xout *o, const char *str, size_t n)
     gpufl__xout_char(o, '"');
 }
 
-static void json_string(gpufl__xout *o, const char *s) { json_string_n(o, s, strlen(s)); }
+static void write_json_string(gpufl__xout *o, const char *s) { json_string_n(o, s, strlen(s)); }
 
 /* A member `"key":` (key is a plain literal) after a comma unless first. */
 static void key(gpufl__xout *o, const char *k)
@@ -165,12 +134,12 @@ static int metadata(cj *c, const char *what, uint32_t pid, uint32_t tid, const c
 {
     event_open(c, "M");
     key(&c->out, "name");
-    json_string(&c->out, what);
+    write_json_string(&c->out, what);
     where(c, pid, tid);
     key(&c->out, "args");
     if (name) {
         gpufl__xout_str(&c->out, "{\"name\":");
-        json_string(&c->out, name);
+        write_json_string(&c->out, name);
     } else {
         gpufl__xout_str(&c->out, "{\"sort_index\":");
         gpufl__xout_i64(&c->out, sort);
@@ -223,12 +192,12 @@ static void name_of(cj *c, const gpufl__tl_slice *s)
     gpufl__xname n;
     gpufl__xname_of(c->x, s, &n);
     if (n.fixed != GPUFL__XNAME_STRING) {
-        json_string(&c->out, gpufl__xname_fixed(n.fixed));
+        write_json_string(&c->out, gpufl__xname_fixed(n.fixed));
         return;
     }
     const char *text = gpufl__rows_str(c->x, n.string);
     if (!n.launch) {
-        json_string(&c->out, text);
+        write_json_string(&c->out, text);
         return;
     }
     /* "launch <name>": the prefix is plain ASCII, so the two halves escape
@@ -285,7 +254,7 @@ static void args(cj *c, const gpufl__tl_slice *s)
         gpufl__xout_char(o, '{');
         if (s->range->domain) {
             gpufl__xout_str(o, "\"domain\":");
-            json_string(o, gpufl__rows_str(c->x, s->range->domain));
+            write_json_string(o, gpufl__rows_str(c->x, s->range->domain));
         }
         /* never ended: dur runs to the session's last recorded time */
         if (s->range->unended)
@@ -317,7 +286,7 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
     key(&c->out, "name");
     name_of(c, s);
     key(&c->out, "cat");
-    json_string(&c->out, category(s->src));
+    write_json_string(&c->out, category(s->src));
     key(&c->out, "ts");
     gpufl__xout_us(&c->out, s->start);
     if (s->instant) {
@@ -349,7 +318,7 @@ static int on_counter(void *ctx, const gpufl__tl_track *t, uint64_t ts, double v
     pid_tid(c, t, &pid, &tid);
     event_open(c, "C");
     key(&c->out, "name");
-    json_string(&c->out, t->name);
+    write_json_string(&c->out, t->name);
     key(&c->out, "ts");
     gpufl__xout_us(&c->out, ts);
     key(&c->out, "pid");
@@ -373,13 +342,13 @@ int gpufl__export_chrome(const gpufl_trace *t, const char *path, gpufl__export_r
         return GPUFL_EIO;
     gpufl__xout *o = &c.out;
     gpufl__xout_str(o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"session_id\":");
-    json_string(o, gpufl__rows_str(&x, x.info->session_id));
+    write_json_string(o, gpufl__rows_str(&x, x.info->session_id));
     key(o, "app_name");
-    json_string(o, gpufl__rows_str(&x, x.info->app_name));
+    write_json_string(o, gpufl__rows_str(&x, x.info->app_name));
     key(o, "host");
-    json_string(o, gpufl__rows_str(&x, x.info->host));
+    write_json_string(o, gpufl__rows_str(&x, x.info->host));
     key(o, "gpufl_version");
-    json_string(o, gpufl__rows_str(&x, x.info->gpufl_version));
+    write_json_string(o, gpufl__rows_str(&x, x.info->gpufl_version));
     key(o, "start_ns");
     gpufl__xout_u64(o, x.info->start_ns);
     key(o, "start_wall_ns");

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/utf8.h"
 #include "gpufl/gpufl.h"
 #include "present/export/export_out.h"
 
@@ -67,37 +68,10 @@ void gpufl__hout_printf(gpufl__hout *o, const char *fmt, ...)
 void gpufl__hout_u64(gpufl__hout *o, uint64_t v) { gpufl__hout_printf(o, "%" PRIu64, v); }
 void gpufl__hout_i64(gpufl__hout *o, int64_t v) { gpufl__hout_printf(o, "%" PRId64, v); }
 
-/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 when the
- * bytes there are not one (a stray continuation byte, a truncated or
- * overlong sequence, a surrogate, a code point above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
+/* The length of the valid UTF-8 sequence at the NUL-terminated s, 0 when
+ * there is none: the check stops at the first byte that is not a
+ * continuation, so it never reads past the terminating NUL. */
+static size_t utf8_len(const unsigned char *s) { return gpufl__utf8_seq(s, 4); }
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 

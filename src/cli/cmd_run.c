@@ -167,6 +167,13 @@ static int set_if_unset(const char *name, const char *value)
     return v && v[0] ? 0 : set(name, value);
 }
 
+/* The path of the library `name` installed in the injection library's
+ * directory (inject is absolute). */
+static void beside(const char *inject, const char *name, char *out, size_t len)
+{
+    snprintf(out, len, "%.*s/%s", (int)(strrchr(inject, '/') - inject), inject, name);
+}
+
 /* Puts the CUPTI guard (backend/cupti/cupti_guard.h), installed beside the
  * injection library, first in LD_PRELOAD: a CUPTI client in the program
  * that gpufl shuts out is then told so on stderr and named in the session.
@@ -174,7 +181,7 @@ static int set_if_unset(const char *name, const char *value)
 static int preload_cupti_guard(const char *inject)
 {
     char guard[PATH_MAX + 64];
-    snprintf(guard, sizeof guard, "%.*s/" GPUFL_CUPTI_GUARD_NAME, (int)(strrchr(inject, '/') - inject), inject);
+    beside(inject, GPUFL_CUPTI_GUARD_NAME, guard, sizeof guard);
     if (!readable(guard))
         return 0;
     const char *old = getenv("LD_PRELOAD");
@@ -223,7 +230,7 @@ static int prepare_environment(const run_args *a, const char *inject, const char
         return -1;
     /* A program that carries its own static copy of gpufl cannot find the
      * CUPTI plugin beside a libgpufl.so; name the one installed with us. */
-    snprintf(path, sizeof path, "%.*s/" CUPTI_PLUGIN_NAME, (int)(strrchr(inject, '/') - inject), inject);
+    beside(inject, CUPTI_PLUGIN_NAME, path, sizeof path);
     if (readable(path) && set_if_unset("GPUFL_DEVICE_PLUGIN", path) != 0)
         return -1;
     return preload_cupti_guard(inject);

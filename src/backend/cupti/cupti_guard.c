@@ -112,6 +112,15 @@ static void refused_while_held(const void *return_address)
         (void)!write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
+/* A subscription's answer, passed back after noting a refusal that our
+ * holding CUPTI caused. */
+static CUptiResult noted(CUptiResult rc, const void *return_address)
+{
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && atomic_load(&holding))
+        refused_while_held(return_address);
+    return rc;
+}
+
 /* ---- the calls passed on ---------------------------------------------------------- */
 
 EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
@@ -121,9 +130,7 @@ EXPORT CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, C
     if (!next)
         return CUPTI_ERROR_NOT_INITIALIZED;
     CUptiResult rc = next(subscriber, callback, userdata);
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && atomic_load(&holding))
-        refused_while_held(__builtin_return_address(0));
-    return rc;
+    return noted(rc, __builtin_return_address(0));
 }
 
 EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
@@ -133,9 +140,7 @@ EXPORT CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber
     if (!next)
         return CUPTI_ERROR_NOT_INITIALIZED;
     CUptiResult rc = next(subscriber, callback, userdata, params);
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && atomic_load(&holding))
-        refused_while_held(__builtin_return_address(0));
-    return rc;
+    return noted(rc, __builtin_return_address(0));
 }
 
 EXPORT CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,

@@ -12,6 +12,7 @@ set(layers
   backend
   read
   analyze
+  present/timeline
   present/export
   present/report
   present/view

@@ -1,5 +1,5 @@
 /*
- * The Perfetto export (src/present/export/export_perfetto.c, export_timeline.c,
+ * The Perfetto export (src/present/export/export_perfetto.c, present/timeline/,
  * pb_writer.c): a .perfetto-trace that ui.perfetto.dev and trace_processor
  * read.
  *

@@ -23,7 +23,7 @@
  *   samples     GPU 0 at 0, 500, 1000 (utilization, memory, temperature,
  *               power, clocks); host at 0, 1000 (CPU, RAM, RSS)
  *
- * Expected layout (export_timeline.h): 16 tracks (process, 2 threads, GPU 0,
+ * Expected layout (timeline_walk.h): 16 tracks (process, 2 threads, GPU 0,
  * 2 streams, 1 sync track, 5 GPU counters, 3 host counters, and one
  * overflow lane "thread 101 #2" for "cross"); 16 slices and 1 instant;
  * 4 flows (the copy and the three kernels); 21 counter values.

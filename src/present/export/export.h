@@ -10,7 +10,7 @@
  *   CSV        one RFC 4180 file per table: kernels.csv, copies.csv, ...
  *              (export_csv.c)
  *
- * Perfetto and Chrome share the timeline of export_timeline.h (its comment
+ * Perfetto and Chrome share the timeline of timeline_walk.h (its comment
  * has the track layout and the nesting rule). Every output file is written
  * to a temporary and renamed when complete (export_out.h): a failure
  * leaves nothing under the name asked for. Single-threaded; the trace is
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "gpufl/trace.h"
-#include "present/export/export_timeline.h"
+#include "present/timeline/timeline_names.h"
 
 typedef struct gpufl__export_result {
     gpufl__tl_stats timeline; /* Perfetto and Chrome */

@@ -1,5 +1,5 @@
 /*
- * The Chrome JSON export: the shared timeline (export_timeline.h) in the
+ * The Chrome JSON export: the shared timeline (timeline_walk.h) in the
  * Trace Event Format that chrome://tracing and Perfetto's legacy JSON
  * importer read:
  *

@@ -1,5 +1,5 @@
 /*
- * The Perfetto export: the shared timeline (export_timeline.h) as a
+ * The Perfetto export: the shared timeline (timeline_walk.h) as a
  * .perfetto-trace, a protobuf `Trace` of `TracePacket`s written by hand
  * (pb_writer.h) that ui.perfetto.dev and trace_processor open.
  *

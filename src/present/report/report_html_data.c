@@ -2,9 +2,11 @@
  * The HTML report's timeline and chart data (report_html.h): one JSON
  * object that the page's script draws from.
  *
- * Lanes: one per stream (its kernels, copies and memsets, by device and
- * stream id), then per thread one for its gpufl scopes, one for its NVTX
- * ranges and marks, one for its syncs. Within a lane a slice goes on the
+ * Lanes, from the one timeline (present/timeline): one per stream track
+ * (its kernels, copies and memsets, by device and stream id), then per
+ * thread track one for its gpufl scopes, one for its NVTX ranges and
+ * marks, one for its syncs (the timeline built with syncs on the thread
+ * that waited), each in the timeline's order. Within a lane a slice goes on the
  * first row whose slices all ended by its start, so nested scopes land
  * one row per depth; past GPUFL__HTML_MAX_ROWS rows it is laid over the
  * last row and counted ("overlaid").
@@ -14,9 +16,9 @@
  * are shorter than q and start within q of the first are merged into one
  * mark (its span, the number of slices and their summed time, the name of
  * the longest); slices of q or longer stay whole. A row then holds at most
- * about 2 * wall / q marks. Memory: the marks kept (32 bytes each), one
- * entry per stream, thread and distinct name; the trace is read in a
- * single pass per attempt (a second attempt with a coarser q only if the
+ * about 2 * wall / q marks. Memory: the timeline (8 bytes per slice), the
+ * marks kept (32 bytes each), one entry per stream, thread and distinct
+ * name; the timeline is read in a single pass per attempt (a second attempt with a coarser q only if the
  * estimate fell short).
  *
  * Every row's starts are deltas from the previous start (the first from
@@ -32,6 +34,7 @@
 #include "gpufl/gpufl.h"
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
+#include "present/timeline/timeline.h"
 #include "read/rows.h"
 
 #define NONE UINT32_MAX
@@ -87,10 +90,10 @@ typedef struct builder {
     uint64_t t0, t_end, wall, q;
     lane *lanes;
     size_t nlanes;
-    uint32_t *stream_lane;   /* per row of the streams table: lane, or NONE */
-    gpufl__idmap tid_lanes;  /* (tid << 2 | LANE_*) -> lane */
-    gpufl__idmap name_index; /* (kind << 32 | id) -> index in names */
-    slice *names;            /* kind, text of each name kept */
+    gpufl__timeline tl;
+    uint32_t (*track_lane)[4]; /* per track of tl, per LANE_*: its lane, or NONE */
+    gpufl__idmap name_index;   /* (kind << 32 | id) -> index in names */
+    slice *names;              /* kind, text of each name kept */
     size_t nnames, names_cap;
     uint64_t kept;   /* marks kept */
     bool count_only; /* a first pass that only counts each lane's slices */
@@ -200,168 +203,118 @@ static void add(builder *b, uint32_t li, slice s)
 
 /* ---- the lanes of a trace ------------------------------------------------------ */
 
-static int cmp_stream_rows(const void *pa, const void *pb, void *ctx)
+/* The items the page draws: device work, syncs (with the thread that
+ * waited), scopes and NVTX. */
+#define DRAWN_ITEMS                                                                                                    \
+    (GPUFL__TL_ITEM(GPUFL__TBL_KERNEL) | GPUFL__TL_ITEM(GPUFL__TBL_COPY) | GPUFL__TL_ITEM(GPUFL__TBL_MEMSET) |         \
+     GPUFL__TL_ITEM(GPUFL__TBL_SYNC) | GPUFL__TL_ITEM(GPUFL__TBL_SCOPE) | GPUFL__TL_ITEM(GPUFL__TBL_NVTX) |            \
+     GPUFL__TL_SYNCS_BY_THREAD)
+
+/* The lane type of an item of a thread track. */
+static unsigned thread_lane_type(unsigned kind)
 {
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    uint32_t ka[3], kb[3]; /* device, stream, context */
-    gpufl__stream_get(ctx, a, &ka[0], &ka[2], &ka[1]);
-    gpufl__stream_get(ctx, b, &kb[0], &kb[2], &kb[1]);
-    for (int i = 0; i < 3; i++)
-        if (ka[i] != kb[i])
-            return ka[i] < kb[i] ? -1 : 1;
-    return a < b ? -1 : a > b;
+    return kind == GPUFL__TBL_SCOPE ? LANE_SCOPES : kind == GPUFL__TBL_NVTX ? LANE_NVTX : LANE_SYNCS;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
+static lane *new_lane(builder *b, uint32_t track, unsigned type)
 {
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
+    lane *l = &b->lanes[b->nlanes];
+    const gpufl__tl_track *tr = &b->tl.tracks[track];
+    l->type = (uint8_t)type;
+    l->device = tr->device;
+    l->stream = tr->stream;
+    l->tid = tr->tid;
+    b->track_lane[track][type] = (uint32_t)b->nlanes++;
+    return l;
 }
 
-/* Makes the lanes: streams with work by (device, stream), then threads by
- * tid, each with its scopes, NVTX and syncs lanes when it has rows. */
+/* Makes the lanes from the timeline's tracks: streams with work by
+ * (device, stream), then threads by tid, each with its scopes, NVTX and
+ * syncs lanes when it has rows. */
 static int make_lanes(builder *b)
 {
-    const gpufl__rows *rs = &b->r;
-    size_t nst = gpufl__streams_n(rs);
-
-    uint32_t *used = calloc(nst + 1, sizeof *used);
-    b->stream_lane = malloc((nst + 1) * sizeof *b->stream_lane);
-    if (!used || !b->stream_lane) {
-        free(used);
+    int rc = gpufl__timeline_build(&b->tl, &b->r, DRAWN_ITEMS);
+    if (rc != 0)
+        return rc;
+    size_t nt = b->tl.ntracks;
+    b->track_lane = malloc((nt ? nt : 1) * sizeof *b->track_lane);
+    b->lanes = calloc(3 * nt + 1, sizeof *b->lanes);
+    if (!b->track_lane || !b->lanes)
         return GPUFL_ENOMEM;
+    for (size_t t = 0; t < nt; t++)
+        for (unsigned k = 0; k < 4; k++)
+            b->track_lane[t][k] = NONE;
+    for (uint32_t t = 0; t < nt; t++)
+        if (b->tl.tracks[t].kind == GPUFL__TL_STREAM)
+            new_lane(b, t, LANE_STREAM);
+    for (uint32_t t = 0; t < nt; t++) {
+        if (b->tl.tracks[t].kind != GPUFL__TL_THREAD)
+            continue;
+        bool has[4] = {false};
+        size_t n;
+        const uint64_t *item = gpufl__tl_items(&b->tl, t, &n);
+        for (size_t i = 0; i < n; i++)
+            has[thread_lane_type(GPUFL__TL_REF_KIND(item[i]))] = true;
+        for (unsigned type = LANE_SCOPES; type <= LANE_SYNCS; type++)
+            if (has[type])
+                new_lane(b, t, type);
     }
-    for (unsigned tbl = GPUFL__TBL_KERNEL; tbl <= GPUFL__TBL_MEMSET; tbl++)
-        for (size_t i = 0, n = gpufl__rows_n(rs, tbl); i < n; i++)
-            used[gpufl__row_stream_row(rs, tbl, i)] = 1;
-    uint32_t *order = malloc((nst + 1) * sizeof *order);
-    if (!order) {
-        free(used);
-        return GPUFL_ENOMEM;
-    }
-    size_t nstreams = 0;
-    for (uint32_t i = 0; i < nst; i++) {
-        b->stream_lane[i] = NONE;
-        if (used[i])
-            order[nstreams++] = i;
-    }
-    free(used);
-    qsort_r(order, nstreams, sizeof *order, cmp_stream_rows, (void *)rs);
-
-    /* threads and their lane types, as (tid << 2 | type), sorted, distinct */
-    gpufl__idmap seen = {0};
-    uint64_t *keys = NULL;
-    size_t nkeys = 0, keys_cap = 0;
-    int rc = 0;
-    static const unsigned lane_tables[3] = {GPUFL__TBL_SCOPE, GPUFL__TBL_NVTX, GPUFL__TBL_SYNC};
-    for (int pass = 0; pass < 3 && rc == 0; pass++) {
-        unsigned tbl = lane_tables[pass];
-        size_t n = gpufl__rows_n(rs, tbl);
-        uint64_t type = pass == 0 ? LANE_SCOPES : pass == 1 ? LANE_NVTX : LANE_SYNCS;
-        for (size_t i = 0; i < n && rc == 0; i++) {
-            uint64_t tid = gpufl__row_tid(rs, tbl, i);
-            uint64_t key = tid << 2 | type;
-            uint32_t unused;
-            if (gpufl__idmap_get(&seen, key, &unused))
-                continue;
-            if (nkeys == keys_cap) {
-                size_t cap = keys_cap ? keys_cap * 2 : 64;
-                uint64_t *v = realloc(keys, cap * sizeof *v);
-                if (!v) {
-                    rc = GPUFL_ENOMEM;
-                    break;
-                }
-                keys = v;
-                keys_cap = cap;
-            }
-            keys[nkeys++] = key;
-            rc = gpufl__idmap_put(&seen, key, 0);
-        }
-    }
-    gpufl__idmap_free(&seen);
-    if (rc == 0 && nkeys)
-        qsort(keys, nkeys, sizeof *keys, cmp_u64);
-
-    if (rc == 0) {
-        b->lanes = calloc(nstreams + nkeys + 1, sizeof *b->lanes);
-        if (!b->lanes)
-            rc = GPUFL_ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < nstreams; i++) {
-        lane *l = &b->lanes[b->nlanes];
-        l->type = LANE_STREAM;
-        l->device = gpufl__stream_device(rs, order[i]);
-        l->stream = gpufl__stream_id(rs, order[i]);
-        b->stream_lane[order[i]] = (uint32_t)b->nlanes++;
-    }
-    for (size_t i = 0; rc == 0 && i < nkeys; i++) {
-        lane *l = &b->lanes[b->nlanes];
-        l->type = (uint8_t)(keys[i] & 3);
-        l->tid = (uint32_t)(keys[i] >> 2);
-        rc = gpufl__idmap_put(&b->tid_lanes, keys[i], (uint32_t)b->nlanes++);
-    }
-    free(order);
-    free(keys);
-    return rc;
-}
-
-static uint32_t tid_lane(const builder *b, uint32_t tid, unsigned type)
-{
-    uint32_t found;
-    return gpufl__idmap_get(&b->tid_lanes, (uint64_t)tid << 2 | type, &found) ? found : NONE;
+    return 0;
 }
 
 /* ---- feeding the slices -------------------------------------------------------- */
 
-/* The slice of a kernel, copy or memset (its end as the trace has it;
- * add() makes an end before the start zero-length). */
-static slice work_slice(const builder *b, unsigned tbl, size_t i)
+/* The slice of an item (its end as the trace has it; add() makes an end
+ * before the start zero-length). A scope or NVTX range that never ended
+ * ends at the session's last time, as the trace gives it. */
+static slice item_slice(const builder *b, unsigned tbl, size_t i)
 {
     const gpufl__rows *r = &b->r;
     slice s = {gpufl__row_start(r, tbl, i), gpufl__row_end(r, tbl, i), page_kind[tbl], 0, "memset"};
-    if (tbl == GPUFL__TBL_KERNEL) {
+    switch (tbl) {
+    case GPUFL__TBL_KERNEL:
         s.id = gpufl__k_name(r, i);
         s.text = gpufl__rows_str(r, s.id);
-    } else if (tbl == GPUFL__TBL_COPY) {
+        break;
+    case GPUFL__TBL_COPY: {
         uint32_t kind = gpufl__row_copy_kind(r, tbl, i);
         s.id = kind < GFL_COPY_KIND_COUNT ? kind : 0;
         s.text = gpufl__copy_kind((uint8_t)s.id)->slice;
+        break;
+    }
+    case GPUFL__TBL_SYNC: {
+        uint32_t kind = gpufl__y_kind(r, i) < GFL_SYNC_KIND_COUNT ? gpufl__y_kind(r, i) : 0;
+        s.id = kind;
+        s.text = gpufl__sync_kind((uint8_t)kind)->label;
+        break;
+    }
+    case GPUFL__TBL_SCOPE:
+    case GPUFL__TBL_NVTX:
+        s.id = gpufl__row_name(r, tbl, i);
+        s.text = gpufl__rows_str(r, s.id);
+        if (gpufl__row_instant(r, tbl, i)) {
+            s.end = s.start;
+            s.kind = PAGE_KIND_MARK;
+        }
+        break;
+    default: break;
     }
     return s;
 }
 
-/* The device work of every stream, in start order across the three tables
- * (a stream's rows must arrive sorted for the row assignment): ties go to
- * kernels, then copies, then memsets, as gpufl__ops gives them. */
-static void feed_streams(builder *b)
+/* Every lane's items, in the timeline's order (by start, longer first):
+ * the row assignment needs each lane's slices sorted. */
+static void feed(builder *b)
 {
-    gpufl__ops it;
-    gpufl__op op;
-    gpufl__ops_begin(&it, &b->r);
-    while (!b->err && gpufl__ops_next(&it, &op))
-        add(b, b->stream_lane[op.stream_row], work_slice(b, op.table, op.row));
-}
-
-static void feed_threads(builder *b)
-{
-    const gpufl__rows *r = &b->r;
-    for (unsigned tbl = GPUFL__TBL_SCOPE; tbl <= GPUFL__TBL_NVTX; tbl++) {
-        const gpufl_trace_scopes *s = gpufl__rows_ranges(r, tbl);
-        for (size_t i = 0, n = gpufl__rows_n(r, tbl); i < n && !b->err; i++) {
-            uint64_t begin = gpufl__s_begin(s, i);
-            uint64_t end = gpufl__s_end(s, i); /* never ended: the session's last time, as the trace gives it */
-            bool mark = tbl == GPUFL__TBL_NVTX && gpufl__s_instant(s, i);
-            uint32_t name = gpufl__s_name(s, i);
-            add(b, tid_lane(b, gpufl__s_tid(s, i), tbl == GPUFL__TBL_SCOPE ? LANE_SCOPES : LANE_NVTX),
-                (slice){begin, mark ? begin : end, mark ? PAGE_KIND_MARK : page_kind[tbl], name,
-                        gpufl__rows_str(r, name)});
+    for (uint32_t t = 0; t < b->tl.ntracks && !b->err; t++) {
+        bool stream = b->tl.tracks[t].kind == GPUFL__TL_STREAM;
+        size_t n;
+        const uint64_t *item = gpufl__tl_items(&b->tl, t, &n);
+        for (size_t i = 0; i < n && !b->err; i++) {
+            unsigned kind = GPUFL__TL_REF_KIND(item[i]);
+            uint32_t li = b->track_lane[t][stream ? LANE_STREAM : thread_lane_type(kind)];
+            add(b, li, item_slice(b, kind, GPUFL__TL_REF_ROW(item[i])));
         }
-    }
-    for (size_t i = 0, n = gpufl__y_n(r); i < n && !b->err; i++) {
-        uint32_t kind = gpufl__y_kind(r, i) < GFL_SYNC_KIND_COUNT ? gpufl__y_kind(r, i) : 0;
-        add(b, tid_lane(b, gpufl__y_tid(r, i), LANE_SYNCS),
-            (slice){gpufl__y_start(r, i), gpufl__y_end(r, i), page_kind[GPUFL__TBL_SYNC], kind,
-                    gpufl__sync_kind((uint8_t)kind)->label});
     }
 }
 
@@ -397,8 +350,7 @@ static int build(builder *b)
         return rc;
     /* count the slices of each lane, to choose q */
     b->count_only = true;
-    feed_streams(b);
-    feed_threads(b);
+    feed(b);
     b->count_only = false;
     if (b->err)
         return b->err;
@@ -423,8 +375,7 @@ static int build(builder *b)
     for (;;) {
         reset_rows(b);
         b->q = q;
-        feed_streams(b);
-        feed_threads(b);
+        feed(b);
         for (size_t i = 0; i < b->nlanes && !b->err; i++)
             for (uint32_t r = 0; r < b->lanes[i].nrows; r++)
                 flush_pending(b, &b->lanes[i].rows[r]);
@@ -440,9 +391,9 @@ static void builder_free(builder *b)
 {
     reset_rows(b);
     free(b->lanes);
-    free(b->stream_lane);
+    free(b->track_lane);
+    gpufl__timeline_free(&b->tl);
     free(b->names);
-    gpufl__idmap_free(&b->tid_lanes);
     gpufl__idmap_free(&b->name_index);
 }
 

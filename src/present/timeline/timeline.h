@@ -15,7 +15,8 @@
  *         which CUDA runs one after another on a stream
  *       one per stream with syncs ("GPU 0 stream 7 syncs"): a sync is the
  *         host waiting for the stream, so it spans the stream's work and
- *         gets a track of its own
+ *         gets a track of its own (or, built with GPUFL__TL_SYNCS_BY_THREAD,
+ *         is on the track of the thread that waited)
  *       counters: utilization (%), memory used (bytes), power (W),
  *         temperature (C), SM clock (MHz), where the samples have them
  *     host counters: CPU of the process and of the machine (%), RSS (bytes)
@@ -109,9 +110,20 @@ typedef struct gpufl__timeline {
     gpufl__idmap threads, streams, syncs; /* key -> track id */
 } gpufl__timeline;
 
-/* Builds the timeline of x (which must outlive it). Returns 0, or
- * GPUFL_ENOMEM with *tl empty (safe to free). */
-int gpufl__timeline_build(gpufl__timeline *tl, const gpufl__rows *x) __attribute__((warn_unused_result));
+/* Which items a timeline holds: every kind, or those an output draws (a
+ * bit per item kind), so that one that draws no launch calls does not
+ * pay for sorting them. A thread or stream has a track when it has an
+ * item of these kinds. */
+#define GPUFL__TL_ITEM(kind) (1u << (kind))
+#define GPUFL__TL_ALL 0x7fffffffu
+/* With the items: syncs on the track of the thread that waited, instead of
+ * a syncs track of the stream waited for (the HTML report's layout). */
+#define GPUFL__TL_SYNCS_BY_THREAD 0x80000000u
+
+/* Builds the timeline of x (which must outlive it) with the item kinds in
+ * items. Returns 0, or GPUFL_ENOMEM with *tl empty (safe to free). */
+int gpufl__timeline_build(gpufl__timeline *tl, const gpufl__rows *x, uint32_t items)
+    __attribute__((warn_unused_result));
 void gpufl__timeline_free(gpufl__timeline *tl);
 
 /* The items of track id (none for process, device and counter tracks). */

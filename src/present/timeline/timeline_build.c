@@ -4,6 +4,7 @@
  */
 #include "present/timeline/timeline.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 typedef struct builder {
     gpufl__timeline *t;
     const gpufl__rows *x;
+    uint32_t items;       /* GPUFL__TL_ITEM bits of the kinds held */
     gpufl__idmap devices; /* the devices seen */
     /* lookup cache */
     uint64_t last_key;
@@ -100,15 +102,22 @@ static int collect(builder *b)
     for (uint32_t d = 0; d < x->info->ndevices && !rc; d++)
         rc = map_add(&b->devices, x->info->devices[d].index);
     for (unsigned src = GPUFL__TBL_KERNEL; src <= GPUFL__TBL_SYNC && !rc; src++) {
-        size_t n = gpufl__rows_n(x, src);
+        bool rows = b->items & GPUFL__TL_ITEM(src);
+        bool calls = src != GPUFL__TBL_SYNC && (b->items & GPUFL__TL_ITEM(GPUFL__TL_CALL_OF(src)));
+        size_t n = rows || calls ? gpufl__rows_n(x, src) : 0;
         uint64_t last = UINT64_MAX;
         uint32_t last_tid = 0;
         gpufl__idmap *m = src == GPUFL__TBL_SYNC ? &b->t->syncs : &b->t->streams;
+        if (src == GPUFL__TBL_SYNC && (b->items & GPUFL__TL_SYNCS_BY_THREAD)) {
+            for (size_t i = 0; i < n && !rc; i++)
+                rc = map_add(&b->t->threads, gpufl__row_tid(x, src, i));
+            continue;
+        }
         for (size_t i = 0; i < n && !rc; i++) {
             uint32_t device, stream;
             gpufl__row_where(x, src, i, &device, &stream);
             uint64_t key = stream_key(device, stream);
-            if (key != last) {
+            if (key != last && rows) {
                 rc = map_add(m, key);
                 if (!rc)
                     rc = map_add(&b->devices, device);
@@ -116,7 +125,7 @@ static int collect(builder *b)
             }
             uint64_t api_start, api_end;
             uint32_t tid;
-            if (gpufl__row_call(x, src, i, &api_start, &api_end, &tid)) {
+            if (calls && gpufl__row_call(x, src, i, &api_start, &api_end, &tid)) {
                 if (tid != last_tid && !rc) {
                     rc = map_add(&b->t->threads, tid);
                     last_tid = tid;
@@ -125,7 +134,7 @@ static int collect(builder *b)
         }
     }
     for (unsigned src = GPUFL__TBL_SCOPE; src <= GPUFL__TBL_NVTX && !rc; src++) {
-        size_t n = gpufl__rows_n(x, src);
+        size_t n = b->items & GPUFL__TL_ITEM(src) ? gpufl__rows_n(x, src) : 0;
         uint32_t last_tid = UINT32_MAX;
         for (size_t i = 0; i < n && !rc; i++) {
             gpufl__range_row r;
@@ -321,7 +330,8 @@ static uint32_t lookup(builder *b, const gpufl__idmap *m, uint64_t key)
 static uint32_t item_track(builder *b, unsigned kind, size_t row)
 {
     const gpufl__rows *x = b->x;
-    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX)
+    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX ||
+        (kind == GPUFL__TBL_SYNC && (b->items & GPUFL__TL_SYNCS_BY_THREAD)))
         return lookup(b, &b->t->threads, gpufl__row_tid(x, kind, row));
     if (kind >= CALLS) {
         uint64_t api_start, api_end;
@@ -358,7 +368,7 @@ static int bucket(builder *b)
         return GPUFL_ENOMEM;
     for (size_t k = 0; k < NITEM_KINDS; k++) {
         unsigned kind = item_kinds[k];
-        size_t n = gpufl__rows_n(b->x, kind >= CALLS ? kind - CALLS : kind);
+        size_t n = b->items & GPUFL__TL_ITEM(kind) ? gpufl__rows_n(b->x, kind >= CALLS ? kind - CALLS : kind) : 0;
         for (size_t i = 0; i < n; i++) {
             uint32_t tr = item_track(b, kind, i);
             if (tr != GPUFL__TL_NONE) {
@@ -378,7 +388,7 @@ static int bucket(builder *b)
     memcpy(fill, t->off, t->ntracks * sizeof *fill);
     for (size_t k = 0; k < NITEM_KINDS; k++) {
         unsigned kind = item_kinds[k];
-        size_t n = gpufl__rows_n(b->x, kind >= CALLS ? kind - CALLS : kind);
+        size_t n = b->items & GPUFL__TL_ITEM(kind) ? gpufl__rows_n(b->x, kind >= CALLS ? kind - CALLS : kind) : 0;
         for (size_t i = 0; i < n; i++) {
             uint32_t tr = item_track(b, kind, i);
             if (tr != GPUFL__TL_NONE)
@@ -470,11 +480,11 @@ static int sort_tracks(builder *b)
 
 /* ---- the timeline ------------------------------------------------------------ */
 
-int gpufl__timeline_build(gpufl__timeline *t, const gpufl__rows *x)
+int gpufl__timeline_build(gpufl__timeline *t, const gpufl__rows *x, uint32_t items)
 {
     memset(t, 0, sizeof *t);
     t->x = x;
-    builder b = {.t = t, .x = x, .last_track = GPUFL__TL_NONE};
+    builder b = {.t = t, .x = x, .items = items, .last_track = GPUFL__TL_NONE};
     int rc = collect(&b);
     if (!rc)
         rc = make_tracks(&b);

@@ -329,7 +329,7 @@ int gpufl__timeline_walk(const gpufl__timeline *tl, const gpufl__tl_sink *sink, 
 int gpufl__timeline_run(const gpufl__rows *x, const gpufl__tl_sink *sink, gpufl__tl_stats *stats)
 {
     gpufl__timeline tl;
-    int rc = gpufl__timeline_build(&tl, x);
+    int rc = gpufl__timeline_build(&tl, x, GPUFL__TL_ALL);
     if (rc) {
         memset(stats, 0, sizeof *stats);
         return rc;

@@ -1,10 +1,11 @@
 /*
- * The lanes of the timeline view (see view_index.h). Two passes over the
- * trace's tables: the first finds each row's lane (a hash of lane keys,
- * core/idmap.h, with the previous row's lane tried first: neighbours in time
- * usually share a stream) and counts; the second places the rows, walking
- * kernels, copies and memsets together in start order so that a stream's
- * lane comes out sorted. Single-threaded.
+ * The lanes of the timeline view (see view_index.h), from the one timeline
+ * (present/timeline): its stream tracks are the stream lanes, its thread
+ * tracks' scopes and NVTX ranges split by depth are the thread lanes, in
+ * the timeline's order. Two passes: the first finds each row's lane (a hash
+ * of lane keys, core/idmap.h, with the previous row's lane tried first:
+ * neighbours usually share one) and counts; the second places the rows.
+ * Single-threaded.
  */
 #include "present/view/view_index.h"
 
@@ -14,6 +15,7 @@
 
 #include "core/idmap.h"
 #include "gpufl/gpufl.h"
+#include "present/timeline/timeline.h"
 
 /* ---- lane keys ---------------------------------------------------------- */
 
@@ -87,34 +89,38 @@ static void map_free(lane_map *m)
 
 /* ---- the two passes ------------------------------------------------------ */
 
-/* Calls visit(ctx, lane, entry) for every lane a row belongs to, rows of
- * kernels, copies and memsets in start order (ties: kernels first), then
- * scopes, NVTX ranges and samples, each in table order. */
+/* Calls visit(ctx, lane, entry) for every lane a row belongs to: the rows
+ * of the timeline's stream and thread tracks (present/timeline) in its
+ * order, then each device's kernels and samples in table order (start
+ * order). */
 typedef int (*visit_fn)(void *ctx, uint32_t lane, uint32_t entry);
 
 typedef struct walk {
     gpufl__view_index *ix;
     lane_map *map;
+    const gpufl__timeline *tl;
 } walk;
+
+/* The items of the timeline the view draws. */
+#define DRAWN_ITEMS                                                                                                    \
+    (GPUFL__TL_ITEM(GPUFL__TBL_KERNEL) | GPUFL__TL_ITEM(GPUFL__TBL_COPY) | GPUFL__TL_ITEM(GPUFL__TBL_MEMSET) |         \
+     GPUFL__TL_ITEM(GPUFL__TBL_SCOPE) | GPUFL__TL_ITEM(GPUFL__TBL_NVTX))
+
+static uint32_t entry_of(unsigned table, size_t i) { return (uint32_t)table << GPUFL__VROW_BITS | (uint32_t)i; }
 
 static int visit_row(walk *w, unsigned table, size_t i, visit_fn visit, void *ctx)
 {
     const gpufl__rows *s = &w->ix->src;
-    uint32_t e = (uint32_t)table << GPUFL__VROW_BITS | (uint32_t)i;
     uint32_t lane;
     int rc;
     switch (table) {
     case GPUFL__TBL_KERNEL:
-        if ((rc = map_lane(w->map, GPUFL__VLANE_DEVICE, gpufl__row_device(s, table, i), 0, &lane)) != 0 ||
-            (rc = visit(ctx, lane, e)) != 0)
-            return rc;
-        /* fallthrough */
     case GPUFL__TBL_COPY:
     case GPUFL__TBL_MEMSET:
         if ((rc = map_lane(w->map, GPUFL__VLANE_STREAM, gpufl__row_device(s, table, i), gpufl__row_stream(s, table, i),
                            &lane)) != 0)
             return rc;
-        return visit(ctx, lane, e);
+        return visit(ctx, lane, entry_of(table, i));
     case GPUFL__TBL_SCOPE:
     case GPUFL__TBL_NVTX: {
         if (gpufl__row_instant(s, table, i)) {
@@ -129,54 +135,34 @@ static int visit_row(walk *w, unsigned table, size_t i, visit_fn visit, void *ct
         unsigned kind = table == GPUFL__TBL_SCOPE ? GPUFL__VLANE_SCOPE : GPUFL__VLANE_NVTX;
         if ((rc = map_lane(w->map, kind, gpufl__row_tid(s, table, i), depth, &lane)) != 0)
             return rc;
-        return visit(ctx, lane, e);
+        return visit(ctx, lane, entry_of(table, i));
     }
-    default:
-        if (gpufl__d_util_or_none(s, i) < 0)
-            return 0;
-        if ((rc = map_lane(w->map, GPUFL__VLANE_SAMPLES, gpufl__row_device(s, table, i), 0, &lane)) != 0)
-            return rc;
-        return visit(ctx, lane, e);
+    default: return 0;
     }
 }
-
-/* The tables the view draws, and those of them walked after the device
- * work, each in table order. */
-static const unsigned drawn[] = {GPUFL__TBL_KERNEL, GPUFL__TBL_COPY, GPUFL__TBL_MEMSET,
-                                 GPUFL__TBL_SCOPE,  GPUFL__TBL_NVTX, GPUFL__TBL_DEVICE_SAMPLE};
-static const unsigned later[] = {GPUFL__TBL_SCOPE, GPUFL__TBL_NVTX, GPUFL__TBL_DEVICE_SAMPLE};
 
 static int walk_all(walk *w, visit_fn visit, void *ctx)
 {
     const gpufl__rows *s = &w->ix->src;
-    size_t pos[3] = {0, 0, 0}, n[3];
-    for (unsigned t = 0; t < 3; t++)
-        n[t] = gpufl__rows_n(s, t);
-    for (;;) {
-        unsigned best = 3;
-        uint64_t best_start = 0;
-        for (unsigned t = 0; t < 3; t++) {
-            if (pos[t] == n[t])
-                continue;
-            uint64_t st = gpufl__row_start(s, t, pos[t]);
-            if (best == 3 || st < best_start) {
-                best = t;
-                best_start = st;
-            }
-        }
-        if (best == 3)
-            break;
-        int rc = visit_row(w, best, pos[best]++, visit, ctx);
-        if (rc != 0)
-            return rc;
+    int rc = 0;
+    for (uint32_t tr = 0; tr < w->tl->ntracks && !rc; tr++) {
+        size_t n;
+        const uint64_t *item = gpufl__tl_items(w->tl, tr, &n);
+        for (size_t k = 0; k < n && !rc; k++)
+            rc = visit_row(w, GPUFL__TL_REF_KIND(item[k]), GPUFL__TL_REF_ROW(item[k]), visit, ctx);
     }
-    for (unsigned k = 0; k < 3; k++)
-        for (size_t i = 0, t = later[k]; i < gpufl__rows_n(s, (unsigned)t); i++) {
-            int rc = visit_row(w, (unsigned)t, i, visit, ctx);
-            if (rc != 0)
-                return rc;
-        }
-    return 0;
+    uint32_t lane;
+    for (size_t i = 0, n = gpufl__rows_n(s, GPUFL__TBL_KERNEL); i < n && !rc; i++)
+        if ((rc = map_lane(w->map, GPUFL__VLANE_DEVICE, gpufl__row_device(s, GPUFL__TBL_KERNEL, i), 0, &lane)) == 0)
+            rc = visit(ctx, lane, entry_of(GPUFL__TBL_KERNEL, i));
+    for (size_t i = 0, n = gpufl__rows_n(s, GPUFL__TBL_DEVICE_SAMPLE); i < n && !rc; i++) {
+        if (gpufl__d_util_or_none(s, i) < 0)
+            continue;
+        if ((rc = map_lane(w->map, GPUFL__VLANE_SAMPLES, gpufl__row_device(s, GPUFL__TBL_DEVICE_SAMPLE, i), 0,
+                           &lane)) == 0)
+            rc = visit(ctx, lane, entry_of(GPUFL__TBL_DEVICE_SAMPLE, i));
+    }
+    return rc;
 }
 
 static int count_entry(void *ctx, uint32_t lane, uint32_t entry)
@@ -232,15 +218,21 @@ int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
 {
     memset(ix, 0, sizeof *ix);
     gpufl__rows_open(&ix->src, t);
-    for (size_t k = 0; k < sizeof drawn / sizeof drawn[0]; k++)
-        if (gpufl__rows_n(&ix->src, drawn[k]) >= (1u << GPUFL__VROW_BITS))
+    for (unsigned table = GPUFL__TBL_KERNEL; table <= GPUFL__TBL_DEVICE_SAMPLE; table++)
+        if (gpufl__rows_n(&ix->src, table) >= (1u << GPUFL__VROW_BITS))
             return GPUFL_EUNSUPPORTED;
     scan_extent(ix);
     lane_map map;
     memset(&map, 0, sizeof map);
     map.last_key[0] = map.last_key[1] = NO_KEY;
-    walk w = {ix, &map};
-    int rc = walk_all(&w, count_entry, &map);
+    gpufl__timeline tl;
+    int rc = gpufl__timeline_build(&tl, &ix->src, DRAWN_ITEMS);
+    if (rc != 0) {
+        gpufl__view_index_free(ix);
+        return rc;
+    }
+    walk w = {ix, &map, &tl};
+    rc = walk_all(&w, count_entry, &map);
     if (rc != 0)
         goto fail;
     size_t total = 0;
@@ -271,9 +263,11 @@ int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
     ix->nlanes = map.nlanes;
     map.lanes = NULL;
     map_free(&map);
+    gpufl__timeline_free(&tl);
     return 0;
 fail:
     map_free(&map);
+    gpufl__timeline_free(&tl);
     gpufl__view_index_free(ix);
     return rc;
 }

@@ -46,14 +46,6 @@ const char *gpufl__channel_name(uint8_t channel)
     return NAME_OF(names, channel);
 }
 
-const char *gpufl__drop_reason_name(uint8_t reason)
-{
-    static const char *const names[GFL_DROP_REASON_COUNT] = {
-        "ring_full", "disk_limit", "stale", "scope_depth", "intern_full", "bad_event", "cupti", "out_of_session",
-    };
-    return NAME_OF(names, reason);
-}
-
 const char *gpufl__log_level_name(uint8_t level)
 {
     static const char *const names[] = {"debug", "info", "warn", "error"};

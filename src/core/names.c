@@ -4,6 +4,8 @@
  */
 #include "core/names.h"
 
+#include <stddef.h>
+
 static const gpufl__copy_kind_names copy_kinds[GFL_COPY_KIND_COUNT] = {
     {"unknown", "memcpy", "memcpy (call)", "copy", '*'},
     {"HtoD", "memcpy HtoD", "memcpy HtoD (call)", "HtoD", '>'},
@@ -30,12 +32,27 @@ static const gpufl__limiter_names limiters[GFL_LIMIT_COUNT] = {
     {"blocks", "blocks"},
 };
 
+static const gpufl__drop_reason_names drop_reasons[GFL_DROP_REASON_COUNT] = {
+    {"ring_full", "ring full"},
+    {"disk_limit", "disk limit"},
+    {"stale", "stale"},
+    {"scope_depth", "scope depth"},
+    {"intern_full", "string table full"},
+    {"bad_event", "bad event"},
+    {"cupti", "CUPTI"},
+    {"out_of_session", "out of session"},
+};
+
 #define ROW(table, i) (&(table)[(unsigned)(i) < sizeof(table) / sizeof(table)[0] ? (unsigned)(i) : 0])
 
 const gpufl__copy_kind_names *gpufl__copy_kind(uint8_t kind) { return ROW(copy_kinds, kind); }
 const gpufl__sync_kind_names *gpufl__sync_kind(uint8_t kind) { return ROW(sync_kinds, kind); }
 const gpufl__mem_kind_names *gpufl__mem_kind(uint8_t kind) { return ROW(mem_kinds, kind); }
 const gpufl__limiter_names *gpufl__limiter(uint8_t limiter) { return ROW(limiters, limiter); }
+const gpufl__drop_reason_names *gpufl__drop_reason(uint8_t reason)
+{
+    return reason < GFL_DROP_REASON_COUNT ? &drop_reasons[reason] : NULL;
+}
 
 /* The key column under the names the writers and readers have always
  * called (core/event.h). */
@@ -43,3 +60,8 @@ const char *gpufl__copy_kind_name(uint8_t kind) { return gpufl__copy_kind(kind)-
 const char *gpufl__mem_kind_name(uint8_t kind) { return gpufl__mem_kind(kind)->key; }
 const char *gpufl__sync_kind_name(uint8_t kind) { return gpufl__sync_kind(kind)->key; }
 const char *gpufl__limiter_name(uint8_t limiter) { return gpufl__limiter(limiter)->key; }
+const char *gpufl__drop_reason_name(uint8_t reason)
+{
+    const gpufl__drop_reason_names *d = gpufl__drop_reason(reason);
+    return d ? d->key : "unknown";
+}

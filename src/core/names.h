@@ -47,9 +47,16 @@ typedef struct gpufl__limiter_names {
     const char *label; /* "shared memory"; 0: "" (the HTML report) */
 } gpufl__limiter_names;
 
+typedef struct gpufl__drop_reason_names {
+    const char *key;   /* "ring_full" (gpufl__drop_reason_name) */
+    const char *label; /* "ring full" (the HTML report) */
+} gpufl__drop_reason_names;
+
 const gpufl__copy_kind_names *gpufl__copy_kind(uint8_t kind);
 const gpufl__sync_kind_names *gpufl__sync_kind(uint8_t kind);
 const gpufl__mem_kind_names *gpufl__mem_kind(uint8_t kind);
 const gpufl__limiter_names *gpufl__limiter(uint8_t limiter);
+/* NULL for a reason this build does not know (a newer writer's). */
+const gpufl__drop_reason_names *gpufl__drop_reason(uint8_t reason);
 
 #endif /* GPUFL_CORE_NAMES_H */

@@ -178,15 +178,6 @@ static int on_track(void *ctx, const gpufl__tl_track *t)
     }
 }
 
-static const char *category(unsigned src)
-{
-    static const char *const cats[] = {
-        [GPUFL__TBL_KERNEL] = "kernel", [GPUFL__TBL_COPY] = "memcpy", [GPUFL__TBL_MEMSET] = "memset",
-        [GPUFL__TBL_SYNC] = "sync",     [GPUFL__TBL_SCOPE] = "scope", [GPUFL__TBL_NVTX] = "nvtx",
-        [GPUFL__TL_API] = "api"};
-    return src < sizeof cats / sizeof cats[0] && cats[src] ? cats[src] : "";
-}
-
 static void name_of(cj *c, const gpufl__tl_slice *s)
 {
     gpufl__xname n;
@@ -286,7 +277,7 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
     key(&c->out, "name");
     name_of(c, s);
     key(&c->out, "cat");
-    write_json_string(&c->out, category(s->src));
+    write_json_string(&c->out, gpufl__tl_src_names(s->src)->category);
     key(&c->out, "ts");
     gpufl__xout_us(&c->out, s->start);
     if (s->instant) {

@@ -34,21 +34,13 @@
 #include "gpufl/gpufl.h"
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
-#include "present/timeline/timeline.h"
+#include "present/timeline/timeline_names.h"
 #include "read/rows.h"
 
 #define NONE UINT32_MAX
 
 enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS };
 static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs"};
-
-/* The page script's numbers for kinds of slices ("nk"), which it colours
- * and names: a contract with the script, by table, and one for NVTX marks. */
-static const uint8_t page_kind[GPUFL__TBL_COUNT] = {
-    [GPUFL__TBL_KERNEL] = 0, [GPUFL__TBL_COPY] = 1, [GPUFL__TBL_MEMSET] = 2,
-    [GPUFL__TBL_SCOPE] = 3,  [GPUFL__TBL_NVTX] = 4, [GPUFL__TBL_SYNC] = 6,
-};
-#define PAGE_KIND_MARK 5 /* an NVTX mark: an instant */
 
 /* ---- lanes, rows, marks ------------------------------------------------------ */
 
@@ -270,7 +262,8 @@ static int make_lanes(builder *b)
 static slice item_slice(const builder *b, unsigned tbl, size_t i)
 {
     const gpufl__rows *r = &b->r;
-    slice s = {gpufl__row_start(r, tbl, i), gpufl__row_end(r, tbl, i), page_kind[tbl], 0, "memset"};
+    slice s = {gpufl__row_start(r, tbl, i), gpufl__row_end(r, tbl, i), (uint8_t)gpufl__tl_src_names(tbl)->page, 0,
+               "memset"};
     switch (tbl) {
     case GPUFL__TBL_KERNEL:
         s.id = gpufl__k_name(r, i);
@@ -294,7 +287,7 @@ static slice item_slice(const builder *b, unsigned tbl, size_t i)
         s.text = gpufl__rows_str(r, s.id);
         if (gpufl__row_instant(r, tbl, i)) {
             s.end = s.start;
-            s.kind = PAGE_KIND_MARK;
+            s.kind = (uint8_t)gpufl__tl_src_names(tbl)->page_instant;
         }
         break;
     default: break;

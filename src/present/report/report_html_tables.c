@@ -16,9 +16,6 @@
 
 #define S(id) gpufl_trace_string(t, (id))
 
-static const char *const drop_names[16] = {"ring full",         "disk limit", "stale", "scope depth",
-                                           "string table full", "bad event",  "CUPTI", "out of session"};
-
 /* ---- cells -------------------------------------------------------------------- */
 
 static void td_text(gpufl__hout *o, const char *s)
@@ -113,9 +110,11 @@ static void warnings(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summ
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
     if (s->dropped_total) {
         gpufl__hout_printf(o, "<p class=warn>%" PRIu64 " events were lost:", s->dropped_total);
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < 16; i++) {
+            const gpufl__drop_reason_names *d = gpufl__drop_reason((uint8_t)i);
             if (s->dropped[i])
-                gpufl__hout_printf(o, " %s %" PRIu64 ";", drop_names[i] ? drop_names[i] : "other", s->dropped[i]);
+                gpufl__hout_printf(o, " %s %" PRIu64 ";", d ? d->label : "other", s->dropped[i]);
+        }
         gpufl__hout_raw(o, " figures below undercount.</p>\n");
     }
     if (s->skipped_bytes || s->skipped_lines || s->skipped_chunks)

@@ -75,3 +75,16 @@ void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xnam
         return;
     }
 }
+
+static const gpufl__tl_kind_names kinds[GPUFL__TL_API + 1] = {
+    [GPUFL__TBL_KERNEL] = {"kernel", 0, -1}, [GPUFL__TBL_COPY] = {"memcpy", 1, -1},
+    [GPUFL__TBL_MEMSET] = {"memset", 2, -1}, [GPUFL__TBL_SCOPE] = {"scope", 3, -1},
+    [GPUFL__TBL_NVTX] = {"nvtx", 4, 5},      [GPUFL__TBL_SYNC] = {"sync", 6, -1},
+    [GPUFL__TL_API] = {"api", -1, -1},
+};
+
+const gpufl__tl_kind_names *gpufl__tl_src_names(unsigned src)
+{
+    static const gpufl__tl_kind_names none = {"", -1, -1};
+    return src <= GPUFL__TL_API && kinds[src].category ? &kinds[src] : &none;
+}

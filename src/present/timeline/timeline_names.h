@@ -18,6 +18,18 @@ typedef struct gpufl__xname {
     uint8_t launch;  /* prefix "launch " */
 } gpufl__xname;
 
+/* What the outputs print for the kind of a slice: a table the timeline
+ * holds (GPUFL__TBL_KERNEL .. _NVTX) or GPUFL__TL_API, a launching call. */
+typedef struct gpufl__tl_kind_names {
+    const char *category; /* Chrome JSON "cat": "kernel", "memcpy", ... */
+    int page;             /* the HTML page script's kind number ("nk"), a contract with
+                             report.js; -1: the page draws none */
+    int page_instant;     /* the same for an instant (an NVTX mark); -1 none */
+} gpufl__tl_kind_names;
+
+/* Never NULL: an unknown kind has category "" and no page kinds. */
+const gpufl__tl_kind_names *gpufl__tl_src_names(unsigned src);
+
 #define GPUFL__XNAME_LAUNCH "launch "
 void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xname *n);
 const char *gpufl__xname_fixed(uint32_t fixed);

@@ -34,10 +34,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/event.h"
 #include "present/view/view_index.h"
 
 #define GPUFL__VIEW_LETTERS 10
-#define GPUFL__VIEW_COPY_KINDS 6 /* gfl_copy_kind: unknown, HtoD, DtoH, DtoD, HtoH, PtoP */
+#define GPUFL__VIEW_COPY_KINDS GFL_COPY_KIND_COUNT /* a cell per gfl_copy_kind */
 
 /* What a stream row's cell holds. */
 enum {

@@ -296,11 +296,14 @@ static slice item_slice(const builder *b, unsigned tbl, size_t i)
 }
 
 /* Every lane's items, in the timeline's order (by start, longer first):
- * the row assignment needs each lane's slices sorted. */
-static void feed(builder *b)
+ * the row assignment needs each lane's slices sorted. Streams first, so
+ * that the names that repeat most (kernels) get the shortest numbers. */
+static void feed_tracks(builder *b, bool streams)
 {
     for (uint32_t t = 0; t < b->tl.ntracks && !b->err; t++) {
         bool stream = b->tl.tracks[t].kind == GPUFL__TL_STREAM;
+        if (stream != streams)
+            continue;
         size_t n;
         const uint64_t *item = gpufl__tl_items(&b->tl, t, &n);
         for (size_t i = 0; i < n && !b->err; i++) {
@@ -309,6 +312,12 @@ static void feed(builder *b)
             add(b, li, item_slice(b, kind, GPUFL__TL_REF_ROW(item[i])));
         }
     }
+}
+
+static void feed(builder *b)
+{
+    feed_tracks(b, true);
+    feed_tracks(b, false);
 }
 
 static void reset_rows(builder *b)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/names.h"
 #include "figure_match.h"
 #include "html_text.h"
 #include "present/report/report_html.h"
@@ -290,18 +291,6 @@ static void facts(sec *s, const sess *x)
     assert_int_equal(n, 7 + seen_driver + seen_cuda + seen_started + seen_engine + 2 * seen_why);
 }
 
-/* The drop reasons as the page names them, by the JSON's names. */
-static const char *const drop_names[][2] = {
-    {"ring_full", "ring full"},
-    {"disk_limit", "disk limit"},
-    {"stale", "stale"},
-    {"scope_depth", "scope depth"},
-    {"intern_full", "string table full"},
-    {"bad_event", "bad event"},
-    {"cupti", "CUPTI"},
-    {"out_of_session", "out of session"},
-};
-
 static void warnings(sec *s, const sess *x)
 {
     json_t *su = jget(x->j, "summary"), *se = jget(x->j, "session");
@@ -318,13 +307,15 @@ static void warnings(sec *s, const sess *x)
             fm_lit(&m, " events were lost:");
             json_t *by = jget(su, "dropped");
             size_t named = 0;
-            for (size_t r = 0; r < sizeof drop_names / sizeof drop_names[0]; r++) {
-                json_t *v = json_object_get(by, drop_names[r][0]);
+            /* the page's words for each reason are the names table's label
+             * of the JSON's key */
+            for (uint8_t r = 0; r < GFL_DROP_REASON_COUNT; r++) {
+                json_t *v = json_object_get(by, gpufl__drop_reason(r)->key);
                 if (!v)
                     continue;
                 named++;
                 fm_lit(&m, " ");
-                fm_lit(&m, drop_names[r][1]);
+                fm_lit(&m, gpufl__drop_reason(r)->label);
                 fm_lit(&m, " ");
                 fm_int(&m, (int64_t)json_integer_value(v));
                 fm_lit(&m, ";");

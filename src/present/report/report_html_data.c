@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/idmap.h"
 #include "core/names.h"
 #include "gpufl/gpufl.h"
@@ -98,15 +99,9 @@ static uint32_t name_of(builder *b, const slice *s)
     uint32_t i;
     if (gpufl__idmap_get(&b->name_index, key, &i))
         return i;
-    if (b->nnames == b->names_cap) {
-        size_t cap = b->names_cap ? b->names_cap * 2 : 256;
-        slice *v = realloc(b->names, cap * sizeof *v);
-        if (!v) {
-            b->err = GPUFL_ENOMEM;
-            return 0;
-        }
-        b->names = v;
-        b->names_cap = cap;
+    if (GPUFL__GROW(b->names, b->nnames, b->names_cap, 256) != 0) {
+        b->err = GPUFL_ENOMEM;
+        return 0;
     }
     if (gpufl__idmap_put(&b->name_index, key, (uint32_t)b->nnames) != 0) {
         b->err = GPUFL_ENOMEM;
@@ -120,15 +115,9 @@ static void keep(builder *b, row *r, const slice *name, uint64_t start, uint64_t
 {
     if (b->err)
         return;
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        mark *v = realloc(r->v, cap * sizeof *v);
-        if (!v) {
-            b->err = GPUFL_ENOMEM;
-            return;
-        }
-        r->v = v;
-        r->cap = cap;
+    if (GPUFL__GROW(r->v, r->n, r->cap, 64) != 0) {
+        b->err = GPUFL_ENOMEM;
+        return;
     }
     uint32_t nm = name_of(b, name);
     r->v[r->n++] = (mark){start, end - start, busy, nm, count};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "gpufl/gpufl.h"
 
 #define CALLS GPUFL__TL_CALLS
@@ -155,14 +156,8 @@ static int collect(builder *b)
 
 static gpufl__tl_track *add_track(gpufl__timeline *t, uint8_t kind, uint32_t parent)
 {
-    if (t->ntracks == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        gpufl__tl_track *p = realloc(t->tracks, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        t->tracks = p;
-        t->cap = cap;
-    }
+    if (GPUFL__GROW(t->tracks, t->ntracks, t->cap, 64) != 0)
+        return NULL;
     gpufl__tl_track *tr = &t->tracks[t->ntracks];
     memset(tr, 0, sizeof *tr);
     tr->id = (uint32_t)t->ntracks++;

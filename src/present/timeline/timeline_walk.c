@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "gpufl/gpufl.h"
 
 #define CALLS GPUFL__TL_CALLS
@@ -85,14 +86,8 @@ static int drain(walk *t, uint64_t ts)
 /* A new overflow lane of track, lane number `number`; NULL out of memory. */
 static gpufl__tl_track *add_lane_track(walk *t, uint32_t track, uint32_t number)
 {
-    if (t->nextra == t->extra_cap) {
-        size_t cap = t->extra_cap ? t->extra_cap * 2 : 16;
-        gpufl__tl_track *p = realloc(t->extra, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        t->extra = p;
-        t->extra_cap = cap;
-    }
+    if (GPUFL__GROW(t->extra, t->nextra, t->extra_cap, 16) != 0)
+        return NULL;
     const gpufl__tl_track *of = track_of(t, track);
     gpufl__tl_track *tr = &t->extra[t->nextra];
     memset(tr, 0, sizeof *tr);
@@ -119,14 +114,8 @@ static int pick_lane(walk *t, uint32_t track, uint64_t end, lane **out)
             return 0;
         }
     }
-    if (t->nlanes == t->lanes_cap) {
-        size_t cap = t->lanes_cap ? t->lanes_cap * 2 : 4;
-        lane *p = realloc(t->lanes, cap * sizeof *p);
-        if (!p)
-            return GPUFL_ENOMEM;
-        t->lanes = p;
-        t->lanes_cap = cap;
-    }
+    if (GPUFL__GROW(t->lanes, t->nlanes, t->lanes_cap, 4) != 0)
+        return GPUFL_ENOMEM;
     lane *ln = &t->lanes[t->nlanes];
     memset(ln, 0, sizeof *ln);
     if (t->nlanes == 0) {
@@ -148,28 +137,16 @@ static int pick_lane(walk *t, uint32_t track, uint64_t end, lane **out)
 
 static int push(lane *ln, uint64_t start, uint64_t end, uint64_t ref)
 {
-    if (ln->n == ln->cap) {
-        size_t cap = ln->cap ? ln->cap * 2 : 16;
-        open_slice *p = realloc(ln->stack, cap * sizeof *p);
-        if (!p)
-            return GPUFL_ENOMEM;
-        ln->stack = p;
-        ln->cap = cap;
-    }
+    if (GPUFL__GROW(ln->stack, ln->n, ln->cap, 16) != 0)
+        return GPUFL_ENOMEM;
     ln->stack[ln->n++] = (open_slice){start, end, ref};
     return 0;
 }
 
 static int add_flow(walk *t, size_t n, uint64_t id)
 {
-    if (n == t->flows_cap) {
-        size_t cap = t->flows_cap ? t->flows_cap * 2 : 16;
-        uint64_t *p = realloc(t->flows, cap * sizeof *p);
-        if (!p)
-            return GPUFL_ENOMEM;
-        t->flows = p;
-        t->flows_cap = cap;
-    }
+    if (GPUFL__GROW(t->flows, n, t->flows_cap, 16) != 0)
+        return GPUFL_ENOMEM;
     t->flows[n] = id;
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "core/idmap.h"
 #include "gpufl/gpufl.h"
 #include "present/timeline/timeline.h"
@@ -52,14 +53,8 @@ static int map_lane(lane_map *m, unsigned kind, uint32_t a, uint32_t b, uint32_t
     }
     uint32_t lane;
     if (!gpufl__idmap_get(&m->lane_of, k, &lane)) {
-        if (m->nlanes == m->lanes_cap) {
-            size_t cap = m->lanes_cap ? m->lanes_cap * 2 : 16;
-            gpufl__vlane *l = realloc(m->lanes, cap * sizeof *l);
-            if (!l)
-                return GPUFL_ENOMEM;
-            m->lanes = l;
-            m->lanes_cap = cap;
-        }
+        if (GPUFL__GROW(m->lanes, m->nlanes, m->lanes_cap, 16) != 0)
+            return GPUFL_ENOMEM;
         gpufl__vlane *l = &m->lanes[m->nlanes];
         memset(l, 0, sizeof *l);
         l->kind = kind;

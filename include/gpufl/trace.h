@@ -426,6 +426,22 @@ typedef struct gpufl_trace_read {
 /* Valid until gpufl_trace_close(t); never NULL for an open trace. */
 GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t);
 
+/*
+ * The report of a loaded session, in memory: the bytes `gpufl report PATH
+ * --format FORMAT --top TOP` prints, except that CPU stacks are listed by
+ * id (naming their frames needs libdw, which `gpufl report` and `gpufl
+ * stacks` load and the library does not). format: "text" or "json"; top:
+ * hot kernels listed, 1 to 10000, or 0 for the default (20). For bindings
+ * (Python) that want the report without running the command.
+ *
+ * Returns 0 with *text a NUL-terminated string of *len bytes that the
+ * caller frees with gpufl_trace_free_text(); GPUFL_EINVAL for a bad format
+ * or top (the message in err), GPUFL_ENOMEM. Any thread; prints nothing.
+ */
+GPUFL_API int gpufl_trace_report(const gpufl_trace *t, const char *format, uint32_t top, char **text, size_t *len,
+                                 char *err, size_t err_len);
+GPUFL_API void gpufl_trace_free_text(char *text);
+
 #ifdef __cplusplus
 }
 #endif

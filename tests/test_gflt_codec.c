@@ -155,7 +155,10 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
     case GFL_EV_LOG: TAIL(u.log.level); break;
     case GFL_EV_DEVICE_INFO: TAIL(u.info.pcie_max_width); break;
     case GFL_EV_NVTX_RANGE:
-    case GFL_EV_NVTX_MARK: TAIL(u.nvtx.depth); break;
+    case GFL_EV_NVTX_MARK:
+        gaps[(*n)++] = (range)RANGE_OF(u.nvtx.reserved0);
+        TAIL(u.nvtx.seq);
+        break;
     case GFL_EV_GRAPH_LAUNCH: TAIL(u.graph.nvtx); break;
     case GFL_EV_CRASH: TAIL(u.crash.scopes_lost); break;
     case GFL_EV_ENGINE: TAIL(u.engine.reason); break;

@@ -178,6 +178,8 @@ static void same_scopes(const gpufl_trace_scopes *a, const gpufl_trace_scopes *b
     SAME(a, b, implicit, a->n);
     SAME(a, b, domain, a->n);
     SAME(a, b, instant, a->n);
+    SAME(a, b, has_seq, a->n);
+    SAME(a, b, seq, a->n);
 }
 
 static void same_exact(const gpufl_trace_exact *a, size_t na, const gpufl_trace_exact *b, size_t nb)
@@ -410,6 +412,39 @@ static void test_ordered_sessions_agree(void **state)
     free(evs);
 }
 
+/* PyTorch's op sequence numbers on NVTX ranges (GFL_F_NVTX_SEQ) read back
+ * alike from both formats, a 0 included; without the flag there is none. */
+static void test_nvtx_seq_in_both_formats(void **state)
+{
+    (void)state;
+    gfl_event evs[3];
+    memset(evs, 0, sizeof evs);
+    uint64_t seqs[3] = {0, 41, 77};
+    for (int i = 0; i < 3; i++) {
+        evs[i].h.type = GFL_EV_NVTX_RANGE;
+        evs[i].h.tid = 9;
+        evs[i].h.ts = 1000000000000ull + (uint64_t)i * 1000;
+        evs[i].h.flags = i < 2 ? GFL_F_NVTX_SEQ : 0; /* the third: a value but no flag */
+        evs[i].u.nvtx.end_ts = evs[i].h.ts + 500;
+        evs[i].u.nvtx.id = (uint64_t)i + 1;
+        evs[i].u.nvtx.name = gpufl__intern(i ? "aten::mm" : "aten::addmm");
+        evs[i].u.nvtx.seq = seqs[i];
+    }
+    char gflt[4200], ndjson[4200];
+    write_both("nvtx_seq", evs, 3, 700, gflt, ndjson);
+    const char *paths[2] = {gflt, ndjson};
+    for (int p = 0; p < 2; p++) {
+        gpufl_trace *t = tu_trace_open(paths[p]);
+        const gpufl_trace_scopes *r = gpufl_trace_get_nvtx(t);
+        assert_int_equal(r->n, 3);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(r->has_seq[i], i < 2);
+            assert_int_equal(r->seq[i], i < 2 ? seqs[i] : 0);
+        }
+        gpufl_trace_close(t);
+    }
+}
+
 static void truncate_copy(const char *from, const char *to, off_t keep)
 {
     size_t n;
@@ -516,9 +551,8 @@ static void test_damage_is_reported_alike(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_shuffled_sessions_agree),
-        cmocka_unit_test(test_ordered_sessions_agree),
-        cmocka_unit_test(test_truncated_files_agree),
+        cmocka_unit_test(test_shuffled_sessions_agree),  cmocka_unit_test(test_ordered_sessions_agree),
+        cmocka_unit_test(test_nvtx_seq_in_both_formats), cmocka_unit_test(test_truncated_files_agree),
         cmocka_unit_test(test_damage_is_reported_alike),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -111,6 +111,13 @@ typedef struct gpufl_trace_scopes {
     const uint32_t *domain; /* NVTX: string id of the domain, 0 default; scopes: 0 */
     const uint8_t *instant; /* NVTX marks: 1 */
     const uint8_t *unended; /* 1: never ended; end_ns is then info.last_ns */
+    /* NVTX ranges that PyTorch pushes for its ops (torch.autograd.profiler.
+     * emit_nvtx, which gpufl.torch.attach() switches on): the name is the
+     * op's ("aten::addmm", "AddmmBackward0") and seq its sequence number,
+     * which a backward op shares with the forward op it differentiates. The
+     * recorder drops PyTorch's other per-call numbers from the text. */
+    const uint8_t *has_seq; /* 1: seq holds the op's sequence number */
+    const uint64_t *seq;
 } gpufl_trace_scopes;
 
 /*

@@ -309,12 +309,17 @@ typedef struct gfl_mem_payload {
  * (depth); a start/end range (flag GFL_F_NVTX_START_END) may end on another
  * thread, and its tid is the thread that started it. */
 #define GFL_F_NVTX_START_END 0x02
+/* seq holds PyTorch's sequence number of the op the range is (its text
+ * ended ", seq = N"; backend/cupti/torch_nvtx.h) */
+#define GFL_F_NVTX_SEQ 0x04
 typedef struct gfl_nvtx_payload {
     uint64_t end_ts; /* ranges; 0 for marks */
     uint64_t id;     /* unique in the session */
     uint32_t name;   /* string id */
     uint32_t domain; /* string id, 0 = default domain */
     uint16_t depth;  /* push/pop ranges: 0 = outermost on its thread */
+    uint16_t reserved0[3];
+    uint64_t seq; /* with GFL_F_NVTX_SEQ */
 } gfl_nvtx_payload;
 
 /* A CUDA graph launch, from the host API call (ts: the call began). Its

@@ -202,6 +202,7 @@ static const gpufl__gflt_field nvtx_fields[] = {
     F(u.nvtx.name, GFLT_STR),
     OPT(u.nvtx.domain, GFLT_STR),
     F(u.nvtx.depth, GFLT_VAR),
+    OPT(u.nvtx.seq, GFLT_VAR),
 };
 
 static const gpufl__gflt_field graph_fields[] = {

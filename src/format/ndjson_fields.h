@@ -268,7 +268,8 @@
     X(name, u.nvtx.name, STR, 0, ALWAYS)                                                                               \
     X(domain, u.nvtx.domain, STR, 0, NONZERO)                                                                          \
     X(depth, u.nvtx.depth, U, 0, NESTED_RANGE)                                                                         \
-    X(id, u.nvtx.id, U, 0, ALWAYS)
+    X(id, u.nvtx.id, U, 0, ALWAYS)                                                                                     \
+    X(seq, u.nvtx.seq, U, GFL_F_NVTX_SEQ, FLAGGED)
 
 // clang-format off
 #define GFL_NDJSON_NVTX_MARK(X)                                                                    \
@@ -440,7 +441,7 @@ typedef struct gpufl__meta_line {
     X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
-    X(requested) X(engine) X(plugin)
+    X(requested) X(engine) X(plugin) X(seq)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -499,7 +499,7 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
     const line_type *lt = &line_types[type];
     uint32_t valid = 0;
     uint64_t seen_required = 0, required = 0;
-    bool has_depth = false;
+    bool has_depth = false, has_seq = false;
     for (unsigned i = 0; lt->slots[i].key; i++)
         if (lt->slots[i].required)
             required |= 1ull << i;
@@ -519,6 +519,7 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
         /* in types with validity bits, `arg` is the field's bit */
         valid |= sl->kind == V_SKIP ? 0 : sl->arg * (lt->valid_off != 0);
         has_depth |= key == K_depth;
+        has_seq |= key == K_seq;
         seen_required |= (uint64_t)sl->required << (si - 1);
     }
     if (seen_required != required) {
@@ -533,6 +534,8 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
         memcpy((uint8_t *)ev + lt->valid_off, &valid, sizeof valid);
     if (type == GFL_EV_NVTX_RANGE && !has_depth)
         ev->h.flags |= GFL_F_NVTX_START_END;
+    if (type == GFL_EV_NVTX_RANGE && has_seq)
+        ev->h.flags |= GFL_F_NVTX_SEQ;
     switch (type) {
     case T_session_start: return GFL_LINE_SESSION_START;
     case T_session_end: return GFL_LINE_SESSION_END;

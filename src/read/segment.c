@@ -229,6 +229,9 @@ static int nvtx_row(gpufl__segment *s, const gfl_event *ev)
     SSET(domain, n->domain);
     SSET(instant, mark);
     SSET(unended, 0); /* decided once the session's last time is known */
+    bool seq = !mark && (ev->h.flags & GFL_F_NVTX_SEQ);
+    SSET(has_seq, seq);
+    SSET(seq, seq ? n->seq : 0);
     return 0;
 }
 

@@ -23,7 +23,7 @@
 /* The columns of each table, by the names of the public struct's fields. */
 // clang-format off
 #define SCOPE_COLS(X) X(begin_ns) X(end_ns) X(id) X(parent) X(name) X(tid) X(depth) X(implicit) \
-    X(domain) X(instant) X(unended)
+    X(domain) X(instant) X(unended) X(has_seq) X(seq)
 #define KERNEL_COLS(X) X(start_ns) X(dur_ns) X(config_row) X(stream_row) X(caller_row)        \
     X(correlation) X(api_lead_ns) X(api_dur_ns) X(graph_id)
 #define TRANSFER_COLS(X) X(start_ns) X(dur_ns) X(bytes) X(stream_row) X(caller_row)        \

@@ -148,6 +148,8 @@ static int scope_begin(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     SSET(domain, r, 0);
     SSET(instant, r, 0);
     SSET(unended, r, 0); /* decided once the session's last time is known */
+    SSET(has_seq, r, 0);
+    SSET(seq, r, 0);
     return gpufl__idmap_put(&m->open_scopes, s->id, (uint32_t)r);
 }
 

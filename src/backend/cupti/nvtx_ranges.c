@@ -13,6 +13,7 @@
 #include <generated_nvtx_meta.h>
 
 #include "backend/cupti/api_hooks.h"
+#include "backend/cupti/torch_nvtx.h"
 
 #define MAX_DEPTH 64
 #define HANDLE_SLOTS 4096 /* domains and registered strings, all threads */
@@ -30,6 +31,8 @@ static _Atomic uint64_t unmatched;
 typedef struct open_range {
     uint64_t start;
     uint32_t name, domain;
+    bool has_seq;
+    uint64_t seq; /* PyTorch's sequence number of the op (torch_nvtx.h) */
 } open_range;
 
 typedef struct thread_ranges {
@@ -154,7 +157,24 @@ static bool open_take(uint64_t id, open_slot *out)
 
 /* ---- messages ------------------------------------------------------------ */
 
-static uint32_t intern_text(const char *s) { return s ? host->intern(s, strlen(s)) : 0; }
+/* A range's text as interned: PyTorch's per-call numbers are cut off
+ * (torch_nvtx.h), so that the string table stays bounded, and the op's
+ * sequence number kept. */
+typedef struct text_id {
+    uint32_t name;
+    bool has_seq;
+    uint64_t seq;
+} text_id;
+
+static text_id op_text(const char *s)
+{
+    text_id t = {0, false, 0};
+    if (s)
+        t.name = host->intern(s, gpufl__torch_nvtx_split(s, strlen(s), &t.has_seq, &t.seq));
+    return t;
+}
+
+static uint32_t intern_text(const char *s) { return op_text(s).name; }
 
 /* NVTX's wide strings are wchar_t (UTF-32 on Linux): encode to UTF-8 into a
  * stack buffer, cut at 255 bytes. */
@@ -185,22 +205,27 @@ static uint32_t intern_wide(const wchar_t *w)
     return host->intern(buf, n);
 }
 
-static uint32_t intern_attributes(const nvtxEventAttributes_t *a)
+static text_id attributes_text(const nvtxEventAttributes_t *a)
 {
+    text_id t = {0, false, 0};
     if (!a || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof a->message)
-        return 0;
+        return t;
     switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: return intern_text(a->message.ascii);
-    case NVTX_MESSAGE_TYPE_UNICODE: return intern_wide(a->message.unicode);
-    case NVTX_MESSAGE_TYPE_REGISTERED: return handle_get(a->message.registered);
-    default: return 0;
+    case NVTX_MESSAGE_TYPE_ASCII: return op_text(a->message.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE: t.name = intern_wide(a->message.unicode); return t;
+    case NVTX_MESSAGE_TYPE_REGISTERED: t.name = handle_get(a->message.registered); return t;
+    default: return t;
     }
 }
 
+static uint32_t intern_attributes(const nvtxEventAttributes_t *a) { return attributes_text(a).name; }
+
+static text_id wide_text(const wchar_t *w) { return (text_id){intern_wide(w), false, 0}; }
+
 /* ---- events -------------------------------------------------------------- */
 
-static void emit(uint8_t type, uint8_t flags, uint32_t tid, uint64_t start, uint64_t end, uint32_t name,
-                 uint32_t domain, uint16_t depth)
+static void emit_seq(uint8_t type, uint8_t flags, uint32_t tid, uint64_t start, uint64_t end, uint32_t name,
+                     uint32_t domain, uint16_t depth, bool has_seq, uint64_t seq)
 {
     gfl_event ev;
     memset(&ev, 0, sizeof ev);
@@ -213,14 +238,24 @@ static void emit(uint8_t type, uint8_t flags, uint32_t tid, uint64_t start, uint
     ev.u.nvtx.name = name;
     ev.u.nvtx.domain = domain;
     ev.u.nvtx.depth = depth;
+    if (has_seq) {
+        ev.h.flags |= GFL_F_NVTX_SEQ;
+        ev.u.nvtx.seq = seq;
+    }
     (void)host->push(&ev); /* a full ring counts the loss itself */
 }
 
-static void push_range(uint32_t name, uint32_t domain)
+static void emit(uint8_t type, uint8_t flags, uint32_t tid, uint64_t start, uint64_t end, uint32_t name,
+                 uint32_t domain, uint16_t depth)
+{
+    emit_seq(type, flags, tid, start, end, name, domain, depth, false, 0);
+}
+
+static void push_range(text_id text, uint32_t domain)
 {
     thread_ranges *t = my_ranges();
     if (t->depth < MAX_DEPTH)
-        t->frames[t->depth] = (open_range){host->now_ns(), name, domain};
+        t->frames[t->depth] = (open_range){host->now_ns(), text.name, domain, text.has_seq, text.seq};
     t->depth++;
 }
 
@@ -248,7 +283,7 @@ static void pop_range(uint32_t domain)
     open_range r = t->frames[--i];
     memmove(&t->frames[i], &t->frames[i + 1], (t->depth - 1 - i) * sizeof *t->frames);
     t->depth--;
-    emit(GFL_EV_NVTX_RANGE, 0, 0, r.start, host->now_ns(), r.name, r.domain, (uint16_t)i);
+    emit_seq(GFL_EV_NVTX_RANGE, 0, 0, r.start, host->now_ns(), r.name, r.domain, (uint16_t)i, r.has_seq, r.seq);
 }
 
 static void start_range(const CUpti_NvtxData *d, uint32_t name, uint32_t domain)
@@ -280,14 +315,14 @@ void gfl_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
     if (!host || !p)
         return;
     switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA: push_range(intern_text(((const nvtxRangePushA_params *)p)->message), 0); break;
-    case CUPTI_CBID_NVTX_nvtxRangePushW: push_range(intern_wide(((const nvtxRangePushW_params *)p)->message), 0); break;
+    case CUPTI_CBID_NVTX_nvtxRangePushA: push_range(op_text(((const nvtxRangePushA_params *)p)->message), 0); break;
+    case CUPTI_CBID_NVTX_nvtxRangePushW: push_range(wide_text(((const nvtxRangePushW_params *)p)->message), 0); break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-        push_range(intern_attributes(((const nvtxRangePushEx_params *)p)->eventAttrib), 0);
+        push_range(attributes_text(((const nvtxRangePushEx_params *)p)->eventAttrib), 0);
         break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
         const nvtxDomainRangePushEx_params *dp = p;
-        push_range(intern_attributes(dp->core.eventAttrib), handle_get(dp->domain));
+        push_range(attributes_text(dp->core.eventAttrib), handle_get(dp->domain));
         break;
     }
     case CUPTI_CBID_NVTX_nvtxRangePop: pop_range(0); break;

@@ -77,7 +77,9 @@ class Scope:
     def __exit__(self, exc_type, exc, tb):
         if self._more and self._end_more():
             return False
-        _end(self._slot.pop(0, 0))  # nothing entered (switched off meanwhile): token 0, a no-op
+        token = self._slot.pop(0, None)
+        if token is not None:  # None: not entered, or entered while gpufl was off
+            _end(token)
         return False
 
     def _end_more(self):

@@ -3,27 +3,31 @@
 A scope is gpufl_scope_begin + gpufl_scope_end on the calling thread; the C
 library keeps the per-thread stack that gives each scope its depth and
 parent. This file is the package's hot path (a training loop may open a
-scope per step and per phase), so it does the least Python can: names are
-encoded once per Scope object or decorated function, the two C functions
-are module globals bound once with their prototypes (gpufl._lib), and
-while gpufl is switched off (``_off``) no C call is made at all.
+scope per step and per phase), so it does the least Python can: the two C
+functions are module globals bound once with their prototypes
+(gpufl._lib); a name is encoded once (per decorated function, and for
+Scope through a small cache, since ``with gpufl.Scope("step"):`` creates
+an object per pass); a Scope object holds nothing but its name, so
+creating one is cheap; and while gpufl is switched off (``_off``) no C
+call is made at all.
 
 Tokens: the decorator keeps each call's token in a local variable, so
-recursion and threads need nothing more. A Scope object can be entered
-again before it is left (the same object used in nested ``with``
-statements, or by several threads at once): an entry while no other is
-open puts its token into a one-slot dict, claimed with ``setdefault``,
-which is atomic under the GIL; every other entry appends (thread, token) to
-an overflow list. A thread claims the slot only while the overflow list is
-empty, so its slot entry is always older than its overflow entries, and an
-exit ends its own thread's latest overflow entry if it has one, else the
-slot's token: every exit ends the innermost scope its own thread opened
-through this object.
+recursion and threads need nothing more. A Scope object may be entered
+again before it is left (the same object in nested ``with`` statements, or
+on several threads at once), so its tokens are not kept on it: an entry
+while the object has no other open entry claims ``_claims[obj]`` with
+``dict.setdefault``, atomic under the GIL; every other entry appends
+(thread, token) to ``_overflow[obj]``. A thread claims only while the
+object has no overflow entries, so its claimed entry is always older than
+its overflow entries, and an exit ends its own thread's latest overflow
+entry if it has one, else the claimed token: every exit ends the innermost
+scope its own thread opened through that object. The overflow side is
+rare and takes a lock.
 """
 
 import functools
 import inspect
-from threading import get_ident
+import threading
 
 from . import _lib
 
@@ -36,6 +40,15 @@ _end = _lib.scope_end
 # (enabled=False, GPUFL_DISABLED, or not recording): scopes skip the C
 # calls. Written only by gpufl._session.
 _off = False
+
+_claims = {}  # Scope -> token of its one claimed open entry
+_overflow = {}  # Scope -> [(thread id, token)] of its other open entries, oldest first
+_overflow_lock = threading.Lock()
+_claim = _claims.setdefault  # bound once: no method lookup per scope
+_unclaim = _claims.pop
+
+_ENCODED_MAX = 4096  # names kept encoded; past it, names are encoded per Scope
+_encoded = {}
 
 
 def _encode(name):
@@ -55,13 +68,16 @@ class Scope:
     many times, nested, and from several threads.
     """
 
-    __slots__ = ("name", "_name", "_slot", "_more")
+    __slots__ = ("name", "_name")
 
     def __init__(self, name):
-        self._name = _encode(name)
         self.name = name
-        self._slot = {}
-        self._more = []
+        encoded = _encoded.get(name)
+        if encoded is None:
+            encoded = _encode(name)
+            if len(_encoded) < _ENCODED_MAX:
+                _encoded[name] = encoded
+        self._name = encoded
 
     def __repr__(self):
         return "gpufl.Scope(%r)" % (self.name,)
@@ -70,27 +86,37 @@ class Scope:
         if _off:
             return self
         token = _begin(self._name)
-        if self._more or self._slot.setdefault(0, token) is not token:
-            self._more.append((get_ident(), token))
+        if (_overflow and self in _overflow) or _claim(self, token) is not token:
+            self._enter_more(token)
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self._more and self._end_more():
+        if _overflow and self in _overflow and self._exit_more():
             return False
-        token = self._slot.pop(0, None)
+        token = _unclaim(self, None)
         if token is not None:  # None: not entered, or entered while gpufl was off
             _end(token)
         return False
 
-    def _end_more(self):
+    def _enter_more(self, token):
+        with _overflow_lock:
+            _overflow.setdefault(self, []).append((threading.get_ident(), token))
+
+    def _exit_more(self):
         """Ends this thread's latest overflow entry; False when it has none."""
-        me = get_ident()
-        for entry in reversed(tuple(self._more)):  # a snapshot: other threads change the list
-            if entry[0] == me:
-                self._more.remove(entry)
-                _end(entry[1])
-                return True
-        return False
+        me = threading.get_ident()
+        with _overflow_lock:
+            entries = _overflow.get(self, ())
+            for i in range(len(entries) - 1, -1, -1):
+                if entries[i][0] == me:
+                    token = entries.pop(i)[1]
+                    if not entries:
+                        del _overflow[self]
+                    break
+            else:
+                return False
+        _end(token)
+        return True
 
 
 def scope(name=None):

@@ -74,7 +74,13 @@ def init(**options):
     ``sampling_auto_start``, ``remote_upload`` and ``kernel_sample_rate_ms``
     are deprecated: accepted, with a DeprecationWarning.
     """
-    buf, kept = _options.build(options, stacklevel=2)
+    return _start(options, stacklevel=2)
+
+
+def _start(options, stacklevel):
+    """init() for init and session(); stacklevel: frames from here to the
+    user's call, for the deprecation warnings."""
+    buf, kept = _options.build(options, stacklevel=stacklevel + 1)
     ok = bool(_lib.init(buf))
     del kept  # the library has copied the strings
     _scope._off = not _lib.is_recording()
@@ -97,7 +103,7 @@ def session(**options):
     it can be nested in a program that already records. Keywords as init().
     """
     was_recording = is_recording()
-    if not init(**options):
+    if not _start(options, stacklevel=3):  # here, contextlib's __enter__, the with statement
         warnings.warn("gpufl: not recording: " + last_error(), RuntimeWarning, stacklevel=3)
     started = not was_recording and is_recording()
     try:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import gpufl
-from conftest import SOURCE_DIR, lines, one_session, session_json
+from conftest import SOURCE_DIR, lines, one_session, session_dirs, session_json
 
 HEADER = os.path.join(SOURCE_DIR, "include", "gpufl", "gpufl.h")
 
@@ -137,7 +137,11 @@ def test_deprecated_keywords_warn_and_pass_through(logs, kwargs, field, value):
         assert gpufl.init(log_path=logs, **kwargs)
     assert w[0].filename == __file__  # points at the caller
     gpufl.shutdown()
-    d = one_session(logs)
+    with pytest.warns(DeprecationWarning) as w:
+        with gpufl.session(log_path=os.path.join(logs, "ctx"), **kwargs):
+            pass
+    assert w[0].filename == __file__  # also through session()
+    d = [d for d in session_dirs(logs) if not d.endswith("ctx")][0]
     assert session_json(d)["options"][field] == value
     assert any(field in r["message"] for r in lines(d, "system", "log"))  # the library's own warning
 

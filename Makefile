@@ -16,6 +16,8 @@ BUILD     ?= build
 DEMO_LOGS ?= $(BUILD)/demo-logs
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 15
+# Debian's python3 where there is one (the one the Python package is tested with)
+PYTHON3   ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 
 .PHONY: all deps deps-sanitizers deps-test-tools build demo test test-asan test-tsan fuzz build-variants gpu-test bench bench-gpu clean
 
@@ -27,7 +29,8 @@ deps:
 deps-sanitizers:
 	@tools/install-deps.sh --sanitizers
 
-# protoc and headless Chromium, for the Perfetto export's and the HTML report's tests
+# protoc, headless Chromium, clang-format and Debian's Python test packages, for
+# the Perfetto export's, the HTML report's, the format and the Python package's tests
 deps-test-tools:
 	@tools/install-deps.sh --test-tools
 
@@ -99,6 +102,7 @@ bench: build
 	@$(BUILD)/bench/bench_analyze
 	@$(BUILD)/bench/bench_report
 	@if [ -x $(BUILD)/bench/bench_stack_capture ]; then $(BUILD)/bench/bench_stack_capture; fi
+	@GPUFL_LIBRARY=$(BUILD)/libgpufl.so PYTHONPATH=python $(PYTHON3) bench/bench_python_scope.py
 
 # Each prints one block of figures; the Python ones skip, saying so, without
 # PyTorch (or torchvision) and run their programs under $(BUILD)/gpufl run.

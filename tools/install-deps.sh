@@ -13,6 +13,8 @@ set -u
 
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
+py_has() { /usr/bin/python3 -c "import $1" >/dev/null 2>&1; }
+
 provides() {
     case "$1" in
     cmake | pkg-config | g++ | clang) command -v "$1" >/dev/null 2>&1 ;;
@@ -24,6 +26,14 @@ provides() {
     protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
     clang-format) command -v clang-format-14 >/dev/null 2>&1 || command -v clang-format >/dev/null 2>&1 ;;
     python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
+    # the Python package's tests run under Debian's python3 (tests/python/run_pytest.sh)
+    python3-venv) py_has ensurepip && py_has venv ;;
+    python3-pytest) py_has pytest ;;
+    python3-setuptools) py_has setuptools ;;
+    python3-wheel) py_has wheel ;;
+    python3-numpy) py_has numpy ;;
+    python3-pandas) py_has pandas ;;
+    python3-matplotlib) py_has matplotlib ;;
     libclang-rt-14-dev)
         printf 'int main(void){return 0;}\n' |
             clang -x c -fsanitize=thread - -o /tmp/gpufl-tsan-probe.$$ >/dev/null 2>&1
@@ -39,8 +49,11 @@ packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-
 # --test-tools: what only tests run, so that building (and the GPU machine,
 # which has no package registry) does not need them: protoc decodes the
 # Perfetto export, headless Chromium opens the HTML report (ctest -L browser),
-# clang-format checks the sources' layout (ctest format)
-case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format" ;; esac
+# clang-format checks the sources' layout (ctest format), and Debian's Python
+# with venv, pytest, setuptools and wheel installs and tests the Python package
+# (ctest -L python; numpy, pandas and matplotlib for its analyzer and plots)
+case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format
+    python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
 
 missing=""
 for p in $packages; do

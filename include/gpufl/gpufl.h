@@ -123,6 +123,35 @@ typedef struct gpufl_options {
 GPUFL_API void gpufl_options_init(gpufl_options *opts);
 
 /*
+ * Options by name, for bindings that should not mirror the struct's layout
+ * (the Python package): allocate gpufl_options_size() bytes (aligned like a
+ * uint64_t), call gpufl_options_init() on them, then set options from text.
+ *
+ * gpufl_option_name(i) is the name of option i, in the order of the struct,
+ * for i = 0, 1, ... until it returns NULL; names are the field names, the
+ * keys of config files and, in capitals after GPUFL_, the environment
+ * variables.
+ *
+ * gpufl_options_set() parses value exactly as the environment and config
+ * files are parsed: booleans 1/0, true/false, yes/no, on/off; integers in
+ * decimal, sizes also as 64KiB, 64M, 4GiB; engines, backends and log formats
+ * by name, any case, with or without '_' ("trace", "PcSampling", "none").
+ * A string option keeps the pointer, not a copy, like a field set in code:
+ * value must stay valid until gpufl_init() has returned (which copies it).
+ * value NULL puts the option back to its default. As for fields set in
+ * code, a value equal to the default counts as not set, so the environment
+ * and config file still apply to it.
+ * Returns 0; GPUFL_EINVAL, opts unchanged, when there is no such option,
+ * opts or name is NULL, opts->struct_size does not cover the option (not
+ * set up with gpufl_options_init), or the value does not parse or is out of
+ * range; gpufl_last_error() then names the option and says what is wrong.
+ */
+GPUFL_API size_t gpufl_options_size(void);
+GPUFL_API const char *gpufl_option_name(size_t i);
+GPUFL_API int gpufl_options_set(gpufl_options *opts, const char *name, const char *value)
+    __attribute__((warn_unused_result));
+
+/*
  * Starts a session. opts may be NULL for all defaults. Returns true when a
  * session is recording, when gpufl is disabled (nothing is started then), and
  * when a session is already running (the new options are ignored, so a

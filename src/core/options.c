@@ -259,22 +259,17 @@ int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, cha
     return 0;
 }
 
-int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
+int gpufl__option_parse(gpufl_options *o, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
 {
     switch (d->kind) {
-    case GFL_OPT_STRING:
-        if (gpufl__option_set_string(c, d, text) != 0) {
-            snprintf(why, why_len, "could not be stored: out of memory");
-            return GPUFL_ENOMEM;
-        }
-        return 0;
+    case GFL_OPT_STRING: break; /* strings are stored, not parsed: the callers own them differently */
     case GFL_OPT_BOOL: {
         bool b;
         if (gpufl__bool_parse(text, &b) != 0) {
             snprintf(why, why_len, "is not a boolean (1/0, true/false, yes/no, on/off)");
             return GPUFL_ECONFIG;
         }
-        memcpy(field(&c->o, d), &b, sizeof b);
+        memcpy(field(o, d), &b, sizeof b);
         return 0;
     }
     case GFL_OPT_U32:
@@ -298,21 +293,21 @@ int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const 
         }
         if (d->kind == GFL_OPT_U32) {
             uint32_t v32 = (uint32_t)v;
-            memcpy(field(&c->o, d), &v32, sizeof v32);
+            memcpy(field(o, d), &v32, sizeof v32);
         } else {
             uint64_t v64 = v;
-            memcpy(field(&c->o, d), &v64, sizeof v64);
+            memcpy(field(o, d), &v64, sizeof v64);
         }
         return 0;
     }
     case GFL_OPT_BACKEND:
-        if (gpufl__backend_parse(text, &c->o.backend) != 0) {
+        if (gpufl__backend_parse(text, &o->backend) != 0) {
             snprintf(why, why_len, "is not a backend (auto, nvidia, amd, none)");
             return GPUFL_ECONFIG;
         }
         return 0;
     case GFL_OPT_ENGINE:
-        if (gpufl__engine_parse(text, &c->o.profiling_engine) != 0) {
+        if (gpufl__engine_parse(text, &o->profiling_engine) != 0) {
             snprintf(why, why_len,
                      "is not an engine (monitor, trace, pc_sampling, sass_metrics, "
                      "range_profiler, deep)");
@@ -320,13 +315,25 @@ int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const 
         }
         return 0;
     case GFL_OPT_LOG_FORMAT:
-        if (gpufl__log_format_parse(text, &c->o.log_format) != 0) {
+        if (gpufl__log_format_parse(text, &o->log_format) != 0) {
             snprintf(why, why_len, "is not a log format (ndjson, gflt, both)");
             return GPUFL_ECONFIG;
         }
         return 0;
     }
+    snprintf(why, why_len, "is not an option that takes a parsed value");
     return GPUFL_EINVAL;
+}
+
+int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
+{
+    if (d->kind != GFL_OPT_STRING)
+        return gpufl__option_parse(&c->o, d, text, why, why_len);
+    if (gpufl__option_set_string(c, d, text) != 0) {
+        snprintf(why, why_len, "could not be stored: out of memory");
+        return GPUFL_ENOMEM;
+    }
+    return 0;
 }
 
 void gpufl__config_warn_not_utf8(const gpufl__config *c)

@@ -64,6 +64,13 @@ bool gpufl__env_disabled(void);
 int gpufl__option_set_text(gpufl__config *c, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
     __attribute__((warn_unused_result));
 
+/* Parses `text` as the value of option d, which is not a string option,
+ * into o: the same parsing as gpufl__option_set_text, for a caller's own
+ * struct (gpufl_options_set). Returns 0, or GPUFL_ECONFIG with the reason in
+ * why and o unchanged; GPUFL_EINVAL for a string option. */
+int gpufl__option_parse(gpufl_options *o, const gpufl__option_desc *d, const char *text, char *why, size_t why_len)
+    __attribute__((warn_unused_result));
+
 /* Sets a string option, replacing (and freeing) the old value.
  * Returns 0 or GPUFL_ENOMEM. */
 int gpufl__option_set_string(gpufl__config *c, const gpufl__option_desc *d, const char *value)

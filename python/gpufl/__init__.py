@@ -1,0 +1,29 @@
+"""gpufl: a flight recorder for GPU workloads, from Python.
+
+The recording API over libgpufl (ctypes; nothing compiled at install time)::
+
+    import gpufl
+
+    gpufl.init(app_name="trainer", system_sample_rate_ms=50)
+    with gpufl.Scope("epoch"):
+        train()
+    gpufl.shutdown()
+
+Scopes (``Scope``, ``@scope``), system metric windows (``system_start``,
+``system_stop``) and the report (``generate_report``) go to the same C
+library as C and C++ callers, so one process has one session. docs/PYTHON.md
+describes the API; gpufl._lib says where libgpufl is looked for.
+"""
+
+from ._scope import Scope, scope
+from ._session import (generate_report, init, is_recording, last_error, option_names, session,
+                       session_dir, shutdown, system_start, system_stop, version)
+from ._types import BackendKind, GpuflError, LogFormat, ProfilingEngine
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendKind", "GpuflError", "LogFormat", "ProfilingEngine", "Scope", "generate_report", "init",
+    "is_recording", "last_error", "option_names", "scope", "session", "session_dir", "shutdown",
+    "system_start", "system_stop", "version",
+]

@@ -17,7 +17,8 @@ describes the API; gpufl._lib says where libgpufl is looked for.
 
 from ._scope import Scope, scope
 from ._session import (generate_report, init, is_recording, last_error, option_names, session,
-                       session_dir, shutdown, system_start, system_stop, version)
+                       session_dir, shutdown, system_start, system_stop, trace_pause, trace_resume,
+                       version)
 from ._types import BackendKind, GpuflError, LogFormat, ProfilingEngine
 
 __version__ = "0.1.0"
@@ -25,5 +26,5 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendKind", "GpuflError", "LogFormat", "ProfilingEngine", "Scope", "generate_report", "init",
     "is_recording", "last_error", "option_names", "scope", "session", "session_dir", "shutdown",
-    "system_start", "system_stop", "version",
+    "system_start", "system_stop", "trace_pause", "trace_resume", "version",
 ]

@@ -7,6 +7,9 @@ it came from (``path``) and what was tried (``tried``).
 
 Where the library is looked for, in order:
 
+0. A libgpufl already loaded in this process (``gpufl run`` injects one
+   into the program at its first CUDA call): its session is the one to
+   record into, and a second copy would record nothing of it.
 1. ``$GPUFL_LIBRARY``, a path. When set, nothing else is tried: an explicit
    choice that fails is an error, not a reason to pick another copy.
 2. The copy the wheel carries (``gpufl/_libs/libgpufl.so``), present when the
@@ -66,8 +69,20 @@ def _candidates():
     return found
 
 
+def _already_loaded():
+    """The libgpufl this process has loaded already (by its soname), or None."""
+    try:
+        return ctypes.CDLL("libgpufl.so.0", mode=os.RTLD_NOLOAD | os.RTLD_GLOBAL)
+    except OSError:
+        return None
+
+
 def _load():
     tried = []
+    here = _already_loaded()
+    if here is not None and not [f for f in _REQUIRED if not hasattr(here, f)]:
+        tried.append("already loaded in this process: libgpufl.so.0 (used)")
+        return here, _loaded_path(here, "libgpufl.so.0"), tried
     for how, what in _candidates():
         if "/" in what and not os.path.exists(what):
             tried.append("%s: %s (no such file)" % (how, what))
@@ -138,3 +153,5 @@ scope_end = bind("gpufl_scope_end", None, [_u64], True)
 system_start = bind("gpufl_system_start", None, [_c_char_p])
 system_stop = bind("gpufl_system_stop", None, [_c_char_p])
 generate_report = bind("gpufl_generate_report", ctypes.c_int, [_c_char_p])
+trace_pause = bind("gpufl_trace_pause", ctypes.c_int, [])
+trace_resume = bind("gpufl_trace_resume", ctypes.c_int, [])

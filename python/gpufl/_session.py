@@ -21,7 +21,8 @@ from . import _lib, _options, _scope
 from ._types import GpuflError
 
 __all__ = ["init", "shutdown", "session", "is_recording", "session_dir", "last_error", "version",
-           "option_names", "system_start", "system_stop", "generate_report"]
+           "option_names", "system_start", "system_stop", "generate_report", "trace_pause",
+           "trace_resume"]
 
 
 def _str(raw):
@@ -148,6 +149,22 @@ def generate_report(output_path=None):
     if output_path is not None:
         return os.fspath(output_path)
     return os.path.join(session_dir(), "summary.txt")
+
+
+def trace_pause():
+    """Hands CUPTI to another tool (torch.profiler, Nsight) until
+    trace_resume(): gpufl writes out what it holds and lets go (gpufl.h,
+    gpufl_trace_pause). Returns True, or False when there was nothing to
+    pause (no session, the Monitor engine, already paused); last_error()
+    says why."""
+    return not _scope._off and _lib.trace_pause() == 0
+
+
+def trace_resume():
+    """Takes CUPTI back after trace_pause(). Returns True, or False when it
+    could not (not paused, or the other tool still holds CUPTI: then the
+    trace stays paused); last_error() says why."""
+    return not _scope._off and _lib.trace_resume() == 0
 
 
 def _signature(returns):

@@ -1,6 +1,6 @@
 /*
  * `gpufl run [--engine NAME] [--log-path DIR] [--app-name NAME]
- *            [--stack-trace] [--] PROGRAM ARGS...`
+ *            [--stack-trace] [--no-torch-ops] [--] PROGRAM ARGS...`
  *
  * Records an unmodified CUDA program. The program runs with
  * CUDA_INJECTION64_PATH naming libgpufl_inject.so, so the CUDA driver
@@ -33,6 +33,7 @@
 
 #include "backend/cupti/cupti_guard.h"
 #include "cli/cli.h"
+#include "cli/run_python.h"
 #include "collect/summary_json.h"
 #include "core/options.h"
 #include "core/run_env.h"
@@ -55,7 +56,8 @@
 typedef struct run_args {
     const char *engine, *log_path, *app_name;
     bool stack_trace;
-    char **program; /* PROGRAM ARGS..., NULL-terminated */
+    bool no_torch_ops; /* Python programs: leave gpufl.torch out (run_python.h) */
+    char **program;    /* PROGRAM ARGS..., NULL-terminated */
 } run_args;
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -64,11 +66,12 @@ typedef struct run_args {
  * GFL_EXIT_USAGE after saying what was wrong. */
 static int parse_args(int argc, char **argv, run_args *a)
 {
-    enum { O_ENGINE = 1, O_LOG_PATH, O_APP_NAME, O_STACK_TRACE };
+    enum { O_ENGINE = 1, O_LOG_PATH, O_APP_NAME, O_STACK_TRACE, O_NO_TORCH_OPS };
     static const struct option opts[] = {{"engine", required_argument, 0, O_ENGINE},
                                          {"log-path", required_argument, 0, O_LOG_PATH},
                                          {"app-name", required_argument, 0, O_APP_NAME},
                                          {"stack-trace", no_argument, 0, O_STACK_TRACE},
+                                         {"no-torch-ops", no_argument, 0, O_NO_TORCH_OPS},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, run_args *a)
             *(c == O_LOG_PATH ? &a->log_path : &a->app_name) = optarg;
             break;
         case O_STACK_TRACE: a->stack_trace = true; break;
+        case O_NO_TORCH_OPS: a->no_torch_ops = true; break;
         case 'h': gpufl__cli_help("run"); return -1;
         default: goto bad;
         }
@@ -233,6 +237,11 @@ static int prepare_environment(const run_args *a, const char *inject, const char
     beside(inject, CUPTI_PLUGIN_NAME, path, sizeof path);
     if (readable(path) && set_if_unset("GPUFL_DEVICE_PLUGIN", path) != 0)
         return -1;
+    if (gpufl__run_is_python(a->program[0])) {
+        snprintf(path, sizeof path, "%.*s", (int)(strrchr(inject, '/') - inject), inject);
+        if (gpufl__run_python_env(path, !a->no_torch_ops) != 0)
+            return -1;
+    }
     return preload_cupti_guard(inject);
 }
 

@@ -41,7 +41,7 @@ static const gpufl__cli_command commands[] = {
      GFL_EXIT_USAGE, 0},
     {"run", gpufl_cmd_run,
      "run [--engine NAME] [--log-path DIR] [--app-name NAME] [--stack-trace]\n"
-     "[--] PROGRAM [ARGS...]",
+     "[--no-torch-ops] [--] PROGRAM [ARGS...]",
      "record an unmodified CUDA program (default engine: trace);\nexits with PROGRAM's status",
      "Runs PROGRAM with gpufl injected at its first CUDA call (and in its CUDA child processes),\n"
      "then prints where each session went and its summary on stderr.\n"
@@ -49,6 +49,8 @@ static const gpufl__cli_command commands[] = {
      "  --log-path DIR    directory for the session directories (default: ./gpufl-logs)\n"
      "  --app-name NAME   name of the sessions (default: PROGRAM's base name)\n"
      "  --stack-trace     record CPU call stacks at kernel launches and syncs\n"
+     "  --no-torch-ops    Python programs: do not name kernels by their PyTorch op and module\n"
+     "                    (gpufl.torch, attached when the program imports torch)\n"
      "Without a flag, GPUFL_PROFILING_ENGINE, GPUFL_LOG_PATH and GPUFL_APP_NAME apply when set.\n"
      "Signals sent to gpufl run (HUP, INT, QUIT, TERM, USR1, USR2, WINCH) are passed on to\n"
      "PROGRAM, which stays in the terminal's process group; if gpufl run is killed, so is PROGRAM.\n"

@@ -1,0 +1,78 @@
+"""gpufl run's start-up hook for Python programs.
+
+`gpufl run` puts this file's directory first on PYTHONPATH of a Python
+program (with the gpufl package beside it) and sets GPUFL_TORCH_OPS=1, so
+that Python imports it at start-up. It waits for the program to import
+torch and then calls gpufl.torch.attach(): every kernel the program
+launches is named by its PyTorch op and module, with nothing to change in
+the program. `gpufl run --no-torch-ops` leaves it out. Whatever goes wrong
+here is said on stderr and leaves the program running as if this file were
+not there. Then the program's own sitecustomize, if it has one, runs.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _say(what):
+    sys.stderr.write("gpufl: PyTorch op names are off: %s\n" % what)
+
+
+class _AfterTorch:
+    """A meta-path finder that lets torch import as usual, then attaches."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)  # once
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        loader = getattr(spec, "loader", None)
+        run = getattr(loader, "exec_module", None)
+        if run is None:
+            return spec
+
+        def exec_module(module):
+            run(module)
+            try:
+                import gpufl.torch
+
+                gpufl.torch.attach()
+            except Exception as e:  # never the program's problem
+                _say("%s: %s" % (type(e).__name__, e))
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _chain():
+    """Runs the sitecustomize this one hides, if the program has one."""
+    mine = sys.modules.pop("sitecustomize", None)
+    saved = list(sys.path)
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    try:
+        import sitecustomize  # noqa: F401  the next one on the path
+    except ImportError:
+        pass
+    except Exception as e:
+        sys.stderr.write("gpufl: the program's sitecustomize failed: %s\n" % e)
+    finally:
+        sys.path[:] = saved
+        if mine is not None and "sitecustomize" not in sys.modules:
+            sys.modules["sitecustomize"] = mine
+
+
+if os.environ.get("GPUFL_TORCH_OPS") == "1":
+    if "torch" in sys.modules:
+        try:
+            import gpufl.torch
+
+            gpufl.torch.attach()
+        except Exception as e:
+            _say("%s: %s" % (type(e).__name__, e))
+    else:
+        sys.meta_path.insert(0, _AfterTorch())
+_chain()

@@ -1,0 +1,112 @@
+"""A stand-in for the few parts of PyTorch that gpufl.torch uses, for tests
+on machines without PyTorch: it records what gpufl.torch asks of it
+(`calls`) and runs modules' global forward hooks as PyTorch does."""
+
+import types
+
+calls = []
+
+
+class _EmitNvtx:
+    entered = 0
+
+    def __init__(self, enabled=True, record_shapes=False):
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        if _EmitNvtx.entered:
+            raise RuntimeError("Profiler is already enabled on this thread.")
+        _EmitNvtx.entered += 1
+        calls.append("ops on")
+        return self
+
+    def __exit__(self, *exc):
+        _EmitNvtx.entered -= 1
+        calls.append("ops off")
+        return False
+
+
+class _Handle:
+    def __init__(self, hooks, hook):
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self):
+        self.hooks.remove(self.hook)
+
+
+_pre, _post = [], []
+
+
+def register_module_forward_pre_hook(hook):
+    _pre.append((hook, False))
+    return _Handle(_pre, (hook, False))
+
+
+def register_module_forward_hook(hook, always_call=False):
+    _post.append((hook, always_call))
+    return _Handle(_post, (hook, always_call))
+
+
+class Module:
+    def __init__(self, **children):
+        self._children = dict(children)
+
+    def named_children(self):
+        return list(self._children.items())
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, child in self._children.items():
+            yield from child.named_modules(prefix + "." + name if prefix else name)
+
+    def forward(self, x):
+        for child in self._children.values():
+            x = child(x)
+        return x
+
+    def __call__(self, x):
+        for hook, _ in list(_pre):
+            hook(self, (x,))
+        try:
+            out = self.forward(x)
+        except BaseException:
+            for hook, always in list(_post):
+                if always:
+                    hook(self, (x,), None)
+            raise
+        for hook, _ in list(_post):
+            hook(self, (x,), out)
+        return out
+
+
+class _LegacyProfile:
+    def __enter__(self):
+        _EmitNvtx.entered += 1  # one profiler per thread, as PyTorch
+        calls.append("legacy profiler on")
+        return self
+
+    def __exit__(self, *exc):
+        _EmitNvtx.entered -= 1
+        calls.append("legacy profiler off")
+        return False
+
+
+class _KinetoProfile:
+    def start(self):
+        if _EmitNvtx.entered:
+            raise RuntimeError("Profiler is already enabled on this thread.")
+        _EmitNvtx.entered += 1
+        calls.append("profiler on")
+
+    def stop(self):
+        _EmitNvtx.entered -= 1
+        calls.append("profiler off")
+
+
+autograd = types.SimpleNamespace(profiler=types.SimpleNamespace(emit_nvtx=_EmitNvtx, profile=_LegacyProfile))
+cuda = types.SimpleNamespace(nvtx=types.SimpleNamespace(range_push=lambda s: calls.append("push " + s),
+                                                        range_pop=lambda: calls.append("pop")))
+nn = types.SimpleNamespace(Module=Module, modules=types.SimpleNamespace(module=types.SimpleNamespace(
+    register_module_forward_pre_hook=register_module_forward_pre_hook,
+    register_module_forward_hook=register_module_forward_hook)))
+profiler = types.SimpleNamespace(profiler=types.SimpleNamespace(_KinetoProfile=_KinetoProfile))

@@ -58,8 +58,9 @@ def child(warmup, iters):
 
 def one_run(variant, cli, warmup, iters):
     me = [sys.executable, os.path.abspath(__file__), "--child", "--warmup", str(warmup), "--iters", str(iters)]
-    if variant == "gpufl":
-        proc, logs = gpufl_session.run(cli, me, "resnet50")
+    if variant in ("gpufl", "gpufl_ops"):
+        options = () if variant == "gpufl_ops" else ("--no-torch-ops",)
+        proc, logs = gpufl_session.run(cli, me, "resnet50", options=options)
     else:
         proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
     if proc.returncode != 0:
@@ -98,9 +99,10 @@ def main():
     if iters <= 0:
         probe = one_run("none", cli, args.warmup, 20)["ms_per_iter"]
         iters = max(20, round(args.seconds * 1000.0 / probe))
-    res = {"none": [], "gpufl": []}
+    variants = ("none", "gpufl", "gpufl_ops")
+    res = {v: [] for v in variants}
     for r in range(args.runs):
-        for v in (("none", "gpufl") if r % 2 == 0 else ("gpufl", "none")):  # drifts hit both alike
+        for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
             res[v].append(one_run(v, cli, args.warmup, iters))
 
     med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
@@ -108,12 +110,15 @@ def main():
           f"torchvision {torchvision.__version__})")
     print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
           f"measured iterations; {args.runs} runs of each, each a fresh process, alternating")
-    for v, label in (("none", "no tracing  "), ("gpufl", "gpufl trace ")):
+    for v, label in (("none", "no tracing  "), ("gpufl", "gpufl trace "), ("gpufl_ops", "gpufl + ops ")):
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         print(f"    {label} ms/iter {vals}   median {med[v]:8.2f}")
-    print(f"  overhead: {(med['gpufl'] / med['none'] - 1) * 100:+.2f} %")
-    print(f"  gpufl kernel records per run: {' '.join(str(x['kernels']) for x in res['gpufl'])}; "
-          f"dropped: {' '.join(str(x['dropped']) for x in res['gpufl'])}")
+    print(f"  overhead: gpufl trace {(med['gpufl'] / med['none'] - 1) * 100:+.2f} %, gpufl + ops "
+          f"{(med['gpufl_ops'] / med['none'] - 1) * 100:+.2f} %; op attribution alone "
+          f"{(med['gpufl_ops'] / med['gpufl'] - 1) * 100:+.2f} %")
+    for v in ("gpufl", "gpufl_ops"):
+        print(f"  {v} kernel records per run: {' '.join(str(x['kernels']) for x in res[v])}; "
+              f"dropped: {' '.join(str(x['dropped']) for x in res[v])}")
     return 0
 
 

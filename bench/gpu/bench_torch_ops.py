@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """What tracing costs a stream of tiny PyTorch ops: 100 000 `x.add_(1)` on a
 16-float CUDA tensor (one kernel each, far shorter than its launch), timed
-with no tracer, under `gpufl run --engine trace`, and under torch.profiler
+with no tracer, under `gpufl run --engine trace --no-torch-ops`, under
+`gpufl run --engine trace` (which names each kernel's op: gpufl.torch),
+and under torch.profiler
 with CUDA activities; each run a fresh process, runs alternating in order,
 medians reported. The target: gpufl cheaper than torch.profiler. gpufl must
 record exactly ops + warm-up kernels and drop none, or the benchmark fails.
@@ -27,8 +29,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpufl_session  # noqa: E402
 
 WARMUP = 1000
-VARIANTS = ("none", "gpufl", "profiler")
-LABELS = {"none": "no tracing    ", "gpufl": "gpufl trace   ", "profiler": "torch.profiler"}
+VARIANTS = ("none", "gpufl", "gpufl_ops", "profiler")
+LABELS = {"none": "no tracing    ", "gpufl": "gpufl trace   ", "gpufl_ops": "gpufl + ops   ",
+          "profiler": "torch.profiler"}
+TRACED = ("gpufl", "gpufl_ops")
 
 
 def child(mode, ops):
@@ -65,8 +69,9 @@ def one_run(variant, cli, ops):
     me = [sys.executable, os.path.abspath(__file__), "--child", "profiler" if variant == "profiler" else "plain",
           "--ops", str(ops)]
     t0 = time.perf_counter()
-    if variant == "gpufl":
-        proc, logs = gpufl_session.run(cli, me, "torch_ops")
+    if variant in TRACED:
+        options = () if variant == "gpufl_ops" else ("--no-torch-ops",)
+        proc, logs = gpufl_session.run(cli, me, "torch_ops", options=options)
     else:
         proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
     wall = time.perf_counter() - t0
@@ -122,7 +127,12 @@ def main():
     for v in VARIANTS:
         row(LABELS[v], [x["wall_s"] for x in res[v]])
     print(f"  per op: none {loop['none'] / args.ops * 1e6:.2f} us, gpufl {loop['gpufl'] / args.ops * 1e6:.2f} us, "
+          f"gpufl + ops {loop['gpufl_ops'] / args.ops * 1e6:.2f} us, "
           f"torch.profiler {loop['profiler'] / args.ops * 1e6:.2f} us")
+    ops_rounds = [o["loop_s"] / g["loop_s"] for o, g in zip(res["gpufl_ops"], res["gpufl"])]
+    print(f"  op attribution: gpufl + ops / gpufl per round: median {gpufl_session.median(ops_rounds):.3f}, "
+          f"min {min(ops_rounds):.3f}, max {max(ops_rounds):.3f}; "
+          f"{(loop['gpufl_ops'] - loop['gpufl']) / args.ops * 1e6:+.2f} us per op")
     print(f"  ratio gpufl / none: {loop['gpufl'] / loop['none']:.3f}   torch.profiler / none: "
           f"{loop['profiler'] / loop['none']:.3f}")
     ratio = loop["gpufl"] / loop["profiler"]
@@ -132,10 +142,11 @@ def main():
     print(f"    per round: median {gpufl_session.median(rounds):.3f}, min {min(rounds):.3f}, "
           f"max {max(rounds):.3f} over {len(rounds)} rounds")
     want = args.ops + WARMUP
-    print(f"  gpufl kernel records per run: {' '.join(str(x['kernels']) for x in res['gpufl'])} "
-          f"(expected {want}); dropped: {' '.join(str(x['dropped']) for x in res['gpufl'])}")
+    for v in TRACED:
+        print(f"  {v} kernel records per run: {' '.join(str(x['kernels']) for x in res[v])} "
+              f"(expected {want}); dropped: {' '.join(str(x['dropped']) for x in res[v])}")
     print(f"  torch.profiler kernel events per run: {' '.join(str(x['kernels']) for x in res['profiler'])}")
-    ok = all(x["kernels"] == want and x["dropped"] == 0 for x in res["gpufl"])
+    ok = all(x["kernels"] == want and x["dropped"] == 0 for v in TRACED for x in res[v])
     if not ok:
         print(f"  FAILED: every gpufl run must record {want} kernels and drop none")
     return 0 if ok else 1

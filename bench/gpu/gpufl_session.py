@@ -12,11 +12,12 @@ import subprocess
 import tempfile
 
 
-def run(cli, argv, app_name, engine="trace"):
-    """Runs argv under `gpufl run` in a fresh log directory.
+def run(cli, argv, app_name, engine="trace", options=()):
+    """Runs argv under `gpufl run` (with its options, e.g. --no-torch-ops)
+    in a fresh log directory.
     Returns (CompletedProcess with stdout captured, log directory)."""
     logs = tempfile.mkdtemp(prefix=f"gpufl-{app_name}-", dir=os.environ.get("BENCH_DIR"))
-    cmd = [cli, "run", "--engine", engine, "--log-path", logs, "--app-name", app_name, "--"] + argv
+    cmd = [cli, "run", "--engine", engine, "--log-path", logs, "--app-name", app_name] + list(options) + ["--"] + argv
     return subprocess.run(cmd, stdout=subprocess.PIPE, text=True), logs
 
 

@@ -49,6 +49,7 @@ class _Attachment:
         self.names = weakref.WeakKeyDictionary()  # module -> its path
         self.local = threading.local()  # per thread: the modules in forward
         self.profilers = 0  # torch profilers running
+        self.paused = False  # whether gpufl's trace was paused for them (by us)
         self.modules = modules
 
     # ---- op ranges -------------------------------------------------------
@@ -122,14 +123,17 @@ class _Attachment:
             if self.profilers == 1:
                 self.ranges_off()
                 from . import _session
-                _session.trace_pause()
+                # False when there is no trace to pause, or the program paused it itself
+                self.paused = _session.trace_pause()
 
     def profiler_stopped(self):
         with _lock:
             self.profilers = max(0, self.profilers - 1)
             if self.profilers == 0:
                 from . import _session
-                _session.trace_resume()
+                if self.paused:
+                    self.paused = False
+                    _session.trace_resume()
                 self.ranges_on()
 
     def wrap(self, owner, name, before=None, after=None):

@@ -722,6 +722,8 @@ typedef struct gpufl__range_row {
     uint32_t depth;
     uint8_t implicit, instant;
     uint8_t unended; /* never ended (gpufl_trace_scopes.unended) */
+    uint8_t has_seq; /* NVTX ranges of PyTorch's ops: seq is the op's sequence number */
+    uint64_t seq;
 } gpufl__range_row;
 
 static inline void gpufl__range_row_get(const gpufl__rows *r, unsigned tbl, size_t i, gpufl__range_row *o)
@@ -738,6 +740,8 @@ static inline void gpufl__range_row_get(const gpufl__rows *r, unsigned tbl, size
     o->implicit = s->implicit[i];
     o->instant = s->instant[i];
     o->unended = s->unended[i];
+    o->has_seq = s->has_seq[i];
+    o->seq = s->seq[i];
 }
 
 typedef struct gpufl__mem_row {

@@ -61,7 +61,9 @@ def main():
         print(f"SKIP: {why}")
         return 77
     logs = tempfile.mkdtemp(prefix="gpufl-refused-")
-    cmd = [sys.argv[1], "run", "--engine", "trace", "--log-path", logs, "--app-name", "refused", "--",
+    # --no-torch-ops: with gpufl.torch attached, torch.profiler would be handed
+    # CUPTI (test_torch_ops.py checks that); here the guard's refusal is tested
+    cmd = [sys.argv[1], "run", "--engine", "trace", "--no-torch-ops", "--log-path", logs, "--app-name", "refused", "--",
            sys.executable, os.path.abspath(__file__), "--child"]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     failures = []

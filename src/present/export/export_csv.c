@@ -13,7 +13,9 @@
  * the sample's `valid` bits, a launch's API times when its call is
  * unknown. A scope or NVTX range that never ended (the program died inside
  * it) ends at the session's last recorded time, as in every output, and
- * says so in its `unended` column (1). Kinds are written as names (HtoD,
+ * says so in its `unended` column (1). nvtx.csv's `seq` is PyTorch's
+ * sequence number of an op's range (docs/FORMAT.md), empty for other
+ * ranges. Kinds are written as names (HtoD,
  * stream, pinned), ids of strings as their text.
  *
  * Every file of a table is written even when the table is empty (a header
@@ -284,7 +286,7 @@ static size_t memory_rows(csv *c)
 }
 
 static const char scopes_header[] = "begin_ns,end_ns,duration_ns,id,parent,depth,name,tid,implicit_end,unended";
-static const char nvtx_header[] = "begin_ns,end_ns,duration_ns,name,domain,depth,tid,mark,unended";
+static const char nvtx_header[] = "begin_ns,end_ns,duration_ns,name,domain,depth,tid,mark,unended,seq";
 
 static size_t range_rows(csv *c, unsigned src)
 {
@@ -308,6 +310,12 @@ static size_t range_rows(csv *c, unsigned src)
             u64(c, r.instant);
         }
         u64(c, r.unended);
+        if (src == GPUFL__TBL_NVTX) {
+            if (r.has_seq) /* PyTorch's op sequence number; 0 is one */
+                u64(c, r.seq);
+            else
+                empty(c);
+        }
         row_end(c);
     }
     return n;

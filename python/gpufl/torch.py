@@ -159,8 +159,11 @@ class _Attachment:
         profiler = getattr(self.torch.profiler, "profiler", None)
         kineto = getattr(profiler, "_KinetoProfile", None) if profiler else None
         if kineto is not None:
-            self.wrap(kineto, "start", before=self.profiler_started)
-            self.wrap(kineto, "stop", after=self.profiler_stopped)
+            # torch.profiler.profile's start() and its schedule's cycles all
+            # go through these two: prepare_trace enables PyTorch's profiler
+            # (and CUPTI), stop_trace ends it.
+            self.wrap(kineto, "prepare_trace", before=self.profiler_started)
+            self.wrap(kineto, "stop_trace", after=self.profiler_stopped)
         legacy = getattr(self.torch.autograd.profiler, "profile", None)
         if legacy is not None:
             self.wrap(legacy, "__enter__", before=self.profiler_started)

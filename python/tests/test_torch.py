@@ -84,8 +84,10 @@ def test_torch_profiler_gets_cupti_and_gives_it_back():
         s.trace_pause = lambda: seen.append("pause") or True
         s.trace_resume = lambda: seen.append("resume") or True
         gpufl.torch.attach()
+        with torch.profiler.profile():  # would raise "already enabled" if the op ranges stayed on
+            pass
         p = torch.profiler.profiler._KinetoProfile()
-        p.start()   # would raise "already enabled" if the op ranges stayed on
+        p.start()
         p.stop()
         with torch.autograd.profiler.profile():
             pass
@@ -95,9 +97,24 @@ def test_torch_profiler_gets_cupti_and_gives_it_back():
         print("|".join(torch.calls))
     """)
     seen, calls = out.splitlines()
-    assert seen == "pause resume pause resume"
-    assert calls == ("ops on|ops off|profiler on|profiler off|ops on|ops off|legacy profiler on|"
-                     "legacy profiler off|ops on|ops off|profiler on|profiler off")
+    assert seen == "pause resume pause resume pause resume"
+    assert calls == ("ops on|ops off|profiler on|profiler off|ops on|ops off|profiler on|profiler off|ops on|"
+                     "ops off|legacy profiler on|legacy profiler off|ops on|ops off|profiler on|profiler off")
+
+
+def test_a_pause_the_program_made_is_left_to_it():
+    out = run_child("""
+        import torch, gpufl.torch
+        seen = []
+        import gpufl._session as s
+        s.trace_pause = lambda: seen.append("pause refused") or False  # already paused by the program
+        s.trace_resume = lambda: seen.append("resume") or True
+        gpufl.torch.attach()
+        with torch.profiler.profile():
+            pass
+        print(" ".join(seen))
+    """)
+    assert out.strip() == "pause refused"
 
 
 GPUFL_CLI = os.environ.get("GPUFL_CLI")

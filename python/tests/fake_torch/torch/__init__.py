@@ -92,15 +92,46 @@ class _LegacyProfile:
 
 
 class _KinetoProfile:
-    def start(self):
+    """As torch.profiler: start() and profile's schedule go through
+    prepare_trace (which enables the profiler) and stop_trace."""
+
+    def prepare_trace(self):
         if _EmitNvtx.entered:
             raise RuntimeError("Profiler is already enabled on this thread.")
         _EmitNvtx.entered += 1
         calls.append("profiler on")
 
-    def stop(self):
+    def start_trace(self):
+        pass
+
+    def stop_trace(self):
         _EmitNvtx.entered -= 1
         calls.append("profiler off")
+
+    def start(self):
+        self.prepare_trace()
+        self.start_trace()
+
+    def stop(self):
+        self.stop_trace()
+
+
+class _Profile(_KinetoProfile):
+    """torch.profiler.profile: its own start/stop, through the same two."""
+
+    def start(self):
+        self.prepare_trace()
+        self.start_trace()
+
+    def stop(self):
+        self.stop_trace()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
 
 
 autograd = types.SimpleNamespace(profiler=types.SimpleNamespace(emit_nvtx=_EmitNvtx, profile=_LegacyProfile))
@@ -109,4 +140,4 @@ cuda = types.SimpleNamespace(nvtx=types.SimpleNamespace(range_push=lambda s: cal
 nn = types.SimpleNamespace(Module=Module, modules=types.SimpleNamespace(module=types.SimpleNamespace(
     register_module_forward_pre_hook=register_module_forward_pre_hook,
     register_module_forward_hook=register_module_forward_hook)))
-profiler = types.SimpleNamespace(profiler=types.SimpleNamespace(_KinetoProfile=_KinetoProfile))
+profiler = types.SimpleNamespace(profiler=types.SimpleNamespace(_KinetoProfile=_KinetoProfile), profile=_Profile)

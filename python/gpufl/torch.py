@@ -17,7 +17,10 @@
   op's module is its forward op's.
 * ``torch.profiler`` gets CUPTI while it runs: its start pauses gpufl's
   trace (``gpufl.trace_pause``) and stops the op ranges (PyTorch allows one
-  profiler per thread), its stop gives both back.
+  profiler per thread), its stop gives both back. With CUPTI before 13.2
+  PyTorch's profiler keeps CUPTI once it has had it: gpufl's trace then
+  stays paused, a RuntimeWarning says so, and the session's log says the
+  trace ended paused (gpufl.h, gpufl_trace_resume).
 
 It records nothing by itself: NVTX reaches gpufl only through the Trace
 engine and up (``gpufl run``, or ``gpufl.init(profiling_engine=...)``).
@@ -27,6 +30,7 @@ bench/RESULTS.md); nothing when detached.
 """
 
 import threading
+import warnings
 import weakref
 
 __all__ = ["attach", "detach", "attached", "MODULE_PREFIX"]
@@ -133,7 +137,10 @@ class _Attachment:
                 from . import _session
                 if self.paused:
                     self.paused = False
-                    _session.trace_resume()
+                    if not _session.trace_resume():
+                        # CUPTI before 13.2 stays with PyTorch's profiler (kineto
+                        # does not let go): the trace stays paused, and says so
+                        warnings.warn("gpufl: %s" % _session.last_error(), RuntimeWarning, stacklevel=3)
                 self.ranges_on()
 
     def wrap(self, owner, name, before=None, after=None):

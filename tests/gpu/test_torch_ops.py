@@ -194,8 +194,19 @@ def handover(cli, failures):
         failures.append("torch.profiler recorded no kernels inside the gpufl-run program")
     if inside:
         failures.append(f"gpufl recorded {inside} kernels while torch.profiler held CUPTI")
-    if after == 0:
-        failures.append("gpufl recorded nothing after torch.profiler stopped: the trace was not resumed")
+    session = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d)][0]
+    messages = []
+    for part in sorted(glob.glob(os.path.join(session, "system*.log"))):
+        with open(part, encoding="utf-8") as f:
+            messages += [json.loads(l).get("message", "") for l in f if l.endswith("\n") and '"log"' in l]
+    kept = any("ended with the trace paused" in m for m in messages)
+    if after == 0 and kept and "trace stays paused" not in stderr and "still paused" not in stderr:
+        failures.append("the trace stayed paused and the program was not warned")
+    elif after == 0 and kept:
+        print("torch.profiler kept CUPTI after it stopped (CUPTI before 13.2): the trace stayed paused, "
+              "and the program and the session say so")
+    elif after == 0:
+        failures.append("gpufl recorded nothing after torch.profiler stopped, and the session does not say why")
     if "was refused" in stderr:
         failures.append("a CUPTI client was refused: " + stderr[-500:])
 

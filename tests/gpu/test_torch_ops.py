@@ -88,11 +88,17 @@ def child(mode):
             step(i)
         from torch.autograd import DeviceType
         from torch.profiler import ProfilerActivity, profile
+        import warnings
         out["pause_from"] = time.monotonic_ns()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for i in range(4, 6):
-                step(i)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for i in range(4, 6):
+                    step(i)
         out["pause_to"] = time.monotonic_ns()
+        out["warnings"] = [str(w.message) for w in said if "gpufl" in str(w.message)]
+        import gpufl._lib
+        out["library"] = gpufl._lib.tried[-1]
         out["profiler_kernels"] = sum(1 for e in prof.events() if e.device_type == DeviceType.CUDA)
         for i in range(6, 8):
             step(i)
@@ -190,6 +196,7 @@ def handover(cli, failures):
     after = sum(1 for s in starts if s > hi)
     print(f"torch.profiler inside gpufl run: {out['profiler_kernels']} kernels; gpufl: {inside} inside the "
           f"profiler's window, {after} after it, {len(starts)} in all")
+    print(f"the program's libgpufl: {out['library']}; its warnings: {out['warnings']}")
     if out["profiler_kernels"] == 0:
         failures.append("torch.profiler recorded no kernels inside the gpufl-run program")
     if inside:
@@ -200,7 +207,10 @@ def handover(cli, failures):
         with open(part, encoding="utf-8") as f:
             messages += [json.loads(l).get("message", "") for l in f if l.endswith("\n") and '"log"' in l]
     kept = any("ended with the trace paused" in m for m in messages)
-    if after == 0 and kept and "trace stays paused" not in stderr and "still paused" not in stderr:
+    for m in messages:
+        if "pause" in m or "resume" in m or "CUPTI" in m:
+            print(f"gpufl log: {m[:300]}")
+    if after == 0 and kept and not any("still paused" in w for w in out["warnings"]):
         failures.append("the trace stayed paused and the program was not warned")
     elif after == 0 and kept:
         print("torch.profiler kept CUPTI after it stopped (CUPTI before 13.2): the trace stayed paused, "

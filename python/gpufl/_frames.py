@@ -52,22 +52,54 @@ def frame(columns, index=None):
 def categorical(codes, categories):
     """A Categorical of int codes (-1 = NaN) and unique categories, the codes
     in the narrowest integer type that holds them."""
-    if len(categories) < 127:
-        dt = np.int8
-    elif len(categories) < 32767:
-        dt = np.int16
-    else:
-        dt = np.int32
     dtype = pd.CategoricalDtype(categories=pd.Index(categories, dtype=object), ordered=False)
-    return pd.Categorical.from_codes(np.asarray(codes).astype(dt, copy=False), dtype=dtype)
+    return pd.Categorical.from_codes(narrow_codes(np.asarray(codes), len(categories)), dtype=dtype)
+
+
+def narrow_codes(codes, ncategories):
+    """Categorical codes in the type pandas uses for that many categories."""
+    dt = np.int8 if ncategories < 127 else np.int16 if ncategories < 32767 else np.int32
+    return codes.astype(dt, copy=False)
+
+
+def constant(value, n):
+    """n copies of value that cost no memory: a read-only zero-stride view."""
+    return np.broadcast_to(np.asarray(value), (n,))
+
+
+CHUNK = 1 << 20
+
+
+def gather(small, rows):
+    """small[rows] for columns of a small table (launch configurations,
+    streams, callers) and the row numbers of a big one: one array per
+    column. A column whose values are all equal comes back as a read-only
+    zero-stride array (it costs nothing, as the C reader's never-recorded
+    columns do); the others are gathered in chunks, so the row numbers are
+    widened to intp a chunk at a time."""
+    n = len(rows)
+    outs, todo = [], []
+    for col in small:
+        if n and len(col) and (col == col[0]).all():
+            outs.append(constant(col[0], n))
+        else:
+            out = np.empty(n, col.dtype)
+            outs.append(out)
+            todo.append((col, out))
+    for lo in range(0, n if todo else 0, CHUNK):
+        r = rows[lo:lo + CHUNK].astype(np.intp)
+        for col, out in todo:
+            np.take(col, r, out=out[lo:lo + CHUNK], mode="clip")
+    return outs
 
 
 def names(trace, ids, rows=None):
     """A categorical of string ids (0 -> NaN), optionally gathered at rows of
     a small table: ids are looked up once per distinct id."""
     codes, texts = trace.strings(ids)
+    codes = narrow_codes(codes, len(texts))
     if rows is not None:
-        codes = codes[rows]
+        codes = gather([codes], rows)[0]
     return categorical(codes, texts)
 
 
@@ -192,14 +224,19 @@ def paths(name_codes, name_texts, parent):
 
 class ScopeTree:
     """gpufl scopes and NVTX ranges of a trace, with their nesting resolved:
-    for each table (``scopes``, ``nvtx``) the Table, each row's parent row,
-    name codes and path codes; built once and shared by the frames."""
+    ``part(kind)`` for kind "scopes" or "nvtx" is (Table, parent row of each
+    row (-1 none), name codes, name texts, path codes, path texts), built
+    on first use and shared by the frames."""
 
     def __init__(self, trace):
         self.trace = trace
         self._launches = self._work = None
         self.parts = {}
-        for kind in ("scopes", "nvtx"):
+
+    def part(self, kind):
+        p = self.parts.get(kind)
+        if p is None:
+            trace = self.trace
             t = trace.table(kind)
             name_codes, name_texts = trace.strings(t.name)
             name_codes = np.where(name_codes < 0, len(name_texts), name_codes)
@@ -209,7 +246,8 @@ class ScopeTree:
             else:
                 parent = nvtx_parents(t.tid, t.begin_ns, t.depth)
             path_codes, path_texts = paths(name_codes, name_texts, parent)
-            self.parts[kind] = (t, parent, name_codes, name_texts, path_codes, path_texts)
+            p = self.parts[kind] = (t, parent, name_codes, name_texts, path_codes, path_texts)
+        return p
 
     @property
     def launches(self):
@@ -227,8 +265,35 @@ class ScopeTree:
 
     def scope_rows(self, ids):
         """Row in the scopes table of each scope id (-1 none)."""
-        t = self.parts["scopes"][0]
-        return _row_of_ids(t.id, ids)
+        return _row_of_ids(self.part("scopes")[0].id, ids)
+
+
+def innermost(tree, kind, tid, ts):
+    """Row of the innermost range of kind ("scopes" or "nvtx") open on
+    thread tid at time ts (begin <= ts < end), per element; -1 where none.
+    The latest range to begin at or before ts on the thread, or the nearest
+    of its enclosing ranges that had not ended by ts."""
+    t, parent = tree.part(kind)[:2]
+    out = np.full(len(tid), -1, np.int64)
+    if t.n == 0 or len(tid) == 0:
+        return out
+    begin, end = t.begin_ns.view(np.int64), t.end_ns.view(np.int64)
+    ranges = t.instant == 0
+    for th in np.unique(tid).tolist():
+        mine = np.nonzero(ranges & (t.tid == th))[0]
+        if not len(mine):
+            continue
+        order = mine[np.lexsort((t.depth[mine], begin[mine]))]
+        q = np.nonzero(tid == th)[0]
+        k = np.searchsorted(begin[order], ts[q], "right") - 1
+        cur = np.where(k >= 0, order[np.maximum(k, 0)], -1)
+        for _ in range(int(t.depth.max()) + 2):
+            open_ = (cur < 0) | (end[np.maximum(cur, 0)] > ts[q])
+            if open_.all():
+                break
+            cur = np.where(open_, cur, parent[np.maximum(cur, 0)])
+        out[q] = cur
+    return out
 
 
 class LaunchIndex:
@@ -285,40 +350,64 @@ def _attribution(trace, table, tree_fn, stack=True, external=True):
     external_id, stack_id."""
     cols = {}
     s, c = table.streams, table.callers
-    srow, crow = table.stream_row, table.caller_row
-    cols["device"] = s.device[srow]
-    cols["context"] = s.context[srow]
-    cols["stream"] = s.stream[srow]
-    cols["tid"] = c.tid[crow]
-    cols["scope"] = c.scope[crow]
+    cols["device"], cols["context"], cols["stream"] = gather([s.device, s.context, s.stream], table.stream_row)
+    small = [c.tid, c.scope]
+    nvtx_codes, nvtx_texts = trace.strings(c.nvtx)
+    small.append(narrow_codes(nvtx_codes, len(nvtx_texts)))
+    name_texts = path_texts = []
     if c.n and c.scope.any():
         tree = tree_fn()
-        t, _, name_codes, name_texts, path_codes, path_texts = tree.parts["scopes"]
+        _, _, name_codes, name_texts, path_codes, path_texts = tree.part("scopes")
         rows = tree.scope_rows(c.scope)
-        name_of = np.where(rows >= 0, name_codes[np.maximum(rows, 0)], -1)
-        path_of = np.where(rows >= 0, path_codes[np.maximum(rows, 0)], -1)
-        cols["scope_name"] = categorical(name_of[crow], name_texts)
-        cols["scope_path"] = categorical(path_of[crow], path_texts)
+        small.append(narrow_codes(np.where(rows >= 0, name_codes[np.maximum(rows, 0)], -1), len(name_texts)))
+        small.append(narrow_codes(np.where(rows >= 0, path_codes[np.maximum(rows, 0)], -1), len(path_texts)))
     else:
-        cols["scope_name"] = categorical(np.full(len(crow), -1), [])
-        cols["scope_path"] = categorical(np.full(len(crow), -1), [])
-    cols["nvtx"] = names(trace, c.nvtx, crow)
+        small += [np.full(c.n, -1, np.int8)] * 2
     if external:
-        cols["external_id"] = c.external_id[crow]
+        small.append(c.external_id)
     if stack:
-        cols["stack_id"] = c.stack[crow]
+        small.append(c.stack)
+    got = gather(small, table.caller_row)
+    cols["tid"], cols["scope"] = got[0], got[1]
+    cols["scope_name"] = categorical(got[3], name_texts)
+    cols["scope_path"] = categorical(got[4], path_texts)
+    cols["nvtx"] = categorical(got[2], nvtx_texts)
+    rest = got[5:]
+    if external:
+        cols["external_id"] = rest.pop(0)
+    if stack:
+        cols["stack_id"] = rest.pop(0)
     return cols
 
 
 def _times(table, cols, api=True):
-    start, end, api_start, api_end = exact_times(table)
-    cols["start_ns"] = start.copy()
-    cols["end_ns"] = end
-    cols["dur_ns"] = end - start
-    if api:
-        none = table.api_lead_ns == 0
-        cols["api_start_ns"] = nullable_int(api_start, none)
-        cols["api_end_ns"] = nullable_int(api_end, none)
+    """start_ns (a view of the trace's column), end_ns, dur_ns and, with
+    api, api_start_ns and api_end_ns (<NA> without an API call), with the
+    rows that did not fit the 32-bit offsets patched from ``exact``."""
+    start = table.start_ns.view(np.int64)
+    dur = table.dur_ns.astype(np.int64)
+    ex = table.exact
+    rows = ex["row"].astype(np.intp) if len(ex) else None
+    if rows is not None:
+        bad = table.dur_ns[rows] == _trace.EXACT
+        dur[rows[bad]] = ex["end_ns"][bad].view(np.int64) - start[rows[bad]]
+    cols["start_ns"] = start
+    cols["end_ns"] = start + dur
+    cols["dur_ns"] = dur
+    if not api:
+        return
+    lead, apid = table.api_lead_ns, table.api_dur_ns
+    api_start = start - lead
+    api_end = api_start + apid
+    if rows is not None:
+        lead_r, apid_r = lead[rows], apid[rows]
+        bad = lead_r == _trace.EXACT
+        api_start[rows[bad]] = ex["api_start_ns"][bad].view(np.int64)
+        bad = (lead_r != 0) & ((lead_r == _trace.EXACT) | (apid_r == _trace.EXACT))
+        api_end[rows[bad]] = ex["api_end_ns"][bad].view(np.int64)
+    none = lead == 0  # one mask for both columns: they are <NA> together
+    cols["api_start_ns"] = pd.arrays.IntegerArray(api_start, none)
+    cols["api_end_ns"] = pd.arrays.IntegerArray(api_end, none)
 
 
 def _order(cols, first):
@@ -341,22 +430,22 @@ def kernels(trace, tree_fn):
     g, row = k.configs, k.config_row
     cols = {}
     _times(k, cols)
-    cols["name"] = names(trace, g.name, row)
-    cols["correlation"] = k.correlation.copy()
-    for i, axis in enumerate("xyz"):
-        cols["grid_" + axis] = g.grid[:, i][row]
-    for i, axis in enumerate("xyz"):
-        cols["block_" + axis] = g.block[:, i][row]
-    cols["registers"] = g.registers[row]
-    cols["static_smem"] = g.static_smem[row]
-    cols["dynamic_smem"] = g.dynamic_smem[row]
-    cols["local_mem"] = g.local_mem[row]
+    name_codes, name_texts = trace.strings(g.name)
     occ = g.occupancy_x10000.astype(np.float32) / np.float32(10000)
     occ[g.occupancy_x10000 == 0] = np.nan
-    cols["occupancy"] = occ[row]
-    cols["limiter"] = enum_column(g.limiter, _trace.ENUM_LIMITER)[row]
+    limiter = enum_column(g.limiter, _trace.ENUM_LIMITER)
+    small = [narrow_codes(name_codes, len(name_texts)), g.grid[:, 0], g.grid[:, 1], g.grid[:, 2], g.block[:, 0],
+             g.block[:, 1], g.block[:, 2], g.registers, g.static_smem, g.dynamic_smem, g.local_mem, occ,
+             limiter.codes]
+    got = gather([np.ascontiguousarray(c) for c in small], row)
+    cols["name"] = categorical(got[0], name_texts)
+    cols["correlation"] = k.correlation
+    for i, c in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers",
+                           "static_smem", "dynamic_smem", "local_mem", "occupancy"), 1):
+        cols[c] = got[i]
+    cols["limiter"] = pd.Categorical.from_codes(got[12], dtype=limiter.dtype)
     cols.update(_attribution(trace, k, tree_fn))
-    cols["graph_id"] = k.graph_id.copy()
+    cols["graph_id"] = k.graph_id
     return frame(_order(cols, KERNEL_COLUMNS))
 
 
@@ -365,17 +454,17 @@ def memcpy(trace, tree_fn):
     cols = {}
     _times(x, cols)
     cols["kind"] = enum_column(x.kind, _trace.ENUM_COPY_KIND)
-    cols["bytes"] = x.bytes.copy()
+    cols["bytes"] = x.bytes
     dur = cols["dur_ns"]
     with np.errstate(divide="ignore", invalid="ignore"):
         bw = np.where(dur > 0, x.bytes / np.maximum(dur, 1), np.nan)
     cols["bandwidth_gbps"] = bw.astype(np.float32)  # bytes per ns = GB/s
     cols["src_kind"] = enum_column(x.src_kind, _trace.ENUM_MEM_KIND)
     cols["dst_kind"] = enum_column(x.dst_kind, _trace.ENUM_MEM_KIND)
-    cols["correlation"] = x.correlation.copy()
+    cols["correlation"] = x.correlation
     cols.update(_attribution(trace, x, tree_fn))
-    cols["dst_device"] = x.dst_device.copy()
-    cols["graph_id"] = x.graph_id.copy()
+    cols["dst_device"] = x.dst_device
+    cols["graph_id"] = x.graph_id
     return frame(_order(cols, ["start_ns", "end_ns", "dur_ns", "kind", "bytes", "bandwidth_gbps", "src_kind",
                                "dst_kind", "device", "dst_device", "stream", "context", "correlation"]))
 
@@ -384,12 +473,12 @@ def memsets(trace, tree_fn):
     x = trace.table("memsets")
     cols = {}
     _times(x, cols)
-    cols["bytes"] = x.bytes.copy()
+    cols["bytes"] = x.bytes
     cols["value"] = x.value.astype(np.uint8)
     cols["mem_kind"] = enum_column(x.dst_kind, _trace.ENUM_MEM_KIND)
-    cols["correlation"] = x.correlation.copy()
+    cols["correlation"] = x.correlation
     cols.update(_attribution(trace, x, tree_fn))
-    cols["graph_id"] = x.graph_id.copy()
+    cols["graph_id"] = x.graph_id
     return frame(_order(cols, ["start_ns", "end_ns", "dur_ns", "bytes", "value", "mem_kind", "device", "stream",
                                "context", "correlation"]))
 
@@ -399,8 +488,8 @@ def syncs(trace, tree_fn):
     cols = {}
     _times(y, cols, api=False)
     cols["kind"] = enum_column(y.kind, _trace.ENUM_SYNC_KIND)
-    cols["cuda_event"] = y.cuda_event.copy()
-    cols["correlation"] = y.correlation.copy()
+    cols["cuda_event"] = y.cuda_event
+    cols["correlation"] = y.correlation
     cols.update(_attribution(trace, y, tree_fn, external=False))
     return frame(_order(cols, ["start_ns", "end_ns", "dur_ns", "kind", "device", "stream", "context",
                                "correlation"]))
@@ -408,12 +497,12 @@ def syncs(trace, tree_fn):
 
 def memory(trace, tree_fn):
     m = trace.table("memory")
-    cols = {"ts_ns": m.ts_ns.astype(np.int64)}
+    cols = {"ts_ns": m.ts_ns.view(np.int64)}
     cols["event"] = categorical(m.is_free.astype(np.int8), ["alloc", "free"])
-    cols["address"] = m.address.copy()
-    cols["bytes"] = m.bytes.copy()
+    cols["address"] = m.address
+    cols["bytes"] = m.bytes
     cols["kind"] = enum_column(m.kind, _trace.ENUM_MEM_KIND)
-    cols["correlation"] = m.correlation.copy()
+    cols["correlation"] = m.correlation
     cols.update(_attribution(trace, m, tree_fn, external=True))
     # what the session's allocations hold on each device after each row
     signed = np.where(m.is_free != 0, -m.bytes.astype(np.int64), m.bytes.astype(np.int64))
@@ -434,7 +523,7 @@ def scopes(trace, tree):
     """gpufl scopes, then NVTX ranges and marks, each ordered by begin."""
     parts = []
     for kind in ("scopes", "nvtx"):
-        t, parent, name_codes, name_texts, path_codes, path_texts = tree.parts[kind]
+        t, parent, name_codes, name_texts, path_codes, path_texts = tree.part(kind)
         begin = t.begin_ns.view(np.int64)
         end = t.end_ns.view(np.int64)
         kinds = np.where(t.instant != 0, 2, 0 if kind == "scopes" else 1).astype(np.int8)
@@ -505,7 +594,7 @@ OPS_COLUMNS = ["start_ns", "end_ns", "dur_ns", "tid", "name", "seq", "depth", "i
 def ops(trace, tree):
     """PyTorch ops from the NVTX ranges PyTorch pushes for them (see the
     docs): one row per op range."""
-    t, parent, name_codes, name_texts, _, _ = tree.parts["nvtx"]
+    t, parent, name_codes, name_texts, _, _ = tree.part("nvtx")
     is_module_name = np.array([s.startswith(MODULE_PREFIX) for s in name_texts], bool)
     is_op_name = np.array([bool(_OP_NAME.match(s) or _BACKWARD_NAME.search(s)) and not s.startswith(MODULE_PREFIX)
                            for s in name_texts], bool)
@@ -564,8 +653,12 @@ def ops(trace, tree):
         via = forward_row[rows]
         has_fwd = via >= 0
         module_row[rows[has_fwd]] = module_row[via[has_fwd]]
-    module_texts = [s[len(MODULE_PREFIX):] for s in name_texts]
-    mcodes = np.where(module_row[rows] >= 0, name_codes[np.maximum(module_row[rows], 0)], -1)
+    module_texts, module_code = [], np.full(len(name_texts), -1, np.int64)
+    for i, text in enumerate(name_texts):
+        if is_module_name[i]:
+            module_code[i] = len(module_texts)
+            module_texts.append(text[len(MODULE_PREFIX):])
+    mcodes = np.where(module_row[rows] >= 0, module_code[name_codes[np.maximum(module_row[rows], 0)]], -1)
 
     fcodes = np.where(forward_row[rows] >= 0, name_codes[np.maximum(forward_row[rows], 0)], -1)
     count, gpu = tree.launches.inside(tid[rows], begin[rows], end[rows])

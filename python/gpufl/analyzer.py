@@ -491,7 +491,7 @@ class GpuFlightSession:
             (gx, gy, gz, bx, by, bz, regs), ncfg = cfg.index[0], int(cfg.iloc[0])
             first = mine[(mine["grid_x"] == gx) & (mine["grid_y"] == gy) & (mine["grid_z"] == gz)
                          & (mine["block_x"] == bx) & (mine["block_y"] == by) & (mine["block_z"] == bz)].iloc[0]
-            nvtx = _top_share(mine, "nvtx", d)
+            nvtx = self._nvtx_paths(mine, d)
             scope = _top_share(mine, "scope_path", d)
             stacks = mine[mine["stack_id"] != 0].groupby("stack_id").size().sort_values(ascending=False)
             row = {"name": name, "launches": int(t["launches"]), "total_ns": int(t["total_ns"]),
@@ -526,6 +526,19 @@ class GpuFlightSession:
                                            for s, n in stacks.iloc[:max_stack_depth].items()), self.path))
         print("\n".join(lines))
         return pd.DataFrame(rows, columns=cols)
+
+    def _nvtx_paths(self, rows, dur):
+        """[(NVTX path, share of dur)] of kernels: the innermost NVTX range
+        open on the launching thread at each launch, as a path."""
+        api = rows["api_start_ns"].fillna(0).to_numpy(np.int64)
+        if not (rows["nvtx"].notna().any() and (api > 0).any()):
+            return _top_share(rows, "nvtx", dur)
+        tree = self._scope_tree()
+        at = _frames.innermost(tree, "nvtx", rows["tid"].to_numpy(), api)
+        path_codes, path_texts = tree.part("nvtx")[4:6]
+        codes = np.where(at >= 0, path_codes[np.maximum(at, 0)], -1)
+        key = _frames.categorical(codes, path_texts)
+        return _top_share(pd.DataFrame({"nvtx_path": key}, index=rows.index), "nvtx_path", dur)
 
     def inspect_stalls(self):
         """Where the GPU waited: per device and stream, the time between its

@@ -27,6 +27,8 @@ known API call; metric samples are NaN where the sample did not report the
 field (its ``valid`` bit is clear). Ids keep 0 for "none", as in the trace.
 """
 
+import concurrent.futures
+import os
 import re
 
 import numpy as np
@@ -68,6 +70,24 @@ def constant(value, n):
 
 
 CHUNK = 1 << 20
+_pool = None
+
+
+def by_rows(n, fill):
+    """Calls fill(lo, hi) for chunks of CHUNK rows of [0, n), on one thread
+    per CPU. numpy releases the GIL in the copies and arithmetic the fills
+    do, and most of a large frame's build is the kernel mapping the fresh
+    pages it writes, which threads do side by side."""
+    global _pool
+    spans = [(lo, min(n, lo + CHUNK)) for lo in range(0, n, CHUNK)]
+    if len(spans) <= 1 or (os.cpu_count() or 1) == 1:
+        for lo, hi in spans:
+            fill(lo, hi)
+        return
+    if _pool is None:
+        _pool = concurrent.futures.ThreadPoolExecutor(min(8, os.cpu_count() or 1), "gpufl-frames")
+    for f in [_pool.submit(fill, lo, hi) for lo, hi in spans]:
+        f.result()
 
 
 def gather(small, rows):
@@ -75,8 +95,8 @@ def gather(small, rows):
     streams, callers) and the row numbers of a big one: one array per
     column. A column whose values are all equal comes back as a read-only
     zero-stride array (it costs nothing, as the C reader's never-recorded
-    columns do); the others are gathered in chunks, so the row numbers are
-    widened to intp a chunk at a time."""
+    columns do); the others are gathered a chunk of rows at a time (so the
+    row numbers are widened to intp a chunk at a time), in parallel."""
     n = len(rows)
     outs, todo = [], []
     for col in small:
@@ -86,10 +106,14 @@ def gather(small, rows):
             out = np.empty(n, col.dtype)
             outs.append(out)
             todo.append((col, out))
-    for lo in range(0, n if todo else 0, CHUNK):
-        r = rows[lo:lo + CHUNK].astype(np.intp)
+
+    def fill(lo, hi):
+        r = rows[lo:hi].astype(np.intp)
         for col, out in todo:
-            np.take(col, r, out=out[lo:lo + CHUNK], mode="clip")
+            np.take(col, r, out=out[lo:hi], mode="clip")
+
+    if todo:
+        by_rows(n, fill)
     return outs
 
 
@@ -296,10 +320,34 @@ def innermost(tree, kind, tid, ts):
     return out
 
 
+def launch_times(table):
+    """(api_start, dur) int64 arrays of a table of device work: when each
+    row's API call began (0 when not known) and how long the work ran, with
+    the rows of ``exact`` patched (as gpufl_trace_kernel_api_start() and
+    gpufl_trace_kernel_end() give them)."""
+    start = table.start_ns.view(np.int64)
+    lead = table.api_lead_ns
+    api = start - lead
+    api[lead == 0] = 0
+    dur = table.dur_ns.astype(np.int64)
+    ex = table.exact
+    if len(ex):
+        rows = ex["row"].astype(np.intp)
+        bad = table.dur_ns[rows] == _trace.EXACT
+        dur[rows[bad]] = ex["end_ns"][bad].view(np.int64) - start[rows[bad]]
+        bad = lead[rows] == _trace.EXACT
+        api[rows[bad]] = ex["api_start_ns"][bad].view(np.int64)
+    return api, dur
+
+
 class LaunchIndex:
     """Device work by launching thread and API call start, to count what was
     launched inside intervals of a thread (scopes, NVTX ranges, ops).
-    tables: "kernels", and "copies" and "memsets" for all device work."""
+    tables: "kernels", and "copies" and "memsets" for all device work.
+
+    Rows are grouped by thread with a radix sort of small thread codes
+    (threads come from the small callers table), then sorted by API start
+    within each thread, which launch order makes nearly sorted already."""
 
     def __init__(self, trace, tables=("kernels",)):
         self.by_tid = {}
@@ -307,20 +355,33 @@ class LaunchIndex:
         for name in tables:
             x = trace.table(name)
             if x.n:
-                start, end, api, _ = exact_times(x)
-                parts.append((x.callers.tid[x.caller_row], api, end - start))
+                api, dur = launch_times(x)
+                parts.append((x.callers.tid, x.caller_row, api, dur))
         if not parts:
             return
-        tid, api, dur = (np.concatenate(p) for p in zip(*parts))
-        known = api > 0  # work whose API call is not known was launched nowhere
-        order = np.lexsort((api, tid))
-        order = order[known[order]]
-        stid, sapi, sdur = tid[order], api[order], dur[order]
-        bounds = np.nonzero(np.diff(stid))[0] + 1
-        for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [len(order)]))):
-            if hi > lo:
-                cums = np.concatenate(([0], np.cumsum(sdur[lo:hi])))
-                self.by_tid[int(stid[lo])] = (sapi[lo:hi], cums)
+        tids = np.unique(np.concatenate([p[0] for p in parts]))
+        api = np.concatenate([p[2] for p in parts]) if len(parts) > 1 else parts[0][2]
+        dur = np.concatenate([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
+        if len(tids) == 1:  # one launching thread: no grouping
+            groups = [(tids[0], None)]
+        else:
+            rowcode = np.concatenate([gather([narrow_codes(np.searchsorted(tids, ctid), len(tids))], crow)[0]
+                                      for ctid, crow, _, _ in parts])
+            order = np.argsort(rowcode, kind="stable")  # a radix sort of 8- or 16-bit codes
+            bounds = np.concatenate(([0], np.cumsum(np.bincount(rowcode, minlength=len(tids)))))
+            groups = [(tid, order[bounds[i]:bounds[i + 1]]) for i, tid in enumerate(tids)]
+            del rowcode, order
+        for tid, seg in groups:
+            a, d = (api, dur) if seg is None else (api[seg], dur[seg])
+            known = a > 0  # work whose API call is not known was launched nowhere
+            if not known.all():
+                a, d = a[known], d[known]
+            if not len(a):
+                continue
+            if not (a[1:] >= a[:-1]).all():
+                o = np.argsort(a, kind="stable")
+                a, d = a[o], d[o]
+            self.by_tid[int(tid)] = (a, np.concatenate(([0], np.cumsum(d))))
 
     def inside(self, tid, start, end):
         """(count, gpu_ns) of the kernels launched on thread tid with start
@@ -344,39 +405,47 @@ class LaunchIndex:
 # ---- attribution of device work ---------------------------------------------------------
 
 
-def _attribution(trace, table, tree_fn, stack=True, external=True):
+def _gathered(specs, rows, want):
+    """Columns from a small table: specs is [(name, small array maker,
+    wrap)], the maker called only for a wanted column and wrap (or None)
+    turning the gathered array into the column."""
+    chosen = [(name, make, wrap) for name, make, wrap in specs if want is None or name in want]
+    got = gather([make() for _, make, _ in chosen], rows)
+    return {name: (wrap(g) if wrap else g) for (name, _, wrap), g in zip(chosen, got)}
+
+
+def _attribution(trace, table, tree_fn, stack=True, external=True, want=None):
     """Columns of device work from its stream and caller rows: device,
     context, stream; tid, scope (id), scope_name, scope_path, nvtx,
-    external_id, stack_id."""
-    cols = {}
+    external_id, stack_id (those in want, or all)."""
     s, c = table.streams, table.callers
-    cols["device"], cols["context"], cols["stream"] = gather([s.device, s.context, s.stream], table.stream_row)
-    small = [c.tid, c.scope]
-    nvtx_codes, nvtx_texts = trace.strings(c.nvtx)
-    small.append(narrow_codes(nvtx_codes, len(nvtx_texts)))
-    name_texts = path_texts = []
-    if c.n and c.scope.any():
+    cols = _gathered([("device", lambda: s.device, None), ("context", lambda: s.context, None),
+                      ("stream", lambda: s.stream, None)], table.stream_row, want)
+    texts = {}
+
+    def string_codes(ids, key):
+        codes, texts[key] = trace.strings(ids)
+        return narrow_codes(codes, len(texts[key]))
+
+    def scope_codes(which):
+        if not (c.n and c.scope.any()):
+            texts[which] = []
+            return np.full(c.n, -1, np.int8)
         tree = tree_fn()
-        _, _, name_codes, name_texts, path_codes, path_texts = tree.part("scopes")
+        part = tree.part("scopes")
+        codes, texts[which] = (part[2], part[3]) if which == "scope_name" else (part[4], part[5])
         rows = tree.scope_rows(c.scope)
-        small.append(narrow_codes(np.where(rows >= 0, name_codes[np.maximum(rows, 0)], -1), len(name_texts)))
-        small.append(narrow_codes(np.where(rows >= 0, path_codes[np.maximum(rows, 0)], -1), len(path_texts)))
-    else:
-        small += [np.full(c.n, -1, np.int8)] * 2
+        return narrow_codes(np.where(rows >= 0, codes[np.maximum(rows, 0)], -1), len(texts[which]))
+
+    specs = [("tid", lambda: c.tid, None), ("scope", lambda: c.scope, None),
+             ("scope_name", lambda: scope_codes("scope_name"), lambda g: categorical(g, texts["scope_name"])),
+             ("scope_path", lambda: scope_codes("scope_path"), lambda g: categorical(g, texts["scope_path"])),
+             ("nvtx", lambda: string_codes(c.nvtx, "nvtx"), lambda g: categorical(g, texts["nvtx"]))]
     if external:
-        small.append(c.external_id)
+        specs.append(("external_id", lambda: c.external_id, None))
     if stack:
-        small.append(c.stack)
-    got = gather(small, table.caller_row)
-    cols["tid"], cols["scope"] = got[0], got[1]
-    cols["scope_name"] = categorical(got[3], name_texts)
-    cols["scope_path"] = categorical(got[4], path_texts)
-    cols["nvtx"] = categorical(got[2], nvtx_texts)
-    rest = got[5:]
-    if external:
-        cols["external_id"] = rest.pop(0)
-    if stack:
-        cols["stack_id"] = rest.pop(0)
+        specs.append(("stack_id", lambda: c.stack, None))
+    cols.update(_gathered(specs, table.caller_row, want))
     return cols
 
 
@@ -384,28 +453,41 @@ def _times(table, cols, api=True):
     """start_ns (a view of the trace's column), end_ns, dur_ns and, with
     api, api_start_ns and api_end_ns (<NA> without an API call), with the
     rows that did not fit the 32-bit offsets patched from ``exact``."""
+    n = table.n
     start = table.start_ns.view(np.int64)
-    dur = table.dur_ns.astype(np.int64)
+    dur, end = np.empty(n, np.int64), np.empty(n, np.int64)
+    if api:
+        lead, apid = table.api_lead_ns, table.api_dur_ns
+        api_start, api_end, none = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, bool)
+
+    def fill(lo, hi):
+        s = start[lo:hi]
+        dur[lo:hi] = table.dur_ns[lo:hi]
+        np.add(s, dur[lo:hi], out=end[lo:hi])
+        if api:
+            np.subtract(s, lead[lo:hi], out=api_start[lo:hi])
+            np.add(api_start[lo:hi], apid[lo:hi], out=api_end[lo:hi])
+            np.equal(lead[lo:hi], 0, out=none[lo:hi])
+
+    by_rows(n, fill)
     ex = table.exact
     rows = ex["row"].astype(np.intp) if len(ex) else None
     if rows is not None:
         bad = table.dur_ns[rows] == _trace.EXACT
-        dur[rows[bad]] = ex["end_ns"][bad].view(np.int64) - start[rows[bad]]
+        end[rows[bad]] = ex["end_ns"][bad].view(np.int64)
+        dur[rows[bad]] = end[rows[bad]] - start[rows[bad]]
     cols["start_ns"] = start
-    cols["end_ns"] = start + dur
+    cols["end_ns"] = end
     cols["dur_ns"] = dur
     if not api:
         return
-    lead, apid = table.api_lead_ns, table.api_dur_ns
-    api_start = start - lead
-    api_end = api_start + apid
     if rows is not None:
         lead_r, apid_r = lead[rows], apid[rows]
         bad = lead_r == _trace.EXACT
         api_start[rows[bad]] = ex["api_start_ns"][bad].view(np.int64)
         bad = (lead_r != 0) & ((lead_r == _trace.EXACT) | (apid_r == _trace.EXACT))
         api_end[rows[bad]] = ex["api_end_ns"][bad].view(np.int64)
-    none = lead == 0  # one mask for both columns: they are <NA> together
+    # one mask for both columns: they are <NA> together
     cols["api_start_ns"] = pd.arrays.IntegerArray(api_start, none)
     cols["api_end_ns"] = pd.arrays.IntegerArray(api_end, none)
 
@@ -425,28 +507,43 @@ KERNEL_COLUMNS = [
 ]
 
 
-def kernels(trace, tree_fn):
+def kernels(trace, tree_fn, columns=None):
+    """The kernels frame; columns (a subset of KERNEL_COLUMNS, in that
+    order) builds only those."""
+    want = None if columns is None else set(columns)
+    if want is not None and not want <= set(KERNEL_COLUMNS):
+        raise KeyError("not columns of kernels: %s" % ", ".join(sorted(want - set(KERNEL_COLUMNS))))
     k = trace.table("kernels")
-    g, row = k.configs, k.config_row
+    g = k.configs
     cols = {}
-    _times(k, cols)
-    name_codes, name_texts = trace.strings(g.name)
-    occ = g.occupancy_x10000.astype(np.float32) / np.float32(10000)
-    occ[g.occupancy_x10000 == 0] = np.nan
+    if want is None or want & {"end_ns", "dur_ns", "api_start_ns", "api_end_ns"}:
+        _times(k, cols, api=want is None or bool(want & {"api_start_ns", "api_end_ns"}))
+    cols["start_ns"] = k.start_ns.view(np.int64)
+    texts = {}
+
+    def name_codes():
+        codes, texts["name"] = trace.strings(g.name)
+        return narrow_codes(codes, len(texts["name"]))
+
+    def occupancy():
+        occ = g.occupancy_x10000.astype(np.float32) / np.float32(10000)
+        occ[g.occupancy_x10000 == 0] = np.nan
+        return occ
+
     limiter = enum_column(g.limiter, _trace.ENUM_LIMITER)
-    small = [narrow_codes(name_codes, len(name_texts)), g.grid[:, 0], g.grid[:, 1], g.grid[:, 2], g.block[:, 0],
-             g.block[:, 1], g.block[:, 2], g.registers, g.static_smem, g.dynamic_smem, g.local_mem, occ,
-             limiter.codes]
-    got = gather([np.ascontiguousarray(c) for c in small], row)
-    cols["name"] = categorical(got[0], name_texts)
+    specs = [("name", name_codes, lambda a: categorical(a, texts["name"]))]
+    specs += [("grid_" + axis, lambda i=i: np.ascontiguousarray(g.grid[:, i]), None) for i, axis in enumerate("xyz")]
+    specs += [("block_" + axis, lambda i=i: np.ascontiguousarray(g.block[:, i]), None)
+              for i, axis in enumerate("xyz")]
+    specs += [("registers", lambda: g.registers, None), ("static_smem", lambda: g.static_smem, None),
+              ("dynamic_smem", lambda: g.dynamic_smem, None), ("local_mem", lambda: g.local_mem, None),
+              ("occupancy", occupancy, None),
+              ("limiter", lambda: limiter.codes, lambda a: pd.Categorical.from_codes(a, dtype=limiter.dtype))]
+    cols.update(_gathered(specs, k.config_row, want))
     cols["correlation"] = k.correlation
-    for i, c in enumerate(("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "registers",
-                           "static_smem", "dynamic_smem", "local_mem", "occupancy"), 1):
-        cols[c] = got[i]
-    cols["limiter"] = pd.Categorical.from_codes(got[12], dtype=limiter.dtype)
-    cols.update(_attribution(trace, k, tree_fn))
+    cols.update(_attribution(trace, k, tree_fn, want=want))
     cols["graph_id"] = k.graph_id
-    return frame(_order(cols, KERNEL_COLUMNS))
+    return frame({c: cols[c] for c in KERNEL_COLUMNS if c in cols and (want is None or c in want)})
 
 
 def memcpy(trace, tree_fn):

@@ -415,3 +415,16 @@ def test_closed_session_keeps_built_frames(tmp_path):
     copy = k.copy()
     copy.loc[0, "start_ns"] = 1  # a copy owns writable memory
     assert copy["start_ns"].iloc[0] == 1
+
+
+def test_frame_with_some_columns():
+    cols = ["name", "start_ns", "dur_ns", "api_end_ns", "scope_path", "occupancy"]
+    with GpuFlightSession(SAMPLE) as s:
+        lean = s.frame("kernels", cols)  # built alone: only these columns
+        assert "kernels" not in s._frames and list(lean.columns) == cols
+        pd.testing.assert_frame_equal(lean, s.kernels[cols])
+        pd.testing.assert_frame_equal(s.frame("memcpy", ["kind", "bytes"]), s.memcpy[["kind", "bytes"]])
+        with pytest.raises(KeyError, match="no DataFrame 'nope'"):
+            s.frame("nope")
+        with pytest.raises(KeyError, match="not columns of kernels: bogus"):
+            GpuFlightSession(SAMPLE).frame("kernels", ["bogus"])

@@ -18,11 +18,13 @@ above what it held before opening (now and at its peak, VmHWM):
   kernels    GpuFlightSession(path).kernels: open + the kernels DataFrame,
              the figure the targets are for (<= 4 s, <= 2 x the C reader's
              peak memory);
+  lean       GpuFlightSession(path).frame("kernels", [start_ns, dur_ns,
+             name, device, stream]): only the columns asked for;
   all        GpuFlightSession(path) and every DataFrame (kernels, memcpy,
              memsets, syncs, memory, scopes, scope_events, ops,
              device_metrics, host_metrics), with each one's seconds.
 
-C reader and kernels alternate, RUNS times each (median, [min-max]); "all"
+C reader, kernels and lean alternate, RUNS times each (median, [min-max]); "all"
 runs once at the end. A last figure is what this machine charges for
 memory touched for the first time: seconds to fill 1 GiB of fresh pages,
 for reading the others (building a DataFrame writes hundreds of MB).
@@ -69,6 +71,12 @@ elif mode == "kernels":
     out["open_s"], out["frame_s"] = t1 - t0, time.perf_counter() - t1
     out["kernels"] = len(k)
     out["trace_bytes"] = s.trace.memory_bytes()
+elif mode == "lean":
+    s = GpuFlightSession(path)
+    t1 = time.perf_counter()
+    k = s.frame("kernels", ["start_ns", "dur_ns", "name", "device", "stream"])
+    out["open_s"], out["frame_s"] = t1 - t0, time.perf_counter() - t1
+    out["kernels"] = len(k)
 elif mode == "all":
     s = GpuFlightSession(path)
     out["open_s"] = time.perf_counter() - t0
@@ -135,10 +143,11 @@ def main():
     args = ap.parse_args()
     print("bench_python_load (%s)" % machine())
     path = session_file(args.events, args.writer)
-    c, k = [], []
+    c, k, lean = [], [], []
     for _ in range(args.runs):
         c.append(child("c", path))
         k.append(child("kernels", path))
+        lean.append(child("lean", path))
     every = child("all", path)
     touch = [child("touch", path)["touch_s"] for _ in range(3)]
     mib = 1 << 20
@@ -159,6 +168,11 @@ def main():
     print("    time target <= 4 s: %s; memory target <= 2 x: %s" % (
         "met" if statistics.median([r["total_s"] for r in k]) <= 4 else "MISSED",
         "met" if statistics.median(ratios) <= 2 else "MISSED"))
+    print("  lean kernels frame (5 cols)   %s s (open %s + frame %s); memory %s MiB, peak %s MiB = %s x" % (
+        med([r["total_s"] for r in lean], "%.2f"), med([r["open_s"] for r in lean], "%.2f"),
+        med([r["frame_s"] for r in lean], "%.2f"), med([r["rss"] / mib for r in lean], "%.0f"),
+        med([r["peak"] / mib for r in lean], "%.0f"), med([lr["peak"] / cr["peak"] for lr, cr in zip(lean, c)],
+                                                          "%.2f")))
     print("  every DataFrame (one run)     %.2f s, open %.2f; memory %.0f MiB, peak %.0f MiB" % (
         every["total_s"], every["open_s"], every["rss"] / mib, every["peak"] / mib))
     for name, (rows, secs) in every["frames"].items():

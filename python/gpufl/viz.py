@@ -16,9 +16,10 @@ per thread and nesting depth below them.
 
 Built to stay readable and fast on long sessions: a lane never holds one
 rectangle per kernel. Work closer together than one pixel of the figure
-is merged into one span, spans are at least a pixel wide, and each lane is
-a single broken_barh collection, so a 60-second session of 100 000
-kernels draws a few thousand rectangles at most, whatever its length.
+is merged into one span, spans are at least a pixel wide, each is shaded
+by the share of it that was busy (pale: sparse work, solid: back to back),
+and each lane is a single broken_barh collection: at most one rectangle
+per two pixels of width per lane, whatever the session's length.
 
 Without a display (no $DISPLAY or $WAYLAND_DISPLAY and no $MPLBACKEND)
 matplotlib's Agg backend is used: save() works, show() says to use save().
@@ -127,24 +128,32 @@ def save(path):
 def merge_spans(start, end, min_gap, min_width):
     """Intervals as the spans to draw: sorted, merged when the gap between
     them is under min_gap, each at least min_width wide. Returns (starts,
-    widths); at most one span per min_gap of the time they cover."""
+    widths, busy): busy is the share of each span its intervals cover (0 to
+    1; overlapping intervals count once only as far as the cap at 1). At
+    most one span per min_gap of the time they cover."""
     if len(start) == 0:
-        return np.zeros(0), np.zeros(0)
+        return np.zeros(0), np.zeros(0), np.zeros(0)
     order = np.argsort(start, kind="stable")
     s = np.asarray(start, np.float64)[order]
-    e = np.maximum(np.asarray(end, np.float64)[order], s + min_width)
-    reach = np.maximum.accumulate(e)
+    e = np.asarray(end, np.float64)[order]
+    reach = np.maximum.accumulate(np.maximum(e, s + min_width))
     new = np.ones(len(s), bool)
     new[1:] = s[1:] > reach[:-1] + min_gap
     first = np.nonzero(new)[0]
     last = np.concatenate((first[1:], [len(s)])) - 1
-    return s[first], reach[last] - s[first]
+    widths = reach[last] - s[first]
+    busy = np.minimum(np.add.reduceat(np.maximum(e - s, 0), first) / np.maximum(widths, 1e-300), 1.0)
+    return s[first], widths, busy
 
 
 def _lane(ax, y, start, end, t0, per_px, color, height=0.8):
-    xs, ws = merge_spans((start - t0) / 1e9, (end - t0) / 1e9, per_px, per_px)
+    """One lane of merged spans, each shaded by how much of it was busy."""
+    from matplotlib.colors import to_rgba
+    xs, ws, busy = merge_spans((start - t0) / 1e9, (end - t0) / 1e9, per_px, per_px)
     if len(xs):
-        ax.broken_barh(list(zip(xs, ws)), (y - height / 2, height), facecolors=color, linewidth=0)
+        r, g, b, _ = to_rgba(color)
+        faces = [(r, g, b, a) for a in 0.25 + 0.75 * busy]
+        ax.broken_barh(list(zip(xs, ws)), (y - height / 2, height), facecolors=faces, linewidth=0)
     return len(xs)
 
 
@@ -224,7 +233,8 @@ def figure(session, width_in=WIDTH_IN, dpi=DPI):
     from matplotlib.patches import Patch
     handles = [Patch(color=v, label=n) for n, v in colors.items()]
     handles += [Patch(color="tab:purple", label="gpufl scopes"), Patch(color="tab:gray", label="NVTX ranges")]
-    ax_tl.legend(handles=handles, loc="upper right", fontsize=7, ncol=5)
+    ax_tl.legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=7, ncol=5, frameon=False,
+                 title="shade: the share of the span that was busy", title_fontsize=7)
     fig.tight_layout()
     return fig
 

@@ -508,8 +508,8 @@ KERNEL_COLUMNS = [
 
 
 def kernels(trace, tree_fn, columns=None):
-    """The kernels frame; columns (a subset of KERNEL_COLUMNS, in that
-    order) builds only those."""
+    """The kernels frame; columns (some of KERNEL_COLUMNS, in the order
+    wanted) builds only those."""
     want = None if columns is None else set(columns)
     if want is not None and not want <= set(KERNEL_COLUMNS):
         raise KeyError("not columns of kernels: %s" % ", ".join(sorted(want - set(KERNEL_COLUMNS))))
@@ -543,7 +543,7 @@ def kernels(trace, tree_fn, columns=None):
     cols["correlation"] = k.correlation
     cols.update(_attribution(trace, k, tree_fn, want=want))
     cols["graph_id"] = k.graph_id
-    return frame({c: cols[c] for c in KERNEL_COLUMNS if c in cols and (want is None or c in want)})
+    return frame({c: cols[c] for c in (KERNEL_COLUMNS if columns is None else columns)})
 
 
 def memcpy(trace, tree_fn):

@@ -359,7 +359,7 @@ class GpuFlightSession:
             return getattr(self, name)
         columns = list(columns)
         if name == "kernels" and "kernels" not in self._frames:
-            return _frames.kernels(self.trace, self._scope_tree, columns)[columns]
+            return _frames.kernels(self.trace, self._scope_tree, columns)
         return getattr(self, name)[columns]
 
     # -- the text report --

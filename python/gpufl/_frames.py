@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 
 from . import _trace
-from ._trace import exact_times
 
 MODULE_PREFIX = "nn.Module: "  # the NVTX ranges gpufl.torch pushes around every nn.Module call
 _BACKWARD_NAME = re.compile(r"Backward\d*$")
@@ -350,23 +349,19 @@ class LaunchIndex:
     within each thread, which launch order makes nearly sorted already."""
 
     def __init__(self, trace, tables=("kernels",)):
-        self.by_tid = {}
-        parts = []
+        self.by_tid = {}  # tid -> [(sorted API starts, cumulative durations)], one per table
         for name in tables:
             x = trace.table(name)
             if x.n:
-                api, dur = launch_times(x)
-                parts.append((x.callers.tid, x.caller_row, api, dur))
-        if not parts:
-            return
-        tids = np.unique(np.concatenate([p[0] for p in parts]))
-        api = np.concatenate([p[2] for p in parts]) if len(parts) > 1 else parts[0][2]
-        dur = np.concatenate([p[3] for p in parts]) if len(parts) > 1 else parts[0][3]
+                self._add(x)
+
+    def _add(self, x):
+        api, dur = launch_times(x)
+        tids = np.unique(x.callers.tid)
         if len(tids) == 1:  # one launching thread: no grouping
             groups = [(tids[0], None)]
         else:
-            rowcode = np.concatenate([gather([narrow_codes(np.searchsorted(tids, ctid), len(tids))], crow)[0]
-                                      for ctid, crow, _, _ in parts])
+            rowcode = gather([narrow_codes(np.searchsorted(tids, x.callers.tid), len(tids))], x.caller_row)[0]
             order = np.argsort(rowcode, kind="stable")  # a radix sort of 8- or 16-bit codes
             bounds = np.concatenate(([0], np.cumsum(np.bincount(rowcode, minlength=len(tids)))))
             groups = [(tid, order[bounds[i]:bounds[i + 1]]) for i, tid in enumerate(tids)]
@@ -381,7 +376,7 @@ class LaunchIndex:
             if not (a[1:] >= a[:-1]).all():
                 o = np.argsort(a, kind="stable")
                 a, d = a[o], d[o]
-            self.by_tid[int(tid)] = (a, np.concatenate(([0], np.cumsum(d))))
+            self.by_tid.setdefault(int(tid), []).append((a, np.concatenate(([0], np.cumsum(d)))))
 
     def inside(self, tid, start, end):
         """(count, gpu_ns) of the kernels launched on thread tid with start
@@ -393,12 +388,12 @@ class LaunchIndex:
             found = self.by_tid.get(int(t))
             if found is None:
                 continue
-            api, cums = found
             rows = np.nonzero(tid == t)[0]
-            lo = np.searchsorted(api, start[rows], "left")
-            hi = np.searchsorted(api, end[rows], "left")
-            count[rows] = hi - lo
-            gpu[rows] = cums[hi] - cums[lo]
+            for api, cums in found:
+                lo = np.searchsorted(api, start[rows], "left")
+                hi = np.searchsorted(api, end[rows], "left")
+                count[rows] += hi - lo
+                gpu[rows] += cums[hi] - cums[lo]
         return count, gpu
 
 

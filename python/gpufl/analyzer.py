@@ -417,7 +417,7 @@ class GpuFlightSession:
                   ("syncs", c.get("sync", 0)), ("allocations", c.get("mem_alloc", 0)), ("frees", c.get("mem_free", 0)),
                   ("scopes", c.get("scope_begin", 0)), ("NVTX ranges", c.get("nvtx_range", 0)),
                   ("GPU samples", c.get("device_metrics", 0)), ("host samples", c.get("host_metrics", 0))]
-        L.append("  events     " + ", ".join("%s %s" % (_text.count(n), what) for what, n in counts if n) or "none")
+        L.append("  events     " + (", ".join("%s %s" % (_text.count(n), what) for what, n in counts if n) or "none"))
         for _, b in self.gpu_busy().iterrows():
             L.append("  GPU %d busy %s (%s of the session; %s of its first-to-last work)" % (
                 b["device"], _text.dur(b["busy_ns"]), _text.pct(b["busy_ns"], self.duration_ns),
@@ -482,9 +482,11 @@ class GpuFlightSession:
     def inspect_hotspots(self, top_n=5, max_stack_depth=5):
         """The top_n kernels by GPU time: launches, share, duration
         percentiles, their most used launch configuration, where they were
-        launched from (NVTX range, scope) and their CPU stacks (ids; the
-        frames of up to max_stack_depth stacks each come from `gpufl stacks
-        SESSION`). Prints it; returns one row per kernel (times in ns)."""
+        launched from (NVTX path, scope path) and the ids of their up to
+        max_stack_depth most used CPU stacks. The frames of a stack come
+        from `gpufl stacks SESSION`: libgpufl has no reader of stack frames
+        (they are named with libdw, which only the command loads). Prints
+        it; returns one row per kernel (times in ns)."""
         k = self.kernels
         cols = ["name", "launches", "total_ns", "share", "mean_ns", "p50_ns", "p95_ns", "min_ns", "max_ns",
                 "grid", "block", "registers", "occupancy", "limiter", "top_nvtx", "top_scope", "top_stacks"]

@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from . import _frames, _text, _trace
+from . import _frames, _scopes, _text, _trace
 from ._trace import Trace, TraceError
 
 __all__ = ["GpuFlightSession", "sessions", "resolve", "TraceError"]
@@ -288,7 +288,7 @@ class GpuFlightSession:
 
     def _scope_tree(self):
         if self._tree is None:
-            self._tree = _frames.ScopeTree(self.trace)
+            self._tree = _scopes.ScopeTree(self.trace)
         return self._tree
 
     # -- DataFrames --
@@ -320,17 +320,17 @@ class GpuFlightSession:
     @property
     def scopes(self):
         """One row per gpufl scope, NVTX range and NVTX mark."""
-        return self._frame("scopes", lambda: _frames.scopes(self.trace, self._scope_tree()))
+        return self._frame("scopes", lambda: _scopes.scopes(self.trace, self._scope_tree()))
 
     @property
     def scope_events(self):
         """scopes in long form: one row per begin and per end, by time."""
-        return self._frame("scope_events", lambda: _frames.scope_events(self.scopes))
+        return self._frame("scope_events", lambda: _scopes.scope_events(self.scopes))
 
     @property
     def ops(self):
         """PyTorch ops from the NVTX ranges PyTorch pushes for them."""
-        return self._frame("ops", lambda: _frames.ops(self.trace, self._scope_tree()))
+        return self._frame("ops", lambda: _scopes.ops(self.trace, self._scope_tree()))
 
     @property
     def device_metrics(self):
@@ -551,7 +551,7 @@ class GpuFlightSession:
         if not (rows["nvtx"].notna().any() and (api > 0).any()):
             return _top_share(rows, "nvtx", dur)
         tree = self._scope_tree()
-        at = _frames.innermost(tree, "nvtx", rows["tid"].to_numpy(), api)
+        at = _scopes.innermost(tree, "nvtx", rows["tid"].to_numpy(), api)
         path_codes, path_texts = tree.part("nvtx")[4:6]
         codes = np.where(at >= 0, path_codes[np.maximum(at, 0)], -1)
         key = _frames.categorical(codes, path_texts)

@@ -3,25 +3,30 @@ a Trace's columns, and the helpers every frame uses (_scopes.py builds the
 frames of scopes, NVTX ranges and PyTorch ops with them).
 
 One function per frame; each takes a Trace (gpufl/_trace.py) and returns a
-new DataFrame.
-The analyzer (gpufl/analyzer.py) builds each frame the first time it is
-asked for and keeps it. Every column is documented with its unit in
-docs/PYTHON.md; the choices that make a ten-million-event session load in
-seconds:
+DataFrame. The analyzer (gpufl/analyzer.py) builds each the first time it
+is asked for and keeps it. Every column is documented with its unit in
+docs/PYTHON.md. What makes a ten-million-event session load in about a
+second on top of the C reader (bench/RESULTS.md):
 
 * No Python loop over rows. Device work rows refer to small tables of
   distinct launch configurations, streams and callers; their fields are
-  gathered with one ``take`` per column, and every string-valued column is a
-  categorical whose categories come from looking each distinct string id up
-  once (in the small table, not per row).
-* Small dtypes: ids keep the reader's widths (uint16 device, uint32 stream,
-  ...), categorical codes are as narrow as the number of names allows,
-  times are int64 ns of the session timebase (CLOCK_MONOTONIC of the
-  recording machine).
+  gathered with np.take, and every string-valued column is a categorical
+  whose categories come from looking each distinct string id up once (in
+  the small table, not per row).
+* No copy that is not needed. Columns the trace holds per row as they are
+  wanted (start_ns, correlation, graph_id, bytes ...) are the trace's
+  read-only numpy views; a column constant over the session (one device,
+  one context, no stacks) is a zero-stride view that costs nothing; the
+  DataFrame takes the arrays without consolidating them into blocks.
+* Small dtypes: ids keep the reader's widths (uint16 device, uint32
+  stream, ...), categorical codes are as narrow as the number of names
+  allows; times are int64 ns of the session timebase (CLOCK_MONOTONIC of
+  the recording machine).
+* The large fills run a chunk of rows at a time on one thread per CPU
+  (numpy releases the GIL; most of the time is the kernel mapping the fresh
+  pages written).
 * Times that did not fit the reader's 32-bit offsets (work longer than
   4.29 s) are patched from the table's ``exact`` rows, vectorized.
-* Frames are built column by column into a DataFrame that takes the arrays
-  without consolidating them into blocks (no second copy at build time).
 
 Missing values: a categorical is NaN where the trace has no string (no NVTX
 range, no scope); API times are <NA> (nullable Int64) for work without a

@@ -393,6 +393,20 @@ def ops(trace, tree):
         via = forward_row[rows]
         has_fwd = via >= 0
         module_row[rows[has_fwd]] = module_row[via[has_fwd]]
+
+    # ops a backward op runs (aten::mm inside AddmmBackward0) are backward
+    # too, for its forward op and module; parents first, level by level
+    depth = t.depth.astype(np.int64)
+    for d in range(1, int(depth[rows].max()) + 1 if len(rows) else 0):
+        level = rows[(depth[rows] == d) & ~backward[rows]]
+        p = parent[level]
+        up = p >= 0
+        level, p = level[up], p[up]
+        inherit = is_op[p] & backward[p]
+        level, p = level[inherit], p[inherit]
+        backward[level] = True
+        forward_row[level] = forward_row[p]
+        module_row[level] = np.where(module_row[level] >= 0, module_row[level], module_row[p])
     module_texts, module_code = [], np.full(len(name_texts), -1, np.int64)
     for i, text in enumerate(name_texts):
         if is_module_name[i]:

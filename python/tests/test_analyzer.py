@@ -345,6 +345,7 @@ def _torch_session(tmp_path):
         hm.nvtx(t + 11_000, t + 39_000, "aten::addmm", main, 3, 5, seq=6),
         hm.nvtx(t + 60_000, t + 90_000, "aten::relu", main, 1, 6, seq=7),
         hm.nvtx(t + 200_000, t + 260_000, "AddmmBackward0", autograd, 0, 7, seq=6),
+        hm.nvtx(t + 205_000, t + 250_000, "aten::mm", autograd, 1, 12),  # run by the backward op
         hm.nvtx(t + 270_000, t + 280_000, "TBackward0", autograd, 0, 8, seq=5),
         # an op sharing its seq with a forward op of another thread, named otherwise
         hm.nvtx(t + 290_000, t + 295_000, "aten::threshold_backward", autograd, 0, 9, seq=7),
@@ -365,7 +366,10 @@ def test_ops_from_pytorch_ranges(tmp_path):
     with GpuFlightSession(_torch_session(tmp_path)) as s:
         ops = s.ops.set_index("name")
         assert set(ops.index) == {"aten::linear", "aten::t", "aten::addmm", "aten::relu", "AddmmBackward0",
-                                  "TBackward0", "aten::threshold_backward", "aten::empty"}
+                                  "TBackward0", "aten::threshold_backward", "aten::empty", "aten::mm"}
+        mm = ops.loc["aten::mm"]
+        assert mm["is_backward"] and mm["forward_op"] == "aten::addmm" and mm["module"] == "Net.fc"
+        assert pd.isna(mm["seq"]) and mm["kernels"] == 1  # the backward kernel ran inside it
         assert ops["seq"].dtype == "Int64" and pd.isna(ops.loc["aten::empty", "seq"])
         assert ops.loc["aten::addmm", "seq"] == 6 and ops.loc["aten::addmm", "depth"] == 3
         assert not ops.loc["aten::addmm", "is_backward"] and not ops.loc["aten::empty", "is_backward"]

@@ -15,14 +15,15 @@ import subprocess
 import time
 import warnings
 
-import numpy as np
-import pandas as pd
 import pytest
 
-import gpufl
-from conftest import SOURCE_DIR, run_python_ok
-from gpufl.analyzer import GpuFlightSession, TraceError, sessions
-import handmade as hm
+np = pytest.importorskip("numpy")  # make test installs them (tools/install-deps.sh --test-tools)
+pd = pytest.importorskip("pandas")
+
+import gpufl  # noqa: E402
+from conftest import SOURCE_DIR, run_python_ok  # noqa: E402
+from gpufl.analyzer import GpuFlightSession, TraceError, sessions  # noqa: E402
+import handmade as hm  # noqa: E402
 
 SAMPLE = os.path.join(SOURCE_DIR, "samples", "train_sample")
 EXACT_NS = 0xFFFFFFFF

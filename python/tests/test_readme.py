@@ -40,6 +40,8 @@ def test_readme_python_example(tmp_path):
 
 
 def test_readme_analyzer_example(tmp_path):
+    pytest.importorskip("pandas")
+    pytest.importorskip("matplotlib")
     sample = os.path.join(SOURCE_DIR, "samples", "train_sample")
     if not os.path.isdir(sample):
         pytest.skip("no bundled sample beside the tests")

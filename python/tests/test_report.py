@@ -13,9 +13,11 @@ import subprocess
 
 import pytest
 
-from conftest import SOURCE_DIR, cli
-from gpufl.analyzer import GpuFlightSession
-from gpufl.report import REPORT_FILE, TextReport, generate_report
+pytest.importorskip("pandas")  # make test installs it (tools/install-deps.sh --test-tools)
+
+from conftest import SOURCE_DIR, cli  # noqa: E402
+from gpufl.analyzer import GpuFlightSession  # noqa: E402
+from gpufl.report import REPORT_FILE, TextReport, generate_report  # noqa: E402
 
 SAMPLE = os.path.join(SOURCE_DIR, "samples", "train_sample")
 

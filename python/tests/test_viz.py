@@ -9,12 +9,15 @@ work closer than a pixel is merged.
 import os
 import time
 
-import numpy as np
 import pytest
 
-from conftest import SOURCE_DIR
-from gpufl import viz
-import handmade as hm
+np = pytest.importorskip("numpy")  # make test installs them (tools/install-deps.sh --test-tools)
+pytest.importorskip("pandas")
+pytest.importorskip("matplotlib")
+
+from conftest import SOURCE_DIR  # noqa: E402
+from gpufl import viz  # noqa: E402
+import handmade as hm  # noqa: E402
 
 SAMPLE = os.path.join(SOURCE_DIR, "samples", "train_sample")
 KERNELS = 100_000

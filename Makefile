@@ -103,6 +103,8 @@ bench: build
 	@$(BUILD)/bench/bench_report
 	@if [ -x $(BUILD)/bench/bench_stack_capture ]; then $(BUILD)/bench/bench_stack_capture; fi
 	@GPUFL_LIBRARY=$(BUILD)/libgpufl.so PYTHONPATH=python $(PYTHON3) bench/bench_python_scope.py
+	@GPUFL_LIBRARY=$(BUILD)/libgpufl.so PYTHONPATH=python $(PYTHON3) bench/bench_python_load.py \
+	  --writer $(BUILD)/bench/bench_write_gflt
 
 # Each prints one block of figures; the Python ones skip, saying so, without
 # PyTorch (or torchvision) and run their programs under $(BUILD)/gpufl run.

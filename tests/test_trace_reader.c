@@ -537,6 +537,29 @@ static void test_empty_and_errors(void **state)
     assert_int_equal(gpufl_trace_open(gflt, &t, NULL, 0), GPUFL_ECORRUPT);
 }
 
+/* The names of enum values come from the table the outputs print from;
+ * each family ends with NULL, and an unknown family is NULL. */
+static void test_enum_names(void **state)
+{
+    (void)state;
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_COPY_KIND, 0), "unknown");
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_COPY_KIND, 1), "HtoD");
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_COPY_KIND, 5), "PtoP");
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_COPY_KIND, 6));
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_MEM_KIND, 2), "pinned");
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_MEM_KIND, 8));
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_SYNC_KIND, 2), "stream_wait_event");
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_SYNC_KIND, 5));
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_LIMITER, 3), "shared_memory");
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_LIMITER, 5));
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_DROP_REASON, 0), "ring_full");
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_DROP_REASON, 7), "out_of_session");
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_DROP_REASON, 8));
+    assert_string_equal(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_EVENT_TYPE, GFL_EV_KERNEL), "kernel");
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_EVENT_TYPE, GFL_EV_TYPE_COUNT));
+    assert_null(gpufl_trace_enum_name(GPUFL_TRACE_ENUM_COUNT, 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -544,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_sort_against_reference),
         cmocka_unit_test(test_unrecorded_columns_are_free),
         cmocka_unit_test(test_empty_and_errors),
+        cmocka_unit_test(test_enum_names),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

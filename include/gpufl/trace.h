@@ -339,6 +339,28 @@ typedef struct gpufl_trace_crash {
 } gpufl_trace_crash;
 
 /*
+ * Names of the values of the trace's enum columns, as NDJSON and the JSON
+ * report write them ("HtoD", "pinned", "stream_wait_event", "registers",
+ * "ring_full", "kernel"), from the one table every output prints from, so
+ * a binding needs no table of its own. Value 0 of the kinds and of the
+ * limiter is "unknown"; event type 0 is "none".
+ */
+enum {
+    GPUFL_TRACE_ENUM_COPY_KIND = 0, /* kind of gpufl_trace_get_copies() rows */
+    GPUFL_TRACE_ENUM_MEM_KIND,      /* src_kind, dst_kind of transfers; kind of memory rows */
+    GPUFL_TRACE_ENUM_SYNC_KIND,     /* kind of gpufl_trace_syncs rows */
+    GPUFL_TRACE_ENUM_LIMITER,       /* limiter of gpufl_trace_launch_configs rows */
+    GPUFL_TRACE_ENUM_DROP_REASON,   /* the index of gpufl_trace_info.dropped */
+    GPUFL_TRACE_ENUM_EVENT_TYPE,    /* event_type of gpufl_trace_event_count() */
+    GPUFL_TRACE_ENUM_COUNT          /* appended to, never renumbered */
+};
+
+/* The name of value in family; NULL for a value past those this library
+ * knows (a newer writer's) or an unknown family, so that a family is
+ * listed by counting up from 0 to the first NULL. Any thread. */
+GPUFL_API const char *gpufl_trace_enum_name(unsigned family, unsigned value);
+
+/*
  * Opens path: a session directory, a .log file (NDJSON) or a .gflt file. A
  * directory is read from trace.gflt when it has one, else from its NDJSON
  * logs (rotated parts included, in order). Returns 0 with *out set, or a

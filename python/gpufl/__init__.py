@@ -13,6 +13,11 @@ Scopes (``Scope``, ``@scope``), system metric windows (``system_start``,
 ``system_stop``) and the report (``generate_report``) go to the same C
 library as C and C++ callers, so one process has one session. docs/PYTHON.md
 describes the API; gpufl._lib says where libgpufl is looked for.
+
+Reading sessions back is in modules imported on their own, so that
+recording never imports numpy, pandas or matplotlib: gpufl.analyzer
+(GpuFlightSession: a session as pandas DataFrames), gpufl.report (the text
+of `gpufl report`) and gpufl.viz (a matplotlib timeline).
 """
 
 from ._scope import Scope, scope

@@ -315,6 +315,20 @@ GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_ty
     return event_type < 256 ? (size_t)t->counts[event_type] : 0;
 }
 
+GPUFL_API const char *gpufl_trace_enum_name(unsigned family, unsigned value)
+{
+    switch (family) {
+    case GPUFL_TRACE_ENUM_COPY_KIND: return value < GFL_COPY_KIND_COUNT ? gpufl__copy_kind_name((uint8_t)value) : NULL;
+    case GPUFL_TRACE_ENUM_MEM_KIND: return value < GFL_MEM_KIND_COUNT ? gpufl__mem_kind_name((uint8_t)value) : NULL;
+    case GPUFL_TRACE_ENUM_SYNC_KIND: return value < GFL_SYNC_KIND_COUNT ? gpufl__sync_kind_name((uint8_t)value) : NULL;
+    case GPUFL_TRACE_ENUM_LIMITER: return value < GFL_LIMIT_COUNT ? gpufl__limiter_name((uint8_t)value) : NULL;
+    case GPUFL_TRACE_ENUM_DROP_REASON:
+        return value < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)value) : NULL;
+    case GPUFL_TRACE_ENUM_EVENT_TYPE: return value < GFL_EV_TYPE_COUNT ? gpufl__event_type_name((uint8_t)value) : NULL;
+    default: return NULL;
+    }
+}
+
 /* ---- exact times ------------------------------------------------------------------- */
 
 /* The exact times of row i, or NULL (never for a row whose column says

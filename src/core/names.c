@@ -60,6 +60,19 @@ const char *gpufl__copy_kind_name(uint8_t kind) { return gpufl__copy_kind(kind)-
 const char *gpufl__mem_kind_name(uint8_t kind) { return gpufl__mem_kind(kind)->key; }
 const char *gpufl__sync_kind_name(uint8_t kind) { return gpufl__sync_kind(kind)->key; }
 const char *gpufl__limiter_name(uint8_t limiter) { return gpufl__limiter(limiter)->key; }
+const char *gpufl__names_key(unsigned family, unsigned value)
+{
+    switch (family) {
+    case GPUFL__NAMES_COPY_KIND: return value < GFL_COPY_KIND_COUNT ? copy_kinds[value].key : NULL;
+    case GPUFL__NAMES_MEM_KIND: return value < GFL_MEM_KIND_COUNT ? mem_kinds[value].key : NULL;
+    case GPUFL__NAMES_SYNC_KIND: return value < GFL_SYNC_KIND_COUNT ? sync_kinds[value].key : NULL;
+    case GPUFL__NAMES_LIMITER: return value < GFL_LIMIT_COUNT ? limiters[value].key : NULL;
+    case GPUFL__NAMES_DROP_REASON: return value < GFL_DROP_REASON_COUNT ? drop_reasons[value].key : NULL;
+    case GPUFL__NAMES_EVENT_TYPE: return value < GFL_EV_TYPE_COUNT ? gpufl__event_type_name((uint8_t)value) : NULL;
+    default: return NULL;
+    }
+}
+
 const char *gpufl__drop_reason_name(uint8_t reason)
 {
     const gpufl__drop_reason_names *d = gpufl__drop_reason(reason);

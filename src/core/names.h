@@ -59,4 +59,18 @@ const gpufl__limiter_names *gpufl__limiter(uint8_t limiter);
 /* NULL for a reason this build does not know (a newer writer's). */
 const gpufl__drop_reason_names *gpufl__drop_reason(uint8_t reason);
 
+/* The key (on-disk word) of value in one family of enums, or NULL when
+ * value is not one this build knows: for readers, which must tell a newer
+ * writer's value from "unknown". The numbering is trace.h's
+ * GPUFL_TRACE_ENUM_*, which the NDJSON reader's enum tables follow too. */
+enum {
+    GPUFL__NAMES_COPY_KIND,
+    GPUFL__NAMES_MEM_KIND,
+    GPUFL__NAMES_SYNC_KIND,
+    GPUFL__NAMES_LIMITER,
+    GPUFL__NAMES_DROP_REASON,
+    GPUFL__NAMES_EVENT_TYPE
+};
+const char *gpufl__names_key(unsigned family, unsigned value);
+
 #endif /* GPUFL_CORE_NAMES_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/names.h"
 #include "format/ndjson_fields.h"
 #include "gpufl/gpufl.h"
 #include "read/json_scan.h"
@@ -189,11 +190,11 @@ static void build_tables(void)
 static const char *enum_name(unsigned table, unsigned i)
 {
     switch (table) {
-    case EN_copy_kind: return i < GFL_COPY_KIND_COUNT ? gpufl__copy_kind_name((uint8_t)i) : NULL;
-    case EN_mem_kind: return i < GFL_MEM_KIND_COUNT ? gpufl__mem_kind_name((uint8_t)i) : NULL;
-    case EN_sync_kind: return i < GFL_SYNC_KIND_COUNT ? gpufl__sync_kind_name((uint8_t)i) : NULL;
-    case EN_limiter: return i < GFL_LIMIT_COUNT ? gpufl__limiter_name((uint8_t)i) : NULL;
-    case EN_drop_reason: return i < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)i) : NULL;
+    case EN_copy_kind: return gpufl__names_key(GPUFL__NAMES_COPY_KIND, i);
+    case EN_mem_kind: return gpufl__names_key(GPUFL__NAMES_MEM_KIND, i);
+    case EN_sync_kind: return gpufl__names_key(GPUFL__NAMES_SYNC_KIND, i);
+    case EN_limiter: return gpufl__names_key(GPUFL__NAMES_LIMITER, i);
+    case EN_drop_reason: return gpufl__names_key(GPUFL__NAMES_DROP_REASON, i);
     case EN_channel: return i < GFL_CHANNEL_COUNT ? gpufl__channel_name((uint8_t)i) : NULL;
     case EN_log_level: return i <= GFL_LOG_ERROR ? gpufl__log_level_name((uint8_t)i) : NULL;
     case EN_crash_action: return i < GFL_CRASH_ACTION_COUNT ? gpufl__crash_action_name((uint8_t)i) : NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/names.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
 #include "read/trace_internal.h"
@@ -317,16 +318,15 @@ GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_ty
 
 GPUFL_API const char *gpufl_trace_enum_name(unsigned family, unsigned value)
 {
-    switch (family) {
-    case GPUFL_TRACE_ENUM_COPY_KIND: return value < GFL_COPY_KIND_COUNT ? gpufl__copy_kind_name((uint8_t)value) : NULL;
-    case GPUFL_TRACE_ENUM_MEM_KIND: return value < GFL_MEM_KIND_COUNT ? gpufl__mem_kind_name((uint8_t)value) : NULL;
-    case GPUFL_TRACE_ENUM_SYNC_KIND: return value < GFL_SYNC_KIND_COUNT ? gpufl__sync_kind_name((uint8_t)value) : NULL;
-    case GPUFL_TRACE_ENUM_LIMITER: return value < GFL_LIMIT_COUNT ? gpufl__limiter_name((uint8_t)value) : NULL;
-    case GPUFL_TRACE_ENUM_DROP_REASON:
-        return value < GFL_DROP_REASON_COUNT ? gpufl__drop_reason_name((uint8_t)value) : NULL;
-    case GPUFL_TRACE_ENUM_EVENT_TYPE: return value < GFL_EV_TYPE_COUNT ? gpufl__event_type_name((uint8_t)value) : NULL;
-    default: return NULL;
-    }
+    /* trace.h's GPUFL_TRACE_ENUM_* are core/names.h's families */
+    _Static_assert((int)GPUFL_TRACE_ENUM_COPY_KIND == (int)GPUFL__NAMES_COPY_KIND &&
+                       (int)GPUFL_TRACE_ENUM_MEM_KIND == (int)GPUFL__NAMES_MEM_KIND &&
+                       (int)GPUFL_TRACE_ENUM_SYNC_KIND == (int)GPUFL__NAMES_SYNC_KIND &&
+                       (int)GPUFL_TRACE_ENUM_LIMITER == (int)GPUFL__NAMES_LIMITER &&
+                       (int)GPUFL_TRACE_ENUM_DROP_REASON == (int)GPUFL__NAMES_DROP_REASON &&
+                       (int)GPUFL_TRACE_ENUM_EVENT_TYPE == (int)GPUFL__NAMES_EVENT_TYPE,
+                   "trace.h's enum families are core/names.h's");
+    return gpufl__names_key(family, value);
 }
 
 /* ---- exact times ------------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "core/event.h"
+#include "core/uint_field.h"
 
 typedef enum gpufl__gflt_codec {
     GFLT_VAR = 0,   /* varint of the value */
@@ -59,25 +60,12 @@ const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type);
  * SVAR fields are sign-extended by the codec). */
 static inline uint64_t gpufl__gflt_get(const gfl_event *ev, const gpufl__gflt_field *f)
 {
-    const uint8_t *p = (const uint8_t *)ev + f->off;
-    switch (f->size) {
-    case 1: return *p;
-    case 2: {
-        uint16_t v;
-        __builtin_memcpy(&v, p, 2);
-        return v;
-    }
-    case 4: {
-        uint32_t v;
-        __builtin_memcpy(&v, p, 4);
-        return v;
-    }
-    default: {
-        uint64_t v;
-        __builtin_memcpy(&v, p, 8);
-        return v;
-    }
-    }
+    return gpufl__uint_get((const uint8_t *)ev + f->off, f->size);
+}
+
+static inline void gpufl__gflt_put(gfl_event *ev, const gpufl__gflt_field *f, uint64_t v)
+{
+    gpufl__uint_put((uint8_t *)ev + f->off, f->size, v);
 }
 
 static inline uint64_t gpufl__gflt_get_at(const gfl_event *ev, uint8_t off, uint8_t size)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/uint_field.h"
 #include "core/varint.h"
 #include "format/gflt_format.h"
 #include "format/gflt_layout.h"
@@ -47,25 +48,6 @@ static bool fits_signed(int64_t v, unsigned size)
         return true;
     int64_t lim = (int64_t)1 << (8 * size - 1);
     return v >= -lim && v < lim;
-}
-
-static void store(gfl_event *ev, const gpufl__gflt_field *f, uint64_t v)
-{
-    uint8_t *p = (uint8_t *)ev + f->off;
-    switch (f->size) {
-    case 1: *p = (uint8_t)v; break;
-    case 2: {
-        uint16_t x = (uint16_t)v;
-        memcpy(p, &x, 2);
-        break;
-    }
-    case 4: {
-        uint32_t x = (uint32_t)v;
-        memcpy(p, &x, 4);
-        break;
-    }
-    default: memcpy(p, &v, 8); break;
-    }
 }
 
 /* Reads a bitmap of n bits from col into bits[]. */
@@ -137,21 +119,7 @@ static inline __attribute__((always_inline)) int column_loop(const gpufl__gflt_f
         /* an OPT value present in the bitmap is nonzero */
         if (present && v == 0)
             return -1;
-        uint8_t *p = (uint8_t *)ev + f->off;
-        switch (size) {
-        case 1: *p = (uint8_t)v; break;
-        case 2: {
-            uint16_t x = (uint16_t)v;
-            memcpy(p, &x, 2);
-            break;
-        }
-        case 4: {
-            uint32_t x = (uint32_t)v;
-            memcpy(p, &x, 4);
-            break;
-        }
-        default: memcpy(p, &v, 8); break;
-        }
+        gpufl__uint_put((uint8_t *)ev + f->off, size, v);
     }
     st->prev = prev;
     return 0;
@@ -192,8 +160,8 @@ static int span_block(gpufl__gflt_decoder *d, const gpufl__gflt_field *f, gfl_ev
         uint32_t j;
         uint64_t pred = gpufl__idmap_get(&d->streams, key, &j) ? gpufl__gflt_get(&evs[idx[j]], &end) : st->prev;
         uint64_t start = pred + (uint64_t)gpufl__unzigzag(a);
-        store(ev, f, start);
-        store(ev, &end, start + (uint64_t)gpufl__unzigzag(b));
+        gpufl__gflt_put(ev, f, start);
+        gpufl__gflt_put(ev, &end, start + (uint64_t)gpufl__unzigzag(b));
         st->prev = start;
         if (gpufl__idmap_put(&d->streams, key, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;
@@ -217,7 +185,7 @@ static int apply_predictions(gpufl__gflt_decoder *d, const gpufl__gflt_layout *l
                 return -1;
             for (unsigned k = 0; k < l->nfields; k++)
                 if (l->fields[k].flags & GFLT_PRED)
-                    store(ev, &l->fields[k], gpufl__gflt_get(&evs[idx[j]], &l->fields[k]));
+                    gpufl__gflt_put(ev, &l->fields[k], gpufl__gflt_get(&evs[idx[j]], &l->fields[k]));
         }
         if (gpufl__idmap_put(&d->keys, key, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;

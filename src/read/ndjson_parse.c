@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/names.h"
+#include "core/uint_field.h"
 #include "format/ndjson_fields.h"
 #include "gpufl/gpufl.h"
 #include "read/json_scan.h"
@@ -214,21 +215,7 @@ static uint64_t enum_value(unsigned table, const char *s, size_t n)
 
 static void put(void *base, const slot *sl, size_t index, uint64_t v)
 {
-    uint8_t *p = (uint8_t *)base + sl->off + index * sl->size;
-    switch (sl->size) {
-    case 1: *p = (uint8_t)v; break;
-    case 2: {
-        uint16_t x = (uint16_t)v;
-        memcpy(p, &x, 2);
-        break;
-    }
-    case 4: {
-        uint32_t x = (uint32_t)v;
-        memcpy(p, &x, 4);
-        break;
-    }
-    default: memcpy(p, &v, 8); break;
-    }
+    gpufl__uint_put((uint8_t *)base + sl->off + index * sl->size, sl->size, v);
 }
 
 static bool fits_unsigned(uint64_t v, unsigned size) { return size >= 8 || v >> (8 * size) == 0; }

@@ -57,6 +57,11 @@ void gpufl__cli_note_trace(const char *command, const struct gpufl_trace *t);
  * "sw_power_cap,gpu_idle" from NVML clock-event bits ("none" when 0). */
 void gpufl__throttle_text(uint64_t mask, char *buf, size_t len);
 
+/* ---- the environment of programs `gpufl run` starts (env_path.c) ---------
+ * Puts path first in the ':'-separated list variable name (LD_PRELOAD,
+ * PYTHONPATH), or sets it to path. 0, or -1 after saying why on stderr. */
+int gpufl__cli_env_prepend(const char *name, const char *path);
+
 int gpufl_cmd_summary(int argc, char **argv);
 int gpufl_cmd_options(int argc, char **argv);
 int gpufl_cmd_devices(int argc, char **argv);

@@ -188,19 +188,7 @@ static int preload_cupti_guard(const char *inject)
     beside(inject, GPUFL_CUPTI_GUARD_NAME, guard, sizeof guard);
     if (!readable(guard))
         return 0;
-    const char *old = getenv("LD_PRELOAD");
-    if (!old || !old[0])
-        return set("LD_PRELOAD", guard);
-    size_t len = strlen(guard) + 1 + strlen(old) + 1;
-    char *both = malloc(len);
-    if (!both) {
-        fprintf(stderr, "gpufl run: out of memory\n");
-        return -1;
-    }
-    snprintf(both, len, "%s:%s", guard, old);
-    int rc = set("LD_PRELOAD", both);
-    free(both);
-    return rc;
+    return gpufl__cli_env_prepend("LD_PRELOAD", guard);
 }
 
 /* Sets what the program's gpufl needs. Options given here win over the

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/run_python.h"
 
 /* "python", "python3", "python3.12" */
@@ -87,20 +88,6 @@ bool gpufl__run_is_python(const char *program)
     return python_name(interp);
 }
 
-/* Prepends dir to the path list in variable name. 0 or -1. */
-static int prepend(const char *name, const char *dir)
-{
-    const char *old = getenv(name);
-    size_t len = strlen(dir) + (old ? strlen(old) : 0) + 2;
-    char *v = malloc(len);
-    if (!v)
-        return -1;
-    snprintf(v, len, "%s%s%s", dir, old && old[0] ? ":" : "", old && old[0] ? old : "");
-    int rc = setenv(name, v, 1);
-    free(v);
-    return rc;
-}
-
 int gpufl__run_python_env(const char *inject_dir, bool torch_ops)
 {
     char path[PATH_MAX + 64];
@@ -113,7 +100,9 @@ int gpufl__run_python_env(const char *inject_dir, bool torch_ops)
     const char *have = getenv("GPUFL_LIBRARY");
     if ((!have || !have[0]) && access(libpath, R_OK) == 0 && setenv("GPUFL_LIBRARY", libpath, 1) != 0)
         goto fail;
-    if (prepend("PYTHONPATH", path) != 0 || setenv("GPUFL_TORCH_OPS", torch_ops ? "1" : "0", 1) != 0)
+    if (gpufl__cli_env_prepend("PYTHONPATH", path) != 0)
+        return -1;
+    if (setenv("GPUFL_TORCH_OPS", torch_ops ? "1" : "0", 1) != 0)
         goto fail;
     return 0;
 fail:

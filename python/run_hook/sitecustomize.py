@@ -16,8 +16,15 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _say(what):
-    sys.stderr.write("gpufl: PyTorch op names are off: %s\n" % what)
+def _attach():
+    """gpufl.torch.attach(), or a line on stderr saying why not: whatever
+    goes wrong here is never the program's problem."""
+    try:
+        import gpufl.torch
+
+        gpufl.torch.attach()
+    except Exception as e:
+        sys.stderr.write("gpufl: PyTorch op names are off: %s: %s\n" % (type(e).__name__, e))
 
 
 class _AfterTorch:
@@ -37,12 +44,7 @@ class _AfterTorch:
 
         def exec_module(module):
             run(module)
-            try:
-                import gpufl.torch
-
-                gpufl.torch.attach()
-            except Exception as e:  # never the program's problem
-                _say("%s: %s" % (type(e).__name__, e))
+            _attach()
 
         loader.exec_module = exec_module
         return spec
@@ -67,12 +69,7 @@ def _chain():
 
 if os.environ.get("GPUFL_TORCH_OPS") == "1":
     if "torch" in sys.modules:
-        try:
-            import gpufl.torch
-
-            gpufl.torch.attach()
-        except Exception as e:
-            _say("%s: %s" % (type(e).__name__, e))
+        _attach()
     else:
         sys.meta_path.insert(0, _AfterTorch())
 _chain()

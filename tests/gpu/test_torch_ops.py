@@ -36,7 +36,7 @@ import tempfile
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_session import skip_reason  # noqa: E402
+from torch_session import lines, skip_reason  # noqa: E402
 
 STEPS, FIRST, LAST = 12, 6, 10  # measured: steps FIRST..LAST
 
@@ -202,10 +202,7 @@ def handover(cli, failures):
     if inside:
         failures.append(f"gpufl recorded {inside} kernels while torch.profiler held CUPTI")
     session = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d)][0]
-    messages = []
-    for part in sorted(glob.glob(os.path.join(session, "system*.log"))):
-        with open(part, encoding="utf-8") as f:
-            messages += [json.loads(l).get("message", "") for l in f if l.endswith("\n") and '"log"' in l]
+    messages = [e.get("message", "") for e in lines(session, "system") if e.get("type") == "log"]
     kept = any("ended with the trace paused" in m for m in messages)
     for m in messages:
         if "pause" in m or "resume" in m or "CUPTI" in m:

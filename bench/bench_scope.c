@@ -45,10 +45,10 @@ static gfl_event proto;
 
 static __attribute__((noinline)) void push_one(gpufl__producer *p)
 {
-    gfl_event *slot = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_DEVICE);
-    if (slot) {
-        *slot = proto;
-        slot->h.ts = gpufl__now_ns();
+    gfl_event *rec = gpufl__ring_reserve(&p->ring, sizeof proto, GFL_CHANNEL_DEVICE);
+    if (rec) {
+        memcpy(rec, &proto, sizeof proto);
+        rec->h.ts = gpufl__now_ns();
         gpufl__ring_commit(&p->ring);
     }
 }

@@ -159,13 +159,21 @@ static double one_run(const char *logs, const uint32_t *unused, uint64_t *bytes)
 
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < EVENTS; i++) {
+        gfl_event ev;
+        make_event(i, &ev, names, scope_name);
+        bool scope = ev.h.type == GFL_EV_SCOPE_BEGIN || ev.h.type == GFL_EV_SCOPE_END;
+        /* scopes travel packed, as scope.c writes them: sequence i + 1 of
+         * this producer, outermost */
+        size_t len = scope ? gpufl__scope_record_len(ev.h.type, i + 1, 0) : gpufl__record_len_of(&ev);
         /* wait for room instead of dropping (benchmark only) */
-        while (atomic_load_explicit(&p->ring.head, memory_order_relaxed) -
-                   atomic_load_explicit(&p->ring.tail, memory_order_acquire) >
-               p->ring.mask)
+        while (!gpufl__ring_has_room(&p->ring, len))
             sched_yield();
-        gfl_event *slot = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_DEVICE);
-        make_event(i, slot, names, scope_name);
+        void *rec = gpufl__ring_reserve(&p->ring, len, GFL_CHANNEL_DEVICE);
+        if (scope)
+            gpufl__scope_record_put(rec, ev.h.type, 0, ev.u.scope.depth, ev.u.scope.name, ev.h.ts, ev.u.scope.begin_ts,
+                                    i + 1, 0);
+        else
+            memcpy(rec, &ev, len);
         gpufl__ring_commit(&p->ring);
     }
     gpufl_shutdown();

@@ -182,8 +182,8 @@ GPUFL_API const char *gpufl_version(void);
 
 /*
  * Scopes mark logical phases ("epoch", "forward", "allreduce"). They nest per
- * thread; each carries the thread id, its depth and its parent. The name is
- * interned on first use, so a scope costs two timestamps and two ring writes.
+ * thread; each carries the thread id, its depth and its parent. A scope costs
+ * one timestamp and one small ring record to begin, the same to end.
  *
  * gpufl_scope_begin() returns a token for gpufl_scope_end(). Ending a scope
  * also ends any scope opened inside it and still open (they are marked
@@ -193,6 +193,13 @@ GPUFL_API const char *gpufl_version(void);
 typedef uint64_t gpufl_scope;
 GPUFL_API gpufl_scope gpufl_scope_begin(const char *name);
 GPUFL_API void gpufl_scope_end(gpufl_scope scope);
+
+/* gpufl_scope_begin() for a call site whose name never changes (a string
+ * literal): *name_cache, a static 0 of that site, keeps the name's id after
+ * the first call, so later calls skip the name lookup. The GFL_SCOPE macros
+ * use it for literal names; a name_cache shared by two names gives the
+ * second the first one's name. */
+GPUFL_API gpufl_scope gpufl_scope_begin_cached(const char *name, uint32_t *name_cache);
 
 /* Runs fn(arg) inside a scope called name. */
 GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *arg), void *arg);
@@ -267,15 +274,25 @@ typedef struct gpufl__scope_guard {
 
 static inline void gpufl__scope_guard_end(gpufl__scope_guard *guard) { gpufl_scope_end(guard->token); }
 
+/* A literal name is interned once per call site (a static of the site, in a
+ * statement expression so that it can live inside a for statement); any
+ * other name, whose text may change between calls, on every call. */
+#define GFL__SCOPE_BEGIN(name)                                                                                         \
+    (__builtin_constant_p(name) ? gpufl_scope_begin_cached((name), __extension__({                                     \
+                                                               static uint32_t gfl__site_;                             \
+                                                               &gfl__site_;                                            \
+                                                           }))                                                         \
+                                : gpufl_scope_begin(name))
+
 #define GFL__CAT2(a, b) a##b
 #define GFL__CAT(a, b) GFL__CAT2(a, b)
 #define GFL__SCOPE_FOR(name, guard)                                                                                    \
-    for (gpufl__scope_guard guard __attribute__((cleanup(gpufl__scope_guard_end))) = {gpufl_scope_begin(name), 1};     \
+    for (gpufl__scope_guard guard __attribute__((cleanup(gpufl__scope_guard_end))) = {GFL__SCOPE_BEGIN(name), 1};      \
          guard.live; guard.live = 0)
 
 #define GFL_SCOPED(name)                                                                                               \
     gpufl__scope_guard GFL__CAT(gfl__scoped_, __COUNTER__)                                                             \
-        __attribute__((cleanup(gpufl__scope_guard_end), unused)) = {gpufl_scope_begin(name), 1}
+        __attribute__((cleanup(gpufl__scope_guard_end), unused)) = {GFL__SCOPE_BEGIN(name), 1}
 
 #ifndef GFL_SCOPE
 #define GFL_SCOPE(name) GFL__SCOPE_FOR(name, GFL__CAT(gfl__scope_, __COUNTER__))

@@ -220,6 +220,12 @@ class ScopedMonitor
 {
   public:
     explicit ScopedMonitor(const char *name) : token_(gpufl_scope_begin(name)) {}
+    /* name_cache: see gpufl_scope_begin_cached (nullptr: none) */
+    ScopedMonitor(const char *name, std::uint32_t *name_cache)
+        : token_(name_cache ? gpufl_scope_begin_cached(name, name_cache) : gpufl_scope_begin(name))
+    {
+    }
+    ScopedMonitor(std::string_view name, std::uint32_t *) : token_(begin(name, {})) {}
     explicit ScopedMonitor(std::string_view name) : token_(begin(name, {})) {}
     ScopedMonitor(std::string_view name, std::string_view tag) : token_(begin(name, tag)) {}
 
@@ -289,12 +295,20 @@ template <class F> decltype(auto) monitor(const char *name, F &&f)
  *   GFL_SCOPED("step");            a scope that ends with the enclosing block.
  *
  * The if/else form keeps a following `else` of the caller bound to the
- * caller's own `if`.
+ * caller's own `if`. A literal name is interned once per call site (the
+ * lambda's static: each expansion is its own lambda), any other on every
+ * call.
  */
+#define GFL__SCOPE_SITE(name)                                                                                          \
+    (__builtin_constant_p(name) ? []() -> std::uint32_t * {                                                          \
+        static std::uint32_t site;                                                                                     \
+        return &site;                                                                                                  \
+    }()                                                                                                                \
+                                : nullptr)
 #define GFL_SCOPE(name)                                                                                                \
-    if (::gpufl::ScopedMonitor GFL__CAT(gfl__scope_, __COUNTER__){name}; false) {                                      \
+    if (::gpufl::ScopedMonitor GFL__CAT(gfl__scope_, __COUNTER__){name, GFL__SCOPE_SITE(name)}; false) {               \
     } else
 #define GFL_SCOPED(name)                                                                                               \
-    ::gpufl::ScopedMonitor GFL__CAT(gfl__scoped_, __COUNTER__) { name }
+    ::gpufl::ScopedMonitor GFL__CAT(gfl__scoped_, __COUNTER__) { name, GFL__SCOPE_SITE(name) }
 
 #endif /* GPUFL_GPUFL_HPP */

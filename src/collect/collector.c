@@ -113,19 +113,25 @@ static size_t drain_pass(gpufl__collector *c)
         }
         /* acquire: an orphan's every push and loss count is visible */
         bool orphan = atomic_load_explicit(&p->state, memory_order_acquire) == GFL_PRODUCER_ORPHANED;
-        size_t budget = BATCH_PER_PRODUCER, n = 0;
-        const gfl_event *ev;
-        while (budget && (ev = gpufl__ring_peek(&p->ring, budget, &n)) != NULL) {
-            for (size_t i = 0; i < n; i++)
-                process(c, &ev[i], now);
-            gpufl__ring_release(&p->ring, n);
-            budget -= n;
-            total += n;
+        uint32_t tid = 0;
+        size_t n = 0;
+        const void *rec;
+        gfl_event ev;
+        while (n < BATCH_PER_PRODUCER && (rec = gpufl__ring_read(&p->ring)) != NULL) {
+            /* read after the first record's head: an adopting thread wrote
+             * its id before its first record */
+            if (n == 0)
+                tid = gpufl__producer_tid(p);
+            gpufl__record_expand(rec, p->index, tid, &ev);
+            process(c, &ev, now);
+            n++;
         }
+        gpufl__ring_release(&p->ring);
+        total += n;
         report_losses(c, p, now);
         /* Drained and its losses reported under its own thread id: only now
          * may another thread take it over. */
-        if (orphan && gpufl__ring_peek(&p->ring, 1, &n) == NULL)
+        if (orphan && gpufl__ring_empty(&p->ring))
             gpufl__producer_release_orphan(p);
     }
     return total;

@@ -1,6 +1,6 @@
 /*
  * Ring setup and teardown; the fast paths are inline in ring.h.
- * Slots are mmap()ed so that a large, mostly idle ring stays non-resident.
+ * The bytes are mmap()ed so that a large, mostly idle ring stays non-resident.
  */
 #include "ring/ring.h"
 
@@ -16,22 +16,22 @@ int gpufl__ring_init(gpufl__ring *ring, uint32_t events)
         events = GFL_RING_MIN_EVENTS;
     if (events > GFL_RING_MAX_EVENTS)
         events = GFL_RING_MAX_EVENTS;
-    uint64_t cap = 1;
-    while (cap < events)
-        cap <<= 1;
-    size_t bytes = (size_t)cap * sizeof(gfl_event);
-    void *slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (slots == MAP_FAILED)
+    uint64_t units = 1;
+    while (units < events)
+        units <<= 1;
+    size_t bytes = (size_t)units * GFL_RING_UNIT;
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED)
         return GPUFL_ENOMEM;
-    ring->slots = slots;
-    ring->mask = cap - 1;
+    ring->bytes = map;
+    ring->mask = bytes - 1;
     ring->map_bytes = bytes;
     return 0;
 }
 
 void gpufl__ring_destroy(gpufl__ring *ring)
 {
-    if (ring->slots)
-        munmap(ring->slots, ring->map_bytes);
+    if (ring->bytes)
+        munmap(ring->bytes, ring->map_bytes);
     memset(ring, 0, sizeof *ring);
 }

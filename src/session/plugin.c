@@ -40,18 +40,20 @@ _Static_assert(offsetof(gfl_memcpy_payload, end_ts) == 0 && offsetof(gfl_memset_
  * record (CUPTI emits some on context teardown): never written. */
 static bool malformed(const gfl_event *ev)
 {
-    return ev->h.type == GFL_EV_NONE || ev->h.type >= GFL_EV_TYPE_COUNT || ev->h.ts == 0 ||
-           (is_interval(ev->h.type) && end_of(ev) < ev->h.ts);
+    /* scope begins and ends are the scope API's own (a plugin's could not
+     * take part in any thread's scope stack) */
+    return gpufl__record_len_of(ev) == 0 || ev->h.ts == 0 || (is_interval(ev->h.type) && end_of(ev) < ev->h.ts);
 }
 
 static int commit_to(gpufl__producer *p, const gfl_event *ev, bool own_tid)
 {
-    gfl_event *slot = gpufl__ring_reserve(&p->ring, gpufl__event_channel(ev->h.type));
-    if (!slot)
+    size_t len = gpufl__record_len_of(ev);
+    gfl_event_header *rec = gpufl__ring_reserve(&p->ring, len, gpufl__event_channel(ev->h.type));
+    if (!rec)
         return -1;
-    *slot = *ev;
-    if (!slot->h.tid && own_tid)
-        slot->h.tid = gpufl__producer_tid(p);
+    memcpy(rec, ev, len);
+    if (!rec->tid && own_tid)
+        rec->tid = gpufl__producer_tid(p);
     gpufl__ring_commit(&p->ring);
     return 0;
 }
@@ -81,7 +83,7 @@ static int host_push_wait(const gfl_event *ev)
     }
     /* The collector drains every few milliseconds; waiting here only slows
      * the plugin's own thread, never the program's. */
-    while (!gpufl__ring_has_room(&p->ring)) {
+    while (!gpufl__ring_has_room(&p->ring, gpufl__record_len_of(ev))) {
         if (!gpufl__is_recording())
             return -1;
         struct timespec pause = {0, 200000};

@@ -2,9 +2,12 @@
  * Scopes: gpufl_scope_begin / gpufl_scope_end / gpufl_monitor.
  *
  * This is the library's hottest public path (a training loop may open
- * millions of scopes), so it is two timestamps, one intern lookup and two
- * ring writes, all on the calling thread's own producer: no lock, no
- * allocation after the first call on a thread, no system call.
+ * millions of scopes), so it is one timestamp and one packed ring record
+ * (core/record.h: 24 bytes) to begin, the same to end (32 bytes), all on
+ * the calling thread's own producer: no lock, no allocation after the first
+ * call on a thread, no system call. The name is interned once per call site
+ * where the caller keeps the id (gpufl_scope_begin_cached, which the
+ * GFL_SCOPE macros use for literal names).
  *
  * The scope stack lives in the producer. A token is the scope's id, unique
  * in the session; ending a token closes it and any scope opened inside it,
@@ -15,28 +18,21 @@
 
 #include "core/clock.h"
 #include "core/intern.h"
+#include "core/record.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 #include "session/session.h"
 
-#define SCOPE_ID_SHIFT 40 /* id = producer index << 40 | sequence */
-
-static void push_scope(gpufl__producer *p, uint8_t type, uint8_t flags, uint64_t ts, const gpufl__scope_frame *f,
-                       uint64_t parent, uint32_t depth)
+/* One scope record of frame f at nesting `depth` (its parent below it). */
+static inline void push_scope(gpufl__producer *p, uint8_t type, uint8_t flags, uint64_t ts, const gpufl__scope_frame *f,
+                              uint32_t depth)
 {
-    gfl_event *ev = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_SCOPE);
-    if (!ev)
+    uint64_t seq = f->id & GFL_SCOPE_SEQ_MASK;
+    uint64_t parent_seq = depth ? p->stack[depth - 1].id & GFL_SCOPE_SEQ_MASK : 0;
+    void *rec = gpufl__ring_reserve(&p->ring, gpufl__scope_record_len(type, seq, parent_seq), GFL_CHANNEL_SCOPE);
+    if (!rec)
         return;
-    ev->h.type = type;
-    ev->h.flags = flags;
-    ev->h.device = 0;
-    ev->h.tid = atomic_load_explicit(&p->tid, memory_order_relaxed);
-    ev->h.ts = ts;
-    ev->u.scope.id = f->id;
-    ev->u.scope.parent_id = parent;
-    ev->u.scope.begin_ts = f->begin_ts;
-    ev->u.scope.name = f->name;
-    ev->u.scope.depth = (uint16_t)depth;
+    gpufl__scope_record_put(rec, type, flags, (uint16_t)depth, f->name, ts, f->begin_ts, seq, parent_seq);
     gpufl__ring_commit(&p->ring);
 }
 
@@ -51,7 +47,7 @@ static inline void sync_generation(gpufl__producer *p)
     }
 }
 
-GPUFL_API gpufl_scope gpufl_scope_begin(const char *name)
+static inline gpufl_scope begin_named(const char *name, uint32_t *cache)
 {
     if (!gpufl__is_recording())
         return 0;
@@ -64,9 +60,15 @@ GPUFL_API gpufl_scope gpufl_scope_begin(const char *name)
         return 0;
     }
     gpufl__scope_frame *f = &p->stack[p->depth];
-    f->name = gpufl__intern(name && name[0] ? name : "(unnamed)");
-    f->id = ((uint64_t)p->index << SCOPE_ID_SHIFT) | ++p->scope_seq;
-    uint64_t parent = p->depth ? p->stack[p->depth - 1].id : 0;
+    /* relaxed: racing first calls of one site store the same id */
+    uint32_t id = cache ? __atomic_load_n(cache, __ATOMIC_RELAXED) : 0;
+    if (!id) {
+        id = gpufl__intern(name && name[0] ? name : "(unnamed)");
+        if (cache)
+            __atomic_store_n(cache, id, __ATOMIC_RELAXED);
+    }
+    f->name = id;
+    f->id = ((uint64_t)p->index << GFL_SCOPE_SEQ_BITS) | ++p->scope_seq;
     uint32_t depth = p->depth++;
     /* Last, so the scope's time excludes our own bookkeeping; and before
      * in_scope is set, so no sample of this window predates the scope. */
@@ -75,8 +77,15 @@ GPUFL_API gpufl_scope gpufl_scope_begin(const char *name)
         atomic_signal_fence(memory_order_seq_cst);
         atomic_store_explicit(&p->in_scope, 1, memory_order_relaxed);
     }
-    push_scope(p, GFL_EV_SCOPE_BEGIN, 0, f->begin_ts, f, parent, depth);
+    push_scope(p, GFL_EV_SCOPE_BEGIN, 0, f->begin_ts, f, depth);
     return f->id;
+}
+
+GPUFL_API gpufl_scope gpufl_scope_begin(const char *name) { return begin_named(name, NULL); }
+
+GPUFL_API gpufl_scope gpufl_scope_begin_cached(const char *name, uint32_t *name_cache)
+{
+    return begin_named(name, name_cache);
 }
 
 /*
@@ -98,10 +107,8 @@ static uint64_t end_time(gpufl__producer *p, uint32_t level)
 static void close_from(gpufl__producer *p, uint32_t level, uint8_t flags)
 {
     uint64_t ts = end_time(p, level);
-    for (uint32_t d = p->depth; d-- > level;) {
-        uint64_t parent = d ? p->stack[d - 1].id : 0;
-        push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : flags, ts, &p->stack[d], parent, d);
-    }
+    for (uint32_t d = p->depth; d-- > level;)
+        push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : flags, ts, &p->stack[d], d);
     p->depth = level;
 }
 

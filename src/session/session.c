@@ -61,17 +61,10 @@ static void record_log(int level, const char *msg)
     gpufl__producer *p = gpufl__producer_self();
     if (!p)
         return;
-    gfl_event *ev = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_SYSTEM);
-    if (!ev)
-        return;
-    ev->h.type = GFL_EV_LOG;
-    ev->h.flags = 0;
-    ev->h.device = 0;
-    ev->h.tid = gpufl__producer_tid(p);
-    ev->h.ts = gpufl__now_ns();
-    ev->u.log.message = gpufl__intern(msg);
-    ev->u.log.level = (uint8_t)level;
-    gpufl__ring_commit(&p->ring);
+    gfl_event ev = {.h = {.type = GFL_EV_LOG, .tid = gpufl__producer_tid(p), .ts = gpufl__now_ns()}};
+    ev.u.log.message = gpufl__intern(msg);
+    ev.u.log.level = (uint8_t)level;
+    (void)gpufl__ring_push(&p->ring, &ev); /* a full ring counts it lost */
 }
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -166,12 +159,11 @@ static void record_devices(session *s)
         return;
     gpufl__producer *p = gpufl__producer_self();
     for (uint32_t i = 0; p && i < s->devices.count; i++) {
-        gfl_event *ev = gpufl__ring_reserve(&p->ring, GFL_CHANNEL_DEVICE);
-        if (!ev)
+        gfl_event ev;
+        gpufl__device_info_event(&s->devices, &s->devices.devices[i], gpufl__now_ns(), &ev);
+        ev.h.tid = gpufl__producer_tid(p);
+        if (gpufl__ring_push(&p->ring, &ev) != 0)
             break;
-        gpufl__device_info_event(&s->devices, &s->devices.devices[i], gpufl__now_ns(), ev);
-        ev->h.tid = gpufl__producer_tid(p);
-        gpufl__ring_commit(&p->ring);
     }
 }
 
@@ -181,20 +173,17 @@ static void record_devices(session *s)
 static void record_engine(session *s, const gpufl__engine_choice *c)
 {
     gpufl__producer *p = gpufl__producer_self();
-    gfl_event *ev = p ? gpufl__ring_reserve(&p->ring, GFL_CHANNEL_DEVICE) : NULL;
-    if (!ev)
-        return; /* counted as lost by the ring */
-    memset(ev, 0, sizeof *ev);
-    ev->h.type = GFL_EV_ENGINE;
-    ev->h.ts = gpufl__now_ns();
-    ev->h.tid = gpufl__producer_tid(p);
-    ev->u.engine = (gfl_engine_payload){
+    if (!p)
+        return;
+    gfl_event ev = {.h = {.type = GFL_EV_ENGINE, .ts = gpufl__now_ns(), .tid = gpufl__producer_tid(p)}};
+    ev.u.engine = (gfl_engine_payload){
         .requested = gpufl__intern(gpufl__engine_name(c->requested)),
         .ran = gpufl__intern(gpufl__engine_name(c->ran)),
         .plugin = c->plugin ? gpufl__intern(c->plugin) : 0,
         .reason = c->reason[0] ? gpufl__intern(c->reason) : 0,
     };
-    gpufl__ring_commit(&p->ring);
+    if (gpufl__ring_push(&p->ring, &ev) != 0)
+        return; /* counted as lost by the ring */
     gpufl__collector_checkpoint(s->collector);
 }
 

@@ -461,6 +461,46 @@ out:
     tu_ndjson_free(&scopes);
 }
 
+/* One call site of a literal name and one of a name in a buffer. */
+static void site_scopes(const char *dynamic)
+{
+    GFL_SCOPE(dynamic)
+    {
+        GFL_SCOPE("site-literal") {}
+    }
+}
+
+/* A literal name is looked up once per call site and its id kept (ids
+ * outlive sessions, so a second session's scopes keep their names); a name
+ * whose text changes between calls is looked up on every call; a cache
+ * shared by two names gives the second the first's, as documented. */
+static void test_scope_names_per_site(void **state)
+{
+    for (int session = 0; session < 2; session++) {
+        start(state);
+        char buf[32];
+        for (int i = 0; i < 3; i++) {
+            snprintf(buf, sizeof buf, "dyn-%d", i);
+            site_scopes(buf);
+        }
+        static uint32_t shared;
+        gpufl_scope_end(gpufl_scope_begin_cached("cached-a", &shared));
+        gpufl_scope_end(gpufl_scope_begin_cached("cached-b", &shared));
+        tu_ndjson scopes;
+        stop_and_load_scopes(&scopes);
+        for (int i = 0; i < 3; i++) {
+            snprintf(buf, sizeof buf, "dyn-%d", i);
+            assert_one_pair(&scopes, buf);
+        }
+        assert_int_equal(count_named(&scopes, "scope_begin", "site-literal"), 3);
+        assert_int_equal(count_named(&scopes, "scope_end", "site-literal"), 3);
+        assert_int_equal(count_named(&scopes, "scope_begin", "cached-a"), 2);
+        assert_int_equal(count_named(&scopes, "scope_begin", "cached-b"), 0);
+        assert_ends_match_begins(&scopes);
+        tu_ndjson_free(&scopes);
+    }
+}
+
 static void test_gfl_scoped(void **state)
 {
     start(state);
@@ -784,6 +824,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_null_and_empty_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gfl_scope_exits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gfl_scoped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scope_names_per_site, setup, teardown),
         cmocka_unit_test_setup_teardown(test_monitor_null_fn, setup, teardown),
         cmocka_unit_test_setup_teardown(test_depth_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_calls_after_shutdown, setup, teardown),

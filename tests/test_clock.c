@@ -77,12 +77,16 @@ static bool cpu_has_flag(const char *flag)
 }
 
 /* What the library should pick here: the TSC only where the kernel keeps
- * CLOCK_MONOTONIC with it and it is invariant (clock.h). */
+ * CLOCK_MONOTONIC with it (or with kvm-clock over a TSC the hypervisor
+ * calls reliable) and it is invariant (clock.c). */
 static const char *expected_source(void)
 {
 #if GFL_HAVE_TSC
     static const char source[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
-    if (file_starts_with_word(source, "tsc") && cpu_has_flag("constant_tsc") && cpu_has_flag("nonstop_tsc"))
+    bool invariant = cpu_has_flag("constant_tsc") && cpu_has_flag("nonstop_tsc");
+    if (file_starts_with_word(source, "tsc") && invariant)
+        return "tsc";
+    if (file_starts_with_word(source, "kvm-clock") && invariant && cpu_has_flag("tsc_reliable"))
         return "tsc";
 #endif
     return "clock_gettime";

@@ -114,7 +114,7 @@ typedef struct gpufl_options {
     uint64_t log_rotate_bytes;        /* 64 MiB; rotate a log past this size */
     uint64_t session_max_bytes;       /* 4 GiB; stop writing past this total */
     uint64_t min_free_bytes;          /* 512 MiB; stop when the disk has less */
-    uint32_t ring_events;             /* 8192; per-thread ring capacity */
+    uint32_t ring_events;             /* 8192; per-thread ring capacity, in scope events (32 bytes) */
     const char *device_plugin;        /* "" = libgpufl_cupti.so; for tests */
     gpufl_log_format log_format;      /* NDJSON */
 } gpufl_options;

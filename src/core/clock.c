@@ -78,16 +78,24 @@ static bool file_has_word(const char *path, const char *prefix, const char *cons
 
 /* The TSC is trusted only when it ticks at a constant rate through idle
  * states and the kernel itself keeps CLOCK_MONOTONIC with it: then both
- * clocks agree across cores and the conversion is a pure rate fit. */
+ * clocks agree across cores and the conversion is a pure rate fit. A KVM
+ * guest's kvm-clock is the host's TSC scaled by the hypervisor; where the
+ * hypervisor also says the guest's TSC is reliable (tsc_reliable: synced
+ * across vCPUs, no watchdog needed), it is the same case one step removed,
+ * and clock_gettime() there costs 2-3 times a TSC read. */
 static bool tsc_trustworthy(void)
 {
     const char *force = getenv("GPUFL_CLOCK");
     if (force && strcasecmp(force, "clock_gettime") == 0)
         return false;
-    static const char *const source_words[] = {"tsc", NULL};
+    static const char source[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+    static const char *const tsc_words[] = {"tsc", NULL};
+    static const char *const kvm_words[] = {"kvm-clock", NULL};
     static const char *const flag_words[] = {"constant_tsc", "nonstop_tsc", NULL};
-    return file_has_word("/sys/devices/system/clocksource/clocksource0/current_clocksource", "", source_words) &&
-           file_has_word("/proc/cpuinfo", "flags", flag_words);
+    static const char *const guest_flag_words[] = {"constant_tsc", "nonstop_tsc", "tsc_reliable", NULL};
+    if (file_has_word(source, "", tsc_words))
+        return file_has_word("/proc/cpuinfo", "flags", flag_words);
+    return file_has_word(source, "", kvm_words) && file_has_word("/proc/cpuinfo", "flags", guest_flag_words);
 }
 
 /* Reads the TSC on both sides of clock_gettime() and keeps the tightest of a

@@ -79,7 +79,8 @@
       GFL_GiB * 1024 * 1024,                                                                      \
       "Stop writing when the log file system has less free space than this.")                     \
     X(ring_events, U32, 8192, "`8192`", "GPUFL_RING_EVENTS", 16, 1u << 24,                        \
-      "Events each recording thread can queue before new ones are dropped (and counted).")       \
+      "Scope events each recording thread can queue before new ones are dropped (and counted); " \
+      "the ring holds this many 32-byte units, and a kernel or copy takes three or four.")         \
     X(device_plugin, STRING, "", "`\"\"`", "GPUFL_DEVICE_PLUGIN", 0, 0,                           \
       "Device plugin to load for engines above `monitor`. Empty: `libgpufl_cupti.so` beside "     \
       "libgpufl. Tests point it at the synthetic backend.")                                     \

@@ -80,18 +80,38 @@ static uint64_t in_child(bool enabled, const char *logs)
     return grew;
 }
 
+#define ROUNDS 7
+#define MiB (1024.0 * 1024.0)
+
+static void print_spread(const char *label, double *v, const char *note)
+{
+    double lo = v[0], hi = v[0];
+    for (int i = 1; i < ROUNDS; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    printf("  %-38s %.2f MiB [%.2f-%.2f]%s\n", label, bench_median(v, ROUNDS), lo, hi, note);
+}
+
 int main(void)
 {
     char machine[512];
     bench_machine(machine, sizeof machine);
     char *logs = bench_tmpdir();
-    uint64_t base = in_child(false, logs), rec = in_child(true, logs);
-    double added = ((double)rec - (double)base) / (1024.0 * 1024.0);
-    printf("bench_memory (%s)\n", machine);
-    printf("  RSS growth, gpufl disabled (baseline)   %.2f MiB\n", (double)base / (1024.0 * 1024.0));
-    printf("  RSS growth, Monitor mode recording      %.2f MiB\n", (double)rec / (1024.0 * 1024.0));
-    printf("  added by gpufl                          %.2f MiB (target <= 8; %d recording threads)\n", added,
-           WORKERS + 1);
+    /* rounds alternate the baseline and the recording run; the figure is
+     * the difference within a round */
+    double base[ROUNDS], rec[ROUNDS], added[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        base[r] = (double)in_child(false, logs) / MiB;
+        rec[r] = (double)in_child(true, logs) / MiB;
+        added[r] = rec[r] - base[r];
+    }
+    printf("bench_memory (%s; %d rounds, median [min-max])\n", machine, ROUNDS);
+    print_spread("RSS growth, gpufl disabled (baseline)", base, "");
+    print_spread("RSS growth, Monitor mode recording", rec, "");
+    char note[96];
+    snprintf(note, sizeof note, " (target <= 2; %d recording threads)", WORKERS + 1);
+    print_spread("added by gpufl", added, note);
     tu_rm_rf(logs);
     free(logs);
     return 0;

@@ -208,7 +208,40 @@ def _attribution(trace, table, tree_fn, stack=True, external=True, want=None):
     if stack:
         specs.append(("stack_id", lambda: c.stack, None))
     cols.update(_gathered(specs, table.caller_row, want))
+    if want is None or want & set(OP_COLUMNS):
+        cols.update(_ops(table, tree_fn, want))
     return cols
+
+
+OP_COLUMNS = ["op", "forward_op", "module"]
+
+
+def _ops(table, tree_fn, want):
+    """op, forward_op, module: the PyTorch op each row of device work (or
+    allocation) was launched in, by its launching thread and API call start
+    (the allocation's time): categoricals, all <NA> without op ranges."""
+    from . import _scopes  # _scopes builds on this module's helpers
+
+    n = table.n
+    tree = tree_fn() if n else None
+    found = None
+    if tree is not None and len(_scopes.op_rows(tree).rows):
+        if hasattr(table, "api_lead_ns"):
+            ts = _scopes.launch_times(table)[0]
+        else:
+            ts = (table.ts_ns if hasattr(table, "ts_ns") else table.start_ns).view(np.int64)
+        tid = gather([table.callers.tid], table.caller_row)[0]
+        found = _scopes.work_ops(tree, tid, ts)
+    out = {}
+    for i, name in enumerate(OP_COLUMNS):
+        if want is not None and name not in want:
+            continue
+        if found is None:
+            out[name] = pd.Categorical.from_codes(constant(np.int8(-1), n), dtype=pd.CategoricalDtype([]))
+        else:
+            col = categorical(*found[i])
+            out[name] = col.remove_unused_categories()
+    return out
 
 
 def _times(table, cols, api=True):
@@ -264,8 +297,8 @@ def _order(cols, first):
 KERNEL_COLUMNS = [
     "start_ns", "end_ns", "dur_ns", "name", "device", "stream", "context", "correlation", "grid_x", "grid_y",
     "grid_z", "block_x", "block_y", "block_z", "registers", "static_smem", "dynamic_smem", "local_mem",
-    "occupancy", "limiter", "tid", "scope", "scope_name", "scope_path", "nvtx", "external_id", "stack_id",
-    "graph_id", "api_start_ns", "api_end_ns"
+    "occupancy", "limiter", "tid", "scope", "scope_name", "scope_path", "nvtx", "op", "forward_op", "module",
+    "external_id", "stack_id", "graph_id", "api_start_ns", "api_end_ns"
 ]
 
 

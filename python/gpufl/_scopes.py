@@ -331,102 +331,136 @@ OPS_COLUMNS = ["start_ns", "end_ns", "dur_ns", "tid", "name", "seq", "depth", "i
                "module", "kernels", "gpu_ns", "id"]
 
 
+class OpRows:
+    """PyTorch ops among a trace's NVTX ranges (the rules are docs/PYTHON.md's,
+    "ops"), resolved once per tree: per NVTX row, whether it is an op,
+    whether backward, its forward op's row and its module's row (-1 none),
+    and the nearest op at or above it (``op_up``)."""
+
+    def __init__(self, tree):
+        t, parent, name_codes, name_texts, _, _ = tree.part("nvtx")
+        self.t, self.parent, self.name_codes, self.name_texts = t, parent, name_codes, name_texts
+        is_module_name = np.array([s.startswith(MODULE_PREFIX) for s in name_texts], bool)
+        is_op_name = np.array([bool(_OP_NAME.match(s) or _BACKWARD_NAME.search(s)) and not s.startswith(MODULE_PREFIX)
+                               for s in name_texts], bool)
+        backward_name = np.array([bool(_BACKWARD_NAME.search(s)) for s in name_texts], bool)
+        has_seq = t.has_seq != 0
+        is_op = (t.instant == 0) & (t.domain == 0) & (has_seq | is_op_name[name_codes]) & ~is_module_name[name_codes]
+        rows = np.nonzero(is_op)[0]
+        self.is_op, self.rows, self.has_seq = is_op, rows, has_seq
+        n = len(t.tid)
+        self.backward = backward_name[name_codes] & is_op
+        self.forward_row = np.full(n, -1, np.int64)
+        self.module_row = np.full(n, -1, np.int64)
+        self.op_up = np.full(n, -1, np.int64)
+        self.module_texts, self.module_code = [], np.full(len(name_texts), -1, np.int64)
+        for i, text in enumerate(name_texts):
+            if is_module_name[i]:
+                self.module_code[i] = len(self.module_texts)
+                self.module_texts.append(text[len(MODULE_PREFIX):])
+        if len(rows):
+            self._resolve(is_module_name)
+
+    def _resolve(self, is_module_name):
+        t, parent, name_codes, rows, has_seq = self.t, self.parent, self.name_codes, self.rows, self.has_seq
+        begin, seq, tid = t.begin_ns.view(np.int64), t.seq.view(np.int64), t.tid
+        backward, forward_row, module_row = self.backward, self.forward_row, self.module_row
+
+        # backward: by name, or sharing its seq with an earlier op on another thread
+        cand = rows[has_seq[rows] & ~backward[rows]]
+        if len(cand):
+            order = cand[np.lexsort((begin[cand], seq[cand]))]
+            first = np.ones(len(order), bool)
+            first[1:] = seq[order][1:] != seq[order][:-1]
+            first_tid = tid[order][np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))]
+            backward[order[tid[order] != first_tid]] = True
+
+        # forward op of each backward op: the deepest (then latest) forward op with its seq
+        fwd = rows[has_seq[rows] & ~backward[rows]]
+        bwd = rows[has_seq[rows] & backward[rows]]
+        if len(fwd) and len(bwd):
+            order = fwd[np.lexsort((begin[fwd], t.depth[fwd], seq[fwd]))]
+            last = np.ones(len(order), bool)
+            last[:-1] = seq[order][1:] != seq[order][:-1]
+            best = order[last]  # one per seq, sorted by seq
+            k = np.minimum(np.searchsorted(seq[best], seq[bwd]), len(best) - 1)
+            hit = seq[best[k]] == seq[bwd]
+            forward_row[bwd[hit]] = best[k[hit]]
+
+        # module: innermost enclosing "nn.Module: " range (for a backward op, its forward op's)
+        if is_module_name.any():
+            cur = parent.copy()
+            pending = rows[cur[rows] >= 0]
+            while len(pending):
+                found = is_module_name[name_codes[cur[pending]]]
+                module_row[pending[found]] = cur[pending[found]]
+                pending = pending[~found]
+                cur[pending] = parent[cur[pending]]
+                pending = pending[cur[pending] >= 0]
+            via = forward_row[rows]
+            has_fwd = via >= 0
+            module_row[rows[has_fwd]] = module_row[via[has_fwd]]
+
+        # ops a backward op runs (aten::mm inside AddmmBackward0) are backward
+        # too, for its forward op and module; and every range's nearest op at
+        # or above it; parents first, level by level
+        depth = t.depth.astype(np.int64)
+        self.op_up[self.is_op] = np.nonzero(self.is_op)[0]
+        for d in range(1, int(depth.max()) + 1):
+            level = np.nonzero(depth == d)[0]
+            p = parent[level]
+            up = p >= 0
+            level, p = level[up], p[up]
+            none = self.op_up[level] < 0
+            self.op_up[level[none]] = self.op_up[p[none]]
+            inherit = self.is_op[level] & ~backward[level] & self.is_op[p] & backward[p]
+            level, p = level[inherit], p[inherit]
+            backward[level] = True
+            forward_row[level] = forward_row[p]
+            module_row[level] = np.where(module_row[level] >= 0, module_row[level], module_row[p])
+
+    def forward_codes(self, op_rows):
+        """Name codes (into name_texts) of the forward op of each op row (-1 none)."""
+        f = np.where(op_rows >= 0, self.forward_row[np.maximum(op_rows, 0)], -1)
+        return np.where(f >= 0, self.name_codes[np.maximum(f, 0)], -1)
+
+    def module_codes(self, op_rows):
+        """Codes (into module_texts) of the module of each op row (-1 none)."""
+        m = np.where(op_rows >= 0, self.module_row[np.maximum(op_rows, 0)], -1)
+        return np.where(m >= 0, self.module_code[self.name_codes[np.maximum(m, 0)]], -1)
+
+
+def op_rows(tree):
+    """The tree's OpRows, made on first use."""
+    if getattr(tree, "_op_rows", None) is None:
+        tree._op_rows = OpRows(tree)
+    return tree._op_rows
+
+
 def ops(trace, tree):
     """PyTorch ops from the NVTX ranges PyTorch pushes for them (see the
     docs): one row per op range."""
-    t, parent, name_codes, name_texts, _, _ = tree.part("nvtx")
-    is_module_name = np.array([s.startswith(MODULE_PREFIX) for s in name_texts], bool)
-    is_op_name = np.array([bool(_OP_NAME.match(s) or _BACKWARD_NAME.search(s)) and not s.startswith(MODULE_PREFIX)
-                           for s in name_texts], bool)
-    backward_name = np.array([bool(_BACKWARD_NAME.search(s)) for s in name_texts], bool)
-    default_domain = t.domain == 0
-    ranges = t.instant == 0
-    has_seq = t.has_seq != 0
-    is_op = ranges & default_domain & (has_seq | is_op_name[name_codes]) & ~is_module_name[name_codes]
-    rows = np.nonzero(is_op)[0]
+    o = op_rows(tree)
+    t, rows = o.t, o.rows
     if len(rows) == 0:
         return empty([("start_ns", np.int64), ("end_ns", np.int64), ("dur_ns", np.int64), ("tid", np.uint32),
                       ("name", pd.CategoricalDtype([])), ("seq", "Int64"), ("depth", np.uint16),
                       ("is_backward", bool), ("forward_op", pd.CategoricalDtype([])),
                       ("module", pd.CategoricalDtype([])), ("kernels", np.int64), ("gpu_ns", np.int64),
                       ("id", np.uint64)])
-    begin = t.begin_ns.view(np.int64)
-    end = t.end_ns.view(np.int64)
-    seq = t.seq.view(np.int64)
-    tid = t.tid
-
-    # backward: by name, or sharing its seq with an earlier op on another thread
-    backward = backward_name[name_codes] & is_op
-    cand = rows[has_seq[rows] & ~backward[rows]]
-    if len(cand):
-        order = cand[np.lexsort((begin[cand], seq[cand]))]
-        first = np.ones(len(order), bool)
-        first[1:] = seq[order][1:] != seq[order][:-1]
-        first_tid = tid[order][np.maximum.accumulate(np.where(first, np.arange(len(order)), 0))]
-        backward[order[tid[order] != first_tid]] = True
-
-    # forward op of each backward op: the deepest (then latest) forward op with its seq
-    forward_row = np.full(len(t.tid), -1, np.int64)
-    fwd = rows[has_seq[rows] & ~backward[rows]]
-    bwd = rows[has_seq[rows] & backward[rows]]
-    if len(fwd) and len(bwd):
-        order = fwd[np.lexsort((begin[fwd], t.depth[fwd], seq[fwd]))]
-        last = np.ones(len(order), bool)
-        last[:-1] = seq[order][1:] != seq[order][:-1]
-        best = order[last]  # one per seq, sorted by seq
-        k = np.searchsorted(seq[best], seq[bwd])
-        k = np.minimum(k, len(best) - 1)
-        hit = seq[best[k]] == seq[bwd]
-        forward_row[bwd[hit]] = best[k[hit]]
-
-    # module: innermost enclosing "nn.Module: " range (for a backward op, its forward op's)
-    module_row = np.full(len(t.tid), -1, np.int64)
-    if is_module_name.any():
-        cur = parent.copy()
-        pending = rows[cur[rows] >= 0]
-        while len(pending):
-            found = is_module_name[name_codes[cur[pending]]]
-            module_row[pending[found]] = cur[pending[found]]
-            pending = pending[~found]
-            cur[pending] = parent[cur[pending]]
-            pending = pending[cur[pending] >= 0]
-        via = forward_row[rows]
-        has_fwd = via >= 0
-        module_row[rows[has_fwd]] = module_row[via[has_fwd]]
-
-    # ops a backward op runs (aten::mm inside AddmmBackward0) are backward
-    # too, for its forward op and module; parents first, level by level
-    depth = t.depth.astype(np.int64)
-    for d in range(1, int(depth[rows].max()) + 1 if len(rows) else 0):
-        level = rows[(depth[rows] == d) & ~backward[rows]]
-        p = parent[level]
-        up = p >= 0
-        level, p = level[up], p[up]
-        inherit = is_op[p] & backward[p]
-        level, p = level[inherit], p[inherit]
-        backward[level] = True
-        forward_row[level] = forward_row[p]
-        module_row[level] = np.where(module_row[level] >= 0, module_row[level], module_row[p])
-    module_texts, module_code = [], np.full(len(name_texts), -1, np.int64)
-    for i, text in enumerate(name_texts):
-        if is_module_name[i]:
-            module_code[i] = len(module_texts)
-            module_texts.append(text[len(MODULE_PREFIX):])
-    mcodes = np.where(module_row[rows] >= 0, module_code[name_codes[np.maximum(module_row[rows], 0)]], -1)
-
-    fcodes = np.where(forward_row[rows] >= 0, name_codes[np.maximum(forward_row[rows], 0)], -1)
-    count, gpu = tree.launches.inside(tid[rows], begin[rows], end[rows])
+    begin, end = t.begin_ns.view(np.int64), t.end_ns.view(np.int64)
+    count, gpu = tree.launches.inside(t.tid[rows], begin[rows], end[rows])
     cols = {
         "start_ns": begin[rows],
         "end_ns": end[rows],
         "dur_ns": end[rows] - begin[rows],
-        "tid": tid[rows],
-        "name": categorical(name_codes[rows], name_texts),
-        "seq": nullable_int(seq[rows], ~has_seq[rows]),
+        "tid": t.tid[rows],
+        "name": categorical(o.name_codes[rows], o.name_texts),
+        "seq": nullable_int(t.seq.view(np.int64)[rows], ~o.has_seq[rows]),
         "depth": t.depth[rows],
-        "is_backward": backward[rows],
-        "forward_op": categorical(fcodes, name_texts),
-        "module": categorical(mcodes, module_texts),
+        "is_backward": o.backward[rows],
+        "forward_op": categorical(o.forward_codes(rows), o.name_texts),
+        "module": categorical(o.module_codes(rows), o.module_texts),
         "kernels": count,
         "gpu_ns": gpu,
         "id": t.id[rows],
@@ -435,3 +469,20 @@ def ops(trace, tree):
     for c in ("name", "forward_op", "module"):
         out[c] = out[c].cat.remove_unused_categories()
     return out
+
+
+def work_ops(tree, tid, ts):
+    """(op, forward_op, module) categorical codes and texts for device work
+    launched on thread tid at time ts (ts 0: not known), per element: the
+    nearest op at or above the innermost NVTX range open then, the forward
+    op of a backward one, and the module; None when the trace has no ops."""
+    o = op_rows(tree)
+    if len(o.rows) == 0:
+        return None
+    known = ts > 0
+    at = np.full(len(ts), -1, np.int64)
+    if known.any():
+        at[known] = innermost(tree, "nvtx", tid[known], ts[known])
+    op = np.where(at >= 0, o.op_up[np.maximum(at, 0)], -1)
+    op_codes = np.where(op >= 0, o.name_codes[np.maximum(op, 0)], -1)
+    return ((op_codes, o.name_texts), (o.forward_codes(op), o.name_texts), (o.module_codes(op), o.module_texts))

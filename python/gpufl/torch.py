@@ -10,7 +10,8 @@
   PyTorch writes ``aten::addmm, seq = 22, op_id = 6``; the recorder keeps
   the name and the sequence number (docs/FORMAT.md), which a backward op
   (``AddmmBackward0, seq = 22``) shares with the forward op it
-  differentiates. That is how a backward kernel finds its forward op.
+  differentiates. That is how a backward kernel finds its forward op (the
+  analyzer's ``op``, ``forward_op`` and ``module`` columns).
 * Every ``nn.Module`` call becomes an NVTX range named
   ``nn.Module: <path>`` (``ResNet.layer1.0.conv1``), from global forward
   hooks, so an op's module is the module range around it, and a backward

@@ -393,6 +393,23 @@ def test_ops_from_pytorch_ranges(tmp_path):
         assert sc.loc["aten::addmm", "parent"] == 3 and sc.loc["nn.Module: Net", "parent"] == 0
         k = s.kernels.set_index("name")
         assert k.loc["gemm_bwd", "nvtx"] == "AddmmBackward0"
+        # every kernel carries its op, the forward op of a backward one, and the module
+        assert (k.loc["gemm", "op"], k.loc["gemm", "module"]) == ("aten::addmm", "Net.fc")
+        assert pd.isna(k.loc["gemm", "forward_op"])
+        assert (k.loc["relu", "op"], k.loc["relu", "module"]) == ("aten::relu", "Net")
+        bwd = k.loc["gemm_bwd"]
+        assert (bwd["op"], bwd["forward_op"], bwd["module"]) == ("aten::mm", "aten::addmm", "Net.fc")
+        for c in ("op", "forward_op", "module"):
+            assert isinstance(k[c].dtype, pd.CategoricalDtype)
+        lean = s.frame("kernels", ["name", "op"]).set_index("name")
+        assert lean.loc["gemm_bwd", "op"] == "aten::mm"
+
+
+def test_op_columns_without_ops(sample):
+    """A session without PyTorch op ranges has the op columns, all <NA>."""
+    k = sample.kernels
+    for c in ("op", "forward_op", "module"):
+        assert isinstance(k[c].dtype, pd.CategoricalDtype) and k[c].isna().all()
 
 
 # ---- the package's boundaries ------------------------------------------------------------

@@ -219,29 +219,33 @@ OP_COLUMNS = ["op", "forward_op", "module"]
 def _ops(table, tree_fn, want):
     """op, forward_op, module: the PyTorch op each row of device work (or
     allocation) was launched in, by its launching thread and API call start
-    (the allocation's time): categoricals, all <NA> without op ranges."""
+    (the allocation's time): categoricals, all <NA> without op ranges. Built
+    a chunk of rows at a time, so no per-row temporary wider than the codes."""
     from . import _scopes  # _scopes builds on this module's helpers
 
     n = table.n
-    tree = tree_fn() if n else None
-    found = None
-    if tree is not None and len(_scopes.op_rows(tree).rows):
-        if hasattr(table, "api_lead_ns"):
-            ts = _scopes.launch_times(table)[0]
-        else:
-            ts = (table.ts_ns if hasattr(table, "ts_ns") else table.start_ns).view(np.int64)
-        tid = gather([table.callers.tid], table.caller_row)[0]
-        found = _scopes.work_ops(tree, tid, ts)
-    out = {}
+    seg = _scopes.op_segments(tree_fn()) if n else None
+    names = [c for c in OP_COLUMNS if want is None or c in want]
+    if seg is None:
+        return {c: pd.Categorical.from_codes(constant(np.int8(-1), n), dtype=pd.CategoricalDtype([])) for c in names}
+    c = table.callers
+    tids = np.unique(c.tid)
+    caller_thread = narrow_codes(np.searchsorted(tids, c.tid), len(tids))
+    outs = [np.empty(n, narrow_codes(np.zeros(0, np.int64), len(seg.texts[i])).dtype) for i in range(3)]
+    api = hasattr(table, "api_lead_ns")
+    times = None if api else table.ts_ns if hasattr(table, "ts_ns") else table.start_ns  # allocations, syncs
+
+    def fill(lo, hi):
+        tid = tids[caller_thread[table.caller_row[lo:hi]]]
+        ts = _scopes.launch_starts(table, lo, hi) if api else times[lo:hi].view(np.int64)
+        seg.fill(tid, ts, [o[lo:hi] for o in outs])
+
+    by_rows(n, fill)
+    cols = {}
     for i, name in enumerate(OP_COLUMNS):
-        if want is not None and name not in want:
-            continue
-        if found is None:
-            out[name] = pd.Categorical.from_codes(constant(np.int8(-1), n), dtype=pd.CategoricalDtype([]))
-        else:
-            col = categorical(*found[i])
-            out[name] = col.remove_unused_categories()
-    return out
+        if name in names:
+            cols[name] = categorical(outs[i], seg.texts[i]).remove_unused_categories()
+    return cols
 
 
 def _times(table, cols, api=True):

@@ -471,18 +471,85 @@ def ops(trace, tree):
     return out
 
 
-def work_ops(tree, tid, ts):
-    """(op, forward_op, module) categorical codes and texts for device work
-    launched on thread tid at time ts (ts 0: not known), per element: the
-    nearest op at or above the innermost NVTX range open then, the forward
-    op of a backward one, and the module; None when the trace has no ops."""
+class OpSegments:
+    """Per thread, the times at which the innermost NVTX range changes and,
+    for each stretch between two of them, the op, forward op and module
+    codes of work launched then (OpRows' rules): so the ops of millions of
+    kernels are one binary search each, with no walk up the ranges."""
+
+    def __init__(self, o):
+        t, parent = o.t, o.parent
+        rows = np.nonzero(t.instant == 0)[0]
+        n = len(rows)
+        begin, end, depth = t.begin_ns.view(np.int64)[rows], t.end_ns.view(np.int64)[rows], t.depth[rows]
+        # every begin and end; after a begin its range is the innermost, after
+        # an end its parent (NVTX ranges of a thread nest). At one instant,
+        # ends first (inner first), then begins (outer first).
+        times = np.concatenate((end, begin))
+        is_begin = np.concatenate((np.zeros(n, np.int8), np.ones(n, np.int8)))
+        tie = np.concatenate((-depth.astype(np.int32), depth.astype(np.int32)))
+        row = np.concatenate((rows, rows))
+        tid = np.concatenate((t.tid[rows], t.tid[rows]))
+        order = np.lexsort((tie, is_begin, times, tid))
+        del tie
+        times, row, tid = times[order], row[order], tid[order]
+        after = np.where(is_begin[order] == 1, row, parent[row])
+        del order, row, is_begin
+        op = np.where(after >= 0, o.op_up[np.maximum(after, 0)], -1)
+        del after
+        self.texts = (o.name_texts, o.name_texts, o.module_texts)
+        codes = [narrow_codes(c, len(x)) for c, x in zip(
+            (np.where(op >= 0, o.name_codes[np.maximum(op, 0)], -1), o.forward_codes(op), o.module_codes(op)),
+            self.texts)]
+        del op
+        self.by_tid = {}
+        cuts = np.nonzero(np.diff(tid))[0] + 1
+        for lo, hi in zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [len(tid)]))):
+            if hi > lo:
+                self.by_tid[int(tid[lo])] = (times[lo:hi], [c[lo:hi] for c in codes])
+
+    def fill(self, tid, ts, outs):
+        """outs[i][j] = code i of work launched on thread tid[j] at ts[j]
+        (-1 where ts is 0, not known, or no op was open)."""
+        for th in np.unique(tid).tolist():
+            found = self.by_tid.get(int(th))
+            sel = np.nonzero(tid == th)[0] if len(tid) else tid
+            if found is None:
+                for out in outs:
+                    out[sel] = -1
+                continue
+            times, codes = found
+            k = np.searchsorted(times, ts[sel], "right") - 1
+            bad = (k < 0) | (ts[sel] <= 0)
+            k = np.maximum(k, 0)
+            for out, c in zip(outs, codes):
+                got = c[k]
+                got[bad] = -1
+                out[sel] = got
+
+
+def op_segments(tree):
+    """The tree's OpSegments, made on first use (None without op ranges)."""
     o = op_rows(tree)
-    if len(o.rows) == 0:
+    if not len(o.rows):
         return None
-    known = ts > 0
-    at = np.full(len(ts), -1, np.int64)
-    if known.any():
-        at[known] = innermost(tree, "nvtx", tid[known], ts[known])
-    op = np.where(at >= 0, o.op_up[np.maximum(at, 0)], -1)
-    op_codes = np.where(op >= 0, o.name_codes[np.maximum(op, 0)], -1)
-    return ((op_codes, o.name_texts), (o.forward_codes(op), o.name_texts), (o.module_codes(op), o.module_texts))
+    if getattr(tree, "_op_segments", None) is None:
+        tree._op_segments = OpSegments(o)
+    return tree._op_segments
+
+
+def launch_starts(table, lo, hi):
+    """API call start of rows [lo, hi) of a table of device work (0 where
+    not known), int64, with the rows of ``exact`` patched."""
+    lead = table.api_lead_ns[lo:hi]
+    api = table.start_ns[lo:hi].view(np.int64) - lead
+    api[lead == 0] = 0
+    ex = table.exact
+    if len(ex):
+        rows = ex["row"]
+        a, b = np.searchsorted(rows, lo, "left"), np.searchsorted(rows, hi, "left")
+        if b > a:
+            r = rows[a:b].astype(np.intp) - lo
+            bad = lead[r] == _trace.EXACT
+            api[r[bad]] = ex["api_start_ns"][a:b][bad].view(np.int64)
+    return api

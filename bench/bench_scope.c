@@ -58,10 +58,12 @@ static gfl_event proto;
 
 static __attribute__((noinline)) void push_one(gpufl__producer *p)
 {
-    gfl_event *rec = gpufl__ring_reserve(&p->ring, sizeof proto, GFL_CHANNEL_DEVICE);
+    /* a record is 8-byte aligned, not as a gfl_event: only its header is
+     * accessed in place */
+    gfl_event_header *rec = gpufl__ring_reserve(&p->ring, sizeof proto, GFL_CHANNEL_DEVICE);
     if (rec) {
         memcpy(rec, &proto, sizeof proto);
-        rec->h.ts = gpufl__now_ns();
+        rec->ts = gpufl__now_ns();
         gpufl__ring_commit(&p->ring);
     }
 }

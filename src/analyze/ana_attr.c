@@ -1,6 +1,7 @@
 /*
  * Scope attribution (ana_attr.h): both trees, the per-caller gpufl scope
- * nodes, and the per-thread NVTX index with its lookup.
+ * nodes, the per-thread NVTX index with its lookup, and the PyTorch op rows
+ * (ana_op_rows.c) over that index's nesting.
  */
 #include "analyze/ana_attr.h"
 
@@ -179,6 +180,10 @@ int gpufl__ana_attr_open(ana_attr *x, const gpufl__rows *a)
     int rc = build_scope_tree(x);
     if (rc == 0)
         rc = build_nvtx_tree(x);
+    if (rc == 0)
+        rc = gpufl__ana_op_rows_build(a, x->parent, x->rows, x->nthreads ? x->thread_start[x->nthreads] : 0, &x->ops);
+    if (rc == 0)
+        rc = gpufl__ana_op_keys_build(a, &x->ops, x->parent, &x->op_keys);
     if (rc != 0) {
         gpufl__ana_attr_close(x);
         return rc;
@@ -298,5 +303,7 @@ void gpufl__ana_attr_close(ana_attr *x)
     free(x->streams);
     free(x->memo);
     free(x->parent);
+    gpufl__ana_op_rows_free(&x->ops);
+    gpufl__ana_op_keys_free(&x->op_keys);
     memset(x, 0, sizeof *x);
 }

@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "analyze/ana_op_rows.h"
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
 #include "read/rows.h"
@@ -60,9 +61,14 @@ typedef struct ana_attr {
     ana_attr_stream *streams; /* per stream row: where the last lookup of its work ended */
     ana_attr_memo *memo;      /* ANA_ATTR_MEMO answers, by caller row modulo that */
     uint32_t *parent;         /* per NVTX row: the parent range's row, or NONE */
+    /* PyTorch ops: what each NVTX row is, and the op (key) each op row's
+     * work counts for */
+    gpufl__ana_op_rows ops;
+    ana_op_keys op_keys;
 } ana_attr;
 
-/* Builds both trees of a's trace. Returns 0 or GPUFL_ENOMEM (x zeroed). */
+/* Builds both trees of a's trace and the PyTorch op rows. Returns 0 or
+ * GPUFL_ENOMEM (x zeroed). */
 int gpufl__ana_attr_open(ana_attr *x, const gpufl__rows *a) __attribute__((warn_unused_result));
 
 /* The gpufl scope node of work made by caller row c, or GPUFL__ANA_NONE. */
@@ -87,6 +93,13 @@ static inline uint32_t ana_attr_row_node(const ana_attr *x, uint32_t row)
 static inline uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
 {
     return ana_attr_row_node(x, gpufl__ana_attr_nvtx_row(x, c, stream_row, api_start));
+}
+
+/* The op range (its NVTX row) that work given to NVTX row `row` was
+ * launched in: the innermost op range at or around it; GPUFL__ANA_NONE. */
+static inline uint32_t ana_attr_op_row(const ana_attr *x, uint32_t row)
+{
+    return row == GPUFL__ANA_NONE || !x->ops.op ? GPUFL__ANA_NONE : x->ops.op[row];
 }
 
 /* The NVTX ranges' parents (per row: the parent range's row, or NONE; marks

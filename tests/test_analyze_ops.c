@@ -1,5 +1,6 @@
 /*
- * The PyTorch ops analysis (src/analyze/ana_op_rows.c, ana_ops.c).
+ * The PyTorch ops analysis (src/analyze/ana_op_rows.c, ana_ops.c) and what
+ * the outputs make of it.
  *
  * Why: backward kernels run on autograd's threads inside backward op
  * ranges, so their GPU time only reaches the op (and the module) the user
@@ -10,8 +11,9 @@
  * innermost op with its seq, across threads; an op run by a backward op
  * inherits; the autograd engine's wrapper is backward with no forward op);
  * GPU ns per op, forward and backward, per module, outside any op; calls;
- * the hotspots' ops. The names' rules are Python's regular expressions,
- * edge cases included. A session without op ranges gives an empty result.
+ * the hotspots' ops; the text report's section, the JSON report's "ops".
+ * The names' rules are Python's regular expressions, edge cases included.
+ * A session without op ranges gives an empty result and no section.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,8 +21,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "analyze/analysis.h"
 #include "ops_fixture.h"
+#include "present/report/report_json.h"
+#include "present/report/report_text.h"
+#include "report_schema.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "analyze-ops")
 
@@ -272,6 +279,93 @@ static void names_as_python(void **state)
     gpufl_trace_close(t);
 }
 
+/* The text and JSON reports of the session, into buf. */
+static char *render(gpufl_trace *t, bool json)
+{
+    gpufl__ana_report rep;
+    assert_int_equal(gpufl__analyze_report(t, NULL, &rep), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(json ? gpufl__report_json(t, &rep, f) : gpufl__report_text(t, &rep, NULL, f), 0);
+    assert_int_equal(fclose(f), 0);
+    gpufl__ana_report_free(&rep);
+    return buf;
+}
+
+static void text_report(void **state)
+{
+    (void)state;
+    gpufl_trace *t = torch_session("text");
+    char *text = render(t, false);
+    const char *sec = strstr(text, "\nPyTorch ops\n-----------\n");
+    if (!sec)
+        fail_msg("no ops section in:\n%s", text);
+    assert_true(sec > strstr(text, "\nScopes\n") && sec < strstr(text, "\nHotspots\n"));
+    assert_non_null(strstr(sec, "10 op ranges (5 backward) in 2 module ranges"));
+    assert_non_null(strstr(sec, "\n  aten::addmm                                                1       1        3"
+                                "     5.00 us     8.00 us    13.00 us  59.9 %\n"));
+    assert_non_null(strstr(sec, "\n  autograd::engine::evaluate_functi... (backward only)       0       1        1"
+                                "        0 ns      500 ns      500 ns   2.3 %\n"));
+    assert_non_null(strstr(sec, "\n  allocations made in ops: 1 (4.00 KiB); outside any op: 0\n"));
+    assert_non_null(strstr(sec, "\n  Net.fc                                                                      4"
+                                "     5.00 us    11.00 us    16.00 us  73.7 %\n"
+                                "    aten::addmm  "));
+    assert_non_null(strstr(sec, "\n    aten::t  "));
+    assert_non_null(strstr(sec, "\n  (no module)  "));
+    /* the hotspots name the op of each kernel */
+    const char *hot = strstr(text, " 1. gemm_bwd  ");
+    assert_non_null(hot);
+    assert_non_null(strstr(hot, "      ops     aten::addmm in Net.fc 100.0 % (1 launch)\n"));
+    assert_non_null(strstr(text, "      ops     " OF_WRAPPER " (backward only) 100.0 % (1 launch)\n"));
+    assert_non_null(strstr(text, "      ops     outside any: 100.0 %\n"));
+    free(text);
+    gpufl_trace_close(t);
+}
+
+static json_t *json_report(gpufl_trace *t)
+{
+    char *text = render(t, true);
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    if (!j)
+        fail_msg("bad JSON: %s", e.text);
+    free(text);
+    return j;
+}
+
+static void json_report_ops(void **state)
+{
+    (void)state;
+    gpufl_trace *t = torch_session("json");
+    json_t *j = json_report(t);
+    char why[512];
+    if (report_schema_check(j, why, sizeof why) != 0)
+        fail_msg("the JSON report does not follow its schema: %s", why);
+    json_t *o = json_object_get(j, "ops");
+    assert_non_null(o);
+    assert_int_equal(json_integer_value(json_object_get(o, "op_ranges")), 10);
+    assert_int_equal(json_integer_value(json_object_get(o, "outside_ns")), 700);
+    json_t *first = json_array_get(json_object_get(o, "ops"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "name")), "aten::addmm");
+    assert_int_equal(json_integer_value(json_object_get(first, "forward_ns")), 5000);
+    assert_int_equal(json_integer_value(json_object_get(first, "backward_ns")), 8000);
+    assert_int_equal(json_integer_value(json_object_get(first, "backward_calls")), 1);
+    json_t *wrapper = json_array_get(json_object_get(o, "ops"), 3);
+    assert_true(json_is_true(json_object_get(wrapper, "backward_only")));
+    json_t *mods = json_object_get(o, "modules");
+    assert_int_equal(json_array_size(mods), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(mods, 0), "module")), "Net.fc");
+    assert_true(json_is_null(json_object_get(json_array_get(mods, 2), "module")));
+    json_t *fc_ops = json_object_get(json_array_get(mods, 0), "ops");
+    assert_int_equal(json_array_size(fc_ops), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(fc_ops, 1), "name")), "aten::t");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(fc_ops, 1), "backward_ns")), 3000);
+    json_decref(j);
+    gpufl_trace_close(t);
+}
+
 static void no_ops(void **state)
 {
     (void)state;
@@ -298,6 +392,15 @@ static void no_ops(void **state)
     assert_int_equal(gpufl__analyze_op_rows(t, &r), 0);
     assert_null(r.flags);
     gpufl__ana_op_rows_free(&r);
+    char *text = render(t, false);
+    assert_null(strstr(text, "PyTorch ops"));
+    assert_null(strstr(text, "\n      ops     "));
+    free(text);
+    json_t *j = json_report(t);
+    json_t *js = json_object_get(j, "ops");
+    assert_int_equal(json_array_size(json_object_get(js, "ops")), 0);
+    assert_int_equal(json_integer_value(json_object_get(js, "outside_ns")), 10000);
+    json_decref(j);
     assert_int_equal(gpufl__analyze_ops(NULL, &o), GPUFL_EINVAL);
     gpufl_trace_close(t);
 }
@@ -306,7 +409,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(classifies_rows), cmocka_unit_test(adds_up_ops), cmocka_unit_test(hotspots_name_ops),
-        cmocka_unit_test(names_as_python), cmocka_unit_test(no_ops),
+        cmocka_unit_test(names_as_python), cmocka_unit_test(text_report), cmocka_unit_test(json_report_ops),
+        cmocka_unit_test(no_ops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

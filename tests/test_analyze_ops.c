@@ -11,9 +11,10 @@
  * innermost op with its seq, across threads; an op run by a backward op
  * inherits; the autograd engine's wrapper is backward with no forward op);
  * GPU ns per op, forward and backward, per module, outside any op; calls;
- * the hotspots' ops; the text report's section, the JSON report's "ops".
- * The names' rules are Python's regular expressions, edge cases included.
- * A session without op ranges gives an empty result and no section.
+ * the hotspots' ops; the text report's section, the JSON report's "ops",
+ * the Chrome export's args. The names' rules are Python's regular
+ * expressions, edge cases included. A session without op ranges gives an
+ * empty result and no section.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 
 #include "analyze/analysis.h"
 #include "ops_fixture.h"
+#include "present/export/export.h"
 #include "present/report/report_json.h"
 #include "present/report/report_text.h"
 #include "report_schema.h"
@@ -366,6 +368,50 @@ static void json_report_ops(void **state)
     gpufl_trace_close(t);
 }
 
+/* Chrome's args of the NVTX slice named name (the first one). */
+static json_t *chrome_args(json_t *events, const char *name)
+{
+    for (size_t i = 0; i < json_array_size(events); i++) {
+        json_t *e = json_array_get(events, i);
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X") == 0 &&
+            strcmp(json_string_value(json_object_get(e, "name")), name) == 0 &&
+            strcmp(json_string_value(json_object_get(e, "cat")), "nvtx") == 0)
+            return json_object_get(e, "args");
+    }
+    fail_msg("no slice %s", name);
+    return NULL;
+}
+
+static void chrome_export_args(void **state)
+{
+    (void)state;
+    gpufl_trace *t = torch_session("chrome");
+    char path[4200], err[512];
+    snprintf(path, sizeof path, "%s/chrome.json", dir);
+    gpufl__export_result r;
+    assert_int_equal(gpufl__export_chrome(t, path, &r, err, sizeof err), 0);
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents");
+    json_t *a = chrome_args(ev, "aten::mm");
+    assert_string_equal(json_string_value(json_object_get(a, "forward_op")), "aten::addmm");
+    assert_string_equal(json_string_value(json_object_get(a, "module")), "Net.fc");
+    assert_null(json_object_get(a, "seq"));
+    a = chrome_args(ev, "AddmmBackward0");
+    assert_int_equal(json_integer_value(json_object_get(a, "seq")), 6);
+    assert_string_equal(json_string_value(json_object_get(a, "forward_op")), "aten::addmm");
+    a = chrome_args(ev, "aten::addmm");
+    assert_int_equal(json_integer_value(json_object_get(a, "seq")), 6);
+    assert_string_equal(json_string_value(json_object_get(a, "module")), "Net.fc");
+    assert_null(json_object_get(a, "forward_op"));
+    assert_null(chrome_args(ev, "forward"));           /* no op */
+    assert_null(chrome_args(ev, "nn.Module: Net.fc")); /* a module, no op */
+    assert_null(json_object_get(chrome_args(ev, "aten::empty"), "module"));
+    json_decref(j);
+    gpufl_trace_close(t);
+}
+
 static void no_ops(void **state)
 {
     (void)state;
@@ -408,9 +454,9 @@ static void no_ops(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(classifies_rows), cmocka_unit_test(adds_up_ops), cmocka_unit_test(hotspots_name_ops),
-        cmocka_unit_test(names_as_python), cmocka_unit_test(text_report), cmocka_unit_test(json_report_ops),
-        cmocka_unit_test(no_ops),
+        cmocka_unit_test(classifies_rows),    cmocka_unit_test(adds_up_ops), cmocka_unit_test(hotspots_name_ops),
+        cmocka_unit_test(names_as_python),    cmocka_unit_test(text_report), cmocka_unit_test(json_report_ops),
+        cmocka_unit_test(chrome_export_args), cmocka_unit_test(no_ops),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -191,6 +191,16 @@ static const sfield s_hot_scopes[] = {{"nodes", S_ARR_OBJ, s_hot_scope}, {"unsco
 static const sfield s_hot_stack[] = {
     {"stack", S_INT, 0}, {"launches", S_INT, 0}, {"gpu_ns", S_INT, 0}, {"share", S_NUM, 0}, {0, 0, 0}};
 
+static const sfield s_hot_op[] = {{"name", S_STR_NULL, 0},
+                                  {"module", S_STR_NULL, 0},
+                                  {"backward_only", S_BOOL, 0},
+                                  {"launches", S_INT, 0},
+                                  {"gpu_ns", S_INT, 0},
+                                  {"share", S_NUM, 0},
+                                  {0, 0, 0}};
+
+static const sfield s_hot_ops[] = {{"ops", S_ARR_OBJ, s_hot_op}, {"outside_ns", S_INT, 0}, {0, 0, 0}};
+
 static const sfield s_kernel[] = {{"name", S_STR_NULL, 0},
                                   {"mangled", S_STR_NULL, 0},
                                   {"dur", S_OBJ, s_dist},
@@ -202,6 +212,7 @@ static const sfield s_kernel[] = {{"name", S_STR_NULL, 0},
                                   {"streams", S_INT, 0},
                                   {"scopes", S_OBJ, s_hot_scopes},
                                   {"nvtx", S_OBJ, s_hot_scopes},
+                                  {"ops", S_OBJ, s_hot_ops},
                                   {"stacks", S_ARR_OBJ, s_hot_stack},
                                   {"distinct_stacks", S_INT, 0},
                                   {"no_stack_launches", S_INT, 0},
@@ -210,6 +221,51 @@ static const sfield s_kernel[] = {{"name", S_STR_NULL, 0},
 static const sfield s_hotspots[] = {{"distinct", S_INT, 0},           {"launches", S_INT, 0},
                                     {"total_ns", S_INT, 0},           {"stack_frames", S_BOOL, 0},
                                     {"kernels", S_ARR_OBJ, s_kernel}, {0, 0, 0}};
+
+static const sfield s_op[] = {{"name", S_STR_NULL, 0},
+                              {"backward_only", S_BOOL, 0},
+                              {"calls", S_INT, 0},
+                              {"backward_calls", S_INT, 0},
+                              {"kernels", S_INT, 0},
+                              {"work", S_INT, 0},
+                              {"forward_ns", S_INT, 0},
+                              {"backward_ns", S_INT, 0},
+                              {"total_ns", S_INT, 0},
+                              {"allocs", S_INT, 0},
+                              {"alloc_bytes", S_INT, 0},
+                              {"share", S_NUM, 0},
+                              {0, 0, 0}};
+
+static const sfield s_op_module[] = {{"module", S_STR_NULL, 0},
+                                     {"kernels", S_INT, 0},
+                                     {"work", S_INT, 0},
+                                     {"forward_ns", S_INT, 0},
+                                     {"backward_ns", S_INT, 0},
+                                     {"total_ns", S_INT, 0},
+                                     {"allocs", S_INT, 0},
+                                     {"alloc_bytes", S_INT, 0},
+                                     {"share", S_NUM, 0},
+                                     {"ops", S_ARR_OBJ, s_op},
+                                     {0, 0, 0}};
+
+static const sfield s_ops[] = {{"op_ranges", S_INT, 0},
+                               {"backward_ranges", S_INT, 0},
+                               {"module_ranges", S_INT, 0},
+                               {"work", S_INT, 0},
+                               {"work_ns", S_INT, 0},
+                               {"in_ops", S_INT, 0},
+                               {"in_ops_ns", S_INT, 0},
+                               {"forward_ns", S_INT, 0},
+                               {"backward_ns", S_INT, 0},
+                               {"outside", S_INT, 0},
+                               {"outside_ns", S_INT, 0},
+                               {"allocs", S_INT, 0},
+                               {"alloc_bytes", S_INT, 0},
+                               {"outside_allocs", S_INT, 0},
+                               {"outside_alloc_bytes", S_INT, 0},
+                               {"ops", S_ARR_OBJ, s_op},
+                               {"modules", S_ARR_OBJ, s_op_module},
+                               {0, 0, 0}};
 
 static const sfield s_copy_row[] = {{"device", S_INT, 0},
                                     {"kind", S_STR, 0},
@@ -278,20 +334,12 @@ static const sfield s_section[] = {{"status", S_STR, 0}, {"engine", S_STR_NULL, 
 static const sfield s_counters[] = {
     {"stalls", S_OBJ, s_section}, {"sass", S_OBJ, s_section}, {"hw", S_OBJ, s_section}, {0, 0, 0}};
 
-static const sfield s_report[] = {{"schema", S_STR, 0},
-                                  {"schema_version", S_INT, 0},
-                                  {"session", S_OBJ, s_session},
-                                  {"crash", S_OBJ_NULL, s_crash},
-                                  {"options", S_OBJ, s_options},
-                                  {"summary", S_OBJ, s_summary},
-                                  {"scopes", S_OBJ, s_scopes},
-                                  {"hotspots", S_OBJ, s_hotspots},
-                                  {"copies", S_OBJ, s_copies},
-                                  {"idle", S_ARR_OBJ, s_idle_row},
-                                  {"launches", S_OBJ, s_launches},
-                                  {"memory", S_OBJ, s_memory},
-                                  {"counters", S_OBJ, s_counters},
-                                  {0, 0, 0}};
+static const sfield s_report[] = {
+    {"schema", S_STR, 0},           {"schema_version", S_INT, 0},    {"session", S_OBJ, s_session},
+    {"crash", S_OBJ_NULL, s_crash}, {"options", S_OBJ, s_options},   {"summary", S_OBJ, s_summary},
+    {"scopes", S_OBJ, s_scopes},    {"ops", S_OBJ, s_ops},           {"hotspots", S_OBJ, s_hotspots},
+    {"copies", S_OBJ, s_copies},    {"idle", S_ARR_OBJ, s_idle_row}, {"launches", S_OBJ, s_launches},
+    {"memory", S_OBJ, s_memory},    {"counters", S_OBJ, s_counters}, {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and
  * returns -1. */

@@ -14,7 +14,8 @@
  * at a launch call and ended at its work, every name interned before its
  * use, counter values per sample. Then the real sample session recorded on
  * an H200: every kernel, copy, memset and sync has one slice, at its
- * start; every launch with a known call has a flow that pairs up.
+ * start; every launch with a known call has a flow that pairs up. The
+ * slices of PyTorch's op ranges carry seq, forward_op and module.
  * Also: an unwritable output fails naming the file and leaves nothing.
  */
 #include <stdarg.h>
@@ -30,6 +31,7 @@
 
 #include "export_fixture.h"
 #include "gpufl/trace.h"
+#include "ops_fixture.h"
 #include "present/export/export.h"
 #include "session_file.h"
 #include "test_util.h"
@@ -200,6 +202,8 @@ typedef struct ptrace {
     size_t nnames;
     char **values; /* interned debug annotation strings, by iid */
     size_t nvalues;
+    char **anames; /* interned debug annotation names, by iid */
+    size_t nanames;
     uint64_t *flows, *terminating;
     size_t nflows, nterminating;
     size_t begins, ends, instants, counters;
@@ -282,6 +286,8 @@ static void load(const char *path, ptrace *p)
                 intern(&p->names, &p->nnames, e);
             else if (e->field == 29) /* debug annotation string values */
                 intern(&p->values, &p->nvalues, e);
+            else if (e->field == 3) /* debug annotation names */
+                intern(&p->anames, &p->nanames, e);
         }
         const pnode *td = child(pk, 60);
         if (td) {
@@ -355,6 +361,7 @@ static void free_ptrace(ptrace *p)
     free(p->events);
     free(p->names);
     free(p->values);
+    free(p->anames);
     free(p->flows);
     free(p->terminating);
 }
@@ -599,6 +606,44 @@ static void test_train_sample(void **state)
     gpufl_trace_close(t);
 }
 
+/* PyTorch's op ranges carry their seq, forward op and module
+ * (ops_fixture.h); the annotation names are interned when first used. */
+static void test_torch_ops(void **state)
+{
+    (void)state;
+    af f = {0};
+    of_torch_session(&f);
+    gpufl_trace *t = af_open(&f, work, "torch");
+    char out[4200], err[1024];
+    snprintf(out, sizeof out, "%s/torch.perfetto-trace", work);
+    gpufl__export_result r;
+    assert_int_equal(gpufl__export_perfetto(t, out, &r, err, sizeof err), 0);
+    ptrace p;
+    load(out, &p);
+    check_balance(&p);
+    assert_true(p.nanames > 7);
+    assert_string_equal(p.anames[5], "seq");
+    assert_string_equal(p.anames[6], "forward_op");
+    assert_string_equal(p.anames[7], "module");
+    const tevent *mm = begin_named(&p, "aten::mm");
+    assert_non_null(mm);
+    assert_int_equal(mm->annotations[5], UINT64_MAX); /* no seq of its own */
+    assert_string_equal(p.values[mm->annotations[6]], "aten::addmm");
+    assert_string_equal(p.values[mm->annotations[7]], "Net.fc");
+    const tevent *bwd = begin_named(&p, "AddmmBackward0");
+    assert_int_equal(bwd->annotations[5], 6);
+    assert_int_equal(bwd->annotations[6], mm->annotations[6]); /* interned once */
+    const tevent *relu = begin_named(&p, "aten::relu");
+    assert_int_equal(relu->annotations[5], 7);
+    assert_int_equal(relu->annotations[6], UINT64_MAX);
+    assert_string_equal(p.values[relu->annotations[7]], "Net");
+    const tevent *mod = begin_named(&p, "nn.Module: Net");
+    for (int a = 5; a < 8; a++)
+        assert_int_equal(mod->annotations[a], UINT64_MAX);
+    free_ptrace(&p);
+    gpufl_trace_close(t);
+}
+
 static void test_unwritable(void **state)
 {
     (void)state;
@@ -626,6 +671,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fixture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torch_ops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /*
  * The HTML report (src/present/report_html*.c): what gpufl__report_html()
  * writes for a hand-made session with hostile names, for a large synthetic
- * one, and for the real PyTorch session in samples/train_sample.
+ * one, for the real PyTorch session in samples/train_sample, and for a
+ * hand-made PyTorch training step with op ranges (ops_fixture.h).
  *
  * Why: the page must be safe whatever a trace's strings hold (kernel names
  * carry <, > and &; scope names and paths may be anything, bytes that are
@@ -30,6 +31,7 @@
 #include "core/intern.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
+#include "ops_fixture.h"
 #include "present/report/report_html.h"
 #include "session_file.h"
 
@@ -391,6 +393,8 @@ static void hand_made_session_is_escaped_and_complete(void **state)
     assert_non_null(strstr(page, "<section id=scopes>"));
     assert_non_null(strstr(page, "<section id=idle>"));
     assert_non_null(strstr(page, "<section id=copies>"));
+    assert_null(strstr(page, "<section id=ops>")); /* no op ranges */
+    assert_null(strstr(page, "href=\"#ops\""));
 
     json_t *d = page_data(page);
     assert_int_equal(data_count(d, "kernels"), 40);
@@ -462,6 +466,36 @@ static void real_sample_session(void **state)
     free(page);
 }
 
+/* PyTorch's ops: a table by op and one by module, and the op of each hot
+ * kernel (ops_fixture.h). */
+static void torch_ops_session(void **state)
+{
+    (void)state;
+    af f = {0};
+    of_torch_session(&f);
+    gpufl_trace *t = af_open(&f, tmp, "torch");
+    gpufl_trace_close(t);
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/torch", tmp);
+    size_t len, kernels;
+    char *page = render(trace, "torch", &len, &kernels, NULL);
+    assert_int_equal(kernels, 8);
+    assert_non_null(strstr(page, "<a href=\"#ops\">ops</a>"));
+    const char *sec = strstr(page, "<section id=ops><h2>PyTorch ops</h2>");
+    assert_non_null(sec);
+    assert_non_null(strstr(sec, "<tr><td class=kname>aten::addmm</td><td class=n data-v=\"1\">1</td>"
+                                "<td class=n data-v=\"1\">1</td><td class=n data-v=\"3\">3</td>"
+                                "<td class=n data-v=\"5000\">"));
+    assert_non_null(strstr(sec, "evaluate_function: AddmmBackward0 (backward only)</td>"));
+    assert_non_null(strstr(sec, "<tr class=dev><td class=tname>Net.fc</td>"));
+    assert_non_null(strstr(sec, "<tr class=dev><td class=tname>(no module)</td>"));
+    /* the hot kernels name their op, a backward kernel its forward op */
+    const char *bwd = strstr(page, "<td class=kname>gemm_bwd</td>");
+    assert_non_null(bwd);
+    assert_true(strstr(bwd, "<td class=where>aten::addmm in Net.fc 100%") < strstr(bwd, "</tr>"));
+    free(page);
+}
+
 static void unwritable_path_fails_cleanly(void **state)
 {
     (void)state;
@@ -487,6 +521,7 @@ int main(void)
         cmocka_unit_test(hand_made_session_is_escaped_and_complete),
         cmocka_unit_test(big_session_is_merged_and_bounded),
         cmocka_unit_test(real_sample_session),
+        cmocka_unit_test(torch_ops_session),
         cmocka_unit_test(unwritable_path_fails_cleanly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,7 +6,8 @@ against what the C library's own report computes from the same trace
 per-path scope times), on sessions recorded here through gpufl.init (host
 metrics and scopes), and on sessions written by hand as NDJSON for what a
 machine without a GPU cannot record (kernels longer than 4.29 s, PyTorch op
-ranges with sequence numbers, devices' metric fields left out).
+ranges with sequence numbers, devices' metric fields left out); and the C
+report's PyTorch ops against the analyzer's `ops` added up the same way.
 """
 
 import json
@@ -21,7 +22,7 @@ np = pytest.importorskip("numpy")  # make test installs them (tools/install-deps
 pd = pytest.importorskip("pandas")
 
 import gpufl  # noqa: E402
-from conftest import SOURCE_DIR, run_python_ok  # noqa: E402
+from conftest import SOURCE_DIR, report_json, run_python_ok  # noqa: E402
 from gpufl.analyzer import GpuFlightSession, TraceError, sessions  # noqa: E402
 import handmade as hm  # noqa: E402
 
@@ -410,6 +411,112 @@ def test_op_columns_without_ops(sample):
     k = sample.kernels
     for c in ("op", "forward_op", "module"):
         assert isinstance(k[c].dtype, pd.CategoricalDtype) and k[c].isna().all()
+
+
+def _torch_step(tmp_path):
+    """_torch_session's step with what the C report adds up besides: the
+    autograd engine's wrapper around a backward op (no seq; a kernel of its
+    own), an allocation in an op, and a kernel outside any op (the same
+    session as tests/support/ops_fixture.h, without its copy: the Python
+    ops count kernels only)."""
+    t = hm.T0
+    main, autograd = 100, 200
+    wrapper = "autograd::engine::evaluate_function: AddmmBackward0"
+    scope = [
+        hm.nvtx(t + 1000, t + 100_000, "nn.Module: Net", main, 0, 1),
+        hm.nvtx(t + 2000, t + 50_000, "nn.Module: Net.fc", main, 1, 2),
+        hm.nvtx(t + 3000, t + 40_000, "aten::linear", main, 2, 3, seq=5),
+        hm.nvtx(t + 4000, t + 10_000, "aten::t", main, 3, 4, seq=5),
+        hm.nvtx(t + 11_000, t + 39_000, "aten::addmm", main, 3, 5, seq=6),
+        hm.nvtx(t + 60_000, t + 90_000, "aten::relu", main, 1, 6, seq=7),
+        hm.nvtx(t + 199_000, t + 262_000, wrapper, autograd, 0, 13),
+        hm.nvtx(t + 200_000, t + 260_000, "AddmmBackward0", autograd, 1, 7, seq=6),
+        hm.nvtx(t + 205_000, t + 250_000, "aten::mm", autograd, 2, 12),
+        hm.nvtx(t + 270_000, t + 280_000, "TBackward0", autograd, 0, 8, seq=5),
+        hm.nvtx(t + 290_000, t + 295_000, "aten::threshold_backward", autograd, 0, 9, seq=7),
+        hm.nvtx(t + 300_000, t + 310_000, "aten::empty", main, 0, 10),
+        hm.nvtx(t + 320_000, t + 330_000, "forward", main, 0, 11),
+    ]
+    k = [("gemm", 20_000, 4000, main, 12_000, "aten::addmm"), ("bias", 25_000, 1000, main, 13_000, "aten::addmm"),
+         ("relu", 70_000, 2000, main, 61_000, "aten::relu"), ("gemm_bwd", 230_000, 8000, autograd, 210_000, "aten::mm"),
+         ("wrap", 239_000, 500, autograd, 199_500, wrapper), ("t_bwd", 272_000, 3000, autograd, 271_000, "TBackward0"),
+         ("thr_bwd", 292_000, 1500, autograd, 291_000, "aten::threshold_backward"),
+         ("outside", 326_000, 700, main, 325_000, "forward")]
+    device = [hm.kernel(t + start, dur, name, tid=tid, corr=i + 1, api_start=t + api, nvtx=nvtx)
+              for i, (name, start, dur, tid, api, nvtx) in enumerate(k)]
+    device.append({"type": "mem_alloc", "ts_ns": t + 305_000, "device": 0, "context": 1, "stream": 0, "corr": 0,
+                   "address": "0x7f0000000000", "bytes": 4096, "kind": "device", "tid": main, "nvtx": "aten::empty"})
+    return hm.write_session(str(tmp_path / "step"), device=device, scope=scope, end_ns=t + 1_000_000)
+
+
+def _ops_as_the_report_counts(s):
+    """The Python analyzer's ops (one row per range, kernels launched inside
+    it, nested ops included) added up as `gpufl report` does: each range's
+    own time (less that of the op ranges directly inside it), counted for
+    its forward op (backward ranges) or itself, forward and backward apart;
+    a call is a range not inside one of the same op. Keyed (module, op,
+    backward_only); also the kernel time launched in no op."""
+    ops = s.ops
+    nvtx = s.scopes[s.scopes["kind"] == "nvtx"]
+    parent_of = dict(zip(nvtx["id"].tolist(), nvtx["parent"].tolist()))
+    rows = {}
+    for r in ops.itertuples():
+        orphan = bool(r.is_backward) and pd.isna(r.forward_op)
+        name = r.name if not r.is_backward or orphan else r.forward_op
+        rows[r.id] = dict(r=r, key=(None if pd.isna(r.module) else r.module, name, orphan))
+
+    def op_around(i):
+        p = parent_of.get(i, 0)
+        while p and p not in rows:
+            p = parent_of.get(p, 0)
+        return p
+
+    for i, row in rows.items():
+        row["up"] = op_around(i)
+    sums = {}
+    outside = int(s.kernels["dur_ns"].sum())
+    for i, row in rows.items():
+        r = row["r"]
+        inner = [x["r"] for x in rows.values() if x["up"] == i]
+        own_ns = int(r.gpu_ns) - sum(int(x.gpu_ns) for x in inner)
+        own_k = int(r.kernels) - sum(int(x.kernels) for x in inner)
+        if not row["up"]:
+            outside -= int(r.gpu_ns)
+        a = sums.setdefault(row["key"], dict(calls=0, backward_calls=0, kernels=0, forward_ns=0, backward_ns=0))
+        a["kernels"] += own_k
+        a["backward_ns" if r.is_backward else "forward_ns"] += own_ns
+        if not row["up"] or rows[row["up"]]["key"] != row["key"]:
+            a["backward_calls" if r.is_backward else "calls"] += 1
+    return sums, outside
+
+
+def test_report_ops_agree_with_python_ops(tmp_path):
+    """`gpufl report --format json`'s ops (the C analysis) against the Python
+    analyzer's ops on the same hand-made step, by module and by op."""
+    step = _torch_step(tmp_path)
+    report = report_json(step)["ops"]
+    with GpuFlightSession(step) as s:
+        want, outside = _ops_as_the_report_counts(s)
+    fields = ("calls", "backward_calls", "kernels", "forward_ns", "backward_ns")
+    got = {}
+    for m in report["modules"]:
+        for o in m["ops"]:
+            got[(m["module"], o["name"], o["backward_only"])] = {f: o[f] for f in fields}
+    assert got == want
+    by_op = {}
+    for (_, name, orphan), a in want.items():
+        b = by_op.setdefault((name, orphan), dict.fromkeys(fields, 0))
+        for f in fields:
+            b[f] += a[f]
+    assert {(o["name"], o["backward_only"]): {f: o[f] for f in fields} for o in report["ops"]} == by_op
+    assert report["outside_ns"] == outside == 700
+    assert report["op_ranges"] == len(s.ops) and report["backward_ranges"] == int(s.ops["is_backward"].sum())
+    # what the step was built to show
+    assert got[("Net.fc", "aten::addmm", False)] == dict(calls=1, backward_calls=1, kernels=3, forward_ns=5000,
+                                                         backward_ns=8000)
+    assert got[(None, "autograd::engine::evaluate_function: AddmmBackward0", True)]["backward_ns"] == 500
+    assert [o["name"] for o in report["ops"]][:3] == ["aten::addmm", "aten::relu", "aten::t"]
+    assert report["ops"][-2]["name"] == "aten::empty" and report["ops"][-2]["allocs"] == 1
 
 
 # ---- the package's boundaries ------------------------------------------------------------

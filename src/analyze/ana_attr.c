@@ -1,6 +1,7 @@
 /*
  * Scope attribution (ana_attr.h): both trees, the per-caller gpufl scope
- * nodes, and the per-thread NVTX index with its lookup.
+ * nodes, the per-thread NVTX index with its lookup, and the PyTorch op rows
+ * (ana_op_rows.c) over that index's nesting.
  */
 #include "analyze/ana_attr.h"
 
@@ -179,6 +180,10 @@ int gpufl__ana_attr_open(ana_attr *x, const gpufl__rows *a)
     int rc = build_scope_tree(x);
     if (rc == 0)
         rc = build_nvtx_tree(x);
+    if (rc == 0)
+        rc = gpufl__ana_op_rows_build(a, x->parent, x->rows, x->nthreads ? x->thread_start[x->nthreads] : 0, &x->ops);
+    if (rc == 0)
+        rc = gpufl__ana_op_keys_build(a, &x->ops, x->parent, &x->op_keys);
     if (rc != 0) {
         gpufl__ana_attr_close(x);
         return rc;
@@ -223,14 +228,14 @@ static size_t after_last_begun(const gpufl_trace_scopes *s, const uint32_t *R, s
     return lo + 1;
 }
 
-uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
+uint32_t gpufl__ana_attr_nvtx_row(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
 {
     if (!x->caller_thread || api_start == 0)
         return GPUFL__ANA_NONE;
     const gpufl__rows *a = x->a;
     ana_attr_memo *memo = &x->memo[c & (ANA_ATTR_MEMO - 1)];
     if (memo->caller == c && api_start >= memo->lo && api_start < memo->hi)
-        return memo->node;
+        return memo->row;
     ana_attr_stream *st = stream_row < gpufl__streams_n(a) ? &x->streams[stream_row] : NULL;
     uint32_t want = gpufl__caller_nvtx(a, c), k = x->caller_thread[c];
     if (want == 0 || k == GPUFL__ANA_NONE)
@@ -251,11 +256,29 @@ uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row,
         r = x->parent[r];
     while (r != GPUFL__ANA_NONE && s->name[r] != want)
         r = x->parent[r];
-    uint32_t node = r == GPUFL__ANA_NONE ? GPUFL__ANA_NONE : x->row_node[GPUFL__ANA_TREE_NVTX][r];
     if (st)
         *st = (ana_attr_stream){k, (uint32_t)(p - 1)};
-    *memo = (ana_attr_memo){lo, hi, c, node};
-    return node;
+    *memo = (ana_attr_memo){lo, hi, c, r};
+    return r;
+}
+
+int gpufl__ana_nvtx_parents(const gpufl__rows *a, uint32_t **parent, uint32_t **order, size_t *norder)
+{
+    ana_attr x;
+    memset(&x, 0, sizeof x);
+    x.a = a;
+    ana_map thread_of_tid = {0};
+    int rc = index_threads(&x, &thread_of_tid);
+    if (rc == 0)
+        rc = find_parents(&x);
+    gpufl__ana_map_free(&thread_of_tid);
+    *parent = rc == 0 ? x.parent : NULL;
+    *order = rc == 0 ? x.rows : NULL;
+    *norder = rc == 0 && x.nthreads ? x.thread_start[x.nthreads] : 0;
+    if (rc == 0)
+        x.parent = x.rows = NULL; /* handed over */
+    gpufl__ana_attr_close(&x);
+    return rc;
 }
 
 void gpufl__ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT])
@@ -280,5 +303,7 @@ void gpufl__ana_attr_close(ana_attr *x)
     free(x->streams);
     free(x->memo);
     free(x->parent);
+    gpufl__ana_op_rows_free(&x->ops);
+    gpufl__ana_op_keys_free(&x->op_keys);
     memset(x, 0, sizeof *x);
 }

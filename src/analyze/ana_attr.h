@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "analyze/ana_op_rows.h"
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
 #include "read/rows.h"
@@ -39,11 +40,11 @@ typedef struct ana_attr_stream {
     uint32_t thread, pos; /* thread GPUFL__ANA_NONE: none yet */
 } ana_attr_stream;
 
-/* An NVTX lookup's answer, which holds for any call of the same caller row
- * that began in [lo, hi). */
+/* An NVTX lookup's answer (a row of the NVTX table), which holds for any
+ * call of the same caller row that began in [lo, hi). */
 typedef struct ana_attr_memo {
     uint64_t lo, hi;
-    uint32_t caller, node;
+    uint32_t caller, row;
 } ana_attr_memo;
 
 typedef struct ana_attr {
@@ -60,9 +61,14 @@ typedef struct ana_attr {
     ana_attr_stream *streams; /* per stream row: where the last lookup of its work ended */
     ana_attr_memo *memo;      /* ANA_ATTR_MEMO answers, by caller row modulo that */
     uint32_t *parent;         /* per NVTX row: the parent range's row, or NONE */
+    /* PyTorch ops: what each NVTX row is, and the op (key) each op row's
+     * work counts for */
+    gpufl__ana_op_rows ops;
+    ana_op_keys op_keys;
 } ana_attr;
 
-/* Builds both trees of a's trace. Returns 0 or GPUFL_ENOMEM (x zeroed). */
+/* Builds both trees of a's trace and the PyTorch op rows. Returns 0 or
+ * GPUFL_ENOMEM (x zeroed). */
 int gpufl__ana_attr_open(ana_attr *x, const gpufl__rows *a) __attribute__((warn_unused_result));
 
 /* The gpufl scope node of work made by caller row c, or GPUFL__ANA_NONE. */
@@ -71,11 +77,37 @@ static inline uint32_t ana_attr_scope_node(const ana_attr *x, uint32_t c)
     return x->caller_scope_node ? x->caller_scope_node[c] : GPUFL__ANA_NONE;
 }
 
-/* The NVTX node of work made by caller row c in a call that began at
- * api_start (0 unknown), or GPUFL__ANA_NONE. stream_row: the row of the
- * streams table the work ran on (where the search starts; any row gives
- * the same answer). */
-uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
+/* The NVTX range (its row of the NVTX table) that work made by caller row
+ * c in a call that began at api_start (0 unknown) is given to, or
+ * GPUFL__ANA_NONE. stream_row: the row of the streams table the work ran
+ * on (where the search starts; any row gives the same answer). */
+uint32_t gpufl__ana_attr_nvtx_row(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start);
+
+/* The NVTX node of an NVTX row (GPUFL__ANA_NONE for none). */
+static inline uint32_t ana_attr_row_node(const ana_attr *x, uint32_t row)
+{
+    return row == GPUFL__ANA_NONE ? GPUFL__ANA_NONE : x->row_node[GPUFL__ANA_TREE_NVTX][row];
+}
+
+/* The NVTX node of such work, or GPUFL__ANA_NONE. */
+static inline uint32_t gpufl__ana_attr_nvtx_node(ana_attr *x, uint32_t c, uint32_t stream_row, uint64_t api_start)
+{
+    return ana_attr_row_node(x, gpufl__ana_attr_nvtx_row(x, c, stream_row, api_start));
+}
+
+/* The op range (its NVTX row) that work given to NVTX row `row` was
+ * launched in: the innermost op range at or around it; GPUFL__ANA_NONE. */
+static inline uint32_t ana_attr_op_row(const ana_attr *x, uint32_t row)
+{
+    return row == GPUFL__ANA_NONE || !x->ops.op ? GPUFL__ANA_NONE : x->ops.op[row];
+}
+
+/* The NVTX ranges' parents (per row: the parent range's row, or NONE; marks
+ * have none) and the ranges in an order where a parent comes before its
+ * children (by thread, then begin), as the trees nest them, without
+ * building the trees. Returns 0, or GPUFL_ENOMEM with both NULL. */
+int gpufl__ana_nvtx_parents(const gpufl__rows *a, uint32_t **parent, uint32_t **order, size_t *norder)
+    __attribute__((warn_unused_result));
 
 /* Moves the trees into out (x keeps the lookups). */
 void gpufl__ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__ANA_TREE_COUNT]);

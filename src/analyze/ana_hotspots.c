@@ -1,7 +1,7 @@
 /*
  * The hotspots analysis (analysis.h): kernels by total GPU time, with their
  * time distribution, launch configuration, and where they were launched
- * from (scopes, NVTX ranges, CPU stacks).
+ * from (scopes, NVTX ranges, PyTorch ops, CPU stacks).
  *
  * Pass 1 adds up per launch configuration (a small table: every launch of
  * a configuration has one name), which gives every kernel name's totals
@@ -24,6 +24,9 @@
 #include "analyze/ana_util.h"
 
 #define DENSE_MAX (1u << 20) /* (kernel, node) entries of a per-tree table: 16 MB */
+/* `where` lists besides the trees' */
+#define W_STACKS GPUFL__ANA_TREE_COUNT
+#define W_OPS (GPUFL__ANA_TREE_COUNT + 1) /* keys of the PyTorch ops (ana_op_rows.h) */
 
 typedef struct cfg_sum {
     uint64_t count, total;
@@ -36,11 +39,11 @@ typedef struct name_sum {
     uint64_t count, total, min, max;
 } name_sum;
 
-/* What a top kernel got from one scope node or one stack. */
+/* What a top kernel got from one scope node, stack or op. */
 typedef struct where {
     uint32_t rank; /* of the kernel */
-    uint8_t tree;  /* GPUFL__ANA_TREE_*, or TREE_COUNT for a stack */
-    uint32_t key;  /* node or stack id */
+    uint8_t tree;  /* GPUFL__ANA_TREE_*, W_STACKS or W_OPS */
+    uint32_t key;  /* node, stack id or op key (keys are in text order) */
     uint64_t launches, gpu_ns;
 } where;
 
@@ -231,14 +234,19 @@ static int pass_top(hot_build *b, gpufl__ana_hotspots *out)
         uint32_t c = gpufl__k_caller(a, i);
         gpufl__ana_hotspot *h = &out->kernels[r];
         int rc = add_node(b, h, r, GPUFL__ANA_TREE_SCOPES, ana_attr_scope_node(b->x, c), d);
+        uint32_t row = gpufl__ana_attr_nvtx_row(b->x, c, st, gpufl__k_api_start(a, i));
         if (rc == 0)
-            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX,
-                          gpufl__ana_attr_nvtx_node(b->x, c, st, gpufl__k_api_start(a, i)), d);
+            rc = add_node(b, h, r, GPUFL__ANA_TREE_NVTX, ana_attr_row_node(b->x, row), d);
+        uint32_t key = ana_op_key_of(&b->x->op_keys, ana_attr_op_row(b->x, row));
+        if (key == GPUFL__ANA_NONE)
+            h->unop_ns += d;
+        else if (rc == 0)
+            rc = add_where(b, r, W_OPS, key, d);
         uint32_t stack = gpufl__caller_stack(a, c);
         if (stack == 0)
             h->no_stack_launches++;
         else if (rc == 0)
-            rc = add_where(b, r, GPUFL__ANA_TREE_COUNT, stack, d);
+            rc = add_where(b, r, W_STACKS, stack, d);
         if (rc != 0)
             return rc;
     }
@@ -263,8 +271,9 @@ static int dense_wheres(hot_build *b)
     return 0;
 }
 
-/* Per kernel and list: scopes by gpu_ns descending then node; stacks by
- * launches descending, then gpu_ns descending, then id. */
+/* Per kernel and list: scopes by gpu_ns descending then node; ops by
+ * gpu_ns descending then key (text order); stacks by launches descending,
+ * then gpu_ns descending, then id. */
 static int where_cmp(const void *x, const void *y)
 {
     const where *p = x, *q = y;
@@ -272,7 +281,7 @@ static int where_cmp(const void *x, const void *y)
         return p->rank < q->rank ? -1 : 1;
     if (p->tree != q->tree)
         return p->tree < q->tree ? -1 : 1;
-    if (p->tree == GPUFL__ANA_TREE_COUNT && p->launches != q->launches)
+    if (p->tree == W_STACKS && p->launches != q->launches)
         return p->launches > q->launches ? -1 : 1;
     if (p->gpu_ns != q->gpu_ns)
         return p->gpu_ns > q->gpu_ns ? -1 : 1;
@@ -290,7 +299,18 @@ static int fill_where(hot_build *b, gpufl__ana_hotspots *out)
         const where *w = &b->wh[i];
         gpufl__ana_hotspot *h = &out->kernels[w->rank];
         double total = (double)h->dur.total;
-        if (w->tree == GPUFL__ANA_TREE_COUNT) {
+        if (w->tree == W_OPS) {
+            size_t m = j - i < b->o->top_scopes ? j - i : b->o->top_scopes;
+            if (!(h->ops = calloc(m ? m : 1, sizeof *h->ops)))
+                return GPUFL_ENOMEM;
+            h->nops = (uint32_t)m;
+            for (size_t k = 0; k < m; k++) {
+                const ana_op_key *key = &b->x->op_keys.keys[w[k].key];
+                h->ops[k] =
+                    (gpufl__ana_hot_op){key->name,     key->module, key->backward_only,
+                                        w[k].launches, w[k].gpu_ns, total > 0 ? (double)w[k].gpu_ns / total : 0};
+            }
+        } else if (w->tree == W_STACKS) {
             size_t m = j - i < b->o->top_stacks ? j - i : b->o->top_stacks;
             h->distinct_stacks = (uint32_t)(j - i);
             if (!(h->stacks = calloc(m ? m : 1, sizeof *h->stacks)))
@@ -452,6 +472,7 @@ void gpufl__ana_hotspots_free(gpufl__ana_hotspots *h)
         for (int t = 0; t < GPUFL__ANA_TREE_COUNT; t++)
             free(h->kernels[i].scopes[t]);
         free(h->kernels[i].stacks);
+        free(h->kernels[i].ops);
     }
     free(h->kernels);
     memset(h, 0, sizeof *h);

@@ -1,10 +1,11 @@
 /*
  * Every analysis of one trace (gpufl__analyze_report), and the options'
- * defaults. The scope trees are built once and shared by the hotspots and
- * the scopes analyses, so the hotspots' node indices are the scopes' own.
+ * defaults. The scope trees are built once and shared by the hotspots, the
+ * ops and the scopes analyses, so the hotspots' node indices are the
+ * scopes' own.
  *
  * Threads: the report runs in two halves at once, on the calling thread
- * and one more: the scope trees with the scopes and hotspots, and the other
+ * and one more: the scope trees with the scopes, hotspots and ops, and the other
  * analyses; at 10 M events (bench_analyze) they cost about the same. Each
  * analysis only reads the trace and writes its own part of the result, so
  * the result is the one a single thread gets, byte for byte. With one CPU,
@@ -34,6 +35,8 @@ static int scopes_and_hotspots(const gpufl_trace *t, gpufl__ana_report *r)
     if (rc != 0)
         return rc;
     rc = gpufl__ana_hotspots_with(&x, &r->options, &r->hotspots); /* reads the trees: before they move */
+    if (rc == 0)
+        rc = gpufl__ana_ops_with(&x, &r->ops);
     if (rc == 0)
         rc = gpufl__ana_scopes_with(&x, &r->scopes);
     gpufl__ana_attr_close(&x);
@@ -100,5 +103,6 @@ void gpufl__ana_report_free(gpufl__ana_report *r)
     gpufl__ana_launches_free(&r->launches);
     gpufl__ana_memory_free(&r->memory);
     gpufl__ana_counters_free(&r->counters);
+    gpufl__ana_ops_free(&r->ops);
     memset(r, 0, sizeof *r);
 }

@@ -232,6 +232,17 @@ typedef struct gpufl__ana_hot_scope {
     double share;    /* gpu_ns / the kernel's total GPU time */
 } gpufl__ana_hot_scope;
 
+/* A PyTorch op (gpufl__ana_op's key: name, module, backward_only) that
+ * launched a hot kernel. */
+typedef struct gpufl__ana_hot_op {
+    uint32_t name;      /* the op's name: its forward op's for backward work */
+    uint32_t module;    /* the module range's name ("nn.Module: Net.fc"), 0 none */
+    bool backward_only; /* backward work whose forward op was not found */
+    uint64_t launches;
+    uint64_t gpu_ns; /* this kernel's GPU time given to the op, forward and backward */
+    double share;    /* gpu_ns / the kernel's total GPU time */
+} gpufl__ana_hot_op;
+
 /* A CPU stack that launched a hot kernel. */
 typedef struct gpufl__ana_hot_stack {
     uint32_t stack; /* stack id (FORMAT.md `stack`); frames: `gpufl stacks SESSION` */
@@ -265,6 +276,14 @@ typedef struct gpufl__ana_hotspot {
     gpufl__ana_hot_stack *stacks;
     uint32_t distinct_stacks;   /* stack ids seen */
     uint64_t no_stack_launches; /* launches with no stack recorded */
+    /* Appended fields. The PyTorch ops that launched it (see "PyTorch ops"
+     * below): the (op, module) pairs that got most of its GPU time, by
+     * gpu_ns descending, then op name text, module text, backward_only; at
+     * most options.top_scopes; and its GPU time launched in no op range
+     * (all of it in a session without op ranges). */
+    uint32_t nops;
+    gpufl__ana_hot_op *ops;
+    uint64_t unop_ns;
 } gpufl__ana_hotspot;
 
 typedef struct gpufl__ana_hotspots {
@@ -499,6 +518,151 @@ typedef struct gpufl__ana_counters {
 int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out) __attribute__((warn_unused_result));
 void gpufl__ana_counters_free(gpufl__ana_counters *c);
 
+/* ---- PyTorch ops ------------------------------------------------------------ */
+
+/*
+ * PyTorch's ops, from the NVTX ranges PyTorch pushes for them
+ * (torch.autograd.profiler.emit_nvtx, which gpufl.torch switches on), by the
+ * rules of the Python analyzer's `ops` frame (docs/PYTHON.md;
+ * python/gpufl/_scopes.py, ops()), so that both give the same answers:
+ *
+ *  - a module range is an NVTX range named "nn.Module: <path>" (gpufl.torch
+ *    pushes one around each module call); <path> ("Net.fc") is its module;
+ *  - an op range is an NVTX range (not a mark) of the default domain, not a
+ *    module range, whose text carried a sequence number (has_seq), or whose
+ *    name is "namespace::op" (an identifier, "::", then no white space:
+ *    "aten::addmm", "c10d::allreduce_") or ends in "Backward" and digits
+ *    ("AddmmBackward0"; a final newline is allowed, as Python's `$` does;
+ *    the digits are ASCII ones);
+ *  - an op range is backward when its name ends in "Backward" and digits;
+ *    when it has a seq and is on another thread than the first (by begin,
+ *    then row) of the op ranges with that seq not backward by name (autograd
+ *    runs backward ops on its own threads); or when it runs directly inside
+ *    a backward op range (aten::mm inside AddmmBackward0: "inherited");
+ *  - the forward op of a backward op range with a seq: of the op ranges
+ *    with that seq that are not backward, the deepest (recorded depth), then
+ *    the latest to begin (then the last row): the op whose autograd node it
+ *    is. An inherited op range takes that of the range it runs in. PyTorch's
+ *    "autograd::engine::evaluate_function: AddmmBackward0" ranges carry no
+ *    seq: backward by name, with no forward op;
+ *  - the module of an op range: the innermost module range around it; of a
+ *    backward op range with a seq, its forward op's (none when that has
+ *    none); an inherited op range without a module of its own takes the
+ *    module of the range it runs in.
+ * Ranges nest as in the NVTX tree (by time on their thread, see "scopes");
+ * push/pop ranges nest as their recorded depths say, which is how the
+ * Python analyzer nests them, so both agree on what PyTorch records.
+ */
+#define GPUFL__ANA_MODULE_PREFIX "nn.Module: "
+
+/* What an NVTX row is (gpufl__ana_op_rows.flags). */
+enum {
+    GPUFL__ANA_OPROW_OP = 1,        /* an op range */
+    GPUFL__ANA_OPROW_BACKWARD = 2,  /* an op range of the backward pass */
+    GPUFL__ANA_OPROW_MODULE = 4,    /* a module range */
+    GPUFL__ANA_OPROW_INHERITED = 8, /* backward because it runs inside a backward op range */
+};
+
+/* The rules above, per row of the trace's NVTX table: what other code
+ * reuses (the ops analysis, the hotspots, the timeline's op slices). In a
+ * session with neither op nor module ranges the arrays are NULL. */
+typedef struct gpufl__ana_op_rows {
+    size_t n;       /* rows of the NVTX table (0 when the arrays are NULL) */
+    uint8_t *flags; /* per row: GPUFL__ANA_OPROW_* */
+    /* per op row: the row of its forward op; GPUFL__ANA_NONE for a forward
+     * op, and for a backward op whose forward op was not found */
+    uint32_t *forward;
+    /* per op row: the row of its module range; NONE for none, and for the
+     * rows that are not op ranges */
+    uint32_t *module;
+    /* per row: the innermost op range at or around it (itself for an op
+     * range); NONE when none (marks: always) */
+    uint32_t *op;
+    uint64_t ops, backward_ops, modules; /* op ranges, backward ones, module ranges */
+} gpufl__ana_op_rows;
+
+int gpufl__analyze_op_rows(const gpufl_trace *t, gpufl__ana_op_rows *out) __attribute__((warn_unused_result));
+void gpufl__ana_op_rows_free(gpufl__ana_op_rows *r);
+
+/* The op that the work launched in op range `row` counts for: its forward
+ * op when it has one, else itself. */
+static inline uint32_t gpufl__ana_op_effective(const gpufl__ana_op_rows *r, uint32_t row)
+{
+    return r->forward[row] != GPUFL__ANA_NONE ? r->forward[row] : row;
+}
+
+/* The module path of a module range's name: what follows "nn.Module: "
+ * (the whole name when it has no such prefix). */
+const char *gpufl__ana_module_path(const char *range_name);
+
+/*
+ * GPU work by op. Each kernel, copy and memset is given to the innermost op
+ * range that its launching call was made in (the NVTX range the scopes
+ * give it, "GPU time inside a node", or the nearest op range around that),
+ * and counts for that range's op: the forward op of a backward op range
+ * (so a forward op's row holds its backward time too), the range's own
+ * name for a forward op range or a backward one with no forward op found
+ * (backward_only); and for that range's module. Allocations (mem_alloc
+ * rows, by their caller and time) are given the same way.
+ *
+ * An op is (name, backward_only); in module_ops, (module, name,
+ * backward_only). Calls count op ranges that are not inside a range of
+ * the same op: a forward op range is a call (aten::t inside aten::linear
+ * is a call of aten::t), a backward one a backward call (AddmmBackward0 is
+ * one of aten::addmm; aten::mm inside it is not another).
+ */
+typedef struct gpufl__ana_op {
+    uint32_t name; /* string id of the op's name */
+    /* module_ops: string id of the module range's name ("nn.Module:
+     * Net.fc"), 0 for ops in no module; ops: 0 */
+    uint32_t module;
+    bool backward_only;           /* backward op ranges whose forward op was not found */
+    uint64_t calls;               /* forward op ranges (above) */
+    uint64_t backward_calls;      /* backward op ranges (above) */
+    uint64_t kernels;             /* kernels given to it, forward and backward */
+    uint64_t work;                /* kernels, copies and memsets given to it */
+    uint64_t forward_ns;          /* their GPU time (sum of durations) from forward op ranges */
+    uint64_t backward_ns;         /* from backward op ranges */
+    uint64_t total_ns;            /* forward_ns + backward_ns */
+    uint64_t allocs, alloc_bytes; /* allocations given to it */
+    double share;                 /* total_ns / the session's GPU time (all work) */
+} gpufl__ana_op;
+
+/* A module: the GPU time of the ops given to it, and those ops. */
+typedef struct gpufl__ana_op_module {
+    uint32_t module; /* string id of the module range's name; 0: ops in no module */
+    uint64_t kernels, work;
+    uint64_t forward_ns, backward_ns, total_ns;
+    uint64_t allocs, alloc_bytes;
+    double share;         /* total_ns / the session's GPU time */
+    uint32_t first, nops; /* its ops: module_ops[first .. first + nops) */
+} gpufl__ana_op_module;
+
+typedef struct gpufl__ana_ops {
+    uint64_t op_ranges, backward_ranges, module_ranges; /* gpufl__ana_op_rows' counts */
+    /* by total_ns descending, then name text, then forward before
+     * backward_only */
+    uint32_t n;
+    gpufl__ana_op *ops;
+    /* by total_ns descending, then module text (none: "") */
+    uint32_t nmodules;
+    gpufl__ana_op_module *modules;
+    /* grouped by module, in modules' order; within one, in ops' order */
+    uint32_t nmodule_ops;
+    gpufl__ana_op *module_ops;
+    uint64_t work, work_ns;           /* all GPU work: kernels, copies and memsets */
+    uint64_t in_ops, in_ops_ns;       /* given to some op */
+    uint64_t forward_ns, backward_ns; /* in_ops_ns from forward, from backward op ranges */
+    /* launched in no op range (work with no launching call time or thread
+     * included) */
+    uint64_t outside, outside_ns;
+    uint64_t allocs, alloc_bytes; /* allocations given to some op */
+    uint64_t outside_allocs, outside_alloc_bytes;
+} gpufl__ana_ops;
+
+int gpufl__analyze_ops(const gpufl_trace *t, gpufl__ana_ops *out) __attribute__((warn_unused_result));
+void gpufl__ana_ops_free(gpufl__ana_ops *o);
+
 /* ---- everything ----------------------------------------------------------- */
 
 /* Every analysis of one trace, for the report and `gpufl diff`. Built in
@@ -513,6 +677,8 @@ typedef struct gpufl__ana_report {
     gpufl__ana_launches launches;
     gpufl__ana_memory memory;
     gpufl__ana_counters counters;
+    /* Appended fields. */
+    gpufl__ana_ops ops;
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */

@@ -14,15 +14,20 @@
  * - slices are "X" complete events (ts and dur in microseconds with three
  *   decimals: exact ns), NVTX marks "i" instants, counters "C" events;
  * - each launch is an "s" flow event at its call and an "f" event with
- *   "bp":"e" at the work it launched, with the flow id of the timeline.
+ *   "bp":"e" at the work it launched, with the flow id of the timeline;
+ * - the slices of PyTorch's op ranges (analysis.h, "PyTorch ops") carry
+ *   args "seq" (autograd's sequence number, when the range has one),
+ *   "forward_op" (of a backward op) and "module" ("Net.fc").
  * Every string is JSON-escaped; bytes that are not UTF-8 become U+FFFD.
  * One event per line. Single-threaded.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analysis.h"
 #include "core/utf8.h"
 #include "present/export/export.h"
 #include "present/export/export_out.h"
@@ -216,6 +221,35 @@ static void u32_array(gpufl__xout *o, const uint32_t v[3])
     gpufl__xout_char(o, ']');
 }
 
+/* The key of an args member, after a comma unless it is the first. */
+static void arg(gpufl__xout *o, const char *k, bool *first)
+{
+    if (!*first)
+        gpufl__xout_char(o, ',');
+    *first = false;
+    gpufl__xout_char(o, '"');
+    gpufl__xout_str(o, k);
+    gpufl__xout_str(o, "\":");
+}
+
+/* A PyTorch op range's op: its seq, and its forward op and module. */
+static void torch_args(cj *c, const gpufl__tl_slice *s, bool *first)
+{
+    gpufl__xout *o = &c->out;
+    if (s->range->has_seq) {
+        arg(o, "seq", first);
+        gpufl__xout_u64(o, s->range->seq);
+    }
+    if (s->torch->forward_op) {
+        arg(o, "forward_op", first);
+        write_json_string(o, gpufl__rows_str(c->x, s->torch->forward_op));
+    }
+    if (s->torch->module) {
+        arg(o, "module", first);
+        write_json_string(o, gpufl__ana_module_path(gpufl__rows_str(c->x, s->torch->module)));
+    }
+}
+
 static void args(cj *c, const gpufl__tl_slice *s)
 {
     gpufl__xout *o = &c->out;
@@ -240,16 +274,21 @@ static void args(cj *c, const gpufl__tl_slice *s)
         gpufl__xout_str(o, "{\"correlation\":");
         gpufl__xout_u64(o, s->op->correlation);
         gpufl__xout_char(o, '}');
-    } else if (s->range && (s->range->domain || s->range->unended)) {
+    } else if (s->range && (s->range->domain || s->range->unended || s->torch)) {
         key(o, "args");
         gpufl__xout_char(o, '{');
+        bool first = true;
         if (s->range->domain) {
-            gpufl__xout_str(o, "\"domain\":");
+            arg(o, "domain", &first);
             write_json_string(o, gpufl__rows_str(c->x, s->range->domain));
         }
+        if (s->torch)
+            torch_args(c, s, &first);
         /* never ended: dur runs to the session's last recorded time */
-        if (s->range->unended)
-            gpufl__xout_str(o, s->range->domain ? ",\"unended\":true" : "\"unended\":true");
+        if (s->range->unended) {
+            arg(o, "unended", &first);
+            gpufl__xout_str(o, "true");
+        }
         gpufl__xout_char(o, '}');
     }
 }

@@ -19,7 +19,9 @@
  *      so are kernels' launch configurations, as debug annotation string
  *      values; every event packet says SEQ_NEEDS_INCREMENTAL_STATE. Launch
  *      calls carry flow_ids, the work they launched terminating_flow_ids;
- *      device work carries its correlation id.
+ *      device work carries its correlation id. The slices of PyTorch's
+ *      op ranges carry seq, forward_op and module (analysis.h, "PyTorch
+ *      ops"), their names interned when first used.
  * All packets are on one sequence (trusted_packet_sequence_id 1);
  * timestamps are absolute session-clock ns. Track uuids are the timeline's
  * track ids + 1.
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analysis.h"
 #include "present/export/export.h"
 #include "present/export/export_out.h"
 #include "present/export/pb_writer.h"
@@ -113,8 +116,15 @@
  * block 256x1x1, 64 registers"): a session has a few hundred of them and
  * millions of kernels, so each kernel carries a 3-byte reference instead
  * of seven numbers. */
-enum { A_CORRELATION, A_LAUNCH, A_BYTES, A_UNENDED, A_COUNT };
-static const char *const annotation_names[A_COUNT] = {"correlation", "launch", "bytes", "unended"};
+enum { A_CORRELATION, A_LAUNCH, A_BYTES, A_UNENDED, A_HEADER, A_SEQ = A_HEADER, A_FORWARD_OP, A_MODULE, A_COUNT };
+static const char *const annotation_names[A_COUNT] = {"correlation", "launch",     "bytes", "unended",
+                                                      "seq",         "forward_op", "module"};
+/* The names from A_HEADER on (PyTorch op ranges' seq, forward_op, module)
+ * are interned in the first packet that uses them, so that a session
+ * without op ranges gives the same file as before they existed. Their
+ * string values (an op's name; a module's path, "Net.fc") are interned
+ * like launch configurations. */
+enum { V_FORWARD_OP, V_MODULE, V_COUNT };
 
 typedef struct pf {
     const gpufl__rows *x;
@@ -126,6 +136,9 @@ typedef struct pf {
     size_t nstrings[2];
     uint32_t *launch_iid; /* by gpufl__work_row.launch */
     uint32_t next_value_iid;
+    uint8_t name_sent[A_COUNT];   /* annotation names from A_HEADER on: interned already */
+    uint32_t *value_iid[V_COUNT]; /* by string id: an op's name, a module's path */
+    size_t nvalues[V_COUNT];
 } pf;
 
 /* Track uuids are small (1-2 bytes on every event): the file holds one
@@ -173,7 +186,7 @@ static void header(pf *p)
     gpufl__pb_varint(&p->out, DEFAULTS_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
     gpufl__pb_end(&p->out, d);
     size_t in = gpufl__pb_begin(&p->out, PKT_INTERNED_DATA);
-    for (unsigned a = 0; a < A_COUNT; a++) {
+    for (unsigned a = 0; a < A_HEADER; a++) {
         size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_NAMES);
         gpufl__pb_varint(&p->out, INTERNED_IID, a + 1);
         gpufl__pb_string(&p->out, INTERNED_NAME, annotation_names[a]);
@@ -217,23 +230,25 @@ static int on_track(void *ctx, const gpufl__tl_track *t)
     return packet_end(p, m);
 }
 
-/* The slot for string id s in table w, grown as needed; NULL when out of
- * memory. */
-static uint32_t *string_slot(pf *p, int w, uint32_t s)
+/* The slot for string id s in a table of iids by string id (*tab of *n),
+ * grown as needed; NULL when out of memory. */
+static uint32_t *id_slot(uint32_t **tab, size_t *n, uint32_t s)
 {
-    if (s >= p->nstrings[w]) {
-        size_t n = p->nstrings[w] ? p->nstrings[w] : 1024;
-        while (n <= s)
-            n *= 2;
-        uint32_t *a = realloc(p->string_iid[w], n * sizeof *a);
+    if (s >= *n) {
+        size_t m = *n ? *n : 1024;
+        while (m <= s)
+            m *= 2;
+        uint32_t *a = realloc(*tab, m * sizeof *a);
         if (!a)
             return NULL;
-        memset(a + p->nstrings[w], 0, (n - p->nstrings[w]) * sizeof *a);
-        p->string_iid[w] = a;
-        p->nstrings[w] = n;
+        memset(a + *n, 0, (m - *n) * sizeof *a);
+        *tab = a;
+        *n = m;
     }
-    return &p->string_iid[w][s];
+    return &(*tab)[s];
 }
+
+static uint32_t *string_slot(pf *p, int w, uint32_t s) { return id_slot(&p->string_iid[w], &p->nstrings[w], s); }
 
 /* The packet's InternedData, begun when first needed: one per packet, as
  * readers keep only the last of a message field that occurs twice. */
@@ -301,6 +316,66 @@ static uint32_t launch_iid(pf *p, const gpufl__work_row *o, size_t *in)
     return *slot;
 }
 
+/* Interns annotation name a (from A_HEADER on) into the packet's
+ * InternedData (*in) when it is used for the first time. */
+static void name_once(pf *p, unsigned a, size_t *in)
+{
+    if (p->name_sent[a])
+        return;
+    p->name_sent[a] = 1;
+    interned_open(p, in);
+    size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_NAMES);
+    gpufl__pb_varint(&p->out, INTERNED_IID, a + 1);
+    gpufl__pb_string(&p->out, INTERNED_NAME, annotation_names[a]);
+    gpufl__pb_end(&p->out, e);
+}
+
+/* The iid of a string value of table v (V_*) for string id s, interned
+ * into the packet's InternedData (*in) when new; 0 out of memory. */
+static uint32_t value_iid(pf *p, unsigned v, uint32_t s, size_t *in)
+{
+    uint32_t *slot = id_slot(&p->value_iid[v], &p->nvalues[v], s);
+    if (!slot) {
+        p->out.err = ENOMEM;
+        return 0;
+    }
+    if (*slot)
+        return *slot;
+    *slot = p->next_value_iid++;
+    const char *text = gpufl__rows_str(p->x, s);
+    if (v == V_MODULE)
+        text = gpufl__ana_module_path(text);
+    interned_open(p, in);
+    size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_STRING_VALUES);
+    gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
+    gpufl__pb_string(&p->out, INTERNED_NAME, text);
+    gpufl__pb_end(&p->out, e);
+    return *slot;
+}
+
+/* An annotation of a PyTorch op range: A_* and its value (seq, or the iid
+ * of a string value). */
+typedef struct op_note {
+    unsigned a;
+    uint64_t v;
+} op_note;
+
+/* A PyTorch op range's annotations into note[], returning how many; what
+ * they need interned goes into the packet's InternedData (*in). */
+static size_t torch_notes(pf *p, const gpufl__tl_slice *s, size_t *in, op_note note[3])
+{
+    size_t n = 0;
+    if (s->range->has_seq)
+        note[n++] = (op_note){A_SEQ, s->range->seq};
+    if (s->torch->forward_op)
+        note[n++] = (op_note){A_FORWARD_OP, value_iid(p, V_FORWARD_OP, s->torch->forward_op, in)};
+    if (s->torch->module)
+        note[n++] = (op_note){A_MODULE, value_iid(p, V_MODULE, s->torch->module, in)};
+    for (size_t i = 0; i < n; i++)
+        name_once(p, note[i].a, in);
+    return n;
+}
+
 static size_t event_begin(pf *p, uint64_t ts)
 {
     size_t m = packet_begin(p);
@@ -316,6 +391,8 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
     size_t in = GPUFL__PB_NO_MARK;
     uint32_t iid = name_iid(p, s, &in);
     uint32_t launch = s->src == GPUFL__TBL_KERNEL && s->op->launch ? launch_iid(p, s->op, &in) : 0;
+    op_note notes[3];
+    size_t nnotes = s->torch ? torch_notes(p, s, &in, notes) : 0;
     gpufl__pb_end(&p->out, in);
     size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
     gpufl__pb_varint(&p->out, TE_TYPE, s->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
@@ -337,6 +414,12 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
         } else if (s->src != GPUFL__TBL_SYNC && s->src != GPUFL__TBL_KERNEL) {
             annotation(p, A_BYTES, o->bytes);
         }
+    }
+    for (size_t i = 0; i < nnotes; i++) {
+        size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
+        gpufl__pb_varint(&p->out, DA_NAME_IID, notes[i].a + 1);
+        gpufl__pb_varint(&p->out, notes[i].a == A_SEQ ? DA_UINT_VALUE : DA_STRING_VALUE_IID, notes[i].v);
+        gpufl__pb_end(&p->out, a);
     }
     if (s->range && s->range->unended) {
         /* never ended: the slice runs to the session's last recorded time */
@@ -405,6 +488,8 @@ int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export
     free(p.launch_iid);
     free(p.string_iid[0]);
     free(p.string_iid[1]);
+    for (unsigned v = 0; v < V_COUNT; v++)
+        free(p.value_iid[v]);
     r->packets = p.packets;
     return gpufl__xout_finish(&p.out, rc, &r->bytes, err, err_len);
 }

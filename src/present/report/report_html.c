@@ -15,7 +15,7 @@
 #include "present/report/html_out.h"
 #include "present/report/report_html_parts.h"
 
-static void page_head(gpufl__hout *o, const gpufl_trace *t)
+static void page_head(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r)
 {
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
     const char *app = gpufl_trace_string(t, info->app_name);
@@ -30,8 +30,10 @@ static void page_head(gpufl__hout *o, const gpufl_trace *t)
     gpufl__hout_raw(o, "</style></head>\n<body>\n<header><h1>gpufl report: ");
     gpufl__hout_text(o, *app ? app : "session");
     gpufl__hout_raw(o, "</h1>\n<nav><a href=\"#timeline\">timeline</a><a href=\"#summary\">summary</a>"
-                       "<a href=\"#hotspots\">hotspots</a><a href=\"#scopes\">scopes</a>"
-                       "<a href=\"#idle\">idle time</a><a href=\"#copies\">copies</a>"
+                       "<a href=\"#hotspots\">hotspots</a><a href=\"#scopes\">scopes</a>");
+    if (r->ops.op_ranges)
+        gpufl__hout_raw(o, "<a href=\"#ops\">ops</a>");
+    gpufl__hout_raw(o, "<a href=\"#idle\">idle time</a><a href=\"#copies\">copies</a>"
                        "<a href=\"#launches\">launches</a></nav></header>\n<main>\n");
 }
 
@@ -58,7 +60,7 @@ int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const c
     int rc = gpufl__hout_open(&o, path, err, err_len);
     if (rc != 0)
         return rc;
-    page_head(&o, t);
+    page_head(&o, t, r);
     timeline_section(&o);
     gpufl__html_tables(&o, t, r);
     gpufl__hout_raw(&o, "</main>\n<div id=\"tip\"></div>\n<pre id=\"gfl-selfcheck\" hidden></pre>\n"

@@ -46,8 +46,8 @@ extern const char gpufl__html_script[];
 int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r)
     __attribute__((warn_unused_result));
 
-/* The tables, each a <section>: summary, hotspots, scopes, idle, copies,
- * launches, memory. */
+/* The tables, each a <section>: summary, hotspots, scopes, PyTorch ops
+ * (with op ranges), idle, copies, launches, memory. */
 void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_HTML_PARTS_H */

@@ -6,6 +6,7 @@
  * gpufl__hout_text().
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -213,10 +214,27 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
 
 /* ---- hotspots -------------------------------------------------------------------- */
 
+static void op_name(gpufl__hout *o, const gpufl_trace *t, uint32_t name, uint32_t module, bool backward_only)
+{
+    gpufl__hout_text(o, S(name));
+    if (backward_only)
+        gpufl__hout_raw(o, " (backward only)");
+    if (module) {
+        gpufl__hout_raw(o, " in ");
+        gpufl__hout_text(o, gpufl__ana_module_path(S(module)));
+    }
+}
+
 static void hot_where(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hotspot *h)
 {
     gpufl__hout_raw(o, "<td class=where>");
     int any = 0;
+    for (uint32_t i = 0; i < h->nops; i++) { /* PyTorch's ops first: what the user wrote */
+        if (any++)
+            gpufl__hout_raw(o, "; ");
+        op_name(o, t, h->ops[i].name, h->ops[i].module, h->ops[i].backward_only);
+        gpufl__hout_printf(o, " %.0f%%", h->ops[i].share * 100);
+    }
     for (int tree = GPUFL__ANA_TREE_COUNT - 1; tree >= 0; tree--) /* NVTX first: frameworks' names */
         for (uint32_t i = 0; i < h->nscopes[tree]; i++) {
             if (any++)
@@ -336,6 +354,77 @@ static void scopes(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_scopes
     if (s->nvtx_marks)
         gpufl__hout_printf(o, "<p>%" PRIu64 " NVTX marks (instants, on the timeline).</p>\n", s->nvtx_marks);
     gpufl__hout_raw(o, "</section>\n");
+}
+
+/* ---- PyTorch ops ---------------------------------------------------------------- */
+
+static void op_cells(gpufl__hout *o, const gpufl__ana_op *p)
+{
+    td_u64(o, p->calls);
+    td_u64(o, p->backward_calls);
+    td_u64(o, p->kernels);
+    td_ns(o, (int64_t)p->forward_ns);
+    td_ns(o, (int64_t)p->backward_ns);
+    td_ns(o, (int64_t)p->total_ns);
+    td_pct(o, p->share * 100);
+    td_bytes(o, p->alloc_bytes);
+}
+
+static void ops(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_ops *p)
+{
+    char b1[32], b2[32];
+    if (!p->op_ranges)
+        return;
+    gpufl__hout_raw(o, "<section id=ops><h2>PyTorch ops</h2>\n");
+    gpufl__hout_printf(o,
+                       "<p>%" PRIu64 " op ranges (%" PRIu64 " backward) in %" PRIu64
+                       " module ranges. GPU work launched in ops: %s; outside any op: %s. GPU time is that of "
+                       "the kernels, copies and memsets launched in an op's own ranges (not in ops inside them); "
+                       "<b>backward</b> is that of its backward ops (AddmmBackward0 for aten::addmm, matched by "
+                       "autograd's sequence number) and the ops they run. <b>calls</b>: its ranges not inside one "
+                       "of its own.</p>\n",
+                       p->op_ranges, p->backward_ranges, p->module_ranges, gpufl__hfmt_ns(b1, sizeof b1, p->in_ops_ns),
+                       gpufl__hfmt_ns(b2, sizeof b2, p->outside_ns));
+    static const char *const cols[] = {"op",       "calls", "backward calls", "kernels",   "forward",
+                                       "backward", "total", "share",          "allocated", NULL};
+    head(o, cols);
+    for (uint32_t i = 0; i < p->n; i++) {
+        gpufl__hout_raw(o, "<tr><td class=kname>");
+        op_name(o, t, p->ops[i].name, 0, p->ops[i].backward_only);
+        gpufl__hout_raw(o, "</td>");
+        op_cells(o, &p->ops[i]);
+        gpufl__hout_raw(o, "</tr>\n");
+    }
+    tail(o);
+    gpufl__hout_raw(o, "<h3>By module</h3>\n<p>The innermost nn.Module range around each op; a backward op's is "
+                       "its forward op's.</p>\n<table class=tree><thead><tr>");
+    static const char *const mcols[] = {"module / op", "calls", "backward calls", "kernels",   "forward",
+                                        "backward",    "total", "share",          "allocated", NULL};
+    for (const char *const *c = mcols; *c; c++)
+        gpufl__hout_printf(o, "<th>%s</th>", *c);
+    gpufl__hout_raw(o, "</tr></thead><tbody>\n");
+    for (uint32_t m = 0; m < p->nmodules; m++) {
+        const gpufl__ana_op_module *md = &p->modules[m];
+        gpufl__hout_raw(o, "<tr class=dev><td class=tname>");
+        gpufl__hout_text(o, md->module ? gpufl__ana_module_path(S(md->module)) : "(no module)");
+        gpufl__hout_raw(o, "</td><td></td><td></td>");
+        td_u64(o, md->kernels);
+        td_ns(o, (int64_t)md->forward_ns);
+        td_ns(o, (int64_t)md->backward_ns);
+        td_ns(o, (int64_t)md->total_ns);
+        td_pct(o, md->share * 100);
+        td_bytes(o, md->alloc_bytes);
+        gpufl__hout_raw(o, "</tr>\n");
+        for (uint32_t i = 0; i < md->nops; i++) {
+            const gpufl__ana_op *op = &p->module_ops[md->first + i];
+            gpufl__hout_raw(o, "<tr><td class=tname style=\"padding-left:2em\">");
+            op_name(o, t, op->name, 0, op->backward_only);
+            gpufl__hout_raw(o, "</td>");
+            op_cells(o, op);
+            gpufl__hout_raw(o, "</tr>\n");
+        }
+    }
+    gpufl__hout_raw(o, "</tbody></table>\n</section>\n");
 }
 
 /* ---- idle, copies, launches, memory -------------------------------------------------- */
@@ -492,6 +581,7 @@ void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
     summary(o, t, &r->summary);
     hotspots(o, t, &r->hotspots);
     scopes(o, t, &r->scopes);
+    ops(o, t, &r->ops);
     idle(o, &r->idle);
     copies(o, &r->copies);
     launches(o, &r->launches);

@@ -310,6 +310,36 @@ static void hot_scopes(jctx *c, const char *key, const gpufl__ana_hotspot *h, in
     gpufl__jw_obj_end(w);
 }
 
+/* a module range's name as its path ("Net.fc"), or null for none */
+static void jmodule(jctx *c, const char *key, uint32_t module)
+{
+    if (module)
+        gpufl__jw_str(&c->w, key, gpufl__ana_module_path(str(c, module)));
+    else
+        gpufl__jw_null(&c->w, key);
+}
+
+static void hot_ops(jctx *c, const gpufl__ana_hotspot *h)
+{
+    jw *w = &c->w;
+    gpufl__jw_obj(w, "ops");
+    gpufl__jw_arr(w, "ops");
+    for (uint32_t i = 0; i < h->nops; i++) {
+        const gpufl__ana_hot_op *o = &h->ops[i];
+        gpufl__jw_obj(w, NULL);
+        jstr_id(c, "name", o->name);
+        jmodule(c, "module", o->module);
+        gpufl__jw_bool(w, "backward_only", o->backward_only);
+        gpufl__jw_u64(w, "launches", o->launches);
+        gpufl__jw_u64(w, "gpu_ns", o->gpu_ns);
+        gpufl__jw_real(w, "share", o->share, FRAC_DECIMALS);
+        gpufl__jw_obj_end(w);
+    }
+    gpufl__jw_arr_end(w);
+    gpufl__jw_u64(w, "outside_ns", h->unop_ns);
+    gpufl__jw_obj_end(w);
+}
+
 static void hotspot(jctx *c, const gpufl__ana_hotspot *h)
 {
     jw *w = &c->w;
@@ -325,6 +355,7 @@ static void hotspot(jctx *c, const gpufl__ana_hotspot *h)
     gpufl__jw_u64(w, "streams", h->streams);
     hot_scopes(c, "scopes", h, GPUFL__ANA_TREE_SCOPES);
     hot_scopes(c, "nvtx", h, GPUFL__ANA_TREE_NVTX);
+    hot_ops(c, h);
     gpufl__jw_arr(w, "stacks");
     for (uint32_t i = 0; i < h->nstacks; i++) {
         gpufl__jw_obj(w, NULL);
@@ -352,6 +383,78 @@ static void hotspots(jctx *c)
     gpufl__jw_arr(w, "kernels");
     for (uint32_t i = 0; i < hs->n; i++)
         hotspot(c, &hs->kernels[i]);
+    gpufl__jw_arr_end(w);
+    gpufl__jw_obj_end(w);
+}
+
+/* ---- PyTorch ops ------------------------------------------------------------------ */
+
+static void op_sums(jctx *c, const gpufl__ana_op *o)
+{
+    jw *w = &c->w;
+    jstr_id(c, "name", o->name);
+    gpufl__jw_bool(w, "backward_only", o->backward_only);
+    gpufl__jw_u64(w, "calls", o->calls);
+    gpufl__jw_u64(w, "backward_calls", o->backward_calls);
+    gpufl__jw_u64(w, "kernels", o->kernels);
+    gpufl__jw_u64(w, "work", o->work);
+    gpufl__jw_u64(w, "forward_ns", o->forward_ns);
+    gpufl__jw_u64(w, "backward_ns", o->backward_ns);
+    gpufl__jw_u64(w, "total_ns", o->total_ns);
+    gpufl__jw_u64(w, "allocs", o->allocs);
+    gpufl__jw_u64(w, "alloc_bytes", o->alloc_bytes);
+    gpufl__jw_real(w, "share", o->share, FRAC_DECIMALS);
+}
+
+static void ops(jctx *c)
+{
+    const gpufl__ana_ops *o = &c->r->ops;
+    jw *w = &c->w;
+    gpufl__jw_obj(w, "ops");
+    gpufl__jw_u64(w, "op_ranges", o->op_ranges);
+    gpufl__jw_u64(w, "backward_ranges", o->backward_ranges);
+    gpufl__jw_u64(w, "module_ranges", o->module_ranges);
+    gpufl__jw_u64(w, "work", o->work);
+    gpufl__jw_u64(w, "work_ns", o->work_ns);
+    gpufl__jw_u64(w, "in_ops", o->in_ops);
+    gpufl__jw_u64(w, "in_ops_ns", o->in_ops_ns);
+    gpufl__jw_u64(w, "forward_ns", o->forward_ns);
+    gpufl__jw_u64(w, "backward_ns", o->backward_ns);
+    gpufl__jw_u64(w, "outside", o->outside);
+    gpufl__jw_u64(w, "outside_ns", o->outside_ns);
+    gpufl__jw_u64(w, "allocs", o->allocs);
+    gpufl__jw_u64(w, "alloc_bytes", o->alloc_bytes);
+    gpufl__jw_u64(w, "outside_allocs", o->outside_allocs);
+    gpufl__jw_u64(w, "outside_alloc_bytes", o->outside_alloc_bytes);
+    gpufl__jw_arr(w, "ops");
+    for (uint32_t i = 0; i < o->n; i++) {
+        gpufl__jw_obj(w, NULL);
+        op_sums(c, &o->ops[i]);
+        gpufl__jw_obj_end(w);
+    }
+    gpufl__jw_arr_end(w);
+    gpufl__jw_arr(w, "modules");
+    for (uint32_t m = 0; m < o->nmodules; m++) {
+        const gpufl__ana_op_module *md = &o->modules[m];
+        gpufl__jw_obj(w, NULL);
+        jmodule(c, "module", md->module);
+        gpufl__jw_u64(w, "kernels", md->kernels);
+        gpufl__jw_u64(w, "work", md->work);
+        gpufl__jw_u64(w, "forward_ns", md->forward_ns);
+        gpufl__jw_u64(w, "backward_ns", md->backward_ns);
+        gpufl__jw_u64(w, "total_ns", md->total_ns);
+        gpufl__jw_u64(w, "allocs", md->allocs);
+        gpufl__jw_u64(w, "alloc_bytes", md->alloc_bytes);
+        gpufl__jw_real(w, "share", md->share, FRAC_DECIMALS);
+        gpufl__jw_arr(w, "ops");
+        for (uint32_t i = 0; i < md->nops; i++) {
+            gpufl__jw_obj(w, NULL);
+            op_sums(c, &o->module_ops[md->first + i]);
+            gpufl__jw_obj_end(w);
+        }
+        gpufl__jw_arr_end(w);
+        gpufl__jw_obj_end(w);
+    }
     gpufl__jw_arr_end(w);
     gpufl__jw_obj_end(w);
 }
@@ -534,6 +637,7 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     options(&c);
     summary(&c);
     scopes(&c);
+    ops(&c);
     hotspots(&c);
     copies(&c);
     idle(&c);

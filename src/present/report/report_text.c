@@ -1,7 +1,7 @@
 /*
  * The text report (see report_text.h): the session header, the executive
  * summary and the profiling-engine sections; the other sections are in
- * report_text_{scopes,kernels,device}.c.
+ * report_text_{scopes,ops,kernels,device}.c.
  */
 #include "present/report/report_text.h"
 
@@ -236,6 +236,7 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     header(&c);
     summary(&c);
     gpufl__rt_section_scopes(&c);
+    gpufl__rt_section_ops(&c);
     gpufl__rt_section_hotspots(&c);
     gpufl__rt_section_occupancy(&c);
     gpufl__rt_section_copies(&c);

@@ -3,9 +3,10 @@
  * gpufl_generate_report() writes. It renders the results of the analyses
  * (src/analyze/analysis.h) of one trace, in this order: the session
  * (app, host, devices, duration), an executive summary, the scope trees,
- * the hotspots with their launch configurations, scopes and launching
- * stacks, occupancy, copies, idle time, launch statistics, memory, and the
- * sections whose data later profiling engines record.
+ * PyTorch's ops (when the session has op ranges), the hotspots with their
+ * launch configurations, scopes, ops and launching stacks, occupancy,
+ * copies, idle time, launch statistics, memory, and the sections whose
+ * data later profiling engines record.
  *
  * The text depends only on the trace and the results: the same session
  * gives the same bytes on every machine (no path of the reader's machine,

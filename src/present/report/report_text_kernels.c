@@ -1,6 +1,6 @@
 /*
  * The text report's kernel sections: hotspots (time, launch configuration,
- * the scopes and CPU stacks that launched them) and occupancy.
+ * the scopes, PyTorch ops and CPU stacks that launched them) and occupancy.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -135,6 +135,7 @@ static void hotspot(const rt *c, uint32_t rank, const gpufl__ana_hotspot *h)
     config_line(c, h);
     scopes_line(c, h, GPUFL__ANA_TREE_SCOPES, "scopes");
     scopes_line(c, h, GPUFL__ANA_TREE_NVTX, "NVTX");
+    gpufl__rt_hot_ops(c, h);
     stacks_lines(c, h);
 }
 

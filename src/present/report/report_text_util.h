@@ -47,11 +47,14 @@ const char *gpufl__rt_plural(uint64_t n);
 
 /* The sections, each in its own file by theme. */
 void gpufl__rt_section_scopes(const rt *c);    /* report_text_scopes.c */
+void gpufl__rt_section_ops(const rt *c);       /* report_text_ops.c: only with op ranges */
 void gpufl__rt_section_hotspots(const rt *c);  /* report_text_kernels.c */
 void gpufl__rt_section_occupancy(const rt *c); /* report_text_kernels.c */
 void gpufl__rt_section_copies(const rt *c);    /* report_text_device.c */
 void gpufl__rt_section_idle(const rt *c);      /* report_text_device.c */
 void gpufl__rt_section_launches(const rt *c);  /* report_text_device.c */
 void gpufl__rt_section_memory(const rt *c);    /* report_text_device.c */
+/* A hot kernel's line of PyTorch ops (report_text_ops.c): nothing without op ranges. */
+void gpufl__rt_hot_ops(const rt *c, const gpufl__ana_hotspot *h);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_TEXT_UTIL_H */

@@ -7,9 +7,10 @@
  *
  * Tracks, in the order they are described:
  *   the process (app name, pid)
- *     one track per thread (by tid): gpufl scopes, NVTX ranges and marks,
- *       and the API calls that launched kernels, copies and memsets
- *       (api_start..api_end)
+ *     one track per thread (by tid): gpufl scopes, NVTX ranges and marks
+ *       (with, on request, what each NVTX range is to PyTorch: an op, its
+ *       forward op and module), and the API calls that launched kernels,
+ *       copies and memsets (api_start..api_end)
  *     one track per device ("GPU 0 (NVIDIA H200)")
  *       one per stream ("GPU 0 stream 7"): its kernels, copies and memsets,
  *         which CUDA runs one after another on a stream
@@ -46,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/analysis.h"
 #include "core/idmap.h"
 #include "read/rows.h"
 
@@ -108,6 +110,8 @@ typedef struct gpufl__timeline {
     gpufl__tl_counter *counters;
     size_t ncounters;
     gpufl__idmap threads, streams, syncs; /* key -> track id */
+    gpufl__ana_op_rows ops;               /* with GPUFL__TL_TORCH_OPS: what each NVTX row is
+                                             to PyTorch; empty otherwise */
 } gpufl__timeline;
 
 /* Which items a timeline holds: every kind, or those an output draws (a
@@ -119,6 +123,10 @@ typedef struct gpufl__timeline {
 /* With the items: syncs on the track of the thread that waited, instead of
  * a syncs track of the stream waited for (the HTML report's layout). */
 #define GPUFL__TL_SYNCS_BY_THREAD 0x80000000u
+/* With the NVTX items: the PyTorch op rows (analysis.h, "PyTorch ops"), so
+ * that the slices of op ranges carry their op (timeline_walk.h). In
+ * GPUFL__TL_ALL. */
+#define GPUFL__TL_TORCH_OPS 0x40000000u
 
 /* Builds the timeline of x (which must outlive it) with the item kinds in
  * items. Returns 0, or GPUFL_ENOMEM with *tl empty (safe to free). */

@@ -487,6 +487,8 @@ int gpufl__timeline_build(gpufl__timeline *t, const gpufl__rows *x, uint32_t ite
         rc = bucket(&b);
     if (!rc)
         rc = sort_tracks(&b);
+    if (!rc && (items & GPUFL__TL_TORCH_OPS) && (items & GPUFL__TL_ITEM(GPUFL__TBL_NVTX)))
+        rc = gpufl__analyze_op_rows(x->t, &t->ops);
     gpufl__idmap_free(&b.devices);
     if (rc)
         gpufl__timeline_free(t);
@@ -502,6 +504,7 @@ void gpufl__timeline_free(gpufl__timeline *t)
     gpufl__idmap_free(&t->threads);
     gpufl__idmap_free(&t->streams);
     gpufl__idmap_free(&t->syncs);
+    gpufl__ana_op_rows_free(&t->ops);
     const gpufl__rows *x = t->x;
     memset(t, 0, sizeof *t);
     t->x = x;

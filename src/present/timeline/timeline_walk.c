@@ -163,6 +163,7 @@ static int emit_item(walk *t, uint32_t track, const uint64_t *a, size_t n, size_
     memset(&s, 0, sizeof s);
     gpufl__work_row op;
     gpufl__range_row range;
+    gpufl__tl_torch_op torch;
     s.row = row;
     s.start = gpufl__tl_item_start(x, ref);
     if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX) {
@@ -172,6 +173,14 @@ static int emit_item(walk *t, uint32_t track, const uint64_t *a, size_t n, size_
         s.instant = range.instant;
         s.end = range.instant ? s.start : gpufl__tl_clip(range.start, range.end);
         t->st->unended += range.unended;
+        const gpufl__ana_op_rows *ops = &t->tl->ops;
+        if (kind == GPUFL__TBL_NVTX && ops->flags && (ops->flags[row] & GPUFL__ANA_OPROW_OP)) {
+            uint32_t fwd = ops->forward[row], mod = ops->module[row];
+            torch.backward = (ops->flags[row] & GPUFL__ANA_OPROW_BACKWARD) != 0;
+            torch.forward_op = fwd == GPUFL__ANA_NONE ? 0 : x->nvtx->name[fwd];
+            torch.module = mod == GPUFL__ANA_NONE ? 0 : x->nvtx->name[mod];
+            s.torch = &torch;
+        }
     } else if (kind < CALLS) {
         gpufl__work_row_get(x, kind, row, &op);
         s.src = (uint8_t)kind;

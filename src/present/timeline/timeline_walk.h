@@ -36,6 +36,14 @@
  * carry their GPUFL__TBL_*). */
 #define GPUFL__TL_API GPUFL__TBL_COUNT
 
+/* What an NVTX range that is a PyTorch op range is (analysis.h, "PyTorch
+ * ops"); its seq is the range's own (gpufl__range_row). */
+typedef struct gpufl__tl_torch_op {
+    uint8_t backward;    /* a backward op range */
+    uint32_t forward_op; /* string id of its forward op's name; 0 none */
+    uint32_t module;     /* string id of its module range's name ("nn.Module: Net.fc"); 0 none */
+} gpufl__tl_torch_op;
+
 typedef struct gpufl__tl_slice {
     uint64_t start, end; /* end >= start; end == start for instants */
     uint8_t src;         /* GPUFL__TBL_*; GPUFL__TL_API: a launching call */
@@ -43,10 +51,12 @@ typedef struct gpufl__tl_slice {
     uint8_t op_src;      /* GPUFL__TL_API: the table of the launched work */
     size_t row;          /* in its table (API: the first launched row) */
     /* at begin only (NULL at end): */
-    const gpufl__work_row *op;     /* kernels, copies, memsets, syncs, API calls */
-    const gpufl__range_row *range; /* scopes, NVTX */
-    uint64_t flow;                 /* device work: flow id from its call, 0 none */
-    const uint64_t *flows;         /* API calls: a flow per launched row */
+    const gpufl__work_row *op;       /* kernels, copies, memsets, syncs, API calls */
+    const gpufl__range_row *range;   /* scopes, NVTX */
+    const gpufl__tl_torch_op *torch; /* NVTX op ranges, when the timeline has the op rows
+                                        (GPUFL__TL_TORCH_OPS); NULL otherwise */
+    uint64_t flow;                   /* device work: flow id from its call, 0 none */
+    const uint64_t *flows;           /* API calls: a flow per launched row */
     size_t nflows;
 } gpufl__tl_slice;
 

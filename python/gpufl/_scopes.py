@@ -36,22 +36,22 @@ def _row_of_ids(ids, wanted):
     return rows
 
 
-def nvtx_parents(tid, begin, depth):
-    """Row of the enclosing range of each NVTX range, -1 for none: the last
-    range before it on its thread, in begin order, one level up. Push/pop
-    ranges nest properly per thread; a range recorded when it ended can sit
-    before its parent among equal begin times, so equal begins are ordered
-    outermost first."""
+def nvtx_parents(tid, begin, depth, instant):
+    """Row of the enclosing range of each NVTX range or mark, -1 for none:
+    the last range (never a mark: an instant encloses nothing) before it on
+    its thread, in begin order, one level up. Push/pop ranges nest properly
+    per thread; a range recorded when it ended can sit before its parent
+    among equal begin times, so equal begins are ordered outermost first."""
     n = len(tid)
     parent = np.full(n, -1, np.int64)
     if n == 0:
         return parent
     order = np.lexsort((depth, begin, tid))
-    sdepth, stid = depth[order].astype(np.int64), tid[order]
+    sdepth, stid, smark = depth[order].astype(np.int64), tid[order], instant[order] != 0
     pos = np.arange(n)
     for d in range(1, int(sdepth.max()) + 1):
         child = pos[sdepth == d]
-        cand = pos[sdepth == d - 1]
+        cand = pos[(sdepth == d - 1) & ~smark]
         if len(child) == 0 or len(cand) == 0:
             continue
         k = np.searchsorted(cand, child) - 1
@@ -125,7 +125,7 @@ class ScopeTree:
             if kind == "scopes":
                 parent = _row_of_ids(t.id, t.parent)
             else:
-                parent = nvtx_parents(t.tid, t.begin_ns, t.depth)
+                parent = nvtx_parents(t.tid, t.begin_ns, t.depth, t.instant)
             path_codes, path_texts = paths(name_codes, name_texts, parent)
             p = self.parts[kind] = (t, parent, name_codes, name_texts, path_codes, path_texts)
         return p

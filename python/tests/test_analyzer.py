@@ -406,6 +406,24 @@ def test_ops_from_pytorch_ranges(tmp_path):
         assert lean.loc["gemm_bwd", "op"] == "aten::mm"
 
 
+def test_mark_is_no_parent(tmp_path):
+    """An NVTX mark (an instant, recorded at depth 0) inside a module range
+    encloses nothing: the op after it is the module's, not the mark's."""
+    t, main = hm.T0, 100
+    scope = [
+        hm.nvtx(t + 1000, t + 100_000, "nn.Module: Net", main, 0, 1),
+        {"type": "nvtx_mark", "ts_ns": t + 2000, "tid": main, "name": "checkpoint"},
+        hm.nvtx(t + 3000, t + 9000, "aten::relu", main, 1, 2, seq=1),
+    ]
+    device = [hm.kernel(t + 5000, 1000, "relu", tid=main, corr=1, api_start=t + 4000)]
+    with GpuFlightSession(hm.write_session(str(tmp_path / "mark"), device=device, scope=scope,
+                                           end_ns=t + 200_000)) as s:
+        sc = s.scopes.set_index("name")
+        assert sc.loc["aten::relu", "path"] == "nn.Module: Net/aten::relu"
+        assert s.ops.set_index("name").loc["aten::relu", "module"] == "Net"
+        assert s.kernels.set_index("name").loc["relu", "module"] == "Net"
+
+
 def test_op_columns_without_ops(sample):
     """A session without PyTorch op ranges has the op columns, all <NA>."""
     k = sample.kernels

@@ -70,8 +70,10 @@ static int index_threads(ana_attr *x, ana_map *thread_of_tid)
             continue;
         uint32_t k;
         int put = gpufl__ana_map_put(thread_of_tid, gpufl__s_tid(s, i), 0, (uint32_t)x->nthreads, &k);
-        if (put < 0)
+        if (put < 0) {
+            free(count);
             return put;
+        }
         if (put == 0) {
             if (gpufl__ana_grow(&count, &cap, ++x->nthreads, sizeof *count) != 0) {
                 free(count);

@@ -186,6 +186,22 @@ def attribution(cli, failures):
     if texts:
         failures.append(f"{len(texts)} NVTX names keep PyTorch's per-call numbers, e.g. {texts[0]!r}")
 
+    # the C report gives backward GPU time to the forward op (and module) it belongs to
+    session = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d) and not d.endswith("csv")][0]
+    rep = subprocess.run([cli, "report", "--format", "json", session], capture_output=True, text=True)
+    if rep.returncode != 0:
+        failures.append(f"gpufl report --format json failed: {rep.stderr[-500:]}")
+        return
+    ops = json.loads(rep.stdout)["ops"]
+    bwd = sum(o["backward_ns"] for o in ops["ops"])
+    linked = sum(o["backward_ns"] for o in ops["ops"] if not o["backward_only"])
+    in_module = sum(o["backward_ns"] for m in ops["modules"] if m["module"] for o in m["ops"])
+    top = ", ".join(f"{o['name']} {o['forward_ns'] / 1e6:.2f}+{o['backward_ns'] / 1e6:.2f} ms" for o in ops["ops"][:4])
+    print(f"report ops: backward GPU time {bwd / 1e6:.2f} ms, {100 * linked / max(bwd, 1):.1f} % on its forward op, "
+          f"{100 * in_module / max(bwd, 1):.1f} % in a module; top ops (forward+backward): {top}")
+    if bwd == 0 or linked < 0.8 * bwd:
+        failures.append(f"the report gave {linked} of {bwd} ns of backward GPU time to a forward op (want >= 80 %)")
+
 
 def handover(cli, failures):
     logs = tempfile.mkdtemp(prefix="gpufl-torch-handover-")

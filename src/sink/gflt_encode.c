@@ -34,7 +34,8 @@ void gpufl__gflt_encoder_free(gpufl__gflt_encoder *e)
     free(e->pending);
     free(e->order);
     free(e->hit);
-    free(e->present);
+    free(e->vals);
+    free(e->refs);
     gpufl__bytebuf_free(&e->col);
     gpufl__bytebuf_free(&e->sec);
     memset(e, 0, sizeof *e);
@@ -111,52 +112,107 @@ static void put_bitmap(uint8_t *p, const uint8_t *bits, size_t n)
         p[i / 8] |= (uint8_t)(bits[i] << (i % 8));
 }
 
-/* The coded value of field f of ev; *prev is the column's previous value. */
-static int code_value(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *ev, uint64_t *prev,
-                      uint64_t *out)
+/* v[i] = the size-byte field at byte off of event idx[i], zero-extended:
+ * one pass per column with the field's size known, so that coding runs
+ * over a plain array instead of reaching into 128-byte events through a
+ * switch per value. */
+static void gather(uint64_t *v, const gfl_event *evs, const uint32_t *idx, size_t n, unsigned off, unsigned size)
 {
-    uint64_t v = gpufl__gflt_get(ev, f);
-    switch (f->codec) {
-    case GFLT_SVAR: *out = gpufl__zigzag(sign_extend(v, f->size)); return 0;
-    case GFLT_DELTA:
-        *out = gpufl__zigzag((int64_t)(v - *prev));
-        *prev = v;
-        return 0;
-    case GFLT_REF: *out = gpufl__zigzag((int64_t)(v - gpufl__gflt_get_at(ev, f->aux, 8))); return 0;
-    case GFLT_STR: {
-        uint32_t id;
-        if (file_id(e, (uint32_t)v, &id) != 0)
-            return GPUFL_ENOMEM;
-        *out = id;
-        return 0;
-    }
-    default: *out = v; return 0;
+    const uint8_t *at = (const uint8_t *)evs + off;
+    switch (size) {
+    case 1:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 1);
+        break;
+    case 2:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 2);
+        break;
+    case 4:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 4);
+        break;
+    default:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 8);
+        break;
     }
 }
 
+/* Room for n values in e->vals and e->refs. */
+static int have_values(gpufl__gflt_encoder *e, size_t n)
+{
+    if (e->vals_cap >= n)
+        return 0;
+    uint64_t *v = realloc(e->vals, n * sizeof *v), *r = v ? realloc(e->refs, n * sizeof *r) : NULL;
+    if (v)
+        e->vals = v;
+    if (!r)
+        return GPUFL_ENOMEM;
+    e->refs = r;
+    e->vals_cap = n;
+    return 0;
+}
+
+/* Keeps the rows written (not a PRED hit when skip is given, not a zero of
+ * an OPT column) at the front of v (and r); returns their count. Without
+ * a branch per row, and so that coding loops over the rows it writes. */
+static size_t keep_rows(uint64_t *v, uint64_t *r, size_t n, const uint8_t *skip, bool opt)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[m] = v[i];
+        r[m] = r[i];
+        m += !(skip && skip[i]) && !(opt && v[i] == 0);
+    }
+    return m;
+}
+
 /* A plain or OPT column of field f over the events idx[0..n) (only those
- * with skip[i] == 0 when skip is given: the PRED misses). Uses present[]. */
+ * with skip[i] == 0 when skip is given: the PRED misses). */
 static int value_column(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs, const uint32_t *idx,
                         size_t n, const uint8_t *skip)
 {
-    size_t bitmap = (f->flags & GFLT_OPT) ? (n + 7) / 8 : 0;
-    if (gpufl__bytebuf_reserve(&e->col, bitmap + n * GFL_VARINT_MAX) != 0)
+    bool opt = (f->flags & GFLT_OPT) != 0;
+    size_t bitmap = opt ? (n + 7) / 8 : 0;
+    if (have_values(e, n) != 0 || gpufl__bytebuf_reserve(&e->col, bitmap + n * GFL_VARINT_MAX) != 0)
         return GPUFL_ENOMEM;
+    uint64_t *v = e->vals, *r = e->refs;
+    gather(v, evs, idx, n, f->off, f->size);
+    if (f->codec == GFLT_REF)
+        gather(r, evs, idx, n, f->aux, 8);
     if (bitmap) {
+        memset(e->col.p, 0, bitmap);
         for (size_t i = 0; i < n; i++)
-            e->present[i] = gpufl__gflt_get(&evs[idx[i]], f) != 0;
-        put_bitmap(e->col.p, e->present, n);
+            e->col.p[i / 8] |= (uint8_t)((v[i] != 0) << (i % 8));
     }
+    size_t m = skip || opt ? keep_rows(v, r, n, skip, opt) : n;
     uint8_t *p = e->col.p + bitmap;
-    uint64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gfl_event *ev = &evs[idx[i]];
-        if ((skip && skip[i]) || (bitmap && gpufl__gflt_get(ev, f) == 0))
-            continue;
-        uint64_t v;
-        if (code_value(e, f, ev, &prev, &v) != 0)
-            return GPUFL_ENOMEM;
-        p = gpufl__put_varint(p, v);
+    switch (f->codec) {
+    case GFLT_SVAR:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, gpufl__zigzag(sign_extend(v[i], f->size)));
+        break;
+    case GFLT_DELTA:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(v[i] - (i ? v[i - 1] : 0))));
+        break;
+    case GFLT_REF:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(v[i] - r[i])));
+        break;
+    case GFLT_STR:
+        for (size_t i = 0; i < m; i++) {
+            uint32_t id;
+            if (file_id(e, (uint32_t)v[i], &id) != 0)
+                return GPUFL_ENOMEM;
+            p = gpufl__put_varint(p, id);
+        }
+        break;
+    default:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, v[i]);
+        break;
     }
     e->col.len = (size_t)(p - e->col.p);
     return end_column(e);
@@ -231,14 +287,12 @@ static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, cons
 static int encode_section(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs,
                           const uint32_t *idx, size_t n)
 {
-    if (e->flags_cap < n) {
-        uint8_t *h = realloc(e->hit, n), *p = h ? realloc(e->present, n) : NULL;
-        if (h)
-            e->hit = h;
-        if (!p)
+    if (e->hit_cap < n) {
+        uint8_t *h = realloc(e->hit, n);
+        if (!h)
             return GPUFL_ENOMEM;
-        e->present = p;
-        e->flags_cap = n;
+        e->hit = h;
+        e->hit_cap = n;
     }
     int rc = 0;
     bool predicted = false;

@@ -30,9 +30,10 @@ typedef struct gpufl__gflt_encoder {
     size_t npending, pending_cap;
     uint32_t *order; /* event indices grouped by type */
     size_t order_cap;
-    uint8_t *hit;     /* per event of a type: its PRED fields are as predicted */
-    uint8_t *present; /* per event of a type: an OPT field is nonzero */
-    size_t flags_cap;
+    uint8_t *hit; /* per event of a type: its PRED fields are as predicted */
+    size_t hit_cap;
+    uint64_t *vals, *refs; /* per event of a type: a column's values, a REF column's references */
+    size_t vals_cap;
     gpufl__idmap keys, streams;
     gpufl__bytebuf col, sec;
 } gpufl__gflt_encoder;

@@ -1400,6 +1400,26 @@ static void test_cached_names_limits(void **state)
     gpufl__jnames_free(&j);
 }
 
+/* Enum names are copied without escaping (ndjson_format.c, put_word):
+ * every name of every table the lines use, for every byte value, must be
+ * its own JSON text. */
+static void test_enum_names_need_no_escaping(void **state)
+{
+    (void)state;
+    const char *(*const tables[])(uint8_t) = {gpufl__limiter_name,   gpufl__copy_kind_name,   gpufl__mem_kind_name,
+                                              gpufl__sync_kind_name, gpufl__drop_reason_name, gpufl__channel_name,
+                                              gpufl__log_level_name, gpufl__crash_action_name};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (unsigned v = 0; v < 256; v++) {
+            const char *name = tables[t]((uint8_t)v);
+            size_t n = strlen(name);
+            char buf[6 * 64 + 2];
+            assert_true(n < 64);
+            assert_int_equal(gpufl__jput_str(buf, name, n) - buf, n + 2);
+            assert_memory_equal(buf + 1, name, n);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1428,6 +1448,7 @@ int main(void)
         cmocka_unit_test(test_jput_hex),
         cmocka_unit_test(test_cached_names_same_bytes),
         cmocka_unit_test(test_cached_names_limits),
+        cmocka_unit_test(test_enum_names_need_no_escaping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

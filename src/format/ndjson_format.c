@@ -95,6 +95,19 @@ static char *put_text(char *p, const char *key, size_t klen, const char *s)
     return gpufl__jput_str(p, s, strlen(s));
 }
 
+/* An enum's name: a word of gpufl's own tables, which never needs
+ * escaping (test_ndjson_format holds every table to that), so it is
+ * copied between quotes; copies and kernels write one or three a line. */
+static char *put_word(char *p, const char *key, size_t klen, const char *s)
+{
+    size_t n = strlen(s);
+    p = gpufl__jput_raw(p, key, klen);
+    *p++ = '"';
+    p = gpufl__jput_raw(p, s, n);
+    *p++ = '"';
+    return p;
+}
+
 static char *put_fixed(char *p, const char *key, size_t klen, uint64_t v, unsigned decimals)
 {
     p = gpufl__jput_raw(p, key, klen);
@@ -202,7 +215,7 @@ static uint64_t span(uint64_t from, uint64_t to) { return to > from ? to - from 
 #define PUT_FIX4(K, v, a) put_fixed(p, K, (v), 4)
 #define PUT_FLAG(K, v, a) put_true(p, K)
 #define PUT_BOOL(K, v, a) put_true(p, K)
-#define PUT_ENUM(K, v, a) put_text(p, K, gpufl__##a##_name(v))
+#define PUT_ENUM(K, v, a) put_word(p, K, gpufl__##a##_name(v))
 #define PUT_HEX(K, v, a) put_hex(p, K, (v))
 #define PUT_DIMS(K, v, a) put_dims(p, K, (v)[0], (v)[1], (v)[2])
 #define PUT_CC(K, v, a) put_cc(p, K, &(v))

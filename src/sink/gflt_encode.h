@@ -22,6 +22,14 @@
 #include "core/event.h"
 #include "core/idmap.h"
 #include "core/string_lookup.h"
+#include "format/gflt_layout.h"
+
+/* A column of a section being coded block by block: the OPT bitmap (all
+ * rows) and the values, and a DELTA column's last value. */
+typedef struct gpufl__gflt_colbuf {
+    gpufl__bytebuf bits, vals;
+    uint64_t prev;
+} gpufl__gflt_colbuf;
 
 typedef struct gpufl__gflt_encoder {
     gpufl__idmap file_ids; /* source string id -> file string id */
@@ -36,6 +44,7 @@ typedef struct gpufl__gflt_encoder {
     size_t vals_cap;
     gpufl__idmap keys, streams;
     gpufl__bytebuf col, sec;
+    gpufl__gflt_colbuf cols[GFLT_MAX_FIELDS]; /* one per field of the section being coded */
 } gpufl__gflt_encoder;
 
 void gpufl__gflt_encoder_init(gpufl__gflt_encoder *e);

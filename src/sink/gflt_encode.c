@@ -159,18 +159,40 @@ static int have_values(gpufl__gflt_encoder *e, size_t n)
 }
 
 /* Keeps the rows written (not a PRED hit when skip is given, not a zero of
- * an OPT column) at the front of v (and r); returns their count. Without
- * a branch per row, and so that coding loops over the rows it writes. */
+ * an OPT column) at the front of v, and of r when given; returns their
+ * count. No branch per row, and a loop per case, so that coding then runs
+ * over just the rows it writes. */
 static size_t keep_rows(uint64_t *v, uint64_t *r, size_t n, const uint8_t *skip, bool opt)
 {
     size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        v[m] = v[i];
-        r[m] = r[i];
-        m += !(skip && skip[i]) && !(opt && v[i] == 0);
+    if (skip && !opt && !r) {
+        for (size_t i = 0; i < n; i++) {
+            v[m] = v[i];
+            m += !skip[i];
+        }
+    } else if (!skip && opt && !r) {
+        for (size_t i = 0; i < n; i++) {
+            v[m] = v[i];
+            m += v[i] != 0;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            bool keep = !(skip && skip[i]) && !(opt && v[i] == 0);
+            v[m] = v[i];
+            if (r)
+                r[m] = r[i];
+            m += keep;
+        }
     }
     return m;
 }
+
+/* Rows per block of the value columns: their events, 256 KiB, stay in the
+ * CPU's L2 cache while every column takes its values from them, where
+ * whole-section passes fetched each event once per column from further
+ * out (16384-event chunks hold 2 MiB of events). */
+#define BLOCK_ROWS 2048
+_Static_assert(BLOCK_ROWS % 8 == 0, "blocks start on a byte of the OPT bitmaps");
 
 /* Codes rows [row0, row0 + nrows) of the column of field f (of a section
  * of n rows) onto c: OPT bits at their rows, the values of the rows
@@ -190,10 +212,19 @@ static int column_rows(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, gpufl
     gather(v, evs, idx, n, f->off, f->size);
     if (f->codec == GFLT_REF)
         gather(r, evs, idx, n, f->aux, 8);
-    if (opt)
-        for (size_t i = 0; i < n; i++)
-            c->bits.p[(row0 + i) / 8] |= (uint8_t)((v[i] != 0) << ((row0 + i) % 8));
-    size_t m = skip || opt ? keep_rows(v, r, n, skip, opt) : n;
+    if (opt) {
+        /* blocks start on a byte (BLOCK_ROWS % 8 == 0): whole bytes, then
+         * the last one's rows */
+        uint8_t *bits = c->bits.p + row0 / 8;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            *bits++ =
+                (uint8_t)((v[i] != 0) | (v[i + 1] != 0) << 1 | (v[i + 2] != 0) << 2 | (v[i + 3] != 0) << 3 |
+                          (v[i + 4] != 0) << 4 | (v[i + 5] != 0) << 5 | (v[i + 6] != 0) << 6 | (v[i + 7] != 0) << 7);
+        for (; i < n; i++)
+            *bits |= (uint8_t)((v[i] != 0) << (i % 8));
+    }
+    size_t m = skip || opt ? keep_rows(v, f->codec == GFLT_REF ? r : NULL, n, skip, opt) : n;
     uint8_t *p = c->vals.p + c->vals.len;
     switch (f->codec) {
     case GFLT_SVAR:
@@ -322,12 +353,6 @@ static int pred_column(gpufl__gflt_encoder *e, size_t n)
     e->col.len = (n + 7) / 8;
     return end_column(e);
 }
-
-/* Rows per block of the value columns: their events, 256 KiB, stay in the
- * CPU's L2 cache while every column takes its values from them, where
- * whole-section passes fetched each event once per column from further
- * out (16384-event chunks hold 2 MiB of events). */
-#define BLOCK_ROWS 2048
 
 /* Whether field f's column is coded block by block: not a SPAN (its own
  * pass, with its map of streams), not a string: file ids are handed out in

@@ -5,6 +5,7 @@
 
 #include "fs_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,32 @@ void bench_machine(char *buf, size_t len)
     struct utsname u;
     uname(&u);
     snprintf(buf, len, "%s, %ld CPUs, %s %s", model, sysconf(_SC_NPROCESSORS_ONLN), u.sysname, u.release);
+}
+
+void bench_fs_type(const char *dir, char *buf, size_t len)
+{
+    /* the mount point that is the longest prefix of dir's real path */
+    char real[4096], line[8192], best[4096] = "";
+    snprintf(buf, len, "unknown");
+    if (!realpath(dir, real))
+        return;
+    FILE *f = fopen("/proc/self/mounts", "r");
+    size_t best_len = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char mnt[4096], type[256];
+        if (sscanf(line, "%*s %4095s %255s", mnt, type) != 2)
+            continue;
+        size_t n = strlen(mnt);
+        bool under = !strcmp(mnt, "/") || (!strncmp(real, mnt, n) && (real[n] == '/' || real[n] == '\0'));
+        if (under && n >= best_len) {
+            best_len = n;
+            snprintf(best, sizeof best, "%s", type);
+        }
+    }
+    if (f)
+        fclose(f);
+    if (best[0])
+        snprintf(buf, len, "%s", best);
 }
 
 char *bench_tmpdir(void) { return tu_mkdtemp_in(getenv("BENCH_DIR"), "bench"); }

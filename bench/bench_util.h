@@ -22,6 +22,9 @@ void bench_peak_reset(void);
 uint64_t bench_peak_rss_bytes(void);
 /* "AMD EPYC, 2 CPUs, Linux 6.1.0" */
 void bench_machine(char *buf, size_t len);
+/* The type of the file system dir is on, from /proc/self/mounts ("ext4",
+ * "tmpfs"; "unknown" when not found). */
+void bench_fs_type(const char *dir, char *buf, size_t len);
 /* A fresh temporary directory under $BENCH_DIR or /tmp (malloc'd); remove
  * it with tu_rm_rf() from tests/support/fs_util.h. */
 char *bench_tmpdir(void);

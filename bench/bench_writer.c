@@ -1,28 +1,39 @@
 /*
- * Collector + NDJSON writer throughput: one producer thread feeds a
- * realistic mix of events (kernels with real-world names and durations,
- * copies, scopes, device metrics) as fast as the collector takes them, never
- * dropping (it waits while its ring is full: a benchmark-only courtesy), and
- * the time runs from the first event to gpufl_shutdown() returning with all
- * of them on disk. Baseline in the same run: write() of the same number of
- * bytes to the same file system in 128 KiB calls.
+ * Collector + writer throughput, NDJSON and .gflt: one producer thread
+ * feeds a realistic mix of events (kernels with real-world names and
+ * durations, copies, scopes, device metrics) as fast as the collector takes
+ * them, never dropping (it waits while its ring is full: a benchmark-only
+ * courtesy), and the time runs from the first event to gpufl_shutdown()
+ * returning with all of them on disk.
+ *
+ * Baselines in the same run, on the same file system: write() of the same
+ * number of bytes in calls of the size the writer made (its log and trace
+ * files' write() calls, counted through core/os.h's table) and in 128 KiB
+ * calls. A file system's speed depends on what ran just before (free page
+ * cache, dirty pages being written back), so each of the RUNS runs measures
+ * the writers and their baselines one after the other, in the opposite
+ * order on every other run; figures are medians with [min-max] over runs,
+ * and each ratio is taken within a run.
  */
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "fs_util.h"
 #include "core/clock.h"
 #include "core/intern.h"
+#include "core/os.h"
+#include "fs_util.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 
 #define EVENTS 4000000ull
+#define RUNS 7
+#define RAW_CALL (128u << 10)
 
 static const char *const kernel_names[] = {
     "ampere_sgemm_128x64_nn",
@@ -104,46 +115,51 @@ static void make_event(uint64_t i, gfl_event *ev, const uint32_t *names, uint32_
     }
 }
 
-static uint64_t dir_bytes(const char *dir)
+/* ---- the writer's write() calls ------------------------------------------
+ * Counted on the files that hold events (*.log, *.gflt), not session.json:
+ * the collector thread writes them, and main reads the counts after
+ * gpufl_shutdown() has joined it. */
+
+#define MAX_FD 4096
+static bool data_fd[MAX_FD];
+static uint64_t write_calls, write_bytes;
+
+static int counting_open(const char *path, int flags, mode_t mode)
 {
-    static const char *const names[] = {"device.log", "scope.log", "system.log"};
-    uint64_t total = 0;
-    for (int i = 0; i < 3; i++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        struct stat st;
-        if (stat(path, &st) == 0)
-            total += (uint64_t)st.st_size;
+    int fd = gpufl__os_real.open(path, flags, mode);
+    size_t n = strlen(path);
+    if (fd >= 0 && fd < MAX_FD)
+        data_fd[fd] = (n > 4 && !strcmp(path + n - 4, ".log")) || (n > 5 && !strcmp(path + n - 5, ".gflt"));
+    return fd;
+}
+
+static ssize_t counting_write(int fd, const void *buf, size_t n)
+{
+    ssize_t w = gpufl__os_real.write(fd, buf, n);
+    if (w > 0 && fd >= 0 && fd < MAX_FD && data_fd[fd]) {
+        write_calls++;
+        write_bytes += (uint64_t)w;
     }
-    return total;
+    return w;
 }
 
-/* Seconds to write `bytes` with 128 KiB write() calls into dir. */
-static double raw_write_seconds(const char *dir, uint64_t bytes)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/raw.bin", dir);
-    static char block[128 << 10];
-    memset(block, 'x', sizeof block);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    uint64_t t0 = bench_now_ns();
-    for (uint64_t done = 0; done < bytes; done += sizeof block)
-        if (write(fd, block, sizeof block) < 0)
-            break;
-    close(fd);
-    double s = (double)(bench_now_ns() - t0) / 1e9;
-    unlink(path);
-    return s;
-}
+static gpufl__os_ops counting_os;
 
-/* One recorded run into a fresh session; returns seconds, sets *bytes. */
-static double one_run(const char *logs, const uint32_t *unused, uint64_t *bytes)
+/* ---- one measurement -------------------------------------------------- */
+
+typedef struct figure {
+    double secs;
+    uint64_t bytes, calls;
+} figure;
+
+/* One recorded session of EVENTS events in format fmt into logs. */
+static figure record(const char *logs, gpufl_log_format fmt)
 {
-    (void)unused;
     gpufl_options o;
     gpufl_options_init(&o);
     o.app_name = "bench_writer";
     o.log_path = logs;
+    o.log_format = fmt;
     o.ring_events = 1 << 16;
     o.log_rotate_bytes = 1ull << 40; /* one file per channel: measure writing, not renames */
     o.min_free_bytes = 0;
@@ -156,6 +172,7 @@ static double one_run(const char *logs, const uint32_t *unused, uint64_t *bytes)
         names[i] = gpufl__intern(kernel_names[i]);
     uint32_t scope_name = gpufl__intern("train/step/forward");
     gpufl__producer *p = gpufl__producer_self();
+    write_calls = write_bytes = 0;
 
     uint64_t t0 = bench_now_ns();
     for (uint64_t i = 0; i < EVENTS; i++) {
@@ -177,36 +194,138 @@ static double one_run(const char *logs, const uint32_t *unused, uint64_t *bytes)
         gpufl__ring_commit(&p->ring);
     }
     gpufl_shutdown();
-    double secs = (double)(bench_now_ns() - t0) / 1e9;
-    *bytes = dir_bytes(gpufl_session_dir());
+    figure f = {(double)(bench_now_ns() - t0) / 1e9, write_bytes, write_calls};
     tu_rm_rf(gpufl_session_dir());
-    return secs;
+    return f;
 }
 
-#define REPS 3
+/* write() of `bytes` into a new file in dir, in calls of `call` bytes. */
+static double raw_write(const char *dir, uint64_t bytes, size_t call)
+{
+    static char *block;
+    static size_t block_len;
+    if (call > block_len) {
+        free(block);
+        block = malloc(call);
+        if (!block) {
+            fprintf(stderr, "bench_writer: out of memory\n");
+            exit(1);
+        }
+        memset(block, 'x', call);
+        block_len = call;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/raw.bin", dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    uint64_t t0 = bench_now_ns();
+    for (uint64_t done = 0; fd >= 0 && done < bytes;) {
+        size_t n = bytes - done < call ? (size_t)(bytes - done) : call;
+        if (write(fd, block, n) != (ssize_t)n)
+            break;
+        done += n;
+    }
+    if (fd >= 0)
+        close(fd);
+    double s = (double)(bench_now_ns() - t0) / 1e9;
+    unlink(path);
+    return s;
+}
+
+/* ---- a writer and its baselines over the runs ------------------------- */
+
+typedef struct series {
+    const char *name;
+    gpufl_log_format fmt;
+    double eps[RUNS], mbps[RUNS], raw_same[RUNS], raw_128k[RUNS], ratio_same[RUNS], ratio_128k[RUNS];
+    uint64_t bytes, calls;
+} series;
+
+static void measure_writer(const char *logs, series *s, int run)
+{
+    figure f = record(logs, s->fmt);
+    s->bytes = f.bytes;
+    s->calls = f.calls;
+    s->eps[run] = (double)EVENTS / f.secs;
+    s->mbps[run] = (double)f.bytes / f.secs / 1e6;
+}
+
+static void measure_raw(const char *logs, series *s, int run, bool same_size)
+{
+    size_t call = same_size ? (size_t)(s->bytes / (s->calls ? s->calls : 1)) : RAW_CALL;
+    double mbps = (double)s->bytes / raw_write(logs, s->bytes, call ? call : 1) / 1e6;
+    if (same_size)
+        s->raw_same[run] = mbps;
+    else
+        s->raw_128k[run] = mbps;
+}
+
+/* "median [min-max]" of v[0..RUNS) scaled by `scale`, with `fmt` digits. */
+static const char *spread(const double *v, double scale, int decimals)
+{
+    static char bufs[8][96];
+    static int next;
+    char *b = bufs[next++ % 8];
+    double s[RUNS];
+    for (int i = 0; i < RUNS; i++)
+        s[i] = v[i] / scale;
+    double med = bench_median(s, RUNS); /* sorts s */
+    snprintf(b, 96, "%.*f [%.*f-%.*f]", decimals, med, decimals, s[0], decimals, s[RUNS - 1]);
+    return b;
+}
+
+static void print_series(const series *s, const char *target)
+{
+    printf("  %s: %.1f MB per run, %.1f bytes/event, write() calls of %.1f KiB on average\n", s->name,
+           (double)s->bytes / 1e6, (double)s->bytes / (double)EVENTS,
+           (double)s->bytes / (double)(s->calls ? s->calls : 1) / 1024.0);
+    printf("    collector + %-6s writer          %s M events/s, %s MB/s (%s)\n", s->name, spread(s->eps, 1e6, 2),
+           spread(s->mbps, 1, 0), target);
+    printf("    baseline: write(), same-size calls  %s MB/s; writer / raw %s\n", spread(s->raw_same, 1, 0),
+           spread(s->ratio_same, 1, 2));
+    printf("    baseline: write(), 128 KiB calls    %s MB/s; writer / raw %s\n", spread(s->raw_128k, 1, 0),
+           spread(s->ratio_128k, 1, 2));
+}
 
 int main(void)
 {
-    char machine[512];
+    char machine[512], fs[64];
     bench_machine(machine, sizeof machine);
-    /* BENCH_DIR picks the file system (default /tmp); the raw-write baseline
-     * is measured on the same one, beside each run. */
+    /* BENCH_DIR picks the file system (default /tmp); the raw-write
+     * baselines are measured on the same one. */
     char *logs = bench_tmpdir();
-    double eps[REPS], mbps[REPS], raw_mbps[REPS];
-    uint64_t bytes = 0;
-    for (int r = 0; r < REPS; r++) {
-        double secs = one_run(logs, NULL, &bytes);
-        eps[r] = (double)EVENTS / secs;
-        mbps[r] = (double)bytes / secs / 1e6;
-        raw_mbps[r] = (double)bytes / raw_write_seconds(logs, bytes) / 1e6;
+    bench_fs_type(logs, fs, sizeof fs);
+    counting_os = gpufl__os_real;
+    counting_os.open = counting_open;
+    counting_os.write = counting_write;
+    gpufl__os = &counting_os;
+
+    series sv[2] = {{.name = "NDJSON", .fmt = GPUFL_LOG_NDJSON}, {.name = ".gflt", .fmt = GPUFL_LOG_GFLT}};
+    /* per run: each writer, then its two baselines; backwards on odd runs,
+     * whose baselines, coming first, take the writer's bytes and call size
+     * from the run before (the same from run to run) */
+    enum { STEPS = 6 };
+    for (int run = 0; run < RUNS; run++) {
+        for (int k = 0; k < STEPS; k++) {
+            int step = run % 2 ? STEPS - 1 - k : k;
+            series *s = &sv[step / 3];
+            if (step % 3 == 0)
+                measure_writer(logs, s, run);
+            else
+                measure_raw(logs, s, run, step % 3 == 1);
+        }
+        for (int i = 0; i < 2; i++) {
+            sv[i].ratio_same[run] = sv[i].mbps[run] / sv[i].raw_same[run];
+            sv[i].ratio_128k[run] = sv[i].mbps[run] / sv[i].raw_128k[run];
+        }
     }
-    double e = bench_median(eps, REPS), m = bench_median(mbps, REPS), raw = bench_median(raw_mbps, REPS);
-    printf("bench_writer (%s; logs in %s)\n", machine, getenv("BENCH_DIR") ? getenv("BENCH_DIR") : "/tmp");
-    printf("  events per run                %llu (%.1f MB, %.1f bytes/event), median of %d runs\n",
-           (unsigned long long)EVENTS, (double)bytes / 1e6, (double)bytes / (double)EVENTS, REPS);
-    printf("  collector + NDJSON writer     %.2f M events/s, %.0f MB/s (target >= 2 M events/s)\n", e / 1e6, m);
-    printf("  baseline: raw write() of the same bytes, 128 KiB calls   %.0f MB/s\n", raw);
-    printf("  writer speed / raw write speed                           %.2f\n", m / raw);
+    gpufl__os = &gpufl__os_real;
+
+    printf("bench_writer (%s; logs in %s, %s)\n", machine, getenv("BENCH_DIR") ? getenv("BENCH_DIR") : "/tmp", fs);
+    printf("  %llu events per run (in every 10: 5 kernels, 1 copy, 3 scope events, 1 device metric); %d runs,"
+           " writers and baselines alternating; median [min-max]\n",
+           (unsigned long long)EVENTS, RUNS);
+    print_series(&sv[0], "target >= 3 M events/s and >= 1.0 x raw write()");
+    print_series(&sv[1], "target >= 6 M events/s");
     tu_rm_rf(logs);
     free(logs);
     return 0;

@@ -12,7 +12,8 @@
  * validity bits and optional ids that leave fields out, the bound with the
  * worst-case names, string escaping (exact cases plus a seeded differential
  * test against a table-driven UTF-8 reference) and number formatting
- * (exact cases plus differentials against snprintf).
+ * (exact cases plus differentials against snprintf), and the cached names
+ * of the live writer against the uncached formatter on random events.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,6 +30,7 @@
 
 #include "core/event.h"
 #include "core/intern.h"
+#include "format/json_names.h"
 #include "format/json_out.h"
 #include "format/ndjson_format.h"
 
@@ -1297,6 +1299,127 @@ static void test_jput_hex(void **state)
     }
 }
 
+/* ---- cached names (format/json_names.h) ---------------------------------
+ * The live writer and gpufl convert copy each name's JSON text, made once
+ * per string id: it must be the text the uncached formatter writes, and the
+ * cached bound must hold the line, on a name's first line and after. */
+
+/* Random events of every type (unknown ones too), numbers of every width,
+ * names from ids[0..nid) or unknown ids. */
+static void random_event(gfl_event *ev, uint64_t *rng, const uint32_t *ids, unsigned nid)
+{
+    unsigned char *raw = (unsigned char *)ev;
+    bool dense = rng_next(rng) % 2;
+    for (size_t k = 0; k < sizeof *ev; k++)
+        raw[k] = dense || rng_next(rng) % 5 == 0 ? (unsigned char)rng_next(rng) : 0;
+    ev->h.type = (uint8_t)(1 + rng_next(rng) % GFL_EV_TYPE_COUNT);
+    uint32_t *word = (uint32_t *)(void *)ev->u.raw;
+    /* every 32-bit word may be a name's id: make some of them names */
+    for (size_t k = 0; k < sizeof ev->u.raw / 4; k++)
+        if (rng_next(rng) % 3 == 0)
+            word[k] = rng_next(rng) % 4 ? ids[rng_next(rng) % nid] : (uint32_t)(rng_next(rng) % 100000);
+}
+
+static void test_cached_names_same_bytes(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {"plain",
+                                        "q\"uote\\d",
+                                        "ctl\x01\x1f\n\t",
+                                        "utf8 \xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80",
+                                        "bad \xff \xc3( \xe2\x82",
+                                        "x"};
+    uint32_t ids[16];
+    unsigned nid = 0;
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        ids[nid++] = gpufl__intern(texts[i]);
+    char *worst;
+    ids[nid++] = worst_name(3, &worst);
+    ids[nid++] = GFL_INTERN_EMPTY;
+    gpufl__jnames j;
+    gpufl__jnames_init(&j, &gpufl__intern_lookup);
+    uint64_t rng = 7;
+    for (int i = 0; i < 40000; i++) {
+        gfl_event ev;
+        random_event(&ev, &rng, ids, nid);
+        /* uncached (numbers past 2^63 are valid JSON that jansson refuses,
+         * so the lines are compared, not parsed) */
+        line want = {0};
+        want.bound = gpufl__ndjson_bound(&ev, &gpufl__intern_lookup);
+        want.buf = malloc(want.bound);
+        assert_non_null(want.buf);
+        want.len = gpufl__ndjson_format(&ev, &gpufl__intern_lookup, want.buf);
+        assert_true(want.len <= want.bound);
+        size_t bound = gpufl__ndjson_line_bound(&ev, &j);
+        char *buf = malloc(bound + SLACK);
+        assert_non_null(buf);
+        memset(buf, CANARY, bound + SLACK);
+        size_t n = gpufl__ndjson_line(&ev, &j, buf);
+        assert_true(n <= bound);
+        for (size_t k = n; k < bound + SLACK; k++)
+            assert_int_equal((unsigned char)buf[k], CANARY);
+        if (n != want.len || memcmp(buf, want.buf, n) != 0)
+            fail_msg("type %u: cached line differs:\n%.*s\n%.*s", ev.h.type, (int)(n > 300 ? 300 : n), buf,
+                     (int)(want.len > 300 ? 300 : want.len), want.buf);
+        free(buf);
+        line_free(&want);
+    }
+    gpufl__jnames_free(&j);
+    free(worst);
+}
+
+static void test_cached_names_limits(void **state)
+{
+    (void)state;
+    gpufl__jnames j;
+    gpufl__jnames_init(&j, &gpufl__intern_lookup);
+    uint32_t id = gpufl__intern("cached \"name\"");
+    const gpufl__jname *n = gpufl__jnames_get(&j, id);
+    assert_non_null(n);
+    assert_int_equal(n->len, strlen("\"cached \\\"name\\\"\""));
+    assert_memory_equal(j.text + n->off, "\"cached \\\"name\\\"\"", n->len);
+    assert_ptr_equal(gpufl__jnames_get(&j, id), n); /* made once */
+    assert_int_equal(gpufl__jnames_bound(&j, id), n->len);
+
+    /* an id past the table's limit is escaped every time, never kept */
+    char buf[64];
+    assert_null(gpufl__jnames_get(&j, GFL_JNAMES_MAX_IDS));
+    assert_int_equal(gpufl__jnames_put(&j, buf, GFL_JNAMES_MAX_IDS) - buf, 2);
+    assert_memory_equal(buf, "\"\"", 2);
+    assert_true(j.nids <= GFL_JNAMES_MAX_IDS);
+    gpufl__jnames_free(&j);
+
+    /* uncached: the same text, nothing kept */
+    gpufl__jnames_init_uncached(&j, &gpufl__intern_lookup);
+    assert_null(gpufl__jnames_get(&j, id));
+    char *end = gpufl__jnames_put(&j, buf, id);
+    assert_int_equal(end - buf, strlen("\"cached \\\"name\\\"\""));
+    assert_memory_equal(buf, "\"cached \\\"name\\\"\"", (size_t)(end - buf));
+    assert_null(j.ids);
+    assert_null(j.text);
+    gpufl__jnames_free(&j);
+}
+
+/* Enum names are copied without escaping (ndjson_format.c, put_word):
+ * every name of every table the lines use, for every byte value, must be
+ * its own JSON text. */
+static void test_enum_names_need_no_escaping(void **state)
+{
+    (void)state;
+    const char *(*const tables[])(uint8_t) = {gpufl__limiter_name,   gpufl__copy_kind_name,   gpufl__mem_kind_name,
+                                              gpufl__sync_kind_name, gpufl__drop_reason_name, gpufl__channel_name,
+                                              gpufl__log_level_name, gpufl__crash_action_name};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (unsigned v = 0; v < 256; v++) {
+            const char *name = tables[t]((uint8_t)v);
+            size_t n = strlen(name);
+            char buf[6 * 64 + 2];
+            assert_true(n < 64);
+            assert_int_equal(gpufl__jput_str(buf, name, n) - buf, n + 2);
+            assert_memory_equal(buf + 1, name, n);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1323,6 +1446,9 @@ int main(void)
         cmocka_unit_test(test_jput_i64),
         cmocka_unit_test(test_jput_fixed),
         cmocka_unit_test(test_jput_hex),
+        cmocka_unit_test(test_cached_names_same_bytes),
+        cmocka_unit_test(test_cached_names_limits),
+        cmocka_unit_test(test_enum_names_need_no_escaping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@
 #include "core/os.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
+#include "sink/logfile.h"
 #include "test_util.h"
 
 #define RING_EVENTS (1u << 20)
@@ -282,6 +283,8 @@ static void sleep_ms(unsigned ms)
 
 static void base_options(gpufl_options *o, const char *log_path)
 {
+    /* small sessions that still span many write() calls, as a long one does */
+    gpufl__logfile_write_bytes = 128 * KiB;
     gpufl_options_init(o);
     o->app_name = "storage_limits";
     o->log_path = log_path;

@@ -7,58 +7,42 @@
 
 #include "core/utf8.h"
 
-static const char digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+const char gpufl__digit_pairs[200] = {
+#define PAIRS(t) t, '0', t, '1', t, '2', t, '3', t, '4', t, '5', t, '6', t, '7', t, '8', t, '9'
+    PAIRS('0'), PAIRS('1'), PAIRS('2'), PAIRS('3'), PAIRS('4'),
+    PAIRS('5'), PAIRS('6'), PAIRS('7'), PAIRS('8'), PAIRS('9'),
+#undef PAIRS
+};
 
-char *gpufl__jput_u64(char *p, uint64_t v)
-{
-    char tmp[20];
-    char *end = tmp + sizeof tmp, *q = end;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * r, 2);
-    }
-    if (v >= 10) {
-        q -= 2;
-        memcpy(q, digit_pairs + 2 * v, 2);
-    } else {
-        *--q = (char)('0' + v);
-    }
-    memcpy(p, q, (size_t)(end - q));
-    return p + (end - q);
-}
-
-char *gpufl__jput_i64(char *p, int64_t v)
-{
-    if (v < 0) {
-        *p++ = '-';
-        return gpufl__jput_u64(p, (uint64_t)0 - (uint64_t)v);
-    }
-    return gpufl__jput_u64(p, (uint64_t)v);
-}
+// clang-format off
+const uint64_t gpufl__pow10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
+    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+    10000000000000000000ull,
+};
+// clang-format on
 
 char *gpufl__jput_fixed(char *p, uint64_t v, unsigned decimals)
 {
-    uint64_t scale = 1;
-    for (unsigned i = 0; i < decimals; i++)
-        scale *= 10;
+    if (decimals == 0)
+        return gpufl__jput_u64(p, v);
+    uint64_t scale = gpufl__pow10[decimals];
     p = gpufl__jput_u64(p, v / scale);
     uint64_t frac = v % scale;
-    if (decimals == 0 || frac == 0)
+    if (frac == 0)
         return p;
+    /* the fraction's digits, leading zeros kept, trailing zeros dropped */
+    unsigned n = decimals;
+    while (frac % 10 == 0) {
+        frac /= 10;
+        n--;
+    }
     *p++ = '.';
-    /* leading zeros of the fraction, then its digits without trailing zeros */
-    char digits[20];
-    for (unsigned i = decimals; i-- > 0;) {
-        digits[i] = (char)('0' + frac % 10);
+    for (unsigned i = n; i-- > 0;) {
+        p[i] = (char)('0' + frac % 10);
         frac /= 10;
     }
-    unsigned n = decimals;
-    while (n > 1 && digits[n - 1] == '0')
-        n--;
-    memcpy(p, digits, n);
     return p + n;
 }
 
@@ -80,6 +64,20 @@ char *gpufl__jput_hex(char *p, uint64_t v)
     return p;
 }
 
+/* Whether any byte of the 8 in w needs more than a copy: a control
+ * character, '"', '\\' or a byte of a multi-byte sequence (>= 0x80). The
+ * classic "has a byte less than" / "has a zero byte" tests: exact for the
+ * word as a whole, which is all that is asked. */
+static inline int word_needs_care(uint64_t w)
+{
+    const uint64_t k01 = 0x0101010101010101ull, k80 = 0x8080808080808080ull;
+    uint64_t ctl = (w - k01 * 0x20) & ~w;
+    uint64_t q = w ^ (k01 * '"'), b = w ^ (k01 * '\\');
+    q = (q - k01) & ~q;
+    b = (b - k01) & ~b;
+    return ((ctl | q | b | w) & k80) != 0;
+}
+
 char *gpufl__jput_str(char *p, const char *str, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -88,6 +86,14 @@ char *gpufl__jput_str(char *p, const char *str, size_t n)
     size_t i = 0;
     while (i < n) {
         size_t run = i;
+        /* names are mostly plain ASCII: skip them a word at a time */
+        while (run + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + run, 8);
+            if (word_needs_care(w))
+                break;
+            run += 8;
+        }
         while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\')
             run++;
         memcpy(p, s + i, run - i);

@@ -12,17 +12,13 @@
 
 #include <stdbool.h>
 
+#include "format/json_names.h"
 #include "format/json_out.h"
 #include "format/ndjson_fields.h"
 
 #define FIXED_PART_BOUND 1536
 
-static size_t name_bound(const gpufl__string_lookup *names, uint32_t id)
-{
-    uint32_t len = 0;
-    (void)gpufl__lookup(names, id, &len);
-    return GFL_JSTR_BOUND(len);
-}
+static size_t name_bound(gpufl__jnames *names, uint32_t id) { return gpufl__jnames_bound(names, id); }
 
 /* Frames a stack piece really holds: a plugin's count is not trusted. */
 static unsigned stack_count(const gfl_stack_payload *s)
@@ -30,7 +26,7 @@ static unsigned stack_count(const gfl_stack_payload *s)
     return s->count < GFL_STACK_FRAMES_PER_EVENT ? s->count : GFL_STACK_FRAMES_PER_EVENT;
 }
 
-static size_t stack_modules_bound(const gfl_stack_payload *s, const gpufl__string_lookup *names)
+static size_t stack_modules_bound(const gfl_stack_payload *s, gpufl__jnames *names)
 {
     size_t n = 0;
     for (unsigned i = 0; i < stack_count(s); i++)
@@ -38,7 +34,7 @@ static size_t stack_modules_bound(const gfl_stack_payload *s, const gpufl__strin
     return n;
 }
 
-size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *names)
+size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
 {
     switch (ev->h.type) {
     case GFL_EV_SCOPE_BEGIN:
@@ -87,18 +83,29 @@ static char *put_i(char *p, const char *key, size_t klen, int64_t v)
     return gpufl__jput_i64(p, v);
 }
 
-static char *put_str(char *p, const gpufl__string_lookup *names, const char *key, size_t klen, uint32_t id)
+static char *put_str(char *p, gpufl__jnames *names, const char *key, size_t klen, uint32_t id)
 {
-    uint32_t len;
-    const char *s = gpufl__lookup(names, id, &len);
     p = gpufl__jput_raw(p, key, klen);
-    return gpufl__jput_str(p, s, len);
+    return gpufl__jnames_put(names, p, id);
 }
 
 static char *put_text(char *p, const char *key, size_t klen, const char *s)
 {
     p = gpufl__jput_raw(p, key, klen);
     return gpufl__jput_str(p, s, strlen(s));
+}
+
+/* An enum's name: a word of gpufl's own tables, which never needs
+ * escaping (test_ndjson_format holds every table to that), so it is
+ * copied between quotes; copies and kernels write one or three a line. */
+static char *put_word(char *p, const char *key, size_t klen, const char *s)
+{
+    size_t n = strlen(s);
+    p = gpufl__jput_raw(p, key, klen);
+    *p++ = '"';
+    p = gpufl__jput_raw(p, s, n);
+    *p++ = '"';
+    return p;
 }
 
 static char *put_fixed(char *p, const char *key, size_t klen, uint64_t v, unsigned decimals)
@@ -174,8 +181,7 @@ static char *put_throttle(char *p, const char *key, size_t klen, uint64_t mask)
     return p;
 }
 
-static char *put_frames(char *p, const gpufl__string_lookup *names, const char *key, size_t klen,
-                        const gfl_stack_payload *s)
+static char *put_frames(char *p, gpufl__jnames *names, const char *key, size_t klen, const gfl_stack_payload *s)
 {
     p = gpufl__jput_raw(p, key, klen);
     *p++ = '[';
@@ -185,9 +191,7 @@ static char *put_frames(char *p, const gpufl__string_lookup *names, const char *
             *p++ = ',';
         *p++ = '[';
         if (f->module) {
-            uint32_t len;
-            const char *path = gpufl__lookup(names, f->module, &len);
-            p = gpufl__jput_str(p, path, len);
+            p = gpufl__jnames_put(names, p, f->module);
         } else {
             p = GFL_JLIT(p, "null");
         }
@@ -211,7 +215,7 @@ static uint64_t span(uint64_t from, uint64_t to) { return to > from ? to - from 
 #define PUT_FIX4(K, v, a) put_fixed(p, K, (v), 4)
 #define PUT_FLAG(K, v, a) put_true(p, K)
 #define PUT_BOOL(K, v, a) put_true(p, K)
-#define PUT_ENUM(K, v, a) put_text(p, K, gpufl__##a##_name(v))
+#define PUT_ENUM(K, v, a) put_word(p, K, gpufl__##a##_name(v))
 #define PUT_HEX(K, v, a) put_hex(p, K, (v))
 #define PUT_DIMS(K, v, a) put_dims(p, K, (v)[0], (v)[1], (v)[2])
 #define PUT_CC(K, v, a) put_cc(p, K, &(v))
@@ -233,7 +237,7 @@ static uint64_t span(uint64_t from, uint64_t to) { return to > from ? to - from 
 #define WRITE_LINE(type, fields, valid)                                                                                \
     case type: fields(WRITE_FIELD) break;
 
-size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *names, char *buf)
+size_t gpufl__ndjson_line(const gfl_event *ev, gpufl__jnames *names, char *buf)
 {
     char *p = GFL_JLIT(buf, "{\"type\":\"");
     const char *type = gpufl__event_type_name(ev->h.type);
@@ -248,4 +252,18 @@ size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *nam
     }
     p = GFL_JLIT(p, "}\n");
     return (size_t)(p - buf);
+}
+
+size_t gpufl__ndjson_bound(const gfl_event *ev, const gpufl__string_lookup *names)
+{
+    gpufl__jnames j;
+    gpufl__jnames_init_uncached(&j, names);
+    return gpufl__ndjson_line_bound(ev, &j);
+}
+
+size_t gpufl__ndjson_format(const gfl_event *ev, const gpufl__string_lookup *names, char *buf)
+{
+    gpufl__jnames j;
+    gpufl__jnames_init_uncached(&j, names);
+    return gpufl__ndjson_line(ev, &j, buf);
 }

@@ -34,9 +34,14 @@ void gpufl__gflt_encoder_free(gpufl__gflt_encoder *e)
     free(e->pending);
     free(e->order);
     free(e->hit);
-    free(e->present);
+    free(e->vals);
+    free(e->refs);
     gpufl__bytebuf_free(&e->col);
     gpufl__bytebuf_free(&e->sec);
+    for (unsigned k = 0; k < GFLT_MAX_FIELDS; k++) {
+        gpufl__bytebuf_free(&e->cols[k].bits);
+        gpufl__bytebuf_free(&e->cols[k].vals);
+    }
     memset(e, 0, sizeof *e);
 }
 
@@ -111,55 +116,171 @@ static void put_bitmap(uint8_t *p, const uint8_t *bits, size_t n)
         p[i / 8] |= (uint8_t)(bits[i] << (i % 8));
 }
 
-/* The coded value of field f of ev; *prev is the column's previous value. */
-static int code_value(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *ev, uint64_t *prev,
-                      uint64_t *out)
+/* v[i] = the size-byte field at byte off of event idx[i], zero-extended:
+ * one pass per column with the field's size known, so that coding runs
+ * over a plain array instead of reaching into 128-byte events through a
+ * switch per value. */
+static void gather(uint64_t *v, const gfl_event *evs, const uint32_t *idx, size_t n, unsigned off, unsigned size)
 {
-    uint64_t v = gpufl__gflt_get(ev, f);
-    switch (f->codec) {
-    case GFLT_SVAR: *out = gpufl__zigzag(sign_extend(v, f->size)); return 0;
-    case GFLT_DELTA:
-        *out = gpufl__zigzag((int64_t)(v - *prev));
-        *prev = v;
-        return 0;
-    case GFLT_REF: *out = gpufl__zigzag((int64_t)(v - gpufl__gflt_get_at(ev, f->aux, 8))); return 0;
-    case GFLT_STR: {
-        uint32_t id;
-        if (file_id(e, (uint32_t)v, &id) != 0)
-            return GPUFL_ENOMEM;
-        *out = id;
-        return 0;
-    }
-    default: *out = v; return 0;
+    const uint8_t *at = (const uint8_t *)evs + off;
+    switch (size) {
+    case 1:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 1);
+        break;
+    case 2:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 2);
+        break;
+    case 4:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 4);
+        break;
+    default:
+        for (size_t i = 0; i < n; i++)
+            v[i] = gpufl__uint_get(at + (size_t)idx[i] * sizeof *evs, 8);
+        break;
     }
 }
 
-/* A plain or OPT column of field f over the events idx[0..n) (only those
- * with skip[i] == 0 when skip is given: the PRED misses). Uses present[]. */
-static int value_column(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, const gfl_event *evs, const uint32_t *idx,
-                        size_t n, const uint8_t *skip)
+/* Room for n values in e->vals and e->refs. */
+static int have_values(gpufl__gflt_encoder *e, size_t n)
+{
+    if (e->vals_cap >= n)
+        return 0;
+    uint64_t *v = realloc(e->vals, n * sizeof *v), *r = v ? realloc(e->refs, n * sizeof *r) : NULL;
+    if (v)
+        e->vals = v;
+    if (!r)
+        return GPUFL_ENOMEM;
+    e->refs = r;
+    e->vals_cap = n;
+    return 0;
+}
+
+/* Keeps the rows written (not a PRED hit when skip is given, not a zero of
+ * an OPT column) at the front of v, and of r when given; returns their
+ * count. No branch per row, and a loop per case, so that coding then runs
+ * over just the rows it writes. */
+static size_t keep_rows(uint64_t *v, uint64_t *r, size_t n, const uint8_t *skip, bool opt)
+{
+    size_t m = 0;
+    if (skip && !opt && !r) {
+        for (size_t i = 0; i < n; i++) {
+            v[m] = v[i];
+            m += !skip[i];
+        }
+    } else if (!skip && opt && !r) {
+        for (size_t i = 0; i < n; i++) {
+            v[m] = v[i];
+            m += v[i] != 0;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            bool keep = !(skip && skip[i]) && !(opt && v[i] == 0);
+            v[m] = v[i];
+            if (r)
+                r[m] = r[i];
+            m += keep;
+        }
+    }
+    return m;
+}
+
+/* Rows per block of the value columns: their events, 256 KiB, stay in the
+ * CPU's L2 cache while every column takes its values from them, where
+ * whole-section passes fetched each event once per column from further
+ * out (16384-event chunks hold 2 MiB of events). */
+#define BLOCK_ROWS 2048
+_Static_assert(BLOCK_ROWS % 8 == 0, "blocks start on a byte of the OPT bitmaps");
+
+/* Codes rows [row0, row0 + nrows) of the column of field f (of a section
+ * of n rows) onto c: OPT bits at their rows, the values of the rows
+ * written (skip[i] == 0 when skip is given: the PRED misses) after the
+ * ones before. */
+static int column_rows(gpufl__gflt_encoder *e, const gpufl__gflt_field *f, gpufl__gflt_colbuf *c, const gfl_event *evs,
+                       const uint32_t *idx, size_t row0, size_t nrows, const uint8_t *skip)
+{
+    bool opt = (f->flags & GFLT_OPT) != 0;
+    if (have_values(e, nrows) != 0 || gpufl__bytebuf_reserve(&c->vals, nrows * GFL_VARINT_MAX) != 0)
+        return GPUFL_ENOMEM;
+    uint64_t *v = e->vals, *r = e->refs;
+    size_t n = nrows;
+    idx += row0;
+    if (skip)
+        skip += row0;
+    gather(v, evs, idx, n, f->off, f->size);
+    if (f->codec == GFLT_REF)
+        gather(r, evs, idx, n, f->aux, 8);
+    if (opt) {
+        /* blocks start on a byte (BLOCK_ROWS % 8 == 0): whole bytes, then
+         * the last one's rows */
+        uint8_t *bits = c->bits.p + row0 / 8;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            *bits++ =
+                (uint8_t)((v[i] != 0) | (v[i + 1] != 0) << 1 | (v[i + 2] != 0) << 2 | (v[i + 3] != 0) << 3 |
+                          (v[i + 4] != 0) << 4 | (v[i + 5] != 0) << 5 | (v[i + 6] != 0) << 6 | (v[i + 7] != 0) << 7);
+        for (; i < n; i++)
+            *bits |= (uint8_t)((v[i] != 0) << (i % 8));
+    }
+    size_t m = skip || opt ? keep_rows(v, f->codec == GFLT_REF ? r : NULL, n, skip, opt) : n;
+    uint8_t *p = c->vals.p + c->vals.len;
+    switch (f->codec) {
+    case GFLT_SVAR:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, gpufl__zigzag(sign_extend(v[i], f->size)));
+        break;
+    case GFLT_DELTA:
+        for (size_t i = 0; i < m; i++) {
+            p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(v[i] - c->prev)));
+            c->prev = v[i];
+        }
+        break;
+    case GFLT_REF:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, gpufl__zigzag((int64_t)(v[i] - r[i])));
+        break;
+    case GFLT_STR:
+        for (size_t i = 0; i < m; i++) {
+            uint32_t id;
+            if (file_id(e, (uint32_t)v[i], &id) != 0)
+                return GPUFL_ENOMEM;
+            p = gpufl__put_varint(p, id);
+        }
+        break;
+    default:
+        for (size_t i = 0; i < m; i++)
+            p = gpufl__put_varint(p, v[i]);
+        break;
+    }
+    c->vals.len = (size_t)(p - c->vals.p);
+    return 0;
+}
+
+/* An empty column of field f over n rows: OPT bits all clear. */
+static int column_start(const gpufl__gflt_field *f, gpufl__gflt_colbuf *c, size_t n)
 {
     size_t bitmap = (f->flags & GFLT_OPT) ? (n + 7) / 8 : 0;
-    if (gpufl__bytebuf_reserve(&e->col, bitmap + n * GFL_VARINT_MAX) != 0)
+    c->vals.len = 0;
+    c->bits.len = 0;
+    c->prev = 0;
+    if (gpufl__bytebuf_reserve(&c->bits, bitmap) != 0)
         return GPUFL_ENOMEM;
-    if (bitmap) {
-        for (size_t i = 0; i < n; i++)
-            e->present[i] = gpufl__gflt_get(&evs[idx[i]], f) != 0;
-        put_bitmap(e->col.p, e->present, n);
-    }
-    uint8_t *p = e->col.p + bitmap;
-    uint64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        const gfl_event *ev = &evs[idx[i]];
-        if ((skip && skip[i]) || (bitmap && gpufl__gflt_get(ev, f) == 0))
-            continue;
-        uint64_t v;
-        if (code_value(e, f, ev, &prev, &v) != 0)
-            return GPUFL_ENOMEM;
-        p = gpufl__put_varint(p, v);
-    }
-    e->col.len = (size_t)(p - e->col.p);
-    return end_column(e);
+    if (bitmap)
+        memset(c->bits.p, 0, bitmap);
+    c->bits.len = bitmap;
+    return 0;
+}
+
+/* Appends column c to e->sec: its length, the OPT bitmap, the values. */
+static int column_end(gpufl__gflt_encoder *e, const gpufl__gflt_colbuf *c)
+{
+    if (gpufl__bytebuf_varint(&e->sec, c->bits.len + c->vals.len) != 0 ||
+        gpufl__bytebuf_append(&e->sec, c->bits.p, c->bits.len) != 0 ||
+        gpufl__bytebuf_append(&e->sec, c->vals.p, c->vals.len) != 0)
+        return GPUFL_ENOMEM;
+    return 0;
 }
 
 /* The two columns of a SPAN field: start against the previous end on the
@@ -206,10 +327,10 @@ static int pred_equal(const gpufl__gflt_layout *l, const gfl_event *a, const gfl
     return 1;
 }
 
-/* The PRED bitmap: hit[i] = 1 when event i's predicted fields equal those
+/* The PRED hits: hit[i] = 1 when event i's predicted fields equal those
  * of the last earlier event with its key. */
-static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs, const uint32_t *idx,
-                       size_t n)
+static int pred_hits(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs, const uint32_t *idx,
+                     size_t n)
 {
     gpufl__idmap_clear(&e->keys);
     for (size_t i = 0; i < n; i++) {
@@ -220,6 +341,12 @@ static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, cons
         if (gpufl__idmap_put(&e->keys, key, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;
     }
+    return 0;
+}
+
+/* The PRED bitmap column, from hit[]. */
+static int pred_column(gpufl__gflt_encoder *e, size_t n)
+{
     if (gpufl__bytebuf_reserve(&e->col, (n + 7) / 8) != 0)
         return GPUFL_ENOMEM;
     put_bitmap(e->col.p, e->hit, n);
@@ -227,32 +354,60 @@ static int pred_column(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, cons
     return end_column(e);
 }
 
+/* Whether field f's column is coded block by block: not a SPAN (its own
+ * pass, with its map of streams), not a string: file ids are handed out in
+ * the order strings are first used, column after column, and blocks would
+ * change that order (a valid file still, but other bytes than before). */
+static bool blocked(const gpufl__gflt_field *f) { return f->codec != GFLT_SPAN && f->codec != GFLT_STR; }
+
 /* The section of one type: its columns, in layout order. */
 static int encode_section(gpufl__gflt_encoder *e, const gpufl__gflt_layout *l, const gfl_event *evs,
                           const uint32_t *idx, size_t n)
 {
-    if (e->flags_cap < n) {
-        uint8_t *h = realloc(e->hit, n), *p = h ? realloc(e->present, n) : NULL;
-        if (h)
-            e->hit = h;
-        if (!p)
+    if (e->hit_cap < n) {
+        uint8_t *h = realloc(e->hit, n);
+        if (!h)
             return GPUFL_ENOMEM;
-        e->present = p;
-        e->flags_cap = n;
+        e->hit = h;
+        e->hit_cap = n;
+    }
+    bool predicted = false;
+    for (unsigned k = 0; k < l->nfields; k++)
+        if ((l->fields[k].flags & GFLT_PRED) && !predicted) {
+            if (pred_hits(e, l, evs, idx, n) != 0)
+                return GPUFL_ENOMEM;
+            predicted = true;
+        }
+    for (unsigned k = 0; k < l->nfields; k++)
+        if (blocked(&l->fields[k]) && column_start(&l->fields[k], &e->cols[k], n) != 0)
+            return GPUFL_ENOMEM;
+    for (size_t row0 = 0; row0 < n; row0 += BLOCK_ROWS) {
+        size_t rows = n - row0 < BLOCK_ROWS ? n - row0 : BLOCK_ROWS;
+        for (unsigned k = 0; k < l->nfields; k++) {
+            const gpufl__gflt_field *f = &l->fields[k];
+            if (blocked(f) &&
+                column_rows(e, f, &e->cols[k], evs, idx, row0, rows, (f->flags & GFLT_PRED) ? e->hit : NULL) != 0)
+                return GPUFL_ENOMEM;
+        }
     }
     int rc = 0;
-    bool predicted = false;
+    predicted = false;
     for (unsigned k = 0; k < l->nfields && rc == 0; k++) {
         const gpufl__gflt_field *f = &l->fields[k];
-        if (f->codec == GFLT_SPAN) {
-            rc = span_columns(e, f, evs, idx, n);
-        } else if (f->flags & GFLT_PRED) {
-            if (!predicted && (rc = pred_column(e, l, evs, idx, n)) != 0)
+        if ((f->flags & GFLT_PRED) && !predicted) {
+            if ((rc = pred_column(e, n)) != 0)
                 break;
             predicted = true;
-            rc = value_column(e, f, evs, idx, n, e->hit);
+        }
+        if (f->codec == GFLT_SPAN) {
+            rc = span_columns(e, f, evs, idx, n);
+        } else if (f->codec == GFLT_STR) {
+            gpufl__gflt_colbuf *c = &e->cols[k];
+            if ((rc = column_start(f, c, n)) == 0 &&
+                (rc = column_rows(e, f, c, evs, idx, 0, n, (f->flags & GFLT_PRED) ? e->hit : NULL)) == 0)
+                rc = column_end(e, c);
         } else {
-            rc = value_column(e, f, evs, idx, n, NULL);
+            rc = column_end(e, &e->cols[k]);
         }
     }
     return rc;

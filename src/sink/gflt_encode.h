@@ -22,6 +22,14 @@
 #include "core/event.h"
 #include "core/idmap.h"
 #include "core/string_lookup.h"
+#include "format/gflt_layout.h"
+
+/* A column of a section being coded block by block: the OPT bitmap (all
+ * rows) and the values, and a DELTA column's last value. */
+typedef struct gpufl__gflt_colbuf {
+    gpufl__bytebuf bits, vals;
+    uint64_t prev;
+} gpufl__gflt_colbuf;
 
 typedef struct gpufl__gflt_encoder {
     gpufl__idmap file_ids; /* source string id -> file string id */
@@ -30,11 +38,13 @@ typedef struct gpufl__gflt_encoder {
     size_t npending, pending_cap;
     uint32_t *order; /* event indices grouped by type */
     size_t order_cap;
-    uint8_t *hit;     /* per event of a type: its PRED fields are as predicted */
-    uint8_t *present; /* per event of a type: an OPT field is nonzero */
-    size_t flags_cap;
+    uint8_t *hit; /* per event of a type: its PRED fields are as predicted */
+    size_t hit_cap;
+    uint64_t *vals, *refs; /* per event of a type: a column's values, a REF column's references */
+    size_t vals_cap;
     gpufl__idmap keys, streams;
     gpufl__bytebuf col, sec;
+    gpufl__gflt_colbuf cols[GFLT_MAX_FIELDS]; /* one per field of the section being coded */
 } gpufl__gflt_encoder;
 
 void gpufl__gflt_encoder_init(gpufl__gflt_encoder *e);

@@ -11,8 +11,8 @@
  * plain file.
  *
  * One owner thread (the collector, or `gpufl convert`). Memory: the buffered
- * events (128 bytes each) plus the encoded chunk, about 3 MB at the default
- * 16384 events.
+ * events (128 bytes each), the encoder's columns and the encoded chunk,
+ * about 4 MB at the default 16384 events.
  */
 #ifndef GPUFL_SINK_GFLT_WRITER_H
 #define GPUFL_SINK_GFLT_WRITER_H

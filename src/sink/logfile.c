@@ -14,9 +14,9 @@
 #include "gpufl/gpufl.h"
 #include "sink/ndjson_meta.h"
 
-#define WRITE_THRESHOLD (128u << 10) /* write once this much is buffered */
-#define BUFFER_BYTES (256u << 10)
 #define HEADER_ROOM GFL_NDJSON_META_BOUND
+
+size_t gpufl__logfile_write_bytes = GFL_LOGFILE_WRITE_BYTES;
 
 static int open_current(gpufl__logfile *f)
 {
@@ -45,7 +45,8 @@ int gpufl__logfile_open(gpufl__logfile *f, const char *dir, const char *base, ui
     f->budget = budget;
     f->header = header;
     f->header_ctx = header_ctx;
-    f->cap = BUFFER_BYTES;
+    f->write_at = gpufl__logfile_write_bytes ? gpufl__logfile_write_bytes : GFL_LOGFILE_WRITE_BYTES;
+    f->cap = f->write_at + GFL_LOGFILE_LINE_ROOM;
     f->buf = malloc(f->cap);
     if (!f->buf)
         return GPUFL_ENOMEM;
@@ -140,7 +141,7 @@ int gpufl__logfile_flush(gpufl__logfile *f, uint64_t now_ns)
     return 0;
 }
 
-char *gpufl__logfile_reserve(gpufl__logfile *f, size_t n, uint64_t now_ns)
+char *gpufl__logfile_reserve_slow(gpufl__logfile *f, size_t n, uint64_t now_ns)
 {
     if (f->budget->stopped) {
         gpufl__logfile_note_stop(f);
@@ -158,14 +159,6 @@ char *gpufl__logfile_reserve(gpufl__logfile *f, size_t n, uint64_t now_ns)
         }
     }
     return f->buf + f->len;
-}
-
-void gpufl__logfile_commit(gpufl__logfile *f, size_t n, uint64_t now_ns)
-{
-    f->len += n;
-    f->pending_lines++;
-    if (f->file_bytes + f->len >= f->rotate_bytes || f->len >= WRITE_THRESHOLD)
-        (void)gpufl__logfile_flush(f, now_ns);
 }
 
 void gpufl__logfile_write_final(gpufl__logfile *f, const char *line, size_t n)

@@ -41,6 +41,7 @@ static void close_all(gpufl__ndjson_export *e)
         if (e->files[ch])
             fclose(e->files[ch]);
     free(e->buf);
+    gpufl__jnames_free(&e->jnames);
     memset(e, 0, sizeof *e);
 }
 
@@ -49,6 +50,7 @@ int gpufl__ndjson_export_open(gpufl__ndjson_export *e, const char *dir, const gp
 {
     memset(e, 0, sizeof *e);
     e->names = names;
+    gpufl__jnames_init(&e->jnames, names);
     snprintf(e->dir, sizeof e->dir, "%s", dir);
     if (mkdir(dir, 0755) != 0 && !(errno == EEXIST && empty_dir(dir))) {
         snprintf(err, err_len, "cannot create the directory %s: %s", dir,
@@ -72,7 +74,7 @@ int gpufl__ndjson_export_open(gpufl__ndjson_export *e, const char *dir, const gp
 
 int gpufl__ndjson_export_event(gpufl__ndjson_export *e, const gfl_event *ev)
 {
-    size_t bound = gpufl__ndjson_bound(ev, e->names);
+    size_t bound = gpufl__ndjson_line_bound(ev, &e->jnames);
     if (bound > e->cap) {
         char *b = realloc(e->buf, bound);
         if (!b)
@@ -80,7 +82,7 @@ int gpufl__ndjson_export_event(gpufl__ndjson_export *e, const gfl_event *ev)
         e->buf = b;
         e->cap = bound;
     }
-    size_t n = gpufl__ndjson_format(ev, e->names, e->buf);
+    size_t n = gpufl__ndjson_line(ev, &e->jnames, e->buf);
     return put_line(e, gpufl__event_route(ev), e->buf, n);
 }
 

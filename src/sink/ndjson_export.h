@@ -17,10 +17,12 @@
 #include "core/event.h"
 #include "core/session_meta.h"
 #include "core/string_lookup.h"
+#include "format/json_names.h"
 
 typedef struct gpufl__ndjson_export {
     FILE *files[GFL_CHANNEL_COUNT];
     const gpufl__string_lookup *names;
+    gpufl__jnames jnames; /* names' JSON text, made once each */
     uint64_t lines[GFL_CHANNEL_COUNT];
     char *buf;
     size_t cap;

@@ -21,6 +21,7 @@ typedef struct ndjson_sink {
     gpufl__session_meta session;
     gpufl__disk_budget *budget; /* the session's, shared with the other sinks */
     gpufl__logfile files[GFL_CHANNEL_COUNT];
+    gpufl__jnames names;                 /* the JSON text of every name written so far */
     uint64_t refused[GFL_CHANNEL_COUNT]; /* events that found writing stopped */
 } ndjson_sink;
 
@@ -36,12 +37,12 @@ static int sink_event(void *self, const gfl_event *ev, uint64_t now_ns)
     ndjson_sink *s = self;
     unsigned ch = gpufl__event_route(ev);
     gpufl__logfile *f = &s->files[ch];
-    char *p = gpufl__logfile_reserve(f, gpufl__ndjson_bound(ev, &gpufl__intern_lookup), now_ns);
+    char *p = gpufl__logfile_reserve(f, gpufl__ndjson_line_bound(ev, &s->names), now_ns);
     if (!p) {
         s->refused[ch]++;
         return GPUFL_EIO;
     }
-    gpufl__logfile_commit(f, gpufl__ndjson_format(ev, &gpufl__intern_lookup, p), now_ns);
+    gpufl__logfile_commit(f, gpufl__ndjson_line(ev, &s->names, p), now_ns);
     return 0;
 }
 
@@ -90,6 +91,7 @@ static void sink_close(void *self, const gpufl__session_end *end)
         gpufl__logfile_write_final(f, line, n);
         gpufl__logfile_close(f);
     }
+    gpufl__jnames_free(&s->names);
     free(s);
 }
 
@@ -103,6 +105,7 @@ int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, g
     }
     const gpufl_options *o = &info->config->o;
     gpufl__session_meta_of(info, &s->session);
+    gpufl__jnames_init(&s->names, &gpufl__intern_lookup);
     s->budget = budget;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
         int rc = gpufl__logfile_open(&s->files[ch], info->dir, gpufl__channel_name((uint8_t)ch), o->log_rotate_bytes,

@@ -309,3 +309,17 @@ void gpufl__ana_attr_close(ana_attr *x)
     gpufl__ana_op_keys_free(&x->op_keys);
     memset(x, 0, sizeof *x);
 }
+
+int gpufl__ana_attr_run(const gpufl_trace *t, void *out, size_t size, int (*with)(ana_attr *x, void *out))
+{
+    if (!ana_args_ok(t, out, size))
+        return GPUFL_EINVAL;
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    ana_attr x;
+    int rc = gpufl__ana_attr_open(&x, &a);
+    if (rc == 0)
+        rc = with(&x, out);
+    gpufl__ana_attr_close(&x);
+    return rc;
+}

@@ -114,4 +114,10 @@ void gpufl__ana_attr_take_trees(ana_attr *x, gpufl__ana_scope_tree out[GPUFL__AN
 
 void gpufl__ana_attr_close(ana_attr *x);
 
+/* The body of an analysis built on the attribution: checks the arguments
+ * (out zeroed), opens the attribution of t, runs with(x, out) and closes
+ * it. Returns GPUFL_EINVAL, GPUFL_ENOMEM or what with returned. */
+int gpufl__ana_attr_run(const gpufl_trace *t, void *out, size_t size, int (*with)(ana_attr *x, void *out))
+    __attribute__((warn_unused_result));
+
 #endif /* GPUFL_ANALYZE_ANA_ATTR_H */

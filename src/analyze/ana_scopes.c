@@ -64,18 +64,11 @@ int gpufl__ana_scopes_with(ana_attr *x, gpufl__ana_scopes *out)
     return 0;
 }
 
+static int scopes_with(ana_attr *x, void *out) { return gpufl__ana_scopes_with(x, out); }
+
 int gpufl__analyze_scopes(const gpufl_trace *t, gpufl__ana_scopes *out)
 {
-    if (!ana_args_ok(t, out, sizeof *out))
-        return GPUFL_EINVAL;
-    gpufl__rows a;
-    gpufl__rows_open(&a, t);
-    ana_attr x;
-    int rc = gpufl__ana_attr_open(&x, &a);
-    if (rc == 0)
-        rc = gpufl__ana_scopes_with(&x, out);
-    gpufl__ana_attr_close(&x);
-    return rc;
+    return gpufl__ana_attr_run(t, out, sizeof *out, scopes_with);
 }
 
 void gpufl__ana_scopes_free(gpufl__ana_scopes *s)

@@ -436,7 +436,8 @@ def _torch_step(tmp_path):
     autograd engine's wrapper around a backward op (no seq; a kernel of its
     own), an allocation in an op, and a kernel outside any op (the same
     session as tests/support/ops_fixture.h, without its copy: the Python
-    ops count kernels only)."""
+    ops count kernels only); and an op without a seq run by a forward op
+    (aten::clamp_min inside aten::relu) with a kernel of its own."""
     t = hm.T0
     main, autograd = 100, 200
     wrapper = "autograd::engine::evaluate_function: AddmmBackward0"
@@ -447,6 +448,7 @@ def _torch_step(tmp_path):
         hm.nvtx(t + 4000, t + 10_000, "aten::t", main, 3, 4, seq=5),
         hm.nvtx(t + 11_000, t + 39_000, "aten::addmm", main, 3, 5, seq=6),
         hm.nvtx(t + 60_000, t + 90_000, "aten::relu", main, 1, 6, seq=7),
+        hm.nvtx(t + 62_000, t + 80_000, "aten::clamp_min", main, 2, 14),
         hm.nvtx(t + 199_000, t + 262_000, wrapper, autograd, 0, 13),
         hm.nvtx(t + 200_000, t + 260_000, "AddmmBackward0", autograd, 1, 7, seq=6),
         hm.nvtx(t + 205_000, t + 250_000, "aten::mm", autograd, 2, 12),
@@ -456,7 +458,8 @@ def _torch_step(tmp_path):
         hm.nvtx(t + 320_000, t + 330_000, "forward", main, 0, 11),
     ]
     k = [("gemm", 20_000, 4000, main, 12_000, "aten::addmm"), ("bias", 25_000, 1000, main, 13_000, "aten::addmm"),
-         ("relu", 70_000, 2000, main, 61_000, "aten::relu"), ("gemm_bwd", 230_000, 8000, autograd, 210_000, "aten::mm"),
+         ("relu", 70_000, 2000, main, 61_000, "aten::relu"), ("clamp", 75_000, 600, main, 63_000, "aten::clamp_min"),
+         ("gemm_bwd", 230_000, 8000, autograd, 210_000, "aten::mm"),
          ("wrap", 239_000, 500, autograd, 199_500, wrapper), ("t_bwd", 272_000, 3000, autograd, 271_000, "TBackward0"),
          ("thr_bwd", 292_000, 1500, autograd, 291_000, "aten::threshold_backward"),
          ("outside", 326_000, 700, main, 325_000, "forward")]
@@ -477,11 +480,11 @@ def _ops_as_the_report_counts(s):
     ops = s.ops
     nvtx = s.scopes[s.scopes["kind"] == "nvtx"]
     parent_of = dict(zip(nvtx["id"].tolist(), nvtx["parent"].tolist()))
-    rows = {}
-    for r in ops.itertuples():
-        orphan = bool(r.is_backward) and pd.isna(r.forward_op)
-        name = r.name if not r.is_backward or orphan else r.forward_op
-        rows[r.id] = dict(r=r, key=(None if pd.isna(r.module) else r.module, name, orphan))
+    # the forward op of each backward op: the innermost, then latest, forward op of its seq
+    forward = ops[~ops["is_backward"] & ops["seq"].notna()].sort_values(["seq", "depth", "start_ns"])
+    has_backward = set(forward.groupby("seq").tail(1).loc[
+        lambda f: f["seq"].isin(ops[ops["is_backward"]]["seq"].dropna())]["id"].tolist())
+    rows = {r.id: dict(r=r) for r in ops.itertuples()}
 
     def op_around(i):
         p = parent_of.get(i, 0)
@@ -491,6 +494,17 @@ def _ops_as_the_report_counts(s):
 
     for i, row in rows.items():
         row["up"] = op_around(i)
+    for i, row in rows.items():
+        r = row["r"]
+        orphan = bool(r.is_backward) and pd.isna(r.forward_op)
+        name, module = r.name if not r.is_backward or orphan else r.forward_op, r.module
+        if not r.is_backward:  # forward work counts for the nearest op around it with a backward op
+            up = i
+            while up and up not in has_backward:
+                up = rows[up]["up"]
+            if up:
+                name, module = rows[up]["r"].name, rows[up]["r"].module
+        row["key"] = (None if pd.isna(module) else module, name, orphan)
     sums = {}
     outside = int(s.kernels["dur_ns"].sum())
     for i, row in rows.items():
@@ -533,6 +547,10 @@ def test_report_ops_agree_with_python_ops(tmp_path):
     assert got[("Net.fc", "aten::addmm", False)] == dict(calls=1, backward_calls=1, kernels=3, forward_ns=5000,
                                                          backward_ns=8000)
     assert got[(None, "autograd::engine::evaluate_function: AddmmBackward0", True)]["backward_ns"] == 500
+    # an op run by a forward op counts for it, beside that op's backward time, as one call
+    assert got[("Net", "aten::relu", False)] == dict(calls=1, backward_calls=1, kernels=3, forward_ns=2600,
+                                                     backward_ns=1500)
+    assert not any(name == "aten::clamp_min" for _, name, _ in got)
     assert [o["name"] for o in report["ops"]][:3] == ["aten::addmm", "aten::relu", "aten::t"]
     assert report["ops"][-2]["name"] == "aten::empty" and report["ops"][-2]["allocs"] == 1
 

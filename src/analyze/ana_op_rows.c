@@ -355,14 +355,29 @@ int gpufl__ana_op_keys_build(const gpufl__rows *a, const gpufl__ana_op_rows *r, 
     const gpufl_trace_scopes *s = a->nvtx;
     ana_map by_key = {0};
     size_t cap = 0;
-    int rc = (out->of_row = malloc(r->n * sizeof *out->of_row)) ? 0 : GPUFL_ENOMEM;
+    /* the op ranges some backward op names as its forward op: the ops that
+     * have a gradient (aten::convolution), whose row then holds the forward
+     * work of the ops run inside them (aten::cudnn_convolution) beside its
+     * backward work, rather than splitting one layer over two names */
+    uint8_t *has_backward = calloc(r->n, 1);
+    int rc = (out->of_row = malloc(r->n * sizeof *out->of_row)) && has_backward ? 0 : GPUFL_ENOMEM;
+    for (size_t i = 0; i < r->n && rc == 0; i++)
+        if ((r->flags[i] & GPUFL__ANA_OPROW_OP) && r->forward[i] != NONE)
+            has_backward[r->forward[i]] = 1;
     for (size_t i = 0; i < r->n && rc == 0; i++) {
         out->of_row[i] = NONE;
         if (!(r->flags[i] & GPUFL__ANA_OPROW_OP))
             continue;
         uint32_t e = gpufl__ana_op_effective(r, (uint32_t)i);
+        if (!(r->flags[i] & GPUFL__ANA_OPROW_BACKWARD)) {
+            uint32_t up = (uint32_t)i;
+            while (up != NONE && !has_backward[up])
+                up = parent[up] == NONE ? NONE : r->op[parent[up]];
+            e = up != NONE ? up : (uint32_t)i;
+        }
         uint8_t orphan = (r->flags[i] & GPUFL__ANA_OPROW_BACKWARD) && r->forward[i] == NONE;
-        uint32_t name = s->name[e], module = r->module[i] != NONE ? s->name[r->module[i]] : 0;
+        uint32_t module_row = r->module[e] != NONE ? r->module[e] : r->module[i];
+        uint32_t name = s->name[e], module = module_row != NONE ? s->name[module_row] : 0;
         uint32_t k = NONE;
         int put = gpufl__ana_map_put(&by_key, module, (uint64_t)name << 1 | orphan, (uint32_t)out->n, &k);
         if (put < 0) {
@@ -376,6 +391,7 @@ int gpufl__ana_op_keys_build(const gpufl__rows *a, const gpufl__ana_op_rows *r, 
         out->of_row[i] = k;
     }
     gpufl__ana_map_free(&by_key);
+    free(has_backward);
     /* a call: an op range not inside a range of the same op (aten::mm run by
      * AddmmBackward0 is part of that backward call of aten::addmm) */
     for (size_t i = 0; i < r->n && rc == 0; i++) {

@@ -600,9 +600,12 @@ const char *gpufl__ana_module_path(const char *range_name);
  * range that its launching call was made in (the NVTX range the scopes
  * give it, "GPU time inside a node", or the nearest op range around that),
  * and counts for that range's op: the forward op of a backward op range
- * (so a forward op's row holds its backward time too), the range's own
- * name for a forward op range or a backward one with no forward op found
- * (backward_only); and for that range's module. Allocations (mem_alloc
+ * (so a forward op's row holds its backward time too); for a forward op
+ * range, the nearest op range at or around it that some backward op names
+ * as its forward op (aten::cudnn_convolution's work counts for the
+ * aten::convolution around it, whose ConvolutionBackward0 is counted there
+ * too), else its own name; the range's own name for a backward one with no
+ * forward op found (backward_only); and for that op's module. Allocations (mem_alloc
  * rows, by their caller and time) are given the same way.
  *
  * An op is (name, backward_only); in module_ops, (module, name,

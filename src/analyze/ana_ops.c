@@ -81,7 +81,9 @@ static void add_into(gpufl__ana_op *d, const gpufl__ana_op *s)
 /* Sorts n entries of v (size bytes each) by the permutation sort gives. */
 static int permute(void *v, size_t n, size_t size, const uint32_t *perm)
 {
-    char *tmp = malloc(n ? n * size : 1);
+    if (n == 0)
+        return 0; /* v may be NULL: nothing was recorded */
+    char *tmp = malloc(n * size);
     if (!tmp)
         return GPUFL_ENOMEM;
     for (size_t i = 0; i < n; i++)

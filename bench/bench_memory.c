@@ -83,14 +83,10 @@ static uint64_t in_child(bool enabled, const char *logs)
 #define ROUNDS 7
 #define MiB (1024.0 * 1024.0)
 
-static void print_spread(const char *label, double *v, const char *note)
+static void print_spread(const char *label, const double *v, const char *note)
 {
-    double lo = v[0], hi = v[0];
-    for (int i = 1; i < ROUNDS; i++) {
-        lo = v[i] < lo ? v[i] : lo;
-        hi = v[i] > hi ? v[i] : hi;
-    }
-    printf("  %-38s %.2f MiB [%.2f-%.2f]%s\n", label, bench_median(v, ROUNDS), lo, hi, note);
+    char b[96];
+    printf("  %-38s %s MiB%s\n", label, bench_spread(v, ROUNDS, 1, 2, b, sizeof b), note);
 }
 
 int main(void)

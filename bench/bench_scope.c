@@ -115,19 +115,6 @@ static double run(kind k)
     return (double)timed / ((double)BURSTS * (k == PUSH ? BURST / 2 : BURST));
 }
 
-/* "median [min-max]" of n values (sorted in place). */
-static const char *spread(double *v, size_t n, char *buf, size_t len)
-{
-    double lo = v[0], hi = v[0];
-    for (size_t i = 1; i < n; i++) {
-        lo = v[i] < lo ? v[i] : lo;
-        hi = v[i] > hi ? v[i] : hi;
-    }
-    double med = bench_median(v, n);
-    snprintf(buf, len, "%7.2f [%.2f-%.2f]", med, lo, hi);
-    return buf;
-}
-
 int main(void)
 {
     char machine[512];
@@ -174,16 +161,18 @@ int main(void)
     char b[64];
     printf("bench_scope (%s; clock %s; %d rounds, ns per operation, median [min-max])\n", machine,
            gpufl__clock_source(), ROUNDS);
-    printf("  baseline: two empty calls               %s\n", spread(t[EMPTY], ROUNDS, b, sizeof b));
-    printf("  baseline: one timestamp (gpufl__now_ns)  %s\n", spread(t[CLOCK], ROUNDS, b, sizeof b));
+    printf("  baseline: two empty calls               %s\n", bench_spread(t[EMPTY], ROUNDS, 1, 2, b, sizeof b));
+    printf("  baseline: one timestamp (gpufl__now_ns)  %s\n", bench_spread(t[CLOCK], ROUNDS, 1, 2, b, sizeof b));
     if (GFL_HAVE_TSC)
-        printf("  baseline: one bare rdtsc                %s\n", spread(t[TSC], ROUNDS, b, sizeof b));
-    printf("  scope begin+end, GFL_SCOPE (literal)    %s\n", spread(t[SCOPE], ROUNDS, b, sizeof b));
-    printf("    / two timestamps                      %s  (target <= 1.6)\n", spread(scope_ratio, ROUNDS, b, sizeof b));
-    printf("  scope begin+end, name looked up         %s\n", spread(t[SCOPE_LOOKUP], ROUNDS, b, sizeof b));
-    printf("    / two timestamps                      %s\n", spread(lookup_ratio, ROUNDS, b, sizeof b));
-    printf("  event push (timestamp, 128 B record)    %s\n", spread(t[PUSH], ROUNDS, b, sizeof b));
-    printf("    / one timestamp                       %s  (target <= 1.5)\n", spread(push_ratio, ROUNDS, b, sizeof b));
+        printf("  baseline: one bare rdtsc                %s\n", bench_spread(t[TSC], ROUNDS, 1, 2, b, sizeof b));
+    printf("  scope begin+end, GFL_SCOPE (literal)    %s\n", bench_spread(t[SCOPE], ROUNDS, 1, 2, b, sizeof b));
+    printf("    / two timestamps                      %s  (target <= 1.6)\n",
+           bench_spread(scope_ratio, ROUNDS, 1, 2, b, sizeof b));
+    printf("  scope begin+end, name looked up         %s\n", bench_spread(t[SCOPE_LOOKUP], ROUNDS, 1, 2, b, sizeof b));
+    printf("    / two timestamps                      %s\n", bench_spread(lookup_ratio, ROUNDS, 1, 2, b, sizeof b));
+    printf("  event push (timestamp, 128 B record)    %s\n", bench_spread(t[PUSH], ROUNDS, 1, 2, b, sizeof b));
+    printf("    / one timestamp                       %s  (target <= 1.5)\n",
+           bench_spread(push_ratio, ROUNDS, 1, 2, b, sizeof b));
     printf("  events the producer dropped             %lld (must be 0)\n", drops);
     tu_rm_rf(logs);
     free(logs);

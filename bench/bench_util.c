@@ -32,6 +32,18 @@ double bench_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+const char *bench_spread(const double *v, size_t n, double scale, int decimals, char *buf, size_t len)
+{
+    double s[64];
+    if (n > 64)
+        n = 64;
+    for (size_t i = 0; i < n; i++)
+        s[i] = v[i] / scale;
+    double med = n ? bench_median(s, n) : 0; /* sorts s */
+    snprintf(buf, len, "%.*f [%.*f-%.*f]", decimals, med, decimals, n ? s[0] : 0, decimals, n ? s[n - 1] : 0);
+    return buf;
+}
+
 uint64_t bench_rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");

@@ -15,6 +15,9 @@ extern "C" {
 uint64_t bench_now_ns(void);
 /* Median of n values (sorts them). */
 double bench_median(double *v, size_t n);
+/* "median [min-max]" of v[0..n) (at most 64 values, left as they are)
+ * divided by scale, with `decimals` digits, into buf; returns buf. */
+const char *bench_spread(const double *v, size_t n, double scale, int decimals, char *buf, size_t len);
 /* Resident set size of this process, bytes (/proc/self/statm). */
 uint64_t bench_rss_bytes(void);
 /* Peak RSS (VmHWM), bytes, since the last bench_peak_reset() or the start. */

@@ -262,15 +262,9 @@ static void measure_raw(const char *logs, series *s, int run, bool same_size)
 /* "median [min-max]" of v[0..RUNS) scaled by `scale`, with `fmt` digits. */
 static const char *spread(const double *v, double scale, int decimals)
 {
-    static char bufs[8][96];
+    static char bufs[8][96]; /* several in one printf */
     static int next;
-    char *b = bufs[next++ % 8];
-    double s[RUNS];
-    for (int i = 0; i < RUNS; i++)
-        s[i] = v[i] / scale;
-    double med = bench_median(s, RUNS); /* sorts s */
-    snprintf(b, 96, "%.*f [%.*f-%.*f]", decimals, med, decimals, s[0], decimals, s[RUNS - 1]);
-    return b;
+    return bench_spread(v, RUNS, scale, decimals, bufs[next++ % 8], sizeof bufs[0]);
 }
 
 static void print_series(const series *s, const char *target)

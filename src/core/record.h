@@ -95,15 +95,14 @@ static inline size_t gpufl__record_len(const void *rec)
 
 /* The record length of ev in the generic layout, or 0 for the types that
  * have their own (scope begin and end: gpufl__scope_record_put) and for
- * types that do not exist. */
+ * types that do not exist. The generic layout is the event's own prefix,
+ * so the event is measured as the record it would be. */
 static inline size_t gpufl__record_len_of(const gfl_event *ev)
 {
     unsigned t = ev->h.type;
     if (t == GFL_EV_NONE || t >= GFL_EV_TYPE_COUNT || t == GFL_EV_SCOPE_BEGIN || t == GFL_EV_SCOPE_END)
         return 0;
-    if (t == GFL_EV_STACK || t == GFL_EV_CRASH_STACK)
-        return gpufl__stack_record_len(ev->u.stack.count);
-    return gpufl__record_round(sizeof(gfl_event_header) + gpufl__record_payload_size(t));
+    return gpufl__record_len(ev);
 }
 
 /*

@@ -183,17 +183,13 @@ def launch_times(table):
     the rows of ``exact`` patched (as gpufl_trace_kernel_api_start() and
     gpufl_trace_kernel_end() give them)."""
     start = table.start_ns.view(np.int64)
-    lead = table.api_lead_ns
-    api = start - lead
-    api[lead == 0] = 0
+    api = launch_starts(table, 0, table.n)
     dur = table.dur_ns.astype(np.int64)
     ex = table.exact
     if len(ex):
         rows = ex["row"].astype(np.intp)
         bad = table.dur_ns[rows] == _trace.EXACT
         dur[rows[bad]] = ex["end_ns"][bad].view(np.int64) - start[rows[bad]]
-        bad = lead[rows] == _trace.EXACT
-        api[rows[bad]] = ex["api_start_ns"][bad].view(np.int64)
     return api, dur
 
 

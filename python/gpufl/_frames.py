@@ -58,10 +58,14 @@ def categorical(codes, categories):
     return pd.Categorical.from_codes(narrow_codes(np.asarray(codes), len(categories)), dtype=dtype)
 
 
+def code_dtype(ncategories):
+    """The type pandas uses for the codes of that many categories."""
+    return np.int8 if ncategories < 127 else np.int16 if ncategories < 32767 else np.int32
+
+
 def narrow_codes(codes, ncategories):
     """Categorical codes in the type pandas uses for that many categories."""
-    dt = np.int8 if ncategories < 127 else np.int16 if ncategories < 32767 else np.int32
-    return codes.astype(dt, copy=False)
+    return codes.astype(code_dtype(ncategories), copy=False)
 
 
 def constant(value, n):
@@ -231,7 +235,7 @@ def _ops(table, tree_fn, want):
     c = table.callers
     tids = np.unique(c.tid)
     caller_thread = narrow_codes(np.searchsorted(tids, c.tid), len(tids))
-    outs = [np.empty(n, narrow_codes(np.zeros(0, np.int64), len(seg.texts[i])).dtype) for i in range(3)]
+    outs = [np.empty(n, code_dtype(len(texts))) for texts in seg.texts]
     api = hasattr(table, "api_lead_ns")
     times = None if api else table.ts_ns if hasattr(table, "ts_ns") else table.start_ns  # allocations, syncs
 

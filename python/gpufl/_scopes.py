@@ -509,7 +509,7 @@ class OpSegments:
         (-1 where ts is 0, not known, or no op was open)."""
         for th in np.unique(tid).tolist():
             found = self.by_tid.get(int(th))
-            sel = np.nonzero(tid == th)[0] if len(tid) else tid
+            sel = np.nonzero(tid == th)[0]
             if found is None:
                 for out in outs:
                     out[sel] = -1

@@ -125,15 +125,18 @@ static inline void gpufl__ring_commit(gpufl__ring *ring)
 }
 
 /* Producer: ev as a record (core/record.h's generic layout; not a scope
- * begin or end). Returns 0, or -1 when the ring is full (counted) or ev's
- * type has no generic record. */
-static inline int gpufl__ring_push(gpufl__ring *ring, const gfl_event *ev)
+ * begin or end), with `tid` as its thread where ev's header has none.
+ * Returns 0, or -1 when the ring is full (counted) or ev's type has no
+ * generic record. */
+static inline int gpufl__ring_push(gpufl__ring *ring, const gfl_event *ev, uint32_t tid)
 {
     size_t len = gpufl__record_len_of(ev);
-    void *rec = len ? gpufl__ring_reserve(ring, len, gpufl__event_channel(ev->h.type)) : NULL;
+    gfl_event_header *rec = len ? gpufl__ring_reserve(ring, len, gpufl__event_channel(ev->h.type)) : NULL;
     if (!rec)
         return -1;
     memcpy(rec, ev, len);
+    if (!rec->tid)
+        rec->tid = tid;
     gpufl__ring_commit(ring);
     return 0;
 }

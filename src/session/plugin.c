@@ -47,15 +47,7 @@ static bool malformed(const gfl_event *ev)
 
 static int commit_to(gpufl__producer *p, const gfl_event *ev, bool own_tid)
 {
-    size_t len = gpufl__record_len_of(ev);
-    gfl_event_header *rec = gpufl__ring_reserve(&p->ring, len, gpufl__event_channel(ev->h.type));
-    if (!rec)
-        return -1;
-    memcpy(rec, ev, len);
-    if (!rec->tid && own_tid)
-        rec->tid = gpufl__producer_tid(p);
-    gpufl__ring_commit(&p->ring);
-    return 0;
+    return gpufl__ring_push(&p->ring, ev, own_tid ? gpufl__producer_tid(p) : 0);
 }
 
 static int host_push(const gfl_event *ev)

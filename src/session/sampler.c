@@ -99,10 +99,8 @@ static void take_sample(gpufl__producer *self)
     for (size_t i = 0; i < n_sources; i++)
         n += sources[i].sample(sources[i].self, ts, events + n, MAX_EVENTS_PER_SOURCE);
     uint32_t tid = gpufl__producer_tid(self);
-    for (size_t i = 0; i < n; i++) {
-        events[i].h.tid = tid;
-        (void)gpufl__ring_push(&self->ring, &events[i]); /* a full ring counts it lost */
-    }
+    for (size_t i = 0; i < n; i++)                            /* sources leave the header's tid 0 */
+        (void)gpufl__ring_push(&self->ring, &events[i], tid); /* a full ring counts it lost */
 }
 
 static void *sampler_main(void *arg)

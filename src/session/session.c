@@ -61,10 +61,10 @@ static void record_log(int level, const char *msg)
     gpufl__producer *p = gpufl__producer_self();
     if (!p)
         return;
-    gfl_event ev = {.h = {.type = GFL_EV_LOG, .tid = gpufl__producer_tid(p), .ts = gpufl__now_ns()}};
+    gfl_event ev = {.h = {.type = GFL_EV_LOG, .ts = gpufl__now_ns()}};
     ev.u.log.message = gpufl__intern(msg);
     ev.u.log.level = (uint8_t)level;
-    (void)gpufl__ring_push(&p->ring, &ev); /* a full ring counts it lost */
+    (void)gpufl__ring_push(&p->ring, &ev, gpufl__producer_tid(p)); /* a full ring counts it lost */
 }
 
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
@@ -161,8 +161,7 @@ static void record_devices(session *s)
     for (uint32_t i = 0; p && i < s->devices.count; i++) {
         gfl_event ev;
         gpufl__device_info_event(&s->devices, &s->devices.devices[i], gpufl__now_ns(), &ev);
-        ev.h.tid = gpufl__producer_tid(p);
-        if (gpufl__ring_push(&p->ring, &ev) != 0)
+        if (gpufl__ring_push(&p->ring, &ev, gpufl__producer_tid(p)) != 0)
             break;
     }
 }
@@ -175,14 +174,14 @@ static void record_engine(session *s, const gpufl__engine_choice *c)
     gpufl__producer *p = gpufl__producer_self();
     if (!p)
         return;
-    gfl_event ev = {.h = {.type = GFL_EV_ENGINE, .ts = gpufl__now_ns(), .tid = gpufl__producer_tid(p)}};
+    gfl_event ev = {.h = {.type = GFL_EV_ENGINE, .ts = gpufl__now_ns()}};
     ev.u.engine = (gfl_engine_payload){
         .requested = gpufl__intern(gpufl__engine_name(c->requested)),
         .ran = gpufl__intern(gpufl__engine_name(c->ran)),
         .plugin = c->plugin ? gpufl__intern(c->plugin) : 0,
         .reason = c->reason[0] ? gpufl__intern(c->reason) : 0,
     };
-    if (gpufl__ring_push(&p->ring, &ev) != 0)
+    if (gpufl__ring_push(&p->ring, &ev, gpufl__producer_tid(p)) != 0)
         return; /* counted as lost by the ring */
     gpufl__collector_checkpoint(s->collector);
 }

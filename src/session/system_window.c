@@ -39,10 +39,10 @@ static void push_window_event(uint8_t type, uint32_t name, uint32_t open, uint64
     gpufl__producer *p = gpufl__producer_self();
     if (!p)
         return;
-    gfl_event ev = {.h = {.type = type, .tid = gpufl__producer_tid(p), .ts = ts}};
+    gfl_event ev = {.h = {.type = type, .ts = ts}};
     ev.u.window.name = name;
     ev.u.window.open_windows = open;
-    (void)gpufl__ring_push(&p->ring, &ev); /* a full ring counts it lost */
+    (void)gpufl__ring_push(&p->ring, &ev, gpufl__producer_tid(p)); /* a full ring counts it lost */
 }
 
 /* Changes the count of `name` by delta (+1 or -1). Returns the windows open

@@ -139,7 +139,14 @@ static const char *sample_text(const gpufl__option_desc *d, const gpufl_options 
     static char bufs[64][96];
     char *b = bufs[d - gpufl__options];
     switch (d->kind) {
-    case GFL_OPT_STRING: snprintf(b, sizeof bufs[0], "v-%s", d->name); return b;
+    case GFL_OPT_STRING:
+        /* strings with a syntax of their own get a valid one */
+        if (!strcmp(d->name, "dump_signal"))
+            return "SIGUSR1";
+        if (!strcmp(d->name, "dump_rules"))
+            return "power_w=300";
+        snprintf(b, sizeof bufs[0], "v-%s", d->name);
+        return b;
     case GFL_OPT_BOOL: return *(const bool *)((const char *)def + d->offset) ? "false" : "true";
     case GFL_OPT_U32: snprintf(b, sizeof bufs[0], "%llu", d->min + 3); return b;
     case GFL_OPT_BYTES: return SAMPLE_BYTES_TEXT;

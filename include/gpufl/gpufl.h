@@ -58,7 +58,9 @@ typedef enum gpufl_engine {
 typedef enum gpufl_log_format {
     GPUFL_LOG_NDJSON = 0, /* device.log, scope.log, system.log: text, one JSON object per line */
     GPUFL_LOG_GFLT = 1,   /* trace.gflt: binary, about 25 times smaller */
-    GPUFL_LOG_BOTH = 2    /* both, under one disk budget */
+    GPUFL_LOG_BOTH = 2,   /* both, under one disk budget */
+    GPUFL_LOG_NONE = 3,   /* no logs: session.json, and dumps of the flight window */
+    GPUFL_LOG_COMPACT = 4 /* trace.gflt for everything, NDJSON for all but device work */
 } gpufl_log_format;
 
 /* Error codes returned by int-valued functions. Append-only. */
@@ -117,6 +119,21 @@ typedef struct gpufl_options {
     uint32_t ring_events;             /* 8192; per-thread ring capacity, in scope events (32 bytes) */
     const char *device_plugin;        /* "" = libgpufl_cupti.so; for tests */
     gpufl_log_format log_format;      /* NDJSON */
+    uint32_t flight_window_s;         /* 0 = no flight window */
+    uint64_t flight_window_bytes;     /* 256 MiB: the window's memory */
+    const char *dump_signal;          /* "SIGUSR2"; "none" = no handler */
+    bool dump_on_crash;               /* true: a fatal signal dumps the window */
+    bool dump_on_oom;                 /* true: a CUDA out-of-memory dumps it */
+    const char *dump_rules;           /* "slow_scope=step:500,device_memory_pct=95,..." */
+    uint32_t dump_max_count;          /* 10 dumps kept */
+    uint64_t dump_max_bytes;          /* 4 GiB for all dumps */
+    uint32_t dump_min_interval_s;     /* 10 s between two dumps */
+    uint32_t trace_every_s;           /* 0 = trace all the time */
+    uint32_t trace_for_s;             /* 1 s trace windows */
+    uint32_t trace_every_steps;       /* 0 = no step windows */
+    uint32_t trace_steps;             /* 1 step per step window */
+    const char *trace_step_scope;     /* "step": the scope that counts steps */
+    bool trace_on_trigger;            /* a trigger also opens a trace window */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */
@@ -258,6 +275,32 @@ GPUFL_API int gpufl_generate_report(const char *output_path);
  */
 GPUFL_API int gpufl_trace_pause(void);
 GPUFL_API int gpufl_trace_resume(void);
+
+/*
+ * The flight window (flight_window_s > 0) keeps the last minutes of the
+ * session in memory. gpufl_dump() writes it out now, as a session of its
+ * own under <session dir>/dumps/ (trace.gflt and a session.json that names
+ * the trigger: kind "dump", detail reason), and returns once it is on disk;
+ * the program goes on. The same happens, without waiting, on the dump
+ * signal (dump_signal, `gpufl dump PID`), a fatal signal, a CUDA
+ * out-of-memory and the dump_rules; dump_max_count, dump_max_bytes and
+ * dump_min_interval_s bound what is kept.
+ *
+ * Returns 0; GPUFL_ESTATE with no session or no flight window, or when the
+ * last dump is younger than dump_min_interval_s (the trigger is recorded,
+ * not dumped); GPUFL_EIO when the dump could not be written. reason may be
+ * NULL. Any thread but not a signal handler; it waits for the collector.
+ */
+GPUFL_API int gpufl_dump(const char *reason);
+
+/*
+ * Opens a trace window now for `seconds` (Trace engine with trace windows,
+ * trace_every_s or trace_every_steps): device activity is recorded until
+ * then, Monitor only after. A window already open is extended. Returns 0;
+ * GPUFL_ESTATE with no session, no device tracing, or the trace paused by
+ * gpufl_trace_pause(); GPUFL_EINVAL for seconds <= 0.
+ */
+GPUFL_API int gpufl_trace_window(double seconds);
 
 /* ---- Scope macros ------------------------------------------------------
  *

@@ -36,6 +36,8 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_CRASH_STACK] = "crash_stack",
         [GFL_EV_CRASH_SCOPE] = "crash_scope",
         [GFL_EV_ENGINE] = "engine",
+        [GFL_EV_TRIGGER] = "trigger",
+        [GFL_EV_TRACE_WINDOW] = "trace_window",
     };
     return NAME_OF(names, type);
 }
@@ -56,6 +58,12 @@ const char *gpufl__crash_action_name(uint8_t action)
 {
     static const char *const names[GFL_CRASH_ACTION_COUNT] = {"default", "handler", "ignored"};
     return NAME_OF(names, action);
+}
+
+const char *gpufl__trigger_outcome_name(uint8_t outcome)
+{
+    static const char *const names[GFL_TRIGGER_OUTCOME_COUNT] = {"dumped", "storm", "no_window"};
+    return NAME_OF(names, outcome);
 }
 
 const char *gpufl__signal_name(int32_t signal)

@@ -39,10 +39,12 @@ typedef enum gfl_event_type {
     GFL_EV_NVTX_MARK = 17,
     GFL_EV_GRAPH_LAUNCH = 18,
     GFL_EV_STACK = 19,
-    GFL_EV_CRASH = 20,       /* a fatal signal (collect/crash.h) */
-    GFL_EV_CRASH_STACK = 21, /* a piece of the crashing thread's CPU stack */
-    GFL_EV_CRASH_SCOPE = 22, /* a scope open on some thread when it crashed */
-    GFL_EV_ENGINE = 23,      /* the engine asked for and the one recording (session/plugin.h) */
+    GFL_EV_CRASH = 20,        /* a fatal signal (collect/crash.h) */
+    GFL_EV_CRASH_STACK = 21,  /* a piece of the crashing thread's CPU stack */
+    GFL_EV_CRASH_SCOPE = 22,  /* a scope open on some thread when it crashed */
+    GFL_EV_ENGINE = 23,       /* the engine asked for and the one recording (session/plugin.h) */
+    GFL_EV_TRIGGER = 24,      /* a trigger fired: the flight window was dumped, or why not */
+    GFL_EV_TRACE_WINDOW = 25, /* device tracing ran for a window (opened, then closed) */
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -290,6 +292,10 @@ typedef struct gfl_sync_payload {
     uint8_t sync_kind;   /* gfl_sync_kind */
 } gfl_sync_payload;
 
+/* A GFL_EV_MEM_ALLOC that failed (out of memory): address 0, bytes what was
+ * asked for; it never becomes live and has no matching free. */
+#define GFL_F_MEM_FAILED 0x01
+
 typedef struct gfl_mem_payload {
     uint64_t address;
     uint64_t bytes;
@@ -395,6 +401,35 @@ typedef struct gfl_engine_payload {
     uint32_t reason;    /* string id: why ran is not requested, 0 = it is */
 } gfl_engine_payload;
 
+/* A trigger fired (collect/triggers.h): ts when it fired, tid the thread
+ * that asked (0 for a rule the collector checked). The dump it wrote, if
+ * any, is <session dir>/dumps/<dump>; a dump holds this event too. */
+typedef enum gfl_trigger_outcome {
+    GFL_TRIGGER_DUMPED = 0,    /* the flight window is being written out as `dump` */
+    GFL_TRIGGER_STORM = 1,     /* not dumped: the last dump is younger than dump_min_interval_s */
+    GFL_TRIGGER_NO_WINDOW = 2, /* not dumped: the session keeps no flight window */
+    GFL_TRIGGER_OUTCOME_COUNT
+} gfl_trigger_outcome;
+
+typedef struct gfl_trigger_payload {
+    uint32_t kind;   /* string id: "dump" (gpufl_dump), "signal", "crash", "oom", "slow_scope",
+                        "device_memory", "temperature", "power" */
+    uint32_t detail; /* string id: the reason given, or the rule and the value that crossed it */
+    uint32_t dump;   /* string id: the dump's directory name, 0 = no dump */
+    uint8_t outcome; /* gfl_trigger_outcome */
+} gfl_trigger_payload;
+
+/* Device tracing ran from ts to end_ts (session/trace_windows.h): Monitor
+ * records all the time, Trace only inside such windows. Written twice: when
+ * the window opens (end_ts 0: open) and when it closes, with the same
+ * index; a window with no closing event ran until the session's end. */
+typedef struct gfl_trace_window_payload {
+    uint64_t end_ts; /* 0: the window is opening */
+    uint32_t reason; /* string id: "schedule", "steps", "trigger", "request" */
+    uint32_t detail; /* string id: e.g. "steps 100-101 of `step`", 0 = none */
+    uint32_t index;  /* the session's windows are numbered from 1 */
+} gfl_trace_window_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;  /* lost since the previous dropped event of this source */
     uint64_t total;  /* lost by this source in the session so far */
@@ -427,6 +462,8 @@ typedef struct gfl_event {
         gfl_stack_payload stack;
         gfl_crash_payload crash;
         gfl_engine_payload engine;
+        gfl_trigger_payload trigger;
+        gfl_trace_window_payload trace_window;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
@@ -454,7 +491,9 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     case GFL_EV_LOG:
     case GFL_EV_CRASH: /* with the session's own messages: the crash is the process's */
     case GFL_EV_CRASH_STACK:
-    case GFL_EV_CRASH_SCOPE: return GFL_CHANNEL_SYSTEM;
+    case GFL_EV_CRASH_SCOPE:
+    case GFL_EV_TRIGGER:
+    case GFL_EV_TRACE_WINDOW: return GFL_CHANNEL_SYSTEM;
     default: return GFL_CHANNEL_DEVICE;
     }
 }
@@ -479,6 +518,7 @@ const char *gpufl__sync_kind_name(uint8_t kind);
 const char *gpufl__limiter_name(uint8_t limiter);
 const char *gpufl__log_level_name(uint8_t level);
 const char *gpufl__crash_action_name(uint8_t action);
+const char *gpufl__trigger_outcome_name(uint8_t outcome);
 /* "SIGSEGV", ... for the fatal signals gpufl catches; "signal" otherwise. */
 const char *gpufl__signal_name(int32_t signal);
 /* si_code by name ("SEGV_MAPERR", "SI_TKILL", ...); NULL when not known. */

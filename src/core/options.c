@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/dump_rules.h"
 #include "core/log.h"
 #include "core/options_table.h"
 #include "core/utf8.h"
@@ -218,6 +219,28 @@ static unsigned long long int_value(const gpufl_options *o, const gpufl__option_
     return v;
 }
 
+/* The string options whose text has a syntax of its own. */
+static int check_string(const gpufl_options *o, const gpufl__option_desc *d, char *why, size_t why_len)
+{
+    if (d->offset == offsetof(gpufl_options, app_name) && !o->app_name[0]) {
+        snprintf(why, why_len, "must not be empty");
+        return GPUFL_ECONFIG;
+    }
+    if (d->offset == offsetof(gpufl_options, dump_signal) && gpufl__signal_parse(o->dump_signal) < 0) {
+        snprintf(why, why_len, "is `%s`: not SIGUSR1, SIGUSR2, SIGRTMIN+N or none", o->dump_signal);
+        return GPUFL_ECONFIG;
+    }
+    if (d->offset == offsetof(gpufl_options, dump_rules)) {
+        gpufl__dump_rules rules;
+        return gpufl__dump_rules_parse(o->dump_rules, &rules, why, why_len);
+    }
+    if (d->offset == offsetof(gpufl_options, trace_step_scope) && !o->trace_step_scope[0]) {
+        snprintf(why, why_len, "must not be empty");
+        return GPUFL_ECONFIG;
+    }
+    return 0;
+}
+
 int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, char *why, size_t why_len)
 {
     switch (d->kind) {
@@ -248,12 +271,7 @@ int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, cha
             return GPUFL_ECONFIG;
         }
         return 0;
-    case GFL_OPT_STRING:
-        if (d->offset == offsetof(gpufl_options, app_name) && !c->o.app_name[0]) {
-            snprintf(why, why_len, "must not be empty");
-            return GPUFL_ECONFIG;
-        }
-        return 0;
+    case GFL_OPT_STRING: return check_string(&c->o, d, why, why_len);
     case GFL_OPT_BOOL: return 0;
     }
     return 0;

@@ -86,7 +86,43 @@
       "libgpufl. Tests point it at the synthetic backend.")                                     \
     X(log_format, LOG_FORMAT, GPUFL_LOG_NDJSON, "`ndjson`", "GPUFL_LOG_FORMAT", 0, 0,            \
       "What to write: `ndjson` (the `.log` files), `gflt` (`trace.gflt`, the compact binary "     \
-      "trace) or `both`. Both formats share the session's disk cap.")
+      "trace) or `both`. Both formats share the session's disk cap.")                             \
+    X(flight_window_s, U32, 0, "`0` (off)", "GPUFL_FLIGHT_WINDOW_S", 0, 86400,                   \
+      "Keep the last this many seconds of every channel in memory, compact, and write them out "  \
+      "as a dump when a trigger fires (`gpufl_dump`, the dump signal, a crash, out of memory, "   \
+      "`dump_rules`). 0: no window.")                                                           \
+    X(flight_window_bytes, BYTES, 256 * GFL_MiB, "`256MiB`", "GPUFL_FLIGHT_WINDOW_BYTES",        \
+      GFL_MiB, 64 * GFL_GiB,                                                                      \
+      "Most memory the flight window takes; the oldest events go first when it is full.")         \
+    X(dump_signal, STRING, "SIGUSR2", "`SIGUSR2`", "GPUFL_DUMP_SIGNAL", 0, 0,                     \
+      "Signal that dumps the flight window (`gpufl dump PID` sends it); `none`: no handler. Not " \
+      "installed over a handler the program set.")                                              \
+    X(dump_on_crash, BOOL, true, "`true`", "GPUFL_DUMP_ON_CRASH", 0, 0,                           \
+      "Dump the flight window when the program gets a fatal signal.")                             \
+    X(dump_on_oom, BOOL, true, "`true`", "GPUFL_DUMP_ON_OOM", 0, 0,                               \
+      "Dump the flight window when a CUDA allocation fails for lack of memory (Trace engine).")   \
+    X(dump_rules, STRING, "", "`\"\"`", "GPUFL_DUMP_RULES", 0, 0,                                 \
+      "Rules that dump the flight window, comma-separated: `slow_scope=NAME:MS` (a scope longer " \
+      "than MS), `device_memory_pct=P`, `temperature_c=C`, `power_w=W` (an NVML sample above).") \
+    X(dump_max_count, U32, 10, "`10`", "GPUFL_DUMP_MAX_COUNT", 1, 100000,                         \
+      "Dumps kept; the oldest is removed first.")                                                 \
+    X(dump_max_bytes, BYTES, 4 * GFL_GiB, "`4GiB`", "GPUFL_DUMP_MAX_BYTES", GFL_MiB,              \
+      GFL_GiB * 1024 * 1024, "Bytes all dumps may take; the oldest are removed first.")           \
+    X(dump_min_interval_s, U32, 10, "`10`", "GPUFL_DUMP_MIN_INTERVAL_S", 0, 86400,                \
+      "Seconds between two dumps: a trigger that fires sooner is recorded, not dumped.")          \
+    X(trace_every_s, U32, 0, "`0` (off)", "GPUFL_TRACE_EVERY_S", 0, 86400,                        \
+      "Trace engine and up: trace only in windows of `trace_for_s` every this many seconds, "     \
+      "Monitor in between. 0: trace all the time (unless `trace_every_steps` is set).")           \
+    X(trace_for_s, U32, 1, "`1`", "GPUFL_TRACE_FOR_S", 1, 86400,                                  \
+      "Length of a trace window opened by `trace_every_s`, a trigger or the dump signal's twin.")  \
+    X(trace_every_steps, U32, 0, "`0` (off)", "GPUFL_TRACE_EVERY_STEPS", 0, 100000000,            \
+      "Trace `trace_steps` steps of every this many, counted on the scope `trace_step_scope`.")   \
+    X(trace_steps, U32, 1, "`1`", "GPUFL_TRACE_STEPS", 1, 100000000,                              \
+      "Steps traced in each window of `trace_every_steps`.")                                      \
+    X(trace_step_scope, STRING, "step", "`step`", "GPUFL_TRACE_STEP_SCOPE", 0, 0,                 \
+      "Name of the scope (or gpufl.torch step) whose begins count steps.")                        \
+    X(trace_on_trigger, BOOL, false, "`false`", "GPUFL_TRACE_ON_TRIGGER", 0, 0,                   \
+      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

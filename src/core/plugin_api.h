@@ -44,6 +44,11 @@ typedef struct gpufl_plugin_host {
      * 0 stays 0 ("launching thread unknown") instead of becoming the
      * caller's, which push() fills in. */
     int (*push_wait)(const gfl_event *ev);
+    /* A trigger fired in the plugin (kind "oom": a CUDA allocation failed
+     * for lack of memory): the session records it and, per its options,
+     * dumps the flight window. Push what the dump should hold first. Never
+     * blocks; any thread. */
+    void (*trigger)(const char *kind, const char *detail);
 } gpufl_plugin_host;
 
 typedef struct gpufl_plugin {

@@ -267,6 +267,24 @@ static const gpufl__gflt_field engine_fields[] = {
     OPT(u.engine.reason, GFLT_STR),
 };
 
+static const gpufl__gflt_field trigger_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.trigger.kind, GFLT_STR),
+    OPT(u.trigger.detail, GFLT_STR),
+    OPT(u.trigger.dump, GFLT_STR),
+    F(u.trigger.outcome, GFLT_VAR),
+};
+
+static const gpufl__gflt_field trace_window_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    OPT(u.trace_window.end_ts, GFLT_VAR),
+    F(u.trace_window.reason, GFLT_STR),
+    OPT(u.trace_window.detail, GFLT_STR),
+    F(u.trace_window.index, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -311,6 +329,8 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_CRASH_STACK] = LAYOUT(stack_fields),
     [GFL_EV_CRASH_SCOPE] = LAYOUT(scope_fields),
     [GFL_EV_ENGINE] = LAYOUT(engine_fields),
+    [GFL_EV_TRIGGER] = LAYOUT(trigger_fields),
+    [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

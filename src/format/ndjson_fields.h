@@ -221,6 +221,7 @@
     X(bytes, u.mem.bytes, U, 0, ALWAYS)                                                            \
     X(kind, u.mem.mem_kind, ENUM, mem_kind, ALWAYS)                                                \
     X(async, u.mem.is_async, BOOL, 0, NONZERO)                                                     \
+    X(failed, h.flags, FLAG, GFL_F_MEM_FAILED, FLAGGED)                                            \
     GFL_NDJ_LAUNCHER(X, mem)                                                                       \
     GFL_NDJ_STACK_ID(X, mem)
 // clang-format on
@@ -334,6 +335,27 @@
     X(reason, u.engine.reason, STR, 0, NONZERO)
 // clang-format on
 
+/* A trigger that fired, and the dump it wrote (collect/triggers.h). */
+// clang-format off
+#define GFL_NDJSON_TRIGGER(X)                                                                      \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(tid, h.tid, U, 0, NONZERO)                                                                   \
+    X(kind, u.trigger.kind, STR, 0, ALWAYS)                                                        \
+    X(detail, u.trigger.detail, STR, 0, NONZERO)                                                   \
+    X(outcome, u.trigger.outcome, ENUM, trigger_outcome, ALWAYS)                                   \
+    X(dump, u.trigger.dump, STR, 0, NONZERO)
+// clang-format on
+
+/* A trace window opening (no end_ns) or closing. */
+// clang-format off
+#define GFL_NDJSON_TRACE_WINDOW(X)                                                                 \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(end_ns, u.trace_window.end_ts, U, 0, NONZERO)                                                \
+    X(index, u.trace_window.index, U, 0, ALWAYS)                                                   \
+    X(reason, u.trace_window.reason, STR, 0, ALWAYS)                                               \
+    X(detail, u.trace_window.detail, STR, 0, NONZERO)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -360,7 +382,9 @@
     L(GFL_EV_CRASH, GFL_NDJSON_CRASH, none)                                                        \
     L(GFL_EV_CRASH_STACK, GFL_NDJSON_STACK, none)                                                  \
     L(GFL_EV_CRASH_SCOPE, GFL_NDJSON_SCOPE, none)                                                  \
-    L(GFL_EV_ENGINE, GFL_NDJSON_ENGINE, none)
+    L(GFL_EV_ENGINE, GFL_NDJSON_ENGINE, none)                                                     \
+    L(GFL_EV_TRIGGER, GFL_NDJSON_TRIGGER, none)                                                    \
+    L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -441,7 +465,7 @@ typedef struct gpufl__meta_line {
     X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
-    X(requested) X(engine) X(plugin) X(seq)
+    X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -108,7 +108,17 @@ typedef struct slot {
 } slot;
 
 /* The name tables of ENUM rows, named as the table's arg. */
-enum { EN_copy_kind, EN_mem_kind, EN_sync_kind, EN_limiter, EN_drop_reason, EN_channel, EN_log_level, EN_crash_action };
+enum {
+    EN_copy_kind,
+    EN_mem_kind,
+    EN_sync_kind,
+    EN_limiter,
+    EN_drop_reason,
+    EN_channel,
+    EN_log_level,
+    EN_crash_action,
+    EN_trigger_outcome
+};
 
 /* What the reader keeps of a row's arg, by kind: the validity bit of a
  * number, the bit of a flag, the name table of an enum. A kind added to
@@ -199,6 +209,7 @@ static const char *enum_name(unsigned table, unsigned i)
     case EN_channel: return i < GFL_CHANNEL_COUNT ? gpufl__channel_name((uint8_t)i) : NULL;
     case EN_log_level: return i <= GFL_LOG_ERROR ? gpufl__log_level_name((uint8_t)i) : NULL;
     case EN_crash_action: return i < GFL_CRASH_ACTION_COUNT ? gpufl__crash_action_name((uint8_t)i) : NULL;
+    case EN_trigger_outcome: return i < GFL_TRIGGER_OUTCOME_COUNT ? gpufl__trigger_outcome_name((uint8_t)i) : NULL;
     }
     return NULL;
 }

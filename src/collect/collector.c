@@ -45,6 +45,22 @@ static void deliver(gpufl__collector *c, const gfl_event *ev, uint64_t now)
     gpufl__stats_add(&c->stats, ev);
     for (size_t i = 0; i < c->cfg.nsinks; i++)
         (void)c->cfg.sinks[i].event(c->cfg.sinks[i].self, ev, now);
+    if (c->cfg.triggers)
+        gpufl__triggers_check(c->cfg.triggers, ev);
+}
+
+/* A trigger's own event, delivered as it fires. */
+static void emit_trigger(void *ctx, const gfl_event *ev)
+{
+    gpufl__collector *c = ctx;
+    deliver(c, ev, gpufl__now_ns());
+}
+
+/* Fires the triggers waiting; they see every event drained before. */
+static void poll_triggers(gpufl__collector *c)
+{
+    if (c->cfg.triggers)
+        gpufl__triggers_poll(c->cfg.triggers, gpufl__now_ns(), emit_trigger, c);
 }
 
 static void process(gpufl__collector *c, const gfl_event *ev, uint64_t now)
@@ -239,6 +255,13 @@ static void crash_pass(gpufl__collector *c)
     for (unsigned i = 0; i < n; i++)
         deliver(c, &stack[i], now);
     flush_sinks(c, now);
+    if (c->cfg.triggers) {
+        /* the flight window, with the crash in it, before the process goes */
+        char detail[128];
+        snprintf(detail, sizeof detail, "%s (signal %d)", gpufl__signal_name(r->info.signal), r->info.signal);
+        gpufl__triggers_crash(c->cfg.triggers, detail, gpufl__now_ns(), emit_trigger, c);
+        flush_sinks(c, gpufl__now_ns());
+    }
     gpufl__crash_written_done();
 }
 
@@ -251,6 +274,7 @@ static void *collector_main(void *arg)
     while (!c->stop) {
         crash_pass(c);
         size_t handled = drain_pass(c);
+        poll_triggers(c);
         periodic(c, handled);
         if (handled >= BATCH_PER_PRODUCER)
             continue; /* more is waiting: no sleep */
@@ -269,7 +293,8 @@ static void *collector_main(void *arg)
      * "recording?" check just before shutdown may still add a few events. */
     for (int i = 0; i < FINAL_PASSES && drain_pass(c) > 0; i++)
         ;
-    crash_pass(c); /* one that came as the session ended */
+    poll_triggers(c); /* a dump asked for just before the end */
+    crash_pass(c);    /* one that came as the session ended */
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }

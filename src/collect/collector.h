@@ -18,6 +18,7 @@
 
 #include "collect/sink.h"
 #include "collect/summary.h"
+#include "collect/triggers.h"
 #include "core/session_info.h"
 
 #define GFL_COLLECTOR_MAX_SINKS 4
@@ -31,6 +32,9 @@ typedef struct gpufl__collector_config {
     bool durable; /* write out after every pass (flush_logs_always) */
     uint32_t session_gen;
     bool checkpoints; /* rewrite session.json every couple of seconds */
+    /* Checked against every event and polled every pass (NULL: none);
+     * the session owns it and frees it after the collector stops. */
+    gpufl__triggers *triggers;
 } gpufl__collector_config;
 
 /* Starts the thread. Returns 0, or a negative gpufl_err with a message in

@@ -139,24 +139,64 @@ static json_t *engine_json(const gpufl__session_info *info, const gpufl__summary
                      text_or_null(ran ? summary->engine_reason : NULL));
 }
 
-int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
-                              const gpufl__session_end *end)
+/* The document's common part: identity, options, host, devices. status:
+ * "ended", "crashed", "running" or "dump". */
+static json_t *session_root(const gpufl__session_info *info, const char *status)
 {
     char start[40];
     gpufl__iso_time(info->start_wall_ns, start, sizeof start);
     /* Names from outside (app, host, the directory, device names) need not
      * be UTF-8: U+FFFD replaces what is not, as in the NDJSON logs. */
-    json_t *root =
-        json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format", "gpufl-session",
-                  "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING, "session_id", info->id,
-                  "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host", gpufl__json_text(info->host),
-                  "log_dir", gpufl__json_text(info->dir), "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
-                  (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(), "status",
-                  end                           ? "ended"
-                  : summary && summary->crashed ? "crashed"
-                                                : "running",
-                  "options", options_json(&info->config->o), "host_info", host_info_json(), "devices",
-                  devices_json(info->devices));
+    return json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format", "gpufl-session",
+                     "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING, "session_id",
+                     info->id, "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host",
+                     gpufl__json_text(info->host), "log_dir", gpufl__json_text(info->dir), "start_ns",
+                     (json_int_t)info->start_ns, "start_wall_ns", (json_int_t)info->start_wall_ns, "start_time", start,
+                     "clock_source", gpufl__clock_source(), "status", status, "options", options_json(&info->config->o),
+                     "host_info", host_info_json(), "devices", devices_json(info->devices));
+}
+
+/* Writes root (taken) as dir/session.json, atomically. */
+static int write_root(json_t *root, const char *dir)
+{
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    if (!text) {
+        errno = ENOMEM;
+        return GPUFL_ENOMEM;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/session.json", dir);
+    size_t n = strlen(text);
+    text[n] = '\n'; /* json_dumps leaves room for the NUL, which we replace */
+    int rc = gpufl__write_file_atomic(path, text, n + 1) == 0 ? 0 : GPUFL_EIO;
+    free(text);
+    return rc;
+}
+
+int gpufl__session_json_write_dump(const gpufl__session_info *info, const char *dir, const gpufl__dump_note *note)
+{
+    json_t *root = session_root(info, "dump");
+    if (!root) {
+        errno = ENOMEM;
+        return GPUFL_ENOMEM;
+    }
+    char at[40];
+    gpufl__iso_time(info->start_wall_ns + (note->at_ns - info->start_ns), at, sizeof at);
+    json_t *d =
+        json_pack("{s:o,s:o,s:o,s:I,s:s,s:I,s:I,s:I,s:I}", "name", gpufl__json_text(note->name), "trigger",
+                  gpufl__json_text(note->kind), "detail", gpufl__json_text(note->detail), "at_ns",
+                  (json_int_t)note->at_ns, "at_time", at, "from_ns", (json_int_t)note->from_ns, "to_ns",
+                  (json_int_t)note->to_ns, "events", (json_int_t)note->events, "bytes", (json_int_t)note->bytes);
+    json_object_set_new(root, "dump", d);
+    json_object_set_new(root, "session_dir", gpufl__json_text(info->dir));
+    return write_root(root, dir);
+}
+
+int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
+                              const gpufl__session_end *end)
+{
+    json_t *root = session_root(info, end ? "ended" : summary && summary->crashed ? "crashed" : "running");
     if (!root) {
         errno = ENOMEM;
         return GPUFL_ENOMEM;
@@ -173,17 +213,5 @@ int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summ
         json_object_set_new(root, "crash", gpufl__crash_to_json(summary));
     if (summary)
         json_object_set_new(root, "summary", gpufl__summary_to_json(summary));
-    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(root);
-    if (!text) {
-        errno = ENOMEM;
-        return GPUFL_ENOMEM;
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/session.json", info->dir);
-    size_t n = strlen(text);
-    text[n] = '\n'; /* json_dumps leaves room for the NUL, which we replace */
-    int rc = gpufl__write_file_atomic(path, text, n + 1) == 0 ? 0 : GPUFL_EIO;
-    free(text);
-    return rc;
+    return write_root(root, info->dir);
 }

@@ -15,6 +15,22 @@
 int gpufl__session_json_write(const gpufl__session_info *info, const gpufl__summary *summary,
                               const gpufl__session_end *end) __attribute__((warn_unused_result));
 
+/* What a dump of the flight window says of itself in its session.json:
+ * the trigger that wrote it and the span it holds. */
+typedef struct gpufl__dump_note {
+    const char *name;        /* the dump's directory name under dumps/ */
+    const char *kind;        /* the trigger: "dump", "signal", "crash", "oom", a rule */
+    const char *detail;      /* "" when none */
+    uint64_t at_ns;          /* when it fired */
+    uint64_t from_ns, to_ns; /* the window's events */
+    uint64_t events, bytes;
+} gpufl__dump_note;
+
+/* session.json of a dump, in dir: the session's identity, options and
+ * devices (status "dump"), and a "dump" object from note. 0 or as above. */
+int gpufl__session_json_write_dump(const gpufl__session_info *info, const char *dir, const gpufl__dump_note *note)
+    __attribute__((warn_unused_result));
+
 /* Wall-clock ns as session.json writes times: "2026-11-21T03:04:05.123Z"
  * (UTC, milliseconds); len >= 32. */
 void gpufl__iso_time(uint64_t wall_ns, char *buf, size_t len);

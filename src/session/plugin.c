@@ -2,6 +2,7 @@
  * Device plugin loading and the host functions handed to it (see plugin.h
  * and plugin_api.h).
  */
+#include "session/dumps.h"
 #include "session/plugin.h"
 
 #include <dlfcn.h>
@@ -192,6 +193,7 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
         .count_lost = host_count_lost,
         .log = host_log,
         .push_wait = host_push_wait,
+        .trigger = gpufl__dumps_plugin_trigger,
     };
     char err[512] = "";
     int rc = plugin->start(&host, err, sizeof err);

@@ -34,6 +34,7 @@
 #include "core/run_env.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
+#include "session/dumps.h"
 #include "session/plugin.h"
 #include "session/sampler.h"
 #include "session/session.h"
@@ -123,7 +124,16 @@ static int start_collector(session *s, char *err, size_t err_len)
     int rc = gpufl__session_sinks_open(&cc, &s->info, &s->budget, err, err_len);
     if (rc != 0)
         return rc;
-    return gpufl__collector_start(&s->collector, &cc, err, err_len);
+    if ((rc = gpufl__dumps_open(&s->info, &cc, err, err_len)) != 0) {
+        gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
+        for (size_t i = 0; i < cc.nsinks; i++)
+            cc.sinks[i].close(cc.sinks[i].self, &end);
+        return rc;
+    }
+    rc = gpufl__collector_start(&s->collector, &cc, err, err_len);
+    if (rc != 0)
+        gpufl__dumps_close(); /* the collector closed the sinks, the window with them */
+    return rc;
 }
 
 /* GPU telemetry: NVML for backend auto or nvidia. Without it the session
@@ -218,13 +228,16 @@ static void warn_deprecated(const gpufl_options *o)
 static void end_session(session *s)
 {
     gpufl__crash_uninstall();
+    gpufl__dumps_disarm();
     gpufl__plugin_stop();
     gpufl__sampler_stop();
     gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
     /* release: producers that see false stop; in-flight events are drained */
     atomic_store_explicit(&gpufl__recording_flag, false, memory_order_release);
-    if (s->collector)
+    if (s->collector) {
         gpufl__collector_stop(s->collector, &end, NULL);
+        gpufl__dumps_close();
+    }
     gpufl__log_set_recorder(NULL);
     gpufl__system_windows_reset();
     gpufl__config_free(&s->config);
@@ -321,6 +334,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     gpufl__log_set_recorder(record_log);
     atomic_store_explicit(&gpufl__recording_flag, true, memory_order_release);
     gpufl__crash_install();
+    gpufl__dumps_arm();
     warn_deprecated(&s->config.o);
     record_devices(s);
     start_sampler(s);
@@ -381,6 +395,21 @@ static int hand_over(int (*step)(void), const char *call)
 GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__plugin_pause, "gpufl_trace_pause"); }
 
 GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__plugin_resume, "gpufl_trace_resume"); }
+
+/* Under the lifecycle lock: gpufl_shutdown() waits for a dump under way. */
+GPUFL_API int gpufl_dump(const char *reason)
+{
+    pthread_mutex_lock(&lifecycle);
+    int rc;
+    if (!current) {
+        gpufl__set_error("gpufl_dump: no session; call gpufl_init first");
+        rc = GPUFL_ESTATE;
+    } else {
+        rc = gpufl__dumps_request(reason);
+    }
+    pthread_mutex_unlock(&lifecycle);
+    return rc;
+}
 
 /* A program that forgets gpufl_shutdown() (or exits from a worker thread)
  * still gets its logs drained and its session ended. exit() runs atexit

@@ -212,6 +212,21 @@ int gpufl__gflt_writer_add(gpufl__gflt_writer *w, const gfl_event *ev)
     return 0;
 }
 
+int gpufl__gflt_writer_put_chunk(gpufl__gflt_writer *w, const void *chunk, size_t n, const gpufl__gflt_index_entry *e)
+{
+    if (w->stopped)
+        return GPUFL_EIO;
+    int rc = remember(w, e->type, e->count, e->min_ts, e->max_ts);
+    if (rc == 0 && (rc = w->out.write(w->out.ctx, chunk, n, false)) != 0)
+        w->stopped = true;
+    if (rc != 0)
+        return rc;
+    w->offset += n;
+    if (e->type == GFLT_CHUNK_EVENTS)
+        w->events_written += e->count;
+    return 0;
+}
+
 static void stop_chunk(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns, const char *detail)
 {
     gpufl__bytebuf *b = &w->raw;

@@ -84,6 +84,15 @@ int gpufl__gflt_writer_flush(gpufl__gflt_writer *w);
 /* Events buffered and not yet written. */
 static inline size_t gpufl__gflt_writer_pending(const gpufl__gflt_writer *w) { return w->n; }
 
+/* Writes a chunk framed elsewhere (by another writer with the same string
+ * ids: the flight window's) as it is, and indexes it with e's type, count
+ * and times. Returns 0, or a negative gpufl_err (writing has stopped). */
+int gpufl__gflt_writer_put_chunk(gpufl__gflt_writer *w, const void *chunk, size_t n, const gpufl__gflt_index_entry *e);
+
+/* Forgets the index kept so far (a writer that never closes its file, the
+ * flight window's, would otherwise grow it forever). */
+static inline void gpufl__gflt_writer_forget_index(gpufl__gflt_writer *w) { w->nindex = 0; }
+
 /* Stops writing for good and records why in a stop chunk (a final write).
  * Buffered events are counted lost. */
 void gpufl__gflt_writer_stop(gpufl__gflt_writer *w, uint32_t reason, uint64_t ts_ns, const char *detail);

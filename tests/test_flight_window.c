@@ -1,0 +1,325 @@
+/*
+ * The flight window and its dumps (issue 13): what a dump holds, what the
+ * window lets go of, each trigger writing exactly one dump, the storm gap,
+ * retention, and gpufl_dump()'s errors.
+ *
+ * Why: the window is what a production job leaves on; a dump must hold the
+ * minutes before the trigger and nothing else, every trigger must write one
+ * dump (not none, not a storm of them), and the dumps must not fill the disk.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
+#include "test_util.h"
+
+static char *log_path;
+
+static void start_with(gpufl_options *o)
+{
+    log_path = tu_mkdtemp("window");
+    o->app_name = "window";
+    o->log_path = log_path;
+    o->log_format = GPUFL_LOG_NDJSON;
+    assert_true(gpufl_init(o));
+}
+
+static void start(uint32_t window_s, uint32_t min_interval_s)
+{
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.flight_window_s = window_s;
+    o.dump_min_interval_s = min_interval_s;
+    start_with(&o);
+}
+
+static int cleanup(void **state)
+{
+    (void)state;
+    gpufl_shutdown();
+    if (log_path) {
+        tu_rm_rf(log_path);
+        free(log_path);
+        log_path = NULL;
+    }
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* Names of the dumps (sorted, hidden ones left out) into names; returns how many. */
+static size_t list_dumps(char names[][64], size_t cap)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/dumps", gpufl_session_dir());
+    DIR *d = opendir(path);
+    size_t n = 0;
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_name[0] != '.' && n < cap)
+            snprintf(names[n++], 64, "%s", e->d_name);
+    closedir(d);
+    for (size_t i = 1; i < n; i++) /* few: insertion sort */
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char tmp[64];
+            memcpy(tmp, names[j], 64);
+            memcpy(names[j], names[j - 1], 64);
+            memcpy(names[j - 1], tmp, 64);
+        }
+    return n;
+}
+
+static gpufl_trace *open_dump(const char *name)
+{
+    char path[4200], err[512];
+    snprintf(path, sizeof path, "%s/dumps/%s", gpufl_session_dir(), name);
+    gpufl_trace *t = NULL;
+    if (gpufl_trace_open(path, &t, err, sizeof err) != 0)
+        fail_msg("cannot read dump %s: %s", path, err);
+    return t;
+}
+
+/* How many scopes of the trace are called name. */
+static size_t scopes_named(const gpufl_trace *t, const char *name)
+{
+    const gpufl_trace_scopes *s = gpufl_trace_get_scopes(t);
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += strcmp(gpufl_trace_string(t, s->name[i]), name) == 0;
+    return n;
+}
+
+static void record_scopes(const char *name, int n)
+{
+    for (int i = 0; i < n; i++)
+        gpufl_scope_end(gpufl_scope_begin(name));
+}
+
+/* ---- what a dump holds -------------------------------------------------- */
+
+static void a_dump_holds_the_window_and_names_its_trigger(void **state)
+{
+    (void)state;
+    start(60, 0);
+    for (int i = 0; i < 5; i++) { /* in batches the ring holds */
+        record_scopes("work", 1000);
+        sleep_ms(20);
+    }
+    assert_int_equal(gpufl_dump("by hand"), 0);
+    char names[8][64];
+    assert_int_equal(list_dumps(names, 8), 1);
+    assert_string_equal(names[0], "0001-dump");
+    gpufl_trace *t = open_dump(names[0]);
+    assert_int_equal(scopes_named(t, "work"), 5000);
+    gpufl_trace_close(t);
+
+    char path[4200];
+    snprintf(path, sizeof path, "%s/dumps/%s", gpufl_session_dir(), names[0]);
+    json_t *sj = tu_session_json(path);
+    assert_string_equal(tu_str(sj, "status"), "dump");
+    json_t *d = json_object_get(sj, "dump");
+    assert_string_equal(tu_str(d, "trigger"), "dump");
+    assert_string_equal(tu_str(d, "detail"), "by hand");
+    assert_true(tu_int(d, "events") >= 10000);
+    json_decref(sj);
+    /* the program goes on recording */
+    assert_true(gpufl_is_recording());
+}
+
+static void the_window_lets_go_of_what_is_older_but_keeps_what_is_open(void **state)
+{
+    (void)state;
+    start(1, 0);
+    gpufl_scope outer = gpufl_scope_begin("outer");
+    record_scopes("old", 1000);
+    sleep_ms(2600); /* the old scopes' chunk goes out of the 1 s window */
+    record_scopes("new", 1000);
+    assert_int_equal(gpufl_dump(NULL), 0);
+    gpufl_scope_end(outer);
+    char names[8][64];
+    assert_int_equal(list_dumps(names, 8), 1);
+    gpufl_trace *t = open_dump(names[0]);
+    assert_int_equal(scopes_named(t, "new"), 1000);
+    assert_int_equal(scopes_named(t, "old"), 0);
+    /* begun before the window and still open at the dump: kept aside */
+    assert_int_equal(scopes_named(t, "outer"), 1);
+    gpufl_trace_close(t);
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+static void without_a_window_gpufl_dump_refuses(void **state)
+{
+    (void)state;
+    assert_int_equal(gpufl_dump("x"), GPUFL_ESTATE);
+    assert_non_null(strstr(gpufl_last_error(), "no session"));
+    start(0, 0);
+    assert_int_equal(gpufl_dump("x"), GPUFL_ESTATE);
+    assert_non_null(strstr(gpufl_last_error(), "flight_window_s"));
+}
+
+static void bad_rules_and_signals_fail_init_naming_them(void **state)
+{
+    (void)state;
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.log_path = "/nonexistent-never-created";
+    o.dump_rules = "slow_scope=step";
+    assert_false(gpufl_init(&o));
+    assert_non_null(strstr(gpufl_last_error(), "dump_rules"));
+    assert_non_null(strstr(gpufl_last_error(), "NAME:MS"));
+    o.dump_rules = "power_w=0";
+    assert_false(gpufl_init(&o));
+    assert_non_null(strstr(gpufl_last_error(), "1..100000"));
+    o.dump_rules = "gpu_temp=3";
+    assert_false(gpufl_init(&o));
+    assert_non_null(strstr(gpufl_last_error(), "no such rule"));
+    o.dump_rules = "";
+    o.dump_signal = "SIGSEGV";
+    assert_false(gpufl_init(&o));
+    assert_non_null(strstr(gpufl_last_error(), "dump_signal"));
+}
+
+/* ---- triggers ------------------------------------------------------------ */
+
+static void a_storm_writes_one_dump_and_records_every_trigger(void **state)
+{
+    (void)state;
+    start(60, 60);
+    record_scopes("work", 100);
+    assert_int_equal(gpufl_dump("first"), 0);
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(gpufl_dump("again"), GPUFL_ESTATE);
+        assert_non_null(strstr(gpufl_last_error(), "dump_min_interval_s"));
+    }
+    char names[8][64];
+    assert_int_equal(list_dumps(names, 8), 1);
+    char *dir = strdup(gpufl_session_dir());
+    gpufl_shutdown();
+    tu_ndjson sys;
+    assert_int_equal(tu_ndjson_load_channel(dir, "system", &sys), 0);
+    assert_int_equal(tu_count_type(&sys, "trigger"), 201);
+    size_t storms = 0;
+    for (size_t i = 0; i < 201; i++)
+        storms += strcmp(tu_str(tu_nth_type(&sys, "trigger", i), "outcome"), "storm") == 0;
+    assert_int_equal(storms, 200);
+    assert_string_equal(tu_str(tu_nth_type(&sys, "trigger", 0), "dump"), "0001-dump");
+    tu_ndjson_free(&sys);
+    free(dir);
+}
+
+static void retention_keeps_the_newest_dumps(void **state)
+{
+    (void)state;
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.flight_window_s = 60;
+    o.dump_min_interval_s = 0;
+    o.dump_max_count = 2;
+    start_with(&o);
+    for (int i = 0; i < 5; i++) {
+        record_scopes("work", 10);
+        assert_int_equal(gpufl_dump(NULL), 0);
+    }
+    char names[8][64];
+    assert_int_equal(list_dumps(names, 8), 2);
+    assert_string_equal(names[0], "0004-dump");
+    assert_string_equal(names[1], "0005-dump");
+}
+
+static void the_dump_signal_writes_one_dump(void **state)
+{
+    (void)state;
+    start(60, 0);
+    record_scopes("work", 10);
+    assert_int_equal(raise(SIGUSR2), 0);
+    char names[8][64];
+    size_t n = 0;
+    for (int i = 0; i < 500 && n == 0; i++) {
+        sleep_ms(10);
+        n = list_dumps(names, 8);
+    }
+    assert_int_equal(n, 1);
+    assert_string_equal(names[0], "0001-signal");
+    /* the note `gpufl dump PID` reads names the session */
+    char note[512];
+    snprintf(note, sizeof note, "/tmp/gpufl-%u/%d", (unsigned)getuid(), (int)getpid());
+    if (getenv("XDG_RUNTIME_DIR") && getenv("XDG_RUNTIME_DIR")[0] == '/')
+        snprintf(note, sizeof note, "%s/gpufl/%d", getenv("XDG_RUNTIME_DIR"), (int)getpid());
+    FILE *f = fopen(note, "r");
+    assert_non_null(f);
+    char line1[64], line2[4200];
+    assert_non_null(fgets(line1, sizeof line1, f));
+    assert_non_null(fgets(line2, sizeof line2, f));
+    fclose(f);
+    assert_int_equal(atoi(line1), SIGUSR2);
+    line2[strcspn(line2, "\n")] = '\0';
+    assert_string_equal(line2, gpufl_session_dir());
+    gpufl_shutdown();
+    assert_int_equal(access(note, F_OK), -1); /* gone with the session */
+}
+
+static void a_slow_scope_rule_writes_one_dump(void **state)
+{
+    (void)state;
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.flight_window_s = 60;
+    o.dump_min_interval_s = 0;
+    o.dump_rules = "slow_scope=step:20,power_w=100000";
+    start_with(&o);
+    record_scopes("step", 50); /* fast: nothing */
+    gpufl_scope s = gpufl_scope_begin("step");
+    sleep_ms(40);
+    gpufl_scope_end(s);
+    gpufl_scope other = gpufl_scope_begin("other"); /* slow, but not a step */
+    sleep_ms(40);
+    gpufl_scope_end(other);
+    char names[8][64];
+    size_t n = 0;
+    for (int i = 0; i < 500 && n == 0; i++) {
+        sleep_ms(10);
+        n = list_dumps(names, 8);
+    }
+    sleep_ms(100);
+    assert_int_equal(list_dumps(names, 8), 1);
+    assert_string_equal(names[0], "0001-slow_scope");
+    gpufl_trace *t = open_dump(names[0]);
+    assert_int_equal(scopes_named(t, "step"), 51);
+    gpufl_trace_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(a_dump_holds_the_window_and_names_its_trigger, cleanup),
+        cmocka_unit_test_teardown(the_window_lets_go_of_what_is_older_but_keeps_what_is_open, cleanup),
+        cmocka_unit_test_teardown(without_a_window_gpufl_dump_refuses, cleanup),
+        cmocka_unit_test_teardown(bad_rules_and_signals_fail_init_naming_them, cleanup),
+        cmocka_unit_test_teardown(a_storm_writes_one_dump_and_records_every_trigger, cleanup),
+        cmocka_unit_test_teardown(retention_keeps_the_newest_dumps, cleanup),
+        cmocka_unit_test_teardown(the_dump_signal_writes_one_dump, cleanup),
+        cmocka_unit_test_teardown(a_slow_scope_rule_writes_one_dump, cleanup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -37,6 +37,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -46,6 +47,7 @@
 #include "core/clock.h"
 #include "fake_cupti.h"
 #include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
 #include "test_util.h"
 
 /* ---- the fake's control API, from the copy the plugin loads ------------------ */
@@ -53,6 +55,7 @@
 // clang-format off
 #define FAKE_FUNCTIONS(X)                                                                          \
     X(launch_kernel) X(memcpy) X(memcpy_peer) X(memset) X(sync) X(malloc) X(free) X(graph_launch) \
+    X(malloc_oom)                                                                                  \
     X(nvtx_push) X(nvtx_pop) X(nvtx_mark) X(nvtx_start) X(nvtx_end) X(nvtx_domain_create)         \
     X(nvtx_domain_push) X(nvtx_domain_pop) X(push_external_id) X(pop_external_id) X(drop)          \
     X(bad_record) X(destroy_context) X(refuse_kind) X(refuse_buffers) X(get_counters)              \
@@ -354,12 +357,13 @@ static void test_kernels(void **state)
     assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020));
     assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2));
     assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000));
-    /* syncs are on by default, allocations off */
+    /* syncs are on by default, and allocation calls (watched for a failure
+     * for lack of memory, dump_on_oom) */
     assert_true(
         fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
     assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize));
-    assert_false(fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
-    assert_false(fake.callback_enabled(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2));
+    assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020));
+    assert_true(fake.callback_enabled(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2));
     /* calls that launch nothing are not watched */
     assert_false(fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
     assert_false(fake.callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020));
@@ -749,6 +753,57 @@ static void graph_session(bool tracked)
             assert_int_equal(tu_int(k, "start_ns"), start); /* back to back */
         start = (uint64_t)tu_int(k, "end_ns");
     }
+    release(&r);
+}
+
+/* A CUDA allocation that fails for lack of memory (dump_on_oom): the failed
+ * call is recorded, attributed like any call, and the flight window is
+ * dumped holding it and the allocations live at that moment. */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    gpufl_options o = trace_options();
+    o.enable_memory_tracking = true;
+    o.flight_window_s = 60;
+    o.log_format = GPUFL_LOG_NDJSON;
+    begin(&o);
+    gpufl_scope s = gpufl_scope_begin("load");
+    fake.malloc(0x7f0000001000ull, 1u << 20, false, 0); /* live at the failure */
+    fake.malloc(0x7f0000200000ull, 4096, false, 0);     /* freed before it */
+    fake.free(0x7f0000200000ull, 4096, false, 0);
+    uint32_t failed = fake.malloc_oom(80ull << 30);
+    gpufl_scope_end(s);
+    char dump[4200];
+    snprintf(dump, sizeof dump, "%s/dumps/0001-oom", gpufl_session_dir());
+    struct stat st;
+    for (int i = 0; i < 500 && stat(dump, &st) != 0; i++)
+        usleep(10000);
+    recorded r;
+    finish(&r);
+    json_t *m = by_corr(&r.dev, "mem_alloc", failed);
+    assert_true(json_is_true(json_object_get(m, "failed")));
+    assert_int_equal(tu_int(m, "bytes"), 80ll << 30);
+    assert_int_equal(tu_int(m, "tid"), my_tid());
+    assert_int_equal(tu_int(m, "scope"), tu_int(by_name(&r.scope, "scope_begin", "load"), "id"));
+    json_t *t = tu_nth_type(&r.sys, "trigger", 0);
+    assert_non_null(t);
+    assert_string_equal(tu_str(t, "kind"), "oom");
+    assert_string_equal(tu_str(t, "outcome"), "dumped");
+    assert_non_null(strstr(tu_str(t, "detail"), "cudaMalloc of 85899345920 bytes failed"));
+    /* the dump: the failed allocation and the one live then, not the freed one */
+    gpufl_trace *tr = NULL;
+    char err[512];
+    if (gpufl_trace_open(dump, &tr, err, sizeof err) != 0)
+        fail_msg("%s: %s", dump, err);
+    const gpufl_trace_memory *mem = gpufl_trace_get_memory(tr);
+    bool saw_failed = false, saw_live = false;
+    for (size_t i = 0; i < mem->n; i++) {
+        saw_failed |= mem->bytes[i] == 80ull << 30;
+        saw_live |= mem->address[i] == 0x7f0000001000ull;
+    }
+    assert_true(saw_failed);
+    assert_true(saw_live);
+    gpufl_trace_close(tr);
     release(&r);
 }
 
@@ -1294,6 +1349,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_stacks, cleanup),
         cmocka_unit_test_teardown(test_copies_memsets_syncs, cleanup),
         cmocka_unit_test_teardown(test_allocations, cleanup),
+        cmocka_unit_test_teardown(test_out_of_memory, cleanup),
         cmocka_unit_test_teardown(test_graphs, cleanup),
         cmocka_unit_test_teardown(test_nvtx, cleanup),
         cmocka_unit_test_teardown(test_threads, cleanup),

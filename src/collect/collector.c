@@ -56,11 +56,18 @@ static void emit_trigger(void *ctx, const gfl_event *ev)
     deliver(c, ev, gpufl__now_ns());
 }
 
-/* Fires the triggers waiting; they see every event drained before. */
+static size_t drain_pass(gpufl__collector *c);
+
+/* Fires the triggers waiting. A pass that began before a request came may
+ * have passed a ring before the requester's last events reached it (the
+ * CUPTI plugin pushes what it flushed, then asks): one more whole pass,
+ * begun after the request was seen, takes everything pushed before it. */
 static void poll_triggers(gpufl__collector *c)
 {
-    if (c->cfg.triggers)
-        gpufl__triggers_poll(c->cfg.triggers, gpufl__now_ns(), emit_trigger, c);
+    if (!c->cfg.triggers || !gpufl__triggers_pending(c->cfg.triggers))
+        return;
+    (void)drain_pass(c);
+    gpufl__triggers_poll(c->cfg.triggers, gpufl__now_ns(), emit_trigger, c);
 }
 
 static void process(gpufl__collector *c, const gfl_event *ev, uint64_t now)

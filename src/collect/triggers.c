@@ -247,6 +247,16 @@ static bool wants_dump(const gpufl__triggers *t, const char *kind)
     return strcmp(kind, "oom") != 0 || t->dump_on_oom;
 }
 
+bool gpufl__triggers_pending(gpufl__triggers *t)
+{
+    if (t->nhits || atomic_load_explicit(&t->signals, memory_order_relaxed))
+        return true;
+    for (size_t i = 0; i < SLOTS; i++)
+        if (atomic_load_explicit(&t->slots[i].state, memory_order_acquire) == SLOT_READY)
+            return true;
+    return false;
+}
+
 void gpufl__triggers_poll(gpufl__triggers *t, uint64_t now_ns, gpufl__trigger_emit_fn emit, void *ctx)
 {
     unsigned signals = atomic_exchange_explicit(&t->signals, 0, memory_order_relaxed);

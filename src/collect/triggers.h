@@ -67,6 +67,9 @@ typedef void (*gpufl__trigger_emit_fn)(void *ctx, const gfl_event *ev);
  * for the next gpufl__triggers_poll. Cheap for every other event. */
 void gpufl__triggers_check(gpufl__triggers *t, const gfl_event *ev);
 
+/* Whether a trigger waits to fire (a request, a signal, a rule's hit). */
+bool gpufl__triggers_pending(gpufl__triggers *t);
+
 /* Fires what is queued: for each trigger, a GFL_EV_TRIGGER event through
  * emit, then the dump or the refusal through the hooks. */
 void gpufl__triggers_poll(gpufl__triggers *t, uint64_t now_ns, gpufl__trigger_emit_fn emit, void *ctx);

@@ -722,6 +722,20 @@ EXPORT uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, bool async, 
     return memory_call(true, address, bytes, async, stream);
 }
 
+/* cudaMalloc(&p, bytes) returning cudaErrorMemoryAllocation: no record. */
+EXPORT uint32_t fake_cupti_malloc_oom(uint64_t bytes)
+{
+    call c;
+    void *result = NULL;
+    cudaMalloc_v3020_params params = {.devPtr = &result, .size = (size_t)bytes};
+    int rc = 2; /* cudaErrorMemoryAllocation */
+    call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, NULL);
+    c.data.functionParams = &params;
+    c.data.functionReturnValue = &rc;
+    call_exit(&c);
+    return c.data.correlationId;
+}
+
 EXPORT uint32_t fake_cupti_free(uint64_t address, uint64_t bytes, bool async, uint32_t stream)
 {
     return memory_call(false, address, bytes, async, stream);

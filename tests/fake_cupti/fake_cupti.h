@@ -61,6 +61,7 @@ uint32_t fake_cupti_sync(CUpti_ActivitySynchronizationType type, uint32_t stream
 /* cudaMalloc / cudaFree of device memory (MEMORY2 records); async: the
  * stream-ordered cudaMallocAsync / cudaFreeAsync on stream. */
 uint32_t fake_cupti_malloc(uint64_t address, uint64_t bytes, bool async, uint32_t stream);
+uint32_t fake_cupti_malloc_oom(uint64_t bytes);
 uint32_t fake_cupti_free(uint64_t address, uint64_t bytes, bool async, uint32_t stream);
 
 /* cudaGraphLaunch of a graph of n kernels: their records carry the

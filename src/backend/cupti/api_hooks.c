@@ -85,10 +85,15 @@ static bool wanted(gfl_api_class c)
     case GFL_API_COPY:
     case GFL_API_MEMSET: return true;
     case GFL_API_SYNC: return cfg.syncs;
-    case GFL_API_ALLOC: return cfg.allocations;
+    case GFL_API_ALLOC: return cfg.allocations || cfg.out_of_memory;
     default: return false;
     }
 }
+
+/* API records (for external correlation ids) only where the call's own
+ * records are kept: an allocation watched only for running out of memory
+ * has none. */
+static bool records_wanted(gfl_api_class c) { return c == GFL_API_ALLOC ? cfg.allocations : wanted(c); }
 
 static int enable_domain(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain,
                          uint8_t *classes, uint32_t n, char *err, size_t err_len)
@@ -139,11 +144,11 @@ int gfl_api_hooks_api_records(const gfl_cupti_api *api, uint8_t enable)
         return -1;
     int changed = 0;
     for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
-        if (wanted((gfl_api_class)runtime_class[cbid]) &&
+        if (records_wanted((gfl_api_class)runtime_class[cbid]) &&
             api->cuptiActivityEnableRuntimeApi(cbid, enable) == CUPTI_SUCCESS)
             changed++;
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-        if (wanted((gfl_api_class)driver_class[cbid]) &&
+        if (records_wanted((gfl_api_class)driver_class[cbid]) &&
             api->cuptiActivityEnableDriverApi(cbid, enable) == CUPTI_SUCCESS)
             changed++;
     return changed;
@@ -203,6 +208,74 @@ static void emit_graph_launch(uint32_t corr, const gfl_launch_info *at_entry, ui
     (void)cfg.host->push(&ev);
 }
 
+uint64_t gfl_api_alloc_bytes(const char *name, const void *params)
+{
+    /* calls whose parameters begin (pointer to the result, size_t size) */
+    static const char *const sized[] = {
+        "cudaMalloc",
+        "cudaMallocAsync",
+        "cudaMallocManaged",
+        "cudaMallocHost",
+        "cudaHostAlloc",
+        "cudaMallocFromPoolAsync",
+        "cuMemAlloc",
+        "cuMemAllocAsync",
+        "cuMemAllocManaged",
+        "cuMemCreate",
+        "cuMemHostAlloc",
+        "cuMemAllocHost",
+        "cuMemAllocFromPoolAsync",
+    };
+    char base[128];
+    if (!name || !params)
+        return 0;
+    base_name(name, base, sizeof base);
+    for (size_t i = 0; i < sizeof sized / sizeof *sized; i++)
+        if (!strcmp(base, sized[i])) {
+            size_t bytes;
+            memcpy(&bytes, (const char *)params + sizeof(void *), sizeof bytes);
+            return bytes;
+        }
+    return 0;
+}
+
+/* An allocation call returned out of memory (cudaErrorMemoryAllocation and
+ * CUDA_ERROR_OUT_OF_MEMORY are both 2): the failed allocation, attributed
+ * like any call, goes to the plugin's handler. */
+static void out_of_memory(const CUpti_CallbackData *d, uint64_t end)
+{
+    gfl_launch_info at_entry = {0};
+    (void)gfl_launch_find(cfg.table, d->correlationId, &at_entry);
+    gfl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.h.type = GFL_EV_MEM_ALLOC;
+    ev.h.flags = GFL_F_MEM_FAILED;
+    ev.h.tid = at_entry.tid ? at_entry.tid : thread_id();
+    ev.h.ts = at_entry.api_start ? at_entry.api_start : end;
+    ev.u.mem.bytes = gfl_api_alloc_bytes(d->functionName, d->functionParams);
+    ev.u.mem.mem_kind = d->functionName && strstr(d->functionName, "Host")      ? GFL_MEM_PINNED
+                        : d->functionName && strstr(d->functionName, "Managed") ? GFL_MEM_MANAGED
+                                                                                : GFL_MEM_DEVICE;
+    ev.u.mem.is_async = d->functionName && strstr(d->functionName, "Async") != NULL;
+    ev.u.mem.context = d->contextUid;
+    ev.u.mem.correlation = d->correlationId;
+    ev.u.mem.scope_id = at_entry.scope;
+    ev.u.mem.nvtx = at_entry.nvtx;
+    char detail[256];
+    snprintf(detail, sizeof detail, "%s of %llu bytes failed: out of memory", d->functionName ? d->functionName : "?",
+             (unsigned long long)ev.u.mem.bytes);
+    cfg.out_of_memory(&ev, detail);
+}
+
+static bool returned_out_of_memory(const CUpti_CallbackData *d)
+{
+    int rc;
+    if (!d->functionReturnValue)
+        return false;
+    memcpy(&rc, d->functionReturnValue, sizeof rc);
+    return rc == 2; /* cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY */
+}
+
 static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
     if (!atomic_load_explicit(&active, memory_order_acquire) || !d || !d->correlationId)
@@ -238,6 +311,8 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         return;
     uint64_t end = cfg.host->now_ns();
     gfl_launch_exit(cfg.table, d->correlationId, end);
+    if (c == GFL_API_ALLOC && cfg.out_of_memory && returned_out_of_memory(d))
+        out_of_memory(d, end);
     if (c == GFL_API_GRAPH_LAUNCH && cfg.graph_events) {
         gfl_launch_info at_entry;
         if (gfl_launch_find(cfg.table, d->correlationId, &at_entry))

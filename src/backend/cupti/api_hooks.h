@@ -43,7 +43,16 @@ typedef struct gfl_api_hooks_config {
     bool allocations;  /* enable_memory_tracking */
     bool graph_events; /* enable_cuda_graphs_tracking: graph_launch events */
     bool stacks;       /* enable_stack_trace */
+    /* dump_on_oom: an allocation call that fails for lack of memory is
+     * handed here (a GFL_EV_MEM_ALLOC with GFL_F_MEM_FAILED and a detail
+     * naming the call), on the program's thread; NULL: not watched. */
+    void (*out_of_memory)(const gfl_event *failed, const char *detail);
 } gfl_api_hooks_config;
+
+/* The bytes an allocation call asked for, from its parameters (CUPTI's
+ * <name>_params structs), or 0 for a call whose size is not its second
+ * argument (cudaMallocPitch, cudaMalloc3D, arrays). Pure. */
+uint64_t gfl_api_alloc_bytes(const char *name, const void *params);
 
 /* Classifies every runtime and driver callback id and enables the ones the
  * configuration needs on `sub`. Returns the number enabled, or -1 with the

@@ -308,6 +308,18 @@ static int enable_activities(const gpufl_options *o, char *err, size_t err_len)
     return 0;
 }
 
+/* A CUDA allocation failed for lack of memory, on the program's thread:
+ * what CUPTI holds goes out first (the allocations live at that moment), then
+ * the failed one, then the trigger, so that the dump holds all of them. A
+ * rare path: the forced flush costs the failing call a few milliseconds. */
+static void on_out_of_memory(const gfl_event *failed, const char *detail)
+{
+    flush_and_wait();
+    (void)P.host->push(failed);
+    if (P.host->size >= offsetof(gpufl_plugin_host, trigger) + sizeof P.host->trigger && P.host->trigger)
+        P.host->trigger("oom", detail);
+}
+
 static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
 {
     gfl_api_hooks_config cfg = {
@@ -317,6 +329,7 @@ static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
         .allocations = o->enable_memory_tracking,
         .graph_events = o->enable_cuda_graphs_tracking,
         .stacks = P.stacks,
+        .out_of_memory = o->dump_on_oom ? on_out_of_memory : NULL,
     };
     if (gfl_api_hooks_enable(&P.api, P.sub, &cfg, err, err_len) < 0)
         return -1;

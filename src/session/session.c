@@ -39,6 +39,7 @@
 #include "session/session.h"
 #include "session/session_dir.h"
 #include "session/system_window.h"
+#include "session/trace_windows.h"
 #include "sink/session_sinks.h"
 
 typedef struct session {
@@ -218,6 +219,7 @@ static void warn_deprecated(const gpufl_options *o)
 static void end_session(session *s)
 {
     gpufl__crash_uninstall();
+    gpufl__trace_windows_stop();
     gpufl__plugin_stop();
     gpufl__sampler_stop();
     gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
@@ -325,8 +327,10 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     record_devices(s);
     start_sampler(s);
     gpufl__engine_choice engine;
-    (void)gpufl__plugin_start(&s->info, &engine);
+    uint64_t plugin_start_ns = gpufl__now_ns();
+    bool tracing = gpufl__plugin_start(&s->info, &engine);
     record_engine(s, &engine);
+    gpufl__trace_windows_start(&s->config.o, tracing, plugin_start_ns);
     gpufl__log(GFL_LOG_INFO, "recording session %s into %s", s->info.id, s->info.dir);
     gpufl__run_report(s->info.pid, s->info.dir);
     pthread_mutex_unlock(&lifecycle);
@@ -378,9 +382,9 @@ static int hand_over(int (*step)(void), const char *call)
     return rc;
 }
 
-GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__plugin_pause, "gpufl_trace_pause"); }
+GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__trace_windows_user_pause, "gpufl_trace_pause"); }
 
-GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__plugin_resume, "gpufl_trace_resume"); }
+GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__trace_windows_user_resume, "gpufl_trace_resume"); }
 
 /* A program that forgets gpufl_shutdown() (or exits from a worker thread)
  * still gets its logs drained and its session ended. exit() runs atexit

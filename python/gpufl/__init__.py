@@ -23,7 +23,7 @@ of `gpufl report`) and gpufl.viz (a matplotlib timeline).
 from ._scope import Scope, scope
 from ._session import (generate_report, init, is_recording, last_error, option_names, session,
                        session_dir, shutdown, system_start, system_stop, trace_pause, trace_resume,
-                       version)
+                       trace_window, version)
 from ._types import BackendKind, GpuflError, LogFormat, ProfilingEngine
 
 __version__ = "0.1.0"
@@ -31,5 +31,5 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendKind", "GpuflError", "LogFormat", "ProfilingEngine", "Scope", "generate_report", "init",
     "is_recording", "last_error", "option_names", "scope", "session", "session_dir", "shutdown",
-    "system_start", "system_stop", "trace_pause", "trace_resume", "version",
+    "system_start", "system_stop", "trace_pause", "trace_resume", "trace_window", "version",
 ]

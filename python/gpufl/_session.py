@@ -22,7 +22,7 @@ from ._types import GpuflError
 
 __all__ = ["init", "shutdown", "session", "is_recording", "session_dir", "last_error", "version",
            "option_names", "system_start", "system_stop", "generate_report", "trace_pause",
-           "trace_resume"]
+           "trace_resume", "trace_window"]
 
 
 def _str(raw):
@@ -165,6 +165,16 @@ def trace_resume():
     could not (not paused, or the other tool still holds CUPTI: then the
     trace stays paused); last_error() says why."""
     return not _scope._off and _lib.trace_resume() == 0
+
+
+def trace_window(seconds):
+    """Traces device activity for the next `seconds` (gpufl.h,
+    gpufl_trace_window), in a session with trace windows (trace_every_s or
+    trace_every_steps): opens a window now, or extends the open one.
+    Returns True, or False when it could not (no session, no device
+    tracing, the trace paused by trace_pause(), seconds <= 0);
+    last_error() says why."""
+    return not _scope._off and _lib.trace_window(float(seconds)) == 0
 
 
 def _signature(returns):

@@ -49,6 +49,12 @@ typedef struct gpufl_plugin_host {
      * dumps the flight window. Push what the dump should hold first. Never
      * blocks; any thread. */
     void (*trigger)(const char *kind, const char *detail);
+    /* Nonzero: start with the vendor's tracing interface let go, as after
+     * pause(), until the first resume(): trace windows (the session's
+     * trace_every_s / trace_every_steps) with none open at start, so that
+     * nothing is traced before the first window and CUPTI is not taken
+     * only to be let go at once. Requires pause and resume. */
+    uint32_t start_paused;
 } gpufl_plugin_host;
 
 typedef struct gpufl_plugin {

@@ -22,6 +22,7 @@
 #include "core/os.h"
 #include "gpufl/gpufl.h"
 #include "sink/window.h"
+#include "session/trace_windows.h"
 #include "sink/window_dump.h"
 
 #define API_WAIT_S 120 /* gpufl_dump() gives up waiting after this */
@@ -171,6 +172,13 @@ static void hook_dump(void *ctx, const gfl_event *ev, const char *name, uint64_t
         write_job(j); /* a crash: the process ends once this returns */
 }
 
+/* trace_on_trigger: a trace window of trace_for_s (never blocks). */
+static void hook_trace(void *ctx)
+{
+    (void)ctx;
+    (void)gpufl__trace_windows_request((uint64_t)D.info->config->o.trace_for_s * 1000000000ull, "trigger");
+}
+
 static void hook_refused(void *ctx, uint64_t token, gfl_trigger_outcome outcome)
 {
     (void)ctx;
@@ -205,7 +213,7 @@ int gpufl__dumps_open(const gpufl__session_info *info, gpufl__collector_config *
             return rc;
         cc->nsinks++;
     }
-    gpufl__trigger_hooks hooks = {.ctx = NULL, .dump = hook_dump, .refused = hook_refused, .trace = NULL};
+    gpufl__trigger_hooks hooks = {.ctx = NULL, .dump = hook_dump, .refused = hook_refused, .trace = hook_trace};
     int rc = gpufl__triggers_create(&D.triggers, o, D.window != NULL, &hooks, err, err_len);
     if (rc != 0)
         return rc; /* the window, a sink of cc, is closed with the others */

@@ -18,11 +18,20 @@
 #include "core/plugin_api.h"
 #include "ring/producer.h"
 #include "session/session.h"
+#include "session/trace_windows.h"
 
 #define DEFAULT_PLUGIN "libgpufl_cupti.so"
 
 static const gpufl_plugin *running;
 static gpufl_plugin_host host;
+
+/* When the user's pause let go, in the session clock; 0 while not paused
+ * by the user. Trace windows (trace_windows.c) let go between windows:
+ * `gap`. The plugin holds the vendor interface only while neither asks it
+ * to let go, so each call below touches the plugin only when it changes
+ * that. Callers serialize on the trace windows' lock. */
+static uint64_t paused_at;
+static bool gap;
 
 /* ---- host functions ------------------------------------------------------ */
 
@@ -106,6 +115,12 @@ static uint64_t host_now(void) { return gpufl__now_ns(); }
 
 /* ---- loading ----------------------------------------------------------- */
 
+/* A plugin whose table ends before pause and resume has neither. */
+static bool has_pause(const gpufl_plugin *p)
+{
+    return p->size >= offsetof(gpufl_plugin, resume) + sizeof p->resume && p->pause && p->resume;
+}
+
 /* The CUPTI plugin is installed beside libgpufl; find it there first. */
 static void default_path(char *buf, size_t len)
 {
@@ -180,6 +195,7 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
     if (!plugin || plugin->abi != GPUFL_PLUGIN_ABI || plugin->size < sizeof *plugin)
         return downgrade(choice, GPUFL_ENGINE_MONITOR, true, "%s is not a gpufl plugin of ABI %d; recording as monitor",
                          path, GPUFL_PLUGIN_ABI);
+    bool start_paused = has_pause(plugin) && gpufl__trace_windows_start_paused(o);
     host = (gpufl_plugin_host){
         .size = sizeof host,
         .abi = GPUFL_PLUGIN_ABI,
@@ -194,6 +210,7 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
         .log = host_log,
         .push_wait = host_push_wait,
         .trigger = gpufl__dumps_plugin_trigger,
+        .start_paused = start_paused,
     };
     char err[512] = "";
     int rc = plugin->start(&host, err, sizeof err);
@@ -203,14 +220,12 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
                          err[0] ? err : "no reason given");
     gpufl__log(GFL_LOG_DEBUG, "device plugin %s started from %s", plugin->name, path);
     running = plugin;
+    gap = start_paused;
     choice->plugin = plugin->name;
     return true;
 }
 
 /* ---- handing the vendor interface to another tool -------------------------- */
-
-/* When the plugin let go, in the session clock; 0 while it holds it. */
-static uint64_t paused_at;
 
 static bool can_hand_over(const char *call)
 {
@@ -220,8 +235,7 @@ static bool can_hand_over(const char *call)
                          call);
         return false;
     }
-    if (running->size < offsetof(gpufl_plugin, resume) + sizeof running->resume || !running->pause ||
-        !running->resume) {
+    if (!has_pause(running)) {
         gpufl__set_error("%s: the device plugin %s cannot hand its tracing over", call, running->name);
         return false;
     }
@@ -237,7 +251,7 @@ int gpufl__plugin_pause(void)
         return GPUFL_ESTATE;
     }
     char err[512] = "";
-    int rc = running->pause(err, sizeof err);
+    int rc = gap ? 0 : running->pause(err, sizeof err);
     if (rc != 0) {
         gpufl__set_error("gpufl_trace_pause: %s", err[0] ? err : "the device plugin refused");
         return rc;
@@ -259,7 +273,7 @@ int gpufl__plugin_resume(void)
         return GPUFL_ESTATE;
     }
     char err[512] = "";
-    int rc = running->resume(err, sizeof err);
+    int rc = gap ? 0 : running->resume(err, sizeof err);
     if (rc != 0) {
         gpufl__set_error("gpufl_trace_resume: %s; still paused, call it again once the other tool "
                          "has stopped",
@@ -276,6 +290,23 @@ int gpufl__plugin_resume(void)
     return 0;
 }
 
+int gpufl__plugin_set_gap(bool let_go, char *err, size_t err_len)
+{
+    if (!running || let_go == gap)
+        return 0;
+    if (!paused_at) {
+        int rc = let_go ? running->pause(err, err_len) : running->resume(err, err_len);
+        if (rc != 0)
+            return rc;
+    }
+    gap = let_go;
+    return 0;
+}
+
+bool gpufl__plugin_can_pause(void) { return running && has_pause(running); }
+
+bool gpufl__plugin_user_paused(void) { return paused_at != 0; }
+
 void gpufl__plugin_stop(void)
 {
     if (!running)
@@ -286,6 +317,7 @@ void gpufl__plugin_stop(void)
                    "then on was not recorded",
                    (unsigned long long)paused_at);
     paused_at = 0;
+    gap = false;
     running->stop();
     running = NULL;
 }

@@ -7,6 +7,7 @@
 #define GPUFL_SESSION_PLUGIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "core/session_info.h"
 
@@ -33,6 +34,19 @@ void gpufl__plugin_stop(void);
  * session's lifecycle lock. The gap is recorded in the session's log. */
 int gpufl__plugin_pause(void);
 int gpufl__plugin_resume(void);
+
+/* Trace windows: the plugin lets go between windows (let_go) and takes
+ * the interface back for one, quietly (the windows' events say when).
+ * While the user's pause holds, only the state changes. 0, or the
+ * plugin's negative gpufl_err with its reason in err (a failed resume
+ * leaves the gap). Caller holds the trace windows' lock. */
+int gpufl__plugin_set_gap(bool let_go, char *err, size_t err_len);
+
+/* Whether a plugin runs and can let go and take back its interface. */
+bool gpufl__plugin_can_pause(void);
+
+/* Whether gpufl_trace_pause() holds (until gpufl_trace_resume()). */
+bool gpufl__plugin_user_paused(void);
 
 /* Name of the running plugin, or NULL. */
 const char *gpufl__plugin_name(void);

@@ -22,6 +22,7 @@
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 #include "session/session.h"
+#include "session/trace_windows.h"
 
 /* One scope record of frame f at nesting `depth` (its parent below it). */
 static inline void push_scope(gpufl__producer *p, uint8_t type, uint8_t flags, uint64_t ts, const gpufl__scope_frame *f,
@@ -67,6 +68,8 @@ static inline gpufl_scope begin_named(const char *name, uint32_t *cache)
         if (cache)
             __atomic_store_n(cache, id, __ATOMIC_RELAXED);
     }
+    /* before the begin time: a step window's tracing covers the whole step */
+    gpufl__trace_step_begin_check(id);
     f->name = id;
     f->id = ((uint64_t)p->index << GFL_SCOPE_SEQ_BITS) | ++p->scope_seq;
     uint32_t depth = p->depth++;
@@ -123,7 +126,10 @@ GPUFL_API void gpufl_scope_end(gpufl_scope scope)
         level--;
     if (level == 0)
         return; /* not open: ended twice, or never began in this session */
+    uint32_t name = p->stack[level - 1].name;
     close_from(p, level - 1, 0);
+    /* after the end time: a step window's tracing covers the whole step */
+    gpufl__trace_step_end_check(name);
 }
 
 GPUFL_API void gpufl_monitor(const char *name, void (*fn)(void *arg), void *arg)

@@ -40,6 +40,7 @@
 #include "session/session.h"
 #include "session/session_dir.h"
 #include "session/system_window.h"
+#include "session/trace_windows.h"
 #include "sink/session_sinks.h"
 
 typedef struct session {
@@ -229,6 +230,7 @@ static void end_session(session *s)
 {
     gpufl__crash_uninstall();
     gpufl__dumps_disarm();
+    gpufl__trace_windows_stop();
     gpufl__plugin_stop();
     gpufl__sampler_stop();
     gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
@@ -339,8 +341,10 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     record_devices(s);
     start_sampler(s);
     gpufl__engine_choice engine;
-    (void)gpufl__plugin_start(&s->info, &engine);
+    uint64_t plugin_start_ns = gpufl__now_ns();
+    bool tracing = gpufl__plugin_start(&s->info, &engine);
     record_engine(s, &engine);
+    gpufl__trace_windows_start(&s->config.o, tracing, plugin_start_ns);
     gpufl__log(GFL_LOG_INFO, "recording session %s into %s", s->info.id, s->info.dir);
     gpufl__run_report(s->info.pid, s->info.dir);
     pthread_mutex_unlock(&lifecycle);
@@ -392,9 +396,9 @@ static int hand_over(int (*step)(void), const char *call)
     return rc;
 }
 
-GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__plugin_pause, "gpufl_trace_pause"); }
+GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__trace_windows_user_pause, "gpufl_trace_pause"); }
 
-GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__plugin_resume, "gpufl_trace_resume"); }
+GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__trace_windows_user_resume, "gpufl_trace_resume"); }
 
 /* Under the lifecycle lock: gpufl_shutdown() waits for a dump under way. */
 GPUFL_API int gpufl_dump(const char *reason)

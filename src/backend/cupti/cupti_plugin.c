@@ -33,6 +33,7 @@
 #include "backend/cupti/api_hooks.h"
 #include "backend/cupti/cupti_guard.h"
 #include "backend/cupti/cupti_api.h"
+#include "backend/cupti/device_drain.h"
 #include "backend/cupti/launch_table.h"
 #include "backend/cupti/nvtx_ranges.h"
 #include "backend/cupti/stack_capture.h"
@@ -467,6 +468,12 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     P.timing_ns0 = now_ns();
     gfl_api_hooks_time(P.timing);
 
+    /* Trace windows with none open yet: CUPTI is taken at the first. */
+    if (host->size >= offsetof(gpufl_plugin_host, start_paused) + sizeof host->start_paused && host->start_paused) {
+        P.paused = true;
+        plugin_log(GFL_LOG_DEBUG, "CUPTI from %s: loaded, taken at the first trace window", P.api.path);
+        return 0;
+    }
     if (attach(o, err, err_len) != 0)
         goto fail;
     uint32_t version = 0;
@@ -550,10 +557,14 @@ static void report(void)
 /* Everything recorded so far pushed, then CUPTI let go: our callbacks and
  * activity kinds off, our subscription ended, the worker (whose periodic
  * flush would hand the next client's buffers back early) stopped. */
-static void detach(void)
+static void detach(bool drain)
 {
     /* no new launch details; records of work already launched still come */
     gfl_api_hooks_disable();
+    /* work still running would lose its records when the kinds go off; the
+     * drain's own synchronize may show as a sync of the pausing thread */
+    if (drain)
+        gfl_device_drain();
     flush_and_wait();
     disable_all();
     flush_and_wait(); /* what completed while disabling */
@@ -568,7 +579,7 @@ static int plugin_pause(char *err, size_t err_len)
         snprintf(err, err_len, "the CUPTI plugin is not tracing");
         return GPUFL_ESTATE;
     }
-    detach();
+    detach(true);
     P.paused = true;
     plugin_log(GFL_LOG_DEBUG, "CUPTI let go: %llu kernels recorded so far",
                (unsigned long long)gfl_records_stats(P.records)->kernels);
@@ -606,7 +617,7 @@ static void plugin_stop(void)
          * but disabling or unsubscribing then crashes inside CUPTI. The
          * process is ending: leave CUPTI as it is. */
         if (!atomic_load(&process_exiting)) {
-            detach();
+            detach(false); /* a GPU that never finishes must not hang the program's exit */
         } else {
             gfl_api_hooks_disable();
             flush_and_wait();

@@ -17,9 +17,16 @@
  * library, so that the core falling back to Monitor is tested.
  * `held=N` plays another tool that keeps the tracing interface after a
  * pause: the first N resumes are refused, as CUPTI refuses a second client.
+ * `rate=N` adds a stream of N kernels a second (name "rate_kernel", start
+ * = the time it was made, correlation ids 1, 2, 3, ... in order) from a
+ * thread of its own, made only while not paused, until stop: with trace
+ * windows, every one of them must fall inside a window, none lost or
+ * repeated. Like CUPTI's buffers they are held back and pushed every 20
+ * ms; pause() and stop() push what is held before they return.
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +37,7 @@
 #define MAX_THREADS 16
 
 typedef struct script {
-    unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad, held;
+    unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad, held, rate;
     bool pace;
     bool fail; /* start() fails, as a plugin whose vendor library cannot start */
 } script;
@@ -94,6 +101,8 @@ static void parse_script(const char *text)
             cfg.bad = v;
         else if (!strcmp(kv, "held"))
             cfg.held = v;
+        else if (!strcmp(kv, "rate"))
+            cfg.rate = v > 1000000 ? 1000000 : v;
         else if (!strcmp(kv, "pace"))
             cfg.pace = v != 0;
         else if (!strcmp(kv, "fail"))
@@ -263,6 +272,109 @@ static void *generator(void *arg)
     return NULL;
 }
 
+/* ---- the rate stream ----------------------------------------------------- */
+
+#define RATE_HOLD 256            /* kernels held back at most */
+#define RATE_PUSH_NS 20000000ull /* pushed every 20 ms, as CUPTI's worker flushes */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool running, paused, stopping;
+    pthread_t thread;
+    uint64_t made; /* correlation id of the last kernel made */
+    gfl_event held[RATE_HOLD];
+    unsigned n_held;
+    uint64_t pushed_ns;
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
+
+/* Pushes what is held; R.lock held. push_wait: none may be lost. */
+static void rate_push_held(void)
+{
+    int (*put)(const gfl_event *) = host->push_wait ? host->push_wait : host->push;
+    for (unsigned i = 0; i < R.n_held; i++)
+        (void)put(&R.held[i]);
+    R.n_held = 0;
+    R.pushed_ns = host->now_ns();
+}
+
+static void rate_make(void)
+{
+    gfl_event *ev = &R.held[R.n_held++];
+    memset(ev, 0, sizeof *ev);
+    ev->h.type = GFL_EV_KERNEL;
+    ev->h.ts = host->now_ns();
+    gfl_kernel_payload *k = &ev->u.kernel;
+    k->end_ts = ev->h.ts + 1000;
+    k->name = host->intern("rate_kernel", 11);
+    k->context = 1;
+    k->stream = 1;
+    k->correlation = ++R.made;
+    k->grid[0] = k->grid[1] = k->grid[2] = 1;
+    k->block[0] = 32;
+    k->block[1] = k->block[2] = 1;
+}
+
+static void *rate_main(void *arg)
+{
+    (void)arg;
+    uint64_t period = 1000000000ull / cfg.rate;
+    pthread_mutex_lock(&R.lock);
+    while (!R.stopping) {
+        if (R.paused) {
+            pthread_cond_wait(&R.wake, &R.lock);
+            continue;
+        }
+        /* made under the lock: a pause that returned made none after it */
+        rate_make();
+        if (R.n_held == RATE_HOLD || host->now_ns() - R.pushed_ns >= RATE_PUSH_NS)
+            rate_push_held();
+        pthread_mutex_unlock(&R.lock);
+        struct timespec ts = {(time_t)(period / 1000000000ull), (long)(period % 1000000000ull)};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&R.lock);
+    }
+    rate_push_held();
+    pthread_mutex_unlock(&R.lock);
+    return NULL;
+}
+
+static void rate_start(bool paused)
+{
+    R.made = 0;
+    R.n_held = 0;
+    R.paused = paused;
+    R.stopping = false;
+    R.pushed_ns = host->now_ns();
+    R.running = pthread_create(&R.thread, NULL, rate_main, NULL) == 0;
+}
+
+static void rate_stop(void)
+{
+    if (!R.running)
+        return;
+    pthread_mutex_lock(&R.lock);
+    R.stopping = true;
+    pthread_cond_signal(&R.wake);
+    pthread_mutex_unlock(&R.lock);
+    pthread_join(R.thread, NULL);
+    R.running = false;
+}
+
+static void rate_pause(bool paused)
+{
+    if (!R.running)
+        return;
+    pthread_mutex_lock(&R.lock);
+    R.paused = paused;
+    if (paused)
+        rate_push_held(); /* everything made so far is out before pause returns */
+    pthread_cond_signal(&R.wake);
+    pthread_mutex_unlock(&R.lock);
+}
+
+/* ---- the plugin --------------------------------------------------------------- */
+
 static int synthetic_start(const gpufl_plugin_host *h, char *err, size_t err_len)
 {
     host = h;
@@ -271,6 +383,10 @@ static int synthetic_start(const gpufl_plugin_host *h, char *err, size_t err_len
         snprintf(err, err_len, "the script says fail=1: no device can be traced");
         return GPUFL_EUNSUPPORTED;
     }
+    bool start_paused =
+        h->size >= offsetof(gpufl_plugin_host, start_paused) + sizeof h->start_paused && h->start_paused;
+    if (cfg.rate)
+        rate_start(start_paused);
     for (n_threads = 0; n_threads < cfg.threads; n_threads++)
         if (pthread_create(&threads[n_threads], NULL, generator, (void *)(uintptr_t)n_threads) != 0) {
             snprintf(err, err_len, "cannot start generator thread %u", n_threads);
@@ -283,6 +399,7 @@ static void synthetic_flush(void) {}
 
 static void synthetic_stop(void)
 {
+    rate_stop();
     for (unsigned i = 0; i < n_threads; i++)
         pthread_join(threads[i], NULL);
     n_threads = 0;
@@ -296,6 +413,7 @@ static int synthetic_pause(char *err, size_t err_len)
     (void)err;
     (void)err_len;
     refusals = 0;
+    rate_pause(true);
     return 0;
 }
 
@@ -306,6 +424,7 @@ static int synthetic_resume(char *err, size_t err_len)
         snprintf(err, err_len, "another client (synthetic) still holds the tracing interface");
         return GPUFL_EUNSUPPORTED; /* as the CUPTI plugin answers */
     }
+    rate_pause(false);
     return 0;
 }
 

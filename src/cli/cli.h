@@ -65,6 +65,7 @@ int gpufl__cli_env_prepend(const char *name, const char *path);
 int gpufl_cmd_summary(int argc, char **argv);
 int gpufl_cmd_options(int argc, char **argv);
 int gpufl_cmd_devices(int argc, char **argv);
+int gpufl_cmd_dump(int argc, char **argv);
 int gpufl_cmd_monitor(int argc, char **argv);
 int gpufl_cmd_convert(int argc, char **argv);
 int gpufl_cmd_info(int argc, char **argv);

@@ -114,6 +114,12 @@ static const gpufl__cli_command commands[] = {
      "  --level   zstd level of a .gflt, 0 (no compression) to 19\n"
      "  --force   replace an existing OUT .gflt file\n",
      GFL_EXIT_USAGE, 0},
+    {"dump", gpufl_cmd_dump, "dump PID [--wait SECONDS]",
+     "a running program writes out its flight window (flight_window_s);\nprints the dump's directory",
+     "  PID        a process recording with a flight window, as this user\n"
+     "  --wait S   how long to wait for the dump to appear (default 30; 0: do not wait)\n"
+     "Nothing is sent to a process that keeps no flight window.\n",
+     GFL_EXIT_USAGE, 0},
     {"options", gpufl_cmd_options, "options [--markdown]", "every option, its default and variable",
      "  --markdown   as the Markdown table of README.md\n", GFL_EXIT_USAGE, 0},
     {"version", run_version, "version", "the version", "", GFL_EXIT_USAGE, 0},

@@ -225,6 +225,7 @@ void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_
     gflt_facts(gflt_path, &g);
     ndjson_facts(paths, npaths, &n);
     out->gflt = true;
+    out->logs_partial = n.partial;
     if (!g.readable && n.readable) {
         out->gflt = false;
         snprintf(out->why, sizeof out->why, "trace.gflt cannot be read (%s)%s", g.problem,

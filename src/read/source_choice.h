@@ -36,8 +36,9 @@
 #include <stddef.h>
 
 typedef struct gpufl__source_choice {
-    bool gflt;     /* read trace.gflt; false: the NDJSON logs */
-    char why[512]; /* one sentence, for people: what each copy showed */
+    bool gflt;         /* read trace.gflt; false: the NDJSON logs */
+    bool logs_partial; /* the logs lack a channel's file (log_format compact): not a second copy */
+    char why[512];     /* one sentence, for people: what each copy showed */
 } gpufl__source_choice;
 
 /* Chooses between gflt_path and the NDJSON logs paths[0..npaths) (each

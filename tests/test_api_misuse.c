@@ -61,6 +61,7 @@ static void start_in(const char *log_path)
 {
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.log_path = log_path;
     if (!gpufl_init(&o))
         fail_msg("gpufl_init: %s", gpufl_last_error());
@@ -194,6 +195,7 @@ static void test_double_init(void **state)
     snprintf(other, sizeof other, "%s/other", f->tmp);
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.log_path = other;
     o.app_name = "second";
     assert_true(gpufl_init(&o));
@@ -756,6 +758,7 @@ static void test_threads_race_init_shutdown(void **state)
     for (int cycle = 0; cycle < CYCLES; cycle++) {
         gpufl_options o;
         gpufl_options_init(&o);
+        o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
         o.log_path = f->logs;
         o.ring_events = 256; /* small: overflow is part of the race */
         o.system_sample_rate_ms = cycle % 2 ? 5 : 0;

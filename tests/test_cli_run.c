@@ -10,6 +10,7 @@
  * session it starts.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpufl/trace.h"
 #include "test_util.h"
 
 typedef struct result {
@@ -200,13 +202,25 @@ static json_t *one_session(const result *r, const char *parent)
 
 static const char *option_str(json_t *sj, const char *key) { return tu_str(json_object_get(sj, "options"), key); }
 
+/* Read as the commands read it: the default (compact) keeps kernels in
+ * trace.gflt only. */
 static size_t kernels_in(json_t *sj)
 {
-    tu_ndjson f;
-    assert_int_equal(tu_ndjson_load_channel(tu_str(sj, "log_dir"), "device", &f), 0);
-    size_t n = tu_count_type(&f, "kernel");
-    tu_ndjson_free(&f);
+    gpufl_trace *t;
+    char err[1024];
+    if (gpufl_trace_open(tu_str(sj, "log_dir"), &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    size_t n = gpufl_trace_get_kernels(t)->n;
+    gpufl_trace_close(t);
     return n;
+}
+
+/* Whether the session directory has the file name. */
+static bool has_file(json_t *sj, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", tu_str(sj, "log_dir"), name);
+    return access(path, F_OK) == 0;
 }
 
 /* ---- the program's status, stdout and sessions ---------------------------------- */
@@ -225,6 +239,11 @@ static void test_exit_zero(void **state)
     assert_string_equal(tu_str(sj, "status"), "ended");
     assert_string_equal(option_str(sj, "profiling_engine"), "trace");
     assert_int_equal(kernels_in(sj), 50);
+    /* the default, compact: device work in trace.gflt, scopes and metrics
+     * also as NDJSON for log shippers, no device.log */
+    assert_string_equal(option_str(sj, "log_format"), "compact");
+    assert_true(has_file(sj, "trace.gflt") && has_file(sj, "scope.log") && has_file(sj, "system.log"));
+    assert_false(has_file(sj, "device.log"));
     json_decref(sj);
     /* the summary `gpufl summary` prints, on stderr */
     assert_non_null(strstr(r->err, "gpufl session gpufl_inject_target-"));

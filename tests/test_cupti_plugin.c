@@ -140,6 +140,7 @@ static gpufl_options trace_options(void)
 {
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     current_log_path = tu_mkdtemp("cupti");
     o.app_name = "cupti-test";
     o.log_path = current_log_path;

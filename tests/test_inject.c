@@ -315,6 +315,7 @@ static run *start_child(const char *name, const char *const *extra)
         setenv("GPUFL_LOG_PATH", r->log_path, 1);
         setenv("GPUFL_APP_NAME", "inject", 1);
         setenv("GPUFL_PROFILING_ENGINE", "trace", 1);
+        setenv("GPUFL_LOG_FORMAT", "ndjson", 1); /* every log read back, device.log too */
         setenv("GPUFL_DEVICE_PLUGIN", GFL_SYNTHETIC_PLUGIN, 1);
         setenv("GPUFL_SYNTHETIC", SCRIPT, 1);
         setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);

@@ -1,13 +1,16 @@
 /*
- * log_format through the real library: sessions written as NDJSON, .gflt or
- * both, and read back (src/sink/gflt_sink.c, session_sinks.c; the readers).
+ * log_format through the real library: sessions written as NDJSON, .gflt,
+ * both, compact (the default) or none, and read back (src/sink/gflt_sink.c, session_sinks.c; the readers).
  *
  * Why: the binary trace must hold exactly what the logs hold, and must obey
  * the same storage rules. Checked: the option from code, environment and
  * config file; a session with the synthetic device plugin written both
  * ways, where every event line of every log comes back unchanged through
  * the NDJSON reader (exactness against the live writer), and trace.gflt
- * holds the same events channel by channel; a .gflt-only session; the disk
+ * holds the same events channel by channel; a .gflt-only session; a
+ * compact one (scope.log and system.log exact, no device.log, read as
+ * trace.gflt, no loss counted for the missing channel); a none one
+ * (session.json alone, its summary right); the disk
  * cap and the free-space floor with .gflt (writing stops, the stop chunk
  * says why, every event is either in the file or counted lost); and a
  * recording process killed with SIGKILL, whose trace.gflt reads back to its
@@ -97,13 +100,17 @@ static void test_option(void **state)
     gpufl__config c;
     char err[GFL_ERR_LEN];
     assert_int_equal(gpufl__config_resolve(NULL, &c, err, sizeof err), 0);
-    assert_int_equal(c.o.log_format, GPUFL_LOG_NDJSON);
+    assert_int_equal(c.o.log_format, GPUFL_LOG_COMPACT); /* the default */
     gpufl__config_free(&c);
     static const struct {
         const char *text;
         gpufl_log_format f;
-    } ok[] = {{"gflt", GPUFL_LOG_GFLT}, {"Both", GPUFL_LOG_BOTH}, {"NDJSON", GPUFL_LOG_NDJSON}};
-    for (size_t i = 0; i < 3; i++) {
+    } ok[] = {{"gflt", GPUFL_LOG_GFLT},
+              {"Both", GPUFL_LOG_BOTH},
+              {"NDJSON", GPUFL_LOG_NDJSON},
+              {"none", GPUFL_LOG_NONE},
+              {"Compact", GPUFL_LOG_COMPACT}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         tu_setenv("GPUFL_LOG_FORMAT", ok[i].text);
         assert_int_equal(gpufl__config_resolve(NULL, &c, err, sizeof err), 0);
         assert_int_equal(c.o.log_format, ok[i].f);
@@ -112,7 +119,7 @@ static void test_option(void **state)
     tu_setenv("GPUFL_LOG_FORMAT", "binary");
     assert_int_equal(gpufl__config_resolve(NULL, &c, err, sizeof err), GPUFL_ECONFIG);
     assert_non_null(strstr(err, "GPUFL_LOG_FORMAT"));
-    assert_non_null(strstr(err, "ndjson, gflt, both"));
+    assert_non_null(strstr(err, "compact, ndjson, gflt, both, none"));
     /* set in code: wins over the environment */
     tu_setenv("GPUFL_LOG_FORMAT", "gflt");
     gpufl_options o;
@@ -343,6 +350,115 @@ static void test_gflt_only(void **state)
     free(dir);
 }
 
+/* ---- compact, the default, and none ------------------------------------------ */
+
+/* The default: every event in trace.gflt, scope.log and system.log as
+ * NDJSON beside it (exact lines, all of those channels' events), no
+ * device.log; the directory reads as trace.gflt, and session.json counts
+ * what it holds. */
+static void test_compact_default(void **state)
+{
+    (void)state;
+    char *log_path = new_log_path("logfmt-compact");
+    tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
+    gpufl_options o;
+    gpufl_options_init(&o);
+    assert_int_equal(o.log_format, GPUFL_LOG_COMPACT);
+    o.app_name = "compact";
+    o.log_path = log_path;
+    o.profiling_engine = GPUFL_ENGINE_TRACE;
+    o.device_plugin = GFL_SYNTHETIC_PLUGIN;
+    o.ring_events = RING_EVENTS;
+    o.system_sample_rate_ms = 5;
+    o.continuous_system_sampling = true;
+    assert_true(gpufl_init(&o));
+    for (int i = 0; i < 50; i++) {
+        gpufl_scope sc = gpufl_scope_begin("step");
+        sleep_ms(2);
+        gpufl_scope_end(sc);
+    }
+    gpufl_shutdown();
+    char *dir = tu_session_dir(log_path);
+    assert_non_null(dir);
+    assert_true(has(dir, "trace.gflt") && has(dir, "scope.log") && has(dir, "system.log") && has(dir, "session.json"));
+    assert_false(has(dir, "device.log"));
+
+    gpufl__strtab t;
+    assert_int_equal(gpufl__strtab_init(&t), 0);
+    gfl_event *nd[GFL_CHANNEL_COUNT] = {0};
+    size_t nn[GFL_CHANNEL_COUNT] = {0}, caps[GFL_CHANNEL_COUNT] = {0};
+    for (uint8_t ch = GFL_CHANNEL_SCOPE; ch < GFL_CHANNEL_COUNT; ch++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.log", dir, gpufl__channel_name(ch));
+        check_log_exact(path, &t, &nd[ch], &nn[ch], &caps[ch]);
+    }
+    assert_int_equal(nn[GFL_CHANNEL_SCOPE], 100);
+    assert_true(nn[GFL_CHANNEL_SYSTEM] > 0);
+
+    gpufl_trace *tr;
+    char err[1024];
+    assert_int_equal(gpufl_trace_open(dir, &tr, err, sizeof err), 0);
+    const gpufl_trace_info *info = gpufl_trace_get_info(tr);
+    assert_int_equal(info->source_format, GPUFL_TRACE_GFLT); /* it alone holds the device work */
+    assert_int_equal(gpufl_trace_get_kernels(tr)->n, 3000);
+    /* the logs' channels hold what trace.gflt holds of them */
+    assert_int_equal(gpufl_trace_event_count(tr, GFL_EV_SCOPE_BEGIN) + gpufl_trace_event_count(tr, GFL_EV_SCOPE_END),
+                     nn[GFL_CHANNEL_SCOPE]);
+    json_t *session = tu_session_json(dir);
+    assert_string_equal(tu_str(json_object_get(session, "options"), "log_format"), "compact");
+    json_t *summary = json_object_get(session, "summary");
+    assert_int_equal(tu_int(json_object_get(summary, "events"), "kernel"), 3000);
+    /* no device.log is no loss */
+    assert_int_equal(tu_int(json_object_get(summary, "dropped"), "disk_limit"), 0);
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+        assert_int_equal(info->lost[ch], 0);
+    uint64_t total = file_size(dir, "trace.gflt") + file_size(dir, "scope.log") + file_size(dir, "system.log");
+    uint64_t written = (uint64_t)tu_int(json_object_get(summary, "logs"), "bytes_written");
+    assert_true(written <= total && total - written < 2048);
+    json_decref(session);
+    gpufl_trace_close(tr);
+    for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
+        free(nd[ch]);
+    gpufl__strtab_free(&t);
+    free(dir);
+}
+
+/* none: session.json alone (no log, no reserve file left), and its
+ * summary still counts what was recorded. */
+static void test_none(void **state)
+{
+    (void)state;
+    char *log_path = new_log_path("logfmt-none");
+    tu_setenv("GPUFL_LOG_FORMAT", "none");
+    tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = "none";
+    o.log_path = log_path;
+    o.profiling_engine = GPUFL_ENGINE_TRACE;
+    o.device_plugin = GFL_SYNTHETIC_PLUGIN;
+    o.ring_events = RING_EVENTS;
+    assert_true(gpufl_init(&o));
+    for (int i = 0; i < 10; i++)
+        gpufl_scope_end(gpufl_scope_begin("step"));
+    gpufl_shutdown();
+    char *dir = tu_session_dir(log_path);
+    assert_non_null(dir);
+    assert_true(has(dir, "session.json"));
+    assert_false(has(dir, "trace.gflt") || has(dir, "device.log") || has(dir, "scope.log") || has(dir, "system.log") ||
+                 has(dir, ".gpufl-reserve"));
+    json_t *session = tu_session_json(dir);
+    assert_string_equal(tu_str(session, "status"), "ended");
+    assert_string_equal(tu_str(json_object_get(session, "options"), "log_format"), "none");
+    json_t *summary = json_object_get(session, "summary");
+    assert_int_equal(tu_int(json_object_get(summary, "events"), "kernel"), 3000);
+    assert_int_equal(tu_int(json_object_get(summary, "events"), "scope_begin"), 10);
+    assert_int_equal(tu_int(json_object_get(summary, "logs"), "bytes_written"), 0);
+    assert_int_equal(tu_int(json_object_get(summary, "dropped"), "disk_limit"), 0);
+    json_decref(session);
+    free(dir);
+}
+
 /* ---- storage limits --------------------------------------------------------- */
 
 /* Scope pairs with random names never seen before, so that even .gflt
@@ -426,6 +542,20 @@ static void test_gflt_disk_cap(void **state)
      * does not fit is not written at all) */
     assert_true(file_size(dir, "trace.gflt") <= 1ull << 20);
     assert_true(file_size(dir, "trace.gflt") > 512u << 10);
+    check_stopped(dir, "disk_cap", produced);
+    free(dir);
+}
+
+/* compact under the cap: scope.log fills it, trace.gflt stops too, and the
+ * losses session.json counts are trace.gflt's, the copy readers read */
+static void test_compact_shares_the_cap(void **state)
+{
+    (void)state;
+    uint64_t produced;
+    char *dir = capped_session("compact_cap", GPUFL_LOG_COMPACT, 4, 5000, &produced);
+    assert_false(has(dir, "device.log"));
+    uint64_t total = file_size(dir, "trace.gflt") + file_size(dir, "scope.log") + file_size(dir, "system.log");
+    assert_true(total <= 1ull << 20);
     check_stopped(dir, "disk_cap", produced);
     free(dir);
 }
@@ -550,8 +680,11 @@ int main(void)
         cmocka_unit_test_teardown(test_option, cleanup),
         cmocka_unit_test_teardown(test_both_with_plugin, cleanup),
         cmocka_unit_test_teardown(test_gflt_only, cleanup),
+        cmocka_unit_test_teardown(test_compact_default, cleanup),
+        cmocka_unit_test_teardown(test_none, cleanup),
         cmocka_unit_test_teardown(test_gflt_disk_cap, cleanup),
         cmocka_unit_test_teardown(test_both_share_the_cap, cleanup),
+        cmocka_unit_test_teardown(test_compact_shares_the_cap, cleanup),
         cmocka_unit_test_teardown(test_gflt_free_space, cleanup),
         cmocka_unit_test_teardown(test_gflt_killed, cleanup),
     };

@@ -705,6 +705,7 @@ static char *record(gpufl_backend backend, uint32_t sample_ms, const char *lib, 
     current_log_path = tu_mkdtemp("nvml");
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = "test_nvml";
     o.log_path = current_log_path;
     o.system_sample_rate_ms = sample_ms;

@@ -590,6 +590,7 @@ static void test_real_session(void **state)
     char *log_path = tu_mkdtemp("stacks");
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = "stacks";
     o.log_path = log_path;
     o.profiling_engine = GPUFL_ENGINE_TRACE;

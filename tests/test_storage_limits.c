@@ -286,6 +286,7 @@ static void base_options(gpufl_options *o, const char *log_path)
     /* small sessions that still span many write() calls, as a long one does */
     gpufl__logfile_write_bytes = 128 * KiB;
     gpufl_options_init(o);
+    o->log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o->app_name = "storage_limits";
     o->log_path = log_path;
     o->ring_events = RING_EVENTS;
@@ -978,6 +979,14 @@ static void test_final_totals_both(void **state)
     run_final_totals(GPUFL_LOG_BOTH);
 }
 
+/* The NDJSON logs lack the device channel on purpose: trace.gflt is the
+ * copy readers read, and its losses are the session's. */
+static void test_final_totals_compact(void **state)
+{
+    (void)state;
+    run_final_totals(GPUFL_LOG_COMPACT);
+}
+
 /* ---- a full disk while logs rotate ------------------------------------------ */
 
 static void *produce_thread(void *arg)
@@ -1013,7 +1022,8 @@ static void check_disk_full(const char *log_path, gpufl_log_format format)
     assert_string_equal(stop_reason(session), "io_error");
     json_decref(session);
     const char *bases[] = {"device", "scope", "system"};
-    for (int i = 0; format != GPUFL_LOG_GFLT && i < 3; i++) {
+    /* compact writes no device.log */
+    for (int i = format == GPUFL_LOG_COMPACT ? 1 : 0; format != GPUFL_LOG_GFLT && i < 3; i++) {
         tu_ndjson f;
         (void)check_stopped_tail(dir, bases[i], "io_error", &f);
         tu_ndjson_free(&f);
@@ -1061,6 +1071,12 @@ static void test_disk_full_rotating_both(void **state)
     run_disk_full_injected(GPUFL_LOG_BOTH);
 }
 
+static void test_disk_full_rotating_compact(void **state)
+{
+    (void)state;
+    run_disk_full_injected(GPUFL_LOG_COMPACT);
+}
+
 /* The same on a real 2 MiB tmpfs, where the kernel says ENOSPC: needs root
  * (CI runs as root) and is skipped, saying so, elsewhere. */
 static void test_disk_full_tmpfs(void **state)
@@ -1094,8 +1110,10 @@ int main(void)
         cmocka_unit_test_teardown(test_final_totals_ndjson, restore_os),
         cmocka_unit_test_teardown(test_final_totals_gflt, restore_os),
         cmocka_unit_test_teardown(test_final_totals_both, restore_os),
+        cmocka_unit_test_teardown(test_final_totals_compact, restore_os),
         cmocka_unit_test_teardown(test_disk_full_rotating, restore_os),
         cmocka_unit_test_teardown(test_disk_full_rotating_both, restore_os),
+        cmocka_unit_test_teardown(test_disk_full_rotating_compact, restore_os),
         cmocka_unit_test_teardown(test_disk_full_tmpfs, restore_os),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

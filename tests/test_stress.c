@@ -90,6 +90,7 @@ static void scopes_accounted_once(void **state)
     char *logs = tu_mkdtemp("stress");
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = "stress";
     o.log_path = logs;
     o.ring_events = 64; /* tiny: overflows long before the collector wakes */
@@ -154,6 +155,7 @@ static void plugin_pushes_accounted_once(void **state)
                                  "threads=8,streams=8,pace=0");
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = "stress";
     o.log_path = logs;
     o.ring_events = 64;

@@ -334,6 +334,7 @@ static void test_device_pipeline(void **state)
     tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = "synthetic";
     o.log_path = log_path;
     o.profiling_engine = GPUFL_ENGINE_TRACE;
@@ -438,6 +439,7 @@ static void test_missing_plugin_downgrades_to_monitor(void **state)
     tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = "noplugin";
     o.log_path = log_path;
     o.profiling_engine = GPUFL_ENGINE_TRACE;
@@ -464,6 +466,7 @@ static void expect_plugin_not_loaded(const char *tag, gpufl_backend backend, gpu
     tu_setenv("GPUFL_SYNTHETIC", SCRIPT);
     gpufl_options o;
     gpufl_options_init(&o);
+    o.log_format = GPUFL_LOG_NDJSON; /* read back from device.log */
     o.app_name = tag;
     o.log_path = log_path;
     o.backend = backend;

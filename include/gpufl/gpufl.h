@@ -118,7 +118,7 @@ typedef struct gpufl_options {
     uint64_t min_free_bytes;          /* 512 MiB; stop when the disk has less */
     uint32_t ring_events;             /* 8192; per-thread ring capacity, in scope events (32 bytes) */
     const char *device_plugin;        /* "" = libgpufl_cupti.so; for tests */
-    gpufl_log_format log_format;      /* NDJSON */
+    gpufl_log_format log_format;      /* COMPACT */
     uint32_t flight_window_s;         /* 0 = no flight window */
     uint64_t flight_window_bytes;     /* 256 MiB: the window's memory */
     const char *dump_signal;          /* "SIGUSR2"; "none" = no handler */

@@ -53,7 +53,7 @@ namespace gpufl
 enum class BackendKind { Auto, Nvidia, Amd, None };
 enum class ProfilingEngine { Monitor, Trace, PcSampling, SassMetrics, RangeProfiler, Deep };
 /* Same values as gpufl_log_format. */
-enum class LogFormat { Ndjson, Gflt, Both };
+enum class LogFormat { Ndjson, Gflt, Both, None, Compact };
 
 static_assert(static_cast<int>(BackendKind::None) == GPUFL_BACKEND_NONE &&
                   static_cast<int>(BackendKind::Amd) == GPUFL_BACKEND_AMD,
@@ -62,7 +62,9 @@ static_assert(static_cast<int>(ProfilingEngine::Deep) == GPUFL_ENGINE_DEEP &&
                   static_cast<int>(ProfilingEngine::PcSampling) == GPUFL_ENGINE_PC_SAMPLING,
               "ProfilingEngine mirrors gpufl_engine");
 static_assert(static_cast<int>(LogFormat::Gflt) == GPUFL_LOG_GFLT &&
-                  static_cast<int>(LogFormat::Both) == GPUFL_LOG_BOTH,
+                  static_cast<int>(LogFormat::Both) == GPUFL_LOG_BOTH &&
+                  static_cast<int>(LogFormat::None) == GPUFL_LOG_NONE &&
+                  static_cast<int>(LogFormat::Compact) == GPUFL_LOG_COMPACT,
               "LogFormat mirrors gpufl_log_format");
 
 /*
@@ -99,7 +101,7 @@ struct InitOptions {
     std::uint64_t min_free_bytes = 512ull << 20;
     std::uint32_t ring_events = 8192;
     std::string device_plugin;
-    LogFormat log_format = LogFormat::Ndjson;
+    LogFormat log_format = LogFormat::Compact;
 };
 
 namespace detail

@@ -42,6 +42,8 @@ class LogFormat(enum.IntEnum):
     Ndjson = 0
     Gflt = 1
     Both = 2
+    None_ = 3  # session.json only (and the flight window's dumps)
+    Compact = 4  # the default: trace.gflt, plus scope.log and system.log
 
 
 class GpuflError(RuntimeError):

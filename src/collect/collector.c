@@ -163,20 +163,25 @@ static size_t drain_pass(gpufl__collector *c)
 static void sinks_status(gpufl__collector *c, gpufl__sink_status *out)
 {
     memset(out, 0, sizeof *out);
+    bool have_whole = false; /* out->lost is a copy that holds every channel */
     for (size_t i = 0; i < c->cfg.nsinks; i++) {
         gpufl__sink_status st;
         c->cfg.sinks[i].status(c->cfg.sinks[i].self, &st);
         out->bytes_written += st.bytes_written;
-        /* every sink holds every event (log_format both: two copies), and
-         * readers read the copy that lost least (read/source_choice.c), so
-         * that copy's losses are the session's */
+        /* every whole sink holds every event (log_format both: two copies),
+         * and readers read the copy that lost least (read/source_choice.c),
+         * so that copy's losses are the session's. A copy without some
+         * channels by design (compact's NDJSON logs) is read only when no
+         * whole one can be, so it counts only when it is all there is. */
+        bool whole = st.missing == 0;
         uint64_t total = 0, best = 0;
         for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
             total += st.lost[ch];
             best += out->lost[ch];
         }
-        if (i == 0 || total < best)
+        if (i == 0 || (whole && !have_whole) || (whole == have_whole && total < best))
             memcpy(out->lost, st.lost, sizeof out->lost);
+        have_whole |= whole;
         if (!out->stop_reason && st.stop_reason) {
             out->stop_reason = st.stop_reason;
             out->stop_detail = st.stop_detail;

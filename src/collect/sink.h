@@ -14,6 +14,8 @@
 typedef struct gpufl__sink_status {
     uint64_t bytes_written;
     uint64_t lost[GFL_CHANNEL_COUNT]; /* events accepted but never stored */
+    unsigned missing;                 /* channels (bit 1 << channel) this copy does not hold by design:
+                                         log_format compact's NDJSON logs have no device channel */
     const char *stop_reason;          /* NULL while writing */
     const char *stop_detail;
 } gpufl__sink_status;

@@ -45,7 +45,8 @@ GPUFL_API void gpufl_options_init(gpufl_options *o)
 
 static const char *const backend_names[] = {"auto", "nvidia", "amd", "none"};
 static const char *const engine_names[] = {"monitor", "trace", "pc_sampling", "sass_metrics", "range_profiler", "deep"};
-static const char *const log_format_names[] = {"ndjson", "gflt", "both"};
+/* indexed by gpufl_log_format */
+static const char *const log_format_names[] = {"ndjson", "gflt", "both", "none", "compact"};
 #define N_LOG_FORMATS (sizeof log_format_names / sizeof log_format_names[0])
 #define N_BACKENDS (sizeof backend_names / sizeof backend_names[0])
 #define N_ENGINES (sizeof engine_names / sizeof engine_names[0])
@@ -334,7 +335,7 @@ int gpufl__option_parse(gpufl_options *o, const gpufl__option_desc *d, const cha
         return 0;
     case GFL_OPT_LOG_FORMAT:
         if (gpufl__log_format_parse(text, &o->log_format) != 0) {
-            snprintf(why, why_len, "is not a log format (ndjson, gflt, both)");
+            snprintf(why, why_len, "is not a log format (compact, ndjson, gflt, both, none)");
             return GPUFL_ECONFIG;
         }
         return 0;

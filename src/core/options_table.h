@@ -84,9 +84,14 @@
     X(device_plugin, STRING, "", "`\"\"`", "GPUFL_DEVICE_PLUGIN", 0, 0,                           \
       "Device plugin to load for engines above `monitor`. Empty: `libgpufl_cupti.so` beside "     \
       "libgpufl. Tests point it at the synthetic backend.")                                     \
-    X(log_format, LOG_FORMAT, GPUFL_LOG_NDJSON, "`ndjson`", "GPUFL_LOG_FORMAT", 0, 0,            \
-      "What to write: `ndjson` (the `.log` files), `gflt` (`trace.gflt`, the compact binary "     \
-      "trace) or `both`. Both formats share the session's disk cap.")                             \
+    X(log_format, LOG_FORMAT, GPUFL_LOG_COMPACT, "`compact`", "GPUFL_LOG_FORMAT", 0, 0,         \
+      "What to write: `compact` (every event in `trace.gflt`, the binary trace, and NDJSON "      \
+      "`scope.log` and `system.log` for log shippers, no `device.log`), `ndjson` (the three "     \
+      "`.log` files), `gflt` (`trace.gflt` only), `both` (`ndjson` and `gflt`) or `none` "        \
+      "(only `session.json`, and the flight window's dumps). The default is `compact` because "   \
+      "device work as NDJSON takes 630-700 bytes a kernel (over 200 GB an hour on a busy GPU) "   \
+      "and `trace.gflt` about 10, so it can stay on for weeks. All files share the session's "    \
+      "disk cap.")                                                                                \
     X(flight_window_s, U32, 0, "`0` (off)", "GPUFL_FLIGHT_WINDOW_S", 0, 86400,                   \
       "Keep the last this many seconds of every channel in memory, compact, and write them out "  \
       "as a dump when a trigger fires (`gpufl_dump`, the dump signal, a crash, out of memory, "   \

@@ -24,6 +24,7 @@
 /* What the end of one copy says. */
 typedef struct copy_facts {
     bool readable; /* its start could be read */
+    bool partial;  /* some channel has no file: holds only some events by design */
     bool ended;    /* it holds the session's end, with its losses */
     uint64_t lost; /* accepted events it could not write (ended only) */
     bool has_last;
@@ -182,6 +183,7 @@ static bool of_channel(const char *path, const char *channel)
 static void ndjson_facts(const char *const *paths, size_t npaths, copy_facts *f)
 {
     bool all_ended = true, any_channel = false;
+    unsigned absent = (1u << GFL_CHANNEL_COUNT) - 1u; /* channels without a file */
     for (uint8_t ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
         const char *name = gpufl__channel_name(ch);
         bool newest = true;
@@ -194,6 +196,7 @@ static void ndjson_facts(const char *const *paths, size_t npaths, copy_facts *f)
             f->readable |= t.any_line;
             if (newest) {
                 any_channel = true;
+                absent &= ~(1u << ch);
                 all_ended &= t.ends_session;
                 f->lost += t.lost;
                 newest = false;
@@ -205,6 +208,7 @@ static void ndjson_facts(const char *const *paths, size_t npaths, copy_facts *f)
         }
     }
     f->ended = any_channel && all_ended;
+    f->partial = absent != 0;
     if (!f->readable)
         snprintf(f->problem, sizeof f->problem, "no whole line could be read");
 }
@@ -221,9 +225,17 @@ void gpufl__source_choose(const char *gflt_path, const char *const *paths, size_
     gflt_facts(gflt_path, &g);
     ndjson_facts(paths, npaths, &n);
     out->gflt = true;
+    out->logs_partial = n.partial;
     if (!g.readable && n.readable) {
         out->gflt = false;
-        snprintf(out->why, sizeof out->why, "trace.gflt cannot be read (%s)", g.problem);
+        snprintf(out->why, sizeof out->why, "trace.gflt cannot be read (%s)%s", g.problem,
+                 n.partial ? "; the NDJSON logs hold only some channels (no device work)" : "");
+    } else if (n.partial) {
+        /* log_format compact: the logs leave device work to trace.gflt, so
+         * however far they reach, only trace.gflt holds the session */
+        snprintf(out->why, sizeof out->why,
+                 "trace.gflt holds every event; the NDJSON logs only some channels (log_format compact: "
+                 "no device.log)");
     } else if (!n.readable) {
         snprintf(out->why, sizeof out->why, "the session is also in NDJSON logs, but they hold no readable line");
     } else if (g.ended && n.ended) {

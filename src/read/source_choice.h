@@ -1,7 +1,8 @@
 /*
  * Which copy of a session to read when its directory holds two: with
  * log_format both the recorder writes every event to the NDJSON logs and to
- * trace.gflt, and the two need not hold the same. A killed program leaves
+ * trace.gflt, and the two need not hold the same (with compact the logs
+ * hold only the scope and system channels). A killed program leaves
  * the logs up to ~0.1 s behind (written every 100 ms) and trace.gflt up to
  * ~1 s (a chunk is written when full or a second old); a stopped writer
  * loses what each had buffered. Readers read the copy that holds more.
@@ -21,6 +22,10 @@
  *   Ties, and a copy with nothing to compare, go to trace.gflt (faster to
  *   read, and what a clean session reads today). A trace.gflt that cannot
  *   be read (damaged header, damage the scan finds) loses to the logs.
+ *   Logs that lack a channel's file altogether (log_format compact writes
+ *   no device.log: its device work is only in trace.gflt) never win over a
+ *   readable trace.gflt, whatever either lost or reached: they cannot hold
+ *   the session.
  *
  * One thread; reads with pread only, like the readers (read/input.h).
  */
@@ -31,8 +36,9 @@
 #include <stddef.h>
 
 typedef struct gpufl__source_choice {
-    bool gflt;     /* read trace.gflt; false: the NDJSON logs */
-    char why[512]; /* one sentence, for people: what each copy showed */
+    bool gflt;         /* read trace.gflt; false: the NDJSON logs */
+    bool logs_partial; /* the logs lack a channel's file (log_format compact): not a second copy */
+    char why[512];     /* one sentence, for people: what each copy showed */
 } gpufl__source_choice;
 
 /* Chooses between gflt_path and the NDJSON logs paths[0..npaths) (each

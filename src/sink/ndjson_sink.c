@@ -2,6 +2,9 @@
  * The NDJSON sink (see ndjson_sink.h). Every file part starts with a
  * "session_start" line and the last part ends with "session_end", so each
  * file says which session, channel and part it is, and whether it ended.
+ * A sink opened for some channels only (log_format compact: scope and
+ * system) has no file for the others and passes over their events: the
+ * session's other copy, trace.gflt, holds them, so they are not losses.
  */
 #include "sink/ndjson_sink.h"
 
@@ -20,6 +23,7 @@
 typedef struct ndjson_sink {
     gpufl__session_meta session;
     gpufl__disk_budget *budget; /* the session's, shared with the other sinks */
+    unsigned channels;          /* GFL_NDJSON_CHANNEL bits: the channels with a file */
     gpufl__logfile files[GFL_CHANNEL_COUNT];
     gpufl__jnames names;                 /* the JSON text of every name written so far */
     uint64_t refused[GFL_CHANNEL_COUNT]; /* events that found writing stopped */
@@ -36,6 +40,8 @@ static int sink_event(void *self, const gfl_event *ev, uint64_t now_ns)
 {
     ndjson_sink *s = self;
     unsigned ch = gpufl__event_route(ev);
+    if (!(s->channels & GFL_NDJSON_CHANNEL(ch)))
+        return 0;
     gpufl__logfile *f = &s->files[ch];
     char *p = gpufl__logfile_reserve(f, gpufl__ndjson_line_bound(ev, &s->names), now_ns);
     if (!p) {
@@ -50,14 +56,18 @@ static void sink_tick(void *self, uint64_t now_ns)
 {
     ndjson_sink *s = self;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
-        (void)gpufl__logfile_flush(&s->files[ch], now_ns);
+        if (s->channels & GFL_NDJSON_CHANNEL(ch))
+            (void)gpufl__logfile_flush(&s->files[ch], now_ns);
 }
 
 static void sink_status(void *self, gpufl__sink_status *out)
 {
     ndjson_sink *s = self;
     memset(out, 0, sizeof *out);
+    out->missing = ~s->channels & GFL_NDJSON_ALL_CHANNELS;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+        if (!(s->channels & GFL_NDJSON_CHANNEL(ch)))
+            continue;
         out->bytes_written += s->files[ch].bytes_total;
         out->lost[ch] = s->refused[ch] + s->files[ch].lines_lost;
     }
@@ -71,11 +81,14 @@ static void sink_close(void *self, const gpufl__session_end *end)
 {
     ndjson_sink *s = self;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
-        (void)gpufl__logfile_flush(&s->files[ch], end->end_ns);
+        if (s->channels & GFL_NDJSON_CHANNEL(ch))
+            (void)gpufl__logfile_flush(&s->files[ch], end->end_ns);
     /* the closing lines (and session.json after them) go into the space
      * the reserve held, should the disk be full */
     gpufl__disk_budget_release(s->budget);
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+        if (!(s->channels & GFL_NDJSON_CHANNEL(ch)))
+            continue;
         gpufl__logfile *f = &s->files[ch];
         (void)gpufl__logfile_flush(f, end->end_ns);
         gpufl__logfile_note_stop(f);
@@ -95,8 +108,8 @@ static void sink_close(void *self, const gpufl__session_end *end)
     free(s);
 }
 
-int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, gpufl__disk_budget *budget, char *err,
-                            size_t err_len)
+int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, gpufl__disk_budget *budget,
+                            unsigned channels, char *err, size_t err_len)
 {
     ndjson_sink *s = calloc(1, sizeof *s);
     if (!s) {
@@ -107,14 +120,18 @@ int gpufl__ndjson_sink_open(gpufl__sink *out, const gpufl__session_info *info, g
     gpufl__session_meta_of(info, &s->session);
     gpufl__jnames_init(&s->names, &gpufl__intern_lookup);
     s->budget = budget;
+    s->channels = channels & GFL_NDJSON_ALL_CHANNELS;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++) {
+        if (!(s->channels & GFL_NDJSON_CHANNEL(ch)))
+            continue;
         int rc = gpufl__logfile_open(&s->files[ch], info->dir, gpufl__channel_name((uint8_t)ch), o->log_rotate_bytes,
                                      o->flush_logs_always, s->budget, header_line, s);
         if (rc != 0) {
             snprintf(err, err_len, "cannot create %s/%s.log: %s", info->dir, gpufl__channel_name((uint8_t)ch),
                      strerror(errno));
             while (ch-- > 0)
-                gpufl__logfile_close(&s->files[ch]);
+                if (s->channels & GFL_NDJSON_CHANNEL(ch))
+                    gpufl__logfile_close(&s->files[ch]);
             free(s);
             return rc;
         }

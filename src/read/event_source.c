@@ -204,14 +204,25 @@ static int resolve_directory(const char *dir, gpufl__session_files *f, char *err
         gpufl__source_choice c;
         gpufl__source_choose(gflt, (const char *const *)l.v, l.n, &c);
         use_gflt = c.gflt;
-        f->copies = 2;
+        f->copies = c.logs_partial ? 1 : 2; /* compact: the logs are not a second copy */
         snprintf(f->read_why, sizeof f->read_why, "%s", c.why);
     } else if (has_gflt) {
         snprintf(f->read_why, sizeof f->read_why, "the session's only copy (it has no NDJSON logs)");
     } else if (l.n) {
         snprintf(f->read_why, sizeof f->read_why, "the session's only copy (it has no trace.gflt)");
     } else {
-        snprintf(err, err_len, "%s has no trace.gflt and no *.log files: not a gpufl session", dir);
+        char dumps[4300];
+        snprintf(dumps, sizeof dumps, "%s/dumps", dir);
+        if (stat(dumps, &st) == 0 && S_ISDIR(st.st_mode))
+            snprintf(err, err_len,
+                     "%s has no trace.gflt and no *.log files (recorded with log_format none?): its flight "
+                     "window's dumps are sessions of their own, in %s",
+                     dir, dumps);
+        else
+            snprintf(err, err_len,
+                     "%s has no trace.gflt and no *.log files: not a gpufl session, or one recorded with "
+                     "log_format none that wrote no dump",
+                     dir);
         rc = GPUFL_ENOTFOUND;
     }
     if (rc == 0 && use_gflt) {

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/analysis.h"
 #include "flight_fixture.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
+#include "present/report/report_text.h"
 #include "session_file.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "trace-windows")
@@ -112,11 +114,79 @@ static void test_close_before_open(void **state)
     gpufl_trace_close(t);
 }
 
+static char *report_text(const gpufl_trace *t, gpufl__ana_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(gpufl__analyze_report(t, NULL, r), 0);
+    assert_int_equal(gpufl__report_text(t, r, NULL, f), 0);
+    fclose(f);
+    return text;
+}
+
+/* The OOM comes first, right under the header, with what led to it; the
+ * triggers and windows have sections of their own; the failed allocation
+ * allocated nothing. */
+static void test_report_text(void **state)
+{
+    (void)state;
+    char path[4096];
+    ff_write(dir, "s", path);
+    gpufl_trace *t = tu_trace_open(path);
+    gpufl__ana_report r;
+    char *text = report_text(t, &r);
+    const char *oom = strstr(text, "Last events before the OOM\n");
+    assert_non_null(oom);
+    assert_true(oom < strstr(text, "Summary\n"));
+    assert_true(strstr(text, "devices ") < oom);
+    assert_non_null(strstr(oom, "out of memory at 5.00 ms into the session on thread 7, GPU 0; the last 8 events"));
+    assert_non_null(strstr(oom, "FAILED alloc GPU 0  tid 7         4.00 GiB\n  failed allocation: 4.00 GiB"));
+    assert_non_null(strstr(oom, "live then on GPU 0: 2 allocations, 10.0 MiB\n      8.00 MiB at 0x7f0000000000"));
+    assert_non_null(strstr(text, "  memory    3 allocations, 1 free\n"));
+    assert_non_null(
+        strstr(text, "Triggers\n--------\n       5.00 ms  oom          dumped     dumps/dump-0001 (tid 7)"));
+    assert_non_null(strstr(text, "device activity recorded in 2 windows, 6.00 ms of 10.00 ms (60.0 %)"));
+    assert_non_null(strstr(text, "  #2         6.00 ms .. 10.00 ms        4.00 ms  trigger  unended"));
+
+    /* the analysis: the failed allocation is neither live nor a leak */
+    assert_int_equal(r.flight.incident, GPUFL__ANA_INCIDENT_OOM);
+    assert_int_equal(r.flight.live_count, 2);
+    assert_int_equal(r.flight.live_bytes, 10u << 20);
+    assert_int_equal(r.memory.n, 1);
+    assert_int_equal(r.memory.rows[0].allocs, 3);
+    assert_int_equal(r.memory.rows[0].never_freed_bytes, 10u << 20);
+    free(text);
+    gpufl__ana_report_free(&r);
+    gpufl_trace_close(t);
+}
+
+/* A session without flight events reports no such sections. */
+static void test_report_without_flight_events(void **state)
+{
+    (void)state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/device.log", dir);
+    tu_write_file(path, FF_START "\"channel\":\"device\"}\n" FF_END);
+    gpufl_trace *t = tu_trace_open(path);
+    gpufl__ana_report r;
+    char *text = report_text(t, &r);
+    assert_null(strstr(text, "Last events before"));
+    assert_null(strstr(text, "Triggers"));
+    assert_null(strstr(text, "Trace windows"));
+    free(text);
+    gpufl__ana_report_free(&r);
+    gpufl_trace_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_ndjson_and_gflt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_before_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_without_flight_events, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

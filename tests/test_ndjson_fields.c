@@ -160,6 +160,8 @@ static void fill(gfl_event *ev, uint8_t type, uint8_t salt)
     case GFL_EV_MEM_FREE:
         ev->u.mem.mem_kind %= GFL_MEM_KIND_COUNT;
         ev->u.mem.is_async = 1;
+        if (type == GFL_EV_MEM_ALLOC && salt % 2)
+            ev->h.flags = GFL_F_MEM_FAILED;
         break;
     case GFL_EV_DROPPED:
         ev->u.dropped.reason %= GFL_DROP_REASON_COUNT;
@@ -185,6 +187,7 @@ static void fill(gfl_event *ev, uint8_t type, uint8_t salt)
         ev->u.crash.stack_truncated = 1;
         ev->h.flags = GFL_F_CRASH_NO_UNWIND;
         break;
+    case GFL_EV_TRIGGER: ev->u.trigger.outcome %= GFL_TRIGGER_OUTCOME_COUNT; break;
     }
 }
 

@@ -1406,9 +1406,10 @@ static void test_cached_names_limits(void **state)
 static void test_enum_names_need_no_escaping(void **state)
 {
     (void)state;
-    const char *(*const tables[])(uint8_t) = {gpufl__limiter_name,   gpufl__copy_kind_name,   gpufl__mem_kind_name,
-                                              gpufl__sync_kind_name, gpufl__drop_reason_name, gpufl__channel_name,
-                                              gpufl__log_level_name, gpufl__crash_action_name};
+    const char *(*const tables[])(uint8_t) = {
+        gpufl__limiter_name,   gpufl__copy_kind_name,    gpufl__mem_kind_name,
+        gpufl__sync_kind_name, gpufl__drop_reason_name,  gpufl__channel_name,
+        gpufl__log_level_name, gpufl__crash_action_name, gpufl__trigger_outcome_name};
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (unsigned v = 0; v < 256; v++) {
             const char *name = tables[t]((uint8_t)v);

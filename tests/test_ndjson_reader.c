@@ -71,6 +71,7 @@ static void valid_enums(gfl_event *ev)
         break;
     case GFL_EV_LOG: ev->u.log.level %= GFL_LOG_ERROR + 1; break;
     case GFL_EV_CRASH: ev->u.crash.action %= GFL_CRASH_ACTION_COUNT; break;
+    case GFL_EV_TRIGGER: ev->u.trigger.outcome %= GFL_TRIGGER_OUTCOME_COUNT; break;
     case GFL_EV_DEVICE_INFO: /* a CUDA version, major * 1000 + minor * 10, or unknown */
         if (ev->u.info.cuda_driver_version > 0)
             ev->u.info.cuda_driver_version = 1000 + ev->u.info.cuda_driver_version % 100000 * 10;

@@ -61,7 +61,7 @@ static const uint8_t types[] = {GFL_EV_KERNEL,       GFL_EV_KERNEL,      GFL_EV_
                                 GFL_EV_MEMCPY,       GFL_EV_MEMSET,      GFL_EV_SYNC,      GFL_EV_MEM_ALLOC,
                                 GFL_EV_MEM_FREE,     GFL_EV_NVTX_RANGE,  GFL_EV_NVTX_MARK, GFL_EV_DEVICE_METRICS,
                                 GFL_EV_HOST_METRICS, GFL_EV_SCOPE_BEGIN, GFL_EV_SCOPE_END, GFL_EV_DEVICE_INFO,
-                                GFL_EV_LOG,          GFL_EV_DROPPED};
+                                GFL_EV_LOG,          GFL_EV_DROPPED,     GFL_EV_TRIGGER,   GFL_EV_TRACE_WINDOW};
 
 /* n random events of every type. Kernels repeat a few launch
  * configurations on a few streams from a few callers, as real ones do;
@@ -98,6 +98,15 @@ static gfl_event *random_session(size_t n, uint64_t seed, bool in_order)
             ev->h.tid = 7;
             ev->h.device = 0;
         }
+        if (type == GFL_EV_TRIGGER)
+            ev->u.trigger.outcome %= GFL_TRIGGER_OUTCOME_COUNT;
+        if (type == GFL_EV_TRACE_WINDOW) {
+            /* a few windows, opened and closed in any order, some never closed */
+            ev->u.trace_window.index = 1 + (uint32_t)(tu_rand(&rng) % 6);
+            ev->u.trace_window.end_ts = tu_rand(&rng) % 3 ? 0 : ev->h.ts + 1 + tu_rand(&rng) % 100000;
+        }
+        if (type == GFL_EV_MEM_ALLOC && tu_rand(&rng) % 4 == 0)
+            ev->h.flags |= GFL_F_MEM_FAILED;
         if (type == GFL_EV_SCOPE_END && open_scope && tu_rand(&rng) % 4) {
             ev->u.scope.id = open_scope; /* ends the scope begun last */
             open_scope = 0;
@@ -305,6 +314,25 @@ static void same_trace(const gpufl_trace *ta, const gpufl_trace *tb)
     SAME(ma, mb, correlation, ma->n);
     SAME(ma, mb, is_free, ma->n);
     SAME(ma, mb, kind, ma->n);
+    SAME(ma, mb, failed, ma->n);
+
+    const gpufl_trace_triggers *xa = gpufl_trace_get_triggers(ta), *xb = gpufl_trace_get_triggers(tb);
+    assert_int_equal(xa->n, xb->n);
+    SAME(xa, xb, ts_ns, xa->n);
+    SAME(xa, xb, tid, xa->n);
+    SAME(xa, xb, kind, xa->n);
+    SAME(xa, xb, detail, xa->n);
+    SAME(xa, xb, dump, xa->n);
+    SAME(xa, xb, outcome, xa->n);
+
+    const gpufl_trace_windows *wa = gpufl_trace_get_trace_windows(ta), *wb = gpufl_trace_get_trace_windows(tb);
+    assert_int_equal(wa->n, wb->n);
+    SAME(wa, wb, begin_ns, wa->n);
+    SAME(wa, wb, end_ns, wa->n);
+    SAME(wa, wb, index, wa->n);
+    SAME(wa, wb, reason, wa->n);
+    SAME(wa, wb, detail, wa->n);
+    SAME(wa, wb, unended, wa->n);
 
     const gpufl_trace_device_samples *da = gpufl_trace_get_device_samples(ta), *db = gpufl_trace_get_device_samples(tb);
     assert_int_equal(da->n, db->n);

@@ -265,6 +265,8 @@ typedef struct gpufl_trace_memory {
     const gpufl_trace_streams *streams;
     const gpufl_trace_callers *callers;
     /* Appended columns. */
+    const uint8_t *failed; /* 1: an allocation that failed for lack of memory: address 0,
+                              bytes what was asked; never live, never freed */
 } gpufl_trace_memory;
 
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
@@ -338,6 +340,32 @@ typedef struct gpufl_trace_crash {
     const gpufl_trace_crash_scope *scopes; /* by thread, outermost first */
 } gpufl_trace_crash;
 
+/* Triggers that fired (docs/FORMAT.md, `trigger`): a request for a dump
+ * (gpufl_dump(), a signal, a rule that crossed its limit, a crash, an
+ * out-of-memory), in time order, and what came of it. */
+typedef struct gpufl_trace_triggers {
+    size_t n;
+    const uint64_t *ts_ns;
+    const uint32_t *tid;    /* the thread that asked; 0 for a rule the recorder checked */
+    const uint32_t *kind;   /* string id: "dump", "signal", "crash", "oom", "slow_scope", ... */
+    const uint32_t *detail; /* string id: the reason given, or the rule and the value; 0 none */
+    const uint32_t *dump;   /* string id: the dump's directory name (dumps/<dump>); 0 none */
+    const uint8_t *outcome; /* 0 dumped, 1 storm (too soon after the last dump), 2 no_window */
+} gpufl_trace_triggers;
+
+/* Trace windows (docs/FORMAT.md, `trace_window`): the stretches in which
+ * device tracing ran, by begin. A window whose closing event was not read
+ * (the program died inside it, or was still tracing) has unended 1 and
+ * ends at the session's last recorded time, as unended scopes do. */
+typedef struct gpufl_trace_windows {
+    size_t n;
+    const uint64_t *begin_ns, *end_ns;
+    const uint32_t *index;  /* the session's numbering, from 1 */
+    const uint32_t *reason; /* string id: "schedule", "steps", "trigger", "request" */
+    const uint32_t *detail; /* string id; 0 none */
+    const uint8_t *unended;
+} gpufl_trace_windows;
+
 /*
  * Names of the values of the trace's enum columns, as NDJSON and the JSON
  * report write them ("HtoD", "pinned", "stream_wait_event", "registers",
@@ -346,13 +374,14 @@ typedef struct gpufl_trace_crash {
  * limiter is "unknown"; event type 0 is "none".
  */
 enum {
-    GPUFL_TRACE_ENUM_COPY_KIND = 0, /* kind of gpufl_trace_get_copies() rows */
-    GPUFL_TRACE_ENUM_MEM_KIND,      /* src_kind, dst_kind of transfers; kind of memory rows */
-    GPUFL_TRACE_ENUM_SYNC_KIND,     /* kind of gpufl_trace_syncs rows */
-    GPUFL_TRACE_ENUM_LIMITER,       /* limiter of gpufl_trace_launch_configs rows */
-    GPUFL_TRACE_ENUM_DROP_REASON,   /* the index of gpufl_trace_info.dropped */
-    GPUFL_TRACE_ENUM_EVENT_TYPE,    /* event_type of gpufl_trace_event_count() */
-    GPUFL_TRACE_ENUM_COUNT          /* appended to, never renumbered */
+    GPUFL_TRACE_ENUM_COPY_KIND = 0,   /* kind of gpufl_trace_get_copies() rows */
+    GPUFL_TRACE_ENUM_MEM_KIND,        /* src_kind, dst_kind of transfers; kind of memory rows */
+    GPUFL_TRACE_ENUM_SYNC_KIND,       /* kind of gpufl_trace_syncs rows */
+    GPUFL_TRACE_ENUM_LIMITER,         /* limiter of gpufl_trace_launch_configs rows */
+    GPUFL_TRACE_ENUM_DROP_REASON,     /* the index of gpufl_trace_info.dropped */
+    GPUFL_TRACE_ENUM_EVENT_TYPE,      /* event_type of gpufl_trace_event_count() */
+    GPUFL_TRACE_ENUM_TRIGGER_OUTCOME, /* outcome of gpufl_trace_triggers rows */
+    GPUFL_TRACE_ENUM_COUNT            /* appended to, never renumbered */
 };
 
 /* The name of value in family; NULL for a value past those this library
@@ -389,6 +418,8 @@ GPUFL_API const gpufl_trace_host_samples *gpufl_trace_get_host_samples(const gpu
 /* The session's crash, or NULL when none was recorded (the first, if the
  * program survived one and crashed again in the same session). */
 GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -426,7 +457,9 @@ enum {
     GPUFL_TRACE_TABLE_STREAMS,
     GPUFL_TRACE_TABLE_CALLERS,
     GPUFL_TRACE_TABLE_STRINGS, /* the string table */
-    GPUFL_TRACE_TABLE_COUNT    /* appended to, never renumbered */
+    GPUFL_TRACE_TABLE_TRIGGERS,
+    GPUFL_TRACE_TABLE_TRACE_WINDOWS,
+    GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 
 /* The part of gpufl_trace_memory_bytes() that one table holds (its columns

@@ -100,6 +100,8 @@ static int replay(mem_build *b)
             break;
         b->row_of[i] = r;
         gpufl__ana_mem_row *row = &b->rows[r];
+        if (gpufl__m_failed(a, i))
+            continue; /* asked for, never given: neither live nor leaked */
         if (gpufl__m_is_free(a, i)) {
             if (gpufl__ana_map_get(&live, dev, addr, &j)) {
                 end_alloc(b, j, i, FREED);
@@ -192,7 +194,7 @@ static int lists(mem_build *b, uint32_t max)
     pick *p = NULL;
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < gpufl__m_n(a); i++) {
-        if (gpufl__m_is_free(a, i))
+        if (gpufl__m_is_free(a, i) || gpufl__m_failed(a, i))
             continue;
         uint32_t r = b->row_of[i];
         bool at_peak =

@@ -131,7 +131,7 @@ static void attribute(ana_attr *x, gpufl__ana_ops *out)
             o->forward_ns += dur;
     }
     for (size_t i = 0; i < gpufl__m_n(a); i++) {
-        if (gpufl__m_is_free(a, i))
+        if (gpufl__m_is_free(a, i) || gpufl__m_failed(a, i))
             continue;
         uint64_t bytes = gpufl__m_bytes(a, i);
         uint32_t row = k->n ? ana_attr_op_row(x, gpufl__ana_attr_nvtx_row(x, gpufl__m_caller(a, i),

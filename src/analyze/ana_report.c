@@ -65,6 +65,8 @@ static void *run_rest(void *arg)
         rc = gpufl__analyze_memory(j->t, &r->options, &r->memory);
     if (rc == 0)
         rc = gpufl__analyze_counters(j->t, &r->counters);
+    if (rc == 0)
+        rc = gpufl__analyze_flight(j->t, &r->flight);
     j->rc = rc;
     return NULL;
 }

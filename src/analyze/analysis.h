@@ -670,6 +670,62 @@ void gpufl__ana_ops_free(gpufl__ana_ops *o);
 
 /* Every analysis of one trace, for the report and `gpufl diff`. Built in
  * sequence; the scopes' nodes and the hotspots' node indices agree. */
+/* ---- flight recorder: trace windows, triggers, what came before a crash or
+ * an out-of-memory (ana_flight.c) ------------------------------------------ */
+
+enum {
+    GPUFL__ANA_INCIDENT_NONE = 0,
+    GPUFL__ANA_INCIDENT_CRASH, /* the session's crash (gpufl_trace_get_crash) */
+    GPUFL__ANA_INCIDENT_OOM,   /* a failed allocation, or else a trigger of kind "oom" */
+};
+
+enum {
+    GPUFL__ANA_LAST_KERNEL = 0,
+    GPUFL__ANA_LAST_COPY,
+    GPUFL__ANA_LAST_MEMSET,
+    GPUFL__ANA_LAST_SCOPE_END,
+    GPUFL__ANA_LAST_ALLOC,
+    GPUFL__ANA_LAST_FREE,
+    GPUFL__ANA_LAST_FAILED_ALLOC,
+};
+
+/* One event before the incident. */
+typedef struct gpufl__ana_last_event {
+    uint64_t ts_ns;  /* start (kernels, copies, memsets, allocations), end (a scope's) */
+    uint64_t end_ns; /* of an interval; ts_ns for the others */
+    uint8_t what;    /* GPUFL__ANA_LAST_* */
+    uint32_t name;   /* string id: kernel or scope name; 0 none */
+    uint64_t bytes;  /* copies, memsets, allocations, frees */
+    uint32_t device; /* UINT32_MAX: a host event (scope) */
+    uint32_t tid;    /* 0 unknown */
+} gpufl__ana_last_event;
+
+#define GPUFL__ANA_LAST_EVENTS 20
+#define GPUFL__ANA_OOM_LARGEST 5
+
+typedef struct gpufl__ana_flight {
+    /* trace windows: how much of the session device tracing covered */
+    size_t nwindows;
+    uint64_t traced_ns;  /* the windows' union, clipped to the session */
+    uint64_t session_ns; /* the session's length (its end, or its last recorded time) */
+    /* the incident, when there is one */
+    uint8_t incident;                                   /* GPUFL__ANA_INCIDENT_* */
+    uint64_t incident_ns;                               /* when */
+    uint32_t incident_tid;                              /* the thread concerned, 0 unknown */
+    uint32_t incident_device;                           /* the device concerned, UINT32_MAX unknown */
+    gpufl__ana_last_event last[GPUFL__ANA_LAST_EVENTS]; /* newest last */
+    uint32_t nlast;
+    /* out of memory: the failed allocation (if one was recorded) and the
+     * allocations live at that moment on its device */
+    bool has_failed;
+    uint64_t failed_bytes, failed_ns;
+    uint64_t live_count, live_bytes;
+    gpufl__ana_allocation largest[GPUFL__ANA_OOM_LARGEST]; /* largest first */
+    uint32_t nlargest;
+} gpufl__ana_flight;
+
+int gpufl__analyze_flight(const gpufl_trace *t, gpufl__ana_flight *out) __attribute__((warn_unused_result));
+
 typedef struct gpufl__ana_report {
     gpufl__ana_options options; /* as used (defaults filled in) */
     gpufl__ana_summary summary;
@@ -682,6 +738,7 @@ typedef struct gpufl__ana_report {
     gpufl__ana_counters counters;
     /* Appended fields. */
     gpufl__ana_ops ops;
+    gpufl__ana_flight flight;
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */

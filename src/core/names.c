@@ -69,6 +69,8 @@ const char *gpufl__names_key(unsigned family, unsigned value)
     case GPUFL__NAMES_LIMITER: return value < GFL_LIMIT_COUNT ? limiters[value].key : NULL;
     case GPUFL__NAMES_DROP_REASON: return value < GFL_DROP_REASON_COUNT ? drop_reasons[value].key : NULL;
     case GPUFL__NAMES_EVENT_TYPE: return value < GFL_EV_TYPE_COUNT ? gpufl__event_type_name((uint8_t)value) : NULL;
+    case GPUFL__NAMES_TRIGGER_OUTCOME:
+        return value < GFL_TRIGGER_OUTCOME_COUNT ? gpufl__trigger_outcome_name((uint8_t)value) : NULL;
     default: return NULL;
     }
 }

@@ -69,7 +69,8 @@ enum {
     GPUFL__NAMES_SYNC_KIND,
     GPUFL__NAMES_LIMITER,
     GPUFL__NAMES_DROP_REASON,
-    GPUFL__NAMES_EVENT_TYPE
+    GPUFL__NAMES_EVENT_TYPE,
+    GPUFL__NAMES_TRIGGER_OUTCOME
 };
 const char *gpufl__names_key(unsigned family, unsigned value);
 

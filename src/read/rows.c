@@ -19,6 +19,8 @@ static const gpufl_trace_streams no_streams;
 static const gpufl_trace_callers no_callers;
 static const gpufl_trace_host_samples no_host;
 static const gpufl_trace_info no_info;
+static const gpufl_trace_triggers no_triggers;
+static const gpufl_trace_windows no_windows;
 
 #define OR(p, empty) ((p) ? (p) : &(empty))
 
@@ -41,6 +43,8 @@ void gpufl__rows_open(gpufl__rows *a, const gpufl_trace *t)
     a->configs = OR(gpufl_trace_get_launch_configs(t), no_configs);
     a->streams = OR(gpufl_trace_get_streams(t), no_streams);
     a->callers = OR(gpufl_trace_get_callers(t), no_callers);
+    a->triggers = OR(gpufl_trace_get_triggers(t), no_triggers);
+    a->windows = OR(gpufl_trace_get_trace_windows(t), no_windows);
     a->start_ns = a->info->start_ns;
     a->ended = a->info->end_ns != 0;
     /* a session that did not end (a crash) ends at its last recorded time,

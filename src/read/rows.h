@@ -68,6 +68,8 @@ typedef struct gpufl__rows {
     const gpufl_trace_launch_configs *configs;
     const gpufl_trace_streams *streams;
     const gpufl_trace_callers *callers;
+    const gpufl_trace_triggers *triggers;
+    const gpufl_trace_windows *windows; /* trace windows */
     uint64_t start_ns;
     uint64_t end_ns; /* the session's end; when it did not end, its last recorded time
                         (gpufl_trace_info.last_ns) */
@@ -311,6 +313,44 @@ static inline uint32_t gpufl__m_device(const gpufl__rows *r, size_t i)
     return gpufl__stream_device(r, r->memory->stream_row[i]);
 }
 static inline uint32_t gpufl__m_caller(const gpufl__rows *r, size_t i) { return r->memory->caller_row[i]; }
+/* An allocation that failed for lack of memory: never live, never freed. */
+static inline bool gpufl__m_failed(const gpufl__rows *r, size_t i) { return r->memory->failed[i] != 0; }
+
+/* ---- triggers and trace windows ------------------------------------------- */
+
+typedef struct gpufl__trigger_row {
+    uint64_t ts;
+    uint32_t tid, kind, detail, dump; /* kind, detail, dump: string ids */
+    uint8_t outcome;                  /* gfl_trigger_outcome */
+} gpufl__trigger_row;
+
+static inline void gpufl__trigger_row_get(const gpufl__rows *r, size_t i, gpufl__trigger_row *o)
+{
+    const gpufl_trace_triggers *g = r->triggers;
+    o->ts = g->ts_ns[i];
+    o->tid = g->tid[i];
+    o->kind = g->kind[i];
+    o->detail = g->detail[i];
+    o->dump = g->dump[i];
+    o->outcome = g->outcome[i];
+}
+
+typedef struct gpufl__window_row {
+    uint64_t begin, end;
+    uint32_t index, reason, detail; /* reason, detail: string ids */
+    bool unended;                   /* no closing event: ends at the session's last time */
+} gpufl__window_row;
+
+static inline void gpufl__window_row_get(const gpufl__rows *r, size_t i, gpufl__window_row *o)
+{
+    const gpufl_trace_windows *w = r->windows;
+    o->begin = w->begin_ns[i];
+    o->end = w->end_ns[i] > w->begin_ns[i] ? w->end_ns[i] : w->begin_ns[i];
+    o->index = w->index[i];
+    o->reason = w->reason[i];
+    o->detail = w->detail[i];
+    o->unended = w->unended[i] != 0;
+}
 
 /* ---- scopes and NVTX ranges (s: r->scopes or r->nvtx) -------------------------- */
 
@@ -747,7 +787,7 @@ static inline void gpufl__range_row_get(const gpufl__rows *r, unsigned tbl, size
 typedef struct gpufl__mem_row {
     uint64_t ts, address, bytes, scope, external_id;
     uint32_t device, stream, tid, context, correlation;
-    uint8_t is_free, kind;
+    uint8_t is_free, kind, failed;
 } gpufl__mem_row;
 
 static inline void gpufl__mem_row_get(const gpufl__rows *r, size_t i, gpufl__mem_row *o)
@@ -761,6 +801,7 @@ static inline void gpufl__mem_row_get(const gpufl__rows *r, size_t i, gpufl__mem
     o->correlation = m->correlation[i];
     o->is_free = m->is_free[i];
     o->kind = m->kind[i];
+    o->failed = m->failed[i];
 }
 
 typedef struct gpufl__dev_row {

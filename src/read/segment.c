@@ -19,6 +19,8 @@
 #define MC_SIZE(f) SIZE_OF(gpufl_trace_memory, MC, f)
 #define DC_SIZE(f) SIZE_OF(gpufl_trace_device_samples, DC, f)
 #define HC_SIZE(f) SIZE_OF(gpufl_trace_host_samples, HC, f)
+#define RC_SIZE(f) SIZE_OF(gpufl_trace_triggers, RC, f)
+#define WC_SIZE(f) SIZE_OF(gpufl_trace_windows, WC, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -27,6 +29,8 @@ static const uint8_t sync_sizes[] = {SYNC_COLS(YC_SIZE)};
 static const uint8_t memory_sizes[] = {MEMORY_COLS(MC_SIZE)};
 static const uint8_t device_sample_sizes[] = {DEVICE_SAMPLE_COLS(DC_SIZE)};
 static const uint8_t host_sample_sizes[] = {HOST_SAMPLE_COLS(HC_SIZE)};
+static const uint8_t trigger_sizes[] = {TRIGGER_COLS(RC_SIZE)};
+static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -34,6 +38,9 @@ static const uint8_t kernel_xlat[KC_COUNT] = {
 static const uint8_t transfer_xlat[TC_COUNT] = {[TC_stream_row] = GFL_X_STREAM, [TC_caller_row] = GFL_X_CALLER};
 static const uint8_t sync_xlat[YC_COUNT] = {[YC_stream_row] = GFL_X_STREAM, [YC_caller_row] = GFL_X_CALLER};
 static const uint8_t memory_xlat[MC_COUNT] = {[MC_stream_row] = GFL_X_STREAM, [MC_caller_row] = GFL_X_CALLER};
+static const uint8_t trigger_xlat[RC_COUNT] = {
+    [RC_kind] = GFL_X_STRING, [RC_detail] = GFL_X_STRING, [RC_dump] = GFL_X_STRING};
+static const uint8_t window_xlat[WC_COUNT] = {[WC_reason] = GFL_X_STRING, [WC_detail] = GFL_X_STRING};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -48,6 +55,8 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_MEMORY] = {MC_COUNT, MC_ts_ns, memory_sizes, memory_xlat},
     [GFL_T_DEVICE_SAMPLES] = {DC_COUNT, DC_ts_ns, device_sample_sizes, plain_xlat},
     [GFL_T_HOST_SAMPLES] = {HC_COUNT, HC_ts_ns, host_sample_sizes, plain_xlat},
+    [GFL_T_TRIGGERS] = {RC_COUNT, RC_ts_ns, trigger_sizes, trigger_xlat},
+    [GFL_T_TRACE_WINDOWS] = {WC_COUNT, WC_begin_ns, window_sizes, window_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -90,6 +99,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define MSET(f, v) SETF(gpufl_trace_memory, MC_##f, f, v)
 #define DSET(f, v) SETF(gpufl_trace_device_samples, DC_##f, f, v)
 #define HSET(f, v) SETF(gpufl_trace_host_samples, HC_##f, f, v)
+#define RSET(f, v) SETF(gpufl_trace_triggers, RC_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -334,6 +344,7 @@ static int memory_row(gpufl__segment *s, const gfl_event *ev)
     MSET(correlation, m->correlation);
     MSET(is_free, ev->h.type == GFL_EV_MEM_FREE);
     MSET(kind, m->mem_kind);
+    MSET(failed, ev->h.type == GFL_EV_MEM_ALLOC && (ev->h.flags & GFL_F_MEM_FAILED));
     return 0;
 }
 
@@ -386,6 +397,21 @@ static int host_sample_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int trigger_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_TRIGGERS];
+    const gfl_trigger_payload *p = &ev->u.trigger;
+    size_t r;
+    ROW(R, r);
+    RSET(ts_ns, ev->h.ts);
+    RSET(tid, ev->h.tid);
+    RSET(kind, p->kind);
+    RSET(detail, p->detail);
+    RSET(dump, p->dump);
+    RSET(outcome, p->outcome);
+    return 0;
+}
+
 /* Kept whole, for the merge to take in session order. */
 static int keep_ordered(gpufl__segment *s, const gfl_event *ev)
 {
@@ -414,6 +440,7 @@ static inline uint64_t latest_time(const gfl_event *ev)
     case GFL_EV_SYNC: end = ev->u.sync.end_ts; break;
     case GFL_EV_NVTX_RANGE: end = ev->u.nvtx.end_ts; break;
     case GFL_EV_GRAPH_LAUNCH: end = ev->u.graph.end_ts; break;
+    case GFL_EV_TRACE_WINDOW: end = ev->u.trace_window.end_ts; break;
     default: break;
     }
     return end > ev->h.ts ? end : ev->h.ts;
@@ -436,13 +463,15 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_MEM_FREE: return memory_row(s, ev);
     case GFL_EV_DEVICE_METRICS: return device_sample_row(s, ev);
     case GFL_EV_HOST_METRICS: return host_sample_row(s, ev);
+    case GFL_EV_TRIGGER: return trigger_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:
     case GFL_EV_CRASH:
     case GFL_EV_CRASH_STACK:
     case GFL_EV_CRASH_SCOPE:
-    case GFL_EV_ENGINE: return keep_ordered(s, ev);
+    case GFL_EV_ENGINE:
+    case GFL_EV_TRACE_WINDOW: return keep_ordered(s, ev);
     case GFL_EV_DROPPED:
         if (ev->u.dropped.reason < 16)
             s->dropped[gpufl__event_route(ev)][ev->u.dropped.reason] += ev->u.dropped.count;

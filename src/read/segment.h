@@ -33,9 +33,10 @@
 #define GFL_SEG_CONFIG_CACHE 256
 
 typedef struct gpufl__segment {
-    gpufl__rows rows[GFL_T_COUNT]; /* GFL_T_SCOPES stays empty (see ordered) */
+    gpufl__rows rows[GFL_T_COUNT]; /* GFL_T_SCOPES and _TRACE_WINDOWS stay empty (see ordered) */
     gpufl__recset configs, streams, callers;
-    gfl_event *ordered; /* scope begins and ends, device infos, the crash, in order */
+    gfl_event *ordered; /* scope begins and ends, trace windows' opening and closing,
+                           device infos, the crash, in order */
     size_t nordered, ordered_cap;
     uint64_t counts[256];                    /* events, by type */
     uint64_t dropped[GFL_CHANNEL_COUNT][16]; /* events lost, by channel and drop reason */

@@ -64,6 +64,8 @@ void gpufl__trace_free(gpufl_trace *t)
 #define MC_BIND(f) BIND(MC, f)
 #define DC_BIND(f) BIND(DC, f)
 #define HC_BIND(f) BIND(HC, f)
+#define RC_BIND(f) BIND(RC, f)
+#define WC_BIND(f) BIND(WC, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -128,6 +130,18 @@ static void bind_rows(gpufl_trace *t)
         const gpufl__rows *R = &t->rows[GFL_T_HOST_SAMPLES];
         pub->n = R->t.n;
         HOST_SAMPLE_COLS(HC_BIND)
+    }
+    {
+        gpufl_trace_triggers *pub = &t->triggers_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_TRIGGERS];
+        pub->n = R->t.n;
+        TRIGGER_COLS(RC_BIND)
+    }
+    {
+        gpufl_trace_windows *pub = &t->windows_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_TRACE_WINDOWS];
+        pub->n = R->t.n;
+        WINDOW_COLS(WC_BIND)
     }
 }
 
@@ -311,6 +325,10 @@ GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t)
     return t->has_crash ? &t->crash : NULL;
 }
 
+GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace *t) { return &t->triggers_pub; }
+
+GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t) { return &t->windows_pub; }
+
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
 {
     return event_type < 256 ? (size_t)t->counts[event_type] : 0;
@@ -324,7 +342,8 @@ GPUFL_API const char *gpufl_trace_enum_name(unsigned family, unsigned value)
                        (int)GPUFL_TRACE_ENUM_SYNC_KIND == (int)GPUFL__NAMES_SYNC_KIND &&
                        (int)GPUFL_TRACE_ENUM_LIMITER == (int)GPUFL__NAMES_LIMITER &&
                        (int)GPUFL_TRACE_ENUM_DROP_REASON == (int)GPUFL__NAMES_DROP_REASON &&
-                       (int)GPUFL_TRACE_ENUM_EVENT_TYPE == (int)GPUFL__NAMES_EVENT_TYPE,
+                       (int)GPUFL_TRACE_ENUM_EVENT_TYPE == (int)GPUFL__NAMES_EVENT_TYPE &&
+                       (int)GPUFL_TRACE_ENUM_TRIGGER_OUTCOME == (int)GPUFL__NAMES_TRIGGER_OUTCOME,
                    "trace.h's enum families are core/names.h's");
     return gpufl__names_key(family, value);
 }
@@ -413,8 +432,14 @@ GPUFL_API uint64_t gpufl_trace_sync_end(const gpufl_trace_syncs *y, size_t i)
 
 GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned table)
 {
-    if (table < GFL_T_COUNT)
+    /* the row tables are numbered as trace.h's up to the host samples; the
+     * row tables trace.h appended later follow them (trace_internal.h) */
+    if (table <= GPUFL_TRACE_TABLE_HOST_SAMPLES)
         return gpufl__rows_memory(&t->rows[table]);
+    if (table == GPUFL_TRACE_TABLE_TRIGGERS)
+        return gpufl__rows_memory(&t->rows[GFL_T_TRIGGERS]);
+    if (table == GPUFL_TRACE_TABLE_TRACE_WINDOWS)
+        return gpufl__rows_memory(&t->rows[GFL_T_TRACE_WINDOWS]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

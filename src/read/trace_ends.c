@@ -10,8 +10,10 @@
  * session holds, and is marked unended. Readers take end_ns as it is and
  * show the mark.
  *
+ * Trace windows whose closing event was not read end there too.
+ *
  * Runs once per load, on the loading thread, after the merge; one pass over
- * the scope and NVTX rows.
+ * the scope, NVTX and trace window rows.
  */
 #include <stdint.h>
 
@@ -48,6 +50,29 @@ static int end_table(gpufl__rows *R, uint64_t last)
     return 0;
 }
 
+/* Trace windows that never closed: the program died while tracing, or was
+ * still tracing when the file was read. */
+static int end_windows(gpufl__rows *R, uint64_t last)
+{
+    size_t n = R->t.n;
+    const uint64_t *end = (const uint64_t *)(const void *)R->cols[WC_end_ns].data;
+    size_t open = 0;
+    for (size_t i = 0; i < n; i++)
+        open += !end || !end[i];
+    if (!open)
+        return 0;
+    uint64_t *e = values(&R->cols[WC_end_ns], n);
+    uint8_t *u = values(&R->cols[WC_unended], n);
+    if (!e || !u)
+        return GPUFL_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!e[i]) {
+            e[i] = last;
+            u[i] = 1;
+        }
+    return 0;
+}
+
 int gpufl__trace_end_open(gpufl_trace *t)
 {
     gpufl_trace_info *i = &t->info;
@@ -57,7 +82,8 @@ int gpufl__trace_end_open(gpufl_trace *t)
         i->last_ns = i->end_ns;
     if (i->start_ns > i->last_ns)
         i->last_ns = i->start_ns;
-    if (end_table(&t->rows[GFL_T_SCOPES], i->last_ns) != 0 || end_table(&t->rows[GFL_T_NVTX], i->last_ns) != 0)
+    if (end_table(&t->rows[GFL_T_SCOPES], i->last_ns) != 0 || end_table(&t->rows[GFL_T_NVTX], i->last_ns) != 0 ||
+        end_windows(&t->rows[GFL_T_TRACE_WINDOWS], i->last_ns) != 0)
         return GPUFL_ENOMEM;
     return 0;
 }

@@ -32,7 +32,7 @@
 #define SYNC_COLS(X) X(start_ns) X(dur_ns) X(stream_row) X(caller_row) X(correlation) X(kind) \
     X(cuda_event)
 #define MEMORY_COLS(X) X(ts_ns) X(address) X(bytes) X(stream_row) X(caller_row) X(correlation) \
-    X(is_free) X(kind)
+    X(is_free) X(kind) X(failed)
 #define DEVICE_SAMPLE_COLS(X) X(ts_ns) X(device) X(valid) X(gpu_util_pct) X(mem_util_pct)  \
     X(mem_used_bytes) X(mem_total_bytes) X(proc_mem_bytes) X(energy_mj) X(temp_c) X(power_mw) \
     X(sm_clock_mhz) X(mem_clock_mhz) X(throttle_reasons) X(pcie_rx_kbps) X(pcie_tx_kbps)      \
@@ -40,6 +40,8 @@
     X(mem_temp_c) X(fan_pct)
 #define HOST_SAMPLE_COLS(X) X(ts_ns) X(valid) X(proc_cpu_pct_x100) X(sys_cpu_pct_x100) \
     X(ram_used_bytes) X(ram_total_bytes) X(proc_rss_bytes) X(cpu_count)
+#define TRIGGER_COLS(X) X(ts_ns) X(tid) X(kind) X(detail) X(dump) X(outcome)
+#define WINDOW_COLS(X) X(begin_ns) X(end_ns) X(index) X(reason) X(detail) X(unended)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -49,6 +51,8 @@
 #define GFL__MC(f) MC_##f,
 #define GFL__DC(f) DC_##f,
 #define GFL__HC(f) HC_##f,
+#define GFL__RC(f) RC_##f,
+#define GFL__WC(f) WC_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -56,8 +60,12 @@ enum { SYNC_COLS(GFL__YC) YC_COUNT };
 enum { MEMORY_COLS(GFL__MC) MC_COUNT };
 enum { DEVICE_SAMPLE_COLS(GFL__DC) DC_COUNT };
 enum { HOST_SAMPLE_COLS(GFL__HC) HC_COUNT };
+enum { TRIGGER_COLS(GFL__RC) RC_COUNT };
+enum { WINDOW_COLS(GFL__WC) WC_COUNT };
 
-/* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h). */
+/* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
+ * samples; the tables appended to trace.h after its tables of distinct
+ * values and strings follow them here (gpufl__table_of_public). */
 enum {
     GFL_T_SCOPES = GPUFL_TRACE_TABLE_SCOPES,
     GFL_T_NVTX = GPUFL_TRACE_TABLE_NVTX,
@@ -68,6 +76,8 @@ enum {
     GFL_T_MEMORY = GPUFL_TRACE_TABLE_MEMORY,
     GFL_T_DEVICE_SAMPLES = GPUFL_TRACE_TABLE_DEVICE_SAMPLES,
     GFL_T_HOST_SAMPLES = GPUFL_TRACE_TABLE_HOST_SAMPLES,
+    GFL_T_TRIGGERS,
+    GFL_T_TRACE_WINDOWS, /* joined from opening and closing events in session order, as scopes */
     GFL_T_COUNT
 };
 
@@ -155,6 +165,8 @@ struct gpufl_trace {
     gpufl_trace_memory memory_pub;
     gpufl_trace_device_samples device_samples_pub;
     gpufl_trace_host_samples host_samples_pub;
+    gpufl_trace_triggers triggers_pub;
+    gpufl_trace_windows windows_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;

@@ -23,8 +23,9 @@
  *      after another, so the merge needs little more memory than the trace
  *      it makes.
  *
- * Scope begins and ends (joined into one row per scope) and device
- * descriptions are taken in session order on one thread while the other
+ * Scope begins and ends (joined into one row per scope), trace windows'
+ * openings and closings (joined the same way) and device descriptions are
+ * taken in session order on one thread while the other
  * tables are planned. Everything else runs on up to nthreads threads: step
  * 2 by segment and then by hash partition, step 3 one job per table, step 4
  * one job per block of rows of a column.
@@ -85,6 +86,7 @@ typedef struct merge {
      * that segments give their memory back while the trace's is filled */
     atomic_uint *left;
     gpufl__idmap open_scopes;
+    gpufl__idmap windows; /* trace window index -> its row */
     size_t devices_cap;
 } merge;
 
@@ -286,6 +288,43 @@ static int crash_scope(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     return 0;
 }
 
+#define WSET(f, r, v)                                                                                                  \
+    do {                                                                                                               \
+        __typeof__(*((gpufl_trace_windows *)0)->f) x_ = (__typeof__(x_))(v);                                           \
+        if (gpufl__col_put(&R->t, &R->cols[WC_##f], (r), &x_, sizeof x_) != 0)                                         \
+            return GPUFL_ENOMEM;                                                                                       \
+    } while (0)
+
+/* A trace window's opening (end_ts 0) or closing, joined by index into one
+ * row. A closing event holds the whole window (its ts is the begin), so a
+ * window whose opening was not read, or came after it, is still whole; one
+ * that never closed keeps end 0 until gpufl__trace_end_open ends it. */
+static int trace_window(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
+{
+    gpufl__rows *R = &m->t->rows[GFL_T_TRACE_WINDOWS];
+    const gfl_trace_window_payload *w = &ev->u.trace_window;
+    uint32_t row;
+    if (!gpufl__idmap_get(&m->windows, w->index, &row)) {
+        size_t r;
+        if (gpufl__table_add_row(&R->t, &r) != 0)
+            return GPUFL_ENOMEM;
+        WSET(begin_ns, r, ev->h.ts);
+        WSET(end_ns, r, 0);
+        WSET(index, r, w->index);
+        WSET(reason, r, gpufl__str_map_get(sm, w->reason));
+        WSET(detail, r, gpufl__str_map_get(sm, w->detail));
+        WSET(unended, r, 0);
+        row = (uint32_t)r;
+        if (gpufl__idmap_put(&m->windows, w->index, row) != 0)
+            return GPUFL_ENOMEM;
+    }
+    if (w->end_ts) {
+        WSET(begin_ns, row, ev->h.ts);
+        WSET(end_ns, row, w->end_ts);
+    }
+    return 0;
+}
+
 /* Which engine recorded the session; the last record wins. */
 static int engine(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
 {
@@ -306,11 +345,13 @@ static int take_one(merge *m, const gpufl__str_map *sm, const gfl_event *ev)
     case GFL_EV_CRASH_STACK: return crash_stack(m, sm, ev);
     case GFL_EV_CRASH_SCOPE: return crash_scope(m, sm, ev);
     case GFL_EV_ENGINE: return engine(m, sm, ev);
+    case GFL_EV_TRACE_WINDOW: return trace_window(m, sm, ev);
     default: return device_info(m, sm, ev);
     }
 }
 
-/* The events kept in order, all segments, then the scope rows sorted. */
+/* The events kept in order, all segments, then the scope and trace window
+ * rows sorted. */
 static int take_ordered(merge *m)
 {
     for (size_t s = 0; s < m->nsegs; s++) {
@@ -325,7 +366,9 @@ static int take_ordered(merge *m)
         g->ordered = NULL;
         g->nordered = g->ordered_cap = 0;
     }
-    return gpufl__table_finish(&m->t->rows[GFL_T_SCOPES].t, NULL);
+    if (gpufl__table_finish(&m->t->rows[GFL_T_SCOPES].t, NULL) != 0)
+        return GPUFL_ENOMEM;
+    return gpufl__table_finish(&m->t->rows[GFL_T_TRACE_WINDOWS].t, NULL);
 }
 
 /* ---- 3: the order of the rows ---------------------------------------------------- */
@@ -445,6 +488,8 @@ static int plan_table(merge *m, unsigned tab)
 {
     if (tab == GFL_T_SCOPES)
         return take_ordered(m);
+    if (tab == GFL_T_TRACE_WINDOWS)
+        return 0; /* take_ordered's */
     plan *p = &m->plans[tab];
     bool in_order = true;
     uint64_t last = 0;
@@ -613,8 +658,9 @@ static int segment_blocks(merge *m, plan *p)
 /* The tables in the order their columns are copied: widest first, so the
  * longest jobs start early; column by column, so that the segments' memory
  * is given back while the trace's is filled. */
-static const unsigned copy_order[] = {GFL_T_KERNELS, GFL_T_NVTX,   GFL_T_COPIES,         GFL_T_MEMSETS,
-                                      GFL_T_SYNCS,   GFL_T_MEMORY, GFL_T_DEVICE_SAMPLES, GFL_T_HOST_SAMPLES};
+static const unsigned copy_order[] = {GFL_T_KERNELS,        GFL_T_NVTX,         GFL_T_COPIES,
+                                      GFL_T_MEMSETS,        GFL_T_SYNCS,        GFL_T_MEMORY,
+                                      GFL_T_DEVICE_SAMPLES, GFL_T_HOST_SAMPLES, GFL_T_TRIGGERS};
 
 static int merge_rows(merge *m, unsigned nthreads)
 {
@@ -660,7 +706,7 @@ static int merge_rows(merge *m, unsigned nthreads)
     }
     gpufl__parallel_for(nthreads, m->njobs, column_job, m);
     for (unsigned tab = 0; tab < GFL_T_COUNT; tab++) {
-        if (tab == GFL_T_SCOPES)
+        if (tab == GFL_T_SCOPES || tab == GFL_T_TRACE_WINDOWS)
             continue;
         gpufl__table *T = &m->t->rows[tab].t;
         T->n = T->cap = m->plans[tab].n;
@@ -703,5 +749,6 @@ int gpufl__trace_merge(gpufl_trace *t, gpufl__segment *const *segs, size_t nsegs
     free(m.maps);
     free(m.jobs);
     gpufl__idmap_free(&m.open_scopes);
+    gpufl__idmap_free(&m.windows);
     return rc;
 }

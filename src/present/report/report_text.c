@@ -234,7 +234,9 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     if (!c.o.max_frames)
         c.o.max_frames = DEFAULT_MAX_FRAMES;
     header(&c);
+    gpufl__rt_section_incident(&c);
     summary(&c);
+    gpufl__rt_section_flight(&c);
     gpufl__rt_section_scopes(&c);
     gpufl__rt_section_ops(&c);
     gpufl__rt_section_hotspots(&c);

@@ -54,6 +54,9 @@ void gpufl__rt_section_copies(const rt *c);    /* report_text_device.c */
 void gpufl__rt_section_idle(const rt *c);      /* report_text_device.c */
 void gpufl__rt_section_launches(const rt *c);  /* report_text_device.c */
 void gpufl__rt_section_memory(const rt *c);    /* report_text_device.c */
+/* report_text_flight.c: each only when the session has what it shows */
+void gpufl__rt_section_incident(const rt *c); /* what came before a crash or an OOM */
+void gpufl__rt_section_flight(const rt *c);   /* triggers and trace windows */
 /* A hot kernel's line of PyTorch ops (report_text_ops.c): nothing without op ranges. */
 void gpufl__rt_hot_ops(const rt *c, const gpufl__ana_hotspot *h);
 

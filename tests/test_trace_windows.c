@@ -45,6 +45,7 @@ static void start_with(gpufl_engine engine, const char *script, void (*set)(gpuf
     o.profiling_engine = engine;
     o.device_plugin = GFL_SYNTHETIC_PLUGIN;
     o.system_sample_rate_ms = 0;
+    o.log_format = GPUFL_LOG_NDJSON; /* read back line by line */
     if (set)
         set(&o);
     assert_true(gpufl_init(&o));

@@ -208,6 +208,21 @@ inline bool traceResume()
     return gpufl_trace_resume() == 0;
 }
 
+/* Opens a trace window for `seconds` (gpufl_trace_window). */
+inline bool traceWindow(double seconds)
+{
+    detail::wrapperError().clear();
+    return gpufl_trace_window(seconds) == 0;
+}
+
+/* Writes the flight window out now and waits for it (gpufl_dump in
+ * gpufl.h); false with lastError() saying why (no window, the storm gap). */
+inline bool dump(const std::string &reason = "")
+{
+    detail::wrapperError().clear();
+    return gpufl_dump(reason.empty() ? nullptr : reason.c_str()) == 0;
+}
+
 inline void systemStart(const std::string &name = "system") { gpufl_system_start(name.c_str()); }
 inline void systemStop(const std::string &name = "system") { gpufl_system_stop(name.c_str()); }
 

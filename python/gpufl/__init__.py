@@ -22,7 +22,7 @@ of `gpufl report`) and gpufl.viz (a matplotlib timeline).
 
 from ._scope import Scope, scope
 from ._session import (generate_report, init, is_recording, last_error, option_names, session,
-                       session_dir, shutdown, system_start, system_stop, trace_pause, trace_resume,
+                       session_dir, shutdown, system_start, system_stop, trace_pause, trace_resume, dump,
                        trace_window, version)
 from ._types import BackendKind, GpuflError, LogFormat, ProfilingEngine
 
@@ -31,5 +31,5 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendKind", "GpuflError", "LogFormat", "ProfilingEngine", "Scope", "generate_report", "init",
     "is_recording", "last_error", "option_names", "scope", "session", "session_dir", "shutdown",
-    "system_start", "system_stop", "trace_pause", "trace_resume", "trace_window", "version",
+    "system_start", "system_stop", "trace_pause", "trace_resume", "trace_window", "dump", "version",
 ]

@@ -21,7 +21,7 @@ from . import _lib, _options, _scope
 from ._types import GpuflError
 
 __all__ = ["init", "shutdown", "session", "is_recording", "session_dir", "last_error", "version",
-           "option_names", "system_start", "system_stop", "generate_report", "trace_pause",
+           "option_names", "system_start", "system_stop", "generate_report", "trace_pause", "dump",
            "trace_resume", "trace_window"]
 
 
@@ -175,6 +175,16 @@ def trace_window(seconds):
     tracing, the trace paused by trace_pause(), seconds <= 0);
     last_error() says why."""
     return not _scope._off and _lib.trace_window(float(seconds)) == 0
+
+
+def dump(reason=""):
+    """Writes the flight window (flight_window_s) out now, as a session of
+    its own under <session dir>/dumps/, and returns once it is on disk
+    (gpufl.h, gpufl_dump); the program goes on. Returns True, or False when
+    nothing was dumped (no session, no flight window, the last dump younger
+    than dump_min_interval_s); last_error() says why."""
+    text = str(reason).encode("utf-8", "replace") if reason else None
+    return not _scope._off and _lib.dump(text) == 0
 
 
 def _signature(returns):

@@ -226,3 +226,23 @@ def test_lifecycle_from_many_threads(logs):
     dirs = session_dirs(logs)
     assert dirs
     assert all(session_json(d)["status"] == "ended" for d in dirs)
+
+
+def test_dump_writes_the_flight_window(logs):
+    assert gpufl.dump("nothing") is False  # no session
+    assert gpufl.init(app_name="py-dump", log_path=logs, flight_window_s=60, dump_min_interval_s=60)
+    for _ in range(100):
+        with gpufl.Scope("step"):
+            pass
+    assert gpufl.dump("from python") is True
+    assert gpufl.dump("too soon") is False
+    assert "dump_min_interval_s" in gpufl.last_error()
+    d = gpufl.session_dir()
+    gpufl.shutdown()
+    dumps = os.listdir(os.path.join(d, "dumps"))
+    assert dumps == ["0001-dump"]
+    meta = session_json(os.path.join(d, "dumps", "0001-dump"))
+    assert meta["status"] == "dump"
+    assert meta["dump"]["trigger"] == "dump" and meta["dump"]["detail"] == "from python"
+    # the window as a session: the CLI's report reads it
+    assert report_json(os.path.join(d, "dumps", "0001-dump"))["scopes"]

@@ -76,6 +76,7 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiEnableCallback);
     BIND(cuptiEnableDomain);
     BIND(cuptiGetCallbackName);
+    BIND(cuptiFinalize);
     Dl_info info;
     if (api->cuptiActivityEnable && dladdr((void *)api->cuptiActivityEnable, &info) && info.dli_fname)
         snprintf(api->path, sizeof api->path, "%s", info.dli_fname);

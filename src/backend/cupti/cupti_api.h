@@ -40,6 +40,7 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiEnableCallback);
     GFL_CUPTI_FN(cuptiEnableDomain);
     GFL_CUPTI_FN(cuptiGetCallbackName);
+    GFL_CUPTI_FN(cuptiFinalize); /* optional: detach between trace windows */
 } gfl_cupti_api;
 
 /* Loads libcupti and binds every required function. Returns 0, or -1 with

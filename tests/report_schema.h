@@ -140,6 +140,8 @@ static const sfield s_summary[] = {{"kernels", S_INT, 0},
                                    {"nvtx_marks", S_INT, 0},
                                    {"allocations", S_INT, 0},
                                    {"frees", S_INT, 0},
+                                   {"failed_allocations", S_INT, 0},
+                                   {"traced_ns", S_INT, 0},
                                    {"dropped_total", S_INT, 0},
                                    {"dropped", S_MAP_INT, 0},
                                    {"skipped_bytes", S_INT, 0},
@@ -334,12 +336,53 @@ static const sfield s_section[] = {{"status", S_STR, 0}, {"engine", S_STR_NULL, 
 static const sfield s_counters[] = {
     {"stalls", S_OBJ, s_section}, {"sass", S_OBJ, s_section}, {"hw", S_OBJ, s_section}, {0, 0, 0}};
 
-static const sfield s_report[] = {
-    {"schema", S_STR, 0},           {"schema_version", S_INT, 0},    {"session", S_OBJ, s_session},
-    {"crash", S_OBJ_NULL, s_crash}, {"options", S_OBJ, s_options},   {"summary", S_OBJ, s_summary},
-    {"scopes", S_OBJ, s_scopes},    {"ops", S_OBJ, s_ops},           {"hotspots", S_OBJ, s_hotspots},
-    {"copies", S_OBJ, s_copies},    {"idle", S_ARR_OBJ, s_idle_row}, {"launches", S_OBJ, s_launches},
-    {"memory", S_OBJ, s_memory},    {"counters", S_OBJ, s_counters}, {0, 0, 0}};
+static const sfield s_trigger[] = {{"ts_ns", S_INT, 0},
+                                   {"tid", S_INT, 0},
+                                   {"kind", S_STR_NULL, 0},
+                                   {"detail", S_STR_NULL, 0},
+                                   {"outcome", S_STR, 0},
+                                   {"dump", S_STR_NULL, 0},
+                                   {0, 0, 0}};
+
+static const sfield s_trace_window[] = {
+    {"index", S_INT, 0},       {"begin_ns", S_INT, 0},    {"end_ns", S_INT, 0},   {"dur_ns", S_INT, 0},
+    {"reason", S_STR_NULL, 0}, {"detail", S_STR_NULL, 0}, {"unended", S_BOOL, 0}, {0, 0, 0}};
+
+static const sfield s_last_event[] = {
+    {"ts_ns", S_INT, 0}, {"end_ns", S_INT, 0},      {"what", S_STR, 0}, {"name", S_STR_NULL, 0},
+    {"bytes", S_INT, 0}, {"device", S_INT_NULL, 0}, {"tid", S_INT, 0},  {0, 0, 0}};
+
+static const sfield s_failed_alloc[] = {{"ts_ns", S_INT, 0}, {"bytes", S_INT, 0}, {0, 0, 0}};
+
+static const sfield s_incident[] = {{"kind", S_STR, 0},
+                                    {"ts_ns", S_INT, 0},
+                                    {"tid", S_INT, 0},
+                                    {"device", S_INT_NULL, 0},
+                                    {"last", S_ARR_OBJ, s_last_event},
+                                    {"failed_allocation", S_OBJ_NULL, s_failed_alloc},
+                                    {"live_count", S_INT, 0},
+                                    {"live_bytes", S_INT, 0},
+                                    {"largest", S_ARR_OBJ, s_alloc},
+                                    {0, 0, 0}};
+
+static const sfield s_report[] = {{"schema", S_STR, 0},
+                                  {"schema_version", S_INT, 0},
+                                  {"session", S_OBJ, s_session},
+                                  {"crash", S_OBJ_NULL, s_crash},
+                                  {"options", S_OBJ, s_options},
+                                  {"summary", S_OBJ, s_summary},
+                                  {"scopes", S_OBJ, s_scopes},
+                                  {"ops", S_OBJ, s_ops},
+                                  {"hotspots", S_OBJ, s_hotspots},
+                                  {"copies", S_OBJ, s_copies},
+                                  {"idle", S_ARR_OBJ, s_idle_row},
+                                  {"launches", S_OBJ, s_launches},
+                                  {"memory", S_OBJ, s_memory},
+                                  {"counters", S_OBJ, s_counters},
+                                  {"triggers", S_ARR_OBJ, s_trigger},
+                                  {"trace_windows", S_ARR_OBJ, s_trace_window},
+                                  {"incident", S_OBJ_NULL, s_incident},
+                                  {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and
  * returns -1. */

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "export_fixture.h"
+#include "flight_fixture.h"
 #include "gpufl/trace.h"
 #include "present/export/export.h"
 #include "session_file.h"
@@ -302,11 +303,66 @@ static void test_train_sample(void **state)
     json_decref(j);
 }
 
+/* Trace windows as X slices and triggers as i instants on the "gpufl"
+ * thread of the program's process, with their args. */
+static void test_flight(void **state)
+{
+    (void)state;
+    char path[4096], out[4200];
+    ff_write(work, "flight", path);
+    snprintf(out, sizeof out, "%s/flight.json", work);
+    gpufl__export_result r;
+    json_t *j = export_chrome(path, out, &r);
+    json_t *events = json_object_get(j, "traceEvents");
+    check_nesting(events);
+    long long pid = -1, tid = -1;
+    size_t i, windows = 0, triggers = 0;
+    json_t *ev;
+    json_array_foreach(events, i, ev)
+    {
+        if (!strcmp(ph_of(ev), "M") && !strcmp(tu_str(ev, "name"), "thread_name") &&
+            !strcmp(tu_str(json_object_get(ev, "args"), "name"), "gpufl")) {
+            pid = tu_int(ev, "pid");
+            tid = tu_int(ev, "tid");
+        }
+    }
+    assert_int_equal(pid, 42);
+    json_array_foreach(events, i, ev)
+    {
+        const char *cat = json_string_value(json_object_get(ev, "cat"));
+        json_t *a = json_object_get(ev, "args");
+        if (cat && !strcmp(cat, "trace_window")) {
+            assert_string_equal(ph_of(ev), "X");
+            assert_int_equal(tu_int(ev, "tid"), tid);
+            assert_string_equal(tu_str(ev, "name"), "trace window");
+            assert_int_equal(ns_of(ev, "ts"), windows ? 7000000 : 2000000);
+            assert_int_equal(ns_of(ev, "dur"), windows ? 4000000 : 2000000);
+            assert_int_equal(tu_int(a, "index"), windows + 1);
+            assert_string_equal(tu_str(a, "reason"), windows ? "trigger" : "steps");
+            assert_int_equal(json_is_true(json_object_get(a, "unended")), windows == 1);
+            windows++;
+        } else if (cat && !strcmp(cat, "trigger")) {
+            assert_string_equal(ph_of(ev), "i");
+            assert_int_equal(tu_int(ev, "tid"), tid);
+            assert_string_equal(tu_str(ev, "name"), triggers ? "dump" : "oom");
+            assert_int_equal(ns_of(ev, "ts"), triggers ? 8000000 : 6000000);
+            assert_string_equal(tu_str(a, "outcome"), triggers ? "storm" : "dumped");
+            if (!triggers)
+                assert_string_equal(tu_str(a, "dump"), "dump-0001");
+            triggers++;
+        }
+    }
+    assert_int_equal(windows, 2);
+    assert_int_equal(triggers, 2);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fixture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flight, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,7 +46,7 @@ static void test_formats(void **state)
         } else {
             snprintf(want, sizeof want, "%s/kernels.csv", path);
             assert_true(tu_exists(want));
-            assert_non_null(strstr(out, "9 files, 20 rows"));
+            assert_non_null(strstr(out, "11 files, 20 rows"));
         }
         free(out);
         free(err);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "export_fixture.h"
+#include "flight_fixture.h"
 #include "gpufl/trace.h"
 #include "present/export/export.h"
 #include "session_file.h"
@@ -163,7 +164,7 @@ static void test_fixture(void **state)
     snprintf(dir, sizeof dir, "%s/out/csv", work); /* made, parents too */
     gpufl__export_result r;
     tu_export_session(session, gpufl__export_csv, dir, &r);
-    assert_int_equal(r.files, 9);
+    assert_int_equal(r.files, 11);
     /* 3 kernels, 1 copy, 1 memset, 1 sync, 2 allocations, 4 scopes, 3 NVTX, 3 + 2 samples */
     assert_int_equal(r.rows, 3 + 1 + 1 + 1 + 2 + 4 + 3 + 3 + 2);
 
@@ -219,7 +220,14 @@ static void test_fixture(void **state)
     assert_string_equal(field(&a, 1, "op"), "free");
     assert_string_equal(field(&a, 0, "address"), "0x7f0000000000");
     assert_int_equal(num(&a, 0, "bytes"), 1048576);
+    assert_int_equal(num(&a, 0, "failed"), 0);
     csv_free(&a);
+
+    csv_file e; /* a table the session does not have: its header alone */
+    load(dir, "triggers.csv", &e);
+    assert_int_equal(e.nrows, 1);
+    assert_string_equal(e.rows[0][0], "ts_ns");
+    csv_free(&e);
 
     csv_file s;
     load(dir, "scopes.csv", &s);
@@ -303,6 +311,49 @@ static void test_train_sample(void **state)
     gpufl_trace_close(t);
 }
 
+/* The flight recorder's tables, and the failed allocation marked in
+ * memory.csv, with the times every other output gives. */
+static void test_flight(void **state)
+{
+    (void)state;
+    char path[4096], dir[4200];
+    ff_write(work, "flight", path);
+    snprintf(dir, sizeof dir, "%s/flight-csv", work);
+    gpufl__export_result r;
+    tu_export_session(path, gpufl__export_csv, dir, &r);
+    csv_file m;
+    load(dir, "memory.csv", &m);
+    assert_int_equal(m.nrows - 1, 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(num(&m, i, "failed"), num(&m, i, "ts_ns") == 6000000);
+    csv_free(&m);
+    csv_file g;
+    load(dir, "triggers.csv", &g);
+    assert_int_equal(g.nrows - 1, 2);
+    assert_int_equal(num(&g, 0, "ts_ns"), 6000000);
+    assert_string_equal(field(&g, 0, "kind"), "oom");
+    assert_string_equal(field(&g, 0, "outcome"), "dumped");
+    assert_string_equal(field(&g, 0, "dump"), "dump-0001");
+    assert_int_equal(num(&g, 0, "tid"), 7);
+    assert_string_equal(field(&g, 1, "outcome"), "storm");
+    assert_string_equal(field(&g, 1, "tid"), "");
+    assert_string_equal(field(&g, 1, "dump"), "");
+    csv_free(&g);
+    csv_file w;
+    load(dir, "trace_windows.csv", &w);
+    assert_int_equal(w.nrows - 1, 2);
+    assert_int_equal(num(&w, 0, "begin_ns"), 2000000);
+    assert_int_equal(num(&w, 0, "end_ns"), 4000000);
+    assert_string_equal(field(&w, 0, "reason"), "steps");
+    assert_string_equal(field(&w, 0, "detail"), "steps 100-101 of `step`");
+    assert_int_equal(num(&w, 0, "unended"), 0);
+    assert_int_equal(num(&w, 1, "index"), 2);
+    assert_int_equal(num(&w, 1, "end_ns"), 11000000);
+    assert_int_equal(num(&w, 1, "duration_ns"), 4000000);
+    assert_int_equal(num(&w, 1, "unended"), 1);
+    csv_free(&w);
+}
+
 static void test_bad_directory(void **state)
 {
     (void)state;
@@ -325,6 +376,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fixture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_sample, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_directory, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

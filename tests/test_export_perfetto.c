@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "export_fixture.h"
+#include "flight_fixture.h"
 #include "gpufl/trace.h"
 #include "ops_fixture.h"
 #include "present/export/export.h"
@@ -644,6 +645,47 @@ static void test_torch_ops(void **state)
     gpufl_trace_close(t);
 }
 
+/* Trace windows as slices and triggers as instants on a track "gpufl",
+ * at the times the reader gives (an unended window runs to the session's
+ * end and says so). */
+static void test_flight(void **state)
+{
+    (void)state;
+    char path[4096], out[4200];
+    ff_write(work, "flight", path);
+    snprintf(out, sizeof out, "%s/flight.perfetto-trace", work);
+    gpufl__export_result r;
+    tu_export_session(path, gpufl__export_perfetto, out, &r);
+    ptrace p;
+    load(out, &p);
+    check_balance(&p);
+    const track *fl = track_named(&p, "gpufl");
+    assert_non_null(fl);
+    assert_int_equal(fl->parent, 1); /* under the process */
+    size_t windows = 0, triggers = 0;
+    for (size_t i = 0; i < p.nevents; i++) {
+        const tevent *e = &p.events[i];
+        if (e->track != fl->uuid || e->type == 2)
+            continue;
+        if (e->type == 1) {
+            assert_string_equal(e->name, "trace window");
+            assert_int_equal(e->ts, windows ? 7000000 : 2000000);
+            assert_int_equal(end_of(&p, e), windows ? 11000000 : 4000000);
+            /* "unended" (a bool, which this reader does not decode): present only on the second */
+            assert_int_equal(e->annotations[4] != UINT64_MAX, windows == 1);
+            windows++;
+        } else {
+            assert_int_equal(e->type, 3);
+            assert_string_equal(e->name, triggers ? "dump" : "oom");
+            assert_int_equal(e->ts, triggers ? 8000000 : 6000000);
+            triggers++;
+        }
+    }
+    assert_int_equal(windows, 2);
+    assert_int_equal(triggers, 2);
+    free_ptrace(&p);
+}
+
 static void test_unwritable(void **state)
 {
     (void)state;
@@ -672,6 +714,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fixture, setup, teardown),
         cmocka_unit_test_setup_teardown(test_train_sample, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torch_ops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,9 @@
 #include "flight_fixture.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
+#include "present/report/report_json.h"
 #include "present/report/report_text.h"
+#include "report_schema.h"
 #include "session_file.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "trace-windows")
@@ -162,6 +164,77 @@ static void test_report_text(void **state)
     gpufl_trace_close(t);
 }
 
+static json_t *report_json(const gpufl_trace *t, gpufl__ana_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(gpufl__analyze_report(t, NULL, r), 0);
+    assert_int_equal(gpufl__report_json(t, r, f), 0);
+    fclose(f);
+    json_error_t e;
+    json_t *doc = json_loads(text, 0, &e);
+    assert_non_null(doc);
+    free(text);
+    char why[512];
+    if (report_schema_check(doc, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    return doc;
+}
+
+static json_int_t jint(json_t *o, const char *key) { return json_integer_value(json_object_get(o, key)); }
+static const char *jtext(json_t *o, const char *key) { return json_string_value(json_object_get(o, key)); }
+
+/* The JSON report says what the text report says: the same triggers,
+ * windows and OOM figures. */
+static void test_report_json(void **state)
+{
+    (void)state;
+    char path[4096];
+    ff_write(dir, "s", path);
+    gpufl_trace *t = tu_trace_open(path);
+    gpufl__ana_report r;
+    json_t *doc = report_json(t, &r);
+    json_t *g = json_object_get(doc, "triggers");
+    assert_int_equal(json_array_size(g), 2);
+    assert_int_equal(jint(json_array_get(g, 0), "ts_ns"), 6000000);
+    assert_int_equal(jint(json_array_get(g, 0), "tid"), 7);
+    assert_string_equal(jtext(json_array_get(g, 0), "kind"), "oom");
+    assert_string_equal(jtext(json_array_get(g, 0), "outcome"), "dumped");
+    assert_string_equal(jtext(json_array_get(g, 0), "dump"), "dump-0001");
+    assert_string_equal(jtext(json_array_get(g, 1), "outcome"), "storm");
+    assert_true(json_is_null(json_object_get(json_array_get(g, 1), "dump")));
+    json_t *w = json_object_get(doc, "trace_windows");
+    assert_int_equal(json_array_size(w), 2);
+    assert_int_equal(jint(json_array_get(w, 0), "begin_ns"), 2000000);
+    assert_int_equal(jint(json_array_get(w, 0), "dur_ns"), 2000000);
+    assert_string_equal(jtext(json_array_get(w, 0), "detail"), "steps 100-101 of `step`");
+    assert_int_equal(jint(json_array_get(w, 1), "end_ns"), 11000000);
+    assert_true(json_is_true(json_object_get(json_array_get(w, 1), "unended")));
+    json_t *sum = json_object_get(doc, "summary");
+    assert_int_equal(jint(sum, "traced_ns"), 6000000);
+    assert_int_equal(jint(sum, "allocations"), 3);
+    assert_int_equal(jint(sum, "failed_allocations"), 1);
+    json_t *in = json_object_get(doc, "incident");
+    assert_string_equal(jtext(in, "kind"), "oom");
+    assert_int_equal(jint(in, "ts_ns"), 6000000);
+    assert_int_equal(jint(in, "tid"), 7);
+    assert_int_equal(jint(in, "device"), 0);
+    json_t *last = json_object_get(in, "last");
+    assert_int_equal(json_array_size(last), r.flight.nlast);
+    assert_string_equal(jtext(json_array_get(last, json_array_size(last) - 1), "what"), "failed_alloc");
+    assert_int_equal(jint(json_object_get(in, "failed_allocation"), "bytes"), 4294967296ll);
+    assert_int_equal(jint(in, "live_count"), 2);
+    assert_int_equal(jint(in, "live_bytes"), 10 << 20);
+    json_t *big = json_object_get(in, "largest");
+    assert_int_equal(json_array_size(big), 2);
+    assert_string_equal(jtext(json_array_get(big, 0), "address"), "0x7f0000000000");
+    json_decref(doc);
+    gpufl__ana_report_free(&r);
+    gpufl_trace_close(t);
+}
+
 /* A session without flight events reports no such sections. */
 static void test_report_without_flight_events(void **state)
 {
@@ -177,6 +250,12 @@ static void test_report_without_flight_events(void **state)
     assert_null(strstr(text, "Trace windows"));
     free(text);
     gpufl__ana_report_free(&r);
+    json_t *doc = report_json(t, &r); /* empty, never missing (docs/REPORT.md) */
+    assert_int_equal(json_array_size(json_object_get(doc, "triggers")), 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "trace_windows")), 0);
+    assert_true(json_is_null(json_object_get(doc, "incident")));
+    json_decref(doc);
+    gpufl__ana_report_free(&r);
     gpufl_trace_close(t);
 }
 
@@ -186,6 +265,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ndjson_and_gflt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_before_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_without_flight_events, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

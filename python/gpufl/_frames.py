@@ -403,16 +403,42 @@ def memory(trace, tree_fn):
     cols["bytes"] = m.bytes
     cols["kind"] = enum_column(m.kind, _trace.ENUM_MEM_KIND)
     cols["correlation"] = m.correlation
+    cols["failed"] = m.failed != 0
     cols.update(_attribution(trace, m, tree_fn, external=True))
-    # what the session's allocations hold on each device after each row
-    signed = np.where(m.is_free != 0, -m.bytes.astype(np.int64), m.bytes.astype(np.int64))
+    # what the session's allocations hold on each device after each row; a
+    # failed allocation (out of memory) allocated nothing
+    held = np.where(m.failed != 0, 0, m.bytes.astype(np.int64))
+    signed = np.where(m.is_free != 0, -m.bytes.astype(np.int64), held)
     live = np.zeros(m.n, np.int64)
     for d in np.unique(cols["device"]).tolist():
         mine = cols["device"] == d
         live[mine] = np.cumsum(signed[mine])
     cols["live_bytes"] = live
     return frame(_order(cols, ["ts_ns", "event", "address", "bytes", "kind", "device", "stream", "context",
-                               "correlation"]))
+                               "correlation", "failed"]))
+
+
+def _texts(trace, ids):
+    """A categorical of string ids' texts (id 0: NaN)."""
+    codes, texts = trace.strings(ids)
+    return categorical(codes, texts)
+
+
+def triggers(trace):
+    g = trace.table("triggers")
+    cols = {"ts_ns": g.ts_ns.view(np.int64), "kind": _texts(trace, g.kind),
+            "outcome": enum_column(g.outcome, _trace.ENUM_TRIGGER_OUTCOME, unknown_is_na=False),
+            "detail": _texts(trace, g.detail), "dump": _texts(trace, g.dump), "tid": g.tid}
+    return frame(cols)
+
+
+def trace_windows(trace):
+    w = trace.table("trace_windows")
+    begin = w.begin_ns.view(np.int64)
+    end = np.maximum(w.end_ns.view(np.int64), begin)  # as every output: never before its begin
+    cols = {"index": w.index, "begin_ns": begin, "end_ns": end, "dur_ns": end - begin,
+            "reason": _texts(trace, w.reason), "detail": _texts(trace, w.detail), "unended": w.unended != 0}
+    return frame(cols)
 
 
 DEVICE_METRICS = [

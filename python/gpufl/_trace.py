@@ -126,7 +126,19 @@ class Syncs(ctypes.Structure):
 class Memory(ctypes.Structure):
     _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("address", _P(_u64)), ("bytes", _P(_u64)),
                 ("stream_row", _P(_u32)), ("caller_row", _P(_u32)), ("correlation", _P(_u32)),
-                ("is_free", _P(_u8)), ("kind", _P(_u8)), ("streams", _P(Streams)), ("callers", _P(Callers))]
+                ("is_free", _P(_u8)), ("kind", _P(_u8)), ("streams", _P(Streams)), ("callers", _P(Callers)),
+                # Appended columns.
+                ("failed", _P(_u8))]
+
+
+class Triggers(ctypes.Structure):
+    _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("tid", _P(_u32)), ("kind", _P(_u32)), ("detail", _P(_u32)),
+                ("dump", _P(_u32)), ("outcome", _P(_u8))]
+
+
+class TraceWindows(ctypes.Structure):
+    _fields_ = [("n", _size), ("begin_ns", _P(_u64)), ("end_ns", _P(_u64)), ("index", _P(_u32)),
+                ("reason", _P(_u32)), ("detail", _P(_u32)), ("unended", _P(_u8))]
 
 
 class DeviceSamples(ctypes.Structure):
@@ -207,11 +219,14 @@ _getters = {
     "memory": ("gpufl_trace_get_memory", Memory),
     "device_samples": ("gpufl_trace_get_device_samples", DeviceSamples),
     "host_samples": ("gpufl_trace_get_host_samples", HostSamples),
+    "triggers": ("gpufl_trace_get_triggers", Triggers),
+    "trace_windows": ("gpufl_trace_get_trace_windows", TraceWindows),
 }
 _getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items()}
 
 # gpufl_trace_enum_name() families (trace.h GPUFL_TRACE_ENUM_*)
-ENUM_COPY_KIND, ENUM_MEM_KIND, ENUM_SYNC_KIND, ENUM_LIMITER, ENUM_DROP_REASON, ENUM_EVENT_TYPE = range(6)
+(ENUM_COPY_KIND, ENUM_MEM_KIND, ENUM_SYNC_KIND, ENUM_LIMITER, ENUM_DROP_REASON, ENUM_EVENT_TYPE,
+ ENUM_TRIGGER_OUTCOME) = range(7)
 
 _enum_cache = {}
 
@@ -457,7 +472,8 @@ class Trace:
 
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
-        memory, device_samples, host_samples, launch_configs, streams, callers."""
+        memory, device_samples, host_samples, launch_configs, streams, callers,
+        triggers, trace_windows."""
         t = self._tables.get(name)
         if t is None:
             getter, _ = _getters[name]

@@ -178,7 +178,8 @@ class GpuFlightSession:
 
     DataFrames, each built on first use: ``kernels``, ``memcpy``,
     ``memsets``, ``syncs``, ``memory``, ``scopes``, ``scope_events``,
-    ``ops``, ``device_metrics``, ``host_metrics``, ``perf``.
+    ``ops``, ``device_metrics``, ``host_metrics``, ``perf``, ``triggers``,
+    ``trace_windows``.
 
     ``close()`` (or a ``with`` block) releases the trace; DataFrames
     already built stay usable, others can no longer be built.
@@ -316,6 +317,16 @@ class GpuFlightSession:
     def memory(self):
         """Device memory allocations and frees, in time order."""
         return self._frame("memory", lambda: _frames.memory(self.trace, self._scope_tree))
+
+    @property
+    def triggers(self):
+        """The flight recorder's triggers that fired, in time order."""
+        return self._frame("triggers", lambda: _frames.triggers(self.trace))
+
+    @property
+    def trace_windows(self):
+        """The stretches device tracing ran in, by begin."""
+        return self._frame("trace_windows", lambda: _frames.trace_windows(self.trace))
 
     @property
     def scopes(self):
@@ -630,7 +641,7 @@ class GpuFlightSession:
 # ---- helpers ------------------------------------------------------------------------
 
 _FRAMES = ("kernels", "memcpy", "memsets", "syncs", "memory", "scopes", "scope_events", "ops", "device_metrics",
-           "host_metrics", "perf")
+           "host_metrics", "perf", "triggers", "trace_windows")
 
 
 

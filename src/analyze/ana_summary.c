@@ -209,7 +209,9 @@ static void count_rows(const gpufl__rows *a, gpufl__ana_summary *out)
     for (size_t i = 0; i < gpufl__m_n(a); i++) {
         if (gpufl__m_is_free(a, i))
             out->frees++;
-        else if (!gpufl__m_failed(a, i)) /* a failed one allocated nothing */
+        else if (gpufl__m_failed(a, i)) /* a failed one allocated nothing */
+            out->failed_allocations++;
+        else
             out->allocations++;
     }
     const gpufl_trace_info *info = a->info;

@@ -119,6 +119,7 @@ typedef struct gpufl__ana_summary {
     uint64_t skipped_bytes, skipped_lines, skipped_chunks; /* what the reader skipped */
     uint32_t ndevices;
     gpufl__ana_device_summary *devices; /* by device index */
+    uint64_t failed_allocations;        /* allocations that failed for lack of memory (in none of the above) */
 } gpufl__ana_summary;
 
 int gpufl__analyze_summary(const gpufl_trace *t, gpufl__ana_summary *out) __attribute__((warn_unused_result));

@@ -9,15 +9,19 @@
  *   own, pid 2^30 + device, named "GPU 0 (NVIDIA H200)";
  * - threads are the program's tids; streams, sync tracks and overflow
  *   lanes are threads numbered by their track id (lanes of a program
- *   thread: 2^30 + track id), named by "M" thread_name events, ordered by
- *   thread_sort_index;
+ *   thread and the "gpufl" track of trace windows and triggers: 2^30 +
+ *   track id, in the program's process), named by "M" thread_name events,
+ *   ordered by thread_sort_index;
  * - slices are "X" complete events (ts and dur in microseconds with three
  *   decimals: exact ns), NVTX marks "i" instants, counters "C" events;
  * - each launch is an "s" flow event at its call and an "f" event with
  *   "bp":"e" at the work it launched, with the flow id of the timeline;
  * - the slices of PyTorch's op ranges (analysis.h, "PyTorch ops") carry
  *   args "seq" (autograd's sequence number, when the range has one),
- *   "forward_op" (of a backward op) and "module" ("Net.fc").
+ *   "forward_op" (of a backward op) and "module" ("Net.fc");
+ * - trace windows are "X" slices (args index, reason, detail, unended),
+ *   triggers "i" instants named by their kind (args outcome, detail,
+ *   dump, tid).
  * Every string is JSON-escaped; bytes that are not UTF-8 become U+FFFD.
  * One event per line. Single-threaded.
  */
@@ -28,6 +32,7 @@
 #include <string.h>
 
 #include "analyze/analysis.h"
+#include "core/event.h"
 #include "core/utf8.h"
 #include "present/export/export.h"
 #include "present/export/export_out.h"
@@ -118,6 +123,9 @@ static void pid_tid(const cj *c, const gpufl__tl_track *t, uint32_t *pid, uint32
     if (kind == GPUFL__TL_THREAD) {
         *pid = c->pid;
         *tid = t->kind == GPUFL__TL_LANE ? LANE_TID_BASE + t->id : t->tid;
+    } else if (kind == GPUFL__TL_FLIGHT) {
+        *pid = c->pid;
+        *tid = LANE_TID_BASE + t->id; /* no program thread: clear of real tids */
     } else if (t->device != GPUFL__TL_NONE) {
         *pid = gpu_pid(t->device);
         *tid = t->id;
@@ -250,10 +258,50 @@ static void torch_args(cj *c, const gpufl__tl_slice *s, bool *first)
     }
 }
 
+static void str_arg(cj *c, const char *k, uint32_t id, bool *first)
+{
+    if (!id)
+        return;
+    arg(&c->out, k, first);
+    write_json_string(&c->out, gpufl__rows_str(c->x, id));
+}
+
+/* A trace window's or a trigger's args. */
+static void flight_args(cj *c, const gpufl__tl_slice *s)
+{
+    gpufl__xout *o = &c->out;
+    bool first = true;
+    key(o, "args");
+    gpufl__xout_char(o, '{');
+    if (s->window) {
+        arg(o, "index", &first);
+        gpufl__xout_u64(o, s->window->index);
+        str_arg(c, "reason", s->window->reason, &first);
+        str_arg(c, "detail", s->window->detail, &first);
+        if (s->window->unended) {
+            arg(o, "unended", &first);
+            gpufl__xout_str(o, "true");
+        }
+    } else {
+        uint8_t oc = s->trigger->outcome;
+        arg(o, "outcome", &first);
+        write_json_string(o, oc < GFL_TRIGGER_OUTCOME_COUNT ? gpufl__trigger_outcome_name(oc) : "unknown");
+        str_arg(c, "detail", s->trigger->detail, &first);
+        str_arg(c, "dump", s->trigger->dump, &first);
+        if (s->trigger->tid) {
+            arg(o, "tid", &first);
+            gpufl__xout_u64(o, s->trigger->tid);
+        }
+    }
+    gpufl__xout_char(o, '}');
+}
+
 static void args(cj *c, const gpufl__tl_slice *s)
 {
     gpufl__xout *o = &c->out;
-    if (s->op && s->src != GPUFL__TL_API) {
+    if (s->window || s->trigger)
+        flight_args(c, s);
+    else if (s->op && s->src != GPUFL__TL_API) {
         key(o, "args");
         gpufl__xout_str(o, "{\"correlation\":");
         gpufl__xout_u64(o, s->op->correlation);

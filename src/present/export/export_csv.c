@@ -4,6 +4,7 @@
  *
  *   kernels.csv  copies.csv  memsets.csv  syncs.csv  memory.csv
  *   scopes.csv   nvtx.csv    device_samples.csv      host_samples.csv
+ *   triggers.csv trace_windows.csv
  *
  * Each starts with a header row; every row ends in CRLF; a field holding
  * a comma, a quote, CR or LF is quoted, its quotes doubled (names of C++
@@ -15,7 +16,10 @@
  * it) ends at the session's last recorded time, as in every output, and
  * says so in its `unended` column (1). nvtx.csv's `seq` is PyTorch's
  * sequence number of an op's range (docs/FORMAT.md), empty for other
- * ranges. Kinds are written as names (HtoD,
+ * ranges. memory.csv's `failed` is 1 for an allocation that failed for
+ * lack of memory (it allocated nothing). A trace window that never closed
+ * ends at the session's end, `unended` 1, as in every output. Kinds are
+ * written as names (HtoD,
  * stream, pinned), ids of strings as their text.
  *
  * Every file of a table is written even when the table is empty (a header
@@ -265,7 +269,7 @@ static size_t syncs_rows(csv *c)
 }
 
 static const char memory_header[] =
-    "ts_ns,op,address,bytes,memory_kind,device,context,stream,correlation,tid,scope_id,external_id";
+    "ts_ns,op,address,bytes,memory_kind,device,context,stream,correlation,tid,scope_id,external_id,failed";
 
 static size_t memory_rows(csv *c)
 {
@@ -280,6 +284,44 @@ static size_t memory_rows(csv *c)
         str(c, gpufl__mem_kind_name(r.kind));
         stream_cols(c, r.device, r.context, r.stream, r.correlation);
         caller_cols(c, r.tid, r.scope, r.external_id);
+        u64(c, gpufl__m_failed(c->x, i));
+        row_end(c);
+    }
+    return n;
+}
+
+static const char triggers_header[] = "ts_ns,kind,outcome,detail,dump,tid";
+
+static size_t triggers_rows(csv *c)
+{
+    size_t n = c->x->triggers->n;
+    for (size_t i = 0; i < n && !c->out->err; i++) {
+        gpufl__trigger_row g;
+        gpufl__trigger_row_get(c->x, i, &g);
+        u64(c, g.ts);
+        text(c, g.kind);
+        str(c, g.outcome < GFL_TRIGGER_OUTCOME_COUNT ? gpufl__trigger_outcome_name(g.outcome) : "unknown");
+        text(c, g.detail);
+        text(c, g.dump);
+        u64_or_empty(c, g.tid);
+        row_end(c);
+    }
+    return n;
+}
+
+static const char trace_windows_header[] = "index,begin_ns,end_ns,duration_ns,reason,detail,unended";
+
+static size_t trace_windows_rows(csv *c)
+{
+    size_t n = c->x->windows->n;
+    for (size_t i = 0; i < n && !c->out->err; i++) {
+        gpufl__window_row w;
+        gpufl__window_row_get(c->x, i, &w);
+        u64(c, w.index);
+        times(c, w.begin, w.end);
+        text(c, w.reason);
+        text(c, w.detail);
+        u64(c, w.unended);
         row_end(c);
     }
     return n;
@@ -448,6 +490,8 @@ static const csv_table tables[] = {
     {"nvtx.csv", nvtx_header, nvtx_rows},
     {"device_samples.csv", device_samples_header, device_samples_rows},
     {"host_samples.csv", host_samples_header, host_samples_rows},
+    {"triggers.csv", triggers_header, triggers_rows},
+    {"trace_windows.csv", trace_windows_header, trace_windows_rows},
 };
 #define NTABLES (sizeof tables / sizeof tables[0])
 

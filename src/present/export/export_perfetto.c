@@ -421,8 +421,9 @@ static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *
         gpufl__pb_varint(&p->out, notes[i].a == A_SEQ ? DA_UINT_VALUE : DA_STRING_VALUE_IID, notes[i].v);
         gpufl__pb_end(&p->out, a);
     }
-    if (s->range && s->range->unended) {
-        /* never ended: the slice runs to the session's last recorded time */
+    if ((s->range && s->range->unended) || (s->window && s->window->unended)) {
+        /* never ended: the slice runs to the session's last recorded time
+         * (a trace window: to the session's end) */
         size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
         gpufl__pb_varint(&p->out, DA_NAME_IID, A_UNENDED + 1);
         gpufl__pb_varint(&p->out, DA_BOOL_VALUE, 1);

@@ -10,6 +10,7 @@
 #include "core/event.h"
 #include "present/report/crash_text.h"
 #include "present/report/jwriter.h"
+#include "present/report/report_json_parts.h"
 
 /* Decimals of the real numbers: fractions (share) and percentages. */
 #define FRAC_DECIMALS 6
@@ -162,6 +163,8 @@ static void summary(jctx *c)
     gpufl__jw_u64(w, "nvtx_marks", s->nvtx_marks);
     gpufl__jw_u64(w, "allocations", s->allocations);
     gpufl__jw_u64(w, "frees", s->frees);
+    gpufl__jw_u64(w, "failed_allocations", s->failed_allocations);
+    gpufl__jw_u64(w, "traced_ns", c->r->flight.traced_ns);
     gpufl__jw_u64(w, "dropped_total", s->dropped_total);
     gpufl__jw_obj(w, "dropped");
     for (unsigned i = 0; i < 16; i++) {
@@ -552,9 +555,8 @@ static void launches(jctx *c)
 
 /* ---- memory and counters ------------------------------------------------------------ */
 
-static void allocations(jctx *c, const char *key, uint32_t n, const gpufl__ana_allocation *list)
+void gpufl__rj_allocations(jw *w, const gpufl_trace *t, const char *key, uint32_t n, const gpufl__ana_allocation *list)
 {
-    jw *w = &c->w;
     gpufl__jw_arr(w, key);
     for (uint32_t i = 0; i < n; i++) {
         const gpufl__ana_allocation *a = &list[i];
@@ -567,11 +569,19 @@ static void allocations(jctx *c, const char *key, uint32_t n, const gpufl__ana_a
         gpufl__jw_str(w, "kind", gpufl__mem_kind_name(a->kind));
         gpufl__jw_u64(w, "tid", a->tid);
         gpufl__jw_u64(w, "scope", a->scope);
-        jstr_id(c, "nvtx", a->nvtx);
+        if (a->nvtx)
+            gpufl__jw_str(w, "nvtx", gpufl_trace_string(t, a->nvtx));
+        else
+            gpufl__jw_null(w, "nvtx");
         gpufl__jw_u64(w, "stack", a->stack);
         gpufl__jw_obj_end(w);
     }
     gpufl__jw_arr_end(w);
+}
+
+static void allocations(jctx *c, const char *key, uint32_t n, const gpufl__ana_allocation *list)
+{
+    gpufl__rj_allocations(&c->w, c->t, key, n, list);
 }
 
 static void memory(jctx *c)
@@ -644,6 +654,7 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     launches(&c);
     memory(&c);
     counters(&c);
+    gpufl__rj_flight(&c.w, t, r);
     gpufl__jw_obj_end(&c.w);
     int rc = gpufl__jw_finish(&c.w);
     if (rc == 0 && (fwrite(c.w.buf, 1, c.w.n, out) != c.w.n || fflush(out) != 0))

@@ -21,6 +21,11 @@
  *       counters: utilization (%), memory used (bytes), power (W),
  *         temperature (C), SM clock (MHz), where the samples have them
  *     host counters: CPU of the process and of the machine (%), RSS (bytes)
+ *     "gpufl", when the session has trace windows or triggers (and the
+ *       output asked for them): the windows device tracing ran in, as
+ *       slices, and the triggers that fired, as instants; first after the
+ *       process, because they say how to read everything below (device
+ *       work exists only inside the windows)
  *
  * Items. Each thread, stream and syncs track holds its items (a row of a
  * table, or the launching call of a kernel, copy or memset), in order of
@@ -60,7 +65,8 @@ typedef enum gpufl__tl_kind {
     GPUFL__TL_STREAM,
     GPUFL__TL_SYNCS,
     GPUFL__TL_COUNTER,
-    GPUFL__TL_LANE, /* an overflow lane of the track `of` (timeline_walk.h) */
+    GPUFL__TL_LANE,   /* an overflow lane of the track `of` (timeline_walk.h) */
+    GPUFL__TL_FLIGHT, /* the recorder's own track: trace windows and triggers */
 } gpufl__tl_kind;
 
 typedef struct gpufl__tl_track {
@@ -82,6 +88,10 @@ typedef struct gpufl__tl_track {
  * memset row) in the top byte, its row below. */
 #define GPUFL__TL_CALLS GPUFL__TBL_COUNT
 #define GPUFL__TL_CALL_OF(tbl) (GPUFL__TL_CALLS + (tbl))
+/* Items of the "gpufl" track: a trace window (row of
+ * gpufl__window_row_get) and a trigger (of gpufl__trigger_row_get). */
+#define GPUFL__TL_WINDOW (GPUFL__TL_CALLS + GPUFL__TBL_COUNT)
+#define GPUFL__TL_TRIGGER (GPUFL__TL_WINDOW + 1)
 #define GPUFL__TL_REF(kind, row) ((uint64_t)(kind) << 56 | (uint64_t)(row))
 #define GPUFL__TL_REF_KIND(ref) ((unsigned)((ref) >> 56))
 #define GPUFL__TL_REF_ROW(ref) ((size_t)((ref) & ((1ull << 56) - 1)))
@@ -110,6 +120,7 @@ typedef struct gpufl__timeline {
     gpufl__tl_counter *counters;
     size_t ncounters;
     gpufl__idmap threads, streams, syncs; /* key -> track id */
+    uint32_t flight;                      /* the "gpufl" track; GPUFL__TL_NONE when none */
     gpufl__ana_op_rows ops;               /* with GPUFL__TL_TORCH_OPS: what each NVTX row is
                                              to PyTorch; empty otherwise */
 } gpufl__timeline;
@@ -133,6 +144,9 @@ typedef struct gpufl__timeline {
 int gpufl__timeline_build(gpufl__timeline *tl, const gpufl__rows *x, uint32_t items)
     __attribute__((warn_unused_result));
 void gpufl__timeline_free(gpufl__timeline *tl);
+
+/* The rows of item kind (a table, the calls of one, windows or triggers). */
+size_t gpufl__tl_kind_rows(const gpufl__rows *x, unsigned kind);
 
 /* The items of track id (none for process, device and counter tracks). */
 static inline const uint64_t *gpufl__tl_items(const gpufl__timeline *tl, uint32_t track, size_t *n)

@@ -66,10 +66,39 @@ static uint64_t *map_sorted_keys(const gpufl__idmap *m)
 
 static uint64_t stream_key(uint32_t device, uint32_t stream) { return (uint64_t)device << 32 | stream; }
 
+size_t gpufl__tl_kind_rows(const gpufl__rows *x, unsigned kind)
+{
+    if (kind == GPUFL__TL_WINDOW)
+        return x->windows->n;
+    if (kind == GPUFL__TL_TRIGGER)
+        return x->triggers->n;
+    return gpufl__rows_n(x, kind >= CALLS ? kind - CALLS : kind);
+}
+
+/* A window's or trigger's start and end (a trigger is an instant). */
+static bool flight_item(const gpufl__rows *x, unsigned kind, size_t row, uint64_t *start, uint64_t *end)
+{
+    if (kind == GPUFL__TL_WINDOW) {
+        gpufl__window_row w;
+        gpufl__window_row_get(x, row, &w);
+        *start = w.begin;
+        *end = w.end;
+        return true;
+    }
+    if (kind == GPUFL__TL_TRIGGER) {
+        *start = *end = x->triggers->ts_ns[row];
+        return true;
+    }
+    return false;
+}
+
 uint64_t gpufl__tl_item_start(const gpufl__rows *x, uint64_t ref)
 {
     unsigned kind = REF_KIND(ref);
     size_t row = REF_ROW(ref);
+    uint64_t start, end;
+    if (flight_item(x, kind, row, &start, &end))
+        return start;
     if (kind < CALLS)
         return gpufl__row_start(x, kind, row);
     uint64_t api_start = 0, api_end;
@@ -82,6 +111,9 @@ uint64_t gpufl__tl_item_end(const gpufl__rows *x, uint64_t ref)
 {
     unsigned kind = REF_KIND(ref);
     size_t row = REF_ROW(ref);
+    uint64_t start, end;
+    if (flight_item(x, kind, row, &start, &end))
+        return end;
     if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX) {
         gpufl__range_row r;
         gpufl__range_row_get(x, kind, row, &r);
@@ -244,6 +276,15 @@ static int make_tracks(builder *b)
     const char *app = gpufl__rows_str(x, x->info->app_name);
     snprintf(proc->name, sizeof proc->name, "%s", *app ? app : "gpufl session");
 
+    if (((b->items & GPUFL__TL_ITEM(GPUFL__TL_WINDOW)) && x->windows->n) ||
+        ((b->items & GPUFL__TL_ITEM(GPUFL__TL_TRIGGER)) && x->triggers->n)) {
+        gpufl__tl_track *fl = add_track(b->t, GPUFL__TL_FLIGHT, 0);
+        if (!fl)
+            return GPUFL_ENOMEM;
+        snprintf(fl->name, sizeof fl->name, "gpufl");
+        b->t->flight = fl->id;
+    }
+
     uint64_t *tids = map_sorted_keys(&b->t->threads);
     if (b->t->threads.n && !tids)
         return GPUFL_ENOMEM;
@@ -325,6 +366,8 @@ static uint32_t lookup(builder *b, const gpufl__idmap *m, uint64_t key)
 static uint32_t item_track(builder *b, unsigned kind, size_t row)
 {
     const gpufl__rows *x = b->x;
+    if (kind == GPUFL__TL_WINDOW || kind == GPUFL__TL_TRIGGER)
+        return b->t->flight;
     if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX ||
         (kind == GPUFL__TBL_SYNC && (b->items & GPUFL__TL_SYNCS_BY_THREAD)))
         return lookup(b, &b->t->threads, gpufl__row_tid(x, kind, row));
@@ -349,7 +392,9 @@ static const unsigned item_kinds[] = {GPUFL__TBL_KERNEL,
                                       GPUFL__TBL_NVTX,
                                       GPUFL__TL_CALL_OF(GPUFL__TBL_KERNEL),
                                       GPUFL__TL_CALL_OF(GPUFL__TBL_COPY),
-                                      GPUFL__TL_CALL_OF(GPUFL__TBL_MEMSET)};
+                                      GPUFL__TL_CALL_OF(GPUFL__TBL_MEMSET),
+                                      GPUFL__TL_WINDOW,
+                                      GPUFL__TL_TRIGGER};
 #define NITEM_KINDS (sizeof item_kinds / sizeof item_kinds[0])
 
 /* Pass 2: the items of each track, in table order, bucketed by a counting
@@ -363,7 +408,7 @@ static int bucket(builder *b)
         return GPUFL_ENOMEM;
     for (size_t k = 0; k < NITEM_KINDS; k++) {
         unsigned kind = item_kinds[k];
-        size_t n = b->items & GPUFL__TL_ITEM(kind) ? gpufl__rows_n(b->x, kind >= CALLS ? kind - CALLS : kind) : 0;
+        size_t n = b->items & GPUFL__TL_ITEM(kind) ? gpufl__tl_kind_rows(b->x, kind) : 0;
         for (size_t i = 0; i < n; i++) {
             uint32_t tr = item_track(b, kind, i);
             if (tr != GPUFL__TL_NONE) {
@@ -383,7 +428,7 @@ static int bucket(builder *b)
     memcpy(fill, t->off, t->ntracks * sizeof *fill);
     for (size_t k = 0; k < NITEM_KINDS; k++) {
         unsigned kind = item_kinds[k];
-        size_t n = b->items & GPUFL__TL_ITEM(kind) ? gpufl__rows_n(b->x, kind >= CALLS ? kind - CALLS : kind) : 0;
+        size_t n = b->items & GPUFL__TL_ITEM(kind) ? gpufl__tl_kind_rows(b->x, kind) : 0;
         for (size_t i = 0; i < n; i++) {
             uint32_t tr = item_track(b, kind, i);
             if (tr != GPUFL__TL_NONE)
@@ -479,6 +524,7 @@ int gpufl__timeline_build(gpufl__timeline *t, const gpufl__rows *x, uint32_t ite
 {
     memset(t, 0, sizeof *t);
     t->x = x;
+    t->flight = GPUFL__TL_NONE;
     builder b = {.t = t, .x = x, .items = items, .last_track = GPUFL__TL_NONE};
     int rc = collect(&b);
     if (!rc)
@@ -508,6 +554,7 @@ void gpufl__timeline_free(gpufl__timeline *t)
     const gpufl__rows *x = t->x;
     memset(t, 0, sizeof *t);
     t->x = x;
+    t->flight = GPUFL__TL_NONE;
 }
 
 uint32_t gpufl__tl_thread_track(const gpufl__timeline *t, uint32_t tid) { return map_get(&t->threads, tid); }

@@ -14,6 +14,8 @@ enum {
     N_MEMSET_CALL,
     N_GRAPH_LAUNCH,
     N_LAUNCH,
+    N_TRACE_WINDOW,
+    N_TRIGGER,
     N_COPY,
     N_COPY_CALL = N_COPY + GFL_COPY_KIND_COUNT,
     N_SYNC = N_COPY_CALL + GFL_COPY_KIND_COUNT,
@@ -27,6 +29,8 @@ static const char *const fixed_names[N_COPY] = {
     [N_MEMSET_CALL] = "memset (call)",
     [N_GRAPH_LAUNCH] = "graph launch",
     [N_LAUNCH] = "launch",
+    [N_TRACE_WINDOW] = "trace window",
+    [N_TRIGGER] = "trigger",
 };
 
 const char *gpufl__xname_fixed(uint32_t fixed)
@@ -49,6 +53,18 @@ void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xnam
     n->fixed = GPUFL__XNAME_STRING;
     n->string = 0;
     n->launch = 0;
+    if (s->src == GPUFL__TL_SRC_WINDOW) {
+        n->fixed = N_TRACE_WINDOW;
+        return;
+    }
+    if (s->src == GPUFL__TL_SRC_TRIGGER) {
+        /* by its kind ("oom", "dump"): what a reader looks for on the track */
+        if (s->trigger->kind && *gpufl__rows_str(x, s->trigger->kind))
+            n->string = s->trigger->kind;
+        else
+            n->fixed = N_TRIGGER;
+        return;
+    }
     unsigned src = s->src == GPUFL__TL_API ? s->op_src : s->src;
     int call = s->src == GPUFL__TL_API;
     switch (src) {
@@ -76,15 +92,20 @@ void gpufl__xname_of(const gpufl__rows *x, const gpufl__tl_slice *s, gpufl__xnam
     }
 }
 
-static const gpufl__tl_kind_names kinds[GPUFL__TL_API + 1] = {
-    [GPUFL__TBL_KERNEL] = {"kernel", 0, -1}, [GPUFL__TBL_COPY] = {"memcpy", 1, -1},
-    [GPUFL__TBL_MEMSET] = {"memset", 2, -1}, [GPUFL__TBL_SCOPE] = {"scope", 3, -1},
-    [GPUFL__TBL_NVTX] = {"nvtx", 4, 5},      [GPUFL__TBL_SYNC] = {"sync", 6, -1},
+static const gpufl__tl_kind_names kinds[GPUFL__TL_SRC_TRIGGER + 1] = {
+    [GPUFL__TBL_KERNEL] = {"kernel", 0, -1},
+    [GPUFL__TBL_COPY] = {"memcpy", 1, -1},
+    [GPUFL__TBL_MEMSET] = {"memset", 2, -1},
+    [GPUFL__TBL_SCOPE] = {"scope", 3, -1},
+    [GPUFL__TBL_NVTX] = {"nvtx", 4, 5},
+    [GPUFL__TBL_SYNC] = {"sync", 6, -1},
     [GPUFL__TL_API] = {"api", -1, -1},
+    [GPUFL__TL_SRC_WINDOW] = {"trace_window", -1, -1},
+    [GPUFL__TL_SRC_TRIGGER] = {"trigger", -1, -1},
 };
 
 const gpufl__tl_kind_names *gpufl__tl_src_names(unsigned src)
 {
     static const gpufl__tl_kind_names none = {"", -1, -1};
-    return src <= GPUFL__TL_API && kinds[src].category ? &kinds[src] : &none;
+    return src <= GPUFL__TL_SRC_TRIGGER && kinds[src].category ? &kinds[src] : &none;
 }

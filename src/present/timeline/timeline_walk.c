@@ -62,8 +62,13 @@ static void slice_of(const open_slice *o, gpufl__tl_slice *s)
     unsigned kind = REF_KIND(o->ref);
     s->start = o->start;
     s->end = o->end;
-    s->src = kind >= CALLS ? GPUFL__TL_API : (uint8_t)kind;
-    s->op_src = kind >= CALLS ? (uint8_t)(kind - CALLS) : 0;
+    if (kind == GPUFL__TL_WINDOW || kind == GPUFL__TL_TRIGGER) {
+        s->src = kind == GPUFL__TL_WINDOW ? GPUFL__TL_SRC_WINDOW : GPUFL__TL_SRC_TRIGGER;
+        s->instant = kind == GPUFL__TL_TRIGGER;
+    } else {
+        s->src = kind >= CALLS ? GPUFL__TL_API : (uint8_t)kind;
+        s->op_src = kind >= CALLS ? (uint8_t)(kind - CALLS) : 0;
+    }
     s->row = REF_ROW(o->ref);
 }
 
@@ -164,9 +169,22 @@ static int emit_item(walk *t, uint32_t track, const uint64_t *a, size_t n, size_
     gpufl__work_row op;
     gpufl__range_row range;
     gpufl__tl_torch_op torch;
+    gpufl__window_row window;
+    gpufl__trigger_row trigger;
     s.row = row;
     s.start = gpufl__tl_item_start(x, ref);
-    if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX) {
+    if (kind == GPUFL__TL_WINDOW) {
+        gpufl__window_row_get(x, row, &window);
+        s.src = GPUFL__TL_SRC_WINDOW;
+        s.window = &window;
+        s.end = window.end;
+    } else if (kind == GPUFL__TL_TRIGGER) {
+        gpufl__trigger_row_get(x, row, &trigger);
+        s.src = GPUFL__TL_SRC_TRIGGER;
+        s.trigger = &trigger;
+        s.instant = 1;
+        s.end = s.start;
+    } else if (kind == GPUFL__TBL_SCOPE || kind == GPUFL__TBL_NVTX) {
         gpufl__range_row_get(x, kind, row, &range);
         s.src = (uint8_t)kind;
         s.range = &range;
@@ -295,7 +313,7 @@ int gpufl__timeline_walk(const gpufl__timeline *tl, const gpufl__tl_sink *sink, 
         rc = sink->track(sink->ctx, &tl->tracks[i]);
     for (size_t i = 0; i < tl->ntracks && !rc; i++) {
         uint8_t kind = tl->tracks[i].kind;
-        if (kind == GPUFL__TL_THREAD || kind == GPUFL__TL_STREAM || kind == GPUFL__TL_SYNCS)
+        if (kind == GPUFL__TL_THREAD || kind == GPUFL__TL_STREAM || kind == GPUFL__TL_SYNCS || kind == GPUFL__TL_FLIGHT)
             rc = emit_track(&t, (uint32_t)i);
     }
     if (!rc)
@@ -304,6 +322,11 @@ int gpufl__timeline_walk(const gpufl__timeline *tl, const gpufl__tl_sink *sink, 
     for (unsigned src = GPUFL__TBL_KERNEL; src <= GPUFL__TBL_NVTX; src++)
         stats->events += gpufl__rows_n(x, src);
     stats->events += gpufl__d_n(x) + gpufl__h_n(x);
+    if (tl->flight != GPUFL__TL_NONE) {
+        size_t n;
+        gpufl__tl_items(tl, tl->flight, &n);
+        stats->events += n;
+    }
     for (size_t l = 0; l < t.nlanes; l++)
         free(t.lanes[l].stack);
     free(t.lanes);

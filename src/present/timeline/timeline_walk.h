@@ -35,6 +35,9 @@
 /* gpufl__tl_slice.src of a launching API call (the tables' own slices
  * carry their GPUFL__TBL_*). */
 #define GPUFL__TL_API GPUFL__TBL_COUNT
+/* ... of a trace window (a slice) and of a trigger (an instant). */
+#define GPUFL__TL_SRC_WINDOW (GPUFL__TL_API + 1)
+#define GPUFL__TL_SRC_TRIGGER (GPUFL__TL_API + 2)
 
 /* What an NVTX range that is a PyTorch op range is (analysis.h, "PyTorch
  * ops"); its seq is the range's own (gpufl__range_row). */
@@ -46,8 +49,8 @@ typedef struct gpufl__tl_torch_op {
 
 typedef struct gpufl__tl_slice {
     uint64_t start, end; /* end >= start; end == start for instants */
-    uint8_t src;         /* GPUFL__TBL_*; GPUFL__TL_API: a launching call */
-    uint8_t instant;     /* an NVTX mark */
+    uint8_t src;         /* GPUFL__TBL_*; GPUFL__TL_API: a launching call; GPUFL__TL_SRC_* */
+    uint8_t instant;     /* an NVTX mark, a trigger */
     uint8_t op_src;      /* GPUFL__TL_API: the table of the launched work */
     size_t row;          /* in its table (API: the first launched row) */
     /* at begin only (NULL at end): */
@@ -58,6 +61,8 @@ typedef struct gpufl__tl_slice {
     uint64_t flow;                   /* device work: flow id from its call, 0 none */
     const uint64_t *flows;           /* API calls: a flow per launched row */
     size_t nflows;
+    const gpufl__window_row *window;   /* trace windows */
+    const gpufl__trigger_row *trigger; /* triggers */
 } gpufl__tl_slice;
 
 /* What an export does with the timeline. A callback returning non-zero
@@ -77,7 +82,8 @@ typedef struct gpufl__tl_stats {
     uint64_t slices, instants, api_calls, flows, counters;
     uint64_t overlapped; /* slices put on an overflow lane */
     uint64_t unended;    /* scopes and NVTX ranges that never ended */
-    uint64_t events;     /* rows of the trace exported (slices from rows, samples) */
+    uint64_t events;     /* rows of the trace exported (slices from rows, samples, trace
+                            windows and triggers) */
 } gpufl__tl_stats;
 
 /* The flow id of device work (kernel, copy, memset) row of src: unique in

@@ -64,7 +64,8 @@ def child(args):
     step, sync = setup(args.child)
     if args.gpufl:
         import gpufl
-        ok = gpufl.init(app_name="always-on", log_path=args.gpufl, profiling_engine="trace",
+        engine = "monitor" if args.setting == "monitor" else "trace"
+        ok = gpufl.init(app_name="always-on", log_path=args.gpufl, profiling_engine=engine,
                         flight_window_s=60, trace_every_s=60, trace_for_s=1,
                         system_sample_rate_ms=1000, continuous_system_sampling=True)
         if not ok:
@@ -100,13 +101,16 @@ def child(args):
     print(json.dumps(result))
 
 
-def run_child(workload, seconds, logs, dump_at):
+def run_child(workload, seconds, logs, dump_at, setting="on"):
     cmd = [sys.executable, os.path.abspath(__file__), "--child", workload, "--seconds", str(seconds)]
     if logs:
-        cmd += ["--gpufl", logs]
+        cmd += ["--gpufl", logs, "--setting", setting]
     if dump_at:
         cmd += ["--dump-at", str(dump_at)]
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True).stdout
+    env = dict(os.environ)
+    if setting == "attached":  # CUPTI left attached between windows, for comparison
+        env["GPUFL_CUPTI_FINALIZE"] = "0"
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -121,6 +125,25 @@ def dump_log(logs):
     return None
 
 
+def compare(args):
+    """Each setting beside none, args.runs rounds, order rotating: rates and ratios."""
+    names = ["none"] + args.compare.split(",")
+    rates = {n: [] for n in names}
+    for r in range(args.runs):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            logs = tempfile.mkdtemp(prefix="gpufl-always-on-") if n != "none" else None
+            got = run_child(args.workload, args.seconds, logs, None, n)
+            rates[n].append(got["iterations"] / got["seconds"])
+            if logs:
+                shutil.rmtree(logs, ignore_errors=True)
+    base = statistics.median(rates["none"])
+    for n in names:
+        ratios = [b / x for b, x in zip(rates["none"], rates[n])]
+        print(f"{args.workload} {n:9s}: {statistics.median(rates[n]):10.1f}/s  time ratio "
+              f"{base / statistics.median(rates[n]):.4f} [{min(ratios):.4f}-{max(ratios):.4f}]")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("workload", nargs="?", choices=("empty", "tiny", "resnet"))
@@ -129,6 +152,10 @@ def main():
     p.add_argument("--runs", type=int, default=1)
     p.add_argument("--gpufl")
     p.add_argument("--dump-at", type=float)
+    p.add_argument("--setting", default="on", choices=("on", "monitor", "attached"),
+                   help="gpufl runs: the always-on setting; monitor: no Trace windows; attached: CUPTI kept "
+                        "attached between windows")
+    p.add_argument("--compare", help="comma-separated settings to time beside none (a quick comparison)")
     args = p.parse_args()
     if args.child:
         return child(args)
@@ -142,6 +169,8 @@ def main():
     except ImportError as e:
         print(f"SKIP: {e}")
         return 0
+    if args.compare:
+        return compare(args)
     rates = {"none": [], "gpufl": []}
     slice_ratios = []
     for r in range(args.runs):

@@ -2,8 +2,10 @@
  * Resident memory that gpufl_init adds in Monitor mode. Two child
  * processes run the same workload for one second (three threads opening
  * scopes at a steady rate, host sampling every 10 ms): one with gpufl
- * disabled (the baseline), one recording. Each reports how much its RSS grew
- * from just before init to just before shutdown; the difference is gpufl's.
+ * disabled (the baseline), one recording, and one recording with a flight
+ * window of 16 MiB as well. Each reports how much its RSS grew from just
+ * before init to just before shutdown; the difference is gpufl's, and the
+ * window's must stay within its bytes.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -36,7 +38,9 @@ static void *worker(void *arg)
 }
 
 /* Runs the workload; returns the RSS growth in bytes. */
-static uint64_t workload(bool enabled, const char *logs)
+#define WINDOW_BYTES (16ull << 20)
+
+static uint64_t workload(bool enabled, bool window, const char *logs)
 {
     uint64_t before = bench_rss_bytes();
     gpufl_options o;
@@ -46,6 +50,10 @@ static uint64_t workload(bool enabled, const char *logs)
     o.enabled = enabled;
     o.system_sample_rate_ms = 10;
     o.continuous_system_sampling = true;
+    if (window) {
+        o.flight_window_s = 60;
+        o.flight_window_bytes = WINDOW_BYTES;
+    }
     if (!gpufl_init(&o))
         return 0;
     pthread_t t[WORKERS];
@@ -59,14 +67,14 @@ static uint64_t workload(bool enabled, const char *logs)
     return after - before;
 }
 
-static uint64_t in_child(bool enabled, const char *logs)
+static uint64_t in_child(bool enabled, bool window, const char *logs)
 {
     int fds[2];
     if (pipe(fds) != 0)
         return 0;
     pid_t pid = fork();
     if (pid == 0) {
-        uint64_t grew = workload(enabled, logs);
+        uint64_t grew = workload(enabled, window, logs);
         if (write(fds[1], &grew, sizeof grew) != sizeof grew)
             _exit(1);
         _exit(0);
@@ -96,11 +104,13 @@ int main(void)
     char *logs = bench_tmpdir();
     /* rounds alternate the baseline and the recording run; the figure is
      * the difference within a round */
-    double base[ROUNDS], rec[ROUNDS], added[ROUNDS];
+    double base[ROUNDS], rec[ROUNDS], added[ROUNDS], win[ROUNDS], win_added[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
-        base[r] = (double)in_child(false, logs) / MiB;
-        rec[r] = (double)in_child(true, logs) / MiB;
+        base[r] = (double)in_child(false, false, logs) / MiB;
+        rec[r] = (double)in_child(true, false, logs) / MiB;
+        win[r] = (double)in_child(true, true, logs) / MiB;
         added[r] = rec[r] - base[r];
+        win_added[r] = win[r] - base[r];
     }
     printf("bench_memory (%s; %d rounds, median [min-max])\n", machine, ROUNDS);
     print_spread("RSS growth, gpufl disabled (baseline)", base, "");
@@ -108,6 +118,9 @@ int main(void)
     char note[96];
     snprintf(note, sizeof note, " (target <= 2; %d recording threads)", WORKERS + 1);
     print_spread("added by gpufl", added, note);
+    print_spread("RSS growth, with a flight window", win, "");
+    snprintf(note, sizeof note, " (target <= 2 + the window's %llu)", (unsigned long long)(WINDOW_BYTES >> 20));
+    print_spread("added by gpufl with the window", win_added, note);
     tu_rm_rf(logs);
     free(logs);
     return 0;

@@ -17,6 +17,10 @@
 #include "sink/session_sinks.h"
 
 #define FLUSH_AGE_NS 900000000ull /* + the 100 ms tick: no chunk waits more than a second */
+/* A live session keeps its chunk buffer (128 bytes an event) and the encoder's
+ * columns for its whole life: 4096 events keep gpufl's memory small (bench_memory)
+ * at a small cost in compression; gpufl convert writes 16384. */
+#define LIVE_CHUNK_EVENTS 4096
 
 typedef struct gflt_sink {
     gpufl__session_meta meta;
@@ -156,7 +160,7 @@ int gpufl__gflt_sink_open(gpufl__sink *out, const gpufl__session_info *info, gpu
         return GPUFL_EIO;
     }
     gpufl__gflt_out o = {out_write, s};
-    int rc = gpufl__gflt_writer_open(&s->w, o, &gpufl__intern_lookup, &s->meta, 0, -1);
+    int rc = gpufl__gflt_writer_open(&s->w, o, &gpufl__intern_lookup, &s->meta, LIVE_CHUNK_EVENTS, -1);
     if (rc != 0 && rc != GPUFL_EIO) {
         snprintf(err, err_len, "cannot start %s: out of memory", path);
         gpufl__os->close(s->fd);

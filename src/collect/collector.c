@@ -17,6 +17,7 @@
 #include "collect/stats.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/os.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 
@@ -330,17 +331,7 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
     c->last_tick_ns = c->last_checkpoint_ns = gpufl__now_ns();
     baseline_producers(c);
 
-    /* The thread blocks every signal: the program's handlers must run on the
-     * program's threads, never on ours. */
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256u << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int perr = pthread_create(&c->thread, &attr, collector_main, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
+    int perr = gpufl__thread_start(&c->thread, collector_main, c, "gpufl-collect");
     if (perr != 0) {
         snprintf(err, err_len, "cannot start the collector thread: %s", strerror(perr));
         rc = GPUFL_ENOMEM;
@@ -348,7 +339,6 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
         pthread_cond_destroy(&c->wake);
         goto fail;
     }
-    pthread_setname_np(c->thread, "gpufl-collect");
     *out = c;
     return 0;
 fail:

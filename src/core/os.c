@@ -4,6 +4,8 @@
 #include "core/os.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -91,4 +93,20 @@ int gpufl__write_file_atomic(const char *path, const void *data, size_t n)
         return -1;
     }
     return 0;
+}
+
+int gpufl__thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, const char *name)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256u << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(thread, &attr, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc == 0)
+        pthread_setname_np(*thread, name);
+    return rc;
 }

@@ -37,4 +37,10 @@ int gpufl__mkdir_p(const char *path);
  * Returns 0, or -1 with errno set and the old file untouched. */
 int gpufl__write_file_atomic(const char *path, const void *data, size_t n);
 
+/* Starts one of gpufl's own threads (collector, sampler, dump writer,
+ * trace windows): a 256 KiB stack, a name, and every signal blocked, so
+ * that the program's handlers run on the program's threads, never on ours.
+ * Returns 0 or pthread_create's error number. */
+int gpufl__thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, const char *name);
+
 #endif /* GPUFL_CORE_OS_H */

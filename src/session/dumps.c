@@ -219,15 +219,8 @@ int gpufl__dumps_open(const gpufl__session_info *info, gpufl__collector_config *
         return rc; /* the window, a sink of cc, is closed with the others */
     cc->triggers = D.triggers;
     if (D.window) {
-        /* the dump thread blocks every signal, as the collector's does */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        D.thread_running = pthread_create(&D.thread, NULL, dump_main, NULL) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (D.thread_running)
-            pthread_setname_np(D.thread, "gpufl-dump");
-        else
+        D.thread_running = gpufl__thread_start(&D.thread, dump_main, NULL, "gpufl-dump") == 0;
+        if (!D.thread_running)
             gpufl__log(GFL_LOG_WARN, "no dump thread: dumps are written on the collector thread");
     }
     return 0;

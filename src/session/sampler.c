@@ -17,6 +17,7 @@
 
 #include "core/clock.h"
 #include "core/device_info.h"
+#include "core/os.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 #include "session/system_window.h"
@@ -145,22 +146,13 @@ int gpufl__sampler_start(uint32_t period_ms, bool continuous_sampling, const gpu
     period_ns = (uint64_t)period_ms * 1000000ull;
     continuous = continuous_sampling;
     stop_requested = kicked = false;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256u << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int perr = pthread_create(&thread, &attr, sampler_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
+    int perr = gpufl__thread_start(&thread, sampler_main, NULL, "gpufl-sample");
     if (perr != 0) {
         snprintf(err, err_len, "cannot start the sampler thread: %s", strerror(perr));
         n_sources = 0;
         rc = GPUFL_ENOMEM;
         goto fail;
     }
-    pthread_setname_np(thread, "gpufl-sample");
     running = true;
     pthread_mutex_unlock(&lock);
     return 0;

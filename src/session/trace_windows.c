@@ -36,6 +36,7 @@
 #include "core/clock.h"
 #include "core/intern.h"
 #include "core/log.h"
+#include "core/os.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 #include "session/plugin.h"
@@ -292,20 +293,9 @@ static bool start_thread(void)
         return false;
     uint64_t stale;
     (void)!read(wake_fd, &stale, sizeof stale);
-    /* The thread blocks every signal: the program's handlers must run on the
-     * program's threads, never on ours. */
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256u << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int perr = pthread_create(&W.thread, &attr, controller_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
+    int perr = gpufl__thread_start(&W.thread, controller_main, NULL, "gpufl-trace");
     if (perr != 0)
         return false;
-    pthread_setname_np(W.thread, "gpufl-trace");
     W.thread_running = true;
     return true;
 }

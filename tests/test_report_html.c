@@ -2,7 +2,9 @@
  * The HTML report (src/present/report_html*.c): what gpufl__report_html()
  * writes for a hand-made session with hostile names, for a large synthetic
  * one, for the real PyTorch session in samples/train_sample, and for a
- * hand-made PyTorch training step with op ranges (ops_fixture.h).
+ * hand-made PyTorch training step with op ranges (ops_fixture.h), and for
+ * a session with trace windows, triggers and an out-of-memory
+ * (flight_fixture.h).
  *
  * Why: the page must be safe whatever a trace's strings hold (kernel names
  * carry <, > and &; scope names and paths may be anything, bytes that are
@@ -29,6 +31,7 @@
 
 #include "analyze/analysis.h"
 #include "core/intern.h"
+#include "flight_fixture.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "ops_fixture.h"
@@ -345,6 +348,9 @@ static char *render(const char *trace_path, const char *name, size_t *len, size_
         json_object_set_new(x, "top_kernel_dom", json_string(esc));
     }
     json_object_set_new(x, "series", json_integer(gpufl_trace_get_device_samples(t)->n ? 1 : 0));
+    json_object_set_new(x, "windows", json_integer((json_int_t)gpufl_trace_get_trace_windows(t)->n));
+    json_object_set_new(x, "triggers", json_integer((json_int_t)gpufl_trace_get_triggers(t)->n));
+    json_object_set_new(x, "incident", json_boolean(r.flight.incident != GPUFL__ANA_INCIDENT_NONE));
     if (evil_id)
         json_object_set_new(x, "evil_id", json_string(evil_id));
     assert_int_equal(json_dump_file(x, expect, JSON_SORT_KEYS), 0);
@@ -395,6 +401,9 @@ static void hand_made_session_is_escaped_and_complete(void **state)
     assert_non_null(strstr(page, "<section id=copies>"));
     assert_null(strstr(page, "<section id=ops>")); /* no op ranges */
     assert_null(strstr(page, "href=\"#ops\""));
+    assert_null(strstr(page, "<section id=incident>")); /* no flight recorder events */
+    assert_null(strstr(page, "<section id=triggers>"));
+    assert_null(strstr(page, "<section id=windows>"));
 
     json_t *d = page_data(page);
     assert_int_equal(data_count(d, "kernels"), 40);
@@ -496,6 +505,78 @@ static void torch_ops_session(void **state)
     free(page);
 }
 
+/* The flight recorder's events (flight_fixture.h): the OOM block first,
+ * tables of the triggers and the trace windows with the text and JSON
+ * reports' figures, and the "gpufl" lanes in the page's data. */
+static void flight_session(void **state)
+{
+    (void)state;
+    char trace[4096];
+    ff_write(tmp, "flight", trace);
+    size_t len, kernels;
+    char *page = render(trace, "flight", &len, &kernels, NULL);
+    assert_int_equal(kernels, 2);
+    /* the OOM block, above the timeline */
+    const char *inc = strstr(page, "<section id=incident><h2>Last events before the OOM</h2>");
+    assert_non_null(inc);
+    assert_true(inc < strstr(page, "<section id=\"timeline\">"));
+    assert_non_null(strstr(page, "<a href=\"#incident\">OOM</a>"));
+    assert_non_null(strstr(inc, "Out of memory at 5.00 ms into the session on thread 7, GPU 0"));
+    assert_non_null(
+        strstr(inc, "<p id=incident-failed class=warn>Failed allocation: 4.00 GiB asked for at 5.00 ms.</p>"));
+    /* live then: 8 MiB and 2 MiB (the 1 MiB was freed) */
+    assert_non_null(strstr(inc, "<span data-v=\"2\">2</span> allocations, <span data-v=\"10485760\">"));
+    const char *largest = strstr(inc, "<table class=sortable id=incident-largest>");
+    assert_non_null(largest);
+    assert_non_null(strstr(largest, "<tr><td class=n data-v=\"8388608\">8.00 MiB</td><td>0x7f0000000000</td>"
+                                    "<td class=n data-v=\"600000\">"));
+    assert_non_null(strstr(inc, "<tr class=warn><td class=n data-v=\"5000000\">5.00 ms</td><td>FAILED alloc</td>"));
+    /* triggers: time since the start, kind, detail, outcome, dump */
+    const char *trg = strstr(page, "<section id=triggers><h2>Triggers</h2>");
+    assert_non_null(trg);
+    assert_non_null(strstr(trg, "<tr><td class=n data-v=\"5000000\">5.00 ms</td><td>oom</td>"
+                                "<td>cudaMalloc of 4.0 GiB failed</td><td>dumped</td><td>dumps/dump-0001</td>"
+                                "<td class=n data-v=\"7\">7</td></tr>"));
+    assert_non_null(strstr(trg, "<tr><td class=n data-v=\"7000000\">7.00 ms</td><td>dump</td><td>gpufl_dump</td>"
+                                "<td>storm</td><td></td><td></td></tr>"));
+    /* windows: 2-4 ms and 7 ms to the session's end (11 ms), 6 of 10 ms */
+    const char *win = strstr(page, "<section id=windows><h2>Trace windows</h2>");
+    assert_non_null(win);
+    assert_non_null(strstr(win, "2 windows, <span data-v=\"6000000\">6.00 ms</span> of <span "
+                                "data-v=\"10000000\">10.00 ms</span> (60.0 %)"));
+    assert_non_null(strstr(win, "<tr><td class=n data-v=\"1\">1</td><td class=n data-v=\"1000000\">1.00 ms</td>"
+                                "<td class=n data-v=\"3000000\">3.00 ms</td><td class=n data-v=\"2000000\">2.00 ms</td>"
+                                "<td>steps</td><td>steps 100-101 of `step`</td></tr>"));
+    assert_non_null(strstr(win,
+                           "<tr><td class=n data-v=\"2\">2</td><td class=n data-v=\"6000000\">6.00 ms</td>"
+                           "<td class=n data-v=\"10000000\">10.00 ms</td><td class=n data-v=\"4000000\">4.00 ms</td>"
+                           "<td>trigger</td><td>unended: still open at the session's end</td></tr>"));
+
+    /* the page's data: the "gpufl" lanes first, windows (kind 7) and triggers (8) */
+    json_t *d = page_data(page);
+    json_t *fl = json_object_get(d, "flight");
+    assert_int_equal(json_integer_value(json_object_get(fl, "windows")), 2);
+    assert_int_equal(json_integer_value(json_object_get(fl, "triggers")), 2);
+    assert_int_equal(slices_of_kind(d, 7), 2);
+    assert_int_equal(slices_of_kind(d, 8), 2);
+    json_t *lanes = json_object_get(d, "lanes");
+    json_t *w = json_array_get(lanes, 0), *g = json_array_get(lanes, 1);
+    assert_string_equal(json_string_value(json_object_get(w, "g")), "gpufl");
+    assert_string_equal(json_string_value(json_object_get(w, "t")), "windows");
+    assert_string_equal(json_string_value(json_object_get(g, "t")), "triggers");
+    /* window starts and lengths, from the session's start */
+    json_t *row = json_array_get(json_object_get(w, "rows"), 0);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "s"), 0)), 1000000);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "d"), 0)), 2000000);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "s"), 1)), 5000000);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "d"), 1)), 4000000);
+    row = json_array_get(json_object_get(g, "rows"), 0);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "s"), 0)), 5000000);
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "s"), 1)), 2000000);
+    json_decref(d);
+    free(page);
+}
+
 static void unwritable_path_fails_cleanly(void **state)
 {
     (void)state;
@@ -522,6 +603,7 @@ int main(void)
         cmocka_unit_test(big_session_is_merged_and_bounded),
         cmocka_unit_test(real_sample_session),
         cmocka_unit_test(torch_ops_session),
+        cmocka_unit_test(flight_session),
         cmocka_unit_test(unwritable_path_fails_cleanly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "flight_fixture.h"
 #include "fs_util.h"
 #include "gpufl/trace.h"
 #include "present/view/view.h"
@@ -909,6 +910,43 @@ static void test_recorded_sample(void **state)
     gpufl_trace_close(t);
 }
 
+/* The flight recorder's events (flight_fixture.h): a "traced" row with a
+ * block in the columns trace windows cover, a "triggers" row with a mark
+ * at each trigger, and a footer line with the text report's figures (2
+ * windows, 6 ms of the 10 ms session; 2 triggers). */
+static void test_trace_windows_and_triggers(void **state)
+{
+    (void)state;
+    char path[4096];
+    ff_write(dir, "flight", path);
+    /* 100 columns of 100 us each: windows 1-3 ms and 6-10 ms from the
+     * start, triggers at 5 and 7 ms */
+    char *text = render(path, 0, 0, false, 115);
+    const char *traced = strstr(text, "\ntraced ");
+    assert_non_null(traced);
+    const char *triggers = strstr(text, "\ntriggers ");
+    assert_non_null(triggers);
+    assert_true(traced < triggers && triggers < strstr(text, "\ngpu 0"));
+    /* columns: 15 of label and a blank, then one per 100 us */
+    const char *tc = traced + 1 + 15, *gc = triggers + 1 + 15;
+    const char *block = "\xe2\x96\x88", *mark = "\xe2\x96\xbc";
+    assert_true(tc[0] == ' ' && tc[9] == ' ');
+    assert_memory_equal(tc + 10, block, 3); /* column 10: 1.0 ms */
+    assert_memory_equal(tc + 10 + 3 * 19, block, 3);
+    assert_true(tc[10 + 3 * 20] == ' '); /* column 30: 3 ms, window 1 ended */
+    assert_true(strncmp(gc, "          ", 10) == 0);
+    assert_memory_equal(gc + 50, mark, 3);          /* column 50: 5 ms */
+    assert_memory_equal(gc + 50 + 3 + 19, mark, 3); /* column 70: 7 ms */
+    assert_non_null(strstr(text, " traced: 2 of 2 trace windows, 6.00 ms (60.0%); device work only inside them"));
+    assert_non_null(strstr(text, " 2 of 2 triggers"));
+    free(text);
+    /* a window of the session with no trigger in it: the rows stay, empty */
+    text = render(path, 1500000, 2500000, true, 115);
+    assert_non_null(strstr(text, " 0 of 2 triggers"));
+    assert_non_null(strstr(text, " traced: 1 of 2 trace windows, 1.00 ms (100.0%)"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +964,7 @@ int main(void)
         cmocka_unit_test(test_large_ids_keep_their_lanes),
         cmocka_unit_test(test_command),
         cmocka_unit_test(test_recorded_sample),
+        cmocka_unit_test(test_trace_windows_and_triggers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,7 +12,8 @@ For each page NAME.html (with NAME.expect.json, written by the C test):
     no refused request;
   - a screenshot, saved as OUTDIR/NAME.png (printed);
   - with its script cut out (NAME-nojs.html): the tables are there, as
-    plain HTML.
+    plain HTML, the triggers and trace windows ones with a row each, and
+    the crash/OOM block where the session has one.
 
 Exits 77 (ctest's skip) only when no Chromium is installed; 1 on a failure.
 Usage: check_report_html.py OUTDIR NAME...
@@ -89,6 +90,10 @@ def check_page(chromium, outdir, name, profile):
             fails.append("%s: the page decoded %d %s, the trace has %d" % (name, kinds[i], what, want[what]))
     if kinds[4] + kinds[5] != want["nvtx"]:
         fails.append("%s: the page decoded %d NVTX rows, the trace has %d" % (name, kinds[4] + kinds[5], want["nvtx"]))
+    # the flight recorder's "gpufl" lanes: trace windows (kind 7), triggers (8)
+    if len(kinds) < 9 or kinds[7] != want.get("windows", 0) or kinds[8] != want.get("triggers", 0):
+        fails.append("%s: the page decoded windows and triggers %s, the trace has %d and %d"
+                     % (name, kinds[7:9], want.get("windows", 0), want.get("triggers", 0)))
     if sc.get("series", 0) < want.get("series", 0):
         fails.append("%s: no charts of the NVML samples" % name)
     if "top_kernel_dom" in want and want["top_kernel_dom"] not in dom:
@@ -125,6 +130,13 @@ def check_page(chromium, outdir, name, profile):
     for section in ("summary", "scopes", "idle", "copies"):
         if '<section id="%s">' % section not in dom:
             fails.append("%s: without its script, no %s section" % (name, section))
+    for section, n in (("triggers", want.get("triggers", 0)), ("windows", want.get("windows", 0))):
+        sec = re.search(r'<section id="%s">(.*?)</section>' % section, dom, re.S)
+        rows = len(re.findall(r"<tr>", sec.group(1))) - 1 if sec else 0  # less the header
+        if rows != n:
+            fails.append("%s: without its script, the %s table has %d rows, the trace %d" % (name, section, rows, n))
+    if want.get("incident") and '<section id="incident">' not in dom:
+        fails.append("%s: without its script, no crash/OOM block" % name)
     m = re.search(r'<pre id="gfl-selfcheck"[^>]*>(.*?)</pre>', dom, re.S)
     if m and m.group(1).strip():
         fails.append("%s: the script ran though it was cut out" % name)

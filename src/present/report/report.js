@@ -1,13 +1,14 @@
 (function () {
   'use strict';
   var check = {ok: false, errors: [], lanes: 0, rows: 0, slices: 0, marks: 0, draws: 0, series: 0,
-               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0], names: 0, sorted: 0};
+               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], names: 0, sorted: 0};
   var out = document.getElementById('gfl-selfcheck');
   function report() { check.ok = check.errors.length === 0 && check.draws > 0; out.textContent = JSON.stringify(check); }
   window.addEventListener('error', function (e) { check.errors.push(String(e.message || e)); report(); });
 
-  var KIND = ['kernel', 'copy', 'memset', 'scope', 'NVTX range', 'NVTX mark', 'sync'];
-  var COLOR = ['#3572b0', '#dd8a1e', '#8e5cc4', '#2a9d8f', '#6b8e23', '#d1495b', '#8a8f98'];
+  var KIND = ['kernel', 'copy', 'memset', 'scope', 'NVTX range', 'NVTX mark', 'sync', 'trace window', 'trigger'];
+  var TRIGGER = 8;
+  var COLOR = ['#3572b0', '#dd8a1e', '#8e5cc4', '#2a9d8f', '#6b8e23', '#d1495b', '#8a8f98', '#e9c46a', '#c1121f'];
   var LW = 180, RH = 14, GH = 18, AH = 20, CH = 64;
   var D, lanes = [], series = [], v0 = 0, v1 = 1, wall = 1, W = 1200, drawn = [], pending = false;
   var tl = document.getElementById('tl'), charts = document.getElementById('charts');
@@ -126,9 +127,10 @@
     function flush() {
       if (!bucket) return;
       var m = drawn.length; drawn.push(bucket);
-      var w = Math.max(bucket.x1 - bucket.x0, 1);
+      var w = Math.max(bucket.x1 - bucket.x0, 1), x = bucket.x0;
       var op = Math.max(0.35, Math.min(1, bucket.busy / Math.max(bucket.span, 1)));
-      parts.push('<rect data-m="' + m + '" x="' + bucket.x0.toFixed(1) + '" y="' + (y + 1) + '" width="' + w.toFixed(1) +
+      if (bucket.kind === TRIGGER) { x -= 2; w += 4; op = 1; } /* an instant that must be seen */
+      parts.push('<rect data-m="' + m + '" x="' + x.toFixed(1) + '" y="' + (y + 1) + '" width="' + w.toFixed(1) +
                  '" height="' + (RH - 2) + '" fill="' + COLOR[bucket.kind] + '" fill-opacity="' + op.toFixed(2) + '"/>');
       bucket = null;
     }
@@ -235,6 +237,8 @@
   }
   function describe(m) {
     var r = m.row, name = D.names[m.name];
+    if (m.kind === TRIGGER && m.count === 1 && m.i1 - m.i0 === 1)
+      return KIND[m.kind] + ': ' + name + '\nat ' + fmt(r.s[m.i0]);
     if (m.count === 1 && m.i1 - m.i0 === 1)
       return KIND[m.kind] + ': ' + name + '\nstart ' + fmt(r.s[m.i0]) + '   duration ' + fmt(r.d[m.i0]);
     var head = m.count + ' ' + (m.mixed ? 'slices of several kinds' : KIND[m.kind] + (m.count > 1 ? 's' : '')) +

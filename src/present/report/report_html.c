@@ -1,7 +1,9 @@
 /*
  * The HTML report (report_html.h): the page around its parts. The data
  * goes after the tables, so the tables show while a big page loads, and
- * the script comes last, when every element it fills exists.
+ * the script comes last, when every element it fills exists. What came
+ * before a crash or an out-of-memory comes first, above the timeline, as
+ * in the text report: it is what the reader of such a session came for.
  *
  * A Content-Security-Policy meta tag forbids every fetch (default-src
  * 'none'; only inline style and script run), so a report opened from
@@ -29,12 +31,21 @@ static void page_head(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_rep
     gpufl__hout_raw(o, gpufl__html_css);
     gpufl__hout_raw(o, "</style></head>\n<body>\n<header><h1>gpufl report: ");
     gpufl__hout_text(o, *app ? app : "session");
-    gpufl__hout_raw(o, "</h1>\n<nav><a href=\"#timeline\">timeline</a><a href=\"#summary\">summary</a>"
+    gpufl__hout_raw(o, "</h1>\n<nav>");
+    if (r->flight.incident != GPUFL__ANA_INCIDENT_NONE)
+        gpufl__hout_printf(o, "<a href=\"#incident\">%s</a>",
+                           r->flight.incident == GPUFL__ANA_INCIDENT_CRASH ? "crash" : "OOM");
+    gpufl__hout_raw(o, "<a href=\"#timeline\">timeline</a><a href=\"#summary\">summary</a>"
                        "<a href=\"#hotspots\">hotspots</a><a href=\"#scopes\">scopes</a>");
     if (r->ops.op_ranges)
         gpufl__hout_raw(o, "<a href=\"#ops\">ops</a>");
     gpufl__hout_raw(o, "<a href=\"#idle\">idle time</a><a href=\"#copies\">copies</a>"
-                       "<a href=\"#launches\">launches</a></nav></header>\n<main>\n");
+                       "<a href=\"#launches\">launches</a>");
+    if (gpufl_trace_get_triggers(t)->n)
+        gpufl__hout_raw(o, "<a href=\"#triggers\">triggers</a>");
+    if (gpufl_trace_get_trace_windows(t)->n)
+        gpufl__hout_raw(o, "<a href=\"#windows\">trace windows</a>");
+    gpufl__hout_raw(o, "</nav></header>\n<main>\n");
 }
 
 static void timeline_section(gpufl__hout *o)
@@ -61,8 +72,10 @@ int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const c
     if (rc != 0)
         return rc;
     page_head(&o, t, r);
+    gpufl__html_incident(&o, t, r);
     timeline_section(&o);
     gpufl__html_tables(&o, t, r);
+    gpufl__html_flight(&o, t, r);
     gpufl__hout_raw(&o, "</main>\n<div id=\"tip\"></div>\n<pre id=\"gfl-selfcheck\" hidden></pre>\n"
                         "<script type=\"application/json\" id=\"gfl-data\">");
     rc = gpufl__html_data(&o, t, r);

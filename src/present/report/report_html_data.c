@@ -40,8 +40,8 @@
 
 #define NONE UINT32_MAX
 
-enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS };
-static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs"};
+enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS, LANE_WINDOWS, LANE_TRIGGERS, LANE_COUNT };
+static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs", "windows", "triggers"};
 
 /* ---- lanes, rows, marks ------------------------------------------------------ */
 
@@ -84,9 +84,9 @@ typedef struct builder {
     lane *lanes;
     size_t nlanes;
     gpufl__timeline tl;
-    uint32_t (*track_lane)[4]; /* per track of tl, per LANE_*: its lane, or NONE */
-    gpufl__idmap name_index;   /* (kind << 32 | id) -> index in names */
-    slice *names;              /* kind, text of each name kept */
+    uint32_t (*track_lane)[LANE_COUNT]; /* per track of tl, per LANE_*: its lane, or NONE */
+    gpufl__idmap name_index;            /* (kind << 32 | id) -> index in names */
+    slice *names;                       /* kind, text of each name kept */
     size_t nnames, names_cap;
     uint64_t kept;   /* marks kept */
     bool count_only; /* a first pass that only counts each lane's slices */
@@ -185,19 +185,26 @@ static void add(builder *b, uint32_t li, slice s)
 /* ---- the lanes of a trace ------------------------------------------------------ */
 
 /* The items the page draws: device work, syncs (with the thread that
- * waited), scopes and NVTX. */
+ * waited), scopes and NVTX, and the recorder's trace windows and triggers
+ * (a band and marks at the top: device work exists only in the windows). */
 #define DRAWN_ITEMS                                                                                                    \
     (GPUFL__TL_ITEM(GPUFL__TBL_KERNEL) | GPUFL__TL_ITEM(GPUFL__TBL_COPY) | GPUFL__TL_ITEM(GPUFL__TBL_MEMSET) |         \
      GPUFL__TL_ITEM(GPUFL__TBL_SYNC) | GPUFL__TL_ITEM(GPUFL__TBL_SCOPE) | GPUFL__TL_ITEM(GPUFL__TBL_NVTX) |            \
-     GPUFL__TL_SYNCS_BY_THREAD)
+     GPUFL__TL_ITEM(GPUFL__TL_WINDOW) | GPUFL__TL_ITEM(GPUFL__TL_TRIGGER) | GPUFL__TL_SYNCS_BY_THREAD)
 
-/* The lane type of an item of a thread track. */
+/* The lane type of an item of a thread or of the "gpufl" track. */
 static unsigned thread_lane_type(unsigned kind)
 {
-    return kind == GPUFL__TBL_SCOPE ? LANE_SCOPES : kind == GPUFL__TBL_NVTX ? LANE_NVTX : LANE_SYNCS;
+    switch (kind) {
+    case GPUFL__TBL_SCOPE: return LANE_SCOPES;
+    case GPUFL__TBL_NVTX: return LANE_NVTX;
+    case GPUFL__TL_WINDOW: return LANE_WINDOWS;
+    case GPUFL__TL_TRIGGER: return LANE_TRIGGERS;
+    default: return LANE_SYNCS;
+    }
 }
 
-static lane *new_lane(builder *b, uint32_t track, unsigned type)
+static void new_lane(builder *b, uint32_t track, unsigned type)
 {
     lane *l = &b->lanes[b->nlanes];
     const gpufl__tl_track *tr = &b->tl.tracks[track];
@@ -206,12 +213,26 @@ static lane *new_lane(builder *b, uint32_t track, unsigned type)
     l->stream = tr->stream;
     l->tid = tr->tid;
     b->track_lane[track][type] = (uint32_t)b->nlanes++;
-    return l;
 }
 
-/* Makes the lanes from the timeline's tracks: streams with work by
- * (device, stream), then threads by tid, each with its scopes, NVTX and
- * syncs lanes when it has rows. */
+/* The lanes of types first..last of track t that it has items for. */
+static void item_lanes(builder *b, uint32_t t, unsigned first, unsigned last)
+{
+    bool has[LANE_COUNT] = {false};
+    size_t n;
+    const uint64_t *item = gpufl__tl_items(&b->tl, t, &n);
+    for (size_t i = 0; i < n; i++)
+        has[thread_lane_type(GPUFL__TL_REF_KIND(item[i]))] = true;
+    for (unsigned type = first; type <= last; type++)
+        if (has[type])
+            new_lane(b, t, type);
+}
+
+/* Makes the lanes from the timeline's tracks: the "gpufl" track's trace
+ * windows and triggers when the session has them (first, as the timeline
+ * has them: they say how to read the rest), streams with work by (device,
+ * stream), then threads by tid, each with its scopes, NVTX and syncs lanes
+ * when it has rows. */
 static int make_lanes(builder *b)
 {
     int rc = gpufl__timeline_build(&b->tl, &b->r, DRAWN_ITEMS);
@@ -223,27 +244,36 @@ static int make_lanes(builder *b)
     if (!b->track_lane || !b->lanes)
         return GPUFL_ENOMEM;
     for (size_t t = 0; t < nt; t++)
-        for (unsigned k = 0; k < 4; k++)
+        for (unsigned k = 0; k < LANE_COUNT; k++)
             b->track_lane[t][k] = NONE;
+    if (b->tl.flight != GPUFL__TL_NONE)
+        item_lanes(b, b->tl.flight, LANE_WINDOWS, LANE_TRIGGERS);
     for (uint32_t t = 0; t < nt; t++)
         if (b->tl.tracks[t].kind == GPUFL__TL_STREAM)
             new_lane(b, t, LANE_STREAM);
-    for (uint32_t t = 0; t < nt; t++) {
-        if (b->tl.tracks[t].kind != GPUFL__TL_THREAD)
-            continue;
-        bool has[4] = {false};
-        size_t n;
-        const uint64_t *item = gpufl__tl_items(&b->tl, t, &n);
-        for (size_t i = 0; i < n; i++)
-            has[thread_lane_type(GPUFL__TL_REF_KIND(item[i]))] = true;
-        for (unsigned type = LANE_SCOPES; type <= LANE_SYNCS; type++)
-            if (has[type])
-                new_lane(b, t, type);
-    }
+    for (uint32_t t = 0; t < nt; t++)
+        if (b->tl.tracks[t].kind == GPUFL__TL_THREAD)
+            item_lanes(b, t, LANE_SCOPES, LANE_SYNCS);
     return 0;
 }
 
 /* ---- feeding the slices -------------------------------------------------------- */
+
+/* The slice of a trace window (named by its reason: "steps", "trigger") or
+ * of a trigger (an instant, named by its kind: "oom", "dump"). */
+static slice flight_slice(const gpufl__rows *r, unsigned kind, size_t i)
+{
+    if (kind == GPUFL__TL_WINDOW) {
+        gpufl__window_row w;
+        gpufl__window_row_get(r, i, &w);
+        return (slice){w.begin, w.end, (uint8_t)gpufl__tl_src_names(GPUFL__TL_SRC_WINDOW)->page, w.reason,
+                       w.reason ? gpufl__rows_str(r, w.reason) : "trace window"};
+    }
+    gpufl__trigger_row g;
+    gpufl__trigger_row_get(r, i, &g);
+    return (slice){g.ts, g.ts, (uint8_t)gpufl__tl_src_names(GPUFL__TL_SRC_TRIGGER)->page_instant, g.kind,
+                   g.kind ? gpufl__rows_str(r, g.kind) : "trigger"};
+}
 
 /* The slice of an item (its end as the trace has it; add() makes an end
  * before the start zero-length). A scope or NVTX range that never ended
@@ -251,6 +281,8 @@ static int make_lanes(builder *b)
 static slice item_slice(const builder *b, unsigned tbl, size_t i)
 {
     const gpufl__rows *r = &b->r;
+    if (tbl == GPUFL__TL_WINDOW || tbl == GPUFL__TL_TRIGGER)
+        return flight_slice(r, tbl, i);
     slice s = {gpufl__row_start(r, tbl, i), gpufl__row_end(r, tbl, i), (uint8_t)gpufl__tl_src_names(tbl)->page, 0,
                "memset"};
     switch (tbl) {
@@ -452,6 +484,9 @@ static void emit_lanes(gpufl__hout *o, const builder *b)
         if (l->type == LANE_STREAM) {
             device_label(o, &b->r, l->device);
             snprintf(label, sizeof label, "stream %" PRIu32, l->stream);
+        } else if (l->type >= LANE_WINDOWS) {
+            gpufl__hout_json_str(o, "gpufl");
+            snprintf(label, sizeof label, "%s", l->type == LANE_WINDOWS ? "trace windows" : "triggers");
         } else {
             char g[32];
             snprintf(g, sizeof g, "thread %" PRIu32, l->tid);
@@ -602,6 +637,9 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
                        gpufl__rows_n(&b.r, GPUFL__TBL_KERNEL), gpufl__rows_n(&b.r, GPUFL__TBL_COPY),
                        gpufl__rows_n(&b.r, GPUFL__TBL_MEMSET), gpufl__rows_n(&b.r, GPUFL__TBL_SYNC),
                        gpufl__rows_n(&b.r, GPUFL__TBL_SCOPE), gpufl__rows_n(&b.r, GPUFL__TBL_NVTX));
+    /* only when there are some: the data of a session without them is unchanged */
+    if (b.r.windows->n || b.r.triggers->n)
+        gpufl__hout_printf(o, "\"flight\":{\"windows\":%zu,\"triggers\":%zu},\n", b.r.windows->n, b.r.triggers->n);
     gpufl__hout_raw(o, "\"names\":[");
     for (size_t i = 0; i < b.nnames; i++) {
         if (i)

@@ -1,7 +1,7 @@
 /*
  * The pieces of the HTML report (report_html.h) that report_html.c puts
  * together: the page's CSS and script (report.css, report.js), the plain HTML
- * tables (report_html_tables.c) and the timeline and chart data as JSON
+ * tables (report_html_tables.c, report_html_flight.c) and the timeline and chart data as JSON
  * (report_html_data.c). Single-threaded.
  */
 #ifndef GPUFL_PRESENT_REPORT_REPORT_HTML_PARTS_H
@@ -49,5 +49,12 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
 /* The tables, each a <section>: summary, hotspots, scopes, PyTorch ops
  * (with op ranges), idle, copies, launches, memory. */
 void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
+/* The flight recorder's sections (report_html_flight.c), each only when
+ * the session has it: what came before a crash or an out-of-memory
+ * (<section id=incident>, first on the page), then the triggers
+ * (id=triggers) and the trace windows (id=windows). */
+void gpufl__html_incident(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+void gpufl__html_flight(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_HTML_PARTS_H */

@@ -100,8 +100,8 @@ static const gpufl__tl_kind_names kinds[GPUFL__TL_SRC_TRIGGER + 1] = {
     [GPUFL__TBL_NVTX] = {"nvtx", 4, 5},
     [GPUFL__TBL_SYNC] = {"sync", 6, -1},
     [GPUFL__TL_API] = {"api", -1, -1},
-    [GPUFL__TL_SRC_WINDOW] = {"trace_window", -1, -1},
-    [GPUFL__TL_SRC_TRIGGER] = {"trigger", -1, -1},
+    [GPUFL__TL_SRC_WINDOW] = {"trace_window", 7, -1},
+    [GPUFL__TL_SRC_TRIGGER] = {"trigger", -1, 8},
 };
 
 const gpufl__tl_kind_names *gpufl__tl_src_names(unsigned src)

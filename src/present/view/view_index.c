@@ -96,10 +96,36 @@ typedef struct walk {
     const gpufl__timeline *tl;
 } walk;
 
-/* The items of the timeline the view draws. */
+/* The items of the timeline the view draws: device work, scopes and NVTX,
+ * and the trace windows and triggers (where device tracing was on). */
 #define DRAWN_ITEMS                                                                                                    \
     (GPUFL__TL_ITEM(GPUFL__TBL_KERNEL) | GPUFL__TL_ITEM(GPUFL__TBL_COPY) | GPUFL__TL_ITEM(GPUFL__TBL_MEMSET) |         \
-     GPUFL__TL_ITEM(GPUFL__TBL_SCOPE) | GPUFL__TL_ITEM(GPUFL__TBL_NVTX))
+     GPUFL__TL_ITEM(GPUFL__TBL_SCOPE) | GPUFL__TL_ITEM(GPUFL__TBL_NVTX) | GPUFL__TL_ITEM(GPUFL__TL_WINDOW) |           \
+     GPUFL__TL_ITEM(GPUFL__TL_TRIGGER))
+
+/* Copies the "gpufl" track's windows and triggers out of the timeline.
+ * Returns 0 or GPUFL_ENOMEM. */
+static int copy_flight(gpufl__view_index *ix, const gpufl__timeline *tl)
+{
+    if (tl->flight == GPUFL__TL_NONE)
+        return 0;
+    size_t n;
+    const uint64_t *item = gpufl__tl_items(tl, tl->flight, &n);
+    ix->window = malloc((n ? n : 1) * sizeof *ix->window);
+    ix->trigger_ns = malloc((n ? n : 1) * sizeof *ix->trigger_ns);
+    if (!ix->window || !ix->trigger_ns)
+        return GPUFL_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t start = gpufl__tl_item_start(&ix->src, item[i]);
+        if (GPUFL__TL_REF_KIND(item[i]) == GPUFL__TL_WINDOW) {
+            ix->window[ix->nwindows][0] = start;
+            ix->window[ix->nwindows++][1] = gpufl__tl_item_end(&ix->src, item[i]);
+        } else {
+            ix->trigger_ns[ix->ntriggers++] = start;
+        }
+    }
+    return 0;
+}
 
 static uint32_t entry_of(unsigned table, size_t i) { return (uint32_t)table << GPUFL__VROW_BITS | (uint32_t)i; }
 
@@ -226,6 +252,8 @@ int gpufl__view_index_build(gpufl__view_index *ix, const gpufl_trace *t)
         gpufl__view_index_free(ix);
         return rc;
     }
+    if ((rc = copy_flight(ix, &tl)) != 0)
+        goto fail;
     walk w = {ix, &map, &tl};
     rc = walk_all(&w, count_entry, &map);
     if (rc != 0)
@@ -272,6 +300,11 @@ void gpufl__view_index_free(gpufl__view_index *ix)
     free(ix->row);
     free(ix->max_end);
     free(ix->lane);
+    free(ix->window);
+    free(ix->trigger_ns);
+    ix->window = NULL;
+    ix->trigger_ns = NULL;
+    ix->nwindows = ix->ntriggers = 0;
     ix->row = NULL;
     ix->max_end = NULL;
     ix->lane = NULL;

@@ -64,6 +64,13 @@ typedef struct gpufl__view_index {
     uint32_t max_name; /* 1 + the largest kernel name id */
     size_t deep;       /* scope and NVTX rows deeper than the levels drawn */
     size_t marks;      /* NVTX marks (instants): in no lane */
+    /* the flight recorder's trace windows (begin, end: the reader's, an
+     * unended one at the session's end) and triggers, in the timeline's
+     * order (by start); drawn as the "traced" and "triggers" rows */
+    uint64_t (*window)[2];
+    size_t nwindows;
+    uint64_t *trigger_ns;
+    size_t ntriggers;
 } gpufl__view_index;
 
 /*

@@ -474,9 +474,53 @@ static int thread_rows(build *bd, size_t li, size_t end, size_t *nrows, size_t *
     return 0;
 }
 
+/* The "traced" and "triggers" rows, when the session has windows or
+ * triggers (in the window or not: that none is in it is worth seeing). */
+static void flight_rows(build *bd, size_t *nrows, size_t *ncells, bool fill)
+{
+    gpufl__view_layout *lo = bd->lo;
+    const gpufl__view_index *ix = bd->ix;
+    if (ix->nwindows) {
+        gpufl__vcell *cell = lo->cells + *ncells * lo->ncols;
+        (*ncells)++;
+        if (fill) {
+            lo->row[lo->nrows++] = (gpufl__vrow){.kind = GPUFL__VR_TRACED, .cell = cell};
+            uint64_t covered_to = lo->from; /* union: windows are by start */
+            for (size_t i = 0; i < ix->nwindows; i++) {
+                uint64_t w0 = ix->window[i][0], w1 = ix->window[i][1];
+                if (w0 >= lo->to || (w1 <= lo->from && !(w0 == w1 && w0 == lo->from)))
+                    continue; /* outside; a zero-length window is in the column of its time */
+                uint64_t a = w0 > lo->from ? w0 : lo->from, e = w1 < lo->to ? w1 : lo->to;
+                lo->windows++;
+                for (unsigned c = col_of(lo, a), last = e > a ? col_of(lo, e - 1) : c; c <= last; c++)
+                    cell[c].key = 1;
+                if (e > covered_to) {
+                    lo->traced_ns += e - (a > covered_to ? a : covered_to);
+                    covered_to = e;
+                }
+            }
+        }
+        (*nrows)++;
+    }
+    if (ix->ntriggers) {
+        gpufl__vcell *cell = lo->cells + *ncells * lo->ncols;
+        (*ncells)++;
+        if (fill) {
+            lo->row[lo->nrows++] = (gpufl__vrow){.kind = GPUFL__VR_TRIGGERS, .cell = cell};
+            for (size_t i = 0; i < ix->ntriggers; i++)
+                if (ix->trigger_ns[i] >= lo->from && ix->trigger_ns[i] < lo->to) {
+                    cell[col_of(lo, ix->trigger_ns[i])].key++;
+                    lo->triggers++;
+                }
+        }
+        (*nrows)++;
+    }
+}
+
 /* Every row, or (fill false) their number and how many have cells. */
 static int all_rows(build *bd, size_t *nrows, size_t *ncells, bool fill)
 {
+    flight_rows(bd, nrows, ncells, fill);
     for (size_t li = 0, end; li < bd->ix->nlanes; li = end) {
         end = group_end(bd->ix, li);
         int rc = is_thread_lane(&bd->ix->lane[li]) ? thread_rows(bd, li, end, nrows, ncells, fill)

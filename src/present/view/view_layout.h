@@ -6,7 +6,10 @@
  * Rules:
  * - The window [from, to) is cut into ncols columns of equal length (to the
  *   nanosecond: column c starts at from + (to - from) * c / ncols).
- * - Rows, in order: per device that has anything in the window, a header,
+ * - Rows, in order: when the session has trace windows, "traced" (a
+ *   column is traced when a window covers any of it), when it has
+ *   triggers, "triggers" (a column holds the triggers that fired in it);
+ *   per device that has anything in the window, a header,
  *   a utilization row and one row per stream with work in it; then per
  *   thread with scopes or NVTX ranges in the window, a header, one row per
  *   scope depth and one per NVTX depth (up to GPUFL__VIEW_MAX_LEVELS).
@@ -57,12 +60,15 @@ enum {
     GPUFL__VR_STREAM,
     GPUFL__VR_THREAD, /* header of a thread's rows */
     GPUFL__VR_SCOPE,
-    GPUFL__VR_NVTX
+    GPUFL__VR_NVTX,
+    GPUFL__VR_TRACED,  /* where device tracing was on (the session has trace windows) */
+    GPUFL__VR_TRIGGERS /* where triggers fired (the session has triggers) */
 };
 
 typedef struct gpufl__vcell {
     /* UTIL: level 0 (nothing) .. 8 (100 %); STREAM: GPUFL__VG_*; SCOPE, NVTX:
-     * 1 + the offset of the scope in its lane, 0 for none. */
+     * 1 + the offset of the scope in its lane, 0 for none; TRACED: 1 where a
+     * window covers part of the column; TRIGGERS: the triggers in it. */
     uint32_t key;
     bool idle; /* STREAM: the column was idle for more than half of its time */
 } gpufl__vcell;
@@ -104,6 +110,8 @@ typedef struct gpufl__view_layout {
     gpufl__vdevice *device;
     size_t ndevices;
     size_t threads, scopes, nvtx; /* in the window */
+    size_t windows, triggers;     /* trace windows overlapping the window, triggers in it */
+    uint64_t traced_ns;           /* time in the window that trace windows cover */
     gpufl__vcell *cells;          /* every row's cells */
 } gpufl__view_layout;
 

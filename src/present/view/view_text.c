@@ -349,6 +349,28 @@ static const char *device_name(const gpufl_trace *t, uint32_t device)
     return "";
 }
 
+#define TRACED_GLYPH "\xe2\x96\x88"  /* full block: device tracing was on */
+#define TRIGGER_GLYPH "\xe2\x96\xbc" /* down-pointing triangle: a trigger fired */
+
+/* The "traced" row (a block where a trace window covers the column) or
+ * the "triggers" row (a triangle where one fired, a digit where several). */
+static void flight_row(const gpufl__vrow *r, unsigned ncols, unsigned lw, line *l)
+{
+    bool traced = r->kind == GPUFL__VR_TRACED;
+    line_text(l, 0, traced ? "traced" : "triggers", lw, C_NONE);
+    for (unsigned c = 0; c < ncols; c++) {
+        uint32_t k = r->cell[c].key;
+        if (!k)
+            continue;
+        if (traced)
+            line_put(l, lw + 1 + c, TRACED_GLYPH, C_UTIL);
+        else if (k == 1)
+            line_put(l, lw + 1 + c, TRIGGER_GLYPH, C_COPY);
+        else
+            line_put(l, lw + 1 + c, (char[2]){k < 10 ? (char)('0' + k) : '+', '\0'}, C_COPY);
+    }
+}
+
 /* Returns how many scopes and NVTX ranges drawn never ended. */
 static size_t rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool color, gpufl__vbuf *out)
 {
@@ -377,9 +399,14 @@ static size_t rows(const gpufl__view_layout *lo, unsigned lw, line *l, bool colo
             continue;
         }
         line_clear(l);
+        unsigned x0 = lw + 1;
+        if (r->kind == GPUFL__VR_TRACED || r->kind == GPUFL__VR_TRIGGERS) {
+            flight_row(r, lo->ncols, lw, l);
+            line_emit(l, color, out);
+            continue;
+        }
         row_label(r, lw, buf, sizeof buf);
         line_text(l, 0, buf, lw, C_NONE);
-        unsigned x0 = lw + 1;
         if (r->kind == GPUFL__VR_UTIL)
             for (unsigned c = 0; c < lo->ncols; c++)
                 line_put(l, x0 + c, spark[r->cell[c].key <= 8 ? r->cell[c].key : 8], C_UTIL);
@@ -525,6 +552,20 @@ static void footer(const gpufl__view_layout *lo, size_t unended, line *l, bool c
         snprintf(items[n++], sizeof items[0], "%zu kernel%s", g->kernels, g->kernels == 1 ? "" : "s");
         snprintf(items[n++], sizeof items[0], "%zu cop%s", g->copies, g->copies == 1 ? "y" : "ies");
         snprintf(items[n++], sizeof items[0], "%zu memset%s", g->memsets, g->memsets == 1 ? "" : "s");
+        for (size_t k = 0; k < n; k++)
+            ptr[k] = items[k];
+        wrapped(l, ptr, n, color, out);
+    }
+    if (lo->ix->nwindows || lo->ix->ntriggers) {
+        size_t n = 0;
+        if (lo->ix->nwindows)
+            snprintf(items[n++], sizeof items[0],
+                     TRACED_GLYPH " traced: %zu of %zu trace window%s, %s (%.1f%%); device work only inside them",
+                     lo->windows, lo->ix->nwindows, lo->ix->nwindows == 1 ? "" : "s",
+                     (gpufl__format_duration(lo->traced_ns, d, sizeof d), d), pct(lo->traced_ns, lo->to - lo->from));
+        if (lo->ix->ntriggers)
+            snprintf(items[n++], sizeof items[0], TRIGGER_GLYPH " %zu of %zu trigger%s (a digit: several in a column)",
+                     lo->triggers, lo->ix->ntriggers, lo->ix->ntriggers == 1 ? "" : "s");
         for (size_t k = 0; k < n; k++)
             ptr[k] = items[k];
         wrapped(l, ptr, n, color, out);

@@ -235,7 +235,7 @@ static void fire(gpufl__triggers *t, const char *kind, const char *detail, uint6
         ev.u.trigger.detail = gpufl__intern(detail);
     emit(ctx, &ev);
     if (ev.u.trigger.outcome == GFL_TRIGGER_DUMPED)
-        t->hooks.dump(t->hooks.ctx, &ev, name, token, wait);
+        t->hooks.write_dump(t->hooks.ctx, &ev, name, token, wait);
     else if (token)
         t->hooks.refused(t->hooks.ctx, token, (gfl_trigger_outcome)ev.u.trigger.outcome);
     if (t->trace_on_trigger)

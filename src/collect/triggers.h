@@ -31,7 +31,7 @@ typedef struct gpufl__trigger_hooks {
      * event, already delivered to the window) in it. Collector thread.
      * wait: return only once it is on disk (a crash: the process is about
      * to end). token: the gpufl_dump() call this answers, 0 for none. */
-    void (*dump)(void *ctx, const gfl_event *ev, const char *name, uint64_t token, bool wait);
+    void (*write_dump)(void *ctx, const gfl_event *ev, const char *name, uint64_t token, bool wait);
     /* A gpufl_dump() call (token) whose trigger dumped nothing, and why. */
     void (*refused)(void *ctx, uint64_t token, gfl_trigger_outcome outcome);
     /* A trigger fired and trace_on_trigger is set: open a trace window.
@@ -50,7 +50,7 @@ void gpufl__triggers_free(gpufl__triggers *t);
 /* ---- any thread -------------------------------------------------------- */
 
 /* Asks for a trigger of `kind` ("dump", "oom", ...) with a detail (copied,
- * cut at 255 bytes); token: what the hooks' dump/refused get back (0 for
+ * cut at 255 bytes); token: what the hooks' write_dump/refused get back (0 for
  * none). Returns 0, or -1 when every slot is taken (the request is counted
  * and folded into the next of its kind). */
 int gpufl__triggers_request(gpufl__triggers *t, const char *kind, const char *detail, uint64_t token);

@@ -213,7 +213,7 @@ int gpufl__dumps_open(const gpufl__session_info *info, gpufl__collector_config *
             return rc;
         cc->nsinks++;
     }
-    gpufl__trigger_hooks hooks = {.ctx = NULL, .dump = hook_dump, .refused = hook_refused, .trace = hook_trace};
+    gpufl__trigger_hooks hooks = {.ctx = NULL, .write_dump = hook_dump, .refused = hook_refused, .trace = hook_trace};
     int rc = gpufl__triggers_create(&D.triggers, o, D.window != NULL, &hooks, err, err_len);
     if (rc != 0)
         return rc; /* the window, a sink of cc, is closed with the others */

@@ -66,7 +66,7 @@ static _Atomic(gpufl__triggers *) active;
 
 /* ---- answers to gpufl_dump() --------------------------------------------- */
 
-static void answer(uint64_t token, int rc, const char *text)
+static void answer_dump_call(uint64_t token, int rc, const char *text)
 {
     if (!token)
         return;
@@ -103,10 +103,10 @@ static void write_job(job *j)
                    j->snap.to_ns > j->snap.from_ns ? (double)(j->snap.to_ns - j->snap.from_ns) / 1e9 : 0.0,
                    (double)j->snap.bytes / 1e6, (double)(gpufl__now_ns() - t0) / 1e6,
                    removed ? "; older dumps removed to keep within dump_max_count/dump_max_bytes" : "");
-        answer(j->token, 0, path);
+        answer_dump_call(j->token, 0, path);
     } else {
         gpufl__log(GFL_LOG_WARN, "the flight window could not be dumped: %s", err);
-        answer(j->token, rc, err);
+        answer_dump_call(j->token, rc, err);
     }
     gpufl__window_snapshot_free(&j->snap);
     free(j);
@@ -149,7 +149,7 @@ static void hook_dump(void *ctx, const gfl_event *ev, const char *name, uint64_t
     if (!j || gpufl__window_snapshot_take(D.window, &j->snap) != 0) {
         free(j);
         gpufl__log(GFL_LOG_WARN, "the flight window could not be dumped: out of memory");
-        answer(token, GPUFL_ENOMEM, "out of memory taking the flight window");
+        answer_dump_call(token, GPUFL_ENOMEM, "out of memory taking the flight window");
         return;
     }
     snprintf(j->name, sizeof j->name, "%s", name);
@@ -188,7 +188,7 @@ static void hook_refused(void *ctx, uint64_t token, gfl_trigger_outcome outcome)
                  D.info->config->o.dump_min_interval_s);
     else
         snprintf(why, sizeof why, "the session keeps no flight window (flight_window_s is 0)");
-    answer(token, GPUFL_ESTATE, why);
+    answer_dump_call(token, GPUFL_ESTATE, why);
 }
 
 /* ---- open and close ----------------------------------------------------- */
@@ -335,7 +335,7 @@ void gpufl__dumps_close(void)
     gpufl__triggers_free(D.triggers);
     D.triggers = NULL;
     D.window = NULL;
-    answer(D.next_token, GPUFL_ESTATE, "the session ended"); /* a gpufl_dump() still waiting */
+    answer_dump_call(D.next_token, GPUFL_ESTATE, "the session ended"); /* a gpufl_dump() still waiting */
 }
 
 /* ---- requests ------------------------------------------------------------ */

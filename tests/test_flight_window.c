@@ -538,9 +538,13 @@ static void the_window_holds_its_bounds_under_a_million_events_a_second(void **s
     double rate = (double)(pushed[0] + pushed[1]) / 30.0;
     print_message("%.0f events/s offered; RSS at 12/18/24/30 s: %.1f %.1f %.1f %.1f MB\n", rate, rss[0] / 1e6,
                   rss[1] / 1e6, rss[2] / 1e6, rss[3] / 1e6);
-    /* flat: after the window filled (12 s), less than 8 MB of drift */
+    /* flat: after the window filled (12 s), less than 8 MB of drift. Not
+     * under AddressSanitizer, whose quarantine of freed memory makes RSS
+     * swing by more than that on its own; the dump's bounds below hold. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     for (int i = 1; i < 4; i++)
         assert_true(rss[i] < rss[0] + (8u << 20));
+#endif
     assert_int_equal(gpufl_dump("bounds"), 0);
     char names[8][64];
     assert_int_equal(list_dumps(names, 8), 1);

@@ -244,3 +244,25 @@ int gpufl__analyze_flight(const gpufl_trace *t, gpufl__ana_flight *out)
         rc = live_at_failure(&a, out);
     return rc;
 }
+
+static const struct {
+    const char *key, *label;
+} last_kinds[GPUFL__ANA_LAST_KIND_COUNT] = {
+    [GPUFL__ANA_LAST_KERNEL] = {"kernel", "kernel"},
+    [GPUFL__ANA_LAST_COPY] = {"copy", "copy"},
+    [GPUFL__ANA_LAST_MEMSET] = {"memset", "memset"},
+    [GPUFL__ANA_LAST_SCOPE_END] = {"scope_end", "scope end"},
+    [GPUFL__ANA_LAST_ALLOC] = {"alloc", "alloc"},
+    [GPUFL__ANA_LAST_FREE] = {"free", "free"},
+    [GPUFL__ANA_LAST_FAILED_ALLOC] = {"failed_alloc", "FAILED alloc"},
+};
+
+const char *gpufl__ana_last_key(uint8_t what)
+{
+    return what < GPUFL__ANA_LAST_KIND_COUNT ? last_kinds[what].key : "unknown";
+}
+
+const char *gpufl__ana_last_label(uint8_t what)
+{
+    return what < GPUFL__ANA_LAST_KIND_COUNT ? last_kinds[what].label : "?";
+}

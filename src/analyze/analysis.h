@@ -688,7 +688,13 @@ enum {
     GPUFL__ANA_LAST_ALLOC,
     GPUFL__ANA_LAST_FREE,
     GPUFL__ANA_LAST_FAILED_ALLOC,
+    GPUFL__ANA_LAST_KIND_COUNT
 };
+
+/* A GPUFL__ANA_LAST_* kind as the JSON report spells it ("scope_end") and
+ * as people read it ("scope end"); "unknown" / "?" out of range. */
+const char *gpufl__ana_last_key(uint8_t what);
+const char *gpufl__ana_last_label(uint8_t what);
 
 /* One event before the incident. */
 typedef struct gpufl__ana_last_event {

@@ -58,20 +58,6 @@ static void tail(gpufl__hout *o) { gpufl__hout_raw(o, "</tbody></table>\n"); }
 
 /* ---- the incident ------------------------------------------------------------------- */
 
-static const char *what_name(uint8_t what)
-{
-    switch (what) {
-    case GPUFL__ANA_LAST_KERNEL: return "kernel";
-    case GPUFL__ANA_LAST_COPY: return "copy";
-    case GPUFL__ANA_LAST_MEMSET: return "memset";
-    case GPUFL__ANA_LAST_SCOPE_END: return "scope end";
-    case GPUFL__ANA_LAST_ALLOC: return "alloc";
-    case GPUFL__ANA_LAST_FREE: return "free";
-    case GPUFL__ANA_LAST_FAILED_ALLOC: return "FAILED alloc";
-    default: return "?";
-    }
-}
-
 static void last_events(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_flight *f)
 {
     static const char *const cols[] = {"at", "what", "where", "thread", "duration", "name", "bytes", NULL};
@@ -80,7 +66,7 @@ static void last_events(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_f
         const gpufl__ana_last_event *e = &f->last[i];
         gpufl__hout_printf(o, "<tr%s>", e->what == GPUFL__ANA_LAST_FAILED_ALLOC ? " class=warn" : "");
         td_since(o, t, e->ts_ns);
-        td_text(o, what_name(e->what));
+        td_text(o, gpufl__ana_last_label(e->what));
         if (e->device != NO_DEVICE)
             gpufl__hout_printf(o, "<td>GPU %" PRIu32 "</td>", e->device);
         else

@@ -66,20 +66,6 @@ static void windows(jw *w, const gpufl_trace *t)
     gpufl__jw_arr_end(w);
 }
 
-static const char *what_name(uint8_t what)
-{
-    switch (what) {
-    case GPUFL__ANA_LAST_KERNEL: return "kernel";
-    case GPUFL__ANA_LAST_COPY: return "copy";
-    case GPUFL__ANA_LAST_MEMSET: return "memset";
-    case GPUFL__ANA_LAST_SCOPE_END: return "scope_end";
-    case GPUFL__ANA_LAST_ALLOC: return "alloc";
-    case GPUFL__ANA_LAST_FREE: return "free";
-    case GPUFL__ANA_LAST_FAILED_ALLOC: return "failed_alloc";
-    default: return "unknown";
-    }
-}
-
 static void incident(jw *w, const gpufl_trace *t, const gpufl__ana_flight *f)
 {
     if (f->incident == GPUFL__ANA_INCIDENT_NONE) {
@@ -97,7 +83,7 @@ static void incident(jw *w, const gpufl_trace *t, const gpufl__ana_flight *f)
         gpufl__jw_obj(w, NULL);
         gpufl__jw_u64(w, "ts_ns", e->ts_ns);
         gpufl__jw_u64(w, "end_ns", e->end_ns);
-        gpufl__jw_str(w, "what", what_name(e->what));
+        gpufl__jw_str(w, "what", gpufl__ana_last_key(e->what));
         str_id(w, t, "name", e->name);
         gpufl__jw_u64(w, "bytes", e->bytes);
         device(w, "device", e->device);

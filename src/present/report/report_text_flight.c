@@ -20,20 +20,6 @@ static rt_num since_start(const rt *c, uint64_t ns)
     return gpufl__rt_dur(ns > start ? ns - start : 0);
 }
 
-static const char *what_name(uint8_t what)
-{
-    switch (what) {
-    case GPUFL__ANA_LAST_KERNEL: return "kernel";
-    case GPUFL__ANA_LAST_COPY: return "copy";
-    case GPUFL__ANA_LAST_MEMSET: return "memset";
-    case GPUFL__ANA_LAST_SCOPE_END: return "scope end";
-    case GPUFL__ANA_LAST_ALLOC: return "alloc";
-    case GPUFL__ANA_LAST_FREE: return "free";
-    case GPUFL__ANA_LAST_FAILED_ALLOC: return "FAILED alloc";
-    default: return "?";
-    }
-}
-
 static void last_event(const rt *c, const gpufl__ana_last_event *e)
 {
     char where[32] = "host";
@@ -41,7 +27,8 @@ static void last_event(const rt *c, const gpufl__ana_last_event *e)
         snprintf(where, sizeof where, "GPU %u", e->device);
     char name[48];
     gpufl__rt_fit(gpufl__rt_str(c, e->name), 40, name);
-    fprintf(c->out, "  %12s  %-12s %-6s tid %-8" PRIu32, since_start(c, e->ts_ns).s, what_name(e->what), where, e->tid);
+    fprintf(c->out, "  %12s  %-12s %-6s tid %-8" PRIu32, since_start(c, e->ts_ns).s, gpufl__ana_last_label(e->what),
+            where, e->tid);
     if (e->what <= GPUFL__ANA_LAST_MEMSET)
         fprintf(c->out, " %10s", gpufl__rt_dur(e->end_ns > e->ts_ns ? e->end_ns - e->ts_ns : 0).s);
     if (e->name)

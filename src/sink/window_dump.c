@@ -164,8 +164,8 @@ unsigned gpufl__window_dumps_prune(const gpufl__session_info *info, uint32_t max
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         snprintf(path, sizeof path, "%s/%s", dumps, e->d_name);
-        if (!strncmp(e->d_name, ".tmp-", 5)) {
-            remove_dump_dir(path); /* a dump interrupted before it was whole */
+        if (!strncmp(e->d_name, ".tmp-", 5) || !strncmp(e->d_name, ".del-", 5)) {
+            remove_dump_dir(path); /* a dump interrupted being written, or being removed */
             continue;
         }
         if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof v->name)
@@ -189,8 +189,12 @@ unsigned gpufl__window_dumps_prune(const gpufl__session_info *info, uint32_t max
         total += v[i].bytes;
     unsigned removed = 0;
     for (size_t i = 0; i + 1 < n && (n - i > max_count || total > max_bytes); i++) {
+        /* hidden first, then emptied: a process killed in between leaves a
+         * hidden leftover, never a dump without its files */
+        char hidden[4400];
         snprintf(path, sizeof path, "%s/%s", dumps, v[i].name);
-        remove_dump_dir(path);
+        snprintf(hidden, sizeof hidden, "%s/.del-%s", dumps, v[i].name);
+        remove_dump_dir(rename(path, hidden) == 0 ? hidden : path);
         total -= v[i].bytes;
         removed++;
     }

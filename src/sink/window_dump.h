@@ -7,7 +7,8 @@
  *
  * A dump is written under a hidden name (.tmp-<name>) and renamed when
  * whole, so a process killed while writing leaves a readable dump or none;
- * hidden leftovers are removed by the next dump's pruning. Pruning keeps at
+ * hidden leftovers are removed by the next dump's pruning, which itself
+ * hides a dump (.del-<name>) before emptying it. Pruning keeps at
  * most dump_max_count dumps and dump_max_bytes in all, oldest first (the
  * names begin with a sequence number); the newest is always kept.
  *

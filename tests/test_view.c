@@ -914,6 +914,11 @@ static void test_recorded_sample(void **state)
  * block in the columns trace windows cover, a "triggers" row with a mark
  * at each trigger, and a footer line with the text report's figures (2
  * windows, 6 ms of the 10 ms session; 2 triggers). */
+/* GCC 12's -Wdangling-pointer misreads cmocka's asserts over pointers into
+ * a heap buffer as pointers to the local variable holding it (Release). */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
 static void test_trace_windows_and_triggers(void **state)
 {
     (void)state;
@@ -940,11 +945,13 @@ static void test_trace_windows_and_triggers(void **state)
     assert_non_null(strstr(text, " traced: 2 of 2 trace windows, 6.00 ms (60.0%); device work only inside them"));
     assert_non_null(strstr(text, " 2 of 2 triggers"));
     free(text);
-    /* a window of the session with no trigger in it: the rows stay, empty */
-    text = render(path, 1500000, 2500000, true, 115);
-    assert_non_null(strstr(text, " 0 of 2 triggers"));
-    assert_non_null(strstr(text, " traced: 1 of 2 trace windows, 1.00 ms (100.0%)"));
-    free(text);
+    /* a window of the session with no trigger in it: the rows stay, empty
+     * (a second buffer: GCC's dangling-pointer check would see the pointers
+     * into the first one as live across a reuse of its variable) */
+    char *zoomed = render(path, 1500000, 2500000, true, 115);
+    assert_non_null(strstr(zoomed, " 0 of 2 triggers"));
+    assert_non_null(strstr(zoomed, " traced: 1 of 2 trace windows, 1.00 ms (100.0%)"));
+    free(zoomed);
 }
 
 int main(void)

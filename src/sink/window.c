@@ -291,6 +291,11 @@ static void trim(gpufl__window *win)
     }
 }
 
+/* The writer stops for good after a failed write, as a file's should; the
+ * window's output fails only for lack of memory, and then loses that chunk
+ * alone: the writer goes on with the next one. */
+static void writer_resume(gpufl__window *win) { win->w.stopped = false; }
+
 static void note_failure(gpufl__window *win)
 {
     if (!win->failed)
@@ -311,11 +316,9 @@ static int sink_event(void *self, const gfl_event *ev, uint64_t now_ns)
     if (track(win, ev) != 0)
         note_failure(win);
     int rc = gpufl__gflt_writer_add(&win->w, ev);
-    if (rc == GPUFL_EIO) {
-        /* a chunk could not be kept (memory): the writer stops for good
-         * after a failed write, so start it again on the next event */
+    if (rc == GPUFL_EIO) { /* a chunk could not be kept (memory) */
         note_failure(win);
-        win->w.stopped = false;
+        writer_resume(win);
     }
     if (win->count != before)
         trim(win);
@@ -330,7 +333,7 @@ static void sink_tick(void *self, uint64_t now_ns)
     if (gpufl__gflt_writer_pending(&win->w) && now_ns - win->first_pending_ns >= FLUSH_AGE_NS) {
         if (gpufl__gflt_writer_flush(&win->w) != 0) {
             note_failure(win);
-            win->w.stopped = false;
+            writer_resume(win);
         }
     }
     trim(win);
@@ -409,7 +412,7 @@ static int capture_kept(gpufl__window *win)
     if (rc == 0)
         rc = gpufl__gflt_writer_flush(&win->w);
     win->capturing = false;
-    win->w.stopped = false;
+    writer_resume(win);
     return rc ? GPUFL_ENOMEM : 0;
 }
 
@@ -421,12 +424,11 @@ int gpufl__window_snapshot_take(gpufl__window *win, gpufl__window_snapshot *out)
     if (now > win->newest_ns)
         win->newest_ns = now;
     if (gpufl__gflt_writer_flush(&win->w) != 0) {
-        win->w.stopped = false;
+        writer_resume(win);
         return GPUFL_ENOMEM;
     }
     trim(win);
-    if (capture_kept(win) != 0) {
-        win->w.stopped = false;
+    if (capture_kept(win) != 0) { /* which has resumed the writer */
         for (size_t i = 0; i < win->ncaptured; i++)
             chunk_unref(win->captured[i]);
         return GPUFL_ENOMEM;

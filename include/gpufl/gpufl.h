@@ -302,6 +302,47 @@ GPUFL_API int gpufl_dump(const char *reason);
  */
 GPUFL_API int gpufl_trace_window(double seconds);
 
+/* ---- Framework memory -------------------------------------------------
+ *
+ * A framework with its own caching allocator (PyTorch) hands tensors
+ * blocks of memory it got from cudaMalloc and keeps freed blocks for
+ * reuse, so the driver's allocations alone say neither what the program
+ * uses nor what leaks. Its package (gpufl.memory) records the third layer
+ * of memory with these; the memory analysis shows the three side by side.
+ */
+typedef struct gpufl_allocator_state {
+    size_t struct_size; /* sizeof(gpufl_allocator_state): members are only appended */
+    uint32_t device;
+    const char *framework; /* "pytorch"; NULL: "framework" */
+    const char *reason;    /* why now: "sample", "step", "scope", "oom", "snapshot"; NULL: "sample" */
+    uint64_t allocated_bytes, reserved_bytes, active_bytes, inactive_split_bytes;
+    uint64_t largest_free_bytes; /* the largest free block in the segments; 0 unknown */
+    uint64_t peak_allocated_bytes, peak_reserved_bytes;
+    uint64_t requested_bytes;   /* reason "oom": what was asked for */
+    uint64_t device_free_bytes; /* the driver's free memory, when known; 0 unknown */
+    uint32_t alloc_retries, ooms;
+} gpufl_allocator_state;
+
+/* One frame of an interpreted program's stack (Python): innermost first. */
+typedef struct gpufl_source_frame {
+    const char *file;
+    const char *function;
+    uint32_t line;
+} gpufl_source_frame;
+
+/* Records the allocator's state now. Returns 0; GPUFL_ESTATE with no
+ * session; GPUFL_EINVAL for a NULL or too small state. Any thread. */
+GPUFL_API int gpufl_record_allocator(const gpufl_allocator_state *state);
+
+/* Records that the framework's allocator handed out (is_free 0) or took
+ * back (is_free 1) the block at address of `bytes` on device, for stream
+ * (the framework's handle; 0 the default), at ts_ns (CLOCK_MONOTONIC; 0 =
+ * now), allocated by the source stack frames[0..nframes) (NULL: none; at
+ * most 64 frames are kept). Returns 0; GPUFL_ESTATE with no session;
+ * GPUFL_EINVAL for a block at address 0. Any thread. */
+GPUFL_API int gpufl_record_block(uint32_t device, uint64_t address, uint64_t bytes, int is_free, uint64_t stream,
+                                 uint64_t ts_ns, const gpufl_source_frame *frames, size_t nframes);
+
 /* ---- Scope macros ------------------------------------------------------
  *
  *   GFL_SCOPE("forward") { ... }   the block is the scope; leaving it by any

@@ -265,9 +265,33 @@ typedef struct gpufl_trace_memory {
     const gpufl_trace_streams *streams;
     const gpufl_trace_callers *callers;
     /* Appended columns. */
-    const uint8_t *failed; /* 1: an allocation that failed for lack of memory: address 0,
-                              bytes what was asked; never live, never freed */
+    const uint8_t *failed;    /* 1: an allocation that failed for lack of memory: address 0,
+                                 bytes what was asked; never live, never freed */
+    const uint8_t *framework; /* 1: a block of a framework's caching allocator (a PyTorch
+                                 tensor), inside memory the driver rows allocated; its
+                                 caller's stack is a source (Python) stack */
 } gpufl_trace_memory;
+
+/* A framework's caching allocator (PyTorch), in time order: its state on
+ * one device whenever the program's gpufl package recorded it (docs/
+ * FORMAT.md, `allocator`). allocated <= active <= reserved; reserved -
+ * allocated is memory cached for reuse, inactive_split the part of it in
+ * split segments, which cannot be given back. Bytes; 0 = unknown for
+ * largest_free, peak_*, requested and device_free. */
+typedef struct gpufl_trace_allocator {
+    size_t n;
+    const uint64_t *ts_ns;
+    const uint16_t *device;
+    const uint32_t *framework; /* string id: "pytorch" */
+    const uint32_t *reason;    /* string id: "sample", "step", "scope", "oom", "snapshot", ... */
+    const uint64_t *allocated, *reserved, *active, *inactive_split, *largest_free;
+    const uint64_t *peak_allocated, *peak_reserved;
+    const uint64_t *requested;   /* "oom": the bytes asked for */
+    const uint64_t *device_free; /* the driver's free memory then, when known */
+    const uint32_t *alloc_retries, *ooms;
+    const uint32_t *caller_row; /* row of `callers`: thread and innermost scope */
+    const gpufl_trace_callers *callers;
+} gpufl_trace_allocator;
 
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
@@ -420,6 +444,7 @@ GPUFL_API const gpufl_trace_host_samples *gpufl_trace_get_host_samples(const gpu
 GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -459,6 +484,7 @@ enum {
     GPUFL_TRACE_TABLE_STRINGS, /* the string table */
     GPUFL_TRACE_TABLE_TRIGGERS,
     GPUFL_TRACE_TABLE_TRACE_WINDOWS,
+    GPUFL_TRACE_TABLE_ALLOCATOR,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

@@ -52,6 +52,8 @@ static void print_stack(const gpufl__stack_rec *s, gpufl__symbolizer *sym, missi
         char text[2400];
         if (!f->present) {
             snprintf(text, sizeof text, "(not recorded: a piece of the definition is missing)");
+        } else if (f->source) {
+            snprintf(text, sizeof text, "%s", f->module ? f->module : "?");
         } else if (sym) {
             if (gpufl__symbolize_frame(sym, f->module, f->offset, true, text, sizeof text) == GFL_SYM_NO_MODULE)
                 note_missing(m, f->module); /* the text is module+offset */

@@ -37,6 +37,7 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_CRASH_SCOPE] = "crash_scope",
         [GFL_EV_ENGINE] = "engine",
         [GFL_EV_TRIGGER] = "trigger",
+        [GFL_EV_ALLOCATOR] = "allocator",
         [GFL_EV_TRACE_WINDOW] = "trace_window",
     };
     return NAME_OF(names, type);

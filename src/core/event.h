@@ -45,6 +45,7 @@ typedef enum gfl_event_type {
     GFL_EV_ENGINE = 23,       /* the engine asked for and the one recording (session/plugin.h) */
     GFL_EV_TRIGGER = 24,      /* a trigger fired: the flight window was dumped, or why not */
     GFL_EV_TRACE_WINDOW = 25, /* device tracing ran for a window (opened, then closed) */
+    GFL_EV_ALLOCATOR = 26,    /* the state of a framework's caching allocator (PyTorch) */
     GFL_EV_TYPE_COUNT
 } gfl_event_type;
 
@@ -295,6 +296,12 @@ typedef struct gfl_sync_payload {
 /* A GFL_EV_MEM_ALLOC that failed (out of memory): address 0, bytes what was
  * asked for; it never becomes live and has no matching free. */
 #define GFL_F_MEM_FAILED 0x01
+/* An allocation or free of a framework's caching allocator (a PyTorch
+ * tensor's block, inside memory the allocator got from cudaMalloc), not of
+ * the driver: the memory analysis keeps the two layers apart, since a
+ * block's address is also the address of the segment that holds it. Its
+ * stack_id, when set, is a source stack (GFL_F_STACK_SOURCE). */
+#define GFL_F_MEM_FRAMEWORK 0x02
 
 typedef struct gfl_mem_payload {
     uint64_t address;
@@ -349,6 +356,13 @@ typedef struct gfl_stack_frame {
     uint32_t module; /* string id of the module's path, 0 = unknown (JIT code) */
     uint32_t offset; /* from the module's load base; the address itself when module is 0 */
 } gfl_stack_frame;
+
+/* A source stack (flag GFL_F_STACK_SOURCE on the stack event): the
+ * frames of an interpreted program (Python), recorded by gpufl_record_block.
+ * Each frame's module is the string id of "function (file:line)" and its
+ * offset the line; ids are GFL_SOURCE_STACK_BASE and up, CPU stacks below. */
+#define GFL_F_STACK_SOURCE 0x01
+#define GFL_SOURCE_STACK_BASE (1u << 20)
 
 typedef struct gfl_stack_payload {
     uint32_t id;       /* stack id, never 0 */
@@ -430,6 +444,28 @@ typedef struct gfl_trace_window_payload {
     uint32_t index;  /* the session's windows are numbered from 1 */
 } gfl_trace_window_payload;
 
+/* The state of a framework's caching allocator on one device (PyTorch's
+ * torch.cuda.memory_stats()), recorded by gpufl_record_allocator: the third
+ * layer of memory, above the driver's allocations (GFL_EV_MEM_ALLOC) and
+ * the device's (NVML, GFL_EV_DEVICE_METRICS). Bytes; 0 = unknown where
+ * noted. */
+typedef struct gfl_allocator_payload {
+    uint64_t allocated;      /* in blocks handed out (tensors) */
+    uint64_t reserved;       /* held from the driver (segments): allocated + cached */
+    uint64_t active;         /* allocated + freed blocks a stream still uses */
+    uint64_t inactive_split; /* free pieces of split segments: cached memory that cannot be given back */
+    uint64_t largest_free;   /* the largest free block in the segments; 0 unknown */
+    uint64_t peak_allocated; /* since the framework's last reset of its peaks */
+    uint64_t peak_reserved;
+    uint64_t requested;     /* reason "oom": the bytes asked for; else 0 */
+    uint64_t device_free;   /* what the driver said was free, when known (an OOM); 0 unknown */
+    uint64_t scope_id;      /* innermost gpufl scope of the recording thread */
+    uint32_t framework;     /* string id: "pytorch" */
+    uint32_t reason;        /* string id: "sample", "step", "scope", "oom", "snapshot", ... */
+    uint32_t alloc_retries; /* driver allocations that failed and were retried after emptying the cache */
+    uint32_t ooms;          /* out-of-memory errors the framework raised */
+} gfl_allocator_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;  /* lost since the previous dropped event of this source */
     uint64_t total;  /* lost by this source in the session so far */
@@ -464,6 +500,7 @@ typedef struct gfl_event {
         gfl_engine_payload engine;
         gfl_trigger_payload trigger;
         gfl_trace_window_payload trace_window;
+        gfl_allocator_payload allocator;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];

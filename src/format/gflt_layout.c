@@ -285,6 +285,25 @@ static const gpufl__gflt_field trace_window_fields[] = {
     F(u.trace_window.index, GFLT_VAR),
 };
 
+static const gpufl__gflt_field allocator_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.allocator.framework, GFLT_STR),
+    F(u.allocator.reason, GFLT_STR),
+    F(u.allocator.allocated, GFLT_VAR),
+    F(u.allocator.reserved, GFLT_VAR),
+    F(u.allocator.active, GFLT_VAR),
+    F(u.allocator.inactive_split, GFLT_VAR),
+    OPT(u.allocator.largest_free, GFLT_VAR),
+    OPT(u.allocator.peak_allocated, GFLT_VAR),
+    OPT(u.allocator.peak_reserved, GFLT_VAR),
+    OPT(u.allocator.requested, GFLT_VAR),
+    OPT(u.allocator.device_free, GFLT_VAR),
+    OPT(u.allocator.alloc_retries, GFLT_VAR),
+    OPT(u.allocator.ooms, GFLT_VAR),
+    OPT(u.allocator.scope_id, GFLT_DELTA),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -331,6 +350,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_ENGINE] = LAYOUT(engine_fields),
     [GFL_EV_TRIGGER] = LAYOUT(trigger_fields),
     [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
+    [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

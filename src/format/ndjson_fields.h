@@ -222,6 +222,7 @@
     X(kind, u.mem.mem_kind, ENUM, mem_kind, ALWAYS)                                                \
     X(async, u.mem.is_async, BOOL, 0, NONZERO)                                                     \
     X(failed, h.flags, FLAG, GFL_F_MEM_FAILED, FLAGGED)                                            \
+    X(framework, h.flags, FLAG, GFL_F_MEM_FRAMEWORK, FLAGGED)                                      \
     GFL_NDJ_LAUNCHER(X, mem)                                                                       \
     GFL_NDJ_STACK_ID(X, mem)
 // clang-format on
@@ -300,6 +301,7 @@
     X(first, u.stack.first, U, 0, ALWAYS)                                                          \
     X(total, u.stack.total, U, 0, ALWAYS)                                                          \
     X(truncated, u.stack.truncated, BOOL, 0, NONZERO)                                              \
+    X(source, h.flags, FLAG, GFL_F_STACK_SOURCE, FLAGGED)                                          \
     X(frames, u.stack.frames, FRAMES, 0, ALWAYS)
 // clang-format on
 
@@ -356,6 +358,29 @@
     X(detail, u.trace_window.detail, STR, 0, NONZERO)
 // clang-format on
 
+/* A framework allocator's state (gpufl_record_allocator); the byte
+ * counts that are unknown (0) are left out, the four always there. */
+// clang-format off
+#define GFL_NDJSON_ALLOCATOR(X)                                                                    \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(tid, h.tid, U, 0, NONZERO)                                                                   \
+    X(framework, u.allocator.framework, STR, 0, ALWAYS)                                            \
+    X(reason, u.allocator.reason, STR, 0, ALWAYS)                                                  \
+    X(allocated, u.allocator.allocated, U, 0, ALWAYS)                                              \
+    X(reserved, u.allocator.reserved, U, 0, ALWAYS)                                                \
+    X(active, u.allocator.active, U, 0, ALWAYS)                                                    \
+    X(inactive_split, u.allocator.inactive_split, U, 0, ALWAYS)                                    \
+    X(largest_free, u.allocator.largest_free, U, 0, NONZERO)                                       \
+    X(peak_allocated, u.allocator.peak_allocated, U, 0, NONZERO)                                   \
+    X(peak_reserved, u.allocator.peak_reserved, U, 0, NONZERO)                                     \
+    X(requested, u.allocator.requested, U, 0, NONZERO)                                             \
+    X(device_free, u.allocator.device_free, U, 0, NONZERO)                                         \
+    X(alloc_retries, u.allocator.alloc_retries, U, 0, NONZERO)                                     \
+    X(ooms, u.allocator.ooms, U, 0, NONZERO)                                                       \
+    X(scope, u.allocator.scope_id, U, 0, NONZERO)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -384,7 +409,8 @@
     L(GFL_EV_CRASH_SCOPE, GFL_NDJSON_SCOPE, none)                                                  \
     L(GFL_EV_ENGINE, GFL_NDJSON_ENGINE, none)                                                     \
     L(GFL_EV_TRIGGER, GFL_NDJSON_TRIGGER, none)                                                    \
-    L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)
+    L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)                                          \
+    L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -465,7 +491,9 @@ typedef struct gpufl__meta_line {
     X(part) X(format_version) X(gpufl_version) X(lines) X(lost) X(detail) X(first) X(truncated)    \
     X(frames) X(signal) X(signal_name) X(code) X(code_name) X(action) X(stack_frames)               \
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
-    X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index)
+    X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
+    X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
+    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -21,6 +21,7 @@
 #define HC_SIZE(f) SIZE_OF(gpufl_trace_host_samples, HC, f)
 #define RC_SIZE(f) SIZE_OF(gpufl_trace_triggers, RC, f)
 #define WC_SIZE(f) SIZE_OF(gpufl_trace_windows, WC, f)
+#define AC_SIZE(f) SIZE_OF(gpufl_trace_allocator, AC, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -31,6 +32,7 @@ static const uint8_t device_sample_sizes[] = {DEVICE_SAMPLE_COLS(DC_SIZE)};
 static const uint8_t host_sample_sizes[] = {HOST_SAMPLE_COLS(HC_SIZE)};
 static const uint8_t trigger_sizes[] = {TRIGGER_COLS(RC_SIZE)};
 static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
+static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -41,6 +43,8 @@ static const uint8_t memory_xlat[MC_COUNT] = {[MC_stream_row] = GFL_X_STREAM, [M
 static const uint8_t trigger_xlat[RC_COUNT] = {
     [RC_kind] = GFL_X_STRING, [RC_detail] = GFL_X_STRING, [RC_dump] = GFL_X_STRING};
 static const uint8_t window_xlat[WC_COUNT] = {[WC_reason] = GFL_X_STRING, [WC_detail] = GFL_X_STRING};
+static const uint8_t allocator_xlat[AC_COUNT] = {
+    [AC_framework] = GFL_X_STRING, [AC_reason] = GFL_X_STRING, [AC_caller_row] = GFL_X_CALLER};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -57,6 +61,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_HOST_SAMPLES] = {HC_COUNT, HC_ts_ns, host_sample_sizes, plain_xlat},
     [GFL_T_TRIGGERS] = {RC_COUNT, RC_ts_ns, trigger_sizes, trigger_xlat},
     [GFL_T_TRACE_WINDOWS] = {WC_COUNT, WC_begin_ns, window_sizes, window_xlat},
+    [GFL_T_ALLOCATOR] = {AC_COUNT, AC_ts_ns, allocator_sizes, allocator_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -100,6 +105,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define DSET(f, v) SETF(gpufl_trace_device_samples, DC_##f, f, v)
 #define HSET(f, v) SETF(gpufl_trace_host_samples, HC_##f, f, v)
 #define RSET(f, v) SETF(gpufl_trace_triggers, RC_##f, f, v)
+#define ASET(f, v) SETF(gpufl_trace_allocator, AC_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -345,6 +351,35 @@ static int memory_row(gpufl__segment *s, const gfl_event *ev)
     MSET(is_free, ev->h.type == GFL_EV_MEM_FREE);
     MSET(kind, m->mem_kind);
     MSET(failed, ev->h.type == GFL_EV_MEM_ALLOC && (ev->h.flags & GFL_F_MEM_FAILED));
+    MSET(framework, (ev->h.flags & GFL_F_MEM_FRAMEWORK) != 0);
+    return 0;
+}
+
+static int allocator_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_ALLOCATOR];
+    const gfl_allocator_payload *p = &ev->u.allocator;
+    uint32_t caller;
+    if (caller_of(s, ev->h.tid, p->scope_id, 0, 0, 0, 0, &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    ASET(ts_ns, ev->h.ts);
+    ASET(device, ev->h.device);
+    ASET(framework, p->framework);
+    ASET(reason, p->reason);
+    ASET(allocated, p->allocated);
+    ASET(reserved, p->reserved);
+    ASET(active, p->active);
+    ASET(inactive_split, p->inactive_split);
+    ASET(largest_free, p->largest_free);
+    ASET(peak_allocated, p->peak_allocated);
+    ASET(peak_reserved, p->peak_reserved);
+    ASET(requested, p->requested);
+    ASET(device_free, p->device_free);
+    ASET(alloc_retries, p->alloc_retries);
+    ASET(ooms, p->ooms);
+    ASET(caller_row, caller);
     return 0;
 }
 
@@ -464,6 +499,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_DEVICE_METRICS: return device_sample_row(s, ev);
     case GFL_EV_HOST_METRICS: return host_sample_row(s, ev);
     case GFL_EV_TRIGGER: return trigger_row(s, ev);
+    case GFL_EV_ALLOCATOR: return allocator_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

@@ -18,6 +18,15 @@
 
 #define MAX_ID (1u << 24)
 
+/* Stack ids as dense slots: CPU stacks count up from 1 and source stacks
+ * from GFL_SOURCE_STACK_BASE, so the two ranges are interleaved rather than
+ * indexed by id, which would make a session with one source stack need a
+ * million slots. */
+static uint32_t slot_of(uint32_t id)
+{
+    return id < GFL_SOURCE_STACK_BASE ? 2 * id : 2 * (id - GFL_SOURCE_STACK_BASE) + 1;
+}
+
 typedef struct loader {
     gpufl__stack_table *t;
     const gpufl__string_lookup *strings; /* the source's: module paths */
@@ -31,12 +40,12 @@ typedef struct loader {
     size_t err_len;
 } loader;
 
-static int grow_ids(loader *l, uint32_t id)
+static int grow_ids(loader *l, uint32_t slot)
 {
-    if (id < l->id_cap)
+    if (slot < l->id_cap)
         return 0;
     uint32_t cap = l->id_cap ? l->id_cap : 1024;
-    while (cap <= id)
+    while (cap <= slot)
         cap *= 2;
     uint32_t *pos = realloc(l->pos, cap * sizeof *pos);
     if (pos)
@@ -72,11 +81,12 @@ static const char *intern_module(gpufl__stack_table *t, const char *path)
  * first sight. */
 static gpufl__stack_rec *stack_for(loader *l, uint32_t id, uint32_t total)
 {
-    if (grow_ids(l, id) != 0)
+    uint32_t slot = slot_of(id);
+    if (grow_ids(l, slot) != 0)
         return NULL;
     gpufl__stack_table *t = l->t;
-    if (l->pos[id])
-        return &t->stacks[l->pos[id] - 1];
+    if (l->pos[slot])
+        return &t->stacks[l->pos[slot] - 1];
     if (t->n == l->stack_cap) {
         size_t cap = l->stack_cap ? 2 * l->stack_cap : 64;
         gpufl__stack_rec *s = realloc(t->stacks, cap * sizeof *s);
@@ -93,7 +103,7 @@ static gpufl__stack_rec *stack_for(loader *l, uint32_t id, uint32_t total)
     s->id = id;
     s->total = total;
     s->missing = total;
-    l->pos[id] = (uint32_t)++t->n;
+    l->pos[slot] = (uint32_t)++t->n;
     return s;
 }
 
@@ -110,7 +120,7 @@ static int out_of_memory(loader *l)
 }
 
 /* One piece of a stack definition: its frames go to their places. */
-static int stack_piece(loader *l, const gfl_stack_payload *p)
+static int stack_piece(loader *l, const gfl_stack_payload *p, bool source)
 {
     if (p->id == 0 || p->id >= MAX_ID)
         return bad_piece(l, p, "has a bad id");
@@ -123,6 +133,8 @@ static int stack_piece(loader *l, const gfl_stack_payload *p)
         return bad_piece(l, p, "disagrees with an earlier piece on the frame count");
     if (p->truncated)
         s->truncated = true;
+    if (source)
+        s->source = true;
     for (uint32_t i = 0; i < p->count; i++) {
         const gfl_stack_frame *f = &p->frames[i];
         gpufl__stack_frame_rec *r = &s->frames[p->first + i];
@@ -135,6 +147,7 @@ static int stack_piece(loader *l, const gfl_stack_payload *p)
             r->module = NULL;
         }
         r->offset = f->offset;
+        r->source = source;
         if (!r->present) {
             r->present = true;
             s->missing--;
@@ -161,9 +174,10 @@ static int count_use(loader *l, uint32_t id)
 {
     if (!id || id >= MAX_ID)
         return 0;
-    if (grow_ids(l, id) != 0)
+    uint32_t slot = slot_of(id);
+    if (grow_ids(l, slot) != 0)
         return out_of_memory(l);
-    l->uses[id]++;
+    l->uses[slot]++;
     return 0;
 }
 
@@ -173,7 +187,8 @@ static int load_events(loader *l, gpufl__event_source *src)
     int rc;
     while ((rc = gpufl__source_next(src, &ev)) == 1) {
         l->event_no++;
-        rc = ev->h.type == GFL_EV_STACK ? stack_piece(l, &ev->u.stack) : count_use(l, stack_of(ev));
+        rc = ev->h.type == GFL_EV_STACK ? stack_piece(l, &ev->u.stack, (ev->h.flags & GFL_F_STACK_SOURCE) != 0)
+                                        : count_use(l, stack_of(ev));
         if (rc != 0)
             return rc;
     }
@@ -217,10 +232,10 @@ int gpufl__stack_table_load(const char *path, gpufl__stack_table *out, char *err
     rc = load_events(&l, src);
     if (rc == 0) {
         for (size_t i = 0; i < out->n; i++)
-            out->stacks[i].uses = l.uses[out->stacks[i].id];
-        for (uint32_t id = 0; id < l.id_cap; id++)
-            if (l.uses[id] && !l.pos[id])
-                out->unknown_uses += l.uses[id];
+            out->stacks[i].uses = l.uses[slot_of(out->stacks[i].id)];
+        for (uint32_t slot = 0; slot < l.id_cap; slot++)
+            if (l.uses[slot] && !l.pos[slot])
+                out->unknown_uses += l.uses[slot];
         if (out->n)
             qsort(out->stacks, out->n, sizeof *out->stacks, by_id);
     }

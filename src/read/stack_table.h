@@ -21,6 +21,8 @@ typedef struct gpufl__stack_frame_rec {
     const char *module; /* path, owned by the table; NULL = unknown (JIT code) */
     uint64_t offset;    /* in the module's ELF file; the address when module is NULL */
     bool present;       /* false: the piece holding this frame was not found */
+    bool source;        /* a source (Python) frame: module is its whole text,
+                           "function (file:line)", and offset its line */
 } gpufl__stack_frame_rec;
 
 typedef struct gpufl__stack_rec {
@@ -30,6 +32,7 @@ typedef struct gpufl__stack_rec {
     uint32_t missing;               /* frames whose piece was not found */
     uint64_t uses;                  /* device events whose stack id is this id */
     gpufl__stack_frame_rec *frames; /* total entries, innermost first */
+    bool source;                    /* a source (Python) stack (GFL_F_STACK_SOURCE) */
 } gpufl__stack_rec;
 
 typedef struct gpufl__stack_table {

@@ -66,6 +66,7 @@ void gpufl__trace_free(gpufl_trace *t)
 #define HC_BIND(f) BIND(HC, f)
 #define RC_BIND(f) BIND(RC, f)
 #define WC_BIND(f) BIND(WC, f)
+#define AC_BIND(f) BIND(AC, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -142,6 +143,13 @@ static void bind_rows(gpufl_trace *t)
         const gpufl__rows *R = &t->rows[GFL_T_TRACE_WINDOWS];
         pub->n = R->t.n;
         WINDOW_COLS(WC_BIND)
+    }
+    {
+        gpufl_trace_allocator *pub = &t->allocator_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_ALLOCATOR];
+        pub->n = R->t.n;
+        ALLOCATOR_COLS(AC_BIND)
+        pub->callers = &t->callers_pub;
     }
 }
 
@@ -329,6 +337,8 @@ GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace
 
 GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t) { return &t->windows_pub; }
 
+GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t) { return &t->allocator_pub; }
+
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
 {
     return event_type < 256 ? (size_t)t->counts[event_type] : 0;
@@ -440,6 +450,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_TRIGGERS]);
     if (table == GPUFL_TRACE_TABLE_TRACE_WINDOWS)
         return gpufl__rows_memory(&t->rows[GFL_T_TRACE_WINDOWS]);
+    if (table == GPUFL_TRACE_TABLE_ALLOCATOR)
+        return gpufl__rows_memory(&t->rows[GFL_T_ALLOCATOR]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

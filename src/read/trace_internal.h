@@ -32,7 +32,7 @@
 #define SYNC_COLS(X) X(start_ns) X(dur_ns) X(stream_row) X(caller_row) X(correlation) X(kind) \
     X(cuda_event)
 #define MEMORY_COLS(X) X(ts_ns) X(address) X(bytes) X(stream_row) X(caller_row) X(correlation) \
-    X(is_free) X(kind) X(failed)
+    X(is_free) X(kind) X(failed) X(framework)
 #define DEVICE_SAMPLE_COLS(X) X(ts_ns) X(device) X(valid) X(gpu_util_pct) X(mem_util_pct)  \
     X(mem_used_bytes) X(mem_total_bytes) X(proc_mem_bytes) X(energy_mj) X(temp_c) X(power_mw) \
     X(sm_clock_mhz) X(mem_clock_mhz) X(throttle_reasons) X(pcie_rx_kbps) X(pcie_tx_kbps)      \
@@ -42,6 +42,9 @@
     X(ram_used_bytes) X(ram_total_bytes) X(proc_rss_bytes) X(cpu_count)
 #define TRIGGER_COLS(X) X(ts_ns) X(tid) X(kind) X(detail) X(dump) X(outcome)
 #define WINDOW_COLS(X) X(begin_ns) X(end_ns) X(index) X(reason) X(detail) X(unended)
+#define ALLOCATOR_COLS(X) X(ts_ns) X(device) X(framework) X(reason) X(allocated) X(reserved)  \
+    X(active) X(inactive_split) X(largest_free) X(peak_allocated) X(peak_reserved)          \
+    X(requested) X(device_free) X(alloc_retries) X(ooms) X(caller_row)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -53,6 +56,7 @@
 #define GFL__HC(f) HC_##f,
 #define GFL__RC(f) RC_##f,
 #define GFL__WC(f) WC_##f,
+#define GFL__AC(f) AC_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -62,6 +66,7 @@ enum { DEVICE_SAMPLE_COLS(GFL__DC) DC_COUNT };
 enum { HOST_SAMPLE_COLS(GFL__HC) HC_COUNT };
 enum { TRIGGER_COLS(GFL__RC) RC_COUNT };
 enum { WINDOW_COLS(GFL__WC) WC_COUNT };
+enum { ALLOCATOR_COLS(GFL__AC) AC_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
  * samples; the tables appended to trace.h after its tables of distinct
@@ -78,6 +83,7 @@ enum {
     GFL_T_HOST_SAMPLES = GPUFL_TRACE_TABLE_HOST_SAMPLES,
     GFL_T_TRIGGERS,
     GFL_T_TRACE_WINDOWS, /* joined from opening and closing events in session order, as scopes */
+    GFL_T_ALLOCATOR,
     GFL_T_COUNT
 };
 
@@ -167,6 +173,7 @@ struct gpufl_trace {
     gpufl_trace_host_samples host_samples_pub;
     gpufl_trace_triggers triggers_pub;
     gpufl_trace_windows windows_pub;
+    gpufl_trace_allocator allocator_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;

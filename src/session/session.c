@@ -72,6 +72,9 @@ static void record_log(int level, const char *msg)
 static pthread_mutex_t lifecycle = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t process_once = PTHREAD_ONCE_INIT;
 static session *current;
+static _Atomic uint64_t started_ns; /* the latest session's start, for producers */
+
+uint64_t gpufl__session_start_ns(void) { return atomic_load_explicit(&started_ns, memory_order_relaxed); }
 static char last_dir[4096];
 
 void gpufl__scope_thread_exit(gpufl__producer *p);
@@ -303,6 +306,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     s->info.pid = (int)s->pid;
     s->info.config = &s->config;
     s->info.start_ns = gpufl__now_ns();
+    atomic_store_explicit(&started_ns, s->info.start_ns, memory_order_relaxed);
     s->info.start_wall_ns = gpufl__wall_ns();
     snprintf(s->info.app_name, sizeof s->info.app_name, "%s", s->config.o.app_name);
     if (gethostname(s->info.host, sizeof s->info.host - 1) != 0)

@@ -12,4 +12,8 @@
  * Takes the lifecycle lock: not for producer paths. */
 void gpufl__session_flush(void);
 
+/* When the latest session started (CLOCK_MONOTONIC ns; 0 before any): an
+ * event stamped earlier is dropped as stale. Any thread. */
+uint64_t gpufl__session_start_ns(void);
+
 #endif /* GPUFL_SESSION_SESSION_H */

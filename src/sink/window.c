@@ -201,6 +201,23 @@ static int keep(kept_list *l, const gfl_event *ev, uint64_t seq, uint32_t *index
     return 0;
 }
 
+/* Where a kept-aside event is found again: an allocation by its address,
+ * a framework block's with bit 0 set (blocks are aligned, and the first
+ * block of a segment has the segment's address); a scope by its id; a
+ * device's last allocator state by the device, among the scopes (scope
+ * ids never come near the top of the range). */
+static uint64_t live_key(gpufl__window *win, const gfl_event *ev, gpufl__idmap **m)
+{
+    switch (ev->h.type) {
+    case GFL_EV_MEM_ALLOC:
+    case GFL_EV_MEM_FREE:
+        *m = &win->live_allocs;
+        return ev->u.mem.address | ((ev->h.flags & GFL_F_MEM_FRAMEWORK) ? 1u : 0u);
+    case GFL_EV_ALLOCATOR: *m = &win->live_scopes; return UINT64_MAX - ev->h.device;
+    default: *m = &win->live_scopes; return ev->u.scope.id;
+    }
+}
+
 /* Rebuilds the live list without its ended events once they are most of
  * it, so that it holds what is live, not everything that ever was. */
 static int compact_live(gpufl__window *win)
@@ -216,8 +233,9 @@ static int compact_live(gpufl__window *win)
             continue;
         l->v[out] = l->v[i];
         const gfl_event *ev = &l->v[out].ev;
-        int rc = ev->h.type == GFL_EV_MEM_ALLOC ? gpufl__idmap_put(&win->live_allocs, ev->u.mem.address, (uint32_t)out)
-                                                : gpufl__idmap_put(&win->live_scopes, ev->u.scope.id, (uint32_t)out);
+        gpufl__idmap *m;
+        uint64_t key = live_key(win, ev, &m);
+        int rc = gpufl__idmap_put(m, key, (uint32_t)out);
         if (rc != 0)
             return rc;
         out++;
@@ -257,10 +275,20 @@ static int track(gpufl__window *win, const gfl_event *ev)
     case GFL_EV_MEM_ALLOC:
         if (ev->h.flags & GFL_F_MEM_FAILED)
             return 0; /* never live */
-        return start_live(win, &win->live_allocs, ev->u.mem.address, ev);
-    case GFL_EV_MEM_FREE: end_live(win, &win->live_allocs, ev->u.mem.address); return 0;
-    case GFL_EV_SCOPE_BEGIN: return start_live(win, &win->live_scopes, ev->u.scope.id, ev);
-    case GFL_EV_SCOPE_END: end_live(win, &win->live_scopes, ev->u.scope.id); return 0;
+        /* fall through */
+    case GFL_EV_SCOPE_BEGIN:
+    case GFL_EV_ALLOCATOR: { /* the latest state replaces the one kept */
+        gpufl__idmap *m;
+        uint64_t key = live_key(win, ev, &m);
+        return start_live(win, m, key, ev);
+    }
+    case GFL_EV_MEM_FREE:
+    case GFL_EV_SCOPE_END: {
+        gpufl__idmap *m;
+        uint64_t key = live_key(win, ev, &m);
+        end_live(win, m, key);
+        return 0;
+    }
     default: return 0;
     }
 }

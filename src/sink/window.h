@@ -13,7 +13,8 @@
  *
  * What a dump needs from before the window is kept aside: the session's
  * definitions (device info, engine, stacks) and what is still live at the
- * dump (allocations not freed, scopes not ended), each only when the chunk
+ * dump (allocations and framework blocks not freed, scopes not ended, each
+ * device's latest allocator state), each only when the chunk
  * that held it has been dropped. A snapshot takes references to the chunks
  * (they never change once made), so the dump is written on another thread
  * while the window goes on.

@@ -75,6 +75,8 @@ static void frame_text(const rt *c, const gpufl__stack_frame_rec *f, char *buf, 
 {
     if (!f->present)
         snprintf(buf, len, "(not recorded: a piece of the stack's definition is missing)");
+    else if (f->source)
+        snprintf(buf, len, "%s", f->module ? f->module : "?");
     else if (c->o.name_frame)
         c->o.name_frame(c->o.frame_ctx, f->module, f->offset, buf, len);
     else

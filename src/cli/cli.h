@@ -74,6 +74,8 @@ int gpufl_cmd_stacks(int argc, char **argv);
 int gpufl_cmd_run(int argc, char **argv);
 int gpufl_cmd_view(int argc, char **argv);
 int gpufl_cmd_report(int argc, char **argv);
+/* mem exits 0 fine, 1 a leak or a threshold, 2 an error or bad usage (cli/mem.h). */
+int gpufl_cmd_mem(int argc, char **argv);
 /* diff exits 0 no regression, 1 a regression, 2 bad usage or unreadable input,
  * like diff(1), so that CI can gate on it. */
 int gpufl_cmd_diff(int argc, char **argv);

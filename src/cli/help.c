@@ -120,6 +120,16 @@ static const gpufl__cli_command commands[] = {
      "  --wait S   how long to wait for the dump to appear (default 30; 0: do not wait)\n"
      "Nothing is sent to a process that keeps no flight window.\n",
      GFL_EXIT_USAGE, 0},
+    {"mem", gpufl_cmd_mem, "mem info|monitor|track|analyze|diagnose [OPTIONS]",
+     "GPU memory: the devices, live use, a tracked program,\nleaks in a session, an out-of-memory dump",
+     "  info       the GPUs, their memory and what uses it\n"
+     "  monitor    sample GPU memory for a while; CSV or JSON; thresholds\n"
+     "  track      run a program under the recorder and report its memory (or watch the GPUs)\n"
+     "  analyze    the memory of a recorded session: layers, peaks, leaks\n"
+     "  diagnose   why a dump's program ran out of memory (its oom.json)\n"
+     "'gpufl mem SUBCOMMAND --help' has each one's options.\n"
+     "Exit code: 0 fine, 1 a leak was found or a threshold crossed, 2 an error or bad usage.\n",
+     2, 1},
     {"options", gpufl_cmd_options, "options [--markdown]", "every option, its default and variable",
      "  --markdown   as the Markdown table of README.md\n", GFL_EXIT_USAGE, 0},
     {"version", run_version, "version", "the version", "", GFL_EXIT_USAGE, 0},

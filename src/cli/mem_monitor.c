@@ -1,0 +1,14 @@
+/* `gpufl mem monitor`: being built (issue 14); refuses until then. */
+#include <stdio.h>
+
+#include "cli/mem.h"
+
+static int run(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "gpufl mem monitor: not built yet\n");
+    return GFL_MEM_ERROR;
+}
+
+const gpufl__mem_command gpufl__mem_monitor_command = {"monitor", run, "", "", ""};

@@ -41,6 +41,11 @@ _end = _lib.scope_end
 # calls. Written only by gpufl._session.
 _off = False
 
+# Called with the scope's name after each scope ends, while set: gpufl.memory
+# records the allocator's state there, so that a repeated scope (a step)
+# has its live memory after every repetition. None costs one test per end.
+_on_end = None
+
 _claims = {}  # Scope -> token of its one claimed open entry
 _overflow = {}  # Scope -> [(thread id, token)] of its other open entries, oldest first
 _overflow_lock = threading.Lock()
@@ -96,6 +101,8 @@ class Scope:
         token = _unclaim(self, None)
         if token is not None:  # None: not entered, or entered while gpufl was off
             _end(token)
+            if _on_end is not None:
+                _on_end(self.name)
         return False
 
     def _enter_more(self, token):
@@ -116,6 +123,8 @@ class Scope:
             else:
                 return False
         _end(token)
+        if _on_end is not None:
+            _on_end(self.name)
         return True
 
 
@@ -138,7 +147,8 @@ def scope(name=None):
             raise TypeError("@gpufl.scope cannot time %s: it is a coroutine or generator function, "
                             "which suspends inside the scope; use `with gpufl.Scope(...)` around "
                             "the part that runs without yielding" % fn.__qualname__)
-        encoded = _encode(fn.__qualname__ if name is None else name)
+        label = fn.__qualname__ if name is None else name
+        encoded = _encode(label)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -149,6 +159,8 @@ def scope(name=None):
                 return fn(*args, **kwargs)
             finally:
                 _end(token)
+                if _on_end is not None:
+                    _on_end(label)
 
         return wrapper
 

@@ -5,7 +5,10 @@ program (with the gpufl package beside it) and sets GPUFL_TORCH_OPS=1, so
 that Python imports it at start-up. It waits for the program to import
 torch and then calls gpufl.torch.attach(): every kernel the program
 launches is named by its PyTorch op and module, with nothing to change in
-the program. `gpufl run --no-torch-ops` leaves it out. Whatever goes wrong
+the program. `gpufl run --no-torch-ops` leaves it out. With memory
+tracking on (GPUFL_ENABLE_MEMORY_TRACKING=1) it also records PyTorch's
+caching allocator (gpufl.memory: its state, and with --stack-trace its
+blocks' Python stacks), and PyTorch's out-of-memory errors. Whatever goes wrong
 here is said on stderr and leaves the program running as if this file were
 not there. Then the program's own sitecustomize, if it has one, runs.
 """
@@ -27,6 +30,24 @@ def _attach():
         sys.stderr.write("gpufl: PyTorch op names are off: %s: %s\n" % (type(e).__name__, e))
 
 
+def _truthy(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _attach_memory():
+    """With memory tracking on (GPUFL_ENABLE_MEMORY_TRACKING), PyTorch's
+    allocator is recorded too (gpufl.memory), its blocks' Python stacks
+    with --stack-trace (GPUFL_ENABLE_STACK_TRACE)."""
+    try:
+        from gpufl.memory import _torch_source
+
+        ms = os.environ.get("GPUFL_SYSTEM_SAMPLE_RATE_MS", "")
+        interval = int(ms) / 1000.0 if ms.isdigit() and int(ms) > 0 else 0.1
+        _torch_source.attach(interval_s=interval, history=_truthy("GPUFL_ENABLE_STACK_TRACE"))
+    except Exception as e:
+        sys.stderr.write("gpufl: PyTorch memory is not recorded: %s: %s\n" % (type(e).__name__, e))
+
+
 class _AfterTorch:
     """A meta-path finder that lets torch import as usual, then attaches."""
 
@@ -44,7 +65,10 @@ class _AfterTorch:
 
         def exec_module(module):
             run(module)
-            _attach()
+            if _ops:
+                _attach()
+            if _memory:
+                _attach_memory()
 
         loader.exec_module = exec_module
         return spec
@@ -67,9 +91,15 @@ def _chain():
             sys.modules["sitecustomize"] = mine
 
 
-if os.environ.get("GPUFL_TORCH_OPS") == "1":
+_ops = os.environ.get("GPUFL_TORCH_OPS") == "1"
+# gpufl run sets GPUFL_TORCH_OPS either way: memory does not need op names
+_memory = "GPUFL_TORCH_OPS" in os.environ and _truthy("GPUFL_ENABLE_MEMORY_TRACKING")
+if _ops or _memory:
     if "torch" in sys.modules:
-        _attach()
+        if _ops:
+            _attach()
+        if _memory:
+            _attach_memory()
     else:
         sys.meta_path.insert(0, _AfterTorch())
 _chain()

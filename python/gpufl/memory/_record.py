@@ -56,8 +56,10 @@ def _fn(name):
 
 
 def available():
-    """Whether the loaded libgpufl records framework memory."""
-    return all(hasattr(_lib.lib, n) for n in _PROTOS)
+    """Whether the loaded libgpufl records framework memory (allocator
+    states and blocks; report_oom and set_framework_oom are newer still and
+    answer -4 where missing)."""
+    return hasattr(_lib.lib, "gpufl_record_allocator") and hasattr(_lib.lib, "gpufl_record_block")
 
 
 def _b(s):

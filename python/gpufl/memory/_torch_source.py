@@ -176,6 +176,13 @@ def _on_oom(device, requested, device_total, device_free):
 _observer_attached = False
 
 
+def _warm_snapshot(torch):
+    try:
+        torch.cuda.memory._snapshot()
+    except Exception:
+        pass
+
+
 def _on_scope_end(name):
     record_state("scope")
 
@@ -207,6 +214,12 @@ def attach(interval_s=0.1, history=False, history_entries=100000):
         if history:
             torch.cuda.memory._record_memory_history(enabled="all", context="alloc", stacks="python",
                                                      max_entries=history_entries)
+            # PyTorch's first snapshot of a process takes seconds (6 s on an
+            # H100 with torch 2.11), later ones milliseconds: take the first
+            # now, off the program's thread, so that an OOM or the end does
+            # not wait for it
+            threading.Thread(target=_warm_snapshot, args=(torch,), name="gpufl-snapshot-warmup",
+                             daemon=True).start()
         if observe is not None and not _observer_attached:
             observe(_on_oom)
             _observer_attached = True

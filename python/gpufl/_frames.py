@@ -184,9 +184,12 @@ def _attribution(trace, table, tree_fn, stack=True, external=True, want=None):
     """Columns of device work from its stream and caller rows: device,
     context, stream; tid, scope (id), scope_name, scope_path, nvtx,
     external_id, stack_id (those in want, or all)."""
-    s, c = table.streams, table.callers
-    cols = _gathered([("device", lambda: s.device, None), ("context", lambda: s.context, None),
-                      ("stream", lambda: s.stream, None)], table.stream_row, want)
+    c = table.callers
+    cols = {}
+    if hasattr(table, "stream_row"):  # the allocator's rows have a device but no stream
+        s = table.streams
+        cols = _gathered([("device", lambda: s.device, None), ("context", lambda: s.context, None),
+                          ("stream", lambda: s.stream, None)], table.stream_row, want)
     texts = {}
 
     def string_codes(ids, key):
@@ -404,18 +407,45 @@ def memory(trace, tree_fn):
     cols["kind"] = enum_column(m.kind, _trace.ENUM_MEM_KIND)
     cols["correlation"] = m.correlation
     cols["failed"] = m.failed != 0
+    cols["framework"] = m.framework != 0
     cols.update(_attribution(trace, m, tree_fn, external=True))
-    # what the session's allocations hold on each device after each row; a
-    # failed allocation (out of memory) allocated nothing
+    # what the session's allocations hold on each device after each row, per
+    # layer: a framework's blocks lie inside the driver allocations it made,
+    # so the two are summed apart; a failed allocation (out of memory)
+    # allocated nothing
     held = np.where(m.failed != 0, 0, m.bytes.astype(np.int64))
     signed = np.where(m.is_free != 0, -m.bytes.astype(np.int64), held)
     live = np.zeros(m.n, np.int64)
     for d in np.unique(cols["device"]).tolist():
-        mine = cols["device"] == d
-        live[mine] = np.cumsum(signed[mine])
+        for layer in (False, True):
+            mine = (cols["device"] == d) & (cols["framework"] == layer)
+            live[mine] = np.cumsum(signed[mine])
     cols["live_bytes"] = live
     return frame(_order(cols, ["ts_ns", "event", "address", "bytes", "kind", "device", "stream", "context",
-                               "correlation", "failed"]))
+                               "correlation", "failed", "framework"]))
+
+
+ALLOCATOR_FIGURES = ["allocated", "reserved", "active", "inactive_split", "largest_free", "peak_allocated",
+                     "peak_reserved", "requested", "device_free", "alloc_retries", "ooms"]
+
+
+def allocator(trace, tree_fn):
+    """A framework allocator's states (gpufl_record_allocator), in time
+    order: the figures as recorded (bytes; 0 unknown for largest_free,
+    peak_*, requested, device_free) with the thread and innermost scope of
+    the call that recorded them."""
+    try:
+        a = trace.table("allocator")
+    except KeyError:  # a libgpufl older than framework memory: none recorded
+        return empty([("ts_ns", np.int64), ("device", np.uint16), ("framework", pd.CategoricalDtype([])),
+                      ("reason", pd.CategoricalDtype([]))] + [(f, np.uint64) for f in ALLOCATOR_FIGURES])
+    cols = {"ts_ns": a.ts_ns.view(np.int64), "device": a.device, "framework": _texts(trace, a.framework),
+            "reason": _texts(trace, a.reason)}
+    for f in ALLOCATOR_FIGURES:
+        cols[f] = getattr(a, f)
+    cols.update(_attribution(trace, a, tree_fn, stack=False, external=False,
+                             want={"tid", "scope", "scope_name", "scope_path"}))
+    return frame(cols)
 
 
 def _texts(trace, ids):

@@ -128,7 +128,16 @@ class Memory(ctypes.Structure):
                 ("stream_row", _P(_u32)), ("caller_row", _P(_u32)), ("correlation", _P(_u32)),
                 ("is_free", _P(_u8)), ("kind", _P(_u8)), ("streams", _P(Streams)), ("callers", _P(Callers)),
                 # Appended columns.
-                ("failed", _P(_u8))]
+                ("failed", _P(_u8)), ("framework", _P(_u8))]
+
+
+class Allocator(ctypes.Structure):
+    _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("device", _P(_u16)), ("framework", _P(_u32)),
+                ("reason", _P(_u32)), ("allocated", _P(_u64)), ("reserved", _P(_u64)), ("active", _P(_u64)),
+                ("inactive_split", _P(_u64)), ("largest_free", _P(_u64)), ("peak_allocated", _P(_u64)),
+                ("peak_reserved", _P(_u64)), ("requested", _P(_u64)), ("device_free", _P(_u64)),
+                ("alloc_retries", _P(_u32)), ("ooms", _P(_u32)), ("caller_row", _P(_u32)),
+                ("callers", _P(Callers))]
 
 
 class Triggers(ctypes.Structure):
@@ -221,8 +230,10 @@ _getters = {
     "host_samples": ("gpufl_trace_get_host_samples", HostSamples),
     "triggers": ("gpufl_trace_get_triggers", Triggers),
     "trace_windows": ("gpufl_trace_get_trace_windows", TraceWindows),
+    "allocator": ("gpufl_trace_get_allocator", Allocator),
 }
-_getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items()}
+# a table this libgpufl cannot read yet (an older build) is left out: table() says so
+_getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items() if hasattr(_lib.lib, f)}
 
 # gpufl_trace_enum_name() families (trace.h GPUFL_TRACE_ENUM_*)
 (ENUM_COPY_KIND, ENUM_MEM_KIND, ENUM_SYNC_KIND, ENUM_LIMITER, ENUM_DROP_REASON, ENUM_EVENT_TYPE,
@@ -473,9 +484,12 @@ class Trace:
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
         memory, device_samples, host_samples, launch_configs, streams, callers,
-        triggers, trace_windows."""
+        triggers, trace_windows, allocator. KeyError for a table the loaded
+        libgpufl cannot read (an older build)."""
         t = self._tables.get(name)
         if t is None:
+            if name not in _getters:
+                raise KeyError("gpufl: the libgpufl at %s cannot read the %r table; rebuild it" % (_lib.path, name))
             getter, _ = _getters[name]
             t = self._tables[name] = Table(self._handle, getter(self._ptr()).contents)
         return t

@@ -319,6 +319,12 @@ class GpuFlightSession:
         return self._frame("memory", lambda: _frames.memory(self.trace, self._scope_tree))
 
     @property
+    def allocator(self):
+        """A framework allocator's states (PyTorch's, recorded by
+        gpufl.memory), in time order."""
+        return self._frame("allocator", lambda: _frames.allocator(self.trace, self._scope_tree))
+
+    @property
     def triggers(self):
         """The flight recorder's triggers that fired, in time order."""
         return self._frame("triggers", lambda: _frames.triggers(self.trace))
@@ -640,8 +646,8 @@ class GpuFlightSession:
 
 # ---- helpers ------------------------------------------------------------------------
 
-_FRAMES = ("kernels", "memcpy", "memsets", "syncs", "memory", "scopes", "scope_events", "ops", "device_metrics",
-           "host_metrics", "perf", "triggers", "trace_windows")
+_FRAMES = ("kernels", "memcpy", "memsets", "syncs", "memory", "allocator", "scopes", "scope_events", "ops",
+           "device_metrics", "host_metrics", "perf", "triggers", "trace_windows")
 
 
 

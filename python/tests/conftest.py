@@ -98,3 +98,47 @@ def run_python_ok(code, env=None, cwd=None):
     r = run_python(code, env, cwd)
     assert r.returncode == 0, "child failed (%d):\n%s%s" % (r.returncode, r.stdout, r.stderr)
     return r
+
+
+# ---- PyTorch stand-in for gpufl.memory ----------------------------------------------
+
+FAKE_TORCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_torch")
+_fake_torch_module = None
+
+
+def _load_fake_torch():
+    """tests/fake_torch imported once, then kept out of sys.modules so that
+    only tests asking for it see it."""
+    global _fake_torch_module
+    if _fake_torch_module is None:
+        saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "torch" or k.startswith("torch.")}
+        sys.path.insert(0, FAKE_TORCH_DIR)
+        try:
+            import torch as mod
+        finally:
+            sys.path.remove(FAKE_TORCH_DIR)
+            for k in [k for k in sys.modules if k == "torch" or k.startswith("torch.")]:
+                del sys.modules[k]
+            sys.modules.update(saved)
+        _fake_torch_module = mod
+    return _fake_torch_module
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """The stand-in for PyTorch as `torch` for this test, with a fresh
+    scripted allocator (one 8 GiB GPU; script it through torch._fake).
+    PyTorch collectors gpufl.memory attached are detached afterwards."""
+    mod = _load_fake_torch()
+    mod._fake.reset()
+    monkeypatch.setitem(sys.modules, "torch", mod)
+    yield mod
+    from gpufl.memory import _torch_source
+
+    _torch_source.detach()
+
+
+@pytest.fixture
+def no_torch(monkeypatch):
+    """`import torch` raises ImportError for this test."""
+    monkeypatch.setitem(sys.modules, "torch", None)

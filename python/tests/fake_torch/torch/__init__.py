@@ -1,8 +1,18 @@
-"""A stand-in for the few parts of PyTorch that gpufl.torch uses, for tests
-on machines without PyTorch: it records what gpufl.torch asks of it
-(`calls`) and runs modules' global forward hooks as PyTorch does."""
+"""A stand-in for the few parts of PyTorch that gpufl.torch and
+gpufl.memory use, for tests on machines without PyTorch: it records what
+gpufl.torch asks of it (`calls`), runs modules' global forward hooks as
+PyTorch does, and has a scripted CUDA caching allocator (_allocator.py,
+scripted through `_fake`) behind torch.cuda's memory functions and CUDA
+tensors (_tensor.py)."""
 
 import types
+
+from . import _allocator, _tensor
+from ._tensor import Tensor, device, dtype, empty, float16, float32, int64, ones, randn, uint8, zeros
+
+__version__ = "2.11.0+fake"
+_fake = _tensor._state = _allocator.State()
+OutOfMemoryError = _allocator.OutOfMemoryError
 
 calls = []
 
@@ -135,8 +145,56 @@ class _Profile(_KinetoProfile):
 
 
 autograd = types.SimpleNamespace(profiler=types.SimpleNamespace(emit_nvtx=_EmitNvtx, profile=_LegacyProfile))
-cuda = types.SimpleNamespace(nvtx=types.SimpleNamespace(range_push=lambda s: calls.append("push " + s),
-                                                        range_pop=lambda: calls.append("pop")))
+def _synchronize(d=None):
+    _fake.init()
+    _fake.synchronized += 1
+
+
+def _lazy_call(fn):
+    if _fake.initialized:
+        fn()
+    else:
+        _fake.pending.append(fn)
+
+
+def _init_then(fn):
+    """A torch.cuda call that sets CUDA up first, as PyTorch's do."""
+
+    def call(*a, **kw):
+        _fake.init()
+        return fn(*a, **kw)
+
+    return call
+
+
+cuda = types.SimpleNamespace(
+    nvtx=types.SimpleNamespace(range_push=lambda s: calls.append("push " + s), range_pop=lambda: calls.append("pop")),
+    OutOfMemoryError=OutOfMemoryError,
+    is_available=lambda: _fake.available,
+    is_initialized=lambda: _fake.initialized,
+    device_count=lambda: len(_fake.devices) if _fake.available else 0,
+    current_device=_init_then(lambda: _fake.current),
+    get_device_properties=_init_then(_fake.properties),
+    get_device_name=_init_then(lambda d=None: _fake.properties(d).name),
+    get_device_capability=_init_then(lambda d=None: (9, 0)),
+    memory_stats=lambda d=None: _fake.memory_stats(d) if _fake.initialized else {},
+    memory_allocated=lambda d=None: _fake.device(d).allocated,
+    memory_reserved=lambda d=None: _fake.device(d).reserved,
+    max_memory_allocated=lambda d=None: _fake.device(d).peak_allocated,
+    max_memory_reserved=lambda d=None: _fake.device(d).peak_reserved,
+    reset_peak_memory_stats=lambda d=None: _fake.reset_peak_memory_stats(d),
+    synchronize=_synchronize,
+    empty_cache=lambda: _fake.empty_cache(),
+    mem_get_info=_init_then(_fake.mem_get_info),
+    _lazy_call=_lazy_call,
+    _lazy_init=lambda: _fake.init(),
+    memory=types.SimpleNamespace(_record_memory_history=lambda *a, **kw: _fake.record_memory_history(*a, **kw),
+                                 _snapshot=lambda *a, **kw: _fake.snapshot()),
+)
+_C = types.SimpleNamespace(_cuda_attach_out_of_memory_observer=lambda cb: _fake.observers.append(cb))
+version = types.SimpleNamespace(cuda="12.8", hip=None)
+backends = types.SimpleNamespace(mps=types.SimpleNamespace(is_available=lambda: False, is_built=lambda: False),
+                                 cudnn=types.SimpleNamespace(version=lambda: 90100))
 nn = types.SimpleNamespace(Module=Module, modules=types.SimpleNamespace(module=types.SimpleNamespace(
     register_module_forward_pre_hook=register_module_forward_pre_hook,
     register_module_forward_hook=register_module_forward_hook)))

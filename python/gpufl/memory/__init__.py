@@ -27,11 +27,15 @@ from .collectors import (CudaDeviceCollector, DeviceMemoryCollector, DeviceMemor
                          ROCmDeviceCollector, build_device_memory_collector, detect_torch_runtime_backend)
 from .context_profiler import profile_context, profile_function
 from .errors import TrackerUnavailableError
+from .oom_recorder import (OOMExceptionClassification, OOMFlightRecorder, OOMFlightRecorderConfig,
+                           classify_oom_exception)
 from .profiler import GPUMemoryProfiler, TensorTracker
 from .results import MemorySnapshot, ProfileResult
+from .tracker import MemoryTracker, TrackingEvent
 from .telemetry import (TelemetryEventV2, load_telemetry_events, telemetry_event_from_record,
                         telemetry_event_to_dict, validate_telemetry_record)
 from .utils import convert_bytes, format_bytes, format_memory, get_gpu_info, get_system_info
+from .watchdog import MemoryWatchdog
 
 __version__ = "0.2.0"  # the reference API version this package offers
 
@@ -46,13 +50,7 @@ __all__ = [
     "get_gpu_info", "get_system_info", "format_bytes", "format_memory", "convert_bytes", "TrackerUnavailableError",
 ]
 
-_LAZY = {
-    # name: module, imported on first use (the analyzer needs numpy)
-    "MemoryTracker": "tracker", "TrackingEvent": "tracker", "MemoryWatchdog": "watchdog",
-    "OOMFlightRecorder": "oom_recorder", "OOMFlightRecorderConfig": "oom_recorder",
-    "OOMExceptionClassification": "oom_recorder", "classify_oom_exception": "oom_recorder",
-    "MemoryAnalyzer": "analyzer", "MemoryPattern": "analyzer",
-}
+_LAZY = {"MemoryAnalyzer": "analyzer", "MemoryPattern": "analyzer"}  # imported on first use: they need numpy
 
 
 def __getattr__(name):

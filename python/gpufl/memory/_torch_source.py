@@ -31,9 +31,9 @@ import threading
 import time
 
 from .. import _scope
-from . import _record
+from . import _oom_dump, _record
 
-__all__ = ["attach", "detach", "attached", "record_state", "record_blocks", "stats_figures"]
+__all__ = ["attach", "detach", "attached", "record_state", "record_blocks", "largest_free", "stats_figures"]
 
 _lock = threading.RLock()
 _state = None
@@ -47,6 +47,7 @@ class _Attachment:
         self.stop = threading.Event()
         self.thread = None
         self.recorded_blocks = {}  # (device, address) -> size, recorded live
+        self.largest_free = {}  # device -> the largest free block at the last snapshot
 
 
 def stats_figures(stats):
@@ -108,12 +109,13 @@ def _frames(entry):
     return [(f.get("filename", "?"), f.get("name", "?"), f.get("line", 0)) for f in entry.get("frames") or []]
 
 
-def record_blocks(reason="snapshot"):
+def record_blocks(reason="snapshot", state=True):
     """Records every live block of PyTorch's snapshot that was not recorded
     live yet, with its stack and allocation time, and the blocks recorded
-    before that are gone as freed; then the state with the largest free
-    block. Returns the number of blocks recorded, or None without memory
-    history."""
+    before that are gone as freed; then, with state, the allocator's state
+    with the largest free block (without, the caller records the state
+    itself, with largest_free()). Returns the number of blocks recorded, or
+    None without memory history."""
     with _lock:
         a = _state
     if a is None or not a.history:
@@ -153,9 +155,19 @@ def record_blocks(reason="snapshot"):
             if _record.record_block(key[0], key[1], int(b.get("size", 0)), False, stream, ts, frames) == 0:
                 a.recorded_blocks[key] = int(b.get("size", 0))
                 n += 1
-    for dev in _devices(torch):
-        record_state(reason, dev, largest_free_bytes=largest_free.get(dev, 0))
+    a.largest_free = largest_free
+    if state:
+        for dev in _devices(torch):
+            record_state(reason, dev, largest_free_bytes=largest_free.get(dev, 0))
     return n
+
+
+def largest_free(device):
+    """The largest free block of device at the last record_blocks (0
+    unknown)."""
+    with _lock:
+        a = _state
+    return a.largest_free.get(device, 0) if a is not None else 0
 
 
 def _on_oom(device, requested, device_total, device_free):
@@ -165,10 +177,13 @@ def _on_oom(device, requested, device_total, device_free):
     if a is None:
         return
     try:
-        record_blocks("oom")
-        record_state("oom", device, requested_bytes=requested, device_free_bytes=device_free)
+        # one state of reason "oom", with what was asked for: the dump's
+        # oom.json reads the device's latest state
+        record_blocks("oom", state=False)
+        record_state("oom", device, requested_bytes=requested, device_free_bytes=device_free,
+                     largest_free_bytes=largest_free(device))
         gib = requested / float(1 << 30)
-        _record.report_oom(device, requested, "torch: tried to allocate %.2f GiB on GPU %d" % (gib, device))
+        _oom_dump.report(device, requested, "torch: tried to allocate %.2f GiB on GPU %d" % (gib, device))
     except Exception:
         pass  # never the program's problem: it is about to raise its own error
 

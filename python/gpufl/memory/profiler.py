@@ -36,6 +36,7 @@ import gc
 import threading
 import time
 import traceback
+import warnings
 
 from .. import _scope
 from . import _bridge, _torch
@@ -56,12 +57,17 @@ class TensorTracker:
         gc.collect()
         tensor = self._torch.Tensor
         n = 0
-        for obj in gc.get_objects():
-            try:
-                if isinstance(obj, tensor) and obj.is_cuda:
-                    n += 1
-            except Exception:  # objects that fail isinstance or is_cuda (proxies) are not tensors
-                continue
+        # isinstance reads __class__, which some lazy module attributes answer
+        # with a deprecation warning (torch.distributed.reduce_op on torch
+        # 2.11): counting is no use of them
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for obj in gc.get_objects():
+                try:
+                    if isinstance(obj, tensor) and obj.is_cuda:
+                        n += 1
+                except Exception:  # objects that fail isinstance or is_cuda (proxies) are not tensors
+                    continue
         return n
 
 

@@ -81,3 +81,30 @@ def test_blocks_keep_their_python_stacks(logs):
     stacks = stack_frames(session)
     assert stacks[ids[0]] == ["step_fn (train.py:40)", "<module> (train.py:90)"]
     assert stacks[ids[1]] == ["step_fn (train.py:41)", "<module> (train.py:90)"]
+
+
+def test_torch_blocks_keep_their_python_stacks(fake_torch, logs):
+    """PyTorch's collector with memory history: every live block lands in
+    the session with the Python stack of the line that allocated it, read
+    back as the memory frame's framework rows and `gpufl stacks`."""
+    import inspect
+
+    from gpufl import memory
+
+    assert gpufl.init(log_path=logs, app_name="blocks")
+    assert memory.attach(interval_s=0, history=True)
+    line = inspect.currentframe().f_lineno + 1
+    kept = [fake_torch.empty(n * MIB, dtype=fake_torch.uint8, device="cuda") for n in (3, 5)]
+    memory.detach()  # records the live blocks
+    gpufl.shutdown()
+    session = one_session(logs)
+    with GpuFlightSession(session) as s:
+        m = s.memory
+    blocks = m[m["framework"] & (m["event"] == "alloc")]
+    assert sorted(blocks["bytes"]) == [3 * MIB, 5 * MIB]
+    stacks = stack_frames(session)
+    for sid in blocks["stack_id"]:
+        top = stacks[int(sid)][0]
+        assert top.startswith("<listcomp> (") or top.startswith("test_torch_blocks_keep_their_python_stacks (")
+        assert top.endswith("test_memory_frames.py:%d)" % line), top
+    del kept

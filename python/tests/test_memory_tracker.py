@@ -124,7 +124,8 @@ def test_alerts(fake_torch):
     last = t.get_alerts(2)
     assert [e.event_type for e in last] == ["critical", "warning"] and last[1].metadata == {"large_allocation": True}
     assert last[1].context == "Large allocation detected: 2.00 MB"
-    assert t.stats["alert_count"] == 4 and [e.event_type for e in seen] == ["warning", "critical", "critical", "warning"]
+    assert t.stats["alert_count"] == 4
+    assert [e.event_type for e in seen] == ["warning", "critical", "critical", "warning"]
     with pytest.raises(ValueError, match="Unknown threshold: nope"):
         t.set_threshold("nope", 1)
     t.remove_alert_callback(seen.append)
@@ -135,7 +136,8 @@ def test_fragmentation_alert(fake_torch):
     t = tracker()
     account(t, fake_torch, MiB, [])  # 1 MiB in a 2 MiB segment: half the reserved memory is cached
     frag = [e for e in t.get_alerts() if e.metadata and "fragmentation" in e.metadata]
-    assert len(frag) == 1 and frag[0].metadata["fragmentation"] == 0.5 and frag[0].context == "High fragmentation: 50.0%"
+    assert len(frag) == 1 and frag[0].metadata["fragmentation"] == 0.5
+    assert frag[0].context == "High fragmentation: 50.0%"
     t.enable_alerts = False
     account(t, fake_torch, MiB, [])
     assert len(t.get_alerts()) == 1

@@ -164,7 +164,8 @@ class MemoryAnalyzer:
         return [MemoryPattern(
             "fragmentation", "High memory fragmentation detected across operations",
             "critical" if avg > 0.5 else "warning", names,
-            {"average_fragmentation": avg, "max_fragmentation": max(ratios), "high_fragmentation_functions": len(names)},
+            {"average_fragmentation": avg, "max_fragmentation": max(ratios),
+             "high_fragmentation_functions": len(names)},
             ["Call torch.cuda.empty_cache() periodically", "Restructure code to reduce allocation/deallocation cycles",
              "Consider pre-allocating tensors when possible", "Use tensor.detach() to break computation graphs early"])]
 

@@ -273,8 +273,8 @@ static void print_text(FILE *out, json_t *doc, const char *from)
                 (long long)json_integer_value(json_object_get(al, "alloc_retries")),
                 (long long)json_integer_value(json_object_get(al, "ooms")));
         json_t *fr = json_object_get(doc, "fragmentation");
-        fprintf(out, "  cached, not allocated: %s (%.1f %% of reserved)\n", bytes_of(fr, "reserved_minus_allocated").s,
-                100.0 * json_number_value(json_object_get(fr, "fraction")));
+        fprintf(out, "  cached, not allocated: %s; in split blocks: %.1f %% of reserved\n",
+                bytes_of(fr, "reserved_minus_allocated").s, 100.0 * json_number_value(json_object_get(fr, "fraction")));
     } else {
         fprintf(out, "\nAllocator: no framework allocator state recorded\n");
     }

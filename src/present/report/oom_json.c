@@ -167,7 +167,9 @@ static void allocator(jw *w, const gpufl_trace *t, const gpufl__ana_oom *o)
     gpufl__jw_u64(w, "reserved_minus_allocated", o->cached_free_bytes);
     gpufl__jw_u64(w, "inactive_split", o->inactive_split);
     opt_u64(w, "largest_free", o->largest_free != 0, o->largest_free);
-    gpufl__jw_real(w, "fraction", o->reserved ? (double)o->cached_free_bytes / (double)o->reserved : 0.0, 4);
+    /* the reference profiler's fragmentation_ratio: reserved memory in split
+     * blocks, which the allocator can neither hand out whole nor give back */
+    gpufl__jw_real(w, "fraction", o->reserved ? (double)o->inactive_split / (double)o->reserved : 0.0, 4);
     gpufl__jw_obj_end(w);
 }
 

@@ -31,6 +31,7 @@ typedef struct track_args {
     const char *output, *format, *log_path;
     bool oom_recorder;
     long oom_max_dumps, oom_max_total_mb;
+    const char *watch_only; /* an option of watching the GPUs (gpufl mem monitor's) */
     char **program;
 } track_args;
 
@@ -52,7 +53,21 @@ static int parse_number(const gpufl__mem_command *c, const char *opt, const char
 /* Fills *a; returns 0 or GFL_MEM_ERROR after saying why. */
 static int parse(int argc, char **argv, track_args *a)
 {
-    enum { O_INTERVAL = 1, O_OUTPUT, O_FORMAT, O_WARN, O_CRIT, O_OOM, O_MAX_DUMPS, O_MAX_MB, O_LOG, O_DURATION, O_WD };
+    enum {
+        O_INTERVAL = 1,
+        O_OUTPUT,
+        O_FORMAT,
+        O_WARN,
+        O_CRIT,
+        O_OOM,
+        O_MAX_DUMPS,
+        O_MAX_MB,
+        O_LOG,
+        O_DURATION,
+        O_DEVICE,
+        O_DEVICES,
+        O_WD
+    };
     static const struct option opts[] = {{"interval", required_argument, 0, O_INTERVAL},
                                          {"output", required_argument, 0, O_OUTPUT},
                                          {"format", required_argument, 0, O_FORMAT},
@@ -63,6 +78,8 @@ static int parse(int argc, char **argv, track_args *a)
                                          {"oom-max-total-mb", required_argument, 0, O_MAX_MB},
                                          {"log-path", required_argument, 0, O_LOG},
                                          {"duration", required_argument, 0, O_DURATION},
+                                         {"device", required_argument, 0, O_DEVICE},
+                                         {"devices", required_argument, 0, O_DEVICES},
                                          {"watchdog", no_argument, 0, O_WD},
                                          {0, 0, 0, 0}};
     const gpufl__mem_command *c = &gpufl__mem_track_command;
@@ -103,9 +120,9 @@ static int parse(int argc, char **argv, track_args *a)
             a->oom_max_total_mb = (long)v;
             break;
         case O_LOG: a->log_path = optarg; break;
-        case O_DURATION:
-            return gpufl__mem_usage_error(c, "--duration: a PROGRAM runs to its end; "
-                                             "without one, gpufl mem track watches the GPUs (gpufl mem monitor)");
+        case O_DURATION: a->watch_only = "--duration"; break;
+        case O_DEVICE: a->watch_only = "--device"; break;
+        case O_DEVICES: a->watch_only = "--devices"; break;
         case O_WD:
             return gpufl__mem_usage_error(c, "--watchdog: gpufl does not empty a program's cache for it; "
                                              "use gpufl.memory.MemoryWatchdog inside the program");
@@ -118,6 +135,14 @@ static int parse(int argc, char **argv, track_args *a)
     if ((a->oom_max_dumps || a->oom_max_total_mb) && !a->oom_recorder)
         return gpufl__mem_usage_error(c, "--oom-max-dumps and --oom-max-total-mb need --oom-flight-recorder");
     a->program = optind < argc ? argv + optind : NULL;
+    if (a->program && a->watch_only)
+        return gpufl__mem_usage_error(c,
+                                      "%s: a PROGRAM runs to its end on every GPU it uses; without PROGRAM, "
+                                      "gpufl mem track watches the GPUs and takes it",
+                                      a->watch_only);
+    if (!a->program && (a->oom_recorder || a->log_path))
+        return gpufl__mem_usage_error(c, "%s: needs a PROGRAM to record",
+                                      a->oom_recorder ? "--oom-flight-recorder" : "--log-path");
     return 0;
 }
 
@@ -354,7 +379,9 @@ const gpufl__mem_command gpufl__mem_track_command = {
     run,
     "[--interval S] [--output FILE] [--format csv|json]\n"
     "    [--warning-threshold PCT] [--critical-threshold PCT] [--log-path DIR]\n"
-    "    [--oom-flight-recorder [--oom-max-dumps N] [--oom-max-total-mb MB]] [--] [PROGRAM [ARGS...]]",
+    "    [--oom-flight-recorder [--oom-max-dumps N] [--oom-max-total-mb MB]] [--] PROGRAM [ARGS...]\n"
+    "  or: gpufl mem track [--duration S] [--device N | --devices 0,1] [the options above but --log-path\n"
+    "    and --oom-*]",
     "Runs PROGRAM under the recorder with its memory recorded, then reports its memory:\n"
     "the layers (GPU, driver, PyTorch's allocator), peaks and leaks of each process.",
     "  --interval S             GPU samples every S seconds (default 0.1)\n"
@@ -366,7 +393,8 @@ const gpufl__mem_command gpufl__mem_track_command = {
     "  --oom-flight-recorder    keep a flight window, dumped with its oom.json on an out-of-memory\n"
     "  --oom-max-dumps N        dumps kept (default 10)\n"
     "  --oom-max-total-mb MB    bytes of dumps kept (default 4096)\n"
-    "Without PROGRAM it watches the GPUs as gpufl mem monitor does (same options).\n"
+    "Without PROGRAM it watches the GPUs as gpufl mem monitor does, with its options\n"
+    "(--duration S, default 10, 0 until Ctrl-C; --device N or --devices 0,1).\n"
     "Exit code: 0 fine; 1 a leak, an out-of-memory or a crossed threshold; 2 an error\n"
     "(bad usage, PROGRAM could not run or failed for another reason, nothing recorded).\n",
 };

@@ -805,6 +805,58 @@ static void test_out_of_memory(void **state)
     assert_true(saw_failed);
     assert_true(saw_live);
     gpufl_trace_close(tr);
+    /* its diagnosis: the failed request, from CUDA, with the live allocation */
+    char oom[4300];
+    snprintf(oom, sizeof oom, "%s/oom.json", dump);
+    json_error_t jerr;
+    json_t *j = json_load_file(oom, 0, &jerr);
+    if (!j)
+        fail_msg("%s: %s", oom, jerr.text);
+    assert_int_equal(tu_int(j, "requested_bytes"), 80ll << 30);
+    assert_string_equal(tu_str(j, "source"), "cuda");
+    assert_int_equal(tu_int(j, "thread"), my_tid());
+    json_t *live = json_array_get(json_object_get(j, "largest_live"), 0);
+    assert_string_equal(tu_str(live, "layer"), "driver");
+    assert_string_equal(tu_str(live, "address"), "0x7f0000001000");
+    assert_string_equal(tu_str(live, "scope"), "load");
+    assert_non_null(json_string_value(json_object_get(j, "classification")));
+    json_decref(j);
+    release(&r);
+}
+
+/* While the framework reports its own out-of-memory (gpufl_set_framework_oom),
+ * a failed cudaMalloc is recorded but fires no trigger: PyTorch's allocator
+ * empties its cache and tries again. gpufl_report_oom then dumps. */
+static void test_framework_oom_leaves_cuda_failures_to_the_framework(void **state)
+{
+    (void)state;
+    gpufl_options o = trace_options();
+    o.enable_memory_tracking = true;
+    o.flight_window_s = 60;
+    o.dump_min_interval_s = 0;
+    o.log_format = GPUFL_LOG_NDJSON;
+    begin(&o);
+    assert_int_equal(gpufl_set_framework_oom(1), 0);
+    uint32_t failed = fake.malloc_oom(80ull << 30);
+    assert_int_equal(gpufl_report_oom(0, 80ull << 30, "torch: tried to allocate 80.00 GiB on GPU 0"), 0);
+    assert_int_equal(gpufl_set_framework_oom(0), 0);
+    recorded r;
+    finish(&r);
+    json_t *m = by_corr(&r.dev, "mem_alloc", failed);
+    assert_true(json_is_true(json_object_get(m, "failed"))); /* still recorded */
+    assert_int_equal(tu_count_type(&r.sys, "trigger"), 1);   /* the framework's only */
+    json_t *t = tu_nth_type(&r.sys, "trigger", 0);
+    assert_string_equal(tu_str(t, "detail"), "torch: tried to allocate 80.00 GiB on GPU 0");
+    assert_string_equal(tu_str(t, "dump"), "0001-oom");
+    char oom[4300];
+    snprintf(oom, sizeof oom, "%s/dumps/0001-oom/oom.json", r.dir);
+    json_error_t jerr;
+    json_t *j = json_load_file(oom, 0, &jerr);
+    if (!j)
+        fail_msg("%s: %s", oom, jerr.text);
+    assert_string_equal(tu_str(j, "source"), "framework");
+    assert_int_equal(tu_int(j, "requested_bytes"), 80ll << 30);
+    json_decref(j);
     release(&r);
 }
 
@@ -1351,6 +1403,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_copies_memsets_syncs, cleanup),
         cmocka_unit_test_teardown(test_allocations, cleanup),
         cmocka_unit_test_teardown(test_out_of_memory, cleanup),
+        cmocka_unit_test_teardown(test_framework_oom_leaves_cuda_failures_to_the_framework, cleanup),
         cmocka_unit_test_teardown(test_graphs, cleanup),
         cmocka_unit_test_teardown(test_nvtx, cleanup),
         cmocka_unit_test_teardown(test_threads, cleanup),

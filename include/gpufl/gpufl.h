@@ -343,6 +343,34 @@ GPUFL_API int gpufl_record_allocator(const gpufl_allocator_state *state);
 GPUFL_API int gpufl_record_block(uint32_t device, uint64_t address, uint64_t bytes, int is_free, uint64_t stream,
                                  uint64_t ts_ns, const gpufl_source_frame *frames, size_t nframes);
 
+/*
+ * The framework's out-of-memory. A caching allocator (PyTorch's) that
+ * finds no room empties its cache and tries cudaMalloc again, so a failed
+ * cudaMalloc is not yet an out-of-memory; only the framework knows when it
+ * gives up. While gpufl_set_framework_oom(1) is in force (process-wide;
+ * gpufl.memory sets it when it attaches), a failed CUDA allocation is
+ * still recorded (a failed allocation in the trace) but fires no "oom"
+ * trigger, and the framework calls gpufl_report_oom when it raises its
+ * out-of-memory error. gpufl_set_framework_oom(0) gives the decision back
+ * to the CUDA hook (dump_on_oom). Returns 0. Any thread.
+ *
+ * gpufl_report_oom records a failed allocation of requested_bytes on
+ * device (of the framework's layer, on the calling thread), then fires a
+ * trigger of kind "oom" with detail (e.g. "torch: tried to allocate 20.00
+ * GiB on GPU 0"; NULL: one is made up) and, like gpufl_dump(), returns
+ * once the dump is written. What the calling thread recorded just before
+ * (the allocator's state with reason "oom", the live blocks) is in it. The
+ * dump holds oom.json, the diagnosis (docs/FORMAT.md): what was asked for,
+ * what the device, the allocator and other processes held, the largest
+ * live allocations, and whether it was real exhaustion, fragmentation or
+ * another process. Returns 0; GPUFL_ESTATE with no session or no flight
+ * window, when dump_on_oom is off, or when the last dump is younger than
+ * dump_min_interval_s (the trigger is recorded, not dumped); GPUFL_EIO when
+ * the dump could not be written. Any thread but not a signal handler.
+ */
+GPUFL_API int gpufl_set_framework_oom(int on);
+GPUFL_API int gpufl_report_oom(uint32_t device, uint64_t requested_bytes, const char *detail);
+
 /* ---- Scope macros ------------------------------------------------------
  *
  *   GFL_SCOPE("forward") { ... }   the block is the scope; leaving it by any

@@ -72,6 +72,10 @@ int gpufl_cmd_info(int argc, char **argv);
 int gpufl_cmd_export(int argc, char **argv);
 int gpufl_cmd_stacks(int argc, char **argv);
 int gpufl_cmd_run(int argc, char **argv);
+/* gpufl_cmd_run, handing each session directory the program's processes
+ * recorded to `each` once the program has ended (`gpufl mem track`). */
+typedef void (*gpufl__run_session_fn)(const char *session_dir, void *ctx);
+int gpufl__run_sessions(int argc, char **argv, gpufl__run_session_fn each, void *ctx);
 int gpufl_cmd_view(int argc, char **argv);
 int gpufl_cmd_report(int argc, char **argv);
 /* mem exits 0 fine, 1 a leak or a threshold, 2 an error or bad usage (cli/mem.h). */

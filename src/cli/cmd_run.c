@@ -379,8 +379,9 @@ static void print_summary(const char *dir, bool full)
 }
 
 /* Reads the report: one "<pid> <dir>" line per recorded process. Prints
- * where each session went and what it holds (see MAX_OVERVIEWS). */
-static void print_sessions(const char *report, const char *program)
+ * where each session went and what it holds (see MAX_OVERVIEWS), and hands
+ * each directory to `each` when there is one. */
+static void print_sessions(const char *report, const char *program, gpufl__run_session_fn each, void *ctx)
 {
     FILE *f = fopen(report, "re");
     char *line = NULL;
@@ -411,6 +412,8 @@ static void print_sessions(const char *report, const char *program)
         fprintf(stderr, "gpufl run: process %s recorded into %s\n", line, dir);
         if (count <= MAX_OVERVIEWS)
             print_summary(dir, count == 1);
+        if (each)
+            each(dir, ctx);
     }
     if (count > 1)
         fprintf(stderr, "gpufl run: %zu processes recorded; `gpufl summary DIR` shows each in full\n", count);
@@ -433,7 +436,9 @@ static int make_report(char *path, size_t len)
     return 0;
 }
 
-int gpufl_cmd_run(int argc, char **argv)
+int gpufl_cmd_run(int argc, char **argv) { return gpufl__run_sessions(argc, argv, NULL, NULL); }
+
+int gpufl__run_sessions(int argc, char **argv, gpufl__run_session_fn each, void *ctx)
 {
     run_args a;
     int rc = parse_args(argc, argv, &a);
@@ -461,7 +466,7 @@ int gpufl_cmd_run(int argc, char **argv)
         code = WEXITSTATUS(status);
         fprintf(stderr, "gpufl run: %s exited with status %d\n", a.program[0], code);
     }
-    print_sessions(report, a.program[0]);
+    print_sessions(report, a.program[0], each, ctx);
     unlink(report);
     return code;
 }

@@ -8,6 +8,9 @@
 #ifndef GPUFL_CLI_MEM_H
 #define GPUFL_CLI_MEM_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 #define GFL_MEM_OK 0
 #define GFL_MEM_FOUND 1
 #define GFL_MEM_ERROR 2
@@ -25,6 +28,11 @@ extern const gpufl__mem_command gpufl__mem_monitor_command;
 extern const gpufl__mem_command gpufl__mem_track_command;
 extern const gpufl__mem_command gpufl__mem_analyze_command;
 extern const gpufl__mem_command gpufl__mem_diagnose_command;
+
+/* The memory analysis of `gpufl mem analyze` for the session at path, as
+ * text or JSON on out; *leak_found set when a leak was found. 0, or
+ * nonzero with err saying why (the file and the problem). */
+int gpufl__mem_analyze_session(const char *path, int json, FILE *out, int *leak_found, char *err, size_t err_len);
 
 /* Prints "gpufl mem NAME: <message>" and NAME's usage on stderr; returns
  * GFL_MEM_ERROR. */

@@ -188,6 +188,8 @@ int gpufl__session_json_write_dump(const gpufl__session_info *info, const char *
                   gpufl__json_text(note->kind), "detail", gpufl__json_text(note->detail), "at_ns",
                   (json_int_t)note->at_ns, "at_time", at, "from_ns", (json_int_t)note->from_ns, "to_ns",
                   (json_int_t)note->to_ns, "events", (json_int_t)note->events, "bytes", (json_int_t)note->bytes);
+    if (d && note->oom)
+        json_object_set_new(d, "oom", gpufl__json_text(note->oom));
     json_object_set_new(root, "dump", d);
     json_object_set_new(root, "session_dir", gpufl__json_text(info->dir));
     return write_root(root, dir);

@@ -24,6 +24,8 @@ typedef struct gpufl__dump_note {
     uint64_t at_ns;          /* when it fired */
     uint64_t from_ns, to_ns; /* the window's events */
     uint64_t events, bytes;
+    /* Appended. */
+    const char *oom; /* the dump's diagnosis of an out-of-memory ("oom.json"), NULL none */
 } gpufl__dump_note;
 
 /* session.json of a dump, in dir: the session's identity, options and

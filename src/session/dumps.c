@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/os.h"
 #include "gpufl/gpufl.h"
+#include "present/report/oom_json.h"
 #include "sink/window.h"
 #include "session/trace_windows.h"
 #include "sink/window_dump.h"
@@ -64,6 +65,11 @@ static pthread_mutex_t api_lock = PTHREAD_MUTEX_INITIALIZER;
  * session. The triggers outlive it (freed after the collector stops). */
 static _Atomic(gpufl__triggers *) active;
 
+/* gpufl_set_framework_oom(): the framework decides what is an out-of-memory.
+ * Process-wide, like the framework's allocator; relaxed: it orders nothing,
+ * and a failed allocation racing the switch may go either way. */
+static atomic_bool framework_oom;
+
 /* ---- answers to gpufl_dump() --------------------------------------------- */
 
 static void answer_dump_call(uint64_t token, int rc, const char *text)
@@ -80,6 +86,37 @@ static void answer_dump_call(uint64_t token, int rc, const char *text)
 
 /* ---- writing ------------------------------------------------------------- */
 
+/* oom.json for a dump of an out-of-memory, read back from the dump itself
+ * (so it says what the dump holds). Dump thread; a dump of a large window
+ * takes a read of it, which is rare and off the program's threads. */
+static const char *add_oom_diagnosis(void *ctx, const char *dir, const gpufl__dump_note *note)
+{
+    (void)ctx;
+    if (strcmp(note->kind, "oom") != 0)
+        return NULL;
+    char *text = NULL, err[600] = "", path[4400];
+    size_t len = 0;
+    bool found = false;
+    if (gpufl__oom_json_of(dir, &text, &len, &found, err, sizeof err) != 0) {
+        gpufl__log(GFL_LOG_WARN, "the out-of-memory dump %s has no %s: %s", note->name, GPUFL_OOM_JSON, err);
+        return NULL;
+    }
+    if (!found) {
+        gpufl__log(GFL_LOG_INFO, "the out-of-memory dump %s holds no failed allocation nor trigger to diagnose",
+                   note->name);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, GPUFL_OOM_JSON);
+    int rc = gpufl__write_file_atomic(path, text, len);
+    int saved = errno;
+    free(text);
+    if (rc != 0) {
+        gpufl__log(GFL_LOG_WARN, "cannot write %s: %s", path, strerror(saved));
+        return NULL;
+    }
+    return GPUFL_OOM_JSON;
+}
+
 static void write_job(job *j)
 {
     gpufl__dump_note note = {
@@ -94,7 +131,8 @@ static void write_job(job *j)
     };
     char path[4400], err[600];
     uint64_t t0 = gpufl__now_ns();
-    int rc = gpufl__window_dump_write(D.info, &j->snap, &note, path, sizeof path, err, sizeof err);
+    gpufl__dump_addition extra = {add_oom_diagnosis, NULL};
+    int rc = gpufl__window_dump_write(D.info, &j->snap, &note, &extra, path, sizeof path, err, sizeof err);
     if (rc == 0) {
         unsigned removed = gpufl__window_dumps_prune(D.info, D.max_count, D.max_bytes);
         gpufl__log(GFL_LOG_INFO,
@@ -186,6 +224,8 @@ static void hook_refused(void *ctx, uint64_t token, gfl_trigger_outcome outcome)
     if (outcome == GFL_TRIGGER_STORM)
         snprintf(why, sizeof why, "the last dump is younger than dump_min_interval_s (%u s): recorded, not dumped",
                  D.info->config->o.dump_min_interval_s);
+    else if (D.window) /* a window, but this kind does not dump */
+        snprintf(why, sizeof why, "dump_on_oom is off: the out-of-memory is recorded, not dumped");
     else
         snprintf(why, sizeof why, "the session keeps no flight window (flight_window_s is 0)");
     answer_dump_call(token, GPUFL_ESTATE, why);
@@ -342,20 +382,26 @@ void gpufl__dumps_close(void)
 
 void gpufl__dumps_plugin_trigger(const char *kind, const char *detail)
 {
+    /* the failed allocation is recorded; whether it is an out-of-memory is
+     * the framework's to say (its allocator retries after emptying its cache) */
+    if (!strcmp(kind, "oom") && atomic_load_explicit(&framework_oom, memory_order_relaxed))
+        return;
     gpufl__triggers *t = atomic_load_explicit(&active, memory_order_acquire);
     if (t)
         (void)gpufl__triggers_request(t, kind, detail, 0);
 }
 
-int gpufl__dumps_request(const char *reason)
+void gpufl__dumps_framework_oom(bool on) { atomic_store_explicit(&framework_oom, on, memory_order_relaxed); }
+
+int gpufl__dumps_request(const char *api, const char *kind, const char *detail)
 {
     gpufl__triggers *t = atomic_load_explicit(&active, memory_order_acquire);
     if (!t) {
-        gpufl__set_error("gpufl_dump: no session; call gpufl_init first");
+        gpufl__set_error("%s: no session; call gpufl_init first", api);
         return GPUFL_ESTATE;
     }
     if (!D.window) {
-        gpufl__set_error("gpufl_dump: the session keeps no flight window (set flight_window_s)");
+        gpufl__set_error("%s: the session keeps no flight window (set flight_window_s)", api);
         return GPUFL_ESTATE;
     }
     pthread_mutex_lock(&api_lock);
@@ -363,8 +409,8 @@ int gpufl__dumps_request(const char *reason)
     uint64_t token = ++D.next_token;
     pthread_mutex_unlock(&D.lock);
     int rc;
-    if (gpufl__triggers_request(t, "dump", reason ? reason : "", token) != 0) {
-        gpufl__set_error("gpufl_dump: too many triggers at once; try again");
+    if (gpufl__triggers_request(t, kind, detail ? detail : "", token) != 0) {
+        gpufl__set_error("%s: too many triggers at once; try again", api);
         pthread_mutex_unlock(&api_lock);
         return GPUFL_ESTATE;
     }
@@ -378,10 +424,10 @@ int gpufl__dumps_request(const char *reason)
     if (D.answered >= token) {
         rc = D.answer_rc;
         if (rc != 0)
-            gpufl__set_error("gpufl_dump: %s", D.answer);
+            gpufl__set_error("%s: %s", api, D.answer);
     } else {
         rc = GPUFL_EIO;
-        gpufl__set_error("gpufl_dump: no dump after %d s", API_WAIT_S);
+        gpufl__set_error("%s: no dump after %d s", api, API_WAIT_S);
     }
     pthread_mutex_unlock(&D.lock);
     pthread_mutex_unlock(&api_lock);

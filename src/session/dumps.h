@@ -10,6 +10,7 @@
 #ifndef GPUFL_SESSION_DUMPS_H
 #define GPUFL_SESSION_DUMPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "collect/collector.h"
@@ -38,11 +39,18 @@ void gpufl__dumps_disarm(void);
  * the dump thread, frees the triggers. */
 void gpufl__dumps_close(void);
 
-/* gpufl_dump(): asks for a dump and waits for it. */
-int gpufl__dumps_request(const char *reason);
+/* gpufl_dump() and gpufl_report_oom() (api: their name, for messages): a
+ * trigger of kind with detail (NULL: none), and waits for its dump. The
+ * collector drains every ring once more before it fires, so what the
+ * calling thread recorded before is in the dump. 0, or as gpufl_dump(). */
+int gpufl__dumps_request(const char *api, const char *kind, const char *detail);
 
-/* The device plugin's trigger hook (plugin_api.h): never blocks. */
+/* The device plugin's trigger hook (plugin_api.h): never blocks. An "oom"
+ * is ignored while the framework reports its own (gpufl__dumps_framework_oom). */
 void gpufl__dumps_plugin_trigger(const char *kind, const char *detail);
+
+/* gpufl_set_framework_oom(): any thread, any time. */
+void gpufl__dumps_framework_oom(bool on);
 
 /* The note's path for pid (the CLI reads it): 0, or -1 when it does not fit. */
 int gpufl__dump_note_path(int pid, char *out, size_t len);

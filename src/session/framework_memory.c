@@ -11,6 +11,10 @@
  * agree. The table is behind a mutex: blocks come from the framework's
  * hooks and snapshots, thousands a second at most, never from a kernel
  * launch's path.
+ *
+ * gpufl_report_oom and gpufl_set_framework_oom: the framework's own
+ * out-of-memory, recorded as a failed allocation of its layer and dumped
+ * like any "oom" trigger.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -20,9 +24,11 @@
 #include "core/event.h"
 #include "core/idmap.h"
 #include "core/intern.h"
+#include "core/log.h"
 #include "core/recording.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
+#include "session/dumps.h"
 #include "session/session.h"
 
 #define MAX_FRAMES 64
@@ -183,4 +189,36 @@ GPUFL_API int gpufl_record_block(uint32_t device, uint64_t address, uint64_t byt
     if (!is_free)
         m->stack_id = source_stack(frames, nframes, ts);
     return push(&ev) ? 0 : GPUFL_ENOMEM;
+}
+
+GPUFL_API int gpufl_report_oom(uint32_t device, uint64_t requested_bytes, const char *detail)
+{
+    if (!gpufl__is_recording()) {
+        gpufl__set_error("gpufl_report_oom: no session; call gpufl_init first");
+        return GPUFL_ESTATE;
+    }
+    /* what the dump's diagnosis reads the request and its device from, on
+     * this thread's ring ahead of the trigger, which the collector fires
+     * only after draining every ring again */
+    gfl_event ev = {.h = {.type = GFL_EV_MEM_ALLOC,
+                          .flags = GFL_F_MEM_FAILED | GFL_F_MEM_FRAMEWORK,
+                          .device = (uint16_t)device,
+                          .ts = gpufl__now_ns()}};
+    ev.u.mem.bytes = requested_bytes;
+    ev.u.mem.mem_kind = GFL_MEM_DEVICE;
+    ev.u.mem.scope_id = innermost_scope();
+    (void)push(&ev); /* a full ring counts it lost; the trigger still says what happened */
+    char text[256];
+    if (!detail || !detail[0]) {
+        snprintf(text, sizeof text, "the framework could not allocate %llu bytes on GPU %u",
+                 (unsigned long long)requested_bytes, device);
+        detail = text;
+    }
+    return gpufl__session_dump("gpufl_report_oom", "oom", detail);
+}
+
+GPUFL_API int gpufl_set_framework_oom(int on)
+{
+    gpufl__dumps_framework_oom(on != 0);
+    return 0;
 }

@@ -70,6 +70,28 @@ void gpufl__live_sample_settled(gpufl__live *live, gpufl__live_sample *out)
     gpufl__live_sample_now(live, out);
 }
 
+unsigned gpufl__live_processes(gpufl__live *live, uint32_t i, gpufl__live_process *out, unsigned cap)
+{
+    struct gpufl__live_backend *b = live->backend;
+    if (!live->have_nvml || i >= live->devices.count || !cap)
+        return 0;
+    gpufl__gpu_process procs[64];
+    unsigned n =
+        gpufl__nvml_processes(&b->api, live->devices.devices[i].index, &b->state[i], procs, cap < 64 ? cap : 64);
+    for (unsigned k = 0; k < n; k++) {
+        out[k] = (gpufl__live_process){.pid = procs[k].pid, .used_bytes = procs[k].used_bytes};
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%u/comm", procs[k].pid);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fgets(out[k].name, sizeof out[k].name, f))
+                out[k].name[strcspn(out[k].name, "\n")] = '\0';
+            fclose(f);
+        }
+    }
+    return n;
+}
+
 void gpufl__live_close(gpufl__live *live)
 {
     struct gpufl__live_backend *b = live->backend;

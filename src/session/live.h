@@ -49,4 +49,15 @@ void gpufl__live_sample_now(gpufl__live *live, gpufl__live_sample *out);
 void gpufl__live_sample_settled(gpufl__live *live, gpufl__live_sample *out);
 void gpufl__live_close(gpufl__live *live);
 
+/* A process holding memory on a GPU, with its name when /proc shows it. */
+typedef struct gpufl__live_process {
+    uint32_t pid;
+    uint64_t used_bytes;
+    char name[64]; /* /proc/<pid>/comm; "" when not visible (another PID namespace, gone) */
+} gpufl__live_process;
+
+/* The processes holding memory on devices.devices[i], at most cap, into
+ * out; how many (0: none, or NVML cannot list them). */
+unsigned gpufl__live_processes(gpufl__live *live, uint32_t i, gpufl__live_process *out, unsigned cap);
+
 #endif /* GPUFL_SESSION_LIVE_H */

@@ -405,19 +405,21 @@ GPUFL_API int gpufl_trace_pause(void) { return hand_over(gpufl__trace_windows_us
 GPUFL_API int gpufl_trace_resume(void) { return hand_over(gpufl__trace_windows_user_resume, "gpufl_trace_resume"); }
 
 /* Under the lifecycle lock: gpufl_shutdown() waits for a dump under way. */
-GPUFL_API int gpufl_dump(const char *reason)
+int gpufl__session_dump(const char *api, const char *kind, const char *detail)
 {
     pthread_mutex_lock(&lifecycle);
     int rc;
     if (!current) {
-        gpufl__set_error("gpufl_dump: no session; call gpufl_init first");
+        gpufl__set_error("%s: no session; call gpufl_init first", api);
         rc = GPUFL_ESTATE;
     } else {
-        rc = gpufl__dumps_request(reason);
+        rc = gpufl__dumps_request(api, kind, detail);
     }
     pthread_mutex_unlock(&lifecycle);
     return rc;
 }
+
+GPUFL_API int gpufl_dump(const char *reason) { return gpufl__session_dump("gpufl_dump", "dump", reason); }
 
 /* A program that forgets gpufl_shutdown() (or exits from a worker thread)
  * still gets its logs drained and its session ended. exit() runs atexit

@@ -16,4 +16,10 @@ void gpufl__session_flush(void);
  * event stamped earlier is dropped as stale. Any thread. */
 uint64_t gpufl__session_start_ns(void);
 
+/* A trigger of kind (detail: NULL none) that dumps the flight window, and
+ * its wait (session/dumps.h), under the lifecycle lock so that
+ * gpufl_shutdown() waits for it; api names the caller in messages.
+ * Returns 0, or as gpufl_dump(). */
+int gpufl__session_dump(const char *api, const char *kind, const char *detail);
+
 #endif /* GPUFL_SESSION_SESSION_H */

@@ -87,7 +87,8 @@ static int write_trace(const char *dir, const gpufl__session_info *info, const g
 }
 
 int gpufl__window_dump_write(const gpufl__session_info *info, const gpufl__window_snapshot *snap,
-                             const gpufl__dump_note *note, char *path, size_t path_len, char *err, size_t err_len)
+                             const gpufl__dump_note *note, const gpufl__dump_addition *extra, char *path,
+                             size_t path_len, char *err, size_t err_len)
 {
     char dumps[4200], tmp[4400], final_dir[4400];
     snprintf(dumps, sizeof dumps, "%s/dumps", info->dir);
@@ -103,7 +104,10 @@ int gpufl__window_dump_write(const gpufl__session_info *info, const gpufl__windo
         return GPUFL_EIO;
     }
     int rc = write_trace(tmp, info, snap, note, err, err_len);
-    if (rc == 0 && gpufl__session_json_write_dump(info, tmp, note) != 0) {
+    gpufl__dump_note whole = *note;
+    if (rc == 0 && extra && extra->add)
+        whole.oom = extra->add(extra->ctx, tmp, note);
+    if (rc == 0 && gpufl__session_json_write_dump(info, tmp, &whole) != 0) {
         snprintf(err, err_len, "cannot write %s/session.json: %s", tmp, strerror(errno));
         rc = GPUFL_EIO;
     }

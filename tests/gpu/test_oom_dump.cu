@@ -3,7 +3,8 @@
  * engine with a flight window (issue 13): the failing cudaMalloc leaves a
  * dump, dumps/0001-oom, that holds the failed allocation (the bytes asked
  * for, its thread and scope) and every allocation live at that moment, and
- * the program goes on (it frees and allocates again).
+ * the program goes on (it frees and allocates again). The dump holds
+ * oom.json, the diagnosis: the request that failed and a classification.
  *
  * Why: "which allocation ran us out of memory, and what held the memory"
  * is the question an OOM leaves; the dump must answer it from the minute
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include <jansson.h>
 #include <unistd.h>
 
 #include "fs_util.h"
@@ -98,6 +100,20 @@ int main()
     const gpufl_trace_triggers *tr = gpufl_trace_get_triggers(t);
     CHECK(tr->n >= 1 && !strcmp(gpufl_trace_string(t, tr->kind[0]), "oom"), "no oom trigger in the dump");
     gpufl_trace_close(t);
+
+    std::string oom = dump + "/oom.json";
+    json_error_t jerr;
+    json_t *j = json_load_file(oom.c_str(), 0, &jerr);
+    CHECK(j, "%s: %s", oom.c_str(), jerr.text);
+    json_t *req = json_object_get(j, "requested_bytes");
+    CHECK(json_is_integer(req) && (size_t)json_integer_value(req) == chunk, "oom.json: requested_bytes is not 1 GiB");
+    const char *cls = json_string_value(json_object_get(j, "classification"));
+    CHECK(cls && (!strcmp(cls, "real_exhaustion") || !strcmp(cls, "fragmentation") || !strcmp(cls, "another_process")),
+          "oom.json: classification %s", cls ? cls : "missing");
+    CHECK(json_array_size(json_object_get(j, "largest_live")) == (live.size() < 20 ? live.size() : 20),
+          "oom.json: %zu largest live allocations", json_array_size(json_object_get(j, "largest_live")));
+    std::printf("oom.json: %s: %s\n", cls, json_string_value(json_object_get(j, "explanation")));
+    json_decref(j);
     tu_rm_rf(logs);
     std::printf("PASS\n");
     return 0;

@@ -275,3 +275,31 @@ void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_
     sample_pcie(api, dev, st, ts, out);
     sample_process_memory(api, dev, pid, out);
 }
+
+unsigned gpufl__nvml_processes(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st,
+                               gpufl__gpu_process *out, unsigned cap)
+{
+    if (!st->dev)
+        st->dev = handle(api, index);
+    if (!st->dev || !api->device_processes)
+        return 0;
+    unsigned char buf[64 * sizeof(gfl_nvml_process_v2)];
+    unsigned n = (unsigned)(sizeof buf / api->process_record_size);
+    if (!OK(api->device_processes(st->dev, &n, buf)))
+        return 0; /* INSUFFICIENT_SIZE with > 64 processes: rare; none listed */
+    unsigned count = 0;
+    for (unsigned i = 0; i < n; i++) {
+        gfl_nvml_process_v1 p; /* both layouts begin with pid and used memory */
+        memcpy(&p, buf + (size_t)i * api->process_record_size, sizeof p);
+        unsigned k = 0;
+        while (k < count && out[k].pid != p.pid)
+            k++;
+        if (k == count) {
+            if (count == cap)
+                continue;
+            out[count++] = (gpufl__gpu_process){p.pid, 0};
+        }
+        out[k].used_bytes += p.used_gpu_memory;
+    }
+    return count;
+}

@@ -45,6 +45,18 @@ typedef struct gpufl__nvml_state {
 void gpufl__nvml_sample(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st, uint64_t ts, int pid,
                         gfl_device_metrics_payload *out);
 
+/* A process using a device's memory. */
+typedef struct gpufl__gpu_process {
+    uint32_t pid;        /* as NVML sees it: the host's PID namespace */
+    uint64_t used_bytes; /* device memory it holds (summed over MIG instances) */
+} gpufl__gpu_process;
+
+/* The compute processes holding memory on device `index`, at most cap, one
+ * entry per pid, into out. Returns how many; 0 when there are none or NVML
+ * cannot list them (no such function, no permission). */
+unsigned gpufl__nvml_processes(const gpufl__nvml_api *api, unsigned index, gpufl__nvml_state *st,
+                               gpufl__gpu_process *out, unsigned cap);
+
 /* Streaming multiprocessors from CUDA cores, for drivers without
  * nvmlDeviceGetAttributes: cores per SM by compute capability (0 unknown). */
 unsigned gpufl__cores_per_sm(int cc_major, int cc_minor);

@@ -65,7 +65,7 @@ static void suggest(gpufl__ana_leak *l, const char *text)
 static void suggestions(gpufl__ana_leak *l, const ana_mem_dev *d)
 {
     if (!l->detected) {
-        if (l->slope > 0 && l->p_value < 0.05)
+        if (l->slope > 0 && l->p_value < 0.05 && l->increase_bytes >= (int64_t)RISE_MIN)
             suggest(l, "memory grew a little from one repetition to the next, not steadily enough to call it a "
                        "leak: record more repetitions to be sure");
         return;

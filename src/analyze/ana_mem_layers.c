@@ -4,8 +4,8 @@
  * them at the process's peak, and a timeline decimated to a few hundred
  * points for plots.
  *
- * The timeline is a merge of the device's series by time: every point of
- * every series is one change; the changes are cut into at most max_points
+ * The timeline is a merge of the device's series by time: every time at
+ * which some series has a point is one change; the changes are cut into at most max_points
  * runs of equal length, and a run's point keeps each series' maximum over
  * it (the value carried into the run included), so no peak is lost to the
  * decimation. O(changes x series) time, no memory per change.
@@ -103,11 +103,21 @@ static bool merge_step(merge *g, uint64_t *ts)
     return true;
 }
 
+/* Changes at one time (an NVML sample gives two series) are one. */
+static uint64_t count_changes(ana_mem_dev *d)
+{
+    merge g = {.d = d};
+    uint64_t ts, prev = 0, n = 0;
+    while (merge_step(&g, &ts)) {
+        n += !n || ts != prev;
+        prev = ts;
+    }
+    return n;
+}
+
 static int timeline(ana_mem_dev *d, uint32_t max_points, gpufl__ana_mem_layers_dev *out)
 {
-    uint64_t changes = 0;
-    for (unsigned s = 0; s < GPUFL__ANA_MEM_SERIES; s++)
-        changes += d->s[s].n;
+    uint64_t changes = count_changes(d);
     out->changes = changes;
     if (!changes)
         return 0;
@@ -116,11 +126,14 @@ static int timeline(ana_mem_dev *d, uint32_t max_points, gpufl__ana_mem_layers_d
     if (!out->points)
         return GPUFL_ENOMEM;
     merge g = {.d = d};
-    uint64_t ts, k = 0;
+    uint64_t ts, prev = 0, k = 0;
     gpufl__ana_mem_point *p = NULL;
     uint64_t at_point = UINT64_MAX;
     while (merge_step(&g, &ts)) {
-        uint64_t idx = k++ * npoints / changes; /* runs of equal numbers of changes */
+        if (k == 0 || ts != prev)
+            k++;
+        prev = ts;
+        uint64_t idx = (k - 1) * npoints / changes; /* runs of equal numbers of changes */
         if (idx != at_point) {
             at_point = idx;
             p = &out->points[idx];

@@ -595,7 +595,7 @@ static void memory(jctx *c)
         const gpufl__ana_mem_row *r = &m->rows[i];
         gpufl__jw_obj(w, NULL);
         gpufl__jw_u64(w, "device", r->device);
-        gpufl__jw_str(w, "space", r->space == GPUFL__ANA_SPACE_HOST ? "host" : "device");
+        gpufl__jw_str(w, "space", gpufl__ana_space_name(r->space));
         gpufl__jw_u64(w, "allocs", r->allocs);
         gpufl__jw_u64(w, "alloc_bytes", r->alloc_bytes);
         gpufl__jw_u64(w, "frees", r->frees);
@@ -610,6 +610,7 @@ static void memory(jctx *c)
         allocations(c, "leaks", r->nleaks, r->leaks);
         gpufl__jw_u64(w, "unmatched_frees", r->unmatched_frees);
         gpufl__jw_u64(w, "unmatched_free_bytes", r->unmatched_free_bytes);
+        gpufl__jw_str(w, "never_freed_why", gpufl__ana_never_freed_key(r->never_freed_why));
         gpufl__jw_obj_end(w);
     }
     gpufl__jw_arr_end(w);
@@ -655,6 +656,9 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     memory(&c);
     counters(&c);
     gpufl__rj_flight(&c.w, t, r);
+    gpufl__rj_memory_layers(&c.w, t, &r->mem_layers);
+    gpufl__rj_memory_peaks(&c.w, t, &r->mem_peaks);
+    gpufl__rj_leaks(&c.w, t, &r->leaks, NULL);
     gpufl__jw_obj_end(&c.w);
     int rc = gpufl__jw_finish(&c.w);
     if (rc == 0 && (fwrite(c.w.buf, 1, c.w.n, out) != c.w.n || fflush(out) != 0))

@@ -235,6 +235,15 @@ static void blocks_apart(void **state)
     assert_int_equal(d->gaps[0].lower, GPUFL__ANA_MEM_ALLOCATED);
     assert_int_equal(d->gaps[0].bytes, 20 * MIB); /* at the driver's peak no block was live yet */
     gpufl__ana_mem_layers_free(&l);
+    /* peaks of live memory: the framework's blocks, not the driver's segment */
+    gpufl__ana_mem_peaks p;
+    assert_int_equal(gpufl__analyze_mem_peaks(t, &p), 0);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.rows[0].series, GPUFL__ANA_MEM_ALLOCATED);
+    assert_true(p.rows[0].blocks);
+    assert_int_equal(p.rows[0].peak_bytes, 6 * MIB);
+    assert_int_equal(p.rows[0].allocs, 2);
+    gpufl__ana_mem_peaks_free(&p);
     gpufl_trace_close(t);
 }
 
@@ -261,6 +270,7 @@ static void peaks_by_name_and_stream(void **state)
     const gpufl__ana_mem_peak *d = &p.rows[0], *s7 = &p.rows[1], *s8 = &p.rows[2], *sc = &p.rows[3], *nv = &p.rows[4];
     assert_int_equal(d->kind, GPUFL__ANA_MPEAK_DEVICE);
     assert_int_equal(d->series, GPUFL__ANA_MEM_DRIVER);
+    assert_false(d->blocks);
     assert_int_equal(d->peak_bytes, 5 * MIB); /* the third step: 2 kept + 2 + 1 */
     assert_int_equal(d->peak_ns, T0 + 2200);
     assert_int_equal(d->allocs, 6);
@@ -284,6 +294,31 @@ static void peaks_by_name_and_stream(void **state)
     assert_int_equal(nv->peak_bytes, 5 * MIB);
     assert_int_equal(nv->growth_bytes, 9 * MIB); /* the temporary is freed after the range */
     assert_int_equal(nv->allocs, 6);
+    gpufl__ana_mem_peaks_free(&p);
+    gpufl_trace_close(t);
+}
+
+/* A scope over a thousand allocations: its peak is found where it was
+ * reached (past the runs of points the search skips whole). */
+static void long_scope_peak(void **state)
+{
+    (void)state;
+    af f = {.end_ns = T0 + 100000};
+    af_scope(&f, 9, 100, 0, 0, "epoch", T0, T0 + 50000);
+    for (unsigned k = 0; k < 1000; k++)
+        mem(&f, false, T0 + 10 + k * 10, 0x100000 + k * 0x1000, k == 700 ? 64 * MIB : 4096, 0, 100, NULL, false);
+    mem(&f, true, T0 + 20000, 0x100000 + 700 * 0x1000, 64 * MIB, 0, 0, NULL, false);
+    gpufl_trace *t = af_open(&f, dir, "long");
+    gpufl__ana_mem_peaks p;
+    assert_int_equal(gpufl__analyze_mem_peaks(t, &p), 0);
+    assert_int_equal(p.n, 2);
+    const gpufl__ana_mem_peak *sc = &p.rows[1];
+    assert_int_equal(sc->kind, GPUFL__ANA_MPEAK_SCOPE);
+    assert_int_equal(sc->peak_bytes, p.rows[0].peak_bytes);
+    assert_int_equal(sc->peak_bytes, 64 * MIB + 999 * 4096ull);
+    assert_int_equal(sc->peak_ns, T0 + 10 + 999 * 10);
+    assert_int_equal(sc->allocs, 1000);
+    assert_int_equal(sc->growth_bytes, 999 * 4096);
     gpufl__ana_mem_peaks_free(&p);
     gpufl_trace_close(t);
 }
@@ -324,7 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(layers_and_gaps), cmocka_unit_test(unknown_layers_absent),
         cmocka_unit_test(blocks_apart),    cmocka_unit_test(peaks_by_name_and_stream),
-        cmocka_unit_test(sample_layers),
+        cmocka_unit_test(long_scope_peak), cmocka_unit_test(sample_layers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

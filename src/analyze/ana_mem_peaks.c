@@ -23,6 +23,14 @@
 #include "analyze/ana_util.h"
 #include "core/event.h"
 
+/* The series peaks are taken from: the framework's blocks replayed when
+ * they were recorded (exact at every block, where the allocator's states
+ * are samples), else the device's live series. */
+static ana_series *live_series(ana_mem_dev *d, uint8_t live)
+{
+    return live == GPUFL__ANA_MEM_ALLOCATED && d->blocks.n ? &d->blocks : &d->s[live];
+}
+
 typedef struct peaks_build {
     ana_mem_set *m;
     const gpufl__rows *a;
@@ -127,7 +135,8 @@ static void streams(peaks_build *b, const ana_mem_dev *d, uint8_t live)
                                        .peak_bytes = acc[k].peak,
                                        .peak_ns = acc[k].peak_ns,
                                        .allocs = acc[k].allocs,
-                                       .alloc_bytes = acc[k].alloc_bytes};
+                                       .alloc_bytes = acc[k].alloc_bytes,
+                                       .blocks = live == GPUFL__ANA_MEM_ALLOCATED};
         }
     }
     free(acc);
@@ -148,7 +157,7 @@ typedef struct names {
     ana_map index; /* (kind, name) -> acc */
 } names;
 
-static name_acc *name_get(peaks_build *b, names *g, uint8_t kind, uint32_t name, const ana_mem_dev *d, uint8_t live)
+static name_acc *name_get(peaks_build *b, names *g, uint8_t kind, uint32_t name, ana_mem_dev *d, uint8_t live)
 {
     uint32_t k;
     int put = gpufl__ana_map_put(&g->index, kind, name, (uint32_t)g->n, &k);
@@ -158,7 +167,11 @@ static name_acc *name_get(peaks_build *b, names *g, uint8_t kind, uint32_t name,
     }
     if (put == 0) {
         memset(&g->acc[g->n], 0, sizeof g->acc[g->n]);
-        g->acc[g->n].p = (gpufl__ana_mem_peak){.kind = kind, .series = live, .device = d->device, .name = name};
+        g->acc[g->n].p = (gpufl__ana_mem_peak){.kind = kind,
+                                               .series = live,
+                                               .device = d->device,
+                                               .name = name,
+                                               .blocks = live_series(d, live) == &d->blocks};
         g->n++;
     }
     return &g->acc[k];
@@ -168,7 +181,7 @@ static void instances(peaks_build *b, names *g, ana_mem_dev *d, uint8_t live, un
 {
     const gpufl_trace_scopes *s = gpufl__rows_ranges(b->a, tbl);
     uint8_t kind = tbl == GPUFL__TBL_SCOPE ? GPUFL__ANA_MPEAK_SCOPE : GPUFL__ANA_MPEAK_NVTX;
-    ana_series *x = &d->s[live];
+    ana_series *x = live_series(d, live);
     for (size_t i = 0; i < s->n && b->rc == 0; i++) {
         if (gpufl__s_instant(s, i) || !gpufl__s_name(s, i))
             continue;
@@ -253,7 +266,7 @@ static uint64_t names_out(peaks_build *b, names *g, ana_mem_dev *d, uint8_t live
             continue;
         }
         uint64_t v;
-        gpufl__ana_series_max(&d->s[live], n->best_b, n->best_e, &v, &n->p.peak_ns, &b->rc);
+        gpufl__ana_series_max(live_series(d, live), n->best_b, n->best_e, &v, &n->p.peak_ns, &b->rc);
         gpufl__ana_mem_peak *p = add(b);
         if (p)
             *p = n->p;
@@ -266,12 +279,13 @@ static void device_rows(peaks_build *b, ana_mem_dev *d, gpufl__ana_mem_peaks *ou
     uint8_t live = gpufl__ana_mem_live_series(d);
     if (live == GPUFL__ANA_MEM_SERIES)
         return;
-    const ana_series *x = &d->s[live];
+    const ana_series *x = live_series(d, live);
     gpufl__ana_mem_peak *p = add(b);
     if (!p)
         return;
     p->kind = GPUFL__ANA_MPEAK_DEVICE;
     p->series = live;
+    p->blocks = x == &d->blocks;
     p->device = d->device;
     for (size_t k = 0; k < x->n; k++)
         if (k == 0 || x->v[k] > p->peak_bytes) {

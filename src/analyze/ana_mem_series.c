@@ -332,6 +332,8 @@ static uint64_t tree_max(const ana_series *s, size_t lo, size_t hi) /* [lo, hi),
     return best;
 }
 
+#define AT_RUN 256 /* points skipped at once looking for where a maximum is reached */
+
 bool gpufl__ana_series_max(ana_series *s, uint64_t b, uint64_t e, uint64_t *v, uint64_t *at, int *rc)
 {
     size_t first = count_le(s, b), last = count_le(s, e); /* points in (b, e]: [first, last) */
@@ -344,12 +346,18 @@ bool gpufl__ana_series_max(ana_series *s, uint64_t b, uint64_t e, uint64_t *v, u
     }
     uint64_t best = s->n > 1 ? tree_max(s, lo, last) : s->v[0];
     *v = best;
-    /* the first point holding it: a linear walk is enough for the few
-     * callers that keep the time (the peak of a name, not of each instance) */
+    /* the first point holding it: runs of points whose maximum is lower
+     * are skipped whole, so a range over the whole session costs a tree
+     * query per run, not a step per point */
     if (at) {
         size_t k = lo;
-        while (k < last && s->v[k] != best)
-            k++;
+        while (k < last && s->v[k] != best) {
+            size_t run_end = k + AT_RUN < last ? k + AT_RUN : last;
+            if (s->n > 1 && k % AT_RUN == 0 && run_end - k == AT_RUN && tree_max(s, k, run_end) < best)
+                k = run_end;
+            else
+                k++;
+        }
         *at = k == lo && first ? b : s->ts[k];
     }
     return true;

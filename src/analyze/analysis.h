@@ -784,8 +784,9 @@ void gpufl__ana_mem_layers_free(gpufl__ana_mem_layers *l);
 /*
  * Peaks of live memory, per device, per stream, per gpufl scope name and per
  * NVTX range name (PyTorch's ops when it annotates them). "Live" is the
- * series the leak analysis reads (gpufl__ana_mem_leak_series): the
- * framework's allocated bytes when recorded, else the driver's. For a name:
+ * framework's allocated bytes when recorded (its blocks replayed, exact at
+ * every block, when it recorded them; else its allocator's states), else
+ * the driver's allocations. For a name:
  * the highest live bytes while any of its instances was open, the growth
  * across its instances (live at the end minus live at the begin, summed),
  * and the allocations made while it was the caller's innermost scope or
@@ -811,6 +812,8 @@ typedef struct gpufl__ana_mem_peak {
     int64_t growth_bytes;         /* SCOPE, NVTX: summed over instances */
     int64_t max_growth_bytes;     /* SCOPE, NVTX: of one instance */
     uint64_t allocs, alloc_bytes; /* allocations made in it (a stream's: on it) */
+    bool blocks;                  /* series ALLOCATED read from the framework's blocks replayed,
+                                     not from its allocator's states */
 } gpufl__ana_mem_peak;
 
 typedef struct gpufl__ana_mem_peaks {

@@ -133,7 +133,7 @@ void gpufl__rj_memory_peaks(jw *w, const gpufl_trace *t, const gpufl__ana_mem_pe
         bool named = r->kind == GPUFL__ANA_MPEAK_SCOPE || r->kind == GPUFL__ANA_MPEAK_NVTX;
         gpufl__jw_obj(w, NULL);
         gpufl__jw_str(w, "kind", peak_kind(r->kind));
-        gpufl__jw_str(w, "layer", gpufl__ana_mem_key(r->series));
+        gpufl__jw_str(w, "layer", r->blocks ? "blocks" : gpufl__ana_mem_key(r->series));
         gpufl__jw_u64(w, "device", r->device);
         if (r->kind == GPUFL__ANA_MPEAK_STREAM)
             gpufl__jw_u64(w, "stream", r->stream);

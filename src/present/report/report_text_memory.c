@@ -20,6 +20,7 @@
 #define MAX_NAME_ROWS 10 /* peaks per kind and device */
 #define MAX_CLEAN_LEAK_ROWS 10
 #define NAME_WIDTH 40
+#define DEFAULT_MAX_FRAMES 6 /* as the whole report's */
 
 static rt_num since_start(const rt *c, uint64_t ts)
 {
@@ -95,8 +96,9 @@ static void peaks(const rt *c)
         case GPUFL__ANA_MPEAK_DEVICE:
             names = 0;
             fprintf(out, "  GPU %u: peak of %s %s at %s, %s allocation%s made\n", p->device,
-                    gpufl__ana_mem_label(p->series), gpufl__rt_bytes(p->peak_bytes).s, since_start(c, p->peak_ns).s,
-                    gpufl__rt_count(p->allocs).s, gpufl__rt_plural(p->allocs));
+                    p->blocks ? "framework blocks live" : gpufl__ana_mem_label(p->series),
+                    gpufl__rt_bytes(p->peak_bytes).s, since_start(c, p->peak_ns).s, gpufl__rt_count(p->allocs).s,
+                    gpufl__rt_plural(p->allocs));
             break;
         case GPUFL__ANA_MPEAK_STREAM:
             fprintf(out, "    stream %-6u peak %s at %s, %s allocation%s (%s)\n", p->stream,
@@ -323,4 +325,18 @@ void gpufl__rt_section_memory(const rt *c)
         fprintf(out, "  allocations not recorded (enable_memory_tracking)\n");
     for (uint32_t i = 0; i < r->memory.n; i++)
         mem_row(c, &r->memory.rows[i]);
+}
+
+int gpufl__report_text_memory(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o,
+                              FILE *out)
+{
+    rt c = {.out = out, .t = t, .r = r};
+    if (o)
+        c.o = *o;
+    if (!c.o.max_frames)
+        c.o.max_frames = DEFAULT_MAX_FRAMES;
+    gpufl__rt_section_memory(&c);
+    if (fflush(out) != 0 || ferror(out))
+        return GPUFL_EIO;
+    return 0;
 }

@@ -15,6 +15,10 @@
 /* An array `key` of allocations (docs/REPORT.md, "memory"). */
 void gpufl__rj_allocations(jw *w, const gpufl_trace *t, const char *key, uint32_t n, const gpufl__ana_allocation *list);
 
+/* The member "memory" (docs/REPORT.md): the allocations replayed per
+ * device and space. */
+void gpufl__rj_memory(jw *w, const gpufl_trace *t, const gpufl__ana_memory *m);
+
 /* The flight recorder's members (report_json_flight.c): "triggers",
  * "trace_windows" (arrays, empty when the session has none) and
  * "incident" (null when the session neither crashed nor ran out of

@@ -19,11 +19,13 @@ enum {
     S_INT_NULL, /* integer or null */
     S_NUM_NULL, /* number or null */
     S_BOOL,
-    S_OBJ,      /* object of sub */
-    S_OBJ_NULL, /* object of sub, or null */
-    S_ARR_OBJ,  /* array of objects of sub */
-    S_ARR_INT,  /* array of integers */
-    S_MAP_INT,  /* object of integers, any keys */
+    S_OBJ,          /* object of sub */
+    S_OBJ_NULL,     /* object of sub, or null */
+    S_ARR_OBJ,      /* array of objects of sub */
+    S_ARR_INT,      /* array of integers */
+    S_MAP_INT,      /* object of integers, any keys */
+    S_ARR_STR,      /* array of strings */
+    S_ARR_STR_NULL, /* array of strings, or null */
 };
 
 typedef struct sfield {
@@ -327,9 +329,87 @@ static const sfield s_mem_row[] = {{"device", S_INT, 0},
                                    {"leaks", S_ARR_OBJ, s_alloc},
                                    {"unmatched_frees", S_INT, 0},
                                    {"unmatched_free_bytes", S_INT, 0},
+                                   {"never_freed_why", S_STR, 0},
                                    {0, 0, 0}};
 
 static const sfield s_memory[] = {{"recorded", S_BOOL, 0}, {"rows", S_ARR_OBJ, s_mem_row}, {0, 0, 0}};
+
+static const sfield s_mem_layer[] = {{"layer", S_STR, 0},
+                                     {"label", S_STR, 0},
+                                     {"peak_bytes", S_INT, 0},
+                                     {"peak_ns", S_INT, 0},
+                                     {"at_peak_bytes", S_INT_NULL, 0},
+                                     {0, 0, 0}};
+
+static const sfield s_mem_gap[] = {{"gap", S_STR, 0},   {"upper", S_STR, 0}, {"lower", S_STR, 0},
+                                   {"bytes", S_INT, 0}, {"why", S_STR, 0},   {0, 0, 0}};
+
+static const sfield s_mem_point[] = {{"ts_ns", S_INT, 0},
+                                     {"device_used", S_INT_NULL, 0},
+                                     {"process_used", S_INT_NULL, 0},
+                                     {"driver", S_INT_NULL, 0},
+                                     {"reserved", S_INT_NULL, 0},
+                                     {"active", S_INT_NULL, 0},
+                                     {"allocated", S_INT_NULL, 0},
+                                     {"inactive_split", S_INT_NULL, 0},
+                                     {"largest_free", S_INT_NULL, 0},
+                                     {0, 0, 0}};
+
+static const sfield s_mem_timeline[] = {{"changes", S_INT, 0}, {"points", S_ARR_OBJ, s_mem_point}, {0, 0, 0}};
+
+static const sfield s_mem_layers_dev[] = {{"device", S_INT, 0},
+                                          {"total_bytes", S_INT_NULL, 0},
+                                          {"framework", S_STR_NULL, 0},
+                                          {"framework_source", S_STR_NULL, 0},
+                                          {"driver_frees", S_BOOL, 0},
+                                          {"layers", S_ARR_OBJ, s_mem_layer},
+                                          {"at_peak_layer", S_STR, 0},
+                                          {"at_peak_ns", S_INT, 0},
+                                          {"gaps", S_ARR_OBJ, s_mem_gap},
+                                          {"timeline", S_OBJ, s_mem_timeline},
+                                          {0, 0, 0}};
+
+static const sfield s_mem_peak[] = {{"kind", S_STR, 0},
+                                    {"layer", S_STR, 0},
+                                    {"device", S_INT, 0},
+                                    {"stream", S_INT_NULL, 0},
+                                    {"name", S_STR_NULL, 0},
+                                    {"instances", S_INT, 0},
+                                    {"peak_bytes", S_INT, 0},
+                                    {"peak_ns", S_INT, 0},
+                                    {"growth_bytes", S_INT, 0},
+                                    {"max_growth_bytes", S_INT, 0},
+                                    {"allocs", S_INT, 0},
+                                    {"alloc_bytes", S_INT, 0},
+                                    {0, 0, 0}};
+
+static const sfield s_mem_peaks[] = {{"rows", S_ARR_OBJ, s_mem_peak}, {"names_left_out", S_INT, 0}, {0, 0, 0}};
+
+static const sfield s_leak_stack[] = {
+    {"stack", S_INT, 0}, {"count", S_INT, 0}, {"bytes", S_INT, 0}, {"frames", S_ARR_STR_NULL, 0}, {0, 0, 0}};
+
+static const sfield s_leak_grew[] = {
+    {"count", S_INT, 0}, {"bytes", S_INT, 0}, {"stacks", S_ARR_OBJ, s_leak_stack}, {0, 0, 0}};
+
+static const sfield s_leak[] = {{"scope", S_STR_NULL, 0},
+                                {"kind", S_STR, 0},
+                                {"device", S_INT, 0},
+                                {"layer", S_STR, 0},
+                                {"repetitions", S_INT, 0},
+                                {"warmup", S_INT, 0},
+                                {"detected", S_BOOL, 0},
+                                {"severity", S_STR, 0},
+                                {"memory_increase_mb", S_NUM, 0},
+                                {"time_window_seconds", S_NUM, 0},
+                                {"slope_bytes_per_step", S_NUM, 0},
+                                {"r_squared", S_NUM, 0},
+                                {"p_value", S_NUM, 0},
+                                {"suggestions", S_ARR_STR, 0},
+                                {"grew", S_OBJ, s_leak_grew},
+                                {0, 0, 0}};
+
+static const sfield s_leaks[] = {
+    {"min_steps", S_INT, 0}, {"detected", S_INT, 0}, {"rows", S_ARR_OBJ, s_leak}, {0, 0, 0}};
 
 static const sfield s_section[] = {{"status", S_STR, 0}, {"engine", S_STR_NULL, 0}, {"rows", S_INT, 0}, {0, 0, 0}};
 
@@ -382,6 +462,9 @@ static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"triggers", S_ARR_OBJ, s_trigger},
                                   {"trace_windows", S_ARR_OBJ, s_trace_window},
                                   {"incident", S_OBJ_NULL, s_incident},
+                                  {"memory_layers", S_ARR_OBJ, s_mem_layers_dev},
+                                  {"memory_peaks", S_OBJ, s_mem_peaks},
+                                  {"leaks", S_OBJ, s_leaks},
                                   {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and
@@ -408,6 +491,11 @@ static int schema_check_value(json_t *v, const sfield *f, const char *at, char *
             return schema_check_obj(v, f->sub, at, why, len);
         snprintf(why, len, "%s: not an object", at);
         return -1;
+    case S_ARR_STR_NULL:
+        if (json_is_null(v))
+            return 0;
+        /* fall through */
+    case S_ARR_STR:
     case S_ARR_OBJ:
     case S_ARR_INT: {
         if (!json_is_array(v)) {
@@ -420,7 +508,10 @@ static int schema_check_value(json_t *v, const sfield *f, const char *at, char *
         {
             char sub[512];
             snprintf(sub, sizeof sub, "%s[%zu]", at, i);
-            if (f->type == S_ARR_INT ? !json_is_integer(e) : !json_is_object(e)) {
+            bool fits = f->type == S_ARR_INT   ? json_is_integer(e)
+                        : f->type == S_ARR_OBJ ? json_is_object(e)
+                                               : json_is_string(e);
+            if (!fits) {
                 snprintf(why, len, "%s: wrong type", sub);
                 return -1;
             }

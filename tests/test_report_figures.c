@@ -769,21 +769,161 @@ static void check_launches(ht_page *page, const sess *x)
     sec_close(&s);
 }
 
+/* A signed size ("-1.00 MiB"). */
+static void cell_sbytes(sec *s, int col, const char *name, double v)
+{
+    fm_cursor m;
+    cell(s, col, name, &m);
+    if (v < 0)
+        fm_lit(&m, "-");
+    fm_bytes(&m, v < 0 ? -v : v);
+    fm_end(&m);
+}
+
+static bool has_section(ht_page *page, const char *id)
+{
+    for (size_t i = 0; i < page->n; i++)
+        if (!strcmp(page->items[i].section, id))
+            return true;
+    return false;
+}
+
+/* The label the page gives a layer key of the JSON report. */
+static const char *layer_label(const char *key)
+{
+    static const char *const pairs[][2] = {{"device_used", "device used (NVML, all processes)"},
+                                           {"process_used", "this process (NVML)"},
+                                           {"driver", "driver allocations live"},
+                                           {"reserved", "framework reserved"},
+                                           {"active", "framework active"},
+                                           {"allocated", "framework allocated"},
+                                           {"inactive_split", "inactive split (fragmentation)"},
+                                           {"largest_free", "largest free block"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (!strcmp(pairs[i][0], key))
+            return pairs[i][1];
+    fail_msg("unknown layer \"%s\"", key);
+    return "";
+}
+
+static void check_mem_layers(ht_page *page, const sess *x)
+{
+    json_t *devs = jget(x->j, "memory_layers"), *d, *e;
+    if (!json_array_size(devs)) {
+        if (has_section(page, "mem-layers"))
+            fail_msg("the page has a layers section for a session without memory layers");
+        return;
+    }
+    int64_t start = ji(jget(x->j, "session"), "start_ns");
+    sec s;
+    sec_open(&s, page, "mem-layers");
+    expect_text(&s, HT_HEADING, "Memory layers");
+    prose(&s, HT_PARA);
+    static const char *const cols[] = {"GPU", "layer", "at the process's peak", "peak", "peak at", NULL};
+    head(&s, cols);
+    size_t i, k;
+    json_array_foreach(devs, i, d) json_array_foreach(jget(d, "layers"), k, e)
+    {
+        cell_int(&s, 0, "GPU", ji(d, "device"));
+        cell_text(&s, 1, "layer", layer_label(js(e, "layer")));
+        json_t *at = jget(e, "at_peak_bytes");
+        if (json_is_null(at))
+            cell_text(&s, 2, "at the process's peak", "-");
+        else
+            cell_bytes(&s, 2, "at the process's peak", (double)json_integer_value(at));
+        cell_bytes(&s, 3, "peak", (double)ji(e, "peak_bytes"));
+        cell_ns(&s, 4, "peak at", (double)(ji(e, "peak_ns") - start), 0);
+    }
+    static const char *const gap_cols[] = {"GPU", "gap", "bytes", "what usually explains it", NULL};
+    head(&s, gap_cols);
+    json_array_foreach(devs, i, d) json_array_foreach(jget(d, "gaps"), k, e)
+    {
+        char pair[128];
+        snprintf(pair, sizeof pair, "%s - %s", js(e, "upper"), js(e, "lower"));
+        cell_int(&s, 0, "GPU", ji(d, "device"));
+        cell_text(&s, 1, "gap", pair);
+        cell_sbytes(&s, 2, "bytes", (double)ji(e, "bytes"));
+        cell_text(&s, 3, "what usually explains it", js(e, "why"));
+    }
+    sec_close(&s);
+}
+
+static void check_leaks(ht_page *page, const sess *x)
+{
+    json_t *lk = jget(x->j, "leaks"), *r;
+    if (!json_array_size(jget(x->j, "memory_layers")) && !json_is_true(jget(jget(x->j, "memory"), "recorded"))) {
+        if (has_section(page, "leaks"))
+            fail_msg("the page has a leaks section for a session without memory");
+        return;
+    }
+    sec s;
+    sec_open(&s, page, "leaks");
+    expect_text(&s, HT_HEADING, "Leaks");
+    fm_cursor m;
+    fm_begin(&m, next(&s, HT_PARA)->text, "leaks: paragraph");
+    fm_lit(&m, "Each scope or NVTX range repeated at least ");
+    fm_int(&m, ji(lk, "min_steps"));
+    fm_lit(&m, " times is a step: live memory after each repetition, a line through them after a warm-up, a leak "
+               "when it rises steadily (p below 0.01, r² at least 0.5, a MiB or more).");
+    fm_end(&m);
+    if (!json_array_size(jget(lk, "rows"))) {
+        expect_text(&s, HT_PARA, "Nothing was repeated often enough.");
+        sec_close(&s);
+        return;
+    }
+    static const char *const cols[] = {"scope or range", "kind",     "GPU",      "layer", "repetitions", "fitted",
+                                       "verdict",        "per step", "increase", "r²",    "p",           NULL};
+    head(&s, cols);
+    size_t i;
+    json_array_foreach(jget(lk, "rows"), i, r)
+    {
+        cell_text(&s, 0, "scope or range", js(r, "scope"));
+        cell_text(&s, 1, "kind", strcmp(js(r, "kind"), "scope") ? "NVTX" : "scope");
+        cell_int(&s, 2, "GPU", ji(r, "device"));
+        cell_text(&s, 3, "layer", layer_label(js(r, "layer")));
+        cell_int(&s, 4, "repetitions", ji(r, "repetitions"));
+        cell_int(&s, 5, "fitted", ji(r, "repetitions") - ji(r, "warmup"));
+        cell_text(&s, 6, "verdict", json_is_true(jget(r, "detected")) ? js(r, "severity") : "no leak");
+        cell_sbytes(&s, 7, "per step", jr(r, "slope_bytes_per_step"));
+        cell_sbytes(&s, 8, "increase", jr(r, "memory_increase_mb") * 1048576.0);
+        fm_cursor c;
+        cell(&s, 9, "r²", &c);
+        fm_real(&c, jr(r, "r_squared"), 5e-7);
+        fm_end(&c);
+        cell(&s, 10, "p", &c);
+        if (jr(r, "p_value") < 0.0001)
+            fm_lit(&c, "< 0.0001");
+        else
+            fm_real(&c, jr(r, "p_value"), 5e-10);
+        fm_end(&c);
+    }
+    sec_close(&s);
+}
+
+/* How the page reads a row's never_freed_why. */
+static const char *held_text(const char *why)
+{
+    if (!strcmp(why, "no_frees"))
+        return "held: no free recorded (a caching allocator)";
+    if (!strcmp(why, "unended"))
+        return "not freed yet: the session did not end";
+    return "leak candidates";
+}
+
 static void check_memory(ht_page *page, const sess *x)
 {
     json_t *mem = jget(x->j, "memory"), *r;
     if (!json_is_true(jget(mem, "recorded"))) {
-        for (size_t i = 0; i < page->n; i++)
-            if (!strcmp(page->items[i].section, "memory"))
-                fail_msg("the page has a memory section for a session without allocations");
+        if (has_section(page, "memory"))
+            fail_msg("the page has a memory section for a session without allocations");
         return;
     }
     sec s;
     sec_open(&s, page, "memory");
     expect_text(&s, HT_HEADING, "Memory allocations");
     static const char *const cols[] = {
-        "GPU",          "space",       "allocations", "allocated",         "frees",           "peak",
-        "live at peak", "live at end", "never freed", "never freed bytes", "unmatched frees", NULL};
+        "GPU",         "space",       "allocations",       "allocated",       "frees",           "peak", "live at peak",
+        "live at end", "never freed", "never freed bytes", "unmatched frees", "never freed are", NULL};
     head(&s, cols);
     size_t i;
     json_array_foreach(jget(mem, "rows"), i, r)
@@ -799,6 +939,7 @@ static void check_memory(ht_page *page, const sess *x)
         cell_int(&s, 8, "never freed", ji(r, "never_freed"));
         cell_bytes(&s, 9, "never freed bytes", (double)ji(r, "never_freed_bytes"));
         cell_int(&s, 10, "unmatched frees", ji(r, "unmatched_frees"));
+        cell_text(&s, 11, "never freed are", held_text(js(r, "never_freed_why")));
     }
     sec_close(&s);
 }
@@ -827,6 +968,8 @@ static void check_page(ht_page *page, const sess *x)
     check_idle(page, x);
     check_copies(page, x);
     check_launches(page, x);
+    check_mem_layers(page, x);
+    check_leaks(page, x);
     check_memory(page, x);
     /* anything else on the page (navigation, the timeline's controls, a
      * section this test does not know) shows no figure */

@@ -33,9 +33,35 @@ typedef struct mem_build {
     size_t *ended_at;                  /* per allocation event: the event that ended it */
 } mem_build;
 
-static uint8_t space_of(uint8_t kind)
+/* A framework's blocks lie inside the driver's allocations, often at the
+ * same address as the segment that holds them: replayed together, a block
+ * would "replace" its segment and the bytes count twice. */
+static uint8_t space_of(const gpufl__rows *a, size_t i)
 {
+    if (gpufl__m_framework(a, i))
+        return GPUFL__ANA_SPACE_FRAMEWORK;
+    uint8_t kind = gpufl__m_kind(a, i);
     return kind == GFL_MEM_PAGEABLE || kind == GFL_MEM_PINNED ? GPUFL__ANA_SPACE_HOST : GPUFL__ANA_SPACE_DEVICE;
+}
+
+const char *gpufl__ana_space_name(uint8_t space)
+{
+    switch (space) {
+    case GPUFL__ANA_SPACE_DEVICE: return "device";
+    case GPUFL__ANA_SPACE_HOST: return "host";
+    case GPUFL__ANA_SPACE_FRAMEWORK: return "framework";
+    default: return "?";
+    }
+}
+
+const char *gpufl__ana_never_freed_key(uint8_t why)
+{
+    switch (why) {
+    case GPUFL__ANA_NEVER_FREED_LEAKS: return "leaks";
+    case GPUFL__ANA_NEVER_FREED_NO_FREES: return "no_frees";
+    case GPUFL__ANA_NEVER_FREED_UNENDED: return "unended";
+    default: return "?";
+    }
 }
 
 static int row_for(mem_build *b, ana_map *row_of_key, uint32_t dev, uint8_t space, uint32_t *r)
@@ -91,35 +117,37 @@ static void end_alloc(mem_build *b, size_t j, size_t i, uint8_t fate)
 static int replay(mem_build *b)
 {
     const gpufl__rows *a = b->a;
-    ana_map row_of_key = {0}, live = {0};
+    ana_map row_of_key = {0}, live = {0}, fw_live = {0};
     int rc = 0;
     for (size_t i = 0; i < gpufl__m_n(a) && rc == 0; i++) {
         uint32_t dev = gpufl__m_device(a, i), r, j;
         uint64_t addr = gpufl__m_address(a, i), bytes = gpufl__m_bytes(a, i);
-        if ((rc = row_for(b, &row_of_key, dev, space_of(gpufl__m_kind(a, i)), &r)) != 0)
+        uint8_t space = space_of(a, i);
+        if ((rc = row_for(b, &row_of_key, dev, space, &r)) != 0)
             break;
+        ana_map *lives = space == GPUFL__ANA_SPACE_FRAMEWORK ? &fw_live : &live;
         b->row_of[i] = r;
         gpufl__ana_mem_row *row = &b->rows[r];
         if (gpufl__m_failed(a, i))
             continue; /* asked for, never given: neither live nor leaked */
         if (gpufl__m_is_free(a, i)) {
-            if (gpufl__ana_map_get(&live, dev, addr, &j)) {
+            if (gpufl__ana_map_get(lives, dev, addr, &j)) {
                 end_alloc(b, j, i, FREED);
-                gpufl__ana_map_del(&live, dev, addr);
+                gpufl__ana_map_del(lives, dev, addr);
             } else {
                 row->unmatched_frees++;
                 row->unmatched_free_bytes += bytes;
             }
             continue;
         }
-        int put = gpufl__ana_map_put(&live, dev, addr, (uint32_t)i, &j);
+        int put = gpufl__ana_map_put(lives, dev, addr, (uint32_t)i, &j);
         if (put < 0) {
             rc = put;
             break;
         }
         if (put == 1) { /* the address is live: the old block is gone unfreed */
             end_alloc(b, j, i, REPLACED);
-            gpufl__ana_map_set(&live, dev, addr, (uint32_t)i);
+            gpufl__ana_map_set(lives, dev, addr, (uint32_t)i);
         }
         b->fate[i] = LIVE;
         row->allocs++;
@@ -145,6 +173,7 @@ static int replay(mem_build *b)
     }
     gpufl__ana_map_free(&row_of_key);
     gpufl__ana_map_free(&live);
+    gpufl__ana_map_free(&fw_live);
     return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "analyze/ana_internal.h"
+#include "analyze/ana_mem_series.h"
 #include "analyze/ana_util.h"
 
 void gpufl__ana_options_default(gpufl__ana_options *o)
@@ -43,6 +44,24 @@ static int scopes_and_hotspots(const gpufl_trace *t, gpufl__ana_report *r)
     return rc;
 }
 
+/* The layers, peaks and leaks of memory, over one set of series. */
+static int memory_layers(const gpufl_trace *t, gpufl__ana_report *r)
+{
+    gpufl__rows a;
+    gpufl__rows_open(&a, t);
+    ana_mem_set m;
+    int rc = gpufl__ana_mem_set_build(&a, &m);
+    if (rc != 0)
+        return rc;
+    rc = gpufl__ana_mem_layers_with(&m, 0, &r->mem_layers);
+    if (rc == 0)
+        rc = gpufl__ana_mem_peaks_with(&m, &r->mem_peaks);
+    if (rc == 0)
+        rc = gpufl__ana_leaks_with(&m, NULL, &r->leaks);
+    gpufl__ana_mem_set_free(&m);
+    return rc;
+}
+
 /* The half of the report that does not need the scope trees. */
 typedef struct rest_job {
     const gpufl_trace *t;
@@ -67,6 +86,8 @@ static void *run_rest(void *arg)
         rc = gpufl__analyze_counters(j->t, &r->counters);
     if (rc == 0)
         rc = gpufl__analyze_flight(j->t, &r->flight);
+    if (rc == 0)
+        rc = memory_layers(j->t, r);
     j->rc = rc;
     return NULL;
 }
@@ -106,5 +127,8 @@ void gpufl__ana_report_free(gpufl__ana_report *r)
     gpufl__ana_memory_free(&r->memory);
     gpufl__ana_counters_free(&r->counters);
     gpufl__ana_ops_free(&r->ops);
+    gpufl__ana_mem_layers_free(&r->mem_layers);
+    gpufl__ana_mem_peaks_free(&r->mem_peaks);
+    gpufl__ana_leaks_free(&r->leaks);
     memset(r, 0, sizeof *r);
 }

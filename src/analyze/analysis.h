@@ -433,10 +433,16 @@ void gpufl__ana_launches_free(gpufl__ana_launches *l);
  * as never freed).
  */
 enum {
-    GPUFL__ANA_SPACE_DEVICE = 0, /* device memory: device, array, managed, static kinds */
-    GPUFL__ANA_SPACE_HOST = 1,   /* host memory the driver allocated: pinned, pageable */
+    GPUFL__ANA_SPACE_DEVICE = 0,    /* device memory: device, array, managed, static kinds */
+    GPUFL__ANA_SPACE_HOST = 1,      /* host memory the driver allocated: pinned, pageable */
+    GPUFL__ANA_SPACE_FRAMEWORK = 2, /* blocks of a framework's caching allocator (tensors), which
+                                       lie inside device allocations: replayed apart */
     GPUFL__ANA_SPACE_COUNT
 };
+
+/* "device", "host", "framework" ("?" out of range): how the outputs name a
+ * space. */
+const char *gpufl__ana_space_name(uint8_t space);
 
 typedef struct gpufl__ana_allocation {
     uint64_t ts_ns; /* when it was allocated */
@@ -484,6 +490,10 @@ enum {
     GPUFL__ANA_NEVER_FREED_UNENDED = 2,  /* the session did not end (crash, still running):
                                             the frees may simply not have happened yet */
 };
+
+/* "leaks", "no_frees", "unended": gpufl__ana_mem_row.never_freed_why as the
+ * JSON report spells it ("?" out of range). */
+const char *gpufl__ana_never_freed_key(uint8_t why);
 
 typedef struct gpufl__ana_memory {
     bool recorded; /* the session has allocation rows */
@@ -667,6 +677,236 @@ typedef struct gpufl__ana_ops {
 int gpufl__analyze_ops(const gpufl_trace *t, gpufl__ana_ops *out) __attribute__((warn_unused_result));
 void gpufl__ana_ops_free(gpufl__ana_ops *o);
 
+/* ---- memory layers, peaks and leaks (ana_mem_layers.c, ana_mem_peaks.c,
+ * ana_leaks.c) -------------------------------------------------------------
+ *
+ * A process's GPU memory is seen by three recorders, each inside the one
+ * before it:
+ *  - the device (NVML): used memory of all processes, and of this one;
+ *  - the driver: allocations through CUDA (mem_alloc rows not of a
+ *    framework), replayed;
+ *  - a framework's caching allocator (PyTorch): its reserved, active,
+ *    allocated and inactive-split bytes (the `allocator` table), or else
+ *    the replay of its blocks (mem_alloc rows of a framework).
+ * Each is one series per device: values over time, a step function (a
+ * value holds from its time to the next). A series the session did not
+ * record is absent (its bit clear), never 0.
+ */
+enum {
+    GPUFL__ANA_MEM_DEVICE = 0,         /* NVML mem_used_bytes: all processes */
+    GPUFL__ANA_MEM_PROCESS = 1,        /* NVML proc_mem_bytes: this process */
+    GPUFL__ANA_MEM_DRIVER = 2,         /* driver allocations live (device memory) */
+    GPUFL__ANA_MEM_RESERVED = 3,       /* the framework's reserved bytes (its segments) */
+    GPUFL__ANA_MEM_ACTIVE = 4,         /* its active blocks (allocated, and freed blocks whose stream
+                                          use is pending) */
+    GPUFL__ANA_MEM_ALLOCATED = 5,      /* its allocated bytes: the allocator table's, or the live
+                                          bytes of its blocks replayed */
+    GPUFL__ANA_MEM_INACTIVE_SPLIT = 6, /* cached bytes in split segments (fragmentation) */
+    GPUFL__ANA_MEM_LARGEST_FREE = 7,   /* the largest free block in its segments */
+    GPUFL__ANA_MEM_SERIES
+};
+#define GPUFL__ANA_MEM_BIT(s) (1u << (s))
+
+/* A series as the JSON report spells it ("driver") and as people read it
+ * ("driver allocations"); "?" out of range. Static text. */
+const char *gpufl__ana_mem_key(uint8_t series);
+const char *gpufl__ana_mem_label(uint8_t series);
+
+/* Where the framework's allocated bytes come from. */
+enum {
+    GPUFL__ANA_FW_NONE = 0,      /* no framework layer recorded */
+    GPUFL__ANA_FW_ALLOCATOR = 1, /* the allocator table (its states, as sampled) */
+    GPUFL__ANA_FW_BLOCKS = 2,    /* the replay of its blocks (no allocator table) */
+};
+
+/* The difference between two layers at one moment, and what usually
+ * explains it. upper and lower are GPUFL__ANA_MEM_* layers adjacent among
+ * those known (device, process, driver, reserved, allocated, in that
+ * order); when a layer between them is unknown the gap holds both
+ * explanations. */
+typedef struct gpufl__ana_mem_gap {
+    uint8_t upper, lower;
+    int64_t bytes; /* upper - lower; negative when the layers were read at different moments
+                      (NVML samples lag behind the replays) */
+} gpufl__ana_mem_gap;
+
+/* What a gap between adjacent known layers upper and lower usually is,
+ * into buf ("; "-joined when it spans several steps). Returns buf. */
+const char *gpufl__ana_mem_gap_why(uint8_t upper, uint8_t lower, char *buf, size_t len);
+/* Its key in the JSON report ("process-driver"), into buf. Returns buf. */
+const char *gpufl__ana_mem_gap_key(uint8_t upper, uint8_t lower, char *buf, size_t len);
+
+/* One moment of the timeline: each series' maximum over the stretch of
+ * recorded changes the point stands for (the timeline is cut into at most
+ * options.max_points stretches of equal numbers of changes). */
+typedef struct gpufl__ana_mem_point {
+    uint64_t ts_ns;                    /* the stretch's first change */
+    uint32_t valid;                    /* GPUFL__ANA_MEM_BIT of the series known in it */
+    uint64_t v[GPUFL__ANA_MEM_SERIES]; /* bytes; 0 where not valid */
+} gpufl__ana_mem_point;
+
+typedef struct gpufl__ana_mem_layers_dev {
+    uint32_t device;
+    uint64_t total_bytes;                    /* the device's memory; 0 unknown */
+    uint32_t known;                          /* GPUFL__ANA_MEM_BIT of the series this device has */
+    uint8_t framework_source;                /* GPUFL__ANA_FW_* */
+    uint32_t framework;                      /* string id of the framework's name ("pytorch"); 0 unknown */
+    bool driver_frees;                       /* the driver rows include frees (false: a caching allocator's
+                                segments, held until the end) */
+    uint64_t peak[GPUFL__ANA_MEM_SERIES];    /* each known series' maximum */
+    uint64_t peak_ns[GPUFL__ANA_MEM_SERIES]; /* when it was first reached */
+    /* The process's peak: the peak of the outermost layer known of this
+     * process (process, else driver, else reserved, else allocated, else
+     * device), and every series' value at that moment. */
+    uint8_t at_layer;
+    uint64_t at_ns;
+    uint32_t at_valid; /* GPUFL__ANA_MEM_BIT of the series known then */
+    uint64_t at[GPUFL__ANA_MEM_SERIES];
+    uint32_t ngaps;
+    gpufl__ana_mem_gap gaps[GPUFL__ANA_MEM_SERIES]; /* at that moment, outermost first */
+    uint32_t npoints;
+    gpufl__ana_mem_point *points; /* the timeline, in time order */
+    uint64_t changes;             /* recorded changes the points stand for */
+} gpufl__ana_mem_layers_dev;
+
+typedef struct gpufl__ana_mem_layers {
+    uint32_t n;
+    gpufl__ana_mem_layers_dev *devices; /* by device index; those with any series */
+} gpufl__ana_mem_layers;
+
+#define GPUFL__ANA_MEM_MAX_POINTS 500
+
+/* max_points: 0 for GPUFL__ANA_MEM_MAX_POINTS. */
+int gpufl__analyze_mem_layers(const gpufl_trace *t, uint32_t max_points, gpufl__ana_mem_layers *out)
+    __attribute__((warn_unused_result));
+void gpufl__ana_mem_layers_free(gpufl__ana_mem_layers *l);
+
+/*
+ * Peaks of live memory, per device, per stream, per gpufl scope name and per
+ * NVTX range name (PyTorch's ops when it annotates them). "Live" is the
+ * framework's allocated bytes when recorded (its blocks replayed, exact at
+ * every block, when it recorded them; else its allocator's states), else
+ * the driver's allocations. For a name:
+ * the highest live bytes while any of its instances was open, the growth
+ * across its instances (live at the end minus live at the begin, summed),
+ * and the allocations made while it was the caller's innermost scope or
+ * range. A stream: its own blocks (framework blocks carry the framework's
+ * stream; driver allocations the stream of a stream-ordered allocation, 0
+ * for the others), replayed.
+ */
+enum {
+    GPUFL__ANA_MPEAK_DEVICE = 0,
+    GPUFL__ANA_MPEAK_STREAM = 1,
+    GPUFL__ANA_MPEAK_SCOPE = 2, /* a gpufl scope name */
+    GPUFL__ANA_MPEAK_NVTX = 3,  /* an NVTX range name */
+};
+
+typedef struct gpufl__ana_mem_peak {
+    uint8_t kind;   /* GPUFL__ANA_MPEAK_* */
+    uint8_t series; /* GPUFL__ANA_MEM_ALLOCATED or _DRIVER: what live means here */
+    uint32_t device;
+    uint32_t stream;    /* STREAM: the stream's id */
+    uint32_t name;      /* SCOPE, NVTX: string id */
+    uint64_t instances; /* SCOPE, NVTX: instances (on any thread) */
+    uint64_t peak_bytes, peak_ns;
+    int64_t growth_bytes;         /* SCOPE, NVTX: summed over instances */
+    int64_t max_growth_bytes;     /* SCOPE, NVTX: of one instance */
+    uint64_t allocs, alloc_bytes; /* allocations made in it (a stream's: on it) */
+    bool blocks;                  /* series ALLOCATED read from the framework's blocks replayed,
+                                     not from its allocator's states */
+} gpufl__ana_mem_peak;
+
+typedef struct gpufl__ana_mem_peaks {
+    uint32_t n;
+    gpufl__ana_mem_peak *rows; /* by device; per device its DEVICE row, its streams by id,
+                                  then SCOPE and NVTX rows by peak_bytes descending, then
+                                  growth descending, then name text; at most
+                                  GPUFL__ANA_MEM_MAX_NAMES names of each kind */
+    uint64_t names_left_out;   /* SCOPE and NVTX names past that */
+} gpufl__ana_mem_peaks;
+
+#define GPUFL__ANA_MEM_MAX_NAMES 20
+
+int gpufl__analyze_mem_peaks(const gpufl_trace *t, gpufl__ana_mem_peaks *out) __attribute__((warn_unused_result));
+void gpufl__ana_mem_peaks_free(gpufl__ana_mem_peaks *p);
+
+/*
+ * Leaks: every scope name (gpufl scopes, NVTX ranges) repeated at least
+ * min_steps times is taken for a step. After each repetition, live bytes
+ * (the framework's allocated bytes when recorded, else the driver's); the
+ * first 20 % of repetitions (at least one) are a warm-up, left out, so a
+ * caching allocator filling up is not a leak; a least-squares line through
+ * the rest against the repetition index gives the growth per step, r² and
+ * the two-sided p-value of the slope (Student t, n - 2 degrees of freedom).
+ *
+ * detected: p < 0.01, slope > 0, r² >= 0.5 and the line rises at least
+ * 1 MiB over the fitted repetitions. severity, from that rise against the
+ * device's memory (or, unknown, from the slope):
+ *   critical >= 10 % (>= 64 MiB a step), high >= 2 % (>= 8 MiB),
+ *   medium >= 0.5 % (>= 1 MiB), low below; "none" when not detected.
+ */
+enum {
+    GPUFL__ANA_SEVERITY_NONE = 0,
+    GPUFL__ANA_SEVERITY_LOW,
+    GPUFL__ANA_SEVERITY_MEDIUM,
+    GPUFL__ANA_SEVERITY_HIGH,
+    GPUFL__ANA_SEVERITY_CRITICAL,
+};
+
+/* "none", "low", "medium", "high", "critical" ("?" out of range). */
+const char *gpufl__ana_severity_name(uint8_t severity);
+
+#define GPUFL__ANA_LEAK_MIN_STEPS 5
+#define GPUFL__ANA_LEAK_MAX_GROUPS 10
+#define GPUFL__ANA_LEAK_MAX_SUGGESTIONS 4
+
+typedef struct gpufl__ana_leak_options {
+    uint32_t min_steps; /* repetitions a name needs (0: GPUFL__ANA_LEAK_MIN_STEPS; at least 4,
+                           so that 3 are fitted) */
+    const char *scope;  /* only this name (NULL: every name) */
+} gpufl__ana_leak_options;
+
+/* Allocations made in the fitted repetitions and still live after the last
+ * one, by allocating stack. */
+typedef struct gpufl__ana_leak_group {
+    uint32_t stack; /* stack id (a source stack for framework blocks); 0 none recorded */
+    uint64_t count, bytes;
+} gpufl__ana_leak_group;
+
+typedef struct gpufl__ana_leak {
+    uint8_t tree; /* GPUFL__ANA_TREE_SCOPES or _NVTX */
+    uint32_t name;
+    uint32_t device;
+    uint8_t series; /* GPUFL__ANA_MEM_ALLOCATED or _DRIVER */
+    uint32_t repetitions, warmup;
+    uint64_t *live; /* per repetition (in begin order), live bytes after it */
+    double slope;   /* bytes per repetition, over the fitted ones */
+    double intercept, r_squared, p_value;
+    int64_t increase_bytes; /* slope x (fitted repetitions - 1): the line's rise */
+    uint64_t window_ns;     /* first fitted repetition's begin to the last one's end */
+    bool detected;
+    uint8_t severity; /* GPUFL__ANA_SEVERITY_* */
+    uint32_t nsuggestions;
+    const char *suggestions[GPUFL__ANA_LEAK_MAX_SUGGESTIONS]; /* static text */
+    uint32_t ngroups;
+    gpufl__ana_leak_group groups[GPUFL__ANA_LEAK_MAX_GROUPS]; /* bytes descending, then stack */
+    uint64_t grew_count, grew_bytes;                          /* all such allocations */
+    bool blocks;                                              /* groups come from framework blocks (source stacks) */
+} gpufl__ana_leak;
+
+typedef struct gpufl__ana_leaks {
+    uint32_t min_steps; /* as used */
+    uint32_t n;
+    gpufl__ana_leak *rows; /* detected first, by severity, increase descending, then tree,
+                              name text, device */
+    uint32_t detected;     /* rows detected */
+} gpufl__ana_leaks;
+
+/* o may be NULL (defaults). GPUFL_EINVAL also for min_steps 1 to 3. */
+int gpufl__analyze_leaks(const gpufl_trace *t, const gpufl__ana_leak_options *o, gpufl__ana_leaks *out)
+    __attribute__((warn_unused_result));
+void gpufl__ana_leaks_free(gpufl__ana_leaks *l);
+
 /* ---- everything ----------------------------------------------------------- */
 
 /* Every analysis of one trace, for the report and `gpufl diff`. Built in
@@ -746,6 +986,9 @@ typedef struct gpufl__ana_report {
     /* Appended fields. */
     gpufl__ana_ops ops;
     gpufl__ana_flight flight;
+    gpufl__ana_mem_layers mem_layers;
+    gpufl__ana_mem_peaks mem_peaks;
+    gpufl__ana_leaks leaks;
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */

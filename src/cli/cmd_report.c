@@ -57,7 +57,10 @@ static int render_text(const gpufl_trace *t, const gpufl__ana_report *r, const c
 {
     gpufl__report_text_opts o = {0};
     gpufl__symbolizer *sym = NULL;
-    gpufl__stack_table *stacks = r->hotspots.launches && !r->hotspots.stack_frames ? load_stacks(path) : NULL;
+    /* stacks name the hot kernels' callers, and the framework blocks' and
+     * leaking allocations' */
+    bool any = r->hotspots.launches || r->memory.recorded;
+    gpufl__stack_table *stacks = any && !r->hotspots.stack_frames ? load_stacks(path) : NULL;
     char why[1024], note[1400];
     if (stacks) {
         o.stacks = stacks;

@@ -29,10 +29,15 @@ extern const gpufl__mem_command gpufl__mem_track_command;
 extern const gpufl__mem_command gpufl__mem_analyze_command;
 extern const gpufl__mem_command gpufl__mem_diagnose_command;
 
-/* The memory analysis of `gpufl mem analyze` for the session at path, as
- * text or JSON on out; *leak_found set when a leak was found. 0, or
- * nonzero with err saying why (the file and the problem). */
-int gpufl__mem_analyze_session(const char *path, int json, FILE *out, int *leak_found, char *err, size_t err_len);
+/* `gpufl mem analyze` of the session at path with its default options
+ * (steps of 5 repetitions or more, every name, no plots), written to out as
+ * text or (json) JSON; *leak_found is 1 when a leak was found. For `gpufl
+ * mem track`, which prints it after the program it ran. Returns 0, or a
+ * negative GPUFL_E* with err saying what failed (the reader's error for an
+ * unreadable session, GPUFL_EIO for out, GPUFL_ENOMEM); *leak_found is 0
+ * then. */
+int gpufl__mem_analyze_session(const char *path, int json, FILE *out, int *leak_found, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Prints "gpufl mem NAME: <message>" and NAME's usage on stderr; returns
  * GFL_MEM_ERROR. */

@@ -316,6 +316,13 @@ static inline uint32_t gpufl__m_device(const gpufl__rows *r, size_t i)
 static inline uint32_t gpufl__m_caller(const gpufl__rows *r, size_t i) { return r->memory->caller_row[i]; }
 /* An allocation that failed for lack of memory: never live, never freed. */
 static inline bool gpufl__m_failed(const gpufl__rows *r, size_t i) { return r->memory->failed[i] != 0; }
+/* A block of a framework's caching allocator (a tensor inside a driver
+ * allocation), not a driver allocation; its caller's stack is a source one. */
+static inline bool gpufl__m_framework(const gpufl__rows *r, size_t i)
+{
+    return r->memory->framework && r->memory->framework[i] != 0;
+}
+static inline uint32_t gpufl__m_stream_row(const gpufl__rows *r, size_t i) { return r->memory->stream_row[i]; }
 
 /* ---- triggers and trace windows ------------------------------------------- */
 

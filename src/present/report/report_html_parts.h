@@ -50,6 +50,12 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
  * (with op ranges), idle, copies, launches, memory. */
 void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
+/* The memory sections (report_html_memory.c): the layers and their gaps
+ * (id=mem-layers, with a framework, NVML or driver layer), the leak
+ * verdicts (id=leaks) and the allocations replayed (id=memory, with
+ * allocations recorded). */
+void gpufl__html_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
 /* The flight recorder's sections (report_html_flight.c), each only when
  * the session has it: what came before a crash or an out-of-memory
  * (<section id=incident>, first on the page), then the triggers

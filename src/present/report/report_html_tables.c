@@ -547,35 +547,6 @@ static void launches(gpufl__hout *o, const gpufl__ana_launches *l)
     gpufl__hout_raw(o, "</section>\n");
 }
 
-static void memory(gpufl__hout *o, const gpufl__ana_memory *m)
-{
-    if (!m->recorded)
-        return;
-    gpufl__hout_raw(o, "<section id=memory><h2>Memory allocations</h2>\n");
-    static const char *const cols[] = {
-        "GPU",          "space",       "allocations", "allocated",         "frees",           "peak",
-        "live at peak", "live at end", "never freed", "never freed bytes", "unmatched frees", NULL};
-    head(o, cols);
-    for (uint32_t i = 0; i < m->n; i++) {
-        const gpufl__ana_mem_row *r = &m->rows[i];
-        gpufl__hout_raw(o, "<tr>");
-        td_u64(o, r->device);
-        td_text(o, r->space == GPUFL__ANA_SPACE_DEVICE ? "device" : "host");
-        td_u64(o, r->allocs);
-        td_bytes(o, r->alloc_bytes);
-        td_u64(o, r->frees);
-        td_bytes(o, r->peak_bytes);
-        td_u64(o, r->live_at_peak);
-        td_bytes(o, r->end_bytes);
-        td_u64(o, r->never_freed);
-        td_bytes(o, r->never_freed_bytes);
-        td_u64(o, r->unmatched_frees);
-        gpufl__hout_raw(o, "</tr>\n");
-    }
-    tail(o);
-    gpufl__hout_raw(o, "</section>\n");
-}
-
 void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r)
 {
     summary(o, t, &r->summary);
@@ -585,5 +556,5 @@ void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
     idle(o, &r->idle);
     copies(o, &r->copies);
     launches(o, &r->launches);
-    memory(o, &r->memory);
+    gpufl__html_memory(o, t, r);
 }

@@ -579,15 +579,8 @@ void gpufl__rj_allocations(jw *w, const gpufl_trace *t, const char *key, uint32_
     gpufl__jw_arr_end(w);
 }
 
-static void allocations(jctx *c, const char *key, uint32_t n, const gpufl__ana_allocation *list)
+void gpufl__rj_memory(jw *w, const gpufl_trace *t, const gpufl__ana_memory *m)
 {
-    gpufl__rj_allocations(&c->w, c->t, key, n, list);
-}
-
-static void memory(jctx *c)
-{
-    const gpufl__ana_memory *m = &c->r->memory;
-    jw *w = &c->w;
     gpufl__jw_obj(w, "memory");
     gpufl__jw_bool(w, "recorded", m->recorded);
     gpufl__jw_arr(w, "rows");
@@ -595,7 +588,7 @@ static void memory(jctx *c)
         const gpufl__ana_mem_row *r = &m->rows[i];
         gpufl__jw_obj(w, NULL);
         gpufl__jw_u64(w, "device", r->device);
-        gpufl__jw_str(w, "space", r->space == GPUFL__ANA_SPACE_HOST ? "host" : "device");
+        gpufl__jw_str(w, "space", gpufl__ana_space_name(r->space));
         gpufl__jw_u64(w, "allocs", r->allocs);
         gpufl__jw_u64(w, "alloc_bytes", r->alloc_bytes);
         gpufl__jw_u64(w, "frees", r->frees);
@@ -603,13 +596,14 @@ static void memory(jctx *c)
         gpufl__jw_u64(w, "peak_bytes", r->peak_bytes);
         gpufl__jw_u64(w, "peak_ns", r->peak_ns);
         gpufl__jw_u64(w, "live_at_peak", r->live_at_peak);
-        allocations(c, "live", r->nlive, r->live);
+        gpufl__rj_allocations(w, t, "live", r->nlive, r->live);
         gpufl__jw_u64(w, "end_bytes", r->end_bytes);
         gpufl__jw_u64(w, "never_freed", r->never_freed);
         gpufl__jw_u64(w, "never_freed_bytes", r->never_freed_bytes);
-        allocations(c, "leaks", r->nleaks, r->leaks);
+        gpufl__rj_allocations(w, t, "leaks", r->nleaks, r->leaks);
         gpufl__jw_u64(w, "unmatched_frees", r->unmatched_frees);
         gpufl__jw_u64(w, "unmatched_free_bytes", r->unmatched_free_bytes);
+        gpufl__jw_str(w, "never_freed_why", gpufl__ana_never_freed_key(r->never_freed_why));
         gpufl__jw_obj_end(w);
     }
     gpufl__jw_arr_end(w);
@@ -652,9 +646,12 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     copies(&c);
     idle(&c);
     launches(&c);
-    memory(&c);
+    gpufl__rj_memory(&c.w, t, &r->memory);
     counters(&c);
     gpufl__rj_flight(&c.w, t, r);
+    gpufl__rj_memory_layers(&c.w, t, &r->mem_layers);
+    gpufl__rj_memory_peaks(&c.w, t, &r->mem_peaks);
+    gpufl__rj_leaks(&c.w, t, &r->leaks, NULL);
     gpufl__jw_obj_end(&c.w);
     int rc = gpufl__jw_finish(&c.w);
     if (rc == 0 && (fwrite(c.w.buf, 1, c.w.n, out) != c.w.n || fflush(out) != 0))

@@ -10,14 +10,28 @@
 #include "analyze/analysis.h"
 #include "gpufl/trace.h"
 #include "present/report/jwriter.h"
+#include "read/stack_table.h"
 
 /* An array `key` of allocations (docs/REPORT.md, "memory"). */
 void gpufl__rj_allocations(jw *w, const gpufl_trace *t, const char *key, uint32_t n, const gpufl__ana_allocation *list);
+
+/* The member "memory" (docs/REPORT.md): the allocations replayed per
+ * device and space. */
+void gpufl__rj_memory(jw *w, const gpufl_trace *t, const gpufl__ana_memory *m);
 
 /* The flight recorder's members (report_json_flight.c): "triggers",
  * "trace_windows" (arrays, empty when the session has none) and
  * "incident" (null when the session neither crashed nor ran out of
  * memory): the same figures as the text report's sections. */
 void gpufl__rj_flight(jw *w, const gpufl_trace *t, const gpufl__ana_report *r);
+
+/* The layers of memory, their peaks and the leak verdicts
+ * (report_json_memory.c): "memory_layers" (an array per device),
+ * "memory_peaks" and "leaks" (objects). stacks: the session's stacks, to
+ * give each group of allocations that grew its frames; NULL writes them
+ * as null (the report: `gpufl stacks` names them). */
+void gpufl__rj_memory_layers(jw *w, const gpufl_trace *t, const gpufl__ana_mem_layers *l);
+void gpufl__rj_memory_peaks(jw *w, const gpufl_trace *t, const gpufl__ana_mem_peaks *p);
+void gpufl__rj_leaks(jw *w, const gpufl_trace *t, const gpufl__ana_leaks *l, const gpufl__stack_table *stacks);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

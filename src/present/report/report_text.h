@@ -47,4 +47,10 @@ typedef struct gpufl__report_text_opts {
 int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o, FILE *out)
     __attribute__((warn_unused_result));
 
+/* The report's memory section alone (layers and gaps, peaks, leaks, the
+ * allocations replayed), for `gpufl mem analyze`: r needs only summary,
+ * memory, mem_layers, mem_peaks and leaks filled. Returns 0 or GPUFL_EIO. */
+int gpufl__report_text_memory(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o,
+                              FILE *out) __attribute__((warn_unused_result));
+
 #endif /* GPUFL_PRESENT_REPORT_REPORT_TEXT_H */

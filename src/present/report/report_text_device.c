@@ -1,6 +1,6 @@
 /*
  * The text report's device sections: copies and their bandwidth, idle time
- * by cause, launch statistics, and device memory.
+ * by cause and launch statistics (memory: report_text_memory.c).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -11,7 +11,6 @@
 #include "read/rows.h"
 
 #define MAX_STREAM_ROWS 16 /* per device */
-#define MAX_ALLOC_ROWS 5   /* per memory row and list */
 
 /* ---- copies ----------------------------------------------------------------- */
 
@@ -131,92 +130,4 @@ void gpufl__rt_section_launches(const rt *c)
     fprintf(out, "  short kernels: %s (%s) ran shorter than their launch call, %s of GPU time\n",
             gpufl__rt_count(l->short_kernels).s, gpufl__rt_pct(gpufl__rt_share(l->short_kernels, l->with_api)).s,
             gpufl__rt_dur(l->short_kernel_ns).s);
-}
-
-/* ---- memory -------------------------------------------------------------------- */
-
-/* The name of gpufl scope `id` (a linear search: a few calls per report). */
-static const char *scope_name(const rt *c, uint64_t id)
-{
-    gpufl__rows r;
-    gpufl__rows_open(&r, c->t);
-    for (size_t i = 0; i < gpufl__rows_n(&r, GPUFL__TBL_SCOPE); i++)
-        if (gpufl__s_id(r.scopes, i) == id)
-            return gpufl__rt_str(c, gpufl__s_name(r.scopes, i));
-    return "?";
-}
-
-static void allocation(const rt *c, const gpufl__ana_allocation *a)
-{
-    FILE *out = c->out;
-    uint64_t start = c->r->summary.start_ns;
-    fprintf(out, "      %10s at %s, %s", gpufl__rt_bytes(a->bytes).s,
-            gpufl__rt_dur(a->ts_ns > start ? a->ts_ns - start : 0).s, gpufl__mem_kind_name(a->kind));
-    if (a->tid)
-        fprintf(out, ", thread %u", a->tid);
-    if (a->scope)
-        fprintf(out, ", scope %s", scope_name(c, a->scope));
-    if (a->nvtx)
-        fprintf(out, ", NVTX %s", gpufl__rt_str(c, a->nvtx));
-    if (a->stack)
-        fprintf(out, ", stack %u", a->stack);
-    fputc('\n', out);
-}
-
-static void allocations(const rt *c, const char *title, uint64_t count, uint32_t n, const gpufl__ana_allocation *list)
-{
-    if (!n)
-        return;
-    uint32_t shown = n < MAX_ALLOC_ROWS ? n : MAX_ALLOC_ROWS;
-    fprintf(c->out, "    %s (%s; the largest %u, time after the session's start):\n", title, gpufl__rt_count(count).s,
-            shown);
-    for (uint32_t i = 0; i < shown; i++)
-        allocation(c, &list[i]);
-}
-
-/* Whether the never-freed list repeats the live-at-peak one (a caching
- * allocator that never frees makes them equal). */
-static bool same_allocations(const gpufl__ana_mem_row *w)
-{
-    if (w->nlive != w->nleaks || w->live_at_peak != w->never_freed || !w->nlive)
-        return false;
-    for (uint32_t i = 0; i < w->nlive; i++)
-        if (w->live[i].address != w->leaks[i].address || w->live[i].ts_ns != w->leaks[i].ts_ns)
-            return false;
-    return true;
-}
-
-void gpufl__rt_section_memory(const rt *c)
-{
-    const gpufl__ana_memory *m = &c->r->memory;
-    FILE *out = c->out;
-    gpufl__rt_title(c, "Memory");
-    if (!m->recorded) {
-        fprintf(out, "  allocations not recorded (enable_memory_tracking)\n");
-        return;
-    }
-    uint64_t start = c->r->summary.start_ns;
-    for (uint32_t i = 0; i < m->n; i++) {
-        const gpufl__ana_mem_row *w = &m->rows[i];
-        fprintf(out, "  GPU %u, %s memory: %s allocation%s (%s), %s free%s (%s)\n", w->device,
-                w->space == GPUFL__ANA_SPACE_HOST ? "host" : "device", gpufl__rt_count(w->allocs).s,
-                gpufl__rt_plural(w->allocs), gpufl__rt_bytes(w->alloc_bytes).s, gpufl__rt_count(w->frees).s,
-                gpufl__rt_plural(w->frees), gpufl__rt_bytes(w->free_bytes).s);
-        fprintf(out, "    peak %s live", gpufl__rt_bytes(w->peak_bytes).s);
-        if (w->peak_bytes)
-            fprintf(out, " at %s, in %s allocation%s", gpufl__rt_dur(w->peak_ns > start ? w->peak_ns - start : 0).s,
-                    gpufl__rt_count(w->live_at_peak).s, gpufl__rt_plural(w->live_at_peak));
-        fprintf(out, "; %s live at the end\n", gpufl__rt_bytes(w->end_bytes).s);
-        if (w->never_freed)
-            fprintf(out, "    never freed: %s allocation%s, %s\n", gpufl__rt_count(w->never_freed).s,
-                    gpufl__rt_plural(w->never_freed), gpufl__rt_bytes(w->never_freed_bytes).s);
-        if (w->unmatched_frees)
-            fprintf(out, "    frees of memory allocated before recording (or lost): %s, %s\n",
-                    gpufl__rt_count(w->unmatched_frees).s, gpufl__rt_bytes(w->unmatched_free_bytes).s);
-        allocations(c, "live at the peak", w->live_at_peak, w->nlive, w->live);
-        if (same_allocations(w))
-            fprintf(out, "    never freed: the same allocations (nothing live at the peak was freed)\n");
-        else
-            allocations(c, "never freed", w->never_freed, w->nleaks, w->leaks);
-    }
 }

@@ -83,7 +83,7 @@ static void frame_text(const rt *c, const gpufl__stack_frame_rec *f, char *buf, 
         snprintf(buf, len, "%s+0x%" PRIx64, f->module ? f->module : "?", f->offset);
 }
 
-static void stack_frames(const rt *c, uint32_t id)
+void gpufl__rt_stack_frames(const rt *c, uint32_t id)
 {
     const gpufl__stack_rec *s = find_stack(c->o.stacks, id);
     if (!s) {
@@ -120,7 +120,7 @@ static void stacks_lines(const rt *c, const gpufl__ana_hotspot *h)
         fprintf(c->out, "              stack %u: %s launch%s (%s), %s\n", s->stack, gpufl__rt_count(s->launches).s,
                 s->launches == 1 ? "" : "es", gpufl__rt_pct(s->share * 100.0).s, gpufl__rt_dur(s->gpu_ns).s);
         if (c->o.stacks)
-            stack_frames(c, s->stack);
+            gpufl__rt_stack_frames(c, s->stack);
     }
 }
 

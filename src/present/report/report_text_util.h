@@ -53,10 +53,13 @@ void gpufl__rt_section_occupancy(const rt *c); /* report_text_kernels.c */
 void gpufl__rt_section_copies(const rt *c);    /* report_text_device.c */
 void gpufl__rt_section_idle(const rt *c);      /* report_text_device.c */
 void gpufl__rt_section_launches(const rt *c);  /* report_text_device.c */
-void gpufl__rt_section_memory(const rt *c);    /* report_text_device.c */
+void gpufl__rt_section_memory(const rt *c);    /* report_text_memory.c */
 /* report_text_flight.c: each only when the session has what it shows */
 void gpufl__rt_section_incident(const rt *c); /* what came before a crash or an OOM */
 void gpufl__rt_section_flight(const rt *c);   /* triggers and trace windows */
+/* The frames of stack `id` (report_text_kernels.c), one line each, up to
+ * o.max_frames; needs o.stacks. */
+void gpufl__rt_stack_frames(const rt *c, uint32_t id);
 /* A hot kernel's line of PyTorch ops (report_text_ops.c): nothing without op ranges. */
 void gpufl__rt_hot_ops(const rt *c, const gpufl__ana_hotspot *h);
 

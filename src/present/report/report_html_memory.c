@@ -1,0 +1,207 @@
+/*
+ * The HTML report's memory sections (report_html_parts.h): the layers of
+ * the process's memory at its peak and the gaps between them, the leak
+ * verdict of each repeated scope, and the allocations replayed per device
+ * and space. The figures are the text and JSON reports'
+ * (report_text_memory.c, report_json_memory.c), from the same analyses;
+ * what a caching allocator holds is "held", never a leak. Times are since
+ * the session's start, exact in data-v. Single-threaded.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+
+#include "present/report/report_html_parts.h"
+
+#define S(id) gpufl_trace_string(t, (id))
+
+/* ---- cells ------------------------------------------------------------------------ */
+
+static void td_text(gpufl__hout *o, const char *s)
+{
+    gpufl__hout_raw(o, "<td>");
+    gpufl__hout_text(o, s);
+    gpufl__hout_raw(o, "</td>");
+}
+
+static void td_u64(gpufl__hout *o, uint64_t v)
+{
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", v, v);
+}
+
+static void td_bytes(gpufl__hout *o, uint64_t v)
+{
+    char buf[32];
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", v, gpufl__hfmt_bytes(buf, sizeof buf, v));
+}
+
+/* "-1.00 MiB" for a negative size (a gap read at two moments, a shrink). */
+static void td_sbytes(gpufl__hout *o, int64_t v)
+{
+    char buf[32];
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRId64 "\">%s%s</td>", v, v < 0 ? "-" : "",
+                       gpufl__hfmt_bytes(buf, sizeof buf, mag));
+}
+
+static void td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns)
+{
+    char buf[32];
+    uint64_t start = gpufl_trace_get_info(t)->start_ns, d = ns > start ? ns - start : 0;
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", d, gpufl__hfmt_ns(buf, sizeof buf, d));
+}
+
+static void td_real(gpufl__hout *o, double v, const char *fmt)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, fmt, v);
+    gpufl__hout_printf(o, "<td class=n data-v=\"%.9f\">%s</td>", v, buf);
+}
+
+static void head(gpufl__hout *o, const char *id, const char *const *cols)
+{
+    gpufl__hout_printf(o, "<table class=sortable id=%s><thead><tr>", id);
+    for (; *cols; cols++)
+        gpufl__hout_printf(o, "<th>%s</th>", *cols);
+    gpufl__hout_raw(o, "</tr></thead><tbody>\n");
+}
+
+static void tail(gpufl__hout *o) { gpufl__hout_raw(o, "</tbody></table>\n"); }
+
+/* ---- layers ---------------------------------------------------------------------- */
+
+static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_layers *l)
+{
+    gpufl__hout_raw(o, "<section id=mem-layers><h2>Memory layers</h2>\n"
+                       "<p>Each layer of this process's GPU memory at the process's peak and at its own: NVML "
+                       "sees the device and this process, the driver its allocations, a framework's allocator "
+                       "its reserved and allocated bytes. A layer that was not recorded is left out.</p>\n");
+    static const char *const cols[] = {"GPU", "layer", "at the process's peak", "peak", "peak at", NULL};
+    head(o, "mem-layer-rows", cols);
+    for (uint32_t k = 0; k < l->n; k++) {
+        const gpufl__ana_mem_layers_dev *d = &l->devices[k];
+        for (uint8_t s = 0; s < GPUFL__ANA_MEM_SERIES; s++) {
+            if (!(d->known & GPUFL__ANA_MEM_BIT(s)))
+                continue;
+            gpufl__hout_raw(o, "<tr>");
+            td_u64(o, d->device);
+            td_text(o, gpufl__ana_mem_label(s));
+            if (d->at_valid & GPUFL__ANA_MEM_BIT(s))
+                td_bytes(o, d->at[s]);
+            else
+                td_text(o, "-");
+            td_bytes(o, d->peak[s]);
+            td_since(o, t, d->peak_ns[s]);
+            gpufl__hout_raw(o, "</tr>\n");
+        }
+    }
+    tail(o);
+    static const char *const gap_cols[] = {"GPU", "gap", "bytes", "what usually explains it", NULL};
+    head(o, "mem-gap-rows", gap_cols);
+    for (uint32_t k = 0; k < l->n; k++) {
+        const gpufl__ana_mem_layers_dev *d = &l->devices[k];
+        for (uint32_t i = 0; i < d->ngaps; i++) {
+            const gpufl__ana_mem_gap *g = &d->gaps[i];
+            char pair[96], why[512];
+            snprintf(pair, sizeof pair, "%s - %s", gpufl__ana_mem_key(g->upper), gpufl__ana_mem_key(g->lower));
+            gpufl__hout_raw(o, "<tr>");
+            td_u64(o, d->device);
+            td_text(o, pair);
+            td_sbytes(o, g->bytes);
+            td_text(o, gpufl__ana_mem_gap_why(g->upper, g->lower, why, sizeof why));
+            gpufl__hout_raw(o, "</tr>\n");
+        }
+    }
+    tail(o);
+    gpufl__hout_raw(o, "</section>\n");
+}
+
+/* ---- leaks ------------------------------------------------------------------------ */
+
+static void leaks(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_leaks *l)
+{
+    gpufl__hout_printf(o,
+                       "<section id=leaks><h2>Leaks</h2>\n"
+                       "<p>Each scope or NVTX range repeated at least %u times is a step: live memory after "
+                       "each repetition, a line through them after a warm-up, a leak when it rises steadily "
+                       "(p below 0.01, r² at least 0.5, a MiB or more).</p>\n",
+                       l->min_steps);
+    if (!l->n) {
+        gpufl__hout_raw(o, "<p>Nothing was repeated often enough.</p>\n</section>\n");
+        return;
+    }
+    static const char *const cols[] = {"scope or range", "kind",     "GPU",      "layer", "repetitions", "fitted",
+                                       "verdict",        "per step", "increase", "r²",    "p",           NULL};
+    head(o, "leak-rows", cols);
+    for (uint32_t i = 0; i < l->n; i++) {
+        const gpufl__ana_leak *r = &l->rows[i];
+        gpufl__hout_raw(o, "<tr>");
+        td_text(o, S(r->name));
+        td_text(o, r->tree == GPUFL__ANA_TREE_SCOPES ? "scope" : "NVTX");
+        td_u64(o, r->device);
+        td_text(o, gpufl__ana_mem_label(r->series));
+        td_u64(o, r->repetitions);
+        td_u64(o, r->repetitions - r->warmup);
+        td_text(o, r->detected ? gpufl__ana_severity_name(r->severity) : "no leak");
+        td_sbytes(o, (int64_t)llround(r->slope));
+        td_sbytes(o, r->increase_bytes);
+        td_real(o, r->r_squared, "%.2f");
+        if (r->p_value < 0.0001)
+            gpufl__hout_printf(o, "<td class=n data-v=\"%.9f\">&lt; 0.0001</td>", r->p_value);
+        else
+            td_real(o, r->p_value, "%.4f");
+        gpufl__hout_raw(o, "</tr>\n");
+    }
+    tail(o);
+    gpufl__hout_raw(o, "</section>\n");
+}
+
+/* ---- allocations replayed ------------------------------------------------------- */
+
+/* How to read the never-freed figures of a row. */
+static const char *held_text(uint8_t why)
+{
+    switch (why) {
+    case GPUFL__ANA_NEVER_FREED_NO_FREES: return "held: no free recorded (a caching allocator)";
+    case GPUFL__ANA_NEVER_FREED_UNENDED: return "not freed yet: the session did not end";
+    default: return "leak candidates";
+    }
+}
+
+static void allocations(gpufl__hout *o, const gpufl__ana_memory *m)
+{
+    gpufl__hout_raw(o, "<section id=memory><h2>Memory allocations</h2>\n");
+    static const char *const cols[] = {
+        "GPU",         "space",       "allocations",       "allocated",       "frees",           "peak", "live at peak",
+        "live at end", "never freed", "never freed bytes", "unmatched frees", "never freed are", NULL};
+    head(o, "mem-rows", cols);
+    for (uint32_t i = 0; i < m->n; i++) {
+        const gpufl__ana_mem_row *r = &m->rows[i];
+        gpufl__hout_raw(o, "<tr>");
+        td_u64(o, r->device);
+        td_text(o, gpufl__ana_space_name(r->space));
+        td_u64(o, r->allocs);
+        td_bytes(o, r->alloc_bytes);
+        td_u64(o, r->frees);
+        td_bytes(o, r->peak_bytes);
+        td_u64(o, r->live_at_peak);
+        td_bytes(o, r->end_bytes);
+        td_u64(o, r->never_freed);
+        td_bytes(o, r->never_freed_bytes);
+        td_u64(o, r->unmatched_frees);
+        td_text(o, held_text(r->never_freed_why));
+        gpufl__hout_raw(o, "</tr>\n");
+    }
+    tail(o);
+    gpufl__hout_raw(o, "</section>\n");
+}
+
+void gpufl__html_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r)
+{
+    if (r->mem_layers.n)
+        layers(o, t, &r->mem_layers);
+    if (r->mem_layers.n || r->memory.recorded)
+        leaks(o, t, &r->leaks);
+    if (r->memory.recorded)
+        allocations(o, &r->memory);
+}

@@ -57,7 +57,7 @@ static void layers_device(const rt *c, const gpufl__ana_mem_layers_dev *d)
     if (!(d->known & GPUFL__ANA_MEM_BIT(GPUFL__ANA_MEM_PROCESS)))
         fprintf(out, "    this process (NVML): not recorded (system sampling, NVML per-process figures)\n");
     if (d->framework_source == GPUFL__ANA_FW_NONE)
-        fprintf(out, "    framework allocator: not recorded (gpufl.torch records PyTorch's)\n");
+        fprintf(out, "    framework allocator: not recorded (gpufl.memory records PyTorch's; gpufl mem track)\n");
     else if (d->framework_source == GPUFL__ANA_FW_BLOCKS)
         fprintf(out, "    (framework allocated: its blocks replayed; its reserved bytes were not recorded)\n");
     for (uint32_t i = 0; i < d->ngaps; i++) {

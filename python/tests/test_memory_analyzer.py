@@ -102,6 +102,9 @@ def test_leaks_of_a_report():
     assert [x["scope"] for x in leaks_of_report(doc)] == ["step", "eval"]
     assert leaks_of_report(doc, "eval") == [{"scope": "eval", "detected": False, "severity": "none"}]
     assert leaks_of_report({"summary": {}}) is None
+    # the C analysis's shape: rows under "leaks"
+    rows = {"leaks": {"min_steps": 5, "detected": 1, "rows": doc["leaks"]}}
+    assert leaks_of_report(rows, "step") == [{"scope": "step", "detected": True, "severity": "high"}]
 
 
 def test_no_session(monkeypatch):
@@ -111,7 +114,7 @@ def test_no_session(monkeypatch):
 
 
 LEAK_KEYS = {"scope", "device", "layer", "repetitions", "detected", "severity", "memory_increase_mb",
-             "time_window_seconds", "suggestions", "slope_bytes_per_step", "r_squared", "p_value", "grown"}
+             "time_window_seconds", "suggestions", "slope_bytes_per_step", "r_squared", "p_value", "grew"}
 
 
 def run_steps(torch, logs, leak, steps=30):
@@ -151,3 +154,6 @@ def test_detect_memory_leaks_of_a_session(fake_torch, logs, leak):
     assert step[0]["detected"] is leak
     if leak:
         assert abs(step[0]["slope_bytes_per_step"] - MiB) <= 0.1 * MiB
+        # the allocations that grew name the leaking line, through gpufl mem analyze
+        assert "the leaking line" not in json.dumps(step[0]["grew"])  # frames are code, not comments
+        assert "run_steps (" in json.dumps(step[0]["grew"]["stacks"])

@@ -70,7 +70,7 @@ def analyze(cli, session):
 
 
 def step_leak(result):
-    for leak in result.get("leaks", []):
+    for leak in result.get("leaks", {}).get("rows", []):
         if leak.get("scope") == "step":
             return leak
     raise AssertionError("no leak analysis of scope 'step' in %s" % json.dumps(result)[:2000])
@@ -97,13 +97,13 @@ def main():
         if sessions:
             result, rc = analyze(cli, sessions[-1])
             leak = step_leak(result)
-            print("leak verdict:", json.dumps({k: v for k, v in leak.items() if k != "grown"}))
+            print("leak verdict:", json.dumps({k: v for k, v in leak.items() if k != "grew"}))
             slope = leak.get("slope_bytes_per_step", 0)
             if not leak.get("detected"):
                 failures.append("leak: not detected")
             if abs(slope - MIB) > 0.1 * MIB:
                 failures.append("leak: slope %.0f B/step, not 1 MiB within 10 %%" % slope)
-            frames = json.dumps(leak.get("grown", []))
+            frames = json.dumps(leak.get("grew", {}))
             if "loop.py:%d" % leak_line not in frames:
                 failures.append("leak: the grown allocations do not name loop.py:%d: %s" % (leak_line, frames[:600]))
         else:

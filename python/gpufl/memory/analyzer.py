@@ -3,14 +3,17 @@ session, and the reference's pattern detectors over profiler results
 (gpumemprof.analyzer).
 
 detect_memory_leaks(session, scope) is gpufl's, not the reference's (which
-has no leak-result API on its PyTorch side): the session's JSON report
-(gpufl_trace_report, the bytes `gpufl report --format json` prints) holds
-``leaks``, one entry per repeated scope or NVTX range per device and
-layer: ``scope``, ``device``, ``layer``, ``repetitions``, ``detected``,
-``severity`` (none, low, medium, high, critical), ``memory_increase_mb``,
-``time_window_seconds``, ``suggestions``, ``slope_bytes_per_step``,
-``r_squared``, ``p_value`` and ``grown`` (the allocations that grew, by
-stack). They are handed back as the report has them.
+has no leak-result API on its PyTorch side): `gpufl mem analyze --format
+json` (the CLI beside the loaded libgpufl; else the session's JSON report,
+gpufl_trace_report, whose stacks are ids without frames) holds ``leaks``:
+``rows``, one per repeated scope or NVTX range per device and layer, with
+``scope``, ``kind``, ``device``, ``layer``, ``repetitions``, ``warmup``,
+``detected``, ``severity`` (none, low, medium, high, critical),
+``memory_increase_mb``, ``time_window_seconds``, ``suggestions``,
+``slope_bytes_per_step``, ``r_squared``, ``p_value`` and ``grew`` (the
+allocations made after the warm-up and still live: ``count``, ``bytes`` and
+``stacks``, each with its ``frames`` as text). The rows are handed back as
+the analysis has them.
 
 analyze_memory_patterns(results) runs the reference's five detectors
 (memory_leak, fragmentation, inefficient_allocation, memory_spikes,
@@ -24,6 +27,7 @@ import dataclasses
 import json
 import os
 import statistics
+import subprocess
 import warnings
 from typing import Any, Dict, List
 
@@ -59,7 +63,29 @@ def leaks_of_report(doc, scope=None):
     leaks = doc.get("leaks")
     if leaks is None:
         return None
-    return [dict(x) for x in leaks if scope is None or x.get("scope") == scope]
+    rows = leaks.get("rows", []) if isinstance(leaks, dict) else leaks
+    return [dict(x) for x in rows if scope is None or x.get("scope") == scope]
+
+
+def _analysis_json(session):
+    """`gpufl mem analyze --format json` of a session path (its leak stacks
+    have their frames), or None when the command cannot be run."""
+    from . import _nvml
+
+    cmd = _nvml.command()
+    if cmd is None or not isinstance(session, (str, bytes, os.PathLike)):
+        return None
+    try:
+        p = subprocess.run([cmd, "mem", "analyze", os.fsdecode(session), "--format", "json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if p.returncode not in (0, 1):  # 1: a leak was found
+        return None
+    try:
+        return json.loads(p.stdout.decode("utf-8", "replace"))
+    except ValueError:
+        return None
 
 
 def _report_json(session):
@@ -104,7 +130,8 @@ class MemoryAnalyzer:
             session = _session.session_dir()
             if not session or not os.path.exists(session):
                 raise FileNotFoundError(2, "no gpufl session in this process to analyze; pass one", session or "")
-        leaks = leaks_of_report(_report_json(session), scope)
+        doc = _analysis_json(session) or _report_json(session)
+        leaks = leaks_of_report(doc, scope)
         if leaks is None:
             warnings.warn("gpufl: this libgpufl's report has no leak analysis (no \"leaks\" in its JSON); "
                           "rebuild a newer one", RuntimeWarning, stacklevel=2)

@@ -328,10 +328,15 @@ static int leak_cmp(const void *x, const void *y, void *ctx)
         return p->detected ? -1 : 1;
     if (p->severity != q->severity)
         return p->severity > q->severity ? -1 : 1;
-    if (p->increase_bytes != q->increase_bytes)
-        return p->increase_bytes > q->increase_bytes ? -1 : 1;
+    /* the program's own scopes before NVTX ranges, and the coarsest unit
+     * first: a leaking step makes every op range inside it rise too, and
+     * the step (fewer repetitions) is what the user repeats */
     if (p->tree != q->tree)
         return p->tree < q->tree ? -1 : 1;
+    if (p->repetitions != q->repetitions)
+        return p->repetitions < q->repetitions ? -1 : 1;
+    if (p->increase_bytes != q->increase_bytes)
+        return p->increase_bytes > q->increase_bytes ? -1 : 1;
     int c = gpufl__ana_strcmp(ctx, p->name, q->name);
     if (c)
         return c;

@@ -280,7 +280,16 @@ static void mem_row(const rt *c, const gpufl__ana_mem_row *w)
                 gpufl__rt_plural(w->live_at_peak));
     fprintf(out, "; %s live at the end\n", gpufl__rt_bytes(w->end_bytes).s);
     const char *list = "never freed";
-    if (w->never_freed && w->never_freed_why == GPUFL__ANA_NEVER_FREED_NO_FREES) {
+    if (w->never_freed && w->space == GPUFL__ANA_SPACE_FRAMEWORK) {
+        /* blocks come from the framework's snapshots: those listed are the
+         * tensors live at the last one, not blocks the program failed to free */
+        list = "live at the end";
+        fprintf(out,
+                "    live at the end: %s block%s, %s (tensors live when the framework's last snapshot was\n"
+                "    taken; leaks are judged above)\n",
+                gpufl__rt_count(w->never_freed).s, gpufl__rt_plural(w->never_freed),
+                gpufl__rt_bytes(w->never_freed_bytes).s);
+    } else if (w->never_freed && w->never_freed_why == GPUFL__ANA_NEVER_FREED_NO_FREES) {
         list = "held at the end";
         fprintf(out,
                 "    held at the end: %s allocation%s, %s; no free was recorded, as when a caching allocator\n"

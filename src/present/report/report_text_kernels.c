@@ -83,6 +83,23 @@ static void frame_text(const rt *c, const gpufl__stack_frame_rec *f, char *buf, 
         snprintf(buf, len, "%s+0x%" PRIx64, f->module ? f->module : "?", f->offset);
 }
 
+/* The first frame of a source stack that is the program's own, not an
+ * installed package's (site-packages, dist-packages, the standard
+ * library); 0 when none is. */
+static uint32_t first_own_frame(const gpufl__stack_rec *s)
+{
+    static const char *const libraries[] = {"/site-packages/", "/dist-packages/", "/lib/python3"};
+    for (uint32_t i = 0; i < s->total; i++) {
+        const char *m = s->frames[i].present && s->frames[i].module ? s->frames[i].module : "";
+        bool library = false;
+        for (size_t k = 0; k < sizeof libraries / sizeof libraries[0]; k++)
+            library = library || strstr(m, libraries[k]) != NULL;
+        if (!library)
+            return i;
+    }
+    return 0;
+}
+
 void gpufl__rt_stack_frames(const rt *c, uint32_t id)
 {
     const gpufl__stack_rec *s = find_stack(c->o.stacks, id);
@@ -90,15 +107,25 @@ void gpufl__rt_stack_frames(const rt *c, uint32_t id)
         fprintf(c->out, "                (its definition was not recorded)\n");
         return;
     }
-    uint32_t shown = s->total < c->o.max_frames ? s->total : c->o.max_frames;
-    for (uint32_t i = 0; i < shown; i++) {
+    /* a Python stack starts in the framework's own code (torch's Linear,
+     * Module.__call__): the line worth reading is the program's, so the
+     * installed packages' frames above it are summed up in one line */
+    uint32_t first = s->source ? first_own_frame(s) : 0;
+    if (first) {
+        char text[2400], cut[NAME_WIDTH + 1];
+        frame_text(c, &s->frames[0], text, sizeof text);
+        gpufl__rt_fit(text, NAME_WIDTH - 30, cut);
+        fprintf(c->out, "                #0-%u in installed packages, innermost %s\n", first - 1, cut);
+    }
+    uint32_t end = s->total - first < c->o.max_frames ? s->total : first + c->o.max_frames;
+    for (uint32_t i = first; i < end; i++) {
         char text[2400], cut[NAME_WIDTH + 1];
         frame_text(c, &s->frames[i], text, sizeof text);
         gpufl__rt_fit(text, NAME_WIDTH, cut);
         fprintf(c->out, "                #%-2u %s\n", i, cut);
     }
-    if (s->total > shown)
-        fprintf(c->out, "                ... %u more frame%s%s\n", s->total - shown, gpufl__rt_plural(s->total - shown),
+    if (s->total > end)
+        fprintf(c->out, "                ... %u more frame%s%s\n", s->total - end, gpufl__rt_plural(s->total - end),
                 s->truncated ? " (and the stack was deeper than recorded)" : "");
     else if (s->truncated)
         fprintf(c->out, "                ... (the stack was deeper than recorded)\n");

@@ -336,12 +336,69 @@ static void sample_has_no_leak(void **state)
     gpufl_trace_close(t);
 }
 
+/* The op ranges inside a leaking step rise with it: told as riding on the
+ * step (same rise over the run, or same slope), not as leaks of their own;
+ * a range on another device, rising otherwise, or not detected is not. */
+static void ranges_ride_on_their_step(void **state)
+{
+    (void)state;
+    gpufl__ana_leak rows[6];
+    memset(rows, 0, sizeof rows);
+    rows[0] = (gpufl__ana_leak){.tree = GPUFL__ANA_TREE_SCOPES,
+                                .repetitions = 60,
+                                .slope = 1048576,
+                                .increase_bytes = 47 << 20,
+                                .detected = true};
+    /* twice a step: half the slope, the same rise */
+    rows[1] = (gpufl__ana_leak){.tree = GPUFL__ANA_TREE_NVTX,
+                                .repetitions = 120,
+                                .slope = 524288,
+                                .increase_bytes = 47 << 20,
+                                .detected = true};
+    /* also run before the steps: the same slope, a larger rise */
+    rows[2] = (gpufl__ana_leak){.tree = GPUFL__ANA_TREE_NVTX,
+                                .repetitions = 68,
+                                .slope = 1048576,
+                                .increase_bytes = 53 << 20,
+                                .detected = true};
+    /* rising at its own pace */
+    rows[3] = (gpufl__ana_leak){.tree = GPUFL__ANA_TREE_NVTX,
+                                .repetitions = 60,
+                                .slope = 4 << 20,
+                                .increase_bytes = 188 << 20,
+                                .detected = true};
+    /* another device */
+    rows[4] = (gpufl__ana_leak){.tree = GPUFL__ANA_TREE_NVTX,
+                                .device = 1,
+                                .repetitions = 60,
+                                .slope = 1048576,
+                                .increase_bytes = 47 << 20,
+                                .detected = true};
+    /* not a leak at all */
+    rows[5] = (gpufl__ana_leak){
+        .tree = GPUFL__ANA_TREE_NVTX, .repetitions = 60, .slope = 1048576, .increase_bytes = 47 << 20};
+    gpufl__ana_leaks l = {.rows = rows, .n = 6, .detected = 5};
+    assert_int_equal(gpufl__ana_leak_rides_on(&l, 0), -1); /* the step itself */
+    assert_int_equal(gpufl__ana_leak_rides_on(&l, 1), 0);
+    assert_int_equal(gpufl__ana_leak_rides_on(&l, 2), 0);
+    assert_int_equal(gpufl__ana_leak_rides_on(&l, 3), -1);
+    assert_int_equal(gpufl__ana_leak_rides_on(&l, 4), -1);
+    assert_int_equal(gpufl__ana_leak_rides_on(&l, 5), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(beta_function),   cmocka_unit_test(student_t), cmocka_unit_test(line_fit),
-        cmocka_unit_test(leak_found),      cmocka_unit_test(no_leak),   cmocka_unit_test(cache_warmup_is_no_leak),
-        cmocka_unit_test(framework_layer), cmocka_unit_test(options),   cmocka_unit_test(sample_has_no_leak),
+        cmocka_unit_test(beta_function),
+        cmocka_unit_test(student_t),
+        cmocka_unit_test(line_fit),
+        cmocka_unit_test(leak_found),
+        cmocka_unit_test(no_leak),
+        cmocka_unit_test(cache_warmup_is_no_leak),
+        cmocka_unit_test(framework_layer),
+        cmocka_unit_test(options),
+        cmocka_unit_test(sample_has_no_leak),
+        cmocka_unit_test(ranges_ride_on_their_step),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -77,7 +77,7 @@ static void suggestions(gpufl__ana_leak *l, const ana_mem_dev *d)
         suggest(l, "a loss summed with its graph (total += loss) keeps every step's autograd graph alive: "
                    "add loss.item() or loss.detach() instead");
         if (l->ngroups)
-            suggest(l, "the stacks below made the allocations that grew and are still live: find what keeps "
+            suggest(l, "the stacks listed with it made the allocations that grew and are still live: find what keeps "
                        "those tensors referenced");
         else if (!l->blocks)
             suggest(l, "record the framework's blocks (gpufl.torch memory tracking) to see which code made "
@@ -403,4 +403,23 @@ void gpufl__ana_leaks_free(gpufl__ana_leaks *l)
         free(l->rows[i].live);
     free(l->rows);
     memset(l, 0, sizeof *l);
+}
+
+int gpufl__ana_leak_rides_on(const gpufl__ana_leaks *l, uint32_t i)
+{
+    const gpufl__ana_leak *r = &l->rows[i];
+    if (!r->detected || r->tree != GPUFL__ANA_TREE_NVTX)
+        return -1;
+    for (uint32_t j = 0; j < i; j++) {
+        const gpufl__ana_leak *s = &l->rows[j];
+        /* a range repeated k times a step rises by 1/k of the step's slope
+         * each time, by as much over the run; one also run outside the
+         * step (before it) shares its slope: either makes it the step's */
+        if (s->detected && s->tree == GPUFL__ANA_TREE_SCOPES && s->device == r->device && s->increase_bytes > 0 &&
+            r->repetitions >= s->repetitions &&
+            (fabs((double)(r->increase_bytes - s->increase_bytes)) <= 0.1 * (double)s->increase_bytes ||
+             fabs(r->slope - s->slope) <= 0.1 * s->slope))
+            return (int)j;
+    }
+    return -1;
 }

@@ -906,6 +906,12 @@ typedef struct gpufl__ana_leaks {
 int gpufl__analyze_leaks(const gpufl_trace *t, const gpufl__ana_leak_options *o, gpufl__ana_leaks *out)
     __attribute__((warn_unused_result));
 void gpufl__ana_leaks_free(gpufl__ana_leaks *l);
+/* For a detected NVTX row i: the earlier detected gpufl scope row on the
+ * same device, repeated no more often, whose rise over the run or slope
+ * it shares (within 10 %): the op ranges inside a
+ * leaking step rise with it, and are told as riding on it, not as leaks of
+ * their own. -1 when there is none (or row i is not such a row). */
+int gpufl__ana_leak_rides_on(const gpufl__ana_leaks *l, uint32_t i);
 
 /* ---- everything ----------------------------------------------------------- */
 

@@ -84,12 +84,19 @@ static void verdict(FILE *out, const gpufl_trace *t, const gpufl__ana_leaks *l)
                 l->n == 1 ? "" : "s");
         return;
     }
-    fprintf(out, "\nverdict: %u %s found:", l->detected, leak_word(l->detected));
+    uint32_t riders = 0;
+    for (uint32_t i = 0; i < l->n; i++)
+        riders += gpufl__ana_leak_rides_on(l, i) >= 0;
+    uint32_t own = l->detected - riders;
+    fprintf(out, "\nverdict: %u %s found:", own, leak_word(own));
     for (uint32_t i = 0, shown = 0; i < l->n && shown < 5; i++)
-        if (l->rows[i].detected) {
+        if (l->rows[i].detected && gpufl__ana_leak_rides_on(l, i) < 0) {
             fprintf(out, "%s %s (%s)", shown++ ? "," : "", gpufl_trace_string(t, l->rows[i].name),
                     gpufl__ana_severity_name(l->rows[i].severity));
         }
+    if (riders)
+        fprintf(out, "; %u NVTX range%s inside %s rise with %s", riders, riders == 1 ? "" : "s",
+                own == 1 ? "it" : "them", own == 1 ? "it" : "them");
     fputc('\n', out);
 }
 

@@ -175,6 +175,22 @@ static void leak_row(const rt *c, const gpufl__ana_leak *l)
         fprintf(out, "      * %s\n", l->suggestions[i]);
 }
 
+/* The NVTX ranges inside leaking scope row `scope` that rise with it, in one line. */
+static void riders(const rt *c, uint32_t scope)
+{
+    const gpufl__ana_leaks *lk = &c->r->leaks;
+    uint32_t n = 0, shown = 0;
+    for (uint32_t i = 0; i < lk->n; i++)
+        n += gpufl__ana_leak_rides_on(lk, i) == (int)scope;
+    if (!n)
+        return;
+    fprintf(c->out, "      rising with it, inside it: %u NVTX range%s (", n, gpufl__rt_plural(n));
+    for (uint32_t i = 0; i < lk->n && shown < 4; i++)
+        if (gpufl__ana_leak_rides_on(lk, i) == (int)scope)
+            fprintf(c->out, "%s%s", shown++ ? ", " : "", gpufl__rt_str(c, lk->rows[i].name));
+    fprintf(c->out, "%s): not leaks of their own\n", n > shown ? ", ..." : "");
+}
+
 static void leaks(const rt *c)
 {
     const gpufl__ana_leaks *lk = &c->r->leaks;
@@ -191,9 +207,13 @@ static void leaks(const rt *c)
     uint32_t clean = 0;
     for (uint32_t i = 0; i < lk->n; i++) {
         const gpufl__ana_leak *l = &lk->rows[i];
+        if (gpufl__ana_leak_rides_on(lk, i) >= 0)
+            continue; /* told with the scope it rides on */
         if (!l->detected && clean++ >= MAX_CLEAN_LEAK_ROWS)
             continue;
         leak_row(c, l);
+        if (l->detected && l->tree == GPUFL__ANA_TREE_SCOPES)
+            riders(c, i);
     }
     if (clean > MAX_CLEAN_LEAK_ROWS)
         fprintf(out, "    ... %u more without a leak\n", clean - MAX_CLEAN_LEAK_ROWS);

@@ -8,6 +8,7 @@
 #ifndef GPUFL_CLI_CLI_H
 #define GPUFL_CLI_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,6 +53,13 @@ void gpufl__cli_list(FILE *out);
 struct gpufl_trace;
 void gpufl__cli_note_read(const char *command, const char *files, const char *why, unsigned copies);
 void gpufl__cli_note_trace(const char *command, const struct gpufl_trace *t);
+
+/* ---- option values (cli_args.c) -------------------------------------------
+ * gpufl__cli_number: text is a number from lo to hi (*out set); false
+ * otherwise. gpufl__cli_devices: text is a list of GPU indices below count,
+ * "0,2"; each sets wanted[index]; false for a bad or empty list. */
+bool gpufl__cli_number(const char *text, double lo, double hi, double *out);
+bool gpufl__cli_devices(const char *text, bool *wanted, unsigned count);
 
 /* ---- clock limits as text (throttle_text.c) ------------------------------
  * "sw_power_cap,gpu_idle" from NVML clock-event bits ("none" when 0). */

@@ -70,31 +70,6 @@ static void on_signal(int sig)
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static bool parse_number(const char *text, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= lo && v <= hi))
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_devices(const char *text, bool *wanted)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        double v;
-        if (!parse_number(tok, 0, GFL_MAX_DEVICES - 1, &v) || v != floor(v))
-            return false;
-        wanted[(int)v] = true;
-    }
-    return true;
-}
-
 static int parse_args(monitor *m, int argc, char **argv, const char **output, bool *wanted, bool *filtered)
 {
     enum { O_DURATION = 1, O_INTERVAL, O_DEVICES, O_FORMAT, O_OUTPUT, O_WMEM, O_CMEM, O_WTEMP, O_CTEMP };
@@ -116,16 +91,16 @@ static int parse_args(monitor *m, int argc, char **argv, const char **output, bo
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case O_DURATION:
-            if (!parse_number(optarg, 0.001, 1e7, &m->duration_s))
+            if (!gpufl__cli_number(optarg, 0.001, 1e7, &m->duration_s))
                 goto bad;
             break;
         case O_INTERVAL:
-            if (!parse_number(optarg, 10, 3600000, &v))
+            if (!gpufl__cli_number(optarg, 10, 3600000, &v))
                 goto bad;
             m->interval_ms = (unsigned)v;
             break;
         case O_DEVICES:
-            if (!parse_devices(optarg, wanted))
+            if (!gpufl__cli_devices(optarg, wanted, GFL_MAX_DEVICES))
                 goto bad;
             *filtered = true;
             break;
@@ -143,19 +118,19 @@ static int parse_args(monitor *m, int argc, char **argv, const char **output, bo
             break;
         case O_OUTPUT: *output = optarg; break;
         case O_WMEM:
-            if (!parse_number(optarg, 0, 100, &m->th.warn_mem))
+            if (!gpufl__cli_number(optarg, 0, 100, &m->th.warn_mem))
                 goto bad;
             break;
         case O_CMEM:
-            if (!parse_number(optarg, 0, 100, &m->th.crit_mem))
+            if (!gpufl__cli_number(optarg, 0, 100, &m->th.crit_mem))
                 goto bad;
             break;
         case O_WTEMP:
-            if (!parse_number(optarg, -50, 200, &m->th.warn_temp))
+            if (!gpufl__cli_number(optarg, -50, 200, &m->th.warn_temp))
                 goto bad;
             break;
         case O_CTEMP:
-            if (!parse_number(optarg, -50, 200, &m->th.crit_temp))
+            if (!gpufl__cli_number(optarg, -50, 200, &m->th.crit_temp))
                 goto bad;
             break;
         case 'h': gpufl__cli_help("monitor"); return -1;

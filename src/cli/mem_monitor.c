@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "cli/mem.h"
 #include "core/clock.h"
 #include "session/live.h"
@@ -58,31 +59,10 @@ static void on_signal(int sig)
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static bool number(const char *text, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= lo && v <= hi))
-        return false;
-    *out = v;
-    return true;
-}
-
 static bool devices(const char *text, mon *m)
 {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", text);
-    char *save = NULL;
-    bool any = false;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        double v;
-        if (!number(tok, 0, GFL_MAX_DEVICES - 1, &v) || v != floor(v))
-            return false;
-        m->selected[(int)v] = any = true;
-    }
     m->filtered = true;
-    return any;
+    return gpufl__cli_devices(text, m->selected, GFL_MAX_DEVICES);
 }
 
 static int parse(mon *m, int argc, char **argv)
@@ -103,15 +83,15 @@ static int parse(mon *m, int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         bool ok = true;
         switch (c) {
-        case O_DURATION: ok = number(optarg, 0, 1e7, &m->duration_s); break;
-        case O_INTERVAL: ok = number(optarg, 0.01, 3600, &m->interval_s); break;
+        case O_DURATION: ok = gpufl__cli_number(optarg, 0, 1e7, &m->duration_s); break;
+        case O_INTERVAL: ok = gpufl__cli_number(optarg, 0.01, 3600, &m->interval_s); break;
         case O_OUTPUT: m->output = optarg; break;
         case O_FORMAT:
             ok = !strcmp(optarg, "csv") || !strcmp(optarg, "json");
             m->json_out = !strcmp(optarg, "json");
             break;
-        case O_WARN: ok = number(optarg, 0, 100, &m->warn_pct); break;
-        case O_CRIT: ok = number(optarg, 0, 100, &m->crit_pct); break;
+        case O_WARN: ok = gpufl__cli_number(optarg, 0, 100, &m->warn_pct); break;
+        case O_CRIT: ok = gpufl__cli_number(optarg, 0, 100, &m->crit_pct); break;
         case O_DEVICES:
         case O_DEVICE: ok = devices(optarg, m); break;
         default: ok = false;

@@ -42,11 +42,8 @@ typedef struct tracked {
 
 static int parse_number(const gpufl__mem_command *c, const char *opt, const char *v, double lo, double hi, double *out)
 {
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !(x >= lo && x <= hi))
+    if (!gpufl__cli_number(v, lo, hi, out))
         return gpufl__mem_usage_error(c, "%s: '%s' is not a number from %g to %g", opt, v, lo, hi);
-    *out = x;
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/ana_live_at.h"
 #include "analyze/ana_util.h"
 #include "analyze/analysis.h"
 #include "read/rows.h"
@@ -176,34 +177,10 @@ static int last_events(const gpufl__rows *a, gpufl__ana_flight *f)
 static int live_at_failure(const gpufl__rows *a, gpufl__ana_flight *f)
 {
     size_t n = gpufl__m_n(a);
-    uint8_t *live = calloc(n ? n : 1, 1);
-    if (!live)
-        return GPUFL_ENOMEM;
-    ana_map where = {0};
-    int rc = 0;
-    for (size_t i = 0; i < n && gpufl__m_ts(a, i) <= f->failed_ns && rc == 0; i++) {
-        uint32_t dev = gpufl__m_device(a, i), j;
-        uint64_t addr = gpufl__m_address(a, i);
-        if (dev != f->incident_device || gpufl__m_failed(a, i))
-            continue;
-        if (gpufl__m_is_free(a, i)) {
-            if (gpufl__ana_map_get(&where, dev, addr, &j)) {
-                live[j] = 0;
-                gpufl__ana_map_del(&where, dev, addr);
-            }
-            continue;
-        }
-        int put = gpufl__ana_map_put(&where, dev, addr, (uint32_t)i, &j);
-        if (put < 0) {
-            rc = put;
-        } else {
-            if (put == 1) { /* the address came back unfreed: the old block is gone */
-                live[j] = 0;
-                gpufl__ana_map_set(&where, dev, addr, (uint32_t)i);
-            }
-            live[i] = 1;
-        }
-    }
+    uint8_t *live;
+    int rc = gpufl__ana_live_at(a, f->incident_device, f->failed_ns, false, &live);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!live[i])
             continue;
@@ -225,7 +202,6 @@ static int live_at_failure(const gpufl__rows *a, gpufl__ana_flight *f)
                                                     .tid = gpufl__caller_tid(a, c)};
         }
     }
-    gpufl__ana_map_free(&where);
     free(live);
     return rc;
 }

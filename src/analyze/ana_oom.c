@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/ana_live_at.h"
 #include "analyze/ana_util.h"
 #include "core/event.h"
 #include "read/rows.h"
@@ -136,8 +137,6 @@ static void device_memory(const gpufl__rows *a, gpufl__ana_oom *o)
     }
 }
 
-static bool device_space(uint8_t kind) { return kind != GFL_MEM_PINNED && kind != GFL_MEM_PAGEABLE; }
-
 /* Whether allocation x goes before y among the largest. */
 static bool larger(const gpufl__ana_oom_live *x, const gpufl__ana_oom_live *y)
 {
@@ -182,34 +181,10 @@ static void keep_largest(const gpufl__rows *a, gpufl__ana_oom *o, size_t i)
 static int live_at_oom(const gpufl__rows *a, gpufl__ana_oom *o)
 {
     size_t n = gpufl__m_n(a);
-    uint8_t *live = calloc(n ? n : 1, 1);
-    if (!live)
-        return GPUFL_ENOMEM;
-    ana_map where = {0};
-    int rc = 0;
-    for (size_t i = 0; i < n && gpufl__m_ts(a, i) <= o->at_ns && rc == 0; i++) {
-        if (gpufl__m_device(a, i) != o->device || gpufl__m_failed(a, i) || !device_space(gpufl__m_kind(a, i)))
-            continue;
-        uint64_t layer = a->memory->framework[i] ? 1 : 0, addr = gpufl__m_address(a, i);
-        uint32_t j;
-        if (gpufl__m_is_free(a, i)) {
-            if (gpufl__ana_map_get(&where, layer, addr, &j)) {
-                live[j] = 0;
-                gpufl__ana_map_del(&where, layer, addr);
-            }
-            continue;
-        }
-        int put = gpufl__ana_map_put(&where, layer, addr, (uint32_t)i, &j);
-        if (put < 0) {
-            rc = put;
-            break;
-        }
-        if (put == 1) { /* the address came back unfreed: the old one is gone */
-            live[j] = 0;
-            gpufl__ana_map_set(&where, layer, addr, (uint32_t)i);
-        }
-        live[i] = 1;
-    }
+    uint8_t *live;
+    int rc = gpufl__ana_live_at(a, o->device, o->at_ns, true, &live);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!live[i])
             continue;
@@ -220,7 +195,6 @@ static int live_at_oom(const gpufl__rows *a, gpufl__ana_oom *o)
     }
     for (uint32_t k = 0; k < o->nlive; k++)
         o->live[k].scope_name = scope_name(a, o->live[k].scope);
-    gpufl__ana_map_free(&where);
     free(live);
     return rc;
 }

@@ -8,7 +8,9 @@ launches is named by its PyTorch op and module, with nothing to change in
 the program. `gpufl run --no-torch-ops` leaves it out. With memory
 tracking on (GPUFL_ENABLE_MEMORY_TRACKING=1) it also records PyTorch's
 caching allocator (gpufl.memory: its state, and with --stack-trace its
-blocks' Python stacks), and PyTorch's out-of-memory errors. Whatever goes wrong
+blocks' Python stacks), and PyTorch's out-of-memory errors; with
+GPUFL_MEMORY_WATCHDOG=1 (`gpufl mem track --watchdog`) a MemoryWatchdog
+empties PyTorch's cache past the memory thresholds. Whatever goes wrong
 here is said on stderr and leaves the program running as if this file were
 not there. Then the program's own sitecustomize, if it has one, runs.
 """
@@ -46,6 +48,38 @@ def _attach_memory():
         _torch_source.attach(interval_s=interval, history=_truthy("GPUFL_ENABLE_STACK_TRACE"))
     except Exception as e:
         sys.stderr.write("gpufl: PyTorch memory is not recorded: %s: %s\n" % (type(e).__name__, e))
+    if _truthy("GPUFL_MEMORY_WATCHDOG"):
+        _start_watchdog()
+
+
+def _start_watchdog():
+    """`gpufl mem track --watchdog`: the reference's MemoryWatchdog inside
+    the program, emptying PyTorch's cache when the tracker's warning or
+    critical threshold (GPUFL_MEMORY_WARNING_PCT, GPUFL_MEMORY_CRITICAL_PCT)
+    is crossed. Started once PyTorch has made its CUDA context: asking for
+    the device earlier would make it."""
+
+    def start():
+        try:
+            from gpufl.memory import MemoryTracker, MemoryWatchdog
+
+            tracker = MemoryTracker(enable_oom_flight_recorder=False)
+            for name, var in (("memory_warning_percent", "GPUFL_MEMORY_WARNING_PCT"),
+                              ("memory_critical_percent", "GPUFL_MEMORY_CRITICAL_PCT")):
+                if os.environ.get(var):
+                    tracker.set_threshold(name, float(os.environ[var]))
+            MemoryWatchdog(tracker)
+            tracker.start_tracking()
+        except Exception as e:
+            sys.stderr.write("gpufl: the memory watchdog is off: %s: %s\n" % (type(e).__name__, e))
+
+    try:
+        import torch
+
+        lazy = getattr(torch.cuda, "_lazy_call", None)
+        lazy(start) if lazy is not None else start()
+    except Exception as e:
+        sys.stderr.write("gpufl: the memory watchdog is off: %s: %s\n" % (type(e).__name__, e))
 
 
 class _AfterTorch:

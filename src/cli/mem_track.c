@@ -22,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/mem.h"
+#include "cli/run_python.h"
 #include "gpufl/trace.h"
 
 #define MAX_SESSIONS 64
@@ -29,7 +30,7 @@
 typedef struct track_args {
     double interval_s, warning_pct, critical_pct;
     const char *output, *format, *log_path;
-    bool oom_recorder;
+    bool oom_recorder, watchdog;
     long oom_max_dumps, oom_max_total_mb;
     const char *watch_only; /* an option of watching the GPUs (gpufl mem monitor's) */
     char **program;
@@ -120,9 +121,7 @@ static int parse(int argc, char **argv, track_args *a)
         case O_DURATION: a->watch_only = "--duration"; break;
         case O_DEVICE: a->watch_only = "--device"; break;
         case O_DEVICES: a->watch_only = "--devices"; break;
-        case O_WD:
-            return gpufl__mem_usage_error(c, "--watchdog: gpufl does not empty a program's cache for it; "
-                                             "use gpufl.memory.MemoryWatchdog inside the program");
+        case O_WD: a->watchdog = true; break;
         default: return gpufl__mem_usage_error(c, "unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -137,9 +136,18 @@ static int parse(int argc, char **argv, track_args *a)
                                       "%s: a PROGRAM runs to its end on every GPU it uses; without PROGRAM, "
                                       "gpufl mem track watches the GPUs and takes it",
                                       a->watch_only);
-    if (!a->program && (a->oom_recorder || a->log_path))
+    if (!a->program && (a->oom_recorder || a->log_path || a->watchdog))
         return gpufl__mem_usage_error(c, "%s: needs a PROGRAM to record",
-                                      a->oom_recorder ? "--oom-flight-recorder" : "--log-path");
+                                      a->oom_recorder ? "--oom-flight-recorder"
+                                      : a->log_path   ? "--log-path"
+                                                      : "--watchdog");
+    /* the watchdog empties PyTorch's cache from inside the program: only a
+     * Python program has one to empty */
+    if (a->watchdog && !gpufl__run_is_python(a->program[0]))
+        return gpufl__mem_usage_error(c,
+                                      "--watchdog: %s is not a Python program; the watchdog empties PyTorch's "
+                                      "cache from inside one",
+                                      a->program[0]);
     return 0;
 }
 
@@ -161,6 +169,14 @@ static int prepare(const track_args *a)
     if (set_env("GPUFL_ENABLE_MEMORY_TRACKING", "1") || set_env("GPUFL_SYSTEM_SAMPLE_RATE_MS", v) ||
         set_env("GPUFL_CONTINUOUS_SYSTEM_SAMPLING", "1"))
         return -1;
+    if (a->watchdog) { /* python/run_hook: a MemoryWatchdog with these thresholds */
+        char w[32], c[32];
+        snprintf(w, sizeof w, "%g", a->warning_pct);
+        snprintf(c, sizeof c, "%g", a->critical_pct);
+        if (set_env("GPUFL_MEMORY_WATCHDOG", "1") || set_env("GPUFL_MEMORY_WARNING_PCT", w) ||
+            set_env("GPUFL_MEMORY_CRITICAL_PCT", c))
+            return -1;
+    }
     if (a->oom_recorder) {
         if (!getenv("GPUFL_FLIGHT_WINDOW_S") && set_env("GPUFL_FLIGHT_WINDOW_S", "60"))
             return -1;
@@ -376,7 +392,8 @@ const gpufl__mem_command gpufl__mem_track_command = {
     run,
     "[--interval S] [--output FILE] [--format csv|json]\n"
     "    [--warning-threshold PCT] [--critical-threshold PCT] [--log-path DIR]\n"
-    "    [--oom-flight-recorder [--oom-max-dumps N] [--oom-max-total-mb MB]] [--] PROGRAM [ARGS...]\n"
+    "    [--oom-flight-recorder [--oom-max-dumps N] [--oom-max-total-mb MB]] [--watchdog]\n"
+    "    [--] PROGRAM [ARGS...]\n"
     "  or: gpufl mem track [--duration S] [--device N | --devices 0,1] [the options above but --log-path\n"
     "    and --oom-*]",
     "Runs PROGRAM under the recorder with its memory recorded, then reports its memory:\n"
@@ -390,6 +407,9 @@ const gpufl__mem_command gpufl__mem_track_command = {
     "  --oom-flight-recorder    keep a flight window, dumped with its oom.json on an out-of-memory\n"
     "  --oom-max-dumps N        dumps kept (default 10)\n"
     "  --oom-max-total-mb MB    bytes of dumps kept (default 4096)\n"
+    "  --watchdog               Python programs: empty PyTorch's cache when GPU memory passes\n"
+    "                           the warning threshold (critical: also collect garbage), as the\n"
+    "                           reference profiler's MemoryWatchdog does, at most every 30 s\n"
     "Without PROGRAM it watches the GPUs as gpufl mem monitor does, with its options\n"
     "(--duration S, default 10, 0 until Ctrl-C; --device N or --devices 0,1).\n"
     "Exit code: 0 fine; 1 a leak, an out-of-memory or a crossed threshold; 2 an error\n"

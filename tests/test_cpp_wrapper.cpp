@@ -262,6 +262,9 @@ static void test_last_error()
     CHECK(gpufl::init(o));
     CHECK(gpufl::lastError().empty());
     CHECK(gpufl::isRecording());
+    /* a framework's OOM needs a flight window: refused, and said why */
+    CHECK(!gpufl::reportOom(0, 1u << 30, "c++: tried to allocate 1 GiB"));
+    CHECK(gpufl::lastError().find("flight window") != std::string::npos);
     gpufl::shutdown();
     CHECK(!gpufl::isRecording());
 

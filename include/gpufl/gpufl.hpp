@@ -223,6 +223,14 @@ inline bool dump(const std::string &reason = "")
     return gpufl_dump(reason.empty() ? nullptr : reason.c_str()) == 0;
 }
 
+/* A framework's out-of-memory (gpufl_report_oom): the "oom" trigger, its
+ * dump and oom.json; waits for them. False with lastError() saying why. */
+inline bool reportOom(uint32_t device, uint64_t requestedBytes, const std::string &why = "")
+{
+    detail::wrapperError().clear();
+    return gpufl_report_oom(device, requestedBytes, why.empty() ? nullptr : why.c_str()) == 0;
+}
+
 inline void systemStart(const std::string &name = "system") { gpufl_system_start(name.c_str()); }
 inline void systemStop(const std::string &name = "system") { gpufl_system_stop(name.c_str()); }
 

@@ -189,6 +189,44 @@ static void real_exhaustion_from_the_framework(void **state)
     json_decref(sj);
 }
 
+/* The framework's OOM is dated by its state, stamped when its observer was
+ * called, not by gpufl_report_oom, which comes after the live blocks'
+ * snapshot (seconds, the first time); a block allocated between the two
+ * was not live at the OOM. */
+static void framework_oom_is_dated_by_its_observer(void **state)
+{
+    (void)state;
+    start();
+    assert_int_equal(gpufl_record_block(0, 0x7f0000000000ull, GIB, 0, 7, 0, big_stack, 2), 0);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t called = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    struct timespec pause = {0, 300 * 1000000L}; /* the snapshot's seconds, shortened */
+    nanosleep(&pause, NULL);
+    assert_int_equal(gpufl_record_block(0, 0x7f0100000000ull, GIB, 0, 7, 0, small_stack, 1), 0);
+    gpufl_allocator_state st = {.struct_size = sizeof st,
+                                .framework = "pytorch",
+                                .reason = "oom",
+                                .allocated_bytes = GIB,
+                                .reserved_bytes = GIB,
+                                .requested_bytes = 4 * GIB,
+                                .device_free_bytes = MIB,
+                                .ts_ns = called};
+    assert_int_equal(gpufl_record_allocator(&st), 0);
+    st.reason = "sample"; /* a sampler's state after the OOM is not the OOM's */
+    st.ts_ns = 0;
+    st.allocated_bytes = 2 * GIB;
+    assert_int_equal(gpufl_record_allocator(&st), 0);
+    assert_int_equal(gpufl_report_oom(0, 4 * GIB, NULL), 0);
+
+    json_t *j = oom_json("0001-oom");
+    assert_int_equal(u(json_object_get(j, "allocator"), "allocated"), GIB); /* the OOM's state */
+    json_t *layers = json_object_get(j, "live");
+    /* dated before the second block: it was not live then */
+    assert_int_equal(u(json_object_get(layers, "framework"), "count"), 1);
+    json_decref(j);
+}
+
 /* Enough memory free in all, but no block that large: fragmentation. */
 static void cached_memory_in_small_blocks_is_fragmentation(void **state)
 {
@@ -458,6 +496,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(real_exhaustion_from_the_framework, cleanup),
+        cmocka_unit_test_teardown(framework_oom_is_dated_by_its_observer, cleanup),
         cmocka_unit_test_teardown(cached_memory_in_small_blocks_is_fragmentation, cleanup),
         cmocka_unit_test_teardown(memory_held_by_another_process, cleanup),
         cmocka_unit_test_teardown(nvml_gives_free_memory_without_an_allocator, cleanup),

@@ -321,6 +321,8 @@ typedef struct gpufl_allocator_state {
     uint64_t requested_bytes;   /* reason "oom": what was asked for */
     uint64_t device_free_bytes; /* the driver's free memory, when known; 0 unknown */
     uint32_t alloc_retries, ooms;
+    uint64_t ts_ns; /* when the figures were taken (CLOCK_MONOTONIC); 0 = now. An OOM observer
+                       that records blocks before its state gives the moment it was called */
 } gpufl_allocator_state;
 
 /* One frame of an interpreted program's stack (Python): innermost first. */

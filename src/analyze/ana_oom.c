@@ -70,6 +70,16 @@ static void allocator(const gpufl__rows *a, gpufl__ana_oom *o)
     }
     if (last == SIZE_MAX)
         return;
+    /* the framework's OOM state is stamped when its observer was called;
+     * gpufl's record of the failure comes after the live blocks' snapshot,
+     * which can take seconds: the state dates the OOM, and is the state of
+     * it (a sample taken meanwhile is not) */
+    if (last_oom != SIZE_MAX && o->source == GPUFL__OOM_SOURCE_FRAMEWORK &&
+        (!o->has_requested || al->requested[last_oom] == o->requested_bytes)) {
+        last = last_oom;
+        o->at_ns = al->ts_ns[last_oom];
+        o->time_ns = gpufl__span(a->start_ns, o->at_ns);
+    }
     if (!o->has_failed) { /* the framework's own record of the OOM says what and where */
         o->device = al->device[last];
         o->source = GPUFL__OOM_SOURCE_FRAMEWORK;

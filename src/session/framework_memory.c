@@ -148,7 +148,9 @@ GPUFL_API int gpufl_record_allocator(const gpufl_allocator_state *st)
         return GPUFL_EINVAL;
     if (!gpufl__is_recording())
         return GPUFL_ESTATE;
-    gfl_event ev = {.h = {.type = GFL_EV_ALLOCATOR, .device = (uint16_t)st->device, .ts = gpufl__now_ns()}};
+    bool has_ts = st->struct_size >= offsetof(gpufl_allocator_state, ts_ns) + sizeof st->ts_ns;
+    gfl_event ev = {
+        .h = {.type = GFL_EV_ALLOCATOR, .device = (uint16_t)st->device, .ts = stamp(has_ts ? st->ts_ns : 0)}};
     gfl_allocator_payload *p = &ev.u.allocator;
     p->allocated = st->allocated_bytes;
     p->reserved = st->reserved_bytes;

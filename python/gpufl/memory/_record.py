@@ -25,7 +25,7 @@ class AllocatorState(ctypes.Structure):
                 ("reason", ctypes.c_char_p), ("allocated_bytes", _u64), ("reserved_bytes", _u64),
                 ("active_bytes", _u64), ("inactive_split_bytes", _u64), ("largest_free_bytes", _u64),
                 ("peak_allocated_bytes", _u64), ("peak_reserved_bytes", _u64), ("requested_bytes", _u64),
-                ("device_free_bytes", _u64), ("alloc_retries", _u32), ("ooms", _u32)]
+                ("device_free_bytes", _u64), ("alloc_retries", _u32), ("ooms", _u32), ("ts_ns", _u64)]
 
 
 class SourceFrame(ctypes.Structure):

@@ -176,12 +176,15 @@ def _on_oom(device, requested, device_total, device_free):
         a = _state
     if a is None:
         return
+    called = time.monotonic_ns()
     try:
         # one state of reason "oom", with what was asked for: the dump's
-        # oom.json reads the device's latest state
+        # oom.json reads the device's latest state. Stamped when PyTorch
+        # called: the blocks' snapshot before it can take seconds (the
+        # process's first), and the OOM is dated by this state
         record_blocks("oom", state=False)
         record_state("oom", device, requested_bytes=requested, device_free_bytes=device_free,
-                     largest_free_bytes=largest_free(device))
+                     largest_free_bytes=largest_free(device), ts_ns=called)
         gib = requested / float(1 << 30)
         _oom_dump.report(device, requested, "torch: tried to allocate %.2f GiB on GPU %d" % (gib, device))
     except Exception:

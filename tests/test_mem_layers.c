@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ana_fixture.h"
+#include "analyze/ana_oom.h"
 #include "analyze/analysis.h"
 #include "session_file.h"
 
@@ -354,12 +355,55 @@ static void sample_layers(void **state)
     gpufl_trace_close(t);
 }
 
+/* At an out-of-memory, a driver segment of the allocator and the blocks in
+ * it are the same memory seen from two layers: the segment's row says how
+ * many of the live blocks lie inside it, and a segment outside the
+ * allocator's says nothing. */
+static void oom_segment_holds_its_blocks(void **state)
+{
+    (void)state;
+    af f = {.end_ns = T0 + 1000};
+    af_device(&f, 0, "NVIDIA H100", 80 * GIB);
+    mem(&f, false, T0 + 10, 0x7000000000, 512 * MIB, 0, 0, NULL, false); /* the allocator's segment */
+    mem(&f, false, T0 + 11, 0x7100000000, 64 * MIB, 0, 0, NULL, false);  /* a library's workspace */
+    mem(&f, false, T0 + 20, 0x7000000000, 256 * MIB, 0, 0, NULL, true);
+    mem(&f, false, T0 + 30, 0x7000000000 + 256 * MIB, 128 * MIB, 0, 0, NULL, true);
+    mem(&f, false, T0 + 40, 0x7000000000 + 384 * MIB, 64 * MIB, 0, 0, NULL, true);
+    mem(&f, true, T0 + 50, 0x7000000000 + 384 * MIB, 64 * MIB, 0, 0, NULL, true); /* freed: cached */
+    af_line(&f, AF_DEVICE,
+            "{\"type\":\"mem_alloc\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":0,"
+            "\"address\":\"0x0\",\"bytes\":%llu,\"kind\":\"device\",\"tid\":9,\"failed\":true,"
+            "\"framework\":true}",
+            (unsigned long long)(T0 + 100), (unsigned long long)GIB);
+    gpufl_trace *t = af_open(&f, dir, "oom-segments");
+    gpufl__ana_oom o;
+    assert_int_equal(gpufl__analyze_oom(t, &o), 0);
+    assert_true(o.found);
+    uint32_t segments = 0;
+    for (uint32_t i = 0; i < o.nlive; i++) {
+        const gpufl__ana_oom_live *l = &o.live[i];
+        if (l->framework || l->address != 0x7000000000) {
+            assert_int_equal(l->blocks_inside, 0);
+            continue;
+        }
+        segments++;
+        assert_int_equal(l->blocks_inside, 2);
+        assert_int_equal(l->block_bytes_inside, 384 * MIB);
+    }
+    assert_int_equal(segments, 1);
+    gpufl_trace_close(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(layers_and_gaps), cmocka_unit_test(unknown_layers_absent),
-        cmocka_unit_test(blocks_apart),    cmocka_unit_test(peaks_by_name_and_stream),
-        cmocka_unit_test(long_scope_peak), cmocka_unit_test(sample_layers),
+        cmocka_unit_test(layers_and_gaps),
+        cmocka_unit_test(unknown_layers_absent),
+        cmocka_unit_test(blocks_apart),
+        cmocka_unit_test(peaks_by_name_and_stream),
+        cmocka_unit_test(long_scope_peak),
+        cmocka_unit_test(sample_layers),
+        cmocka_unit_test(oom_segment_holds_its_blocks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

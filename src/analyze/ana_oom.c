@@ -203,8 +203,18 @@ static int live_at_oom(const gpufl__rows *a, gpufl__ana_oom *o)
         o->live_bytes[layer] += gpufl__m_bytes(a, i);
         keep_largest(a, o, i);
     }
-    for (uint32_t k = 0; k < o->nlive; k++)
-        o->live[k].scope_name = scope_name(a, o->live[k].scope);
+    for (uint32_t k = 0; k < o->nlive; k++) {
+        gpufl__ana_oom_live *l = &o->live[k];
+        l->scope_name = scope_name(a, l->scope);
+        /* a segment and the blocks in it are the same memory: say so */
+        for (size_t i = 0; !l->framework && i < n && rc == 0; i++) {
+            uint64_t at = gpufl__m_address(a, i);
+            if (live[i] && a->memory->framework[i] && at >= l->address && at - l->address < l->bytes) {
+                l->blocks_inside++;
+                l->block_bytes_inside += gpufl__m_bytes(a, i);
+            }
+        }
+    }
     free(live);
     return rc;
 }

@@ -62,6 +62,10 @@ typedef struct gpufl__ana_oom_live {
     uint32_t scope_name; /* its name (string id), 0 unknown */
     uint32_t nvtx;       /* innermost NVTX range or op (string id), 0 none */
     uint32_t stack;      /* stack id (a source stack for framework blocks), 0 none */
+    /* a driver allocation that is a segment of the framework's allocator:
+     * the live blocks inside it (the same memory, seen from above) */
+    uint32_t blocks_inside;
+    uint64_t block_bytes_inside;
 } gpufl__ana_oom_live;
 
 typedef struct gpufl__ana_oom {

@@ -240,6 +240,12 @@ static void print_live(FILE *out, json_t *doc)
         fprintf(out, "  %3zu  %-9s  %10s  %-16s  %10s  %8s  %s%s%s\n", i + 1, str_of(a, "layer", "?"),
                 bytes_of(a, "bytes").s, str_of(a, "address", "?"), when, thread, scope ? scope : "",
                 scope && nvtx ? " / " : "", nvtx ? nvtx : (scope ? "" : "-"));
+        json_t *inside = json_object_get(a, "framework_blocks");
+        if (json_is_object(inside)) {
+            json_int_t nb = json_integer_value(json_object_get(inside, "count"));
+            fprintf(out, "         a segment of the framework's allocator: %lld block%s in use, %s (listed apart)\n",
+                    (long long)nb, nb == 1 ? "" : "s", bytes_of(inside, "bytes").s);
+        }
         size_t k;
         json_t *f;
         json_array_foreach(json_object_get(a, "stack"), k, f) fprintf(out, "         at %s\n", json_string_value(f));

@@ -141,6 +141,12 @@ static void largest(jw *w, const gpufl_trace *t, const gpufl__ana_oom *o, const 
         str_id(w, t, "scope", l->scope_name);
         str_id(w, t, "nvtx", l->nvtx);
         stack(w, stacks, l->stack);
+        if (l->blocks_inside) { /* a segment of the framework's allocator */
+            gpufl__jw_obj(w, "framework_blocks");
+            gpufl__jw_u64(w, "count", l->blocks_inside);
+            gpufl__jw_u64(w, "bytes", l->block_bytes_inside);
+            gpufl__jw_obj_end(w);
+        }
         gpufl__jw_obj_end(w);
     }
     gpufl__jw_arr_end(w);

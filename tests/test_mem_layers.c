@@ -394,6 +394,31 @@ static void oom_segment_holds_its_blocks(void **state)
     gpufl_trace_close(t);
 }
 
+/* The OOM's device figures come from the first NVML sample after it (a
+ * sample from before may predate the allocations that filled the GPU),
+ * unless none came within 2 s: then the last one before. */
+static void oom_reads_the_nvml_sample_after_it(void **state)
+{
+    (void)state;
+    for (int later = 0; later < 2; later++) {
+        af f = {.end_ns = T0 + 5000000000ull};
+        af_device(&f, 0, "NVIDIA H100", 80 * GIB);
+        nvml(&f, T0 + 50, 2 * GIB, 1 * GIB);
+        af_line(&f, AF_DEVICE,
+                "{\"type\":\"mem_alloc\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":0,\"corr\":0,"
+                "\"address\":\"0x0\",\"bytes\":%llu,\"kind\":\"device\",\"tid\":9,\"failed\":true}",
+                (unsigned long long)(T0 + 100), (unsigned long long)(90 * GIB));
+        nvml(&f, T0 + 100 + (later ? 3000000000ull : 400), 34 * GIB, 33 * GIB);
+        gpufl_trace *t = af_open(&f, dir, later ? "oom-nvml-late" : "oom-nvml-next");
+        gpufl__ana_oom o;
+        assert_int_equal(gpufl__analyze_oom(t, &o), 0);
+        assert_true(o.found && o.has_process_used);
+        assert_int_equal(o.process_used_bytes, later ? 1 * GIB : 33 * GIB);
+        assert_int_equal(o.all_processes_used_bytes, later ? 2 * GIB : 34 * GIB);
+        gpufl_trace_close(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +429,7 @@ int main(void)
         cmocka_unit_test(long_scope_peak),
         cmocka_unit_test(sample_layers),
         cmocka_unit_test(oom_segment_holds_its_blocks),
+        cmocka_unit_test(oom_reads_the_nvml_sample_after_it),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -104,19 +104,38 @@ static void allocator(const gpufl__rows *a, gpufl__ana_oom *o)
     }
 }
 
-/* The last NVML sample's memory figures; the device's description's total
- * when there is none. */
+#define NVML_AFTER_NS 2000000000ull /* 2 s: a few sampling intervals */
+
+/* The NVML sample nearest the OOM (below) for the memory figures; the
+ * device's description's total when there is none. */
 static void device_memory(const gpufl__rows *a, gpufl__ana_oom *o)
 {
-    size_t last = SIZE_MAX, last_proc = SIZE_MAX;
-    for (size_t i = 0; i < gpufl__d_n(a) && gpufl__d_ts(a, i) <= o->at_ns; i++) {
+    /* The first sample after the OOM, when one came within NVML_AFTER_NS,
+     * else the last one before: the memory that failed the request is still
+     * held until the program handles the error, and a sample from before
+     * the OOM may predate the very allocations that filled the GPU. */
+    size_t last = SIZE_MAX, last_proc = SIZE_MAX, next = SIZE_MAX, next_proc = SIZE_MAX;
+    for (size_t i = 0; i < gpufl__d_n(a) && gpufl__d_ts(a, i) <= o->at_ns + NVML_AFTER_NS; i++) {
         if (gpufl__d_device(a, i) != o->device)
             continue;
-        if (gpufl__d_valid(a, i) & GPUFL__DS_MEMORY)
-            last = i;
-        if (gpufl__d_valid(a, i) & GPUFL__DS_PROC_MEM)
-            last_proc = i;
+        bool after = gpufl__d_ts(a, i) > o->at_ns;
+        if (gpufl__d_valid(a, i) & GPUFL__DS_MEMORY) {
+            if (!after)
+                last = i;
+            else if (next == SIZE_MAX)
+                next = i;
+        }
+        if (gpufl__d_valid(a, i) & GPUFL__DS_PROC_MEM) {
+            if (!after)
+                last_proc = i;
+            else if (next_proc == SIZE_MAX)
+                next_proc = i;
+        }
     }
+    if (next != SIZE_MAX)
+        last = next;
+    if (next_proc != SIZE_MAX)
+        last_proc = next_proc;
     if (last != SIZE_MAX) {
         uint64_t used = gpufl__d_mem_used(a, last), total = gpufl__d_mem_total(a, last);
         uint64_t free_b = a->dev->mem_free_bytes[last];

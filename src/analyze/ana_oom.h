@@ -41,8 +41,8 @@ enum { GPUFL__OOM_SOURCE_CUDA = 0, GPUFL__OOM_SOURCE_FRAMEWORK = 1 };
 /* Where device_free_bytes and device_total_bytes come from. */
 enum {
     GPUFL__OOM_MEM_NONE = 0,
-    GPUFL__OOM_MEM_ALLOCATOR = 1,   /* the allocator's state at the OOM (device free from the driver) */
-    GPUFL__OOM_MEM_NVML = 2,        /* the last NVML sample */
+    GPUFL__OOM_MEM_ALLOCATOR = 1, /* the allocator's state at the OOM (device free from the driver) */
+    GPUFL__OOM_MEM_NVML = 2, /* the NVML sample nearest the OOM (the first within 2 s after, else the last before) */
     GPUFL__OOM_MEM_DEVICE_INFO = 3, /* only the device's total, from its description */
 };
 
@@ -85,7 +85,7 @@ typedef struct gpufl__ana_oom {
     uint8_t memory_source; /* GPUFL__OOM_MEM_* */
     bool has_free, has_total;
     uint64_t device_free_bytes, device_total_bytes;
-    bool has_process_used, has_all_used; /* from the last NVML sample */
+    bool has_process_used, has_all_used; /* from the NVML sample nearest the OOM */
     uint64_t process_used_bytes, all_processes_used_bytes;
 
     bool has_allocator; /* the allocator's last state at or before the OOM */

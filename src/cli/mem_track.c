@@ -82,7 +82,7 @@ static int parse(int argc, char **argv, track_args *a)
                                          {0, 0, 0, 0}};
     const gpufl__mem_command *c = &gpufl__mem_track_command;
     *a = (track_args){.interval_s = 0.1, .warning_pct = 80, .critical_pct = 95, .format = "csv"};
-    double v;
+    double v = 0;
     optind = 0;
     opterr = 0;
     int o;

@@ -160,26 +160,9 @@ void gpufl__rj_memory_peaks(jw *w, const gpufl_trace *t, const gpufl__ana_mem_pe
 /* A stack's frames as text, or null when the stacks were not loaded or
  * this one was never defined. Source frames are "function (file:line)";
  * native ones module+offset (`gpufl stacks` names them). */
-static const gpufl__stack_rec *find_stack(const gpufl__stack_table *t, uint32_t id)
-{
-    /* searched here: the table's own lookup is not in libgpufl, whose
-     * report this is part of */
-    size_t lo = 0, hi = t ? t->n : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->stacks[mid].id == id)
-            return &t->stacks[mid];
-        if (t->stacks[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 static void frames(jw *w, const gpufl__stack_table *stacks, uint32_t id)
 {
-    const gpufl__stack_rec *s = id ? find_stack(stacks, id) : NULL;
+    const gpufl__stack_rec *s = id ? gpufl__stack_table_find(stacks, id) : NULL;
     if (!s) {
         gpufl__jw_null(w, "frames");
         return;

@@ -56,21 +56,6 @@ static void scopes_line(const rt *c, const gpufl__ana_hotspot *h, int tree, cons
     fputc('\n', c->out);
 }
 
-static const gpufl__stack_rec *find_stack(const gpufl__stack_table *t, uint32_t id)
-{
-    size_t lo = 0, hi = t ? t->n : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->stacks[mid].id == id)
-            return &t->stacks[mid];
-        if (t->stacks[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
-}
-
 static void frame_text(const rt *c, const gpufl__stack_frame_rec *f, char *buf, size_t len)
 {
     if (!f->present)
@@ -102,7 +87,7 @@ static uint32_t first_own_frame(const gpufl__stack_rec *s)
 
 void gpufl__rt_stack_frames(const rt *c, uint32_t id)
 {
-    const gpufl__stack_rec *s = find_stack(c->o.stacks, id);
+    const gpufl__stack_rec *s = gpufl__stack_table_find(c->o.stacks, id);
     if (!s) {
         fprintf(c->out, "                (its definition was not recorded)\n");
         return;

@@ -136,6 +136,7 @@ static void record_and_read(gpufl_log_format format)
     assert_int_equal(r->frames[0].offset, 42);
     assert_string_equal(r->frames[1].module, "main (/work/train.py:97)");
     gpufl__stack_table_free(&tab);
+    assert_null(gpufl__stack_table_find(NULL, stack0)); /* a report made without the stacks */
 }
 
 static void test_gflt(void **state)

@@ -263,6 +263,8 @@ void gpufl__stack_table_free(gpufl__stack_table *t)
 
 const gpufl__stack_rec *gpufl__stack_table_find(const gpufl__stack_table *t, uint32_t id)
 {
+    if (!t) /* a report made without the session's stacks */
+        return NULL;
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -56,7 +56,7 @@ __attribute__((warn_unused_result)) int gpufl__stack_table_load(const char *path
                                                                 size_t err_len);
 void gpufl__stack_table_free(gpufl__stack_table *t);
 
-/* The stack with this id, or NULL. */
+/* The stack with this id, or NULL (also for a NULL table). */
 const gpufl__stack_rec *gpufl__stack_table_find(const gpufl__stack_table *t, uint32_t id);
 
 #endif /* GPUFL_READ_STACK_TABLE_H */

@@ -6,6 +6,7 @@ passed, and empty the cache past them. Run in a child with the PyTorch
 stand-in as torch."""
 import os
 
+import gpufl
 from conftest import FAKE_TORCH_DIR, run_python_ok
 
 HOOK_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "run_hook")
@@ -37,7 +38,10 @@ print("emptied", bool(emptied), [e.context for e in trackers[0].events if e.even
 
 
 def env(watchdog):
-    e = {"PYTHONPATH": os.pathsep.join([HOOK_DIR, os.path.dirname(HOOK_DIR), FAKE_TORCH_DIR]), "GPUFL_TORCH_OPS": "0",
+    # the hook first, then the gpufl under test (a source tree or an
+    # installed copy with its own libgpufl), then the PyTorch stand-in
+    here = os.path.dirname(os.path.dirname(os.path.abspath(gpufl.__file__)))
+    e = {"PYTHONPATH": os.pathsep.join([HOOK_DIR, here, FAKE_TORCH_DIR]), "GPUFL_TORCH_OPS": "0",
          "GPUFL_ENABLE_MEMORY_TRACKING": "1"}
     if watchdog:
         e.update(GPUFL_MEMORY_WATCHDOG="1", GPUFL_MEMORY_WARNING_PCT="70", GPUFL_MEMORY_CRITICAL_PCT="90")

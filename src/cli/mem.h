@@ -29,15 +29,16 @@ extern const gpufl__mem_command gpufl__mem_track_command;
 extern const gpufl__mem_command gpufl__mem_analyze_command;
 extern const gpufl__mem_command gpufl__mem_diagnose_command;
 
-/* `gpufl mem analyze` of the session at path with its default options
- * (steps of 5 repetitions or more, every name, no plots), written to out as
- * text or (json) JSON; *leak_found is 1 when a leak was found. For `gpufl
- * mem track`, which prints it after the program it ran. Returns 0, or a
- * negative GPUFL_E* with err saying what failed (the reader's error for an
- * unreadable session, GPUFL_EIO for out, GPUFL_ENOMEM); *leak_found is 0
- * then. */
-int gpufl__mem_analyze_session(const char *path, int json, FILE *out, int *leak_found, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+/* `gpufl mem analyze` of the session at path, already open as t, with its
+ * default options (steps of 5 repetitions or more, every name, no plots),
+ * written to out as text or (json) JSON; *leak_found is 1 when a leak was
+ * found. For `gpufl mem track`, which prints it after the program it ran
+ * and reads the same trace for its thresholds. Returns 0, or a negative
+ * GPUFL_E* with err saying what failed (GPUFL_EIO for out, GPUFL_ENOMEM);
+ * *leak_found is 0 then. */
+struct gpufl_trace;
+int gpufl__mem_analyze_trace(const struct gpufl_trace *t, const char *path, int json, FILE *out, int *leak_found,
+                             char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* Prints "gpufl mem NAME: <message>" and NAME's usage on stderr; returns
  * GFL_MEM_ERROR. */

@@ -5,7 +5,7 @@
  * text or JSON, with SVG plots on request. Exits 1 when a leak is found, so
  * CI can gate on it; 2 for bad usage or an unreadable session.
  *
- * gpufl__mem_analyze_session (mem.h) is the same analysis with the default
+ * gpufl__mem_analyze_trace (mem.h) is the same analysis with the default
  * options, for `gpufl mem track` to print after the program it ran.
  */
 #include <errno.h>
@@ -158,17 +158,15 @@ static int write_json(const gpufl_trace *t, const gpufl__ana_report *r, const ch
 /* Whether name was judged (it was repeated often enough). */
 static bool scope_found(const gpufl__ana_leaks *l) { return l->n > 0; }
 
-static int analyze(const char *path, const analyze_opts *o, FILE *out, int *leak_found, char *err, size_t err_len)
+/* The analysis of the open trace t of the session at path. */
+static int analyze_trace(const gpufl_trace *t, const char *path, const analyze_opts *o, FILE *out, int *leak_found,
+                         char *err, size_t err_len)
 {
     *leak_found = 0;
-    gpufl_trace *t;
-    int rc = gpufl_trace_open(path, &t, err, err_len);
-    if (rc != 0)
-        return rc;
     gpufl__ana_report r;
-    if ((rc = analyze_memory(t, &o->leak, &r)) != 0) {
+    int rc = analyze_memory(t, &o->leak, &r);
+    if (rc != 0) {
         snprintf(err, err_len, "%s: out of memory analyzing the session", path);
-        gpufl_trace_close(t);
         return rc;
     }
     if (o->leak.scope && !scope_found(&r.leaks)) {
@@ -193,18 +191,30 @@ static int analyze(const char *path, const analyze_opts *o, FILE *out, int *leak
         gpufl__stack_table_free(stacks);
     free(stacks);
     gpufl__ana_report_free(&r);
+    return rc;
+}
+
+static int analyze(const char *path, const analyze_opts *o, FILE *out, int *leak_found, char *err, size_t err_len)
+{
+    *leak_found = 0;
+    gpufl_trace *t;
+    int rc = gpufl_trace_open(path, &t, err, err_len);
+    if (rc != 0)
+        return rc;
+    rc = analyze_trace(t, path, o, out, leak_found, err, err_len);
     gpufl_trace_close(t);
     return rc;
 }
 
-int gpufl__mem_analyze_session(const char *path, int json, FILE *out, int *leak_found, char *err, size_t err_len)
+int gpufl__mem_analyze_trace(const gpufl_trace *t, const char *path, int json, FILE *out, int *leak_found, char *err,
+                             size_t err_len)
 {
-    if (!path || !out || !leak_found) {
+    if (!t || !path || !out || !leak_found) {
         snprintf(err, err_len, "no session, output or result");
         return GPUFL_EINVAL;
     }
     analyze_opts o = {.json = json != 0};
-    return analyze(path, &o, out, leak_found, err, err_len);
+    return analyze_trace(t, path, &o, out, leak_found, err, err_len);
 }
 
 /* <session>/plots: beside the trace when the session is named by a file. */

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/ana_oom.h"
 #include "cli/cli.h"
 #include "cli/mem.h"
 #include "cli/run_python.h"
@@ -223,21 +224,6 @@ static double peak_used_pct(const gpufl_trace *t, uint32_t *device)
     return peak;
 }
 
-/* Whether the session recorded an out-of-memory: a failed allocation or an
- * "oom" trigger. */
-static bool had_oom(const gpufl_trace *t)
-{
-    const gpufl_trace_memory *m = gpufl_trace_get_memory(t);
-    for (size_t i = 0; m && i < m->n; i++)
-        if (m->failed[i])
-            return true;
-    const gpufl_trace_triggers *g = gpufl_trace_get_triggers(t);
-    for (size_t i = 0; g && i < g->n; i++)
-        if (!strcmp(gpufl_trace_string(t, g->kind[i]), "oom"))
-            return true;
-    return false;
-}
-
 /* The memory timeline of one session: device samples and allocator
  * states, in time order per kind, seconds since the session's start. */
 static void write_timeline(FILE *f, const gpufl_trace *t, const char *dir, bool json, bool *first)
@@ -300,19 +286,17 @@ static int report(const track_args *a, const tracked *tr)
         char err[1024];
         int leak = 0;
         printf("== %s\n", tr->dirs[i]);
-        if (gpufl__mem_analyze_session(tr->dirs[i], 0, stdout, &leak, err, sizeof err) != 0) {
+        gpufl_trace *t = NULL;
+        if (gpufl_trace_open(tr->dirs[i], &t, err, sizeof err) != 0 ||
+            gpufl__mem_analyze_trace(t, tr->dirs[i], 0, stdout, &leak, err, sizeof err) != 0) {
             fprintf(stderr, "gpufl mem track: %s\n", err);
             code = GFL_MEM_ERROR;
+            if (t)
+                gpufl_trace_close(t);
             continue;
         }
         if (leak && code == GFL_MEM_OK)
             code = GFL_MEM_FOUND;
-        gpufl_trace *t;
-        if (gpufl_trace_open(tr->dirs[i], &t, err, sizeof err) != 0) {
-            fprintf(stderr, "gpufl mem track: %s\n", err);
-            code = GFL_MEM_ERROR;
-            continue;
-        }
         uint32_t dev = 0;
         double pct = peak_used_pct(t, &dev);
         const char *level = pct >= a->critical_pct ? "CRITICAL" : pct >= a->warning_pct ? "WARNING" : NULL;
@@ -322,7 +306,8 @@ static int report(const track_args *a, const tracked *tr)
             if (code == GFL_MEM_OK)
                 code = GFL_MEM_FOUND;
         }
-        if (had_oom(t)) {
+        gpufl__ana_oom oom; /* a failed allocation or an "oom" trigger, as gpufl mem diagnose finds it */
+        if (gpufl__analyze_oom(t, &oom) == 0 && oom.found) {
             printf("OUT OF MEMORY: see `gpufl mem diagnose %s`\n", tr->dirs[i]);
             if (code == GFL_MEM_OK)
                 code = GFL_MEM_FOUND;

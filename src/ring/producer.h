@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/recording.h"
 #include "ring/ring.h"
 
 #define GFL_SCOPE_MAX_DEPTH 128
@@ -83,6 +84,17 @@ static inline gpufl__producer *gpufl__producer_self(void)
     if (__builtin_expect(p != NULL, 1))
         return p;
     return gpufl__producer_attach();
+}
+
+/* The calling thread's innermost open gpufl scope, 0 = none (or its scopes
+ * belong to an earlier session). What a launch or an allocation records as
+ * its scope. */
+static inline uint64_t gpufl__producer_innermost_scope(void)
+{
+    gpufl__producer *p = gpufl__tls_producer;
+    if (!p || !p->depth || p->scope_gen != gpufl__session_generation())
+        return 0;
+    return p->stack[p->depth - 1].id;
 }
 
 /* Owner thread: counts n events lost for `reason` on `channel`. */

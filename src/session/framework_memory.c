@@ -47,14 +47,6 @@ static bool push(gfl_event *ev)
     return gpufl__ring_push(&p->ring, ev, gpufl__producer_tid(p)) == 0; /* a full ring counts it lost */
 }
 
-static uint64_t innermost_scope(void)
-{
-    gpufl__producer *p = gpufl__tls_producer;
-    if (!p || !p->depth || p->scope_gen != gpufl__session_generation())
-        return 0;
-    return p->stack[p->depth - 1].id;
-}
-
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *b = data;
@@ -163,7 +155,7 @@ GPUFL_API int gpufl_record_allocator(const gpufl_allocator_state *st)
     p->device_free = st->device_free_bytes;
     p->alloc_retries = st->alloc_retries;
     p->ooms = st->ooms;
-    p->scope_id = innermost_scope();
+    p->scope_id = gpufl__producer_innermost_scope();
     p->framework = gpufl__intern(st->framework && st->framework[0] ? st->framework : "framework");
     p->reason = gpufl__intern(st->reason && st->reason[0] ? st->reason : "sample");
     return push(&ev) ? 0 : GPUFL_ENOMEM;
@@ -187,7 +179,7 @@ GPUFL_API int gpufl_record_block(uint32_t device, uint64_t address, uint64_t byt
     m->mem_kind = GFL_MEM_DEVICE;
     m->is_async = 0;
     m->stream = (uint32_t)stream; /* the framework's handle, as a number to tell streams apart */
-    m->scope_id = innermost_scope();
+    m->scope_id = gpufl__producer_innermost_scope();
     if (!is_free)
         m->stack_id = source_stack(frames, nframes, ts);
     return push(&ev) ? 0 : GPUFL_ENOMEM;
@@ -208,7 +200,7 @@ GPUFL_API int gpufl_report_oom(uint32_t device, uint64_t requested_bytes, const 
                           .ts = gpufl__now_ns()}};
     ev.u.mem.bytes = requested_bytes;
     ev.u.mem.mem_kind = GFL_MEM_DEVICE;
-    ev.u.mem.scope_id = innermost_scope();
+    ev.u.mem.scope_id = gpufl__producer_innermost_scope();
     (void)push(&ev); /* a full ring counts it lost; the trigger still says what happened */
     char text[256];
     if (!detail || !detail[0]) {

@@ -94,13 +94,7 @@ static int host_push_wait(const gfl_event *ev)
     return commit_to(p, ev, false);
 }
 
-static uint64_t host_current_scope(void)
-{
-    gpufl__producer *p = gpufl__tls_producer;
-    if (!p || !p->depth || p->scope_gen != gpufl__session_generation())
-        return 0;
-    return p->stack[p->depth - 1].id;
-}
+static uint64_t host_current_scope(void) { return gpufl__producer_innermost_scope(); }
 
 static void host_count_lost(uint8_t reason, uint8_t channel, uint64_t n)
 {

@@ -18,32 +18,10 @@
 #define NO_DEVICE UINT32_MAX
 #define S(id) gpufl_trace_string(t, (id))
 
-/* ---- cells ------------------------------------------------------------------------ */
-
-static void td_text(gpufl__hout *o, const char *s)
-{
-    gpufl__hout_raw(o, "<td>");
-    gpufl__hout_text(o, s);
-    gpufl__hout_raw(o, "</td>");
-}
-
 static void td_ns(gpufl__hout *o, uint64_t ns)
 {
     char buf[32];
     gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", ns, gpufl__hfmt_ns(buf, sizeof buf, ns));
-}
-
-/* A session time as the time since the session's start (as the text report). */
-static void td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns)
-{
-    uint64_t start = gpufl_trace_get_info(t)->start_ns;
-    td_ns(o, ns > start ? ns - start : 0);
-}
-
-static void td_bytes(gpufl__hout *o, uint64_t v)
-{
-    char buf[32];
-    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", v, gpufl__hfmt_bytes(buf, sizeof buf, v));
 }
 
 static void head(gpufl__hout *o, const char *id, const char *const *cols)
@@ -65,12 +43,12 @@ static void last_events(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_f
     for (uint32_t i = 0; i < f->nlast; i++) {
         const gpufl__ana_last_event *e = &f->last[i];
         gpufl__hout_printf(o, "<tr%s>", e->what == GPUFL__ANA_LAST_FAILED_ALLOC ? " class=warn" : "");
-        td_since(o, t, e->ts_ns);
-        td_text(o, gpufl__ana_last_label(e->what));
+        gpufl__html_td_since(o, t, e->ts_ns);
+        gpufl__html_td_text(o, gpufl__ana_last_label(e->what));
         if (e->device != NO_DEVICE)
             gpufl__hout_printf(o, "<td>GPU %" PRIu32 "</td>", e->device);
         else
-            td_text(o, "host");
+            gpufl__html_td_text(o, "host");
         gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", e->tid, e->tid);
         if (e->what <= GPUFL__ANA_LAST_MEMSET)
             td_ns(o, e->end_ns > e->ts_ns ? e->end_ns - e->ts_ns : 0);
@@ -80,7 +58,7 @@ static void last_events(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_f
         gpufl__hout_text(o, e->name ? S(e->name) : "");
         gpufl__hout_raw(o, "</td>");
         if (e->bytes)
-            td_bytes(o, e->bytes);
+            gpufl__html_td_bytes(o, e->bytes);
         else
             gpufl__hout_raw(o, "<td></td>");
         gpufl__hout_raw(o, "</tr>\n");
@@ -108,9 +86,9 @@ static void out_of_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana
     for (uint32_t i = 0; i < f->nlargest; i++) {
         const gpufl__ana_allocation *l = &f->largest[i];
         gpufl__hout_raw(o, "<tr>");
-        td_bytes(o, l->bytes);
+        gpufl__html_td_bytes(o, l->bytes);
         gpufl__hout_printf(o, "<td>0x%" PRIx64 "</td>", l->address);
-        td_since(o, t, l->ts_ns);
+        gpufl__html_td_since(o, t, l->ts_ns);
         gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", l->tid, l->tid);
         gpufl__hout_raw(o, "</tr>\n");
     }
@@ -157,10 +135,10 @@ static void triggers(gpufl__hout *o, const gpufl_trace *t)
     for (size_t i = 0; i < g->n; i++) {
         uint8_t oc = g->outcome[i];
         gpufl__hout_raw(o, "<tr>");
-        td_since(o, t, g->ts_ns[i]);
-        td_text(o, S(g->kind[i]));
-        td_text(o, S(g->detail[i]));
-        td_text(o, oc < GFL_TRIGGER_OUTCOME_COUNT ? gpufl__trigger_outcome_name(oc) : "unknown");
+        gpufl__html_td_since(o, t, g->ts_ns[i]);
+        gpufl__html_td_text(o, S(g->kind[i]));
+        gpufl__html_td_text(o, S(g->detail[i]));
+        gpufl__html_td_text(o, oc < GFL_TRIGGER_OUTCOME_COUNT ? gpufl__trigger_outcome_name(oc) : "unknown");
         if (g->dump[i]) {
             gpufl__hout_raw(o, "<td>dumps/");
             gpufl__hout_text(o, S(g->dump[i]));
@@ -197,10 +175,10 @@ static void windows(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_fligh
         /* the reader's end, never before the begin (as the text report) */
         uint64_t end = w->end_ns[i] > w->begin_ns[i] ? w->end_ns[i] : w->begin_ns[i];
         gpufl__hout_printf(o, "<tr><td class=n data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", w->index[i], w->index[i]);
-        td_since(o, t, w->begin_ns[i]);
-        td_since(o, t, end);
+        gpufl__html_td_since(o, t, w->begin_ns[i]);
+        gpufl__html_td_since(o, t, end);
         td_ns(o, end - w->begin_ns[i]);
-        td_text(o, S(w->reason[i]));
+        gpufl__html_td_text(o, S(w->reason[i]));
         gpufl__hout_raw(o, "<td>");
         gpufl__hout_text(o, S(w->detail[i]));
         if (w->unended[i])

@@ -15,26 +15,6 @@
 
 #define S(id) gpufl_trace_string(t, (id))
 
-/* ---- cells ------------------------------------------------------------------------ */
-
-static void td_text(gpufl__hout *o, const char *s)
-{
-    gpufl__hout_raw(o, "<td>");
-    gpufl__hout_text(o, s);
-    gpufl__hout_raw(o, "</td>");
-}
-
-static void td_u64(gpufl__hout *o, uint64_t v)
-{
-    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", v, v);
-}
-
-static void td_bytes(gpufl__hout *o, uint64_t v)
-{
-    char buf[32];
-    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", v, gpufl__hfmt_bytes(buf, sizeof buf, v));
-}
-
 /* "-1.00 MiB" for a negative size (a gap read at two moments, a shrink). */
 static void td_sbytes(gpufl__hout *o, int64_t v)
 {
@@ -42,13 +22,6 @@ static void td_sbytes(gpufl__hout *o, int64_t v)
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     gpufl__hout_printf(o, "<td class=n data-v=\"%" PRId64 "\">%s%s</td>", v, v < 0 ? "-" : "",
                        gpufl__hfmt_bytes(buf, sizeof buf, mag));
-}
-
-static void td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns)
-{
-    char buf[32];
-    uint64_t start = gpufl_trace_get_info(t)->start_ns, d = ns > start ? ns - start : 0;
-    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", d, gpufl__hfmt_ns(buf, sizeof buf, d));
 }
 
 static void td_real(gpufl__hout *o, double v, const char *fmt)
@@ -84,14 +57,14 @@ static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_la
             if (!(d->known & GPUFL__ANA_MEM_BIT(s)))
                 continue;
             gpufl__hout_raw(o, "<tr>");
-            td_u64(o, d->device);
-            td_text(o, gpufl__ana_mem_label(s));
+            gpufl__html_td_u64(o, d->device);
+            gpufl__html_td_text(o, gpufl__ana_mem_label(s));
             if (d->at_valid & GPUFL__ANA_MEM_BIT(s))
-                td_bytes(o, d->at[s]);
+                gpufl__html_td_bytes(o, d->at[s]);
             else
-                td_text(o, "-");
-            td_bytes(o, d->peak[s]);
-            td_since(o, t, d->peak_ns[s]);
+                gpufl__html_td_text(o, "-");
+            gpufl__html_td_bytes(o, d->peak[s]);
+            gpufl__html_td_since(o, t, d->peak_ns[s]);
             gpufl__hout_raw(o, "</tr>\n");
         }
     }
@@ -105,10 +78,10 @@ static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_la
             char pair[96], why[512];
             snprintf(pair, sizeof pair, "%s - %s", gpufl__ana_mem_key(g->upper), gpufl__ana_mem_key(g->lower));
             gpufl__hout_raw(o, "<tr>");
-            td_u64(o, d->device);
-            td_text(o, pair);
+            gpufl__html_td_u64(o, d->device);
+            gpufl__html_td_text(o, pair);
             td_sbytes(o, g->bytes);
-            td_text(o, gpufl__ana_mem_gap_why(g->upper, g->lower, why, sizeof why));
+            gpufl__html_td_text(o, gpufl__ana_mem_gap_why(g->upper, g->lower, why, sizeof why));
             gpufl__hout_raw(o, "</tr>\n");
         }
     }
@@ -136,13 +109,13 @@ static void leaks(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_leaks *
     for (uint32_t i = 0; i < l->n; i++) {
         const gpufl__ana_leak *r = &l->rows[i];
         gpufl__hout_raw(o, "<tr>");
-        td_text(o, S(r->name));
-        td_text(o, r->tree == GPUFL__ANA_TREE_SCOPES ? "scope" : "NVTX");
-        td_u64(o, r->device);
-        td_text(o, gpufl__ana_mem_label(r->series));
-        td_u64(o, r->repetitions);
-        td_u64(o, r->repetitions - r->warmup);
-        td_text(o, r->detected ? gpufl__ana_severity_name(r->severity) : "no leak");
+        gpufl__html_td_text(o, S(r->name));
+        gpufl__html_td_text(o, r->tree == GPUFL__ANA_TREE_SCOPES ? "scope" : "NVTX");
+        gpufl__html_td_u64(o, r->device);
+        gpufl__html_td_text(o, gpufl__ana_mem_label(r->series));
+        gpufl__html_td_u64(o, r->repetitions);
+        gpufl__html_td_u64(o, r->repetitions - r->warmup);
+        gpufl__html_td_text(o, r->detected ? gpufl__ana_severity_name(r->severity) : "no leak");
         td_sbytes(o, (int64_t)llround(r->slope));
         td_sbytes(o, r->increase_bytes);
         td_real(o, r->r_squared, "%.2f");
@@ -178,18 +151,18 @@ static void allocations(gpufl__hout *o, const gpufl__ana_memory *m)
     for (uint32_t i = 0; i < m->n; i++) {
         const gpufl__ana_mem_row *r = &m->rows[i];
         gpufl__hout_raw(o, "<tr>");
-        td_u64(o, r->device);
-        td_text(o, gpufl__ana_space_name(r->space));
-        td_u64(o, r->allocs);
-        td_bytes(o, r->alloc_bytes);
-        td_u64(o, r->frees);
-        td_bytes(o, r->peak_bytes);
-        td_u64(o, r->live_at_peak);
-        td_bytes(o, r->end_bytes);
-        td_u64(o, r->never_freed);
-        td_bytes(o, r->never_freed_bytes);
-        td_u64(o, r->unmatched_frees);
-        td_text(o, held_text(r->never_freed_why));
+        gpufl__html_td_u64(o, r->device);
+        gpufl__html_td_text(o, gpufl__ana_space_name(r->space));
+        gpufl__html_td_u64(o, r->allocs);
+        gpufl__html_td_bytes(o, r->alloc_bytes);
+        gpufl__html_td_u64(o, r->frees);
+        gpufl__html_td_bytes(o, r->peak_bytes);
+        gpufl__html_td_u64(o, r->live_at_peak);
+        gpufl__html_td_bytes(o, r->end_bytes);
+        gpufl__html_td_u64(o, r->never_freed);
+        gpufl__html_td_bytes(o, r->never_freed_bytes);
+        gpufl__html_td_u64(o, r->unmatched_frees);
+        gpufl__html_td_text(o, held_text(r->never_freed_why));
         gpufl__hout_raw(o, "</tr>\n");
     }
     tail(o);

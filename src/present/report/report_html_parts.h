@@ -1,7 +1,8 @@
 /*
  * The pieces of the HTML report (report_html.h) that report_html.c puts
  * together: the page's CSS and script (report.css, report.js), the plain HTML
- * tables (report_html_tables.c, report_html_flight.c) and the timeline and chart data as JSON
+ * tables (report_html_tables.c, report_html_flight.c, report_html_memory.c, their
+ * cells in report_html_cells.c) and the timeline and chart data as JSON
  * (report_html_data.c). Single-threaded.
  */
 #ifndef GPUFL_PRESENT_REPORT_REPORT_HTML_PARTS_H
@@ -39,6 +40,14 @@
  */
 extern const char gpufl__html_css[];
 extern const char gpufl__html_script[];
+
+/* Table cells (report_html_cells.c): text, a count, a size ("1.50 GiB"),
+ * and a session time as the time since the session's start, as the text
+ * report gives it; the numbers sortable by their data-v. */
+void gpufl__html_td_text(gpufl__hout *o, const char *s);
+void gpufl__html_td_u64(gpufl__hout *o, uint64_t v);
+void gpufl__html_td_bytes(gpufl__hout *o, uint64_t v);
+void gpufl__html_td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns);
 
 /* The timeline and chart data as one JSON object (the page's script reads
  * it from <script type="application/json" id="gfl-data">). Returns 0 or

@@ -17,32 +17,12 @@
 
 #define S(id) gpufl_trace_string(t, (id))
 
-/* ---- cells -------------------------------------------------------------------- */
-
-static void td_text(gpufl__hout *o, const char *s)
-{
-    gpufl__hout_raw(o, "<td>");
-    gpufl__hout_text(o, s);
-    gpufl__hout_raw(o, "</td>");
-}
-
-static void td_u64(gpufl__hout *o, uint64_t v)
-{
-    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", v, v);
-}
-
 static void td_ns(gpufl__hout *o, int64_t ns)
 {
     char buf[32];
     uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
     gpufl__hout_printf(o, "<td class=n data-v=\"%" PRId64 "\">%s%s</td>", ns, ns < 0 ? "-" : "",
                        gpufl__hfmt_ns(buf, sizeof buf, mag));
-}
-
-static void td_bytes(gpufl__hout *o, uint64_t v)
-{
-    char buf[32];
-    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", v, gpufl__hfmt_bytes(buf, sizeof buf, v));
 }
 
 static void td_pct(gpufl__hout *o, double pct)
@@ -156,14 +136,14 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         gpufl__hout_raw(o, "<tr>");
-        td_text(o, rows[i].what);
-        td_u64(o, rows[i].n);
+        gpufl__html_td_text(o, rows[i].what);
+        gpufl__html_td_u64(o, rows[i].n);
         if (rows[i].has_ns)
             td_ns(o, (int64_t)rows[i].ns);
         else
             gpufl__hout_raw(o, "<td></td>");
         if (rows[i].has_bytes)
-            td_bytes(o, rows[i].bytes);
+            gpufl__html_td_bytes(o, rows[i].bytes);
         else
             gpufl__hout_raw(o, "<td></td>");
         gpufl__hout_raw(o, "</tr>\n");
@@ -179,14 +159,14 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
         for (uint32_t i = 0; i < s->ndevices; i++) {
             const gpufl__ana_device_summary *d = &s->devices[i];
             gpufl__hout_raw(o, "<tr>");
-            td_u64(o, d->device);
-            td_text(o, S(d->name));
+            gpufl__html_td_u64(o, d->device);
+            gpufl__html_td_text(o, S(d->name));
             td_pct(o, d->busy_pct);
             td_ns(o, (int64_t)d->busy_ns);
-            td_u64(o, d->kernels);
+            gpufl__html_td_u64(o, d->kernels);
             td_ns(o, (int64_t)d->kernel_ns);
-            td_u64(o, d->copies);
-            td_bytes(o, d->copy_bytes);
+            gpufl__html_td_u64(o, d->copies);
+            gpufl__html_td_bytes(o, d->copy_bytes);
             if (d->util_samples) {
                 td_pct(o, d->util_mean_pct);
                 td_pct(o, d->util_peak_pct);
@@ -194,15 +174,15 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
                 gpufl__hout_raw(o, "<td></td><td></td>");
             }
             if (d->mem_samples)
-                td_bytes(o, d->mem_used_peak_bytes);
+                gpufl__html_td_bytes(o, d->mem_used_peak_bytes);
             else
                 gpufl__hout_raw(o, "<td></td>");
             if (d->mem_total_bytes)
-                td_bytes(o, d->mem_total_bytes);
+                gpufl__html_td_bytes(o, d->mem_total_bytes);
             else
                 gpufl__hout_raw(o, "<td></td>");
             if (d->proc_mem_samples)
-                td_bytes(o, d->proc_mem_peak_bytes);
+                gpufl__html_td_bytes(o, d->proc_mem_peak_bytes);
             else
                 gpufl__hout_raw(o, "<td></td>");
             gpufl__hout_raw(o, "</tr>\n");
@@ -266,11 +246,11 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
         const gpufl__ana_hotspot *k = &h->kernels[i];
         const gpufl__ana_launch_config *c = &k->config;
         gpufl__hout_raw(o, "<tr>");
-        td_u64(o, i + 1);
+        gpufl__html_td_u64(o, i + 1);
         gpufl__hout_raw(o, "<td class=kname>");
         gpufl__hout_text(o, S(k->name));
         gpufl__hout_raw(o, "</td>");
-        td_u64(o, k->dur.n);
+        gpufl__html_td_u64(o, k->dur.n);
         td_ns(o, k->dur.total);
         td_pct(o, k->share * 100);
         td_ns(o, (int64_t)(k->dur.mean + 0.5));
@@ -280,14 +260,14 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
         gpufl__hout_printf(o, "<td>%" PRIu32 "&times;%" PRIu32 "&times;%" PRIu32 "</td>", c->grid[0], c->grid[1],
                            c->grid[2]);
         gpufl__hout_printf(o, "<td>%u&times;%u&times;%u</td>", c->block[0], c->block[1], c->block[2]);
-        td_u64(o, c->registers);
-        td_bytes(o, (uint64_t)c->static_smem + c->dynamic_smem);
+        gpufl__html_td_u64(o, c->registers);
+        gpufl__html_td_bytes(o, (uint64_t)c->static_smem + c->dynamic_smem);
         if (c->occupancy_x10000)
             gpufl__hout_printf(o, "<td class=n data-v=\"%u\">%.1f %%%s%s</td>", c->occupancy_x10000,
                                c->occupancy_x10000 / 100.0, c->limiter ? ", " : "", gpufl__limiter(c->limiter)->label);
         else
             gpufl__hout_raw(o, "<td></td>");
-        td_u64(o, k->configs);
+        gpufl__html_td_u64(o, k->configs);
         hot_where(o, t, k);
         gpufl__hout_raw(o, "</tr>\n");
     }
@@ -330,8 +310,8 @@ static void scope_tree(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_sc
             gpufl__hout_raw(o, "]</span>");
         }
         gpufl__hout_raw(o, "</td>");
-        td_u64(o, s->count);
-        td_u64(o, s->threads);
+        gpufl__html_td_u64(o, s->count);
+        gpufl__html_td_u64(o, s->threads);
         td_ns(o, s->wall.total);
         td_ns(o, (int64_t)(s->wall.mean + 0.5));
         td_ns(o, s->wall.p95);
@@ -339,8 +319,8 @@ static void scope_tree(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_sc
         td_pct(o, s->share_of_parent * 100);
         td_ns(o, (int64_t)s->gpu_ns);
         td_ns(o, (int64_t)s->gpu_self_ns);
-        td_u64(o, s->gpu_ops);
-        td_u64(o, s->unended);
+        gpufl__html_td_u64(o, s->gpu_ops);
+        gpufl__html_td_u64(o, s->unended);
         gpufl__hout_raw(o, "</tr>\n");
     }
     gpufl__hout_raw(o, "</tbody></table>\n");
@@ -360,14 +340,14 @@ static void scopes(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_scopes
 
 static void op_cells(gpufl__hout *o, const gpufl__ana_op *p)
 {
-    td_u64(o, p->calls);
-    td_u64(o, p->backward_calls);
-    td_u64(o, p->kernels);
+    gpufl__html_td_u64(o, p->calls);
+    gpufl__html_td_u64(o, p->backward_calls);
+    gpufl__html_td_u64(o, p->kernels);
     td_ns(o, (int64_t)p->forward_ns);
     td_ns(o, (int64_t)p->backward_ns);
     td_ns(o, (int64_t)p->total_ns);
     td_pct(o, p->share * 100);
-    td_bytes(o, p->alloc_bytes);
+    gpufl__html_td_bytes(o, p->alloc_bytes);
 }
 
 static void ops(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_ops *p)
@@ -408,12 +388,12 @@ static void ops(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_ops *p)
         gpufl__hout_raw(o, "<tr class=dev><td class=tname>");
         gpufl__hout_text(o, md->module ? gpufl__ana_module_path(S(md->module)) : "(no module)");
         gpufl__hout_raw(o, "</td><td></td><td></td>");
-        td_u64(o, md->kernels);
+        gpufl__html_td_u64(o, md->kernels);
         td_ns(o, (int64_t)md->forward_ns);
         td_ns(o, (int64_t)md->backward_ns);
         td_ns(o, (int64_t)md->total_ns);
         td_pct(o, md->share * 100);
-        td_bytes(o, md->alloc_bytes);
+        gpufl__html_td_bytes(o, md->alloc_bytes);
         gpufl__hout_raw(o, "</tr>\n");
         for (uint32_t i = 0; i < md->nops; i++) {
             const gpufl__ana_op *op = &p->module_ops[md->first + i];
@@ -447,16 +427,16 @@ static void idle(gpufl__hout *o, const gpufl__ana_idle *d)
         const gpufl__ana_idle_row *r = &d->rows[i];
         uint64_t span = r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0;
         gpufl__hout_printf(o, "<tr%s>", r->stream == GPUFL__ANA_ALL_STREAMS ? " class=dev" : "");
-        td_u64(o, r->device);
+        gpufl__html_td_u64(o, r->device);
         if (r->stream == GPUFL__ANA_ALL_STREAMS)
             gpufl__hout_raw(o, "<td>all</td>");
         else
-            td_u64(o, r->stream);
-        td_u64(o, r->ops);
+            gpufl__html_td_u64(o, r->stream);
+        gpufl__html_td_u64(o, r->ops);
         td_ns(o, (int64_t)r->busy_ns);
         td_ns(o, (int64_t)r->idle_ns);
         td_pct(o, span ? (double)r->idle_ns * 100.0 / (double)span : 0);
-        td_u64(o, r->gaps);
+        gpufl__html_td_u64(o, r->gaps);
         td_ns(o, (int64_t)r->host_ns);
         td_ns(o, (int64_t)r->sync_ns);
         td_ns(o, (int64_t)r->other_ns);
@@ -486,12 +466,12 @@ static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
     for (uint32_t i = 0; i < c->n; i++) {
         const gpufl__ana_copy_row *r = &c->rows[i];
         gpufl__hout_raw(o, "<tr>");
-        td_u64(o, r->device);
-        td_text(o, gpufl__copy_kind(r->kind)->key);
-        td_u64(o, r->count);
-        td_bytes(o, r->bytes);
+        gpufl__html_td_u64(o, r->device);
+        gpufl__html_td_text(o, gpufl__copy_kind(r->kind)->key);
+        gpufl__html_td_u64(o, r->count);
+        gpufl__html_td_bytes(o, r->bytes);
         td_ns(o, (int64_t)r->ns);
-        td_bytes(o, (uint64_t)r->size.p50);
+        gpufl__html_td_bytes(o, (uint64_t)r->size.p50);
         gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%.2f</td>", r->gbps, r->gbps);
         if (r->peak_source != GPUFL__ANA_PEAK_UNKNOWN) {
             gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%.1f</td>", r->peak_gbps, r->peak_gbps);
@@ -517,8 +497,8 @@ static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
 static void dist_row(gpufl__hout *o, const char *what, const gpufl__ana_dist *d)
 {
     gpufl__hout_raw(o, "<tr>");
-    td_text(o, what);
-    td_u64(o, d->n);
+    gpufl__html_td_text(o, what);
+    gpufl__html_td_u64(o, d->n);
     td_ns(o, (int64_t)(d->mean < 0 ? d->mean - 0.5 : d->mean + 0.5));
     td_ns(o, d->min);
     td_ns(o, d->p50);

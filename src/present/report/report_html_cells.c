@@ -1,0 +1,32 @@
+/*
+ * The table cells the HTML report's tables share (report_html_parts.h):
+ * numbers carry their value in data-v, which the page's sort reads.
+ */
+#include <inttypes.h>
+
+#include "present/report/report_html_parts.h"
+
+void gpufl__html_td_text(gpufl__hout *o, const char *s)
+{
+    gpufl__hout_raw(o, "<td>");
+    gpufl__hout_text(o, s);
+    gpufl__hout_raw(o, "</td>");
+}
+
+void gpufl__html_td_u64(gpufl__hout *o, uint64_t v)
+{
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%" PRIu64 "</td>", v, v);
+}
+
+void gpufl__html_td_bytes(gpufl__hout *o, uint64_t v)
+{
+    char buf[32];
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", v, gpufl__hfmt_bytes(buf, sizeof buf, v));
+}
+
+void gpufl__html_td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns)
+{
+    char buf[32];
+    uint64_t start = gpufl_trace_get_info(t)->start_ns, d = ns > start ? ns - start : 0;
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", d, gpufl__hfmt_ns(buf, sizeof buf, d));
+}

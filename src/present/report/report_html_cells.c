@@ -1,6 +1,7 @@
 /*
- * The table cells the HTML report's tables share (report_html_parts.h):
- * numbers carry their value in data-v, which the page's sort reads.
+ * The tables' frame and the cells the HTML report's tables share
+ * (report_html_parts.h): numbers carry their value in data-v, which the
+ * page's sort reads.
  */
 #include <inttypes.h>
 
@@ -30,3 +31,16 @@ void gpufl__html_td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns)
     uint64_t start = gpufl_trace_get_info(t)->start_ns, d = ns > start ? ns - start : 0;
     gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", d, gpufl__hfmt_ns(buf, sizeof buf, d));
 }
+
+void gpufl__html_table_head(gpufl__hout *o, const char *id, const char *const *cols)
+{
+    if (id)
+        gpufl__hout_printf(o, "<table class=sortable id=%s><thead><tr>", id);
+    else
+        gpufl__hout_raw(o, "<table class=sortable><thead><tr>");
+    for (; *cols; cols++)
+        gpufl__hout_printf(o, "<th>%s</th>", *cols);
+    gpufl__hout_raw(o, "</tr></thead><tbody>\n");
+}
+
+void gpufl__html_table_end(gpufl__hout *o) { gpufl__hout_raw(o, "</tbody></table>\n"); }

@@ -24,22 +24,12 @@ static void td_ns(gpufl__hout *o, uint64_t ns)
     gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", ns, gpufl__hfmt_ns(buf, sizeof buf, ns));
 }
 
-static void head(gpufl__hout *o, const char *id, const char *const *cols)
-{
-    gpufl__hout_printf(o, "<table class=sortable id=%s><thead><tr>", id);
-    for (; *cols; cols++)
-        gpufl__hout_printf(o, "<th>%s</th>", *cols);
-    gpufl__hout_raw(o, "</tr></thead><tbody>\n");
-}
-
-static void tail(gpufl__hout *o) { gpufl__hout_raw(o, "</tbody></table>\n"); }
-
 /* ---- the incident ------------------------------------------------------------------- */
 
 static void last_events(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_flight *f)
 {
     static const char *const cols[] = {"at", "what", "where", "thread", "duration", "name", "bytes", NULL};
-    head(o, "incident-last", cols);
+    gpufl__html_table_head(o, "incident-last", cols);
     for (uint32_t i = 0; i < f->nlast; i++) {
         const gpufl__ana_last_event *e = &f->last[i];
         gpufl__hout_printf(o, "<tr%s>", e->what == GPUFL__ANA_LAST_FAILED_ALLOC ? " class=warn" : "");
@@ -63,7 +53,7 @@ static void last_events(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_f
             gpufl__hout_raw(o, "<td></td>");
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
 }
 
 static void out_of_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_flight *f)
@@ -82,7 +72,7 @@ static void out_of_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana
         return;
     gpufl__hout_raw(o, "<h3>Largest live allocations</h3>\n");
     static const char *const cols[] = {"bytes", "address", "allocated at", "thread", NULL};
-    head(o, "incident-largest", cols);
+    gpufl__html_table_head(o, "incident-largest", cols);
     for (uint32_t i = 0; i < f->nlargest; i++) {
         const gpufl__ana_allocation *l = &f->largest[i];
         gpufl__hout_raw(o, "<tr>");
@@ -92,7 +82,7 @@ static void out_of_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana
         gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu32 "\">%" PRIu32 "</td>", l->tid, l->tid);
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
 }
 
 void gpufl__html_incident(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r)
@@ -131,7 +121,7 @@ static void triggers(gpufl__hout *o, const gpufl_trace *t)
     gpufl__hout_printf(o, "<section id=triggers><h2>Triggers</h2>\n<p>%zu trigger%s fired.</p>\n", g->n,
                        g->n == 1 ? "" : "s");
     static const char *const cols[] = {"at", "kind", "detail", "outcome", "dump", "thread", NULL};
-    head(o, "triggers-table", cols);
+    gpufl__html_table_head(o, "triggers-table", cols);
     for (size_t i = 0; i < g->n; i++) {
         uint8_t oc = g->outcome[i];
         gpufl__hout_raw(o, "<tr>");
@@ -152,7 +142,7 @@ static void triggers(gpufl__hout *o, const gpufl_trace *t)
             gpufl__hout_raw(o, "<td></td>");
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 
@@ -170,7 +160,7 @@ static void windows(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_fligh
                        w->n, w->n == 1 ? "" : "s", f->traced_ns, gpufl__hfmt_ns(traced, sizeof traced, f->traced_ns),
                        f->session_ns, gpufl__hfmt_ns(session, sizeof session, f->session_ns), pct);
     static const char *const cols[] = {"#", "begin", "end", "length", "reason", "detail", NULL};
-    head(o, "windows-table", cols);
+    gpufl__html_table_head(o, "windows-table", cols);
     for (size_t i = 0; i < w->n; i++) {
         /* the reader's end, never before the begin (as the text report) */
         uint64_t end = w->end_ns[i] > w->begin_ns[i] ? w->end_ns[i] : w->begin_ns[i];
@@ -186,7 +176,7 @@ static void windows(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_fligh
                                             : "unended: still open at the session's end");
         gpufl__hout_raw(o, "</td></tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 

@@ -31,16 +31,6 @@ static void td_real(gpufl__hout *o, double v, const char *fmt)
     gpufl__hout_printf(o, "<td class=n data-v=\"%.9f\">%s</td>", v, buf);
 }
 
-static void head(gpufl__hout *o, const char *id, const char *const *cols)
-{
-    gpufl__hout_printf(o, "<table class=sortable id=%s><thead><tr>", id);
-    for (; *cols; cols++)
-        gpufl__hout_printf(o, "<th>%s</th>", *cols);
-    gpufl__hout_raw(o, "</tr></thead><tbody>\n");
-}
-
-static void tail(gpufl__hout *o) { gpufl__hout_raw(o, "</tbody></table>\n"); }
-
 /* ---- layers ---------------------------------------------------------------------- */
 
 static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_layers *l)
@@ -50,7 +40,7 @@ static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_la
                        "sees the device and this process, the driver its allocations, a framework's allocator "
                        "its reserved and allocated bytes. A layer that was not recorded is left out.</p>\n");
     static const char *const cols[] = {"GPU", "layer", "at the process's peak", "peak", "peak at", NULL};
-    head(o, "mem-layer-rows", cols);
+    gpufl__html_table_head(o, "mem-layer-rows", cols);
     for (uint32_t k = 0; k < l->n; k++) {
         const gpufl__ana_mem_layers_dev *d = &l->devices[k];
         for (uint8_t s = 0; s < GPUFL__ANA_MEM_SERIES; s++) {
@@ -68,9 +58,9 @@ static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_la
             gpufl__hout_raw(o, "</tr>\n");
         }
     }
-    tail(o);
+    gpufl__html_table_end(o);
     static const char *const gap_cols[] = {"GPU", "gap", "bytes", "what usually explains it", NULL};
-    head(o, "mem-gap-rows", gap_cols);
+    gpufl__html_table_head(o, "mem-gap-rows", gap_cols);
     for (uint32_t k = 0; k < l->n; k++) {
         const gpufl__ana_mem_layers_dev *d = &l->devices[k];
         for (uint32_t i = 0; i < d->ngaps; i++) {
@@ -85,7 +75,7 @@ static void layers(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_mem_la
             gpufl__hout_raw(o, "</tr>\n");
         }
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 
@@ -105,7 +95,7 @@ static void leaks(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_leaks *
     }
     static const char *const cols[] = {"scope or range", "kind",     "GPU",      "layer", "repetitions", "fitted",
                                        "verdict",        "per step", "increase", "r²",    "p",           NULL};
-    head(o, "leak-rows", cols);
+    gpufl__html_table_head(o, "leak-rows", cols);
     for (uint32_t i = 0; i < l->n; i++) {
         const gpufl__ana_leak *r = &l->rows[i];
         gpufl__hout_raw(o, "<tr>");
@@ -125,7 +115,7 @@ static void leaks(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_leaks *
             td_real(o, r->p_value, "%.4f");
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 
@@ -147,7 +137,7 @@ static void allocations(gpufl__hout *o, const gpufl__ana_memory *m)
     static const char *const cols[] = {
         "GPU",         "space",       "allocations",       "allocated",       "frees",           "peak", "live at peak",
         "live at end", "never freed", "never freed bytes", "unmatched frees", "never freed are", NULL};
-    head(o, "mem-rows", cols);
+    gpufl__html_table_head(o, "mem-rows", cols);
     for (uint32_t i = 0; i < m->n; i++) {
         const gpufl__ana_mem_row *r = &m->rows[i];
         gpufl__hout_raw(o, "<tr>");
@@ -165,7 +155,7 @@ static void allocations(gpufl__hout *o, const gpufl__ana_memory *m)
         gpufl__html_td_text(o, held_text(r->never_freed_why));
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 

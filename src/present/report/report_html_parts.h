@@ -48,6 +48,9 @@ void gpufl__html_td_text(gpufl__hout *o, const char *s);
 void gpufl__html_td_u64(gpufl__hout *o, uint64_t v);
 void gpufl__html_td_bytes(gpufl__hout *o, uint64_t v);
 void gpufl__html_td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns);
+/* A sortable table's start with its header row (id NULL: none), and its end. */
+void gpufl__html_table_head(gpufl__hout *o, const char *id, const char *const *cols);
+void gpufl__html_table_end(gpufl__hout *o);
 
 /* The timeline and chart data as one JSON object (the page's script reads
  * it from <script type="application/json" id="gfl-data">). Returns 0 or

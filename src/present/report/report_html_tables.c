@@ -30,16 +30,6 @@ static void td_pct(gpufl__hout *o, double pct)
     gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%.1f %%</td>", pct, pct);
 }
 
-static void head(gpufl__hout *o, const char *const *cols)
-{
-    gpufl__hout_raw(o, "<table class=sortable><thead><tr>");
-    for (; *cols; cols++)
-        gpufl__hout_printf(o, "<th>%s</th>", *cols);
-    gpufl__hout_raw(o, "</tr></thead><tbody>\n");
-}
-
-static void tail(gpufl__hout *o) { gpufl__hout_raw(o, "</tbody></table>\n"); }
-
 static void fact(gpufl__hout *o, const char *key, const char *value)
 {
     gpufl__hout_printf(o, "<tr><th>%s</th><td>", key);
@@ -118,7 +108,7 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
     session_facts(o, t, s);
     warnings(o, t, s);
     static const char *const cols[] = {"what", "count", "time", "bytes", NULL};
-    head(o, cols);
+    gpufl__html_table_head(o, NULL, cols);
     struct {
         const char *what;
         uint64_t n, ns, bytes;
@@ -148,14 +138,14 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
             gpufl__hout_raw(o, "<td></td>");
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
 
     if (s->ndevices) {
         gpufl__hout_raw(o, "<h3>GPUs</h3>\n");
         static const char *const dcols[] = {
             "GPU",    "name",      "busy",      "busy time",   "kernels", "kernel time",         "copies",
             "copied", "util mean", "util peak", "memory peak", "memory",  "process memory peak", NULL};
-        head(o, dcols);
+        gpufl__html_table_head(o, NULL, dcols);
         for (uint32_t i = 0; i < s->ndevices; i++) {
             const gpufl__ana_device_summary *d = &s->devices[i];
             gpufl__hout_raw(o, "<tr>");
@@ -187,7 +177,7 @@ static void summary(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_summa
                 gpufl__hout_raw(o, "<td></td>");
             gpufl__hout_raw(o, "</tr>\n");
         }
-        tail(o);
+        gpufl__html_table_end(o);
     }
     gpufl__hout_raw(o, "</section>\n");
 }
@@ -241,7 +231,7 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
     static const char *const cols[] = {
         "#",    "kernel", "launches",  "GPU time",      "share",     "mean",    "p50",         "p95", "max",
         "grid", "block",  "registers", "shared memory", "occupancy", "configs", "launched in", NULL};
-    head(o, cols);
+    gpufl__html_table_head(o, NULL, cols);
     for (uint32_t i = 0; i < h->n; i++) {
         const gpufl__ana_hotspot *k = &h->kernels[i];
         const gpufl__ana_launch_config *c = &k->config;
@@ -271,7 +261,7 @@ static void hotspots(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_hots
         hot_where(o, t, k);
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 
@@ -367,7 +357,7 @@ static void ops(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_ops *p)
                        gpufl__hfmt_ns(b2, sizeof b2, p->outside_ns));
     static const char *const cols[] = {"op",       "calls", "backward calls", "kernels",   "forward",
                                        "backward", "total", "share",          "allocated", NULL};
-    head(o, cols);
+    gpufl__html_table_head(o, NULL, cols);
     for (uint32_t i = 0; i < p->n; i++) {
         gpufl__hout_raw(o, "<tr><td class=kname>");
         op_name(o, t, p->ops[i].name, 0, p->ops[i].backward_only);
@@ -375,7 +365,7 @@ static void ops(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_ops *p)
         op_cells(o, &p->ops[i]);
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "<h3>By module</h3>\n<p>The innermost nn.Module range around each op; a backward op's is "
                        "its forward op's.</p>\n<table class=tree><thead><tr>");
     static const char *const mcols[] = {"module / op", "calls", "backward calls", "kernels",   "forward",
@@ -422,7 +412,7 @@ static void idle(gpufl__hout *o, const gpufl__ana_idle *d)
     }
     static const char *const cols[] = {"GPU",  "stream", "ops",   "busy",         "idle",       "idle %", "gaps",
                                        "host", "sync",   "other", "before first", "after last", NULL};
-    head(o, cols);
+    gpufl__html_table_head(o, NULL, cols);
     for (uint32_t i = 0; i < d->n; i++) {
         const gpufl__ana_idle_row *r = &d->rows[i];
         uint64_t span = r->last_ns > r->first_ns ? r->last_ns - r->first_ns : 0;
@@ -444,7 +434,7 @@ static void idle(gpufl__hout *o, const gpufl__ana_idle *d)
         td_ns(o, (int64_t)r->tail_ns);
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 
@@ -462,7 +452,7 @@ static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
     }
     static const char *const cols[] = {"GPU",  "kind",      "count",   "bytes",     "time",     "size p50",
                                        "GB/s", "peak GB/s", "of peak", "peak from", "pageable", NULL};
-    head(o, cols);
+    gpufl__html_table_head(o, NULL, cols);
     for (uint32_t i = 0; i < c->n; i++) {
         const gpufl__ana_copy_row *r = &c->rows[i];
         gpufl__hout_raw(o, "<tr>");
@@ -490,7 +480,7 @@ static void copies(gpufl__hout *o, const gpufl__ana_copies *c)
                            r->pageable_count, gpufl__hfmt_bytes(b1, sizeof b1, r->pageable_bytes));
         gpufl__hout_raw(o, "</tr>\n");
     }
-    tail(o);
+    gpufl__html_table_end(o);
     gpufl__hout_raw(o, "</section>\n");
 }
 
@@ -518,11 +508,11 @@ static void launches(gpufl__hout *o, const gpufl__ana_launches *l)
                        l->with_api, l->kernels, l->short_kernels, gpufl__hfmt_ns(buf, sizeof buf, l->short_kernel_ns));
     if (l->with_api) {
         static const char *const cols[] = {"", "n", "mean", "min", "p50", "p95", "max", NULL};
-        head(o, cols);
+        gpufl__html_table_head(o, NULL, cols);
         dist_row(o, "latency: call to kernel start", &l->latency);
         dist_row(o, "queue: call return to kernel start", &l->queue);
         dist_row(o, "launch call", &l->call);
-        tail(o);
+        gpufl__html_table_end(o);
     }
     gpufl__hout_raw(o, "</section>\n");
 }

@@ -44,8 +44,7 @@ static int scopes_and_hotspots(const gpufl_trace *t, gpufl__ana_report *r)
     return rc;
 }
 
-/* The layers, peaks and leaks of memory, over one set of series. */
-static int memory_layers(const gpufl_trace *t, gpufl__ana_report *r)
+int gpufl__analyze_memory_views(const gpufl_trace *t, const gpufl__ana_leak_options *lo, gpufl__ana_report *r)
 {
     gpufl__rows a;
     gpufl__rows_open(&a, t);
@@ -57,7 +56,7 @@ static int memory_layers(const gpufl_trace *t, gpufl__ana_report *r)
     if (rc == 0)
         rc = gpufl__ana_mem_peaks_with(&m, &r->mem_peaks);
     if (rc == 0)
-        rc = gpufl__ana_leaks_with(&m, NULL, &r->leaks);
+        rc = gpufl__ana_leaks_with(&m, lo, &r->leaks);
     gpufl__ana_mem_set_free(&m);
     return rc;
 }
@@ -87,7 +86,7 @@ static void *run_rest(void *arg)
     if (rc == 0)
         rc = gpufl__analyze_flight(j->t, &r->flight);
     if (rc == 0)
-        rc = memory_layers(j->t, r);
+        rc = gpufl__analyze_memory_views(j->t, NULL, r);
     j->rc = rc;
     return NULL;
 }

@@ -998,6 +998,12 @@ typedef struct gpufl__ana_report {
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */
+/* The layers, peaks and leaks of memory (r->mem_layers, mem_peaks, leaks)
+ * over one set of memory series built once; lo as for gpufl__analyze_leaks
+ * (NULL: the defaults). What the report and `gpufl mem analyze` both run. */
+int gpufl__analyze_memory_views(const gpufl_trace *t, const gpufl__ana_leak_options *lo, gpufl__ana_report *r)
+    __attribute__((warn_unused_result));
+
 int gpufl__analyze_report(const gpufl_trace *t, const gpufl__ana_options *o, gpufl__ana_report *out)
     __attribute__((warn_unused_result));
 void gpufl__ana_report_free(gpufl__ana_report *r);

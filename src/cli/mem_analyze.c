@@ -47,11 +47,7 @@ static int analyze_memory(const gpufl_trace *t, const gpufl__ana_leak_options *l
     if (rc == 0)
         rc = gpufl__analyze_memory(t, &r->options, &r->memory);
     if (rc == 0)
-        rc = gpufl__analyze_mem_layers(t, 0, &r->mem_layers);
-    if (rc == 0)
-        rc = gpufl__analyze_mem_peaks(t, &r->mem_peaks);
-    if (rc == 0)
-        rc = gpufl__analyze_leaks(t, lo, &r->leaks);
+        rc = gpufl__analyze_memory_views(t, lo, r);
     if (rc != 0)
         gpufl__ana_report_free(r);
     return rc;

@@ -165,6 +165,10 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
     case GFL_EV_TRIGGER: TAIL(u.trigger.outcome); break;
     case GFL_EV_TRACE_WINDOW: TAIL(u.trace_window.index); break;
     case GFL_EV_ALLOCATOR: TAIL(u.allocator.ooms); break;
+    case GFL_EV_PC_SAMPLE:
+        gaps[(*n)++] = (range)RANGE_OF(u.pc.reserved);
+        TAIL(u.pc.stalls);
+        break;
     case GFL_EV_STACK:
     case GFL_EV_CRASH_STACK:
         gaps[(*n)++] = (range)RANGE_OF(u.stack.reserved);

@@ -293,6 +293,25 @@ typedef struct gpufl_trace_allocator {
     const gpufl_trace_callers *callers;
 } gpufl_trace_allocator;
 
+/* Warp samples of PC sampling (docs/FORMAT.md, `pc_sample`), one row per
+ * PC and stall reason of each collection, in time order: `samples` warps
+ * of `function` were seen at `pc_offset` for `reason` on `device` between
+ * since_ns and ts_ns. The samples carry no kernel (CUPTI's continuous
+ * mode): the launches of `function` running then are the kernels they fall
+ * in. `reason` "selected" is a warp that issued an instruction; every
+ * other reason is a stall. file/line: 0 when the module has no line info. */
+typedef struct gpufl_trace_pc_samples {
+    size_t n;
+    const uint64_t *ts_ns, *since_ns;
+    const uint16_t *device;
+    const uint32_t *function; /* string id: the function's name in its module (mangled) */
+    const uint64_t *cubin_crc, *pc_offset;
+    const uint32_t *file; /* string id, 0 unknown */
+    const uint32_t *line;
+    const uint32_t *reason; /* string id: "long_scoreboard", "math_pipe_throttle", "selected", ... */
+    const uint32_t *samples;
+} gpufl_trace_pc_samples;
+
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
  * limit, 128 energy, 256 clocks, 512 throttle, 1024 pcie, 2048 fan, 4096 ecc,
@@ -445,6 +464,7 @@ GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -485,6 +505,7 @@ enum {
     GPUFL_TRACE_TABLE_TRIGGERS,
     GPUFL_TRACE_TABLE_TRACE_WINDOWS,
     GPUFL_TRACE_TABLE_ALLOCATOR,
+    GPUFL_TRACE_TABLE_PC_SAMPLES,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

@@ -134,6 +134,7 @@ typedef struct gpufl_options {
     uint32_t trace_steps;             /* 1 step per step window */
     const char *trace_step_scope;     /* "step": the scope that counts steps */
     bool trace_on_trigger;            /* a trigger also opens a trace window */
+    uint32_t pc_sampling_period;      /* 0 = CUPTI's; else 2^N cycles between samples, 5..31 */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */

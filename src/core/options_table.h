@@ -57,9 +57,11 @@
       "or `none`. `auto` records host metrics and scopes when there is no GPU.")                  \
     X(profiling_engine, ENGINE, GPUFL_ENGINE_MONITOR, "`monitor`", "GPUFL_PROFILING_ENGINE", 0,   \
       0,                                                                                          \
-      "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace`, "      \
-      "`pc_sampling`, `sass_metrics`, `range_profiler`, `deep` (these four: not implemented "     \
-      "yet, recorded as `trace`).")                                                               \
+      "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace` "       \
+      "(kernels, copies, syncs, allocations, NVTX), `pc_sampling` (trace, and warp stall "        \
+      "reasons by instruction and source line), `sass_metrics`, `range_profiler` (these two: "    \
+      "not implemented yet, recorded as `trace`), `deep` (pc_sampling and SASS metrics; "        \
+      "recorded as `pc_sampling` until SASS metrics are built).")                                 \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
       "JSON file whose keys are these option names; applied over the defaults and under the "    \
       "environment.")                                                                             \
@@ -127,7 +129,11 @@
     X(trace_step_scope, STRING, "step", "`step`", "GPUFL_TRACE_STEP_SCOPE", 0, 0,                 \
       "Name of the scope (or gpufl.torch step) whose begins count steps.")                        \
     X(trace_on_trigger, BOOL, false, "`false`", "GPUFL_TRACE_ON_TRIGGER", 0, 0,                   \
-      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")
+      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")                \
+    X(pc_sampling_period, U32, 0, "`0` (CUPTI's choice)", "GPUFL_PC_SAMPLING_PERIOD", 0, 31,      \
+      "PC sampling (engines `pc_sampling` and `deep`): each SM samples a warp every 2^N cycles, "  \
+      "N from 5 to 31; 0 lets CUPTI choose from the GPU's size. Longer periods cost less and "    \
+      "sample less.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

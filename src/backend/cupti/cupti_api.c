@@ -77,6 +77,15 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiEnableDomain);
     BIND(cuptiGetCallbackName);
     BIND(cuptiFinalize);
+    BIND(cuptiGetDeviceId);
+    BIND(cuptiPCSamplingGetNumStallReasons);
+    BIND(cuptiPCSamplingGetStallReasons);
+    BIND(cuptiPCSamplingSetConfigurationAttribute);
+    BIND(cuptiPCSamplingEnable);
+    BIND(cuptiPCSamplingDisable);
+    BIND(cuptiPCSamplingGetData);
+    BIND(cuptiGetCubinCrc);
+    BIND(cuptiGetSassToSourceCorrelation);
     Dl_info info;
     if (api->cuptiActivityEnable && dladdr((void *)api->cuptiActivityEnable, &info) && info.dli_fname)
         snprintf(api->path, sizeof api->path, "%s", info.dli_fname);

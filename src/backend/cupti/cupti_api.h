@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 
 #define GFL_CUPTI_FN(name) __typeof__(&name) name
 
@@ -41,6 +42,16 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiEnableDomain);
     GFL_CUPTI_FN(cuptiGetCallbackName);
     GFL_CUPTI_FN(cuptiFinalize); /* optional: detach between trace windows */
+    /* optional, PC sampling (pc_sampling.h) and source lines (cubin_store.h) */
+    GFL_CUPTI_FN(cuptiGetDeviceId);
+    GFL_CUPTI_FN(cuptiPCSamplingGetNumStallReasons);
+    GFL_CUPTI_FN(cuptiPCSamplingGetStallReasons);
+    GFL_CUPTI_FN(cuptiPCSamplingSetConfigurationAttribute);
+    GFL_CUPTI_FN(cuptiPCSamplingEnable);
+    GFL_CUPTI_FN(cuptiPCSamplingDisable);
+    GFL_CUPTI_FN(cuptiPCSamplingGetData);
+    GFL_CUPTI_FN(cuptiGetCubinCrc);
+    GFL_CUPTI_FN(cuptiGetSassToSourceCorrelation);
 } gfl_cupti_api;
 
 /* Loads libcupti and binds every required function. Returns 0, or -1 with

@@ -33,6 +33,8 @@
 #include "backend/cupti/api_hooks.h"
 #include "backend/cupti/cupti_guard.h"
 #include "backend/cupti/cupti_api.h"
+#include "backend/cupti/cubin_store.h"
+#include "backend/cupti/engines.h"
 #include "backend/cupti/device_drain.h"
 #include "backend/cupti/launch_table.h"
 #include "backend/cupti/nvtx_ranges.h"
@@ -56,6 +58,7 @@ static struct {
     size_t n_enabled;
     bool api_records_chosen; /* API records of the watched calls only */
     bool paused;             /* CUPTI let go by pause(), until resume() */
+    bool resumed;            /* attaching again after a pause, not at start */
     /* GPUFL_CALLBACK_CYCLES=1: the API callback's own cost, logged at stop */
     bool timing;
     uint64_t timing_cycles0, timing_ns0;
@@ -124,6 +127,7 @@ static void *worker_main(void *arg)
         gfl_activity_buffer *more = gfl_buffers_take(0);
         process(b);
         process(more);
+        gfl_engines_collect();
         pthread_mutex_lock(&P.lock);
         if (serving > P.completed) {
             P.completed = serving;
@@ -230,6 +234,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     case CUPTI_CB_DOMAIN_DRIVER_API: gfl_api_hooks_callback(domain, cbid, data); break;
     case CUPTI_CB_DOMAIN_NVTX: gfl_nvtx_callback(cbid, data); break;
     case CUPTI_CB_DOMAIN_RESOURCE:
+        gfl_engines_resource(cbid, data);
         /* the context's records must leave CUPTI before the context goes;
          * the worker turns them into events later */
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
@@ -401,7 +406,7 @@ static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
     rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (rc != CUPTI_SUCCESS)
         plugin_log(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s", gfl_cupti_error(&P.api, rc));
-    return 0;
+    return gfl_engines_callbacks(&P.api, P.sub, err, err_len);
 }
 
 /* NVTX reads NVTX_INJECTION64_PATH at the program's first NVTX call; when
@@ -430,6 +435,7 @@ static void cleanup_failed_start(void)
      * client holds the process, a forced flush here would hand that
      * client's buffers back to it early, incomplete records and all. */
     bool ours = P.subscribed;
+    gfl_engines_stop(true);
     stop_worker();
     disable_all();
     unsubscribe();
@@ -486,6 +492,7 @@ static int attach(const gpufl_options *o, char *err, size_t err_len)
         return -1;
     }
     P.worker_running = true;
+    gfl_engines_start(P.resumed);
     return 0;
 }
 
@@ -523,6 +530,8 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     gfl_buffers_reset();
     gfl_nvtx_start(host);
     offer_nvtx_injection();
+    P.resumed = false;
+    gfl_engines_init(host, &P.api);
     const char *timing = getenv("GPUFL_CALLBACK_CYCLES");
     P.timing = timing && !strcmp(timing, "1");
     P.timing_cycles0 = gfl_cycles_now();
@@ -626,6 +635,7 @@ static void detach(bool drain, bool finalize)
      * drain's own synchronize may show as a sync of the pausing thread */
     if (drain)
         gfl_device_drain();
+    gfl_engines_stop(true);
     flush_and_wait();
     disable_all();
     flush_and_wait(); /* what completed while disabling */
@@ -659,6 +669,7 @@ static int plugin_resume(char *err, size_t err_len)
     P.requested = P.completed = 0;
     atomic_store(&P.stopping, false);
     cancel_finalize();
+    P.resumed = true;
     if (attach(P.host->options, err, err_len) != 0) {
         /* typically the other tool still subscribed: undo, stay paused */
         stop_worker();
@@ -685,6 +696,7 @@ static void plugin_stop(void)
             detach(false, false); /* a GPU that never finishes must not hang the program's exit */
         } else {
             gfl_api_hooks_disable();
+            gfl_engines_stop(false);
             flush_and_wait();
             stop_worker();
             process(gfl_buffers_take(0)); /* stragglers delivered during the join */
@@ -699,6 +711,7 @@ static void plugin_stop(void)
         P.host->count_lost(GFL_DROP_CUPTI, GFL_CHANNEL_DEVICE, dropped);
     }
     report();
+    gfl_engines_end();
     gfl_nvtx_stop();
     if (P.stacks)
         gpufl__stack_shutdown();

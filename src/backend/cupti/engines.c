@@ -1,0 +1,145 @@
+/*
+ * The engines above Trace and the choice between them (see engines.h).
+ */
+#include "backend/cupti/engines.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/cupti/cubin_store.h"
+#include "backend/cupti/pc_sampling.h"
+
+static struct {
+    const gpufl_plugin_host *host;
+    const gfl_cupti_api *api;
+    gpufl_engine ran;      /* the engine now recording */
+    _Atomic bool stepping; /* a step down under way, from a callback */
+} E;
+
+static bool wants_pcs(gpufl_engine e) { return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP; }
+
+/* The session records with `engine` from now on, for `reason`. */
+static void step_down(gpufl_engine engine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void step_down(gpufl_engine engine, const char *fmt, ...)
+{
+    char reason[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    E.ran = engine;
+    const gpufl_plugin_host *h = E.host;
+    if (h->size >= offsetof(gpufl_plugin_host, engine_ran) + sizeof h->engine_ran && h->engine_ran)
+        h->engine_ran(engine, reason);
+    else
+        h->log(GFL_LOG_WARN, reason);
+}
+
+void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api)
+{
+    E.host = host;
+    E.api = api;
+    E.ran = host->options->profiling_engine;
+    atomic_store(&E.stepping, false);
+    gfl_cubins_init(api, host->log);
+}
+
+int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len)
+{
+    if (!wants_pcs(E.ran))
+        return 0;
+    static const CUpti_CallbackId ids[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_MODULE_LOADED,
+                                           CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+        CUptiResult rc = api->cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, ids[i]);
+        if (rc != CUPTI_SUCCESS) {
+            snprintf(err, err_len, "cannot follow CUDA contexts and modules for PC sampling: %s",
+                     gfl_cupti_error(api, rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void start_pcs(bool resumed)
+{
+    const gpufl_options *o = E.host->options;
+    gfl_pcs_config cfg = {
+        .host = E.host,
+        .api = E.api,
+        .period = o->pc_sampling_period,
+        .source_lines = o->enable_source_collection,
+    };
+    bool late = false;
+    char err[512];
+    if (gfl_pcs_start(&cfg, &late, err, sizeof err) != 0) {
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+        return;
+    }
+    if (late && !resumed && o->enable_source_collection)
+        E.host->log(GFL_LOG_INFO, "PC sampling started after the program's first CUDA context: kernels of "
+                                  "modules loaded before gpufl started have no source lines");
+}
+
+void gfl_engines_start(bool resumed)
+{
+    gpufl_engine asked = E.ran;
+    if (asked == GPUFL_ENGINE_DEEP) /* SASS metrics come with their own change */
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: SASS metrics are not in this build yet; recording pc_sampling");
+    else if (asked == GPUFL_ENGINE_SASS_METRICS)
+        step_down(GPUFL_ENGINE_TRACE, "sass_metrics is not in this build yet; recording as trace");
+    else if (asked == GPUFL_ENGINE_RANGE_PROFILER)
+        step_down(GPUFL_ENGINE_TRACE, "range_profiler is not in this build yet; recording as trace");
+    if (wants_pcs(E.ran))
+        start_pcs(resumed);
+}
+
+void gfl_engines_resource(CUpti_CallbackId cbid, const void *data)
+{
+    const CUpti_ResourceData *r = data;
+    if (!r || !wants_pcs(E.ran))
+        return;
+    switch (cbid) {
+    case CUPTI_CBID_RESOURCE_MODULE_LOADED: {
+        const CUpti_ModuleResourceData *m = r->resourceDescriptor;
+        if (m && E.host->options->enable_source_collection)
+            (void)gfl_cubins_add(m->pCubin, m->cubinSize);
+        break;
+    }
+    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING: gfl_pcs_collect_context(r->context, false); break;
+    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: gfl_pcs_context_destroying(r->context); break;
+    case CUPTI_CBID_RESOURCE_CONTEXT_CREATED: {
+        char err[512];
+        if (gfl_pcs_context_created(r->context, err, sizeof err) != 0 && !atomic_exchange(&E.stepping, true)) {
+            gfl_pcs_stop(true);
+            step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", err);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+void gfl_engines_collect(void)
+{
+    if (wants_pcs(E.ran))
+        gfl_pcs_collect_all(true);
+}
+
+void gfl_engines_stop(bool disable_too) { gfl_pcs_stop(disable_too); }
+
+void gfl_engines_end(void)
+{
+    size_t n = 0, bytes = 0;
+    gfl_cubins_stats(&n, &bytes);
+    if (n) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "source lines: %zu modules (%.1f MiB) were kept for PC sampling", n,
+                 (double)bytes / 1048576.0);
+        E.host->log(GFL_LOG_DEBUG, msg);
+    }
+    gfl_cubins_clear();
+}

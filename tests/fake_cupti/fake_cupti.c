@@ -74,6 +74,8 @@
 
 #include "fake_cupti.h"
 
+#include "fake_internal.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 #define MAX_CBID 1024 /* above every domain's CBID_SIZE */
@@ -399,8 +401,8 @@ typedef struct call {
     uint64_t start, end; /* the call, for the API record */
 } call;
 
-/* Delivers one callback if the subscriber enabled it. */
-static void deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+/* Delivers one callback if the subscriber enabled it (fake_internal.h). */
+void fake__deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     pthread_mutex_lock(&lock);
     CUpti_CallbackFunc fn = sub.subscribed && cbid < MAX_CBID && sub.enabled[domain][cbid] ? sub.fn : NULL;
@@ -434,14 +436,14 @@ static void call_enter(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     c->data.correlationData = &c->correlation_data;
     c->data.correlationId = corr;
     c->start = timestamp();
-    deliver(domain, cbid, &c->data);
+    fake__deliver(domain, cbid, &c->data);
 }
 
 /* The exit callback, then the call's external correlation and API records. */
 static void call_exit(call *c)
 {
     c->data.callbackSite = CUPTI_API_EXIT;
-    deliver(c->domain, c->cbid, &c->data);
+    fake__deliver(c->domain, c->cbid, &c->data);
     c->end = timestamp();
     CUpti_ActivityKind api_kind =
         c->domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
@@ -746,7 +748,7 @@ EXPORT uint32_t fake_cupti_free(uint64_t address, uint64_t bytes, bool async, ui
 static void nvtx(CUpti_CallbackId cbid, const char *function, const void *params, const void *result)
 {
     CUpti_NvtxData d = {.functionName = function, .functionParams = params, .functionReturnValue = result};
-    deliver(CUPTI_CB_DOMAIN_NVTX, cbid, &d);
+    fake__deliver(CUPTI_CB_DOMAIN_NVTX, cbid, &d);
 }
 
 EXPORT void fake_cupti_nvtx_push(const char *message)
@@ -843,7 +845,7 @@ EXPORT void fake_cupti_destroy_context(uint32_t context)
     CUpti_ResourceData d;
     memset(&d, 0, sizeof d);
     d.context = (CUcontext)(uintptr_t)(0x1000 * context);
-    deliver(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
+    fake__deliver(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
 }
 
 EXPORT void fake_cupti_refuse_kind(CUpti_ActivityKind kind, CUptiResult rc)

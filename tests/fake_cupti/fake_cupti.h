@@ -109,6 +109,33 @@ void fake_cupti_refuse_kind(CUpti_ActivityKind kind, CUptiResult rc);
  * buffer is taken (records are dropped and counted), or taken again. */
 void fake_cupti_refuse_buffers(bool refuse);
 
+/* ---- PC sampling (fake_pc_sampling.c) ------------------------------------ */
+
+/* The RESOURCE callbacks of a context being created on a device, and of
+ * a module loaded into it (cubin: "fake-cubin file=F line=L": PC offset p
+ * is at line L + p / 16 of F) or about to be unloaded. */
+void fake_cupti_create_context(uint32_t context, uint32_t device);
+void fake_cupti_load_module(uint32_t context, const char *cubin);
+void fake_cupti_unload_module(uint32_t context);
+/* Warps sampled at pc of function in the module with this CRC, for stall
+ * reason `reason` (CUPTI's index: 3 long_scoreboard, 4 its _not_issued,
+ * 7 selected, 9 wait). 0, or -1 when sampling is not enabled there. */
+int fake_cupti_pc_sample(uint32_t context, const char *function, uint64_t crc, uint64_t pc, uint32_t reason,
+                         uint32_t samples);
+/* From now on cuptiPCSamplingEnable returns rc (CUPTI_SUCCESS: accept). */
+void fake_cupti_refuse_pc_sampling(CUptiResult rc);
+
+typedef struct fake_cupti_pcs_state {
+    bool enabled, configured;
+    uint32_t period;          /* the exponent configured, 0 none */
+    size_t selected;          /* stall reasons selected */
+    bool selected_not_issued; /* one of them a _not_issued twin */
+    size_t pending;           /* PCs not collected yet */
+    uint64_t get_data_calls;  /* all contexts */
+} fake_cupti_pcs_state;
+/* False when the context was never created. */
+bool fake_cupti_pc_sampling_state(uint32_t context, fake_cupti_pcs_state *out);
+
 /* ---- what the fake saw ------------------------------------------------- */
 
 typedef struct fake_cupti_counters {

@@ -40,9 +40,9 @@
 #define CUDA_OK(call) CHECK((call) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
 
 static const int chase_first_line = __LINE__;
-__global__ void k_chase(const uint32_t *next, uint32_t steps, uint32_t *out)
+__global__ void k_chase(const uint32_t *next, uint32_t n, uint32_t steps, uint32_t *out)
 {
-    uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4099u;
+    uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4099u % n;
     for (uint32_t s = 0; s < steps; s++)
         i = next[i];
     out[blockIdx.x * blockDim.x + threadIdx.x] = i;
@@ -86,7 +86,7 @@ static void run_kernels()
     CUDA_OK(cudaMalloc(&fout, 1 << 22));
     CUDA_OK(cudaMemcpy(next, perm.data(), (size_t)n * sizeof *next, cudaMemcpyHostToDevice));
     for (int r = 0; r < 10; r++)
-        k_chase<<<132 * 4, 256>>>(next, 4000, out);
+        k_chase<<<132 * 4, 256>>>(next, n, 20000, out);
     for (int r = 0; r < 10; r++)
         k_math<<<132 * 8, 256>>>(fout, 1 << 16);
     CUDA_OK(cudaDeviceSynchronize());

@@ -126,12 +126,19 @@ static void shares_a_collection_by_time(void **state)
         (af_k){
             .start = AF_START + 500 * MS, .end = AF_START + 600 * MS, .name = "k", .tid = 8, .scope = 2, .stream = 2});
     pc(&f, AF_START + 700 * MS, AF_START + 500 * MS, "k", 0x10, NULL, 0, "\"wait\":400");
+    /* collected 1 s after the launch of k2 ended: only the wider stretch has it */
+    af_kernel(
+        &f,
+        (af_k){
+            .start = AF_START + 800 * MS, .end = AF_START + 900 * MS, .name = "k2", .tid = 8, .scope = 2, .stream = 2});
+    pc(&f, AF_START + 2000 * MS, AF_START + 1900 * MS, "k2", 0x10, NULL, 0, "\"wait\":60");
     gpufl_trace *t = af_open(&f, dir, "shared");
     gpufl__ana_stalls s;
     assert_int_equal(gpufl__analyze_stalls(t, &s), 0);
     /* the window starts 250 ms before since: a ran 300 ms in it, b 100 ms */
     assert_int_equal(row_named(t, s.scopes, s.nscopes, "a")->samples, 300);
-    assert_int_equal(row_named(t, s.scopes, s.nscopes, "b")->samples, 100);
+    assert_int_equal(row_named(t, s.scopes, s.nscopes, "b")->samples, 160);
+    assert_int_equal(s.unattributed, 0);
     gpufl__ana_stalls_free(&s);
     gpufl_trace_close(t);
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_cupti.h"
 #include "fs_util.h"
@@ -30,7 +31,7 @@
 // clang-format off
 #define FAKE_FUNCTIONS(X)                                                                          \
     X(create_context) X(load_module) X(unload_module) X(pc_sample) X(refuse_pc_sampling)          \
-    X(pc_sampling_state) X(destroy_context)
+    X(pc_sampling_state) X(destroy_context) X(fill_pc_buffer)
 // clang-format on
 
 static struct {
@@ -178,6 +179,30 @@ static void collects_before_unload_and_destroy(void **state)
     gpufl_trace_close(t);
 }
 
+/* A full hardware buffer stops the GPU's sampling for good: the engine
+ * starts it again, sampling half as often, and later kernels are
+ * sampled. */
+static void full_buffer_restarts_with_a_longer_period(void **state)
+{
+    (void)state;
+    start("pcs_full", GPUFL_ENGINE_PC_SAMPLING, 0);
+    fake.create_context(6, 0);
+    fake_cupti_pcs_state st;
+    assert_true(fake.pc_sampling_state(6, &st));
+    assert_int_equal(st.period, 0); /* CUPTI's choice (the fake's 12) */
+    fake.fill_pc_buffer(6);
+    assert_int_equal(fake.pc_sample(6, "k_lost", 1, 0x10, 3, 5), -1);
+    for (int i = 0; i < 400 && (fake.pc_sampling_state(6, &st), st.enables < 2); i++)
+        usleep(10000); /* the worker collects every 100 ms */
+    assert_int_equal(st.enables, 2);
+    assert_int_equal(st.period, 13); /* one step longer than what CUPTI chose */
+    assert_int_equal(fake.pc_sample(6, "k_later", 1, 0x10, 3, 5), 0);
+    gpufl_trace *t = finish();
+    assert_int_equal(samples_of(t, "k_later", "long_scoreboard", NULL, NULL), 5);
+    assert_string_equal(str(t, gpufl_trace_get_info(t)->engine), "pc_sampling");
+    gpufl_trace_close(t);
+}
+
 static void refusal_steps_down_to_trace_and_says_why(void **state)
 {
     (void)state;
@@ -225,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(samples_become_rows_with_lines),
         cmocka_unit_test(collects_before_unload_and_destroy),
+        cmocka_unit_test(full_buffer_restarts_with_a_longer_period),
         cmocka_unit_test(refusal_steps_down_to_trace_and_says_why),
         cmocka_unit_test(trace_engine_does_not_sample),
         cmocka_unit_test(deep_records_as_pc_sampling_and_says_why),

@@ -191,13 +191,14 @@ static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
     return hi > lo ? hi - lo : 0;
 }
 
-static int spread_compute(spread *s, const gpufl__rows *r, const launches *L, const gpufl__idmap *scope_names)
+static int spread_over(spread *s, const gpufl__rows *r, const launches *L, const gpufl__idmap *scope_names,
+                       uint64_t slack)
 {
     s->n = 0;
     uint32_t d;
     if (!gpufl__idmap_get(&L->fn_of, s->function, &d))
         return 0;
-    uint64_t lo = s->since > GPUFL__ANA_PCS_SLACK_NS ? s->since - GPUFL__ANA_PCS_SLACK_NS : 0, hi = s->ts;
+    uint64_t lo = s->since > slack ? s->since - slack : 0, hi = s->ts;
     uint64_t earliest = lo > L->longest[d] ? lo - L->longest[d] : 0;
     /* the last launch that started by hi, then back while one could still overlap */
     size_t a = L->first[d], b = L->first[d + 1];
@@ -229,6 +230,16 @@ static int spread_compute(spread *s, const gpufl__rows *r, const launches *L, co
     for (size_t i = 0; i < s->n; i++)
         s->v[i].weight /= total;
     return 0;
+}
+
+/* The launches of the collection's stretch, or of the wider one when
+ * none ran in it (CUPTI decoding late under a flood of samples). */
+static int spread_compute(spread *s, const gpufl__rows *r, const launches *L, const gpufl__idmap *scope_names)
+{
+    int rc = spread_over(s, r, L, scope_names, GPUFL__ANA_PCS_SLACK_NS);
+    if (rc == 0 && !s->n)
+        rc = spread_over(s, r, L, scope_names, GPUFL__ANA_PCS_WIDE_SLACK_NS);
+    return rc;
 }
 
 /* ---- the analysis ------------------------------------------------------------------- */

@@ -122,16 +122,21 @@ void fake_cupti_unload_module(uint32_t context);
  * 7 selected, 9 wait). 0, or -1 when sampling is not enabled there. */
 int fake_cupti_pc_sample(uint32_t context, const char *function, uint64_t crc, uint64_t pc, uint32_t reason,
                          uint32_t samples);
+/* The context's hardware buffer fills: the next collection gets
+ * CUPTI_ERROR_OUT_OF_MEMORY and no PC, and nothing is sampled until
+ * sampling is disabled and enabled again (as on a GPU). */
+void fake_cupti_fill_pc_buffer(uint32_t context);
 /* From now on cuptiPCSamplingEnable returns rc (CUPTI_SUCCESS: accept). */
 void fake_cupti_refuse_pc_sampling(CUptiResult rc);
 
 typedef struct fake_cupti_pcs_state {
     bool enabled, configured;
-    uint32_t period;          /* the exponent configured, 0 none */
+    uint32_t period;          /* the exponent configured, 0 none (the fake's own choice is 12) */
     size_t selected;          /* stall reasons selected */
     bool selected_not_issued; /* one of them a _not_issued twin */
     size_t pending;           /* PCs not collected yet */
     uint64_t get_data_calls;  /* all contexts */
+    uint32_t enables;         /* cuptiPCSamplingEnable calls that succeeded */
 } fake_cupti_pcs_state;
 /* False when the context was never created. */
 bool fake_cupti_pc_sampling_state(uint32_t context, fake_cupti_pcs_state *out);

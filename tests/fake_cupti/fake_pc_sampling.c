@@ -29,6 +29,7 @@
 #define MAX_CONTEXTS 8
 #define MAX_PCS 4096
 #define NREASONS 4
+#define FAKE_DEFAULT_PERIOD 12 /* what the fake "chooses" when not told */
 
 static const uint32_t reason_index[NREASONS] = {3, 4, 7, 9};
 static const char *const reason_name[NREASONS] = {
@@ -48,6 +49,8 @@ typedef struct fctx {
     CUcontext ctx;
     uint32_t device;
     bool enabled, configured;
+    bool full; /* the hardware buffer filled: nothing more is sampled until disabled */
+    uint32_t enables;
     uint32_t period;
     size_t nselected;
     bool selected_not_issued; /* a _not_issued reason was selected */
@@ -120,7 +123,7 @@ EXPORT int fake_cupti_pc_sample(uint32_t context, const char *function, uint64_t
     pthread_mutex_lock(&lock);
     fctx *c = find(handle(context), false);
     int rc = -1;
-    if (c && c->enabled && c->npcs < MAX_PCS) {
+    if (c && c->enabled && !c->full && c->npcs < MAX_PCS) {
         pending_pc *p = &c->pcs[c->npcs++];
         snprintf(p->function, sizeof p->function, "%s", function);
         p->crc = crc;
@@ -135,13 +138,22 @@ EXPORT int fake_cupti_pc_sample(uint32_t context, const char *function, uint64_t
 
 EXPORT void fake_cupti_refuse_pc_sampling(CUptiResult rc) { refuse_rc = rc; }
 
+EXPORT void fake_cupti_fill_pc_buffer(uint32_t context)
+{
+    pthread_mutex_lock(&lock);
+    fctx *c = find(handle(context), false);
+    if (c && c->enabled)
+        c->full = true;
+    pthread_mutex_unlock(&lock);
+}
+
 EXPORT bool fake_cupti_pc_sampling_state(uint32_t context, fake_cupti_pcs_state *out)
 {
     pthread_mutex_lock(&lock);
     fctx *c = find(handle(context), false);
     if (c)
-        *out = (fake_cupti_pcs_state){c->enabled, c->configured, c->period, c->nselected, c->selected_not_issued,
-                                      c->npcs,    get_data_calls};
+        *out = (fake_cupti_pcs_state){c->enabled, c->configured,  c->period, c->nselected, c->selected_not_issued,
+                                      c->npcs,    get_data_calls, c->enables};
     pthread_mutex_unlock(&lock);
     return c != NULL;
 }
@@ -167,8 +179,10 @@ EXPORT CUptiResult CUPTIAPI cuptiPCSamplingEnable(CUpti_PCSamplingEnableParams *
     pthread_mutex_lock(&lock);
     fctx *c = find(p->ctx, false);
     CUptiResult rc = !c ? CUPTI_ERROR_INVALID_CONTEXT : c->enabled ? CUPTI_ERROR_INVALID_OPERATION : CUPTI_SUCCESS;
-    if (rc == CUPTI_SUCCESS)
+    if (rc == CUPTI_SUCCESS) {
         c->enabled = true;
+        c->enables++;
+    }
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -236,6 +250,23 @@ EXPORT CUptiResult CUPTIAPI cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSam
     return rc;
 }
 
+EXPORT CUptiResult CUPTIAPI cuptiPCSamplingGetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+    if (!p || !p->pPCSamplingConfigurationInfo)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    fctx *c = find(p->ctx, false);
+    CUptiResult rc = c && c->enabled ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_OPERATION;
+    for (size_t i = 0; rc == CUPTI_SUCCESS && i < p->numAttributes; i++) {
+        CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
+        a->attributeStatus = CUPTI_SUCCESS;
+        if (a->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD)
+            a->attributeData.samplingPeriodData.samplingPeriod = c->period ? c->period : FAKE_DEFAULT_PERIOD;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
 /* Moves up to b->collectNumPcs pending PCs of c into b. Under the lock. */
 static void hand_over(fctx *c, CUpti_PCSamplingData *b)
 {
@@ -274,6 +305,12 @@ EXPORT CUptiResult CUPTIAPI cuptiPCSamplingGetData(CUpti_PCSamplingGetDataParams
     if (rc == CUPTI_SUCCESS) {
         get_data_calls++;
         hand_over(c, p->pcSamplingData);
+        if (c->full) { /* as CUPTI: no PC data, the flag, and out of memory */
+            CUpti_PCSamplingData *b = p->pcSamplingData;
+            b->totalNumPcs = 0;
+            b->hardwareBufferFull = 1;
+            rc = CUPTI_ERROR_OUT_OF_MEMORY;
+        }
     }
     pthread_mutex_unlock(&lock);
     return rc;
@@ -289,7 +326,7 @@ EXPORT CUptiResult CUPTIAPI cuptiPCSamplingDisable(CUpti_PCSamplingDisableParams
     if (rc == CUPTI_SUCCESS) {
         if (c->at_disable)
             hand_over(c, c->at_disable);
-        c->enabled = c->configured = false;
+        c->enabled = c->configured = c->full = false;
         c->npcs = 0;
     }
     pthread_mutex_unlock(&lock);

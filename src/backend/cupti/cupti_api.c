@@ -81,6 +81,7 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiPCSamplingGetNumStallReasons);
     BIND(cuptiPCSamplingGetStallReasons);
     BIND(cuptiPCSamplingSetConfigurationAttribute);
+    BIND(cuptiPCSamplingGetConfigurationAttribute);
     BIND(cuptiPCSamplingEnable);
     BIND(cuptiPCSamplingDisable);
     BIND(cuptiPCSamplingGetData);

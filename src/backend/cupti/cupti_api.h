@@ -47,6 +47,7 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiPCSamplingGetNumStallReasons);
     GFL_CUPTI_FN(cuptiPCSamplingGetStallReasons);
     GFL_CUPTI_FN(cuptiPCSamplingSetConfigurationAttribute);
+    GFL_CUPTI_FN(cuptiPCSamplingGetConfigurationAttribute);
     GFL_CUPTI_FN(cuptiPCSamplingEnable);
     GFL_CUPTI_FN(cuptiPCSamplingDisable);
     GFL_CUPTI_FN(cuptiPCSamplingGetData);

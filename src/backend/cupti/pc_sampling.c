@@ -8,11 +8,14 @@
  * sample buffers: the one CUPTI fills at disable and the one collections
  * read into.
  *
- * The hardware buffer is 128 MiB of device memory per context instead of
+ * The hardware buffer is 256 MiB of device memory per context instead of
  * CUPTI's 512 MiB default: a recorder that stays on must not take half a
- * GiB from the program. CUPTI's own threads drain it every 100 ms; when
- * it fills anyway (a very short period), CUPTI says so and the samples
- * are lost and counted in the stop line.
+ * GiB from the program. CUPTI's own threads drain it every 20 ms (its
+ * default, 100 ms, let a memory-bound kernel on an H100, every warp
+ * stalled and sampled, fill 128 MiB between two drains). Once full, the
+ * hardware stops sampling for good (measured: no sample of any later
+ * kernel): the context's sampling is then restarted with the period one
+ * step longer (half the samples a second), which the log says.
  */
 #include "backend/cupti/pc_sampling.h"
 
@@ -28,7 +31,9 @@
 #define MAX_CONTEXTS 64
 #define COLLECT_PCS 2048   /* PCs one GetData returns at most */
 #define COLLECT_ROUNDS 256 /* GetData calls per collection at most */
-#define HARDWARE_BUFFER_BYTES (128ull << 20)
+#define HARDWARE_BUFFER_BYTES (256ull << 20)
+#define WORKER_SLEEP_MS 20
+#define LONGEST_PERIOD 31
 #define SCRATCH_BUFFER_BYTES (4ull << 20) /* ~20 000 PCs with a few reasons each */
 #define LINE_CACHE_SIZE (1u << 15)        /* PCs whose source line is remembered */
 #define LINE_CACHE_PROBES 16
@@ -42,7 +47,10 @@ typedef struct reason_id {
 typedef struct pcs_context {
     CUcontext ctx;
     uint32_t device;
-    uint64_t since; /* the previous collection */
+    uint32_t period;   /* the exponent in use; 0: CUPTI's, not known */
+    uint32_t restarts; /* after the hardware buffer filled */
+    bool dead;         /* a restart failed: no more sampling here */
+    uint64_t since;    /* the previous collection */
     reason_id *reasons;
     size_t nreasons;
     uint32_t *selected; /* indexes of the selected reasons */
@@ -67,7 +75,6 @@ static struct {
     line_entry *lines;
     /* for the stop line */
     uint64_t samples, dropped, non_user, pcs, events, lost_events;
-    bool buffer_full_said;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -219,18 +226,40 @@ static uint32_t reason_of(const pcs_context *c, uint32_t index)
 
 /* ---- enabling ----------------------------------------------------------------- */
 
+/* The exponent CUPTI chose, to lengthen it after an overflow; 0 when
+ * it cannot be read. */
+static uint32_t period_in_use(pcs_context *c)
+{
+    if (!S.cfg.api->cuptiPCSamplingGetConfigurationAttribute)
+        return 0;
+    CUpti_PCSamplingConfigurationInfo info;
+    memset(&info, 0, sizeof info);
+    info.attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
+    CUpti_PCSamplingConfigurationInfoParams p = {
+        .size = CUpti_PCSamplingConfigurationInfoParamsSize,
+        .ctx = c->ctx,
+        .numAttributes = 1,
+        .pPCSamplingConfigurationInfo = &info,
+    };
+    if (S.cfg.api->cuptiPCSamplingGetConfigurationAttribute(&p) != CUPTI_SUCCESS || info.attributeStatus)
+        return 0;
+    return info.attributeData.samplingPeriodData.samplingPeriod;
+}
+
 static int configure(pcs_context *c, char *err, size_t err_len)
 {
-    CUpti_PCSamplingConfigurationInfo info[8];
+    CUpti_PCSamplingConfigurationInfo info[12];
     size_t n = 0;
     memset(info, 0, sizeof info);
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON;
     info[n].attributeData.stallReasonData.stallReasonCount = c->nselected;
     info[n++].attributeData.stallReasonData.pStallReasonIndex = c->selected;
-    if (S.cfg.period) {
+    if (c->period) {
         info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD;
-        info[n++].attributeData.samplingPeriodData.samplingPeriod = S.cfg.period;
+        info[n++].attributeData.samplingPeriodData.samplingPeriod = c->period;
     }
+    info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_WORKER_THREAD_PERIODIC_SLEEP_SPAN;
+    info[n++].attributeData.workerThreadPeriodicSleepSpanData.workerThreadPeriodicSleepSpan = WORKER_SLEEP_MS;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SCRATCH_BUFFER_SIZE;
     info[n++].attributeData.scratchBufferSizeData.scratchBufferSize = SCRATCH_BUFFER_BYTES;
     info[n].attributeType = CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_HARDWARE_BUFFER_SIZE;
@@ -261,6 +290,8 @@ static int configure(pcs_context *c, char *err, size_t err_len)
         refused("cuptiPCSamplingSetConfigurationAttribute", rc, err, err_len);
         return -1;
     }
+    if (!c->period)
+        c->period = period_in_use(c);
     return 0;
 }
 
@@ -283,6 +314,7 @@ static int enable_locked(CUcontext ctx, char *err, size_t err_len)
     pcs_context *c = &S.contexts[S.ncontexts];
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
+    c->period = S.cfg.period;
     uint32_t device = 0;
     if (S.cfg.api->cuptiGetDeviceId && S.cfg.api->cuptiGetDeviceId(ctx, &device) == CUPTI_SUCCESS)
         c->device = device;
@@ -366,7 +398,6 @@ int gfl_pcs_start(const gfl_pcs_config *cfg, bool *late, char *err, size_t err_l
     S.cfg = *cfg;
     S.ncontexts = 0;
     S.samples = S.dropped = S.non_user = S.pcs = S.events = S.lost_events = 0;
-    S.buffer_full_said = false;
     free(S.lines);
     S.lines = cfg->source_lines ? calloc(LINE_CACHE_SIZE, sizeof *S.lines) : NULL;
     S.running = true;
@@ -465,10 +496,60 @@ static void emit_pc(const pcs_context *c, const CUpti_PCSamplingPCData *pc, uint
         push(&ev, wait);
 }
 
+/* Under the lock: disables sampling on c and pushes what CUPTI put in the
+ * configured buffer then. */
+static void disable_and_drain(pcs_context *c, bool wait)
+{
+    c->at_disable.totalNumPcs = 0;
+    c->at_disable.totalSamples = c->at_disable.droppedSamples = 0;
+    disable(c);
+    uint64_t now = S.cfg.host->now_ns();
+    S.samples += c->at_disable.totalSamples;
+    S.dropped += c->at_disable.droppedSamples;
+    for (size_t i = 0; i < c->at_disable.totalNumPcs && i < c->at_disable.collectNumPcs; i++)
+        emit_pc(c, &c->at_disable.pPcData[i], now, wait);
+}
+
+/* Under the lock: the hardware buffer filled and the GPU stopped
+ * sampling; starts again, sampling half as often. */
+static void restart_locked(pcs_context *c, bool wait)
+{
+    disable_and_drain(c, wait);
+    uint32_t was = c->period;
+    if (c->period && c->period < LONGEST_PERIOD)
+        c->period++;
+    c->restarts++;
+    char err[512] = "";
+    CUpti_PCSamplingEnableParams ep = {.size = CUpti_PCSamplingEnableParamsSize, .ctx = c->ctx};
+    CUptiResult rc = S.cfg.api->cuptiPCSamplingEnable(&ep);
+    if (rc != CUPTI_SUCCESS)
+        refused("cuptiPCSamplingEnable", rc, err, sizeof err);
+    if (rc != CUPTI_SUCCESS || configure(c, err, sizeof err) != 0) {
+        if (rc == CUPTI_SUCCESS)
+            disable(c);
+        c->dead = true;
+        say(GFL_LOG_WARN,
+            "PC sampling stopped on GPU %u: its hardware buffer filled and sampling could not start "
+            "again (%s)",
+            c->device, err);
+        return;
+    }
+    /* the first time and then at each power of two: a storm is one line a doubling */
+    if ((c->restarts & (c->restarts - 1)) == 0)
+        say(GFL_LOG_WARN,
+            "PC sampling on GPU %u: the hardware buffer filled between two collections, which stops the GPU's "
+            "sampling; restarted (%u time%s so far) with a period of 2^%u cycles (was 2^%u); set "
+            "pc_sampling_period higher to sample less from the start",
+            c->device, c->restarts, c->restarts == 1 ? "" : "s", c->period, was);
+}
+
 /* Under the lock: everything CUPTI has of c, in as many calls as it takes. */
 static void collect_locked(pcs_context *c, bool wait)
 {
+    if (c->dead)
+        return;
     uint64_t now = S.cfg.host->now_ns();
+    bool full = false;
     for (int round = 0; round < COLLECT_ROUNDS; round++) {
         CUpti_PCSamplingData *b = &c->collected;
         b->totalNumPcs = b->remainingNumPcs = 0;
@@ -477,12 +558,8 @@ static void collect_locked(pcs_context *c, bool wait)
         CUpti_PCSamplingGetDataParams p = {
             .size = CUpti_PCSamplingGetDataParamsSize, .ctx = c->ctx, .pcSamplingData = b};
         CUptiResult rc = S.cfg.api->cuptiPCSamplingGetData(&p);
-        if (rc == CUPTI_ERROR_OUT_OF_MEMORY || b->hardwareBufferFull) {
-            if (!S.buffer_full_said)
-                say(GFL_LOG_WARN, "PC sampling: the hardware buffer filled between two collections; samples were "
-                                  "lost (a longer pc_sampling_period samples less often)");
-            S.buffer_full_said = true;
-        }
+        if (rc == CUPTI_ERROR_OUT_OF_MEMORY || b->hardwareBufferFull)
+            full = true;
         if (rc != CUPTI_SUCCESS)
             break;
         S.samples += b->totalSamples;
@@ -495,6 +572,8 @@ static void collect_locked(pcs_context *c, bool wait)
             break;
     }
     c->since = now;
+    if (full)
+        restart_locked(c, wait);
 }
 
 void gfl_pcs_collect_all(bool wait)
@@ -527,13 +606,8 @@ void gfl_pcs_collect_context(CUcontext ctx, bool wait)
 static void finish_locked(pcs_context *c, bool wait)
 {
     collect_locked(c, wait);
-    c->at_disable.totalNumPcs = 0;
-    disable(c);
-    uint64_t now = S.cfg.host->now_ns();
-    S.samples += c->at_disable.totalSamples;
-    S.dropped += c->at_disable.droppedSamples;
-    for (size_t i = 0; i < c->at_disable.totalNumPcs && i < c->at_disable.collectNumPcs; i++)
-        emit_pc(c, &c->at_disable.pPcData[i], now, wait);
+    if (!c->dead)
+        disable_and_drain(c, wait);
     free_context(c);
 }
 

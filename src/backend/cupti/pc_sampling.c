@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/cupti/cubin_store.h"
 #include "backend/cupti/driver_api.h"
@@ -33,6 +34,8 @@
 #define COLLECT_ROUNDS 256 /* GetData calls per collection at most */
 #define HARDWARE_BUFFER_BYTES (256ull << 20)
 #define WORKER_SLEEP_MS 20
+#define DRAIN_MAX_MS 1000
+#define DRAIN_PAUSE_MS 50
 #define LONGEST_PERIOD 31
 #define SCRATCH_BUFFER_BYTES (4ull << 20) /* ~20 000 PCs with a few reasons each */
 #define LINE_CACHE_SIZE (1u << 15)        /* PCs whose source line is remembered */
@@ -543,11 +546,13 @@ static void restart_locked(pcs_context *c, bool wait)
             c->device, c->restarts, c->restarts == 1 ? "" : "s", c->period, was);
 }
 
-/* Under the lock: everything CUPTI has of c, in as many calls as it takes. */
-static void collect_locked(pcs_context *c, bool wait)
+/* Under the lock: everything CUPTI has of c, in as many calls as it
+ * takes. Returns the PCs collected. */
+static size_t collect_locked(pcs_context *c, bool wait)
 {
     if (c->dead)
-        return;
+        return 0;
+    size_t pcs = 0;
     uint64_t now = S.cfg.host->now_ns();
     bool full = false;
     for (int round = 0; round < COLLECT_ROUNDS; round++) {
@@ -568,12 +573,39 @@ static void collect_locked(pcs_context *c, bool wait)
         S.pcs += b->totalNumPcs;
         for (size_t i = 0; i < b->totalNumPcs && i < b->collectNumPcs; i++)
             emit_pc(c, &b->pPcData[i], now, wait);
+        pcs += b->totalNumPcs;
         if (!b->remainingNumPcs)
             break;
     }
     c->since = now;
     if (full)
         restart_locked(c, wait);
+    return pcs;
+}
+
+/* Under the lock, at the end: CUPTI decodes the hardware buffer on its
+ * own threads and falls behind a flood of samples (measured on an H100:
+ * after a memory-bound kernel sampled at CUPTI's default period, the
+ * kernels of the program's last second had no sample when it ended at
+ * once), so c is collected until two collections DRAIN_PAUSE_MS apart
+ * find nothing, for at most DRAIN_MAX_MS. The lock is held: a context
+ * created or destroyed meanwhile waits. */
+static void drain_locked(pcs_context *c, bool wait)
+{
+    uint64_t until = S.cfg.host->now_ns() + DRAIN_MAX_MS * 1000000ull;
+    for (int empty = 0; empty < 2;) {
+        empty = collect_locked(c, wait) ? 0 : empty + 1;
+        if (S.cfg.host->now_ns() >= until) {
+            if (empty < 2)
+                say(GFL_LOG_WARN,
+                    "PC sampling: CUPTI was still decoding samples of GPU %u after %d ms; the "
+                    "rest are lost (a higher pc_sampling_period samples less)",
+                    c->device, DRAIN_MAX_MS);
+            return;
+        }
+        struct timespec pause = {0, DRAIN_PAUSE_MS * 1000000L};
+        nanosleep(&pause, NULL);
+    }
 }
 
 void gfl_pcs_collect_all(bool wait)
@@ -605,7 +637,7 @@ void gfl_pcs_collect_context(CUcontext ctx, bool wait)
  * buffer when disabling), then forgets c. */
 static void finish_locked(pcs_context *c, bool wait)
 {
-    collect_locked(c, wait);
+    drain_locked(c, wait);
     if (!c->dead)
         disable_and_drain(c, wait);
     free_context(c);
@@ -634,7 +666,7 @@ void gfl_pcs_stop(bool disable_too)
         if (disable_too) {
             finish_locked(&S.contexts[i], true);
         } else {
-            collect_locked(&S.contexts[i], true);
+            drain_locked(&S.contexts[i], true);
             free_context(&S.contexts[i]);
         }
     }

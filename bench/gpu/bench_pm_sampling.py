@@ -156,7 +156,10 @@ def main():
         stop.set()
         th.join()
         c.stop()
-        got.append(c.decode(max_samples=100000))
+        while True:  # CUPTI refuses images much above 20000 samples (out of memory)
+            got.append(c.decode(max_samples=20000))
+            if not got[-1].more:
+                break
         c.disable()
         c.close()
         for d in got:

@@ -101,6 +101,7 @@ EXPORT CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Para
 struct CUpti_Profiler_Host_Object {
     CUpti_ProfilerType type;
     uint32_t n;
+    uint32_t calls; /* ConfigAddMetrics calls: each schedules its own pass, as CUPTI's do */
     char names[MAX_HOST_METRICS][FAKE_NAME_LEN];
 };
 
@@ -135,13 +136,15 @@ EXPORT CUptiResult CUPTIAPI cuptiProfilerHostConfigAddMetrics(CUpti_Profiler_Hos
     if (!p || !p->pHostObject || !p->ppMetricNames)
         return CUPTI_ERROR_INVALID_PARAMETER;
     CUpti_Profiler_Host_Object *o = p->pHostObject;
+    /* CUPTI 13's answer to a name the chip lacks */
     for (size_t i = 0; i < p->numMetrics; i++)
         if (fake_metric_full(p->ppMetricNames[i]) < 0)
-            return CUPTI_ERROR_INVALID_METRIC_NAME;
+            return CUPTI_ERROR_INVALID_PARAMETER;
     if (o->n + p->numMetrics > MAX_HOST_METRICS)
         return CUPTI_ERROR_MAX_LIMIT_REACHED;
     for (size_t i = 0; i < p->numMetrics; i++)
         snprintf(o->names[o->n++], FAKE_NAME_LEN, "%s", p->ppMetricNames[i]);
+    o->calls++;
     return CUPTI_SUCCESS;
 }
 
@@ -171,6 +174,8 @@ EXPORT CUptiResult CUPTIAPI cuptiProfilerHostGetConfigImage(CUpti_Profiler_Host_
         return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
     /* More than 8 metrics do not fit the counters of one pass. */
     unsigned passes = o->n > 8 ? 2 : 1;
+    if (o->calls > passes)
+        passes = o->calls;
     for (uint32_t i = 0; i < o->n; i++)
         if (fake_metric_passes(o->names[i]) > passes)
             passes = fake_metric_passes(o->names[i]);

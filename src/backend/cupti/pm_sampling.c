@@ -443,7 +443,10 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
     d->num_populated_samples = info.numPopulatedSamples;
     d->num_completed_samples = info.numCompletedSamples;
     d->overflow = dd.overflow != 0;
-    d->more = dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+    /* A full image is "more" whatever the stop reason says: on an H100
+     * CUPTI stops with a full image without saying COUNTER_DATA_FULL. */
+    d->more = dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL ||
+              info.numPopulatedSamples >= info.numTotalSamples;
     /* Full: the next decode starts a fresh image (its samples are all
      * returned by now, the incomplete one included once it completed). */
     if (d->more || info.numPopulatedSamples >= info.numTotalSamples)

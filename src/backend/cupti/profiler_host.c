@@ -65,6 +65,35 @@ CUptiResult gfl_profiler_chip_name(const gfl_cupti_api *api, int device, char *c
     return CUPTI_SUCCESS;
 }
 
+/* Which metric CUPTI refuses, asked of a throwaway host object one name at
+ * a time (CUPTI's error does not say), or NULL. */
+static const char *first_refused(const gfl_cupti_api *api, CUpti_ProfilerType type, const char *chip,
+                                 const uint8_t *availability, char **metrics, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        CUpti_Profiler_Host_Initialize_Params init = {
+            .structSize = sizeof init,
+            .profilerType = type,
+            .pChipName = chip,
+            .pCounterAvailabilityImage = availability,
+        };
+        if (api->cuptiProfilerHostInitialize(&init) != CUPTI_SUCCESS)
+            return NULL;
+        CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
+            .structSize = sizeof add,
+            .pHostObject = init.pHostObject,
+            .ppMetricNames = (const char **)&metrics[i],
+            .numMetrics = 1,
+        };
+        CUptiResult rc = api->cuptiProfilerHostConfigAddMetrics(&add);
+        CUpti_Profiler_Host_Deinitialize_Params done = {.structSize = sizeof done, .pHostObject = init.pHostObject};
+        (void)api->cuptiProfilerHostDeinitialize(&done);
+        if (rc != CUPTI_SUCCESS)
+            return metrics[i];
+    }
+    return NULL;
+}
+
 CUptiResult gfl_profiler_host_create(gfl_profiler_host *h, const gfl_cupti_api *api, CUpti_ProfilerType type,
                                      const char *chip, const uint8_t *availability, const char *const *metrics,
                                      size_t n, char *err, size_t err_len)
@@ -103,19 +132,23 @@ CUptiResult gfl_profiler_host_create(gfl_profiler_host *h, const gfl_cupti_api *
         goto out;
     }
     h->object = init.pHostObject;
-    /* Added one at a time so that an unknown name is named. */
-    for (size_t i = 0; i < n; i++) {
-        CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
-            .structSize = sizeof add,
-            .pHostObject = h->object,
-            .ppMetricNames = (const char **)&h->metrics[i],
-            .numMetrics = 1,
-        };
-        rc = api->cuptiProfilerHostConfigAddMetrics(&add);
-        if (rc != CUPTI_SUCCESS) {
-            fail(api, rc, err, err_len, "metric %s on %s", h->metrics[i], h->chip);
-            goto out;
-        }
+    /* All in one call: the host API schedules each call's metrics as a
+     * pass of their own (on an H100, two calls of one metric each need two
+     * passes, which PM sampling refuses). */
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {
+        .structSize = sizeof add,
+        .pHostObject = h->object,
+        .ppMetricNames = (const char **)h->metrics,
+        .numMetrics = n,
+    };
+    rc = api->cuptiProfilerHostConfigAddMetrics(&add);
+    if (rc != CUPTI_SUCCESS) {
+        const char *bad = first_refused(api, type, h->chip, availability, h->metrics, n);
+        if (bad)
+            fail(api, rc, err, err_len, "metric %s on %s", bad, h->chip);
+        else
+            fail(api, rc, err, err_len, "the %zu metrics together on %s", n, h->chip);
+        goto out;
     }
     CUpti_Profiler_Host_GetConfigImageSize_Params size = {.structSize = sizeof size, .pHostObject = h->object};
     rc = api->cuptiProfilerHostGetConfigImageSize(&size);

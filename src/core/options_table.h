@@ -127,7 +127,15 @@
     X(trace_step_scope, STRING, "step", "`step`", "GPUFL_TRACE_STEP_SCOPE", 0, 0,                 \
       "Name of the scope (or gpufl.torch step) whose begins count steps.")                        \
     X(trace_on_trigger, BOOL, false, "`false`", "GPUFL_TRACE_ON_TRIGGER", 0, 0,                   \
-      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")
+      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")                \
+    X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \
+      "Trace engine and up: CUPTI metrics the GPU's performance monitor samples on every device, " \
+      "comma-separated, as `pm_sample` events on the session clock (counter tracks in the "      \
+      "exports); `default`: SM active, tensor pipe active, DRAM read and write bytes/s, PCIe "    \
+      "read and write bytes/s. One event a sample and metric: 6 metrics at 10 us are 600000 "     \
+      "events a second.")                                                                         \
+    X(pm_sampling_interval_us, U32, 10, "`10`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,      \
+      "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

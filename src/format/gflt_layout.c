@@ -304,6 +304,14 @@ static const gpufl__gflt_field allocator_fields[] = {
     OPT(u.allocator.scope_id, GFLT_DELTA),
 };
 
+static const gpufl__gflt_field pm_sample_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    REF(u.pm_sample.end_ts, h.ts),
+    F(u.pm_sample.metric, GFLT_STR),
+    F(u.pm_sample.value_x10000, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -351,6 +359,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_TRIGGER] = LAYOUT(trigger_fields),
     [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
     [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
+    [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

@@ -381,6 +381,17 @@
     X(scope, u.allocator.scope_id, U, 0, NONZERO)
 // clang-format on
 
+/* One metric of one PM sampling interval (pm_sampling_metrics); value
+ * with 4 decimals, in the metric's own unit (%, bytes per second, ...). */
+// clang-format off
+#define GFL_NDJSON_PM_SAMPLE(X)                                                                    \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(end_ns, u.pm_sample.end_ts, U, 0, ALWAYS)                                                    \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(metric, u.pm_sample.metric, STR, 0, ALWAYS)                                                  \
+    X(value, u.pm_sample.value_x10000, FIX4, 0, ALWAYS)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -410,7 +421,8 @@
     L(GFL_EV_ENGINE, GFL_NDJSON_ENGINE, none)                                                     \
     L(GFL_EV_TRIGGER, GFL_NDJSON_TRIGGER, none)                                                    \
     L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)                                          \
-    L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)
+    L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)                                                \
+    L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -493,7 +505,7 @@ typedef struct gpufl__meta_line {
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
     X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
     X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
-    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms)
+    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(metric)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -45,6 +45,7 @@
 #define ALLOCATOR_COLS(X) X(ts_ns) X(device) X(framework) X(reason) X(allocated) X(reserved)  \
     X(active) X(inactive_split) X(largest_free) X(peak_allocated) X(peak_reserved)          \
     X(requested) X(device_free) X(alloc_retries) X(ooms) X(caller_row)
+#define PM_SAMPLE_COLS(X) X(ts_ns) X(end_ns) X(device) X(metric) X(value)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -57,6 +58,7 @@
 #define GFL__RC(f) RC_##f,
 #define GFL__WC(f) WC_##f,
 #define GFL__AC(f) AC_##f,
+#define GFL__PC(f) PC_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -67,6 +69,7 @@ enum { HOST_SAMPLE_COLS(GFL__HC) HC_COUNT };
 enum { TRIGGER_COLS(GFL__RC) RC_COUNT };
 enum { WINDOW_COLS(GFL__WC) WC_COUNT };
 enum { ALLOCATOR_COLS(GFL__AC) AC_COUNT };
+enum { PM_SAMPLE_COLS(GFL__PC) PC_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
  * samples; the tables appended to trace.h after its tables of distinct
@@ -84,6 +87,7 @@ enum {
     GFL_T_TRIGGERS,
     GFL_T_TRACE_WINDOWS, /* joined from opening and closing events in session order, as scopes */
     GFL_T_ALLOCATOR,
+    GFL_T_PM_SAMPLES,
     GFL_T_COUNT
 };
 
@@ -174,6 +178,7 @@ struct gpufl_trace {
     gpufl_trace_triggers triggers_pub;
     gpufl_trace_windows windows_pub;
     gpufl_trace_allocator allocator_pub;
+    gpufl_trace_pm_samples pm_samples_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;

@@ -83,16 +83,16 @@ int main()
     std::vector<unsigned long long> start, end;
     std::vector<double> value;
     bool overflow = false;
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 1000; i++) {
         gpufl_pm_counter_data *d = nullptr;
-        CHECK(gpufl_pm_decode(c, 20000, &d) == 0, "decode: %s", gpufl_pm_last_error(c));
+        CHECK(gpufl_pm_decode(c, 10000, &d) == 0, "decode: %s", gpufl_pm_last_error(c));
         for (uint64_t k = 0; k < d->num_samples; k++) {
             start.push_back(d->start_ns[k]);
             end.push_back(d->end_ns[k]);
             value.push_back(d->values[k]);
         }
         overflow = overflow || d->overflow;
-        bool more = d->more;
+        bool more = d->more || d->num_samples > 0;
         if (i == 0)
             std::printf("chip %s, metric %s\n", d->chip_name, d->metrics[0]);
         gpufl_pm_counter_data_free(d);

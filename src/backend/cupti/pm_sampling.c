@@ -443,9 +443,10 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
     d->num_populated_samples = info.numPopulatedSamples;
     d->num_completed_samples = info.numCompletedSamples;
     d->overflow = dd.overflow != 0;
-    /* A full image is "more" whatever the stop reason says: on an H100
-     * CUPTI stops with a full image without saying COUNTER_DATA_FULL. */
-    d->more = dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL ||
+    /* More unless CUPTI says it reached the end of the records: on an H100
+     * a decode into a 20000-sample image gave 20000 samples of a 0.7 s run
+     * at 10 us and did not say COUNTER_DATA_FULL. */
+    d->more = dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ||
               info.numPopulatedSamples >= info.numTotalSamples;
     /* Full: the next decode starts a fresh image (its samples are all
      * returned by now, the incomplete one included once it completed). */

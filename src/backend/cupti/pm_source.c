@@ -18,13 +18,18 @@
 #include <string.h>
 #include <time.h>
 
+#include <dlfcn.h>
+
 #include "backend/cupti/pm_sampling.h"
 #include "gpufl/gpufl.h"
 
 #define MAX_DEVICES 16
 #define MAX_METRICS 32
 #define DECODE_EVERY_NS 100000000L
-#define MAX_SAMPLES 10000u
+/* Samples x metrics of one counter data image: on an H100 CUPTI decoded
+ * 20000 x 1 but refused 20000 x 6 (out of memory) and 10000 x 6
+ * (unknown error); a decode takes as many images as it needs. */
+#define MAX_SAMPLE_METRICS 12000u
 
 typedef struct device_source {
     int device;
@@ -149,10 +154,11 @@ static void decode_all(void)
 {
     for (int k = 0; k < S.n_dev; k++) {
         device_source *d = &S.dev[k];
-        for (int round = 0; round < 64; round++) {
+        uint32_t max = MAX_SAMPLE_METRICS / (uint32_t)(d->n_metrics ? d->n_metrics : 1);
+        for (int round = 0; round < 256; round++) {
             gpufl_pm_counter_data *data = NULL;
             char err[512];
-            if (S.ops->decode(d->h, MAX_SAMPLES, &data, err, sizeof err) != 0) {
+            if (S.ops->decode(d->h, max, &data, err, sizeof err) != 0) {
                 say(GFL_LOG_WARN, "PM sampling: %s", err);
                 break;
             }
@@ -160,7 +166,7 @@ static void decode_all(void)
                 say(GFL_LOG_WARN, "PM sampling on device %d: the hardware buffer overflowed; samples were lost",
                     d->device);
             push_data(d, data);
-            bool more = data->more;
+            bool more = data->more && data->num_samples > 0;
             S.ops->free_data(data);
             if (!more)
                 break;
@@ -191,6 +197,21 @@ static void *decoder(void *arg)
     return NULL;
 }
 
+/* CUDA devices the program's driver has: the profiler's chip-name call
+ * answers for ordinals past the last device too (on an H100 machine, for
+ * 1..15). libcuda is the program's own (RTLD_NOLOAD); without it, one. */
+static int device_count(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    int (*count)(int *) = lib ? (int (*)(int *))dlsym(lib, "cuDeviceGetCount") : NULL;
+    int n = 0;
+    if (!count || count(&n) != 0 || n <= 0)
+        n = 1;
+    if (lib)
+        dlclose(lib);
+    return n < MAX_DEVICES ? n : MAX_DEVICES;
+}
+
 static void close_devices(bool touch_cupti)
 {
     for (int k = 0; k < S.n_dev; k++)
@@ -218,7 +239,8 @@ void gfl_pm_source_start(const gpufl_plugin_host *host)
      * pair is read back to back: they differ by the ns between the reads. */
     S.started_ns = host->now_ns();
     S.offset_ns = (int64_t)realtime_ns() - (int64_t)S.started_ns;
-    for (int dev = 0; dev < MAX_DEVICES; dev++) {
+    int n_devices = device_count();
+    for (int dev = 0; dev < n_devices; dev++) {
         device_source *d = &S.dev[S.n_dev];
         char err[512] = "";
         memset(d, 0, sizeof *d);

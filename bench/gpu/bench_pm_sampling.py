@@ -150,6 +150,8 @@ def main():
         def drain():
             while not stop.wait(0.1):
                 got.append(c.decode(max_samples=per_image))
+                while got[-1].more and len(got[-1]):
+                    got.append(c.decode(max_samples=per_image))
 
         th = threading.Thread(target=drain)
         c.start()

@@ -27,6 +27,8 @@
 #include "gpufl/trace.h"
 #include "test_util.h"
 
+#include <jansson.h>
+
 static struct {
     void *lib;
     __typeof__(&fake_cupti_pm_samples) samples;
@@ -80,6 +82,52 @@ static void check_samples(const char *path, uint64_t n_expected, uint64_t t0, ui
     gpufl_trace_close(t);
 }
 
+/* The Chrome export draws each metric as a counter track of the device,
+ * one value per sample. */
+static void check_chrome_counters(const char *dir)
+{
+    char out[4096];
+    snprintf(out, sizeof out, "%s/export.json", dir);
+    const char *args[] = {dir, "-f", "chrome", "-o", out, NULL};
+    char *so = NULL, *se = NULL;
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "export", args, &so, &se), 0);
+    free(so);
+    free(se);
+    json_error_t jerr;
+    json_t *root = json_load_file(out, 0, &jerr);
+    assert_non_null(root);
+    json_t *events = json_is_array(root) ? root : json_object_get(root, "traceEvents");
+    assert_non_null(events);
+    size_t sm = 0, dram = 0, i;
+    json_t *e;
+    json_array_foreach(events, i, e)
+    {
+        const char *ph = tu_str(e, "ph"), *name = tu_str(e, "name");
+        if (!ph || strcmp(ph, "C") || !name)
+            continue;
+        if (strstr(name, "GPU 0 " FAKE_CUPTI_SM_ACTIVE))
+            sm++;
+        else if (strstr(name, "GPU 0 " FAKE_CUPTI_DRAM_READ))
+            dram++;
+    }
+    json_decref(root);
+    assert_int_equal(sm, 500);
+    assert_int_equal(dram, 500);
+    /* and Perfetto names a track for each */
+    snprintf(out, sizeof out, "%s/export.perfetto-trace", dir);
+    const char *pargs[] = {dir, "-f", "perfetto", "-o", out, NULL};
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "export", pargs, &so, &se), 0);
+    free(so);
+    free(se);
+    FILE *f = fopen(out, "rb");
+    assert_non_null(f);
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_non_null(memmem(buf, n, "GPU 0 " FAKE_CUPTI_SM_ACTIVE, strlen("GPU 0 " FAKE_CUPTI_SM_ACTIVE)));
+    assert_non_null(memmem(buf, n, "GPU 0 " FAKE_CUPTI_DRAM_READ, strlen("GPU 0 " FAKE_CUPTI_DRAM_READ)));
+}
+
 static void test_samples_in_both_formats(void **state)
 {
     (void)state;
@@ -112,6 +160,7 @@ static void test_samples_in_both_formats(void **state)
     }
     assert_true(warned);
     tu_ndjson_free(&sys);
+    check_chrome_counters(dir);
     free(dir);
     tu_rm_rf(log_path);
     free(log_path);

@@ -33,6 +33,7 @@ static struct {
     __typeof__(&fake_cupti_pm_refuse) refuse;
     __typeof__(&fake_cupti_profiler_devices) devices;
     __typeof__(&fake_cupti_profiler_hosts_alive) hosts_alive;
+    __typeof__(&fake_cupti_pm_image_limit) image_limit;
 } fake;
 
 static const char *const two[] = {FAKE_CUPTI_SM_ACTIVE, FAKE_CUPTI_DRAM_READ};
@@ -140,6 +141,36 @@ static void test_decode_across_full_images(void **state)
     assert_int_equal(decodes, 3);
     gpufl_pm_collector_destroy(c); /* stops and disables */
     assert_int_equal(fake.hosts_alive(), 0);
+}
+
+/* CUPTI refuses to decode into a large image: the collector halves it
+ * until it decodes, and every sample still comes back once, in order. */
+static void test_image_too_large_for_cupti(void **state)
+{
+    (void)state;
+    fake.image_limit(2 * 1500);
+    gpufl_pm_collector *c = ready(0, 0, GPUFL_PM_APPEND_KEEP_OLDEST);
+    assert_int_equal(gpufl_pm_start(c), 0);
+    assert_int_equal(fake.samples(0, 4000, 1.0), 4000);
+    uint64_t seen = 0, last_end = 0;
+    for (int i = 0; i < 20; i++) {
+        gpufl_pm_counter_data *d = NULL;
+        assert_int_equal(gpufl_pm_decode(c, 10000, &d), 0);
+        assert_true(d->num_samples <= 1500);
+        assert_true(d->num_total_samples <= 1500);
+        if (d->num_samples) {
+            assert_true(d->start_ns[0] >= last_end);
+            last_end = d->end_ns[d->num_samples - 1];
+        }
+        seen += d->num_samples;
+        bool more = d->more;
+        gpufl_pm_counter_data_free(d);
+        if (!more)
+            break;
+    }
+    assert_int_equal(seen, 4000);
+    fake.image_limit(0);
+    gpufl_pm_collector_destroy(c);
 }
 
 static void test_overflow(void **state)
@@ -316,7 +347,8 @@ static int setup(void **state)
     fake.refuse = (__typeof__(fake.refuse))dlsym(fake.lib, "fake_cupti_pm_refuse");
     fake.devices = (__typeof__(fake.devices))dlsym(fake.lib, "fake_cupti_profiler_devices");
     fake.hosts_alive = (__typeof__(fake.hosts_alive))dlsym(fake.lib, "fake_cupti_profiler_hosts_alive");
-    return fake.samples && fake.refuse && fake.devices && fake.hosts_alive ? 0 : -1;
+    fake.image_limit = (__typeof__(fake.image_limit))dlsym(fake.lib, "fake_cupti_pm_image_limit");
+    return fake.samples && fake.refuse && fake.devices && fake.hosts_alive && fake.image_limit ? 0 : -1;
 }
 
 int main(void)
@@ -325,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_without_plugin),
         cmocka_unit_test(test_samples_in_order),
         cmocka_unit_test(test_decode_across_full_images),
+        cmocka_unit_test(test_image_too_large_for_cupti),
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_misuse_kinds),
         cmocka_unit_test(test_bad_arguments),

@@ -162,6 +162,10 @@ void fake_cupti_pm_refuse(CUptiResult rc);
  * (KEEP_OLDEST, reported as overflow) or overwrite the oldest (KEEP_LATEST).
  * Returns the samples that reached the buffer. */
 uint32_t fake_cupti_pm_samples(int device, uint32_t n, double load);
+/* From now on a decode into a counter data image of more than `values`
+ * samples x metrics fails with CUPTI_ERROR_OUT_OF_MEMORY, as CUPTI's did on
+ * an H100 for large images (0: any size). */
+void fake_cupti_pm_image_limit(uint64_t values);
 /* The GPU's clock (PM sample timestamps): CLOCK_REALTIME in ns, as the
  * driver keeps its global timer. */
 uint64_t fake_cupti_gpu_now(void);

@@ -51,6 +51,7 @@ struct CUpti_PmSampling_Object {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_PmSampling_Object *enabled[MAX_DEVICES];
 static CUptiResult refusal = CUPTI_SUCCESS;
+static uint64_t image_limit; /* values (samples x metrics) a decode takes; 0 any */
 
 EXPORT uint64_t fake_cupti_gpu_now(void)
 {
@@ -63,6 +64,13 @@ EXPORT void fake_cupti_pm_refuse(CUptiResult rc)
 {
     pthread_mutex_lock(&lock);
     refusal = rc;
+    pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cupti_pm_image_limit(uint64_t values)
+{
+    pthread_mutex_lock(&lock);
+    image_limit = values;
     pthread_mutex_unlock(&lock);
 }
 
@@ -288,9 +296,10 @@ EXPORT CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeDat
         return CUPTI_ERROR_INVALID_PARAMETER;
     pthread_mutex_lock(&lock);
     CUpti_PmSampling_Object *o = live(p->pPmSamplingObject);
-    CUptiResult rc = !o                                   ? CUPTI_ERROR_INVALID_PARAMETER
-                     : (!o->configured || head.n != o->n) ? CUPTI_ERROR_INVALID_OPERATION
-                                                          : CUPTI_SUCCESS;
+    CUptiResult rc = !o                                                                 ? CUPTI_ERROR_INVALID_PARAMETER
+                     : (!o->configured || head.n != o->n)                               ? CUPTI_ERROR_INVALID_OPERATION
+                     : image_limit && (uint64_t)head.n * head.max_samples > image_limit ? CUPTI_ERROR_OUT_OF_MEMORY
+                                                                                        : CUPTI_SUCCESS;
     if (rc == CUPTI_SUCCESS) {
         uint8_t *samples = p->pCounterDataImage + sizeof head + (size_t)head.n * FAKE_NAME_LEN;
         while (o->count && head.populated < head.max_samples) {

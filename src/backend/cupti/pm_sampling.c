@@ -35,6 +35,7 @@ struct gpufl_pm_handle {
     uint32_t image_max;
     size_t consumed; /* samples of the image already returned */
     bool image_full;
+    uint32_t image_limit; /* samples CUPTI decoded into at most (see decode); 0 none yet */
 };
 
 /* CUPTI is loaded once for every collector of the process. */
@@ -119,6 +120,7 @@ static void free_config(gpufl_pm_handle *h)
     h->image_max = 0;
     h->consumed = 0;
     h->image_full = false;
+    h->image_limit = 0;
 }
 
 static int enable(gpufl_pm_handle *h, char *err, size_t err_len)
@@ -386,6 +388,8 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
                           h->device);
     if (max == 0)
         max = GPUFL_PM_DEFAULT_MAX_SAMPLES;
+    if (h->image_limit && max > h->image_limit)
+        max = h->image_limit;
     int st;
     if (!h->image || h->image_max != max) {
         if ((st = new_image(h, max, err, err_len)) != 0)
@@ -393,13 +397,28 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
     }
     if (h->image_full && (st = reset_image(h, err, err_len)) != 0)
         return st;
-    CUpti_PmSampling_DecodeData_Params dd = {
-        .structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE,
-        .pPmSamplingObject = h->object,
-        .pCounterDataImage = h->image,
-        .counterDataImageSize = h->image_size,
-    };
-    CUptiResult rc = api.cuptiPmSamplingDecodeData(&dd);
+    CUpti_PmSampling_DecodeData_Params dd;
+    CUptiResult rc;
+    for (;;) {
+        dd = (CUpti_PmSampling_DecodeData_Params){
+            .structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE,
+            .pPmSamplingObject = h->object,
+            .pCounterDataImage = h->image,
+            .counterDataImageSize = h->image_size,
+        };
+        rc = api.cuptiPmSamplingDecodeData(&dd);
+        /* On an H100 CUPTI refused to decode into images it had sized
+         * itself once they were large (20000 samples of 6 metrics: out of
+         * memory; 10000: an unknown error) and decoded 20000 of one metric.
+         * An empty image that fails so is halved, down to 64 samples, and
+         * the size that works is kept for this configuration. */
+        bool too_big = rc == CUPTI_ERROR_OUT_OF_MEMORY || rc == CUPTI_ERROR_UNKNOWN;
+        if (!too_big || h->consumed != 0 || h->image_max <= 64)
+            break;
+        h->image_limit = h->image_max / 2;
+        if ((st = new_image(h, h->image_limit, err, err_len)) != 0 || (st = reset_image(h, err, err_len)) != 0)
+            return st;
+    }
     if (rc != CUPTI_SUCCESS)
         return cupti_fail(rc, err, err_len, "cuptiPmSamplingDecodeData", h->device);
     CUpti_PmSampling_GetCounterDataInfo_Params info = {

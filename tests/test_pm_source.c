@@ -128,6 +128,28 @@ static void check_chrome_counters(const char *dir)
     assert_non_null(memmem(buf, n, "GPU 0 " FAKE_CUPTI_DRAM_READ, strlen("GPU 0 " FAKE_CUPTI_DRAM_READ)));
 }
 
+/* The text report sums each metric up. */
+static void check_report(const char *dir)
+{
+    const char *args[] = {dir, NULL};
+    char *so = NULL, *se = NULL;
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "report", args, &so, &se), 0);
+    const char *sec = strstr(so, "PM sampling");
+    assert_non_null(sec);
+    const char *sm = strstr(sec, FAKE_CUPTI_SM_ACTIVE);
+    assert_non_null(sm);
+    unsigned dev = 9;
+    char samples[32], time_num[32], time_unit[16];
+    double mean = 0, max = 0;
+    assert_int_equal(sscanf(sm - 6, " %u %*s %31s %31s %15s %lf %lf", &dev, samples, time_num, time_unit, &mean, &max),
+                     6);
+    assert_int_equal(dev, 0);
+    assert_string_equal(samples, "500");
+    assert_true(mean == 75.0 && max == 75.0);
+    free(so);
+    free(se);
+}
+
 static void test_samples_in_both_formats(void **state)
 {
     (void)state;
@@ -161,6 +183,7 @@ static void test_samples_in_both_formats(void **state)
     assert_true(warned);
     tu_ndjson_free(&sys);
     check_chrome_counters(dir);
+    check_report(dir);
     free(dir);
     tu_rm_rf(log_path);
     free(log_path);

@@ -36,6 +36,8 @@ typedef struct device_source {
     gpufl_pm_handle *h;
     uint32_t metric_ids[MAX_METRICS];
     size_t n_metrics;
+    uint64_t failed_decodes; /* said once, then counted: a decode runs every 100 ms */
+    bool overflow_said;
 } device_source;
 
 static struct {
@@ -159,12 +161,15 @@ static void decode_all(void)
             gpufl_pm_counter_data *data = NULL;
             char err[512];
             if (S.ops->decode(d->h, max, &data, err, sizeof err) != 0) {
-                say(GFL_LOG_WARN, "PM sampling: %s", err);
+                if (d->failed_decodes++ == 0)
+                    say(GFL_LOG_WARN, "PM sampling: %s (said once; the count comes at the end)", err);
                 break;
             }
-            if (data->overflow)
+            if (data->overflow && !d->overflow_said) {
+                d->overflow_said = true;
                 say(GFL_LOG_WARN, "PM sampling on device %d: the hardware buffer overflowed; samples were lost",
                     d->device);
+            }
             push_data(d, data);
             bool more = data->more && data->num_samples > 0;
             S.ops->free_data(data);
@@ -214,9 +219,13 @@ static int device_count(void)
 
 static void close_devices(bool touch_cupti)
 {
-    for (int k = 0; k < S.n_dev; k++)
+    for (int k = 0; k < S.n_dev; k++) {
+        if (S.dev[k].failed_decodes)
+            say(GFL_LOG_WARN, "PM sampling on device %d: %llu decode(s) failed; their samples are missing",
+                S.dev[k].device, (unsigned long long)S.dev[k].failed_decodes);
         if (touch_cupti)
             S.ops->close(S.dev[k].h); /* stops and disables */
+    }
     S.n_dev = 0;
     free(S.names);
     S.names = NULL;

@@ -129,3 +129,24 @@ def test_errors_carry_their_kind(fake):
         Collector(0).enable()
     assert e.value.kind == "INSUFFICIENT_PRIVILEGES"
     assert isinstance(e.value, RuntimeError)
+
+
+def test_recorded_samples_read_back(fake, tmp_path):
+    """pm_sampling_metrics in a Trace session through the plugin: the
+    samples come back from the trace as the pm_samples table."""
+    import gpufl
+    from gpufl._trace import Trace
+    plugin = os.path.join(os.path.dirname(_lib.path), "libgpufl_cupti.so")
+    assert gpufl.init(app_name="pm-py", log_path=str(tmp_path), profiling_engine="trace", device_plugin=plugin,
+                      system_sample_rate_ms=0, pm_sampling_metrics=SM + "," + DRAM, pm_sampling_interval_us=50)
+    assert fake.fake_cupti_pm_samples(0, 40, 0.25) == 40
+    d = gpufl.session_dir()
+    gpufl.shutdown()
+    with Trace(d) as t:
+        pm = t.table("pm_samples")
+        assert pm.n == 80
+        names = [t.string(int(m)) for m in pm.metric]
+        assert names.count(SM) == 40 and names.count(DRAM) == 40
+        assert all((pm.end_ns - pm.ts_ns) == 50000)
+        sm = [v for v, name in zip(pm.value, names) if name == SM]
+        assert sm == [25.0] * 40

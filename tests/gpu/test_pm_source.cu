@@ -4,9 +4,10 @@
  * 0.3 s between idle stretches, read back from its trace.
  *
  * Checks: the session has pm_sample rows; SM activity is near 100 %
- * within the kernel's own CUPTI interval and near 0 away from it, which
- * holds only if the PM timestamps were mapped onto the session clock
- * that the kernel records use. Prints the metrics that were kept (the
+ * within the kernel's own CUPTI interval (less 5 ms at each end: the
+ * mapping of the GPU's timer is good to a few ms) and near 0 away from
+ * it, which holds only if the PM timestamps were mapped onto the session
+ * clock that the kernel records use. Prints the metrics that were kept (the
  * default list, as far as it fits one pass on this GPU), each one's mean
  * while busy and idle, and where the first busy sample falls against the
  * kernel's start.
@@ -86,7 +87,7 @@ int main()
         for (size_t i = 0; i < s->n; i++) {
             if (s->metric[i] != id)
                 continue;
-            if (s->ts_ns[i] >= k0 + 2000000 && s->end_ns[i] + 2000000 <= k1) {
+            if (s->ts_ns[i] >= k0 + 5000000 && s->end_ns[i] + 5000000 <= k1) {
                 busy += s->value[i];
                 nb++;
             } else if (s->end_ns[i] + 10000000 < k0 || s->ts_ns[i] > k1 + 10000000) {
@@ -109,7 +110,8 @@ int main()
     gpufl_trace_close(t);
     CHECK(sm_busy >= 90.0, "SM active %.2f %% inside the kernel", sm_busy);
     CHECK(sm_idle >= 0 && sm_idle <= 5.0, "SM active %.2f %% away from it", sm_idle);
-    CHECK(first_busy_us > -2000 && first_busy_us < 2000, "busy samples start %lld us from the kernel", first_busy_us);
+    /* the mapping is good to a few ms (pm_source.c): the kernel's 0.3 s is far longer */
+    CHECK(first_busy_us > -5000 && first_busy_us < 5000, "busy samples start %lld us from the kernel", first_busy_us);
     std::printf("PASS\n");
     return 0;
 }

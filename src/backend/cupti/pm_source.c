@@ -3,9 +3,12 @@
  * table.
  *
  * Clock: PM timestamps are the GPU's global timer, which the driver keeps
- * on the host's CLOCK_REALTIME (on an H100 a kernel's %globaltimer start
- * and the host's realtime agreed within a millisecond). The session clock
- * is CLOCK_MONOTONIC, so one offset, taken at start, maps the two. The
+ * near the host's CLOCK_REALTIME: on an H100 a kernel's %globaltimer start
+ * lagged realtime by 0.6 ms in one run and 3.2 ms in another (a kernel
+ * launched 100 ms after a realtime reading began 99.4 and 96.8 ms after
+ * it by the GPU's timer). The session clock is CLOCK_MONOTONIC, so one
+ * offset, taken at start, maps the two, to within those milliseconds:
+ * CUPTI 13 has no call that reads the GPU's timer beside the host's. The
  * first sample reaches back before start (on an H100, to the
  * configuration): it is clipped to the start.
  */

@@ -135,6 +135,8 @@ typedef struct gpufl_options {
     const char *trace_step_scope;     /* "step": the scope that counts steps */
     bool trace_on_trigger;            /* a trigger also opens a trace window */
     uint32_t pc_sampling_period;      /* 0 = CUPTI's; else 2^N cycles between samples, 5..31 */
+    const char *pm_sampling_metrics;  /* "" = off; "default" or CUPTI metric names, comma-separated */
+    uint32_t pm_sampling_interval_us; /* 10 us between PM samples */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */

@@ -311,6 +311,19 @@ typedef struct gpufl_trace_pc_samples {
     const uint32_t *reason; /* string id: "long_scoreboard", "math_pipe_throttle", "selected", ... */
     const uint32_t *samples;
 } gpufl_trace_pc_samples;
+/* PM sampling (option pm_sampling_metrics): what the GPU's performance
+ * monitor counted, one row per sampling interval and metric, in time
+ * order per device (docs/FORMAT.md, `pm_sample`). value is in the
+ * metric's own unit: its name says which (".pct_of_peak_sustained_elapsed"
+ * a percentage, ".per_second" a rate). */
+typedef struct gpufl_trace_pm_samples {
+    size_t n;
+    const uint64_t *ts_ns;  /* the interval's start, session clock */
+    const uint64_t *end_ns; /* its end */
+    const uint16_t *device;
+    const uint32_t *metric; /* string id: the CUPTI metric name */
+    const double *value;
+} gpufl_trace_pm_samples;
 
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
@@ -465,6 +478,7 @@ GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace
 GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -506,6 +520,7 @@ enum {
     GPUFL_TRACE_TABLE_TRACE_WINDOWS,
     GPUFL_TRACE_TABLE_ALLOCATOR,
     GPUFL_TRACE_TABLE_PC_SAMPLES,
+    GPUFL_TRACE_TABLE_PM_SAMPLES,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

@@ -586,6 +586,29 @@ int gpufl__analyze_stalls(const gpufl_trace *t, gpufl__ana_stalls *out) __attrib
 void gpufl__ana_stalls_free(gpufl__ana_stalls *s);
 
 int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out) __attribute__((warn_unused_result));
+
+/* ---- PM sampling (ana_pm.c) ----------------------------------------------------- */
+
+#define GPUFL__ANA_PM_MAX_ROWS 256
+
+typedef struct gpufl__ana_pm_row {
+    uint16_t device;
+    uint32_t metric; /* string id: the CUPTI metric name */
+    uint64_t samples;
+    uint64_t ns; /* the samples' time together */
+    double mean; /* weighted by each sample's length, in the metric's unit */
+    double max;
+} gpufl__ana_pm_row;
+
+typedef struct gpufl__ana_pm {
+    uint32_t n;
+    gpufl__ana_pm_row *rows; /* in the order each (device, metric) first appears */
+} gpufl__ana_pm;
+
+/* The session's PM samples by device and metric. 0, or GPUFL_ENOMEM with
+ * *out empty. */
+int gpufl__analyze_pm(const gpufl_trace *t, gpufl__ana_pm *out) __attribute__((warn_unused_result));
+void gpufl__ana_pm_free(gpufl__ana_pm *pm);
 void gpufl__ana_counters_free(gpufl__ana_counters *c);
 
 /* ---- PyTorch ops ------------------------------------------------------------ */

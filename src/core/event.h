@@ -47,7 +47,9 @@ typedef enum gfl_event_type {
     GFL_EV_TRACE_WINDOW = 25, /* device tracing ran for a window (opened, then closed) */
     GFL_EV_ALLOCATOR = 26,    /* the state of a framework's caching allocator (PyTorch) */
     GFL_EV_PC_SAMPLE = 27,    /* warp samples at one instruction, by stall reason (PC sampling) */
-    GFL_EV_TYPE_COUNT
+    /* 28, 29: SASS metrics, range profiler */
+    GFL_EV_PM_SAMPLE = 30, /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
+    GFL_EV_TYPE_COUNT = 31
 } gfl_event_type;
 
 /* Which log file an event goes to (DESIGN §6). */
@@ -493,6 +495,16 @@ typedef struct gfl_pc_sample_payload {
     uint8_t reserved[3];
     gfl_stall_count stalls[GFL_PC_STALLS_PER_EVENT];
 } gfl_pc_sample_payload;
+/* One metric's value over one PM sampling interval of a device, h.ts to
+ * end_ts (session clock): what the GPU's performance monitor counted
+ * (CUPTI PM sampling, option pm_sampling_metrics). One event per sample
+ * and metric. Values are never negative; fixed point keeps both formats
+ * integer (bytes per second up to 1.8e15 fit). */
+typedef struct gfl_pm_sample_payload {
+    uint64_t end_ts;
+    uint64_t value_x10000; /* the metric's value x 10000, rounded */
+    uint32_t metric;       /* string id: the CUPTI metric name */
+} gfl_pm_sample_payload;
 
 typedef struct gfl_dropped_payload {
     uint64_t count;  /* lost since the previous dropped event of this source */
@@ -530,6 +542,7 @@ typedef struct gfl_event {
         gfl_trace_window_payload trace_window;
         gfl_allocator_payload allocator;
         gfl_pc_sample_payload pc;
+        gfl_pm_sample_payload pm_sample;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];

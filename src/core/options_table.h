@@ -133,7 +133,15 @@
     X(pc_sampling_period, U32, 0, "`0` (CUPTI's choice)", "GPUFL_PC_SAMPLING_PERIOD", 0, 31,      \
       "PC sampling (engines `pc_sampling` and `deep`): each SM samples a warp every 2^N cycles, "  \
       "N from 5 to 31; 0 lets CUPTI choose from the GPU's size. Longer periods cost less and "    \
-      "sample less.")
+      "sample less.")                                                                             \
+    X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \
+      "Trace engine and up: CUPTI metrics the GPU's performance monitor samples on every device, " \
+      "comma-separated, as `pm_sample` events on the session clock (counter tracks in the "      \
+      "exports); `default`: SM active, tensor pipe active, DRAM read and write bytes/s, PCIe "    \
+      "read and write bytes/s. One event a sample and metric: 6 metrics at 10 us are 600000 "     \
+      "events a second.")                                                                         \
+    X(pm_sampling_interval_us, U32, 10, "`10`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,      \
+      "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

@@ -327,6 +327,13 @@ static const gpufl__gflt_field pc_sample_fields[] = {
     STALL(7),
 };
 _Static_assert(GFL_PC_STALLS_PER_EVENT == 8, "pc_sample_fields lists every stall pair");
+static const gpufl__gflt_field pm_sample_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    REF(u.pm_sample.end_ts, h.ts),
+    F(u.pm_sample.metric, GFLT_STR),
+    F(u.pm_sample.value_x10000, GFLT_VAR),
+};
 
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
@@ -376,6 +383,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
     [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
     [GFL_EV_PC_SAMPLE] = LAYOUT(pc_sample_fields),
+    [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

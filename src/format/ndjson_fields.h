@@ -394,6 +394,15 @@
     X(file, u.pc.source_file, STR, 0, NONZERO)                                                     \
     X(line, u.pc.line, U, 0, NONZERO)                                                              \
     X(stalls, u.pc.stalls, STALLS, 0, ALWAYS)
+/* One metric of one PM sampling interval (pm_sampling_metrics); value
+ * with 4 decimals, in the metric's own unit (%, bytes per second, ...). */
+// clang-format off
+#define GFL_NDJSON_PM_SAMPLE(X)                                                                    \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(end_ns, u.pm_sample.end_ts, U, 0, ALWAYS)                                                    \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(metric, u.pm_sample.metric, STR, 0, ALWAYS)                                                  \
+    X(value, u.pm_sample.value_x10000, FIX4, 0, ALWAYS)
 // clang-format on
 
 /* Every event type with its fields, and where its validity bits live
@@ -426,7 +435,8 @@
     L(GFL_EV_TRIGGER, GFL_NDJSON_TRIGGER, none)                                                    \
     L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)                                          \
     L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)                                                \
-    L(GFL_EV_PC_SAMPLE, GFL_NDJSON_PC_SAMPLE, none)
+    L(GFL_EV_PC_SAMPLE, GFL_NDJSON_PC_SAMPLE, none)                                                \
+    L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -510,7 +520,7 @@ typedef struct gpufl__meta_line {
     X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
     X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
     X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(since_ns)        \
-    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls)
+    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

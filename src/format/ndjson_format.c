@@ -66,6 +66,7 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
     case GFL_EV_TRACE_WINDOW:
         return FIXED_PART_BOUND + name_bound(names, ev->u.trace_window.reason) +
                name_bound(names, ev->u.trace_window.detail);
+    case GFL_EV_PM_SAMPLE: return FIXED_PART_BOUND + name_bound(names, ev->u.pm_sample.metric);
     case GFL_EV_ALLOCATOR:
         return FIXED_PART_BOUND + name_bound(names, ev->u.allocator.framework) +
                name_bound(names, ev->u.allocator.reason);

@@ -23,6 +23,7 @@
 #define WC_SIZE(f) SIZE_OF(gpufl_trace_windows, WC, f)
 #define AC_SIZE(f) SIZE_OF(gpufl_trace_allocator, AC, f)
 #define PC_SIZE(f) SIZE_OF(gpufl_trace_pc_samples, PC, f)
+#define PM_SIZE(f) SIZE_OF(gpufl_trace_pm_samples, PM, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -35,6 +36,7 @@ static const uint8_t trigger_sizes[] = {TRIGGER_COLS(RC_SIZE)};
 static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
 static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
 static const uint8_t pc_sample_sizes[] = {PC_SAMPLE_COLS(PC_SIZE)};
+static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -49,6 +51,7 @@ static const uint8_t allocator_xlat[AC_COUNT] = {
     [AC_framework] = GFL_X_STRING, [AC_reason] = GFL_X_STRING, [AC_caller_row] = GFL_X_CALLER};
 static const uint8_t pc_sample_xlat[PC_COUNT] = {
     [PC_function] = GFL_X_STRING, [PC_file] = GFL_X_STRING, [PC_reason] = GFL_X_STRING};
+static const uint8_t pm_sample_xlat[PM_COUNT] = {[PM_metric] = GFL_X_STRING};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -67,6 +70,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_TRACE_WINDOWS] = {WC_COUNT, WC_begin_ns, window_sizes, window_xlat},
     [GFL_T_ALLOCATOR] = {AC_COUNT, AC_ts_ns, allocator_sizes, allocator_xlat},
     [GFL_T_PC_SAMPLES] = {PC_COUNT, PC_ts_ns, pc_sample_sizes, pc_sample_xlat},
+    [GFL_T_PM_SAMPLES] = {PM_COUNT, PM_ts_ns, pm_sample_sizes, pm_sample_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -112,6 +116,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define RSET(f, v) SETF(gpufl_trace_triggers, RC_##f, f, v)
 #define ASET(f, v) SETF(gpufl_trace_allocator, AC_##f, f, v)
 #define PSET(f, v) SETF(gpufl_trace_pc_samples, PC_##f, f, v)
+#define PMSET(f, v) SETF(gpufl_trace_pm_samples, PM_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -361,6 +366,20 @@ static int memory_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int pm_sample_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_PM_SAMPLES];
+    const gfl_pm_sample_payload *p = &ev->u.pm_sample;
+    size_t r;
+    ROW(R, r);
+    PMSET(ts_ns, ev->h.ts);
+    PMSET(end_ns, p->end_ts);
+    PMSET(device, ev->h.device);
+    PMSET(metric, p->metric);
+    PMSET(value, (double)p->value_x10000 / 10000.0);
+    return 0;
+}
+
 static int allocator_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_ALLOCATOR];
@@ -507,6 +526,7 @@ static inline uint64_t latest_time(const gfl_event *ev)
     case GFL_EV_NVTX_RANGE: end = ev->u.nvtx.end_ts; break;
     case GFL_EV_GRAPH_LAUNCH: end = ev->u.graph.end_ts; break;
     case GFL_EV_TRACE_WINDOW: end = ev->u.trace_window.end_ts; break;
+    case GFL_EV_PM_SAMPLE: end = ev->u.pm_sample.end_ts; break;
     default: break;
     }
     return end > ev->h.ts ? end : ev->h.ts;
@@ -532,6 +552,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_TRIGGER: return trigger_row(s, ev);
     case GFL_EV_ALLOCATOR: return allocator_row(s, ev);
     case GFL_EV_PC_SAMPLE: return pc_sample_rows(s, ev);
+    case GFL_EV_PM_SAMPLE: return pm_sample_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

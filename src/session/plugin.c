@@ -116,8 +116,7 @@ static bool has_pause(const gpufl_plugin *p)
     return p->size >= offsetof(gpufl_plugin, resume) + sizeof p->resume && p->pause && p->resume;
 }
 
-/* The CUPTI plugin is installed beside libgpufl; find it there first. */
-static void default_path(char *buf, size_t len)
+void gpufl__plugin_default_path(char *buf, size_t len)
 {
     Dl_info info;
     if (dladdr((void *)gpufl__plugin_start, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
@@ -219,7 +218,7 @@ static bool start_plugin(const gpufl__session_info *info, gpufl__engine_choice *
     if (o->device_plugin[0])
         snprintf(path, sizeof path, "%s", o->device_plugin);
     else
-        default_path(path, sizeof path);
+        gpufl__plugin_default_path(path, sizeof path);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return downgrade(choice, GPUFL_ENGINE_MONITOR, true,

@@ -52,6 +52,10 @@ bool gpufl__plugin_can_pause(void);
 /* Whether gpufl_trace_pause() holds (until gpufl_trace_resume()). */
 bool gpufl__plugin_user_paused(void);
 
+/* The CUPTI plugin's path: beside libgpufl where it is installed, else
+ * its bare name for the loader's search. */
+void gpufl__plugin_default_path(char *buf, size_t len);
+
 /* Name of the running plugin, or NULL. */
 const char *gpufl__plugin_name(void);
 

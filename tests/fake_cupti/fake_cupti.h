@@ -168,4 +168,40 @@ CUpti_ActivityThreadIdType fake_cupti_thread_id_type(void);
  * (cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi). */
 int fake_cupti_api_records_on(int domain, unsigned cbid);
 
+/* ---- the profiler API (fake_profiler.c) ---------------------------------- */
+
+/* The metrics the fake's chip has, each with the value a sample reports at
+ * full load (FAKE_CUPTI_FULL_LOAD): percentages are 100 at full load,
+ * throughputs their peak. A metric whose name starts with "multipass__"
+ * needs two replay passes. Any other name is unknown
+ * (CUPTI_ERROR_INVALID_METRIC_NAME). */
+#define FAKE_CUPTI_CHIP "GH100"
+#define FAKE_CUPTI_SM_ACTIVE "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
+#define FAKE_CUPTI_DRAM_READ "dram__bytes_read.sum.per_second"
+#define FAKE_CUPTI_DRAM_READ_PEAK 3.35e12
+
+/* How many devices the fake has (cuptiDeviceGetChipName's valid indexes;
+ * 1 at start), all of chip FAKE_CUPTI_CHIP. */
+void fake_cupti_profiler_devices(int n);
+/* From now on cuptiPmSamplingEnable returns rc (CUPTI_SUCCESS: works
+ * again), as for a user without profiling permission
+ * (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) or counters another tool holds
+ * (CUPTI_ERROR_HARDWARE_BUSY). */
+void fake_cupti_pm_refuse(CUptiResult rc);
+/* The GPU produces n PM samples on device, one sampling interval each,
+ * after the last one, at load (0..1) of every metric. Only while sampling
+ * is started there; samples past the hardware buffer's room are dropped
+ * (KEEP_OLDEST, reported as overflow) or overwrite the oldest (KEEP_LATEST).
+ * Returns the samples that reached the buffer. */
+uint32_t fake_cupti_pm_samples(int device, uint32_t n, double load);
+/* From now on a decode into a counter data image of more than `values`
+ * samples x metrics fails with CUPTI_ERROR_OUT_OF_MEMORY, as CUPTI's did on
+ * an H100 for large images (0: any size). */
+void fake_cupti_pm_image_limit(uint64_t values);
+/* The GPU's clock (PM sample timestamps): CLOCK_REALTIME in ns, as the
+ * driver keeps its global timer. */
+uint64_t fake_cupti_gpu_now(void);
+/* Host profiler objects now alive (Initialize less Deinitialize). */
+int fake_cupti_profiler_hosts_alive(void);
+
 #endif /* GPUFL_TESTS_FAKE_CUPTI_H */

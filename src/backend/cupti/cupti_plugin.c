@@ -38,6 +38,7 @@
 #include "backend/cupti/device_drain.h"
 #include "backend/cupti/launch_table.h"
 #include "backend/cupti/nvtx_ranges.h"
+#include "backend/cupti/pm_source.h"
 #include "backend/cupti/stack_capture.h"
 #include "core/plugin_api.h"
 
@@ -537,6 +538,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     P.timing_cycles0 = gfl_cycles_now();
     P.timing_ns0 = now_ns();
     gfl_api_hooks_time(P.timing);
+    gfl_pm_source_start(host); /* pm_sampling_metrics: sampled whether or not tracing is paused */
 
     /* Trace windows with none open yet: CUPTI is taken at the first. */
     if (host->size >= offsetof(gpufl_plugin_host, start_paused) + sizeof host->start_paused && host->start_paused) {
@@ -553,6 +555,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
                o->enable_cuda_graphs_tracking ? ", graph launches" : "", P.stacks ? ", call stacks" : "");
     return 0;
 fail:
+    gfl_pm_source_stop(false);
     cleanup_failed_start();
     return -1;
 }
@@ -683,6 +686,7 @@ static int plugin_resume(char *err, size_t err_len)
 
 static void plugin_stop(void)
 {
+    gfl_pm_source_stop(atomic_load(&process_exiting));
     if (!P.worker_running && !P.paused)
         return;
     if (P.worker_running) {

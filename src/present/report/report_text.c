@@ -251,6 +251,7 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     gpufl__rt_section_launches(&c);
     gpufl__rt_section_memory(&c);
     counters(&c);
+    gpufl__rt_section_pm(&c);
     if (fflush(out) != 0 || ferror(out))
         return GPUFL_EIO;
     return 0;

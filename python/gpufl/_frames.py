@@ -523,8 +523,9 @@ PERF_COLUMNS = [("ts_ns", np.int64), ("device", np.uint16), ("kernel", pd.Catego
                 ("correlation", np.uint32), ("source", pd.CategoricalDtype(["sass_metrics", "range_profiler"])),
                 ("metric", pd.CategoricalDtype([])), ("value", np.float64)]
 
-PC_SAMPLE_COLUMNS = [("ts_ns", np.int64), ("device", np.uint16), ("kernel", pd.CategoricalDtype([])),
-                     ("correlation", np.uint32), ("function", pd.CategoricalDtype([])), ("pc_offset", np.uint64),
+PC_SAMPLE_COLUMNS = [("ts_ns", np.int64), ("since_ns", np.int64), ("device", np.uint16),
+                     ("kernel", pd.CategoricalDtype([])), ("function", pd.CategoricalDtype([])),
+                     ("pc_offset", np.uint64), ("file", pd.CategoricalDtype([])), ("line", np.uint32),
                      ("stall_reason", pd.CategoricalDtype([])), ("samples", np.uint32)]
 
 
@@ -535,4 +536,22 @@ def perf(trace):
 
 
 def pc_samples(trace):
-    return empty(PC_SAMPLE_COLUMNS)
+    """Warp samples of PC sampling (docs/FORMAT.md, pc_sample): one row per
+    collection, PC and stall reason. `kernel` is the sampled function's
+    name as its launches are named (demangled), `function` as its module
+    holds it; the samples of (since_ns, ts_ns] carry no launch (CUPTI's
+    continuous mode). `stall_reason` "selected" is a warp that issued."""
+    try:
+        p = trace.table("pc_samples")
+    except KeyError:  # a libgpufl older than PC sampling
+        return empty(PC_SAMPLE_COLUMNS)
+    c = trace.table("launch_configs")
+    key = np.where(c.mangled != 0, c.mangled, c.name)
+    demangled = dict(zip(key.tolist(), c.name.tolist()))
+    fn = p.function
+    kernel = np.fromiter((demangled.get(f, f) for f in fn.tolist()), dtype=np.uint32, count=len(fn))
+    cols = {"ts_ns": p.ts_ns.view(np.int64), "since_ns": p.since_ns.view(np.int64), "device": p.device,
+            "kernel": _texts(trace, kernel), "function": _texts(trace, fn), "pc_offset": p.pc_offset,
+            "file": _texts(trace, p.file), "line": p.line, "stall_reason": _texts(trace, p.reason),
+            "samples": p.samples}
+    return frame(cols)

@@ -145,6 +145,12 @@ class PmSamples(ctypes.Structure):
                 ("metric", _P(_u32)), ("value", _P(ctypes.c_double))]
 
 
+class PcSamples(ctypes.Structure):
+    _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("since_ns", _P(_u64)), ("device", _P(_u16)),
+                ("function", _P(_u32)), ("cubin_crc", _P(_u64)), ("pc_offset", _P(_u64)), ("file", _P(_u32)),
+                ("line", _P(_u32)), ("reason", _P(_u32)), ("samples", _P(_u32))]
+
+
 class Triggers(ctypes.Structure):
     _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("tid", _P(_u32)), ("kind", _P(_u32)), ("detail", _P(_u32)),
                 ("dump", _P(_u32)), ("outcome", _P(_u8))]
@@ -237,6 +243,7 @@ _getters = {
     "trace_windows": ("gpufl_trace_get_trace_windows", TraceWindows),
     "allocator": ("gpufl_trace_get_allocator", Allocator),
     "pm_samples": ("gpufl_trace_get_pm_samples", PmSamples),
+    "pc_samples": ("gpufl_trace_get_pc_samples", PcSamples),
 }
 # a table this libgpufl cannot read yet (an older build) is left out: table() says so
 _getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items() if hasattr(_lib.lib, f)}
@@ -491,7 +498,7 @@ class Trace:
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
         memory, device_samples, host_samples, launch_configs, streams, callers,
-        triggers, trace_windows, allocator, pm_samples. KeyError for a table the loaded
+        triggers, trace_windows, allocator, pm_samples, pc_samples. KeyError for a table the loaded
         libgpufl cannot read (an older build)."""
         t = self._tables.get(name)
         if t is None:

@@ -20,6 +20,7 @@
 #include "analyze/analysis.h"
 #include "present/report/report_json.h"
 #include "present/report/report_text.h"
+#include "report_render.h"
 
 #define MS 1000000ull
 
@@ -143,32 +144,18 @@ static void shares_a_collection_by_time(void **state)
     gpufl_trace_close(t);
 }
 
-static char *render(gpufl_trace *t, bool json)
-{
-    gpufl__ana_report rep;
-    assert_int_equal(gpufl__analyze_report(t, NULL, &rep), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(json ? gpufl__report_json(t, &rep, f) : gpufl__report_text(t, &rep, NULL, f), 0);
-    assert_int_equal(fclose(f), 0);
-    gpufl__ana_report_free(&rep);
-    return buf;
-}
-
 static void reports_show_them(void **state)
 {
     (void)state;
     gpufl_trace *t = session();
-    char *text = render(t, false);
+    char *text = tu_render_report(t, false);
     if (!strstr(text, "Warp stalls (PC sampling)") || !strstr(text, "long_scoreboard 80.0 %") ||
         !strstr(text, "a.cu:12") || !strstr(text, "(50 samples fell in no recorded launch)")) {
         fputs(text, stderr); /* cmocka cuts a long message short */
         fail_msg("the text report above lacks the stalls");
     }
     free(text);
-    char *js = render(t, true);
+    char *js = tu_render_report(t, true);
     json_error_t err;
     json_t *doc = json_loads(js, 0, &err);
     assert_non_null(doc);

@@ -78,8 +78,9 @@ def one_run(variant, cli, warmup, iters):
     return res
 
 
-def compare_engines(args, cli, iters, torch, torchvision):
-    variants = ("none",) + tuple("engine:" + e for e in args.engines.split(","))
+def measure(variants, args, cli, iters, torch, torchvision):
+    """Runs of each variant, alternating; prints the header. Returns the
+    runs' results and each variant's median ms per iteration."""
     res = {v: [] for v in variants}
     for r in range(args.runs):
         for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
@@ -89,6 +90,12 @@ def compare_engines(args, cli, iters, torch, torchvision):
           f"torchvision {torchvision.__version__})")
     print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
           f"measured iterations; {args.runs} runs of each, each a fresh process, alternating")
+    return res, med
+
+
+def compare_engines(args, cli, iters, torch, torchvision):
+    variants = ("none",) + tuple("engine:" + e for e in args.engines.split(","))
+    res, med = measure(variants, args, cli, iters, torch, torchvision)
     for v in variants:
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         spread = (max(x["ms_per_iter"] for x in res[v]) - min(x["ms_per_iter"] for x in res[v])) / med[v] * 100
@@ -131,17 +138,7 @@ def main():
         iters = max(20, round(args.seconds * 1000.0 / probe))
     if args.engines:
         return compare_engines(args, cli, iters, torch, torchvision)
-    variants = ("none", "gpufl", "gpufl_ops")
-    res = {v: [] for v in variants}
-    for r in range(args.runs):
-        for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
-            res[v].append(one_run(v, cli, args.warmup, iters))
-
-    med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
-    print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
-          f"torchvision {torchvision.__version__})")
-    print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
-          f"measured iterations; {args.runs} runs of each, each a fresh process, alternating")
+    res, med = measure(("none", "gpufl", "gpufl_ops"), args, cli, iters, torch, torchvision)
     for v, label in (("none", "no tracing  "), ("gpufl", "gpufl trace "), ("gpufl_ops", "gpufl + ops ")):
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         print(f"    {label} ms/iter {vals}   median {med[v]:8.2f}")

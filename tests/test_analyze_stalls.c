@@ -18,6 +18,7 @@
 
 #include "ana_fixture.h"
 #include "analyze/analysis.h"
+#include "present/report/report_html.h"
 #include "present/report/report_json.h"
 #include "present/report/report_text.h"
 #include "report_render.h"
@@ -168,6 +169,20 @@ static void reports_show_them(void **state)
     assert_string_equal(json_string_value(json_object_get(top, "reason")), "long_scoreboard");
     json_decref(doc);
     free(js);
+    /* the HTML page's section, names escaped like every other text of it */
+    gpufl__ana_report rep;
+    assert_int_equal(gpufl__analyze_report(t, NULL, &rep), 0);
+    char path[4200], why[512];
+    snprintf(path, sizeof path, "%s/stalls.html", dir);
+    assert_int_equal(gpufl__report_html(t, &rep, path, why, sizeof why), 0);
+    gpufl__ana_report_free(&rep);
+    char *html = tu_read_file(path, NULL);
+    assert_non_null(html);
+    const char *sec = strstr(html, "<section id=stalls>");
+    if (!sec || !strstr(sec, "long_scoreboard 80.0 %") || !strstr(sec, "a.cu:12") ||
+        !strstr(sec, "selected (issuing)") || !strstr(sec, "50 samples fell in no recorded launch"))
+        fail_msg("the HTML page lacks the stalls section or its figures");
+    free(html);
     gpufl_trace_close(t);
 }
 

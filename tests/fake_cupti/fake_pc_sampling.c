@@ -206,7 +206,44 @@ EXPORT CUptiResult CUPTIAPI cuptiPCSamplingGetStallReasons(CUpti_PCSamplingGetSt
     return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult CUPTIAPI cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *p)
+/* One attribute written (set) or read, as CUPTI checks it. Under the lock. */
+static void set_attribute(fctx *c, CUpti_PCSamplingConfigurationInfo *a)
+{
+    switch (a->attributeType) {
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD: {
+        uint32_t v = a->attributeData.samplingPeriodData.samplingPeriod;
+        if (v < 5 || v > 31)
+            a->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
+        c->period = v;
+        break;
+    }
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON:
+        c->nselected = a->attributeData.stallReasonData.stallReasonCount;
+        for (size_t k = 0; k < c->nselected; k++)
+            if (a->attributeData.stallReasonData.pStallReasonIndex[k] == reason_index[1])
+                c->selected_not_issued = true;
+        break;
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE:
+        if (a->attributeData.collectionModeData.collectionMode != CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS &&
+            a->attributeData.collectionModeData.collectionMode != CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED)
+            a->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
+        break;
+    case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
+        c->at_disable = a->attributeData.samplingDataBufferData.samplingDataBuffer;
+        break;
+    default: break;
+    }
+}
+
+static void get_attribute(const fctx *c, CUpti_PCSamplingConfigurationInfo *a)
+{
+    if (a->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD)
+        a->attributeData.samplingPeriodData.samplingPeriod = c->period ? c->period : FAKE_DEFAULT_PERIOD;
+}
+
+/* cuptiPCSamplingSetConfigurationAttribute (set) and ...Get...: on an
+ * enabled context, each attribute's status, the first failure returned. */
+static CUptiResult attributes(CUpti_PCSamplingConfigurationInfoParams *p, bool set)
 {
     if (!p || !p->pPCSamplingConfigurationInfo)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -216,55 +253,27 @@ EXPORT CUptiResult CUPTIAPI cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSam
     for (size_t i = 0; rc == CUPTI_SUCCESS && i < p->numAttributes; i++) {
         CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
         a->attributeStatus = CUPTI_SUCCESS;
-        switch (a->attributeType) {
-        case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD: {
-            uint32_t v = a->attributeData.samplingPeriodData.samplingPeriod;
-            if (v < 5 || v > 31)
-                a->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
-            c->period = v;
-            break;
-        }
-        case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_STALL_REASON:
-            c->nselected = a->attributeData.stallReasonData.stallReasonCount;
-            for (size_t k = 0; k < c->nselected; k++)
-                if (a->attributeData.stallReasonData.pStallReasonIndex[k] == reason_index[1])
-                    c->selected_not_issued = true;
-            break;
-        case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_COLLECTION_MODE:
-            if (a->attributeData.collectionModeData.collectionMode != CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS &&
-                a->attributeData.collectionModeData.collectionMode !=
-                    CUPTI_PC_SAMPLING_COLLECTION_MODE_KERNEL_SERIALIZED)
-                a->attributeStatus = CUPTI_ERROR_INVALID_PARAMETER;
-            break;
-        case CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_DATA_BUFFER:
-            c->at_disable = a->attributeData.samplingDataBufferData.samplingDataBuffer;
-            break;
-        default: break;
-        }
+        if (set)
+            set_attribute(c, a);
+        else
+            get_attribute(c, a);
         if (a->attributeStatus != CUPTI_SUCCESS)
             rc = a->attributeStatus;
     }
-    if (rc == CUPTI_SUCCESS)
+    if (set && rc == CUPTI_SUCCESS)
         c->configured = true;
     pthread_mutex_unlock(&lock);
     return rc;
 }
 
+EXPORT CUptiResult CUPTIAPI cuptiPCSamplingSetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *p)
+{
+    return attributes(p, true);
+}
+
 EXPORT CUptiResult CUPTIAPI cuptiPCSamplingGetConfigurationAttribute(CUpti_PCSamplingConfigurationInfoParams *p)
 {
-    if (!p || !p->pPCSamplingConfigurationInfo)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    pthread_mutex_lock(&lock);
-    fctx *c = find(p->ctx, false);
-    CUptiResult rc = c && c->enabled ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_OPERATION;
-    for (size_t i = 0; rc == CUPTI_SUCCESS && i < p->numAttributes; i++) {
-        CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
-        a->attributeStatus = CUPTI_SUCCESS;
-        if (a->attributeType == CUPTI_PC_SAMPLING_CONFIGURATION_ATTR_TYPE_SAMPLING_PERIOD)
-            a->attributeData.samplingPeriodData.samplingPeriod = c->period ? c->period : FAKE_DEFAULT_PERIOD;
-    }
-    pthread_mutex_unlock(&lock);
-    return rc;
+    return attributes(p, false);
 }
 
 /* Moves up to b->collectNumPcs pending PCs of c into b. Under the lock. */

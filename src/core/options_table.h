@@ -131,8 +131,8 @@
     X(trace_on_trigger, BOOL, false, "`false`", "GPUFL_TRACE_ON_TRIGGER", 0, 0,                   \
       "With trace windows: a trigger also opens a trace window of `trace_for_s`.")                \
     X(pc_sampling_period, U32, 15, "`15`", "GPUFL_PC_SAMPLING_PERIOD", 0, 31,                     \
-      "PC sampling (engines `pc_sampling` and `deep`): each SM sub-partition samples a warp "     \
-      "every 2^N cycles, N from 5 to 31; 0 lets CUPTI choose (2^11 on an H100, where a "          \
+      "PC sampling (engines `pc_sampling` and `deep`): the SMs sample their warps every 2^N "     \
+      "cycles, N from 5 to 31; 0 lets CUPTI choose (2^11 on an H100, where a "                    \
       "memory-bound kernel then made samples faster than CUPTI decoded them and later kernels "  \
       "went unsampled). Longer periods cost less and sample less.")                                                                             \
     X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \

@@ -340,19 +340,18 @@ static int sum(job *j, gpufl__ana_stalls *out)
     return 0;
 }
 
-static void kernel_times(job *j, gpufl__ana_stall_row *rows, uint32_t n)
+/* Each kernel row's GPU time: the launches of its function (the row's key),
+ * before finish() sorts the rows away from their keys. */
+static void kernel_times(job *j)
 {
-    const gpufl__rows *r = j->r;
-    for (uint32_t i = 0; i < n; i++) {
-        /* rows[i].name is the demangled name; find the function back through the launches */
-        for (size_t f = 0; f < j->L.nfn; f++) {
-            size_t a = j->L.first[f], b = j->L.first[f + 1];
-            if (a == b || r->configs->name[gpufl__k_config(r, j->L.rows[a])] != rows[i].name)
-                continue;
-            for (size_t k = a; k < b; k++)
-                rows[i].kernel_ns += gpufl__k_dur(r, j->L.rows[k]);
-            break;
-        }
+    const gpufl__idmap *m = &j->kernels.row_of;
+    for (size_t slot = 0; m->mask && slot <= m->mask; slot++) {
+        uint32_t d;
+        if (!m->vals[slot] || !gpufl__idmap_get(&j->L.fn_of, m->keys[slot], &d))
+            continue;
+        gpufl__ana_stall_row *row = &j->kernels.rows[m->vals[slot] - 1];
+        for (size_t k = j->L.first[d]; k < j->L.first[d + 1]; k++)
+            row->kernel_ns += gpufl__k_dur(j->r, j->L.rows[k]);
     }
 }
 
@@ -377,10 +376,10 @@ int gpufl__analyze_stalls(const gpufl_trace *t, gpufl__ana_stalls *out)
         for (uint32_t i = 0; rc == 0 && i < out->nreasons; i++)
             out->reasons[i] = (gpufl__ana_stall){reasons[i].name, reasons[i].samples};
         free(reasons);
+        kernel_times(&j);
         out->kernels = finish(&j.kernels, j.selected, SIZE_MAX, &out->nkernels);
         out->lines = finish(&j.lines, j.selected, GPUFL__ANA_TOP_LINES, &out->nlines);
         out->scopes = finish(&j.scopes, j.selected, SIZE_MAX, &out->nscopes);
-        kernel_times(&j, out->kernels, out->nkernels);
     }
     grouping_free(&j.reasons);
     grouping_free(&j.kernels);

@@ -91,7 +91,9 @@ static void say(int level, const char *fmt, ...)
     S.cfg.host->log(level, msg);
 }
 
-const char *gfl_pcs_short_reason(const char *name)
+/* "long_scoreboard" for CUPTI's "smsp__pcsamp_warps_issue_stalled_long_scoreboard":
+ * the short name reports use. */
+static const char *short_reason(const char *name)
 {
     size_t n = strlen(REASON_PREFIX);
     return strncmp(name, REASON_PREFIX, n) == 0 && name[n] ? name + n : name;
@@ -206,7 +208,7 @@ static int read_reasons(pcs_context *c, char *err, size_t err_len)
     }
     for (size_t i = 0; i < n; i++) {
         names[i][CUPTI_STALL_REASON_STRING_SIZE - 1] = '\0';
-        const char *s = gfl_pcs_short_reason(names[i]);
+        const char *s = short_reason(names[i]);
         c->reasons[c->nreasons++] = (reason_id){indexes[i], S.cfg.host->intern(s, strlen(s))};
         if (!ends_with(names[i], "_not_issued"))
             c->selected[c->nselected++] = indexes[i];
@@ -415,14 +417,6 @@ int gfl_pcs_start(const gfl_pcs_config *cfg, bool *late, char *err, size_t err_l
     }
     pthread_mutex_unlock(&S.lock);
     return rc;
-}
-
-bool gfl_pcs_running(void)
-{
-    pthread_mutex_lock(&S.lock);
-    bool r = S.running;
-    pthread_mutex_unlock(&S.lock);
-    return r;
 }
 
 /* ---- turning samples into events -------------------------------------------- */

@@ -63,11 +63,4 @@ void gfl_pcs_context_destroying(CUcontext ctx);
  * lost. */
 void gfl_pcs_stop(bool disable_too);
 
-/* Whether the engine runs (started and not stopped). */
-bool gfl_pcs_running(void);
-
-/* "long_scoreboard" for CUPTI's "smsp__pcsamp_warps_issue_stalled_long_scoreboard":
- * the short name reports use. Pure, for tests. */
-const char *gfl_pcs_short_reason(const char *cupti_name);
-
 #endif /* GPUFL_BACKEND_CUPTI_PC_SAMPLING_H */

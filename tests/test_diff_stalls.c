@@ -38,21 +38,44 @@ static gpufl_trace *session(const char *name, const char *stalls)
     return af_open(&f, dir, name);
 }
 
+/* Two sessions analysed and compared, kept together to be freed together. */
+typedef struct compared {
+    gpufl_trace *bt, *ct;
+    gpufl__ana_report b, c;
+    gpufl__diff d;
+} compared;
+
+static void compare(compared *x, gpufl_trace *bt, gpufl_trace *ct)
+{
+    x->bt = bt;
+    x->ct = ct;
+    assert_int_equal(gpufl__analyze_report(bt, NULL, &x->b), 0);
+    assert_int_equal(gpufl__analyze_report(ct, NULL, &x->c), 0);
+    assert_int_equal(gpufl__diff_reports(bt, &x->b, ct, &x->c, NULL, &x->d), 0);
+}
+
+static void compared_free(compared *x)
+{
+    gpufl__diff_free(&x->d);
+    gpufl__ana_report_free(&x->b);
+    gpufl__ana_report_free(&x->c);
+    gpufl_trace_close(x->bt);
+    gpufl_trace_close(x->ct);
+}
+
 static void a_changed_top_stall_is_listed(void **state)
 {
     (void)state;
     gpufl_trace *bt = session("base", "\"long_scoreboard\":9000,\"wait\":500,\"selected\":500");
     gpufl_trace *ct = session("cand", "\"long_scoreboard\":1000,\"wait\":7000,\"selected\":2000");
-    gpufl__ana_report b, c;
-    assert_int_equal(gpufl__analyze_report(bt, NULL, &b), 0);
-    assert_int_equal(gpufl__analyze_report(ct, NULL, &c), 0);
-    gpufl__diff d;
-    assert_int_equal(gpufl__diff_reports(bt, &b, ct, &c, NULL, &d), 0);
-    assert_true(d.stalls_compared);
+    compared x;
+    compare(&x, bt, ct);
+    const gpufl__diff *d = &x.d;
+    assert_true(d->stalls_compared);
     /* the session: long_scoreboard 90 -> 10 %, wait 5 -> 70 %, selected 5 -> 20 % */
     int session_rows = 0, kernel_rows = 0;
-    for (uint32_t i = 0; i < d.nstalls; i++) {
-        const gpufl__diff_stall *s = &d.stalls[i];
+    for (uint32_t i = 0; i < d->nstalls; i++) {
+        const gpufl__diff_stall *s = &d->stalls[i];
         if (!s->kernel) {
             session_rows++;
             if (!strcmp(s->reason, "long_scoreboard")) {
@@ -70,7 +93,7 @@ static void a_changed_top_stall_is_listed(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    assert_int_equal(gpufl__diff_text(&d, NULL, f), 0);
+    assert_int_equal(gpufl__diff_text(d, NULL, f), 0);
     fclose(f);
     if (!strstr(buf, "Warp stalls (PC sampling)") || !strstr(buf, "top stall long_scoreboard -> wait") ||
         !strstr(buf, "90.0 % -> 10.0 %")) {
@@ -78,16 +101,12 @@ static void a_changed_top_stall_is_listed(void **state)
         fail_msg("the diff's text lacks the stall changes above");
     }
     free(buf);
-    json_t *j = gpufl__diff_json(&d, "base", "cand");
+    json_t *j = gpufl__diff_json(d, "base", "cand");
     assert_non_null(j);
     json_t *rows = json_object_get(j, "stalls");
     assert_true(json_is_array(rows) && json_array_size(rows) == 5);
     json_decref(j);
-    gpufl__diff_free(&d);
-    gpufl__ana_report_free(&b);
-    gpufl__ana_report_free(&c);
-    gpufl_trace_close(bt);
-    gpufl_trace_close(ct);
+    compared_free(&x);
 }
 
 static void without_samples_nothing_is_compared(void **state)
@@ -97,21 +116,15 @@ static void without_samples_nothing_is_compared(void **state)
     af_kernel(&f, (af_k){.start = AF_START + 100 * MS, .end = AF_START + 200 * MS, .name = "k", .tid = 7});
     gpufl_trace *bt = af_open(&f, dir, "plain");
     gpufl_trace *ct = session("sampled", "\"wait\":5000");
-    gpufl__ana_report b, c;
-    assert_int_equal(gpufl__analyze_report(bt, NULL, &b), 0);
-    assert_int_equal(gpufl__analyze_report(ct, NULL, &c), 0);
-    gpufl__diff d;
-    assert_int_equal(gpufl__diff_reports(bt, &b, ct, &c, NULL, &d), 0);
-    assert_false(d.stalls_compared);
-    assert_int_equal(d.nstalls, 0);
-    json_t *j = gpufl__diff_json(&d, "a", "b");
+    compared x;
+    compare(&x, bt, ct);
+    const gpufl__diff *d = &x.d;
+    assert_false(d->stalls_compared);
+    assert_int_equal(d->nstalls, 0);
+    json_t *j = gpufl__diff_json(d, "a", "b");
     assert_true(json_is_null(json_object_get(j, "stalls")));
     json_decref(j);
-    gpufl__diff_free(&d);
-    gpufl__ana_report_free(&b);
-    gpufl__ana_report_free(&c);
-    gpufl_trace_close(bt);
-    gpufl_trace_close(ct);
+    compared_free(&x);
 }
 
 int main(void)

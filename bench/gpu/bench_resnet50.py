@@ -9,7 +9,12 @@ Skips, saying so, without torch, torchvision or a CUDA device.
 
 With --engines E1,E2,... the variants are no tracer and `gpufl run
 --engine E` for each E (e.g. trace,pc_sampling: what PC sampling adds
-next to Trace), without op attribution.
+next to Trace), without op attribution. An engine may carry options,
+ENGINE@NAME=VALUE[@NAME=VALUE...], set through their GPUFL_NAME variables
+(e.g. pc_sampling@pc_sampling_period=19, trace@pm_sampling_metrics=default).
+Each run also reports the main thread's CPU time per iteration: a tracer
+that slows the launching thread shows there, one that slows the GPU does
+not.
 
 usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S] [--engines E,...]
        bench_resnet50.py --child --warmup W --iters M        (one run)
@@ -52,11 +57,12 @@ def child(warmup, iters):
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     for _ in range(iters):
         step()
     torch.cuda.synchronize()
-    print(json.dumps({"ms_per_iter": (time.perf_counter() - t0) * 1000.0 / iters}))
+    print(json.dumps({"ms_per_iter": (time.perf_counter() - t0) * 1000.0 / iters,
+                      "cpu_ms_per_iter": (time.thread_time() - c0) * 1000.0 / iters}))
     return 0
 
 
@@ -66,7 +72,12 @@ def one_run(variant, cli, warmup, iters):
         options = () if variant == "gpufl_ops" else ("--no-torch-ops",)
         proc, logs = gpufl_session.run(cli, me, "resnet50", options=options)
     elif variant.startswith("engine:"):
-        proc, logs = gpufl_session.run(cli, me, "resnet50", engine=variant[7:], options=("--no-torch-ops",))
+        engine, *settings = variant[7:].split("@")
+        env = dict(os.environ)
+        for s in settings:
+            name, _, value = s.partition("=")
+            env["GPUFL_" + name.upper()] = value
+        proc, logs = gpufl_session.run(cli, me, "resnet50", engine=engine, options=("--no-torch-ops",), env=env)
     else:
         proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
     if proc.returncode != 0:
@@ -100,8 +111,9 @@ def compare_engines(args, cli, iters, torch, torchvision):
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         spread = (max(x["ms_per_iter"] for x in res[v]) - min(x["ms_per_iter"] for x in res[v])) / med[v] * 100
         ratio = med[v] / med["none"]
+        cpu = gpufl_session.median([x["cpu_ms_per_iter"] for x in res[v]])
         print(f"    {v[7:] if v != 'none' else 'none':14s} ms/iter {vals}   median {med[v]:8.2f}  "
-              f"x{ratio:.3f} of none (spread {spread:.1f} %)")
+              f"x{ratio:.3f} of none (spread {spread:.1f} %); main thread CPU {cpu:.2f} ms/iter")
     for v in variants[1:]:
         print(f"  {v[7:]} kernel records per run: {' '.join(str(x['kernels']) for x in res[v])}; "
               f"dropped: {' '.join(str(x['dropped']) for x in res[v])}")

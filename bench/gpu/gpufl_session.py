@@ -12,13 +12,13 @@ import subprocess
 import tempfile
 
 
-def run(cli, argv, app_name, engine="trace", options=()):
+def run(cli, argv, app_name, engine="trace", options=(), env=None):
     """Runs argv under `gpufl run` (with its options, e.g. --no-torch-ops)
-    in a fresh log directory.
+    in a fresh log directory, in env (default: this process's).
     Returns (CompletedProcess with stdout captured, log directory)."""
     logs = tempfile.mkdtemp(prefix=f"gpufl-{app_name}-", dir=os.environ.get("BENCH_DIR"))
     cmd = [cli, "run", "--engine", engine, "--log-path", logs, "--app-name", app_name] + list(options) + ["--"] + argv
-    return subprocess.run(cmd, stdout=subprocess.PIPE, text=True), logs
+    return subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env), logs
 
 
 def sessions(logs):

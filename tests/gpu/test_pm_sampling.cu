@@ -83,22 +83,33 @@ int main()
     std::vector<unsigned long long> start, end;
     std::vector<double> value;
     bool overflow = false;
+    int rounds = 0;
     for (int i = 0; i < 1000; i++) {
         gpufl_pm_counter_data *d = nullptr;
-        CHECK(gpufl_pm_decode(c, 10000, &d) == 0, "decode: %s", gpufl_pm_last_error(c));
+        CHECK(gpufl_pm_decode(c, 10000, &d) == 0, "decode %d: %s", i, gpufl_pm_last_error(c));
+        rounds++;
+        /* each decode's figures, the first few, for the record */
+        if (i < 4 || !d->more)
+            std::printf("decode %d: %llu samples (total %llu, populated %llu, completed %llu), more %u, overflow %u, "
+                        "%+.3f..%+.3f ms from start()\n",
+                        i, (unsigned long long)d->num_samples, (unsigned long long)d->num_total_samples,
+                        (unsigned long long)d->num_populated_samples, (unsigned long long)d->num_completed_samples,
+                        d->more, d->overflow, d->num_samples ? ((long long)(d->start_ns[0] - real0)) / 1e6 : 0.0,
+                        d->num_samples ? ((long long)(d->end_ns[d->num_samples - 1] - real0)) / 1e6 : 0.0);
         for (uint64_t k = 0; k < d->num_samples; k++) {
             start.push_back(d->start_ns[k]);
             end.push_back(d->end_ns[k]);
             value.push_back(d->values[k]);
         }
         overflow = overflow || d->overflow;
-        bool more = d->more || d->num_samples > 0;
+        bool more = d->more;
         if (i == 0)
             std::printf("chip %s, metric %s\n", d->chip_name, d->metrics[0]);
         gpufl_pm_counter_data_free(d);
         if (!more)
             break;
     }
+    std::printf("%d decodes\n", rounds);
     CHECK(gpufl_pm_disable(c) == 0, "disable: %s", gpufl_pm_last_error(c));
     gpufl_pm_collector_destroy(c);
     size_t n = start.size();

@@ -4,9 +4,11 @@
  * device's counter availability read, PM sampling enabled on the device;
  * configure builds the config image for the chip and hands it over with
  * the buffer size, interval and modes; decode moves samples from the
- * hardware buffer into a counter data image and evaluates each completed
- * one. The image is kept between decodes, because its last sample may be
- * incomplete and completes at the next decode; it starts over once full.
+ * hardware buffer into a fresh counter data image and evaluates each
+ * completed one. A fresh image each time, copied from one initialised
+ * once: an image decoded into again after a decode (to complete its last
+ * sample) gave an H100 a first decode and then nothing, and one
+ * configuration's image sizes must be found out by trying (see decode).
  */
 #include "backend/cupti/pm_sampling.h"
 
@@ -30,11 +32,10 @@ struct gpufl_pm_handle {
     char chip[64];
     uint8_t *availability; /* the device's counter availability image */
     gfl_profiler_host host;
-    uint8_t *image; /* counter data image for image_max samples */
+    uint8_t *image;    /* counter data image for image_max samples */
+    uint8_t *pristine; /* the same, as initialised: copied over image before each decode */
     size_t image_size;
     uint32_t image_max;
-    size_t consumed; /* samples of the image already returned */
-    bool image_full;
     uint32_t image_limit; /* samples CUPTI decoded into at most (see decode); 0 none yet */
 };
 
@@ -115,11 +116,10 @@ static void free_config(gpufl_pm_handle *h)
 {
     gfl_profiler_host_destroy(&h->host);
     free(h->image);
-    h->image = NULL;
+    free(h->pristine);
+    h->image = h->pristine = NULL;
     h->image_size = 0;
     h->image_max = 0;
-    h->consumed = 0;
-    h->image_full = false;
     h->image_limit = 0;
 }
 
@@ -301,7 +301,8 @@ static int stop(gpufl_pm_handle *h, char *err, size_t err_len)
     return 0;
 }
 
-/* A counter data image of max samples for the configured metrics. */
+/* A counter data image of max samples for the configured metrics,
+ * initialised, and its pristine copy. */
 static int new_image(gpufl_pm_handle *h, uint32_t max, char *err, size_t err_len)
 {
     CUpti_PmSampling_GetCounterDataSize_Params sz = {
@@ -314,31 +315,32 @@ static int new_image(gpufl_pm_handle *h, uint32_t max, char *err, size_t err_len
     CUptiResult rc = api.cuptiPmSamplingGetCounterDataSize(&sz);
     if (rc != CUPTI_SUCCESS)
         return cupti_fail(rc, err, err_len, "cuptiPmSamplingGetCounterDataSize", h->device);
-    uint8_t *image = malloc(sz.counterDataSize ? sz.counterDataSize : 1);
-    if (!image)
+    size_t size = sz.counterDataSize ? sz.counterDataSize : 1;
+    uint8_t *image = malloc(size), *pristine = malloc(size);
+    if (!image || !pristine) {
+        free(image);
+        free(pristine);
         return state_fail(GPUFL_PM_E_OUT_OF_MEMORY, err, err_len, "device %d: no memory for the counter data",
                           h->device);
-    free(h->image);
-    h->image = image;
-    h->image_size = sz.counterDataSize;
-    h->image_max = max;
-    h->image_full = true; /* initialised below, before the first decode into it */
-    return 0;
-}
-
-static int reset_image(gpufl_pm_handle *h, char *err, size_t err_len)
-{
+    }
     CUpti_PmSampling_CounterDataImage_Initialize_Params p = {
         .structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE,
         .pPmSamplingObject = h->object,
-        .counterDataSize = h->image_size,
-        .pCounterData = h->image,
+        .counterDataSize = sz.counterDataSize,
+        .pCounterData = pristine,
     };
-    CUptiResult rc = api.cuptiPmSamplingCounterDataImageInitialize(&p);
-    if (rc != CUPTI_SUCCESS)
+    rc = api.cuptiPmSamplingCounterDataImageInitialize(&p);
+    if (rc != CUPTI_SUCCESS) {
+        free(image);
+        free(pristine);
         return cupti_fail(rc, err, err_len, "cuptiPmSamplingCounterDataImageInitialize", h->device);
-    h->consumed = 0;
-    h->image_full = false;
+    }
+    free(h->image);
+    free(h->pristine);
+    h->image = image;
+    h->pristine = pristine;
+    h->image_size = sz.counterDataSize;
+    h->image_max = max;
     return 0;
 }
 
@@ -391,15 +393,12 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
     if (h->image_limit && max > h->image_limit)
         max = h->image_limit;
     int st;
-    if (!h->image || h->image_max != max) {
-        if ((st = new_image(h, max, err, err_len)) != 0)
-            return st;
-    }
-    if (h->image_full && (st = reset_image(h, err, err_len)) != 0)
+    if ((!h->image || h->image_max != max) && (st = new_image(h, max, err, err_len)) != 0)
         return st;
     CUpti_PmSampling_DecodeData_Params dd;
     CUptiResult rc;
     for (;;) {
+        memcpy(h->image, h->pristine, h->image_size);
         dd = (CUpti_PmSampling_DecodeData_Params){
             .structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE,
             .pPmSamplingObject = h->object,
@@ -410,13 +409,13 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
         /* On an H100 CUPTI refused to decode into images it had sized
          * itself once they were large (20000 samples of 6 metrics: out of
          * memory; 10000: an unknown error) and decoded 20000 of one metric.
-         * An empty image that fails so is halved, down to 64 samples, and
-         * the size that works is kept for this configuration. */
+         * An image that fails so is halved, down to 64 samples, and the
+         * size that works is kept for this configuration. */
         bool too_big = rc == CUPTI_ERROR_OUT_OF_MEMORY || rc == CUPTI_ERROR_UNKNOWN;
-        if (!too_big || h->consumed != 0 || h->image_max <= 64)
+        if (!too_big || h->image_max <= 64)
             break;
         h->image_limit = h->image_max / 2;
-        if ((st = new_image(h, h->image_limit, err, err_len)) != 0 || (st = reset_image(h, err, err_len)) != 0)
+        if ((st = new_image(h, h->image_limit, err, err_len)) != 0)
             return st;
     }
     if (rc != CUPTI_SUCCESS)
@@ -429,14 +428,14 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
     rc = api.cuptiPmSamplingGetCounterDataInfo(&info);
     if (rc != CUPTI_SUCCESS)
         return cupti_fail(rc, err, err_len, "cuptiPmSamplingGetCounterDataInfo", h->device);
-    size_t done = info.numCompletedSamples < h->consumed ? h->consumed : info.numCompletedSamples;
-    gpufl_pm_counter_data *d = new_data(h, done - h->consumed);
+    size_t done = info.numCompletedSamples;
+    gpufl_pm_counter_data *d = new_data(h, done);
     if (!d)
         return state_fail(GPUFL_PM_E_OUT_OF_MEMORY, err, err_len, "device %d: no memory for the decoded samples",
                           h->device);
     double *values = (double *)d->values;
     uint64_t *start_ns = (uint64_t *)d->start_ns, *end_ns = (uint64_t *)d->end_ns;
-    for (size_t i = h->consumed, k = 0; i < done; i++, k++) {
+    for (size_t i = 0; i < done; i++) {
         CUpti_PmSampling_CounterData_GetSampleInfo_Params si = {
             .structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE,
             .pPmSamplingObject = h->object,
@@ -446,7 +445,7 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
         };
         rc = api.cuptiPmSamplingCounterDataGetSampleInfo(&si);
         if (rc == CUPTI_SUCCESS)
-            rc = gfl_profiler_host_evaluate(&h->host, h->image, h->image_size, i, values + k * d->num_metrics, err,
+            rc = gfl_profiler_host_evaluate(&h->host, h->image, h->image_size, i, values + i * d->num_metrics, err,
                                             err_len);
         else
             (void)cupti_fail(rc, err, err_len, "cuptiPmSamplingCounterDataGetSampleInfo", h->device);
@@ -454,23 +453,17 @@ static int decode(gpufl_pm_handle *h, uint32_t max, gpufl_pm_counter_data **out,
             free(d);
             return gfl_pm_status_of(rc);
         }
-        start_ns[k] = si.startTimestamp;
-        end_ns[k] = si.endTimestamp;
+        start_ns[i] = si.startTimestamp;
+        end_ns[i] = si.endTimestamp;
     }
-    h->consumed = done;
     d->num_total_samples = info.numTotalSamples;
     d->num_populated_samples = info.numPopulatedSamples;
     d->num_completed_samples = info.numCompletedSamples;
     d->overflow = dd.overflow != 0;
-    /* More unless CUPTI says it reached the end of the records: on an H100
-     * a decode into a 20000-sample image gave 20000 samples of a 0.7 s run
-     * at 10 us and did not say COUNTER_DATA_FULL. */
-    d->more = dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ||
-              info.numPopulatedSamples >= info.numTotalSamples;
-    /* Full: the next decode starts a fresh image (its samples are all
-     * returned by now, the incomplete one included once it completed). */
-    if (d->more || info.numPopulatedSamples >= info.numTotalSamples)
-        h->image_full = true;
+    /* More when the image filled before the records ended. */
+    d->more = dd.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL ||
+              (dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS &&
+               info.numPopulatedSamples >= info.numTotalSamples);
     *out = d;
     return 0;
 }

@@ -8,13 +8,18 @@
  * %globaltimer, which says PM timestamps are on the GPU's global timer;
  * the samples are contiguous at the asked interval. Prints what it saw, and
  * the host clocks beside the first sample, for the record.
+ *
+ * Decodes every 20 ms while sampling, as a PM sampling client must: on an
+ * H100 a decode whose image filled left nothing for the next one.
  */
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -72,44 +77,57 @@ int main()
     CHECK(rc == 0, "configure: %s", gpufl_pm_last_error(c));
     unsigned long long real0 = clock_ns(CLOCK_REALTIME), mono0 = clock_ns(CLOCK_MONOTONIC);
     CHECK(gpufl_pm_start(c) == 0, "start: %s", gpufl_pm_last_error(c));
-    usleep(100000); /* idle */
-    spin_marked<<<sms * 2, 128>>>(BUSY_NS, started);
-    CHECK(cudaDeviceSynchronize() == cudaSuccess, "spin");
-    usleep(100000); /* idle */
-    CHECK(gpufl_pm_stop(c) == 0, "stop: %s", gpufl_pm_last_error(c));
-    unsigned long long kernel_start = 0;
-    CHECK(cudaMemcpy(&kernel_start, started, sizeof kernel_start, cudaMemcpyDeviceToHost) == cudaSuccess, "copy");
 
     std::vector<unsigned long long> start, end;
     std::vector<double> value;
-    bool overflow = false;
+    bool overflow = false, lost = false;
     int rounds = 0;
-    for (int i = 0; i < 1000; i++) {
+    char failed[512] = "";
+    auto decode_once = [&]() {
         gpufl_pm_counter_data *d = nullptr;
-        CHECK(gpufl_pm_decode(c, 10000, &d) == 0, "decode %d: %s", i, gpufl_pm_last_error(c));
-        rounds++;
-        /* each decode's figures, the first few, for the record */
-        if (i < 4 || !d->more)
+        if (gpufl_pm_decode(c, 10000, &d) != 0) {
+            std::snprintf(failed, sizeof failed, "decode %d: %s", rounds, gpufl_pm_last_error(c));
+            return;
+        }
+        if (rounds < 3 || d->more)
             std::printf("decode %d: %llu samples (total %llu, populated %llu, completed %llu), more %u, overflow %u, "
                         "%+.3f..%+.3f ms from start()\n",
-                        i, (unsigned long long)d->num_samples, (unsigned long long)d->num_total_samples,
+                        rounds, (unsigned long long)d->num_samples, (unsigned long long)d->num_total_samples,
                         (unsigned long long)d->num_populated_samples, (unsigned long long)d->num_completed_samples,
                         d->more, d->overflow, d->num_samples ? ((long long)(d->start_ns[0] - real0)) / 1e6 : 0.0,
                         d->num_samples ? ((long long)(d->end_ns[d->num_samples - 1] - real0)) / 1e6 : 0.0);
+        if (rounds == 0)
+            std::printf("chip %s, metric %s\n", d->chip_name, d->metrics[0]);
         for (uint64_t k = 0; k < d->num_samples; k++) {
             start.push_back(d->start_ns[k]);
             end.push_back(d->end_ns[k]);
             value.push_back(d->values[k]);
         }
         overflow = overflow || d->overflow;
-        bool more = d->more;
-        if (i == 0)
-            std::printf("chip %s, metric %s\n", d->chip_name, d->metrics[0]);
+        lost = lost || d->more;
+        rounds++;
         gpufl_pm_counter_data_free(d);
-        if (!more)
-            break;
-    }
-    std::printf("%d decodes\n", rounds);
+    };
+    std::atomic<bool> done{false};
+    std::thread decoder([&]() {
+        while (!done.load() && !failed[0]) {
+            usleep(20000);
+            decode_once();
+        }
+    });
+    usleep(100000); /* idle */
+    spin_marked<<<sms * 2, 128>>>(BUSY_NS, started);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess, "spin");
+    usleep(100000); /* idle */
+    done.store(true);
+    decoder.join();
+    CHECK(gpufl_pm_stop(c) == 0, "stop: %s", gpufl_pm_last_error(c));
+    if (!failed[0])
+        decode_once(); /* what came since the last decode */
+    CHECK(!failed[0], "%s", failed);
+    std::printf("%d decodes%s\n", rounds, lost ? "; some filled their image and lost the rest" : "");
+    unsigned long long kernel_start = 0;
+    CHECK(cudaMemcpy(&kernel_start, started, sizeof kernel_start, cudaMemcpyDeviceToHost) == cudaSuccess, "copy");
     CHECK(gpufl_pm_disable(c) == 0, "disable: %s", gpufl_pm_last_error(c));
     gpufl_pm_collector_destroy(c);
     size_t n = start.size();

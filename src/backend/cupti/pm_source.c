@@ -11,6 +11,16 @@
  * CUPTI 13 has no call that reads the GPU's timer beside the host's. The
  * first sample reaches back before start (on an H100, to the
  * configuration): it is clipped to the start.
+ *
+ * Thread: the devices are set up on the decoder thread, not the caller's:
+ * under `gpufl run` the plugin starts inside the program's first CUDA call
+ * (the driver's injection), where cuptiProfilerInitialize failed on an H100
+ * (CUPTI_ERROR_UNKNOWN).
+ *
+ * Decodes: often enough that one period's samples fit one counter data
+ * image of MAX_SAMPLES_PER_DECODE: a decode whose image fills returned
+ * nothing of the rest of the hardware buffer on an H100 (the next decode
+ * found it empty), so the rest of that period is lost and said so.
  */
 #include "backend/cupti/pm_source.h"
 
@@ -28,18 +38,17 @@
 
 #define MAX_DEVICES 16
 #define MAX_METRICS 32
-#define DECODE_EVERY_NS 100000000L
-/* Samples x metrics of one counter data image: on an H100 CUPTI decoded
- * 20000 x 1 but refused 20000 x 6 (out of memory) and 10000 x 6
- * (unknown error); a decode takes as many images as it needs. */
-#define MAX_SAMPLE_METRICS 12000u
+#define MAX_SAMPLES_PER_DECODE 4000u
+#define SLOWEST_DECODE_NS 100000000L /* at long intervals: every 100 ms */
+#define FASTEST_DECODE_NS 5000000L
 
 typedef struct device_source {
     int device;
     gpufl_pm_handle *h;
     uint32_t metric_ids[MAX_METRICS];
     size_t n_metrics;
-    uint64_t failed_decodes; /* said once, then counted: a decode runs every 100 ms */
+    uint64_t failed_decodes; /* said once, then counted: a decode runs every few ms */
+    uint64_t image_full;     /* decodes whose image filled: the rest of their period was lost */
     bool overflow_said;
 } device_source;
 
@@ -50,6 +59,7 @@ static struct {
     int n_dev;
     int64_t offset_ns; /* GPU timer - session clock */
     uint64_t started_ns;
+    long decode_every_ns;
     pthread_t thread;
     bool thread_running;
     pthread_mutex_t lock;
@@ -159,37 +169,36 @@ static void decode_all(void)
 {
     for (int k = 0; k < S.n_dev; k++) {
         device_source *d = &S.dev[k];
-        uint32_t max = MAX_SAMPLE_METRICS / (uint32_t)(d->n_metrics ? d->n_metrics : 1);
-        for (int round = 0; round < 256; round++) {
-            gpufl_pm_counter_data *data = NULL;
-            char err[512];
-            if (S.ops->decode(d->h, max, &data, err, sizeof err) != 0) {
-                if (d->failed_decodes++ == 0)
-                    say(GFL_LOG_WARN, "PM sampling: %s (said once; the count comes at the end)", err);
-                break;
-            }
-            if (data->overflow && !d->overflow_said) {
-                d->overflow_said = true;
-                say(GFL_LOG_WARN, "PM sampling on device %d: the hardware buffer overflowed; samples were lost",
-                    d->device);
-            }
-            push_data(d, data);
-            bool more = data->more && data->num_samples > 0;
-            S.ops->free_data(data);
-            if (!more)
-                break;
+        gpufl_pm_counter_data *data = NULL;
+        char err[512];
+        if (S.ops->decode(d->h, MAX_SAMPLES_PER_DECODE, &data, err, sizeof err) != 0) {
+            if (d->failed_decodes++ == 0)
+                say(GFL_LOG_WARN, "PM sampling: %s (said once; the count comes at the end)", err);
+            continue;
         }
+        if (data->overflow && !d->overflow_said) {
+            d->overflow_said = true;
+            say(GFL_LOG_WARN, "PM sampling on device %d: the hardware buffer overflowed; samples were lost", d->device);
+        }
+        if (data->more)
+            d->image_full++;
+        push_data(d, data);
+        S.ops->free_data(data);
     }
 }
+
+static int open_devices(void);
 
 static void *decoder(void *arg)
 {
     (void)arg;
+    if (open_devices() == 0)
+        return NULL;
     pthread_mutex_lock(&S.lock);
     while (!S.stopping) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += DECODE_EVERY_NS;
+        until.tv_nsec += S.decode_every_ns;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
@@ -226,6 +235,10 @@ static void close_devices(bool touch_cupti)
         if (S.dev[k].failed_decodes)
             say(GFL_LOG_WARN, "PM sampling on device %d: %llu decode(s) failed; their samples are missing",
                 S.dev[k].device, (unsigned long long)S.dev[k].failed_decodes);
+        if (S.dev[k].image_full)
+            say(GFL_LOG_WARN,
+                "PM sampling on device %d: %llu decode(s) found more than %u samples; the rest of each was lost",
+                S.dev[k].device, (unsigned long long)S.dev[k].image_full, MAX_SAMPLES_PER_DECODE);
         if (touch_cupti)
             S.ops->close(S.dev[k].h); /* stops and disables */
     }
@@ -234,23 +247,10 @@ static void close_devices(bool touch_cupti)
     S.names = NULL;
 }
 
-void gfl_pm_source_start(const gpufl_plugin_host *host)
+/* On the decoder thread: every device the program's driver has, set up
+ * and started. Returns how many started; with none, everything is closed. */
+static int open_devices(void)
 {
-    const gpufl_options *o = host->options;
-    if (!o->pm_sampling_metrics || !o->pm_sampling_metrics[0] || S.thread_running)
-        return;
-    S.host = host;
-    S.ops = gfl_pm_sampling_ops();
-    parse(o->pm_sampling_metrics);
-    if (S.n_metrics == 0) {
-        say(GFL_LOG_WARN, "pm_sampling_metrics names no metric");
-        close_devices(false);
-        return;
-    }
-    /* Before any device starts, so that no sample begins before it. The
-     * pair is read back to back: they differ by the ns between the reads. */
-    S.started_ns = host->now_ns();
-    S.offset_ns = (int64_t)realtime_ns() - (int64_t)S.started_ns;
     int n_devices = device_count();
     for (int dev = 0; dev < n_devices; dev++) {
         device_source *d = &S.dev[S.n_dev];
@@ -279,17 +279,45 @@ void gfl_pm_source_start(const gpufl_plugin_host *host)
     }
     if (S.n_dev == 0) {
         close_devices(false);
+        return 0;
+    }
+    say(GFL_LOG_INFO,
+        "PM sampling every %u us on %d device(s), decoded every %ld ms: %zu metric(s) of %zu on device %d",
+        S.host->options->pm_sampling_interval_us, S.n_dev, S.decode_every_ns / 1000000, S.dev[0].n_metrics, S.n_metrics,
+        S.dev[0].device);
+    return S.n_dev;
+}
+
+void gfl_pm_source_start(const gpufl_plugin_host *host)
+{
+    const gpufl_options *o = host->options;
+    if (!o->pm_sampling_metrics || !o->pm_sampling_metrics[0] || S.thread_running)
+        return;
+    S.host = host;
+    S.ops = gfl_pm_sampling_ops();
+    parse(o->pm_sampling_metrics);
+    if (S.n_metrics == 0) {
+        say(GFL_LOG_WARN, "pm_sampling_metrics names no metric");
+        close_devices(false);
         return;
     }
+    /* three quarters of an image per period, within bounds */
+    long every = (long)o->pm_sampling_interval_us * 1000L * (MAX_SAMPLES_PER_DECODE * 3 / 4);
+    S.decode_every_ns = every < FASTEST_DECODE_NS   ? FASTEST_DECODE_NS
+                        : every > SLOWEST_DECODE_NS ? SLOWEST_DECODE_NS
+                                                    : every;
+    /* Before any device starts, so that no sample begins before it. The
+     * pair is read back to back: they differ by the ns between the reads. */
+    S.started_ns = host->now_ns();
+    S.offset_ns = (int64_t)realtime_ns() - (int64_t)S.started_ns;
+    S.n_dev = 0;
     S.stopping = false;
     if (pthread_create(&S.thread, NULL, decoder, NULL) != 0) {
         say(GFL_LOG_WARN, "pm_sampling_metrics: no thread for PM sampling; not sampling");
-        close_devices(true);
+        close_devices(false);
         return;
     }
     S.thread_running = true;
-    say(GFL_LOG_INFO, "PM sampling every %u us on %d device(s): %zu metric(s) of %zu on device %d",
-        o->pm_sampling_interval_us, S.n_dev, S.dev[0].n_metrics, S.n_metrics, S.dev[0].device);
 }
 
 void gfl_pm_source_stop(bool process_exiting)

@@ -33,7 +33,18 @@ static struct {
     void *lib;
     __typeof__(&fake_cupti_pm_samples) samples;
     __typeof__(&fake_cupti_pm_refuse) refuse;
+    __typeof__(&fake_cupti_pm_started) started;
+    unsigned *primary_active; /* the fake driver's: bit per device whose primary context exists */
+    int *retained;            /* its retain counts per device */
 } fake;
+
+/* The recorder starts PM sampling on its own thread: until it did, or 2 s. */
+static bool wait_started(void)
+{
+    for (int i = 0; i < 400 && !fake.started(0); i++)
+        usleep(5000);
+    return fake.started(0);
+}
 
 static char *log_path;
 
@@ -158,6 +169,7 @@ static void test_samples_in_both_formats(void **state)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     assert_true(gpufl_init(&o));
+    assert_true(wait_started());
     assert_int_equal(fake.samples(0, 300, 0.75), 300);
     usleep(150000); /* a decode in between */
     assert_int_equal(fake.samples(0, 200, 0.75), 200);
@@ -184,6 +196,7 @@ static void test_samples_in_both_formats(void **state)
     tu_ndjson_free(&sys);
     check_chrome_counters(dir);
     check_report(dir);
+    assert_int_equal(fake.retained[0], 0); /* the context it worked in, given back */
     free(dir);
     tu_rm_rf(log_path);
     free(log_path);
@@ -200,6 +213,7 @@ static void test_refused_device_leaves_a_session(void **state)
     __typeof__(&fake_cupti_launch_kernel) launch =
         (__typeof__(&fake_cupti_launch_kernel))dlsym(fake.lib, "fake_cupti_launch_kernel");
     launch(&k);
+    usleep(300000); /* the refusal comes from the PM thread */
     gpufl_shutdown();
     fake.refuse(CUPTI_SUCCESS);
     char *dir = tu_session_dir(log_path);
@@ -224,6 +238,34 @@ static void test_refused_device_leaves_a_session(void **state)
     free(log_path);
 }
 
+/* A session that starts before the program made a CUDA context: PM
+ * sampling waits for it (CUPTI's PM calls need it), then samples. */
+static void test_waits_for_the_programs_context(void **state)
+{
+    (void)state;
+    *fake.primary_active = 0;
+    gpufl_options o = options(FAKE_CUPTI_SM_ACTIVE);
+    assert_true(gpufl_init(&o));
+    usleep(120000);
+    assert_false(fake.started(0));
+    assert_int_equal(fake.retained[0], 0);
+    *fake.primary_active = 1;
+    assert_true(wait_started());
+    assert_int_equal(fake.retained[0], 1);
+    assert_int_equal(fake.samples(0, 40, 0.5), 40);
+    gpufl_shutdown();
+    assert_int_equal(fake.retained[0], 0);
+    char *dir = tu_session_dir(log_path);
+    gpufl_trace *t = NULL;
+    char err[512];
+    assert_int_equal(gpufl_trace_open(dir, &t, err, sizeof err), 0);
+    assert_int_equal(gpufl_trace_get_pm_samples(t)->n, 40);
+    gpufl_trace_close(t);
+    free(dir);
+    tu_rm_rf(log_path);
+    free(log_path);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -233,7 +275,14 @@ static int setup(void **state)
         return -1;
     fake.samples = (__typeof__(fake.samples))dlsym(fake.lib, "fake_cupti_pm_samples");
     fake.refuse = (__typeof__(fake.refuse))dlsym(fake.lib, "fake_cupti_pm_refuse");
-    return fake.samples && fake.refuse ? 0 : -1;
+    fake.started = (__typeof__(fake.started))dlsym(fake.lib, "fake_cupti_pm_started");
+    /* the driver the plugin finds as the program's (dlopen RTLD_NOLOAD) */
+    void *cuda = dlopen(GFL_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
+    if (!cuda)
+        return -1;
+    fake.primary_active = dlsym(cuda, "fake_cuda_primary_active");
+    fake.retained = dlsym(cuda, "fake_cuda_retained");
+    return fake.samples && fake.refuse && fake.started && fake.primary_active && fake.retained ? 0 : -1;
 }
 
 int main(void)
@@ -241,6 +290,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_in_both_formats),
         cmocka_unit_test(test_refused_device_leaves_a_session),
+        cmocka_unit_test(test_waits_for_the_programs_context),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -98,7 +98,7 @@ typedef struct gpufl_pm_counter_data {
     const uint64_t *end_ns;         /* num_samples end times */
     const double *values;           /* num_samples rows of num_metrics values */
     uint32_t overflow;              /* the hardware buffer filled up and samples were lost */
-    uint32_t more;                  /* the image filled before the buffer emptied: decode again */
+    uint32_t more; /* the image filled before the buffer emptied: CUPTI dropped the rest (decode more often) */
 } gpufl_pm_counter_data;
 
 typedef struct gpufl_pm_collector gpufl_pm_collector;

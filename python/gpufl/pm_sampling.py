@@ -122,7 +122,8 @@ class CounterData:
     state (``num_total_samples``, ``num_populated_samples``,
     ``num_completed_samples``), ``metrics``, ``chip_name``, ``overflow``
     (the hardware buffer filled and samples were lost) and ``more`` (the
-    image filled first: decode again)."""
+    image filled before the buffer emptied: CUPTI dropped the rest, so
+    decode more often or with a larger ``max_samples``)."""
 
     def __init__(self, metrics, chip_name, totals, starts, ends, rows, overflow, more):
         self.metrics = metrics

@@ -194,6 +194,9 @@ void fake_cupti_pm_refuse(CUptiResult rc);
  * (KEEP_OLDEST, reported as overflow) or overwrite the oldest (KEEP_LATEST).
  * Returns the samples that reached the buffer. */
 uint32_t fake_cupti_pm_samples(int device, uint32_t n, double load);
+/* Whether PM sampling is started on device (the recorder starts it on its
+ * own thread). */
+bool fake_cupti_pm_started(int device);
 /* From now on a decode into a counter data image of more than `values`
  * samples x metrics fails with CUPTI_ERROR_OUT_OF_MEMORY, as CUPTI's did on
  * an H100 for large images (0: any size). */

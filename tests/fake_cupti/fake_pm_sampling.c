@@ -74,6 +74,15 @@ EXPORT void fake_cupti_pm_image_limit(uint64_t values)
     pthread_mutex_unlock(&lock);
 }
 
+EXPORT bool fake_cupti_pm_started(int device)
+{
+    pthread_mutex_lock(&lock);
+    CUpti_PmSampling_Object *o = device >= 0 && device < MAX_DEVICES ? enabled[device] : NULL;
+    bool started = o && o->started;
+    pthread_mutex_unlock(&lock);
+    return started;
+}
+
 EXPORT uint32_t fake_cupti_pm_samples(int device, uint32_t n, double load)
 {
     uint32_t kept = 0;
@@ -318,6 +327,10 @@ EXPORT CUptiResult CUPTIAPI cuptiPmSamplingDecodeData(CUpti_PmSampling_DecodeDat
         memcpy(p->pCounterDataImage, &head, sizeof head);
         p->decodeStopReason = o->count ? CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL
                                        : CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+        /* what did not fit is gone: on an H100 the decode after a full
+         * image found the hardware buffer empty */
+        o->head = (o->head + o->count) % o->capacity;
+        o->count = 0;
         p->overflow = o->overflow;
         o->overflow = false;
     }

@@ -15,7 +15,11 @@
  * Thread: the devices are set up on the decoder thread, not the caller's:
  * under `gpufl run` the plugin starts inside the program's first CUDA call
  * (the driver's injection), where cuptiProfilerInitialize failed on an H100
- * (CUPTI_ERROR_UNKNOWN).
+ * (CUPTI_ERROR_UNKNOWN). The thread waits for the program's own primary
+ * context and works inside it (retained, current on the thread until the
+ * end): CUPTI's PM calls from a thread with no current context crashed in
+ * libcuda on an H100. Devices whose primary context the program has not
+ * made by then are not sampled, and the log says so.
  *
  * Decodes: often enough that one period's samples fit one counter data
  * image of MAX_SAMPLES_PER_DECODE: a decode whose image fills returned
@@ -33,6 +37,7 @@
 
 #include <dlfcn.h>
 
+#include "backend/cupti/driver_api.h"
 #include "backend/cupti/pm_sampling.h"
 #include "gpufl/gpufl.h"
 
@@ -64,8 +69,11 @@ static struct {
     bool thread_running;
     pthread_mutex_t lock;
     pthread_cond_t wake;
-    bool stopping; /* under lock */
-    char *names;   /* the parsed list, owned */
+    bool stopping;        /* under lock */
+    bool process_exiting; /* under lock: at stop, leave CUPTI alone */
+    CUdevice held;        /* the device whose primary context the thread retained */
+    bool context_held;
+    char *names; /* the parsed list, owned */
     const char *metrics[MAX_METRICS];
     size_t n_metrics;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER};
@@ -187,46 +195,70 @@ static void decode_all(void)
     }
 }
 
-static int open_devices(void);
-
-static void *decoder(void *arg)
+/* Waits on S.wake for up to ns; false once stopping. Called with S.lock held. */
+static bool wait_unless_stopping(long ns)
 {
-    (void)arg;
-    if (open_devices() == 0)
-        return NULL;
-    pthread_mutex_lock(&S.lock);
-    while (!S.stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += S.decode_every_ns;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&S.wake, &S.lock, &until);
-        if (S.stopping)
-            break;
-        pthread_mutex_unlock(&S.lock);
-        decode_all();
-        pthread_mutex_lock(&S.lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += ns;
+    while (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
     }
-    pthread_mutex_unlock(&S.lock);
-    return NULL;
+    if (!S.stopping)
+        pthread_cond_timedwait(&S.wake, &S.lock, &until);
+    return !S.stopping;
 }
 
-/* CUDA devices the program's driver has: the profiler's chip-name call
- * answers for ordinals past the last device too (on an H100 machine, for
- * 1..15). libcuda is the program's own (RTLD_NOLOAD); without it, one. */
-static int device_count(void)
+static bool primary_active(const gfl_driver_api *drv, int ordinal, CUdevice *dev)
 {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    int (*count)(int *) = lib ? (int (*)(int *))dlsym(lib, "cuDeviceGetCount") : NULL;
+    unsigned flags = 0;
+    int active = 0;
+    return drv->cuDeviceGet(dev, ordinal) == CUDA_SUCCESS &&
+           drv->cuDevicePrimaryCtxGetState(*dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
+/* Until the program has made a primary context on one of its devices (or
+ * the session stops): that context retained and made current here. Returns
+ * the number of devices, 0 when stopping first. */
+static int wait_for_context(void)
+{
+    pthread_mutex_lock(&S.lock);
     int n = 0;
-    if (!count || count(&n) != 0 || n <= 0)
-        n = 1;
-    if (lib)
-        dlclose(lib);
-    return n < MAX_DEVICES ? n : MAX_DEVICES;
+    for (;;) {
+        const gfl_driver_api *drv = gfl_driver();
+        if (drv && drv->cuDeviceGetCount(&n) == CUDA_SUCCESS && n > 0) {
+            for (int i = 0; i < n; i++) {
+                CUdevice dev;
+                CUcontext ctx = NULL;
+                if (!primary_active(drv, i, &dev) || drv->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS)
+                    continue;
+                if (drv->cuCtxPushCurrent(ctx) != CUDA_SUCCESS) {
+                    drv->cuDevicePrimaryCtxRelease(dev);
+                    continue;
+                }
+                S.held = dev;
+                S.context_held = true;
+                pthread_mutex_unlock(&S.lock);
+                return n < MAX_DEVICES ? n : MAX_DEVICES;
+            }
+        }
+        if (!wait_unless_stopping(50000000L)) { /* 50 ms */
+            pthread_mutex_unlock(&S.lock);
+            return 0;
+        }
+    }
+}
+
+static void release_context(void)
+{
+    const gfl_driver_api *drv = gfl_driver();
+    if (S.context_held && drv) {
+        CUcontext popped;
+        drv->cuCtxPopCurrent(&popped);
+        drv->cuDevicePrimaryCtxRelease(S.held);
+    }
+    S.context_held = false;
 }
 
 static void close_devices(bool touch_cupti)
@@ -251,10 +283,17 @@ static void close_devices(bool touch_cupti)
  * and started. Returns how many started; with none, everything is closed. */
 static int open_devices(void)
 {
-    int n_devices = device_count();
+    int n_devices = wait_for_context();
+    const gfl_driver_api *drv = gfl_driver();
     for (int dev = 0; dev < n_devices; dev++) {
         device_source *d = &S.dev[S.n_dev];
         char err[512] = "";
+        CUdevice cu;
+        if (!primary_active(drv, dev, &cu)) {
+            say(GFL_LOG_INFO, "pm_sampling_metrics: device %d is not sampled: the program had no context on it yet",
+                dev);
+            continue;
+        }
         memset(d, 0, sizeof *d);
         d->device = dev;
         int rc = S.ops->open(dev, &d->h, err, sizeof err);
@@ -279,6 +318,7 @@ static int open_devices(void)
     }
     if (S.n_dev == 0) {
         close_devices(false);
+        release_context();
         return 0;
     }
     say(GFL_LOG_INFO,
@@ -286,6 +326,34 @@ static int open_devices(void)
         S.host->options->pm_sampling_interval_us, S.n_dev, S.decode_every_ns / 1000000, S.dev[0].n_metrics, S.n_metrics,
         S.dev[0].device);
     return S.n_dev;
+}
+
+/* The thread: sets the devices up, decodes every S.decode_every_ns, and at
+ * the end stops, decodes what is left and closes them, all in the context
+ * it holds (when the process is exiting, it leaves CUPTI alone). */
+static void *decoder(void *arg)
+{
+    (void)arg;
+    if (open_devices() == 0)
+        return NULL;
+    pthread_mutex_lock(&S.lock);
+    while (wait_unless_stopping(S.decode_every_ns)) {
+        pthread_mutex_unlock(&S.lock);
+        decode_all();
+        pthread_mutex_lock(&S.lock);
+    }
+    bool exiting = S.process_exiting;
+    pthread_mutex_unlock(&S.lock);
+    if (!exiting) {
+        char err[512];
+        for (int k = 0; k < S.n_dev; k++)
+            (void)S.ops->stop(S.dev[k].h, err, sizeof err);
+        decode_all(); /* what was sampled since the last decode */
+    }
+    close_devices(!exiting);
+    if (!exiting)
+        release_context();
+    return NULL;
 }
 
 void gfl_pm_source_start(const gpufl_plugin_host *host)
@@ -311,7 +379,7 @@ void gfl_pm_source_start(const gpufl_plugin_host *host)
     S.started_ns = host->now_ns();
     S.offset_ns = (int64_t)realtime_ns() - (int64_t)S.started_ns;
     S.n_dev = 0;
-    S.stopping = false;
+    S.stopping = S.process_exiting = false;
     if (pthread_create(&S.thread, NULL, decoder, NULL) != 0) {
         say(GFL_LOG_WARN, "pm_sampling_metrics: no thread for PM sampling; not sampling");
         close_devices(false);
@@ -326,15 +394,9 @@ void gfl_pm_source_stop(bool process_exiting)
         return;
     pthread_mutex_lock(&S.lock);
     S.stopping = true;
+    S.process_exiting = process_exiting;
     pthread_cond_signal(&S.wake);
     pthread_mutex_unlock(&S.lock);
     pthread_join(S.thread, NULL);
     S.thread_running = false;
-    if (!process_exiting) {
-        char err[512];
-        for (int k = 0; k < S.n_dev; k++)
-            (void)S.ops->stop(S.dev[k].h, err, sizeof err);
-        decode_all(); /* what was sampled since the last decode */
-    }
-    close_devices(!process_exiting);
 }

@@ -54,6 +54,7 @@ typedef struct device_source {
     size_t n_metrics;
     uint64_t failed_decodes; /* said once, then counted: a decode runs every few ms */
     uint64_t image_full;     /* decodes whose image filled: the rest of their period was lost */
+    uint64_t decodes;
     bool overflow_said;
 } device_source;
 
@@ -105,7 +106,9 @@ static void parse(const char *option)
     }
 }
 
-/* Configures h with as many of the metrics as fit one pass, in order. */
+/* Configures h with all the metrics, or else with as many as fit one
+ * pass, in order (each configure is a new config handed to CUPTI: the
+ * common case makes one). */
 static int configure_greedy(device_source *d, char *err, size_t err_len)
 {
     const char *kept[MAX_METRICS];
@@ -113,8 +116,15 @@ static int configure_greedy(device_source *d, char *err, size_t err_len)
     gpufl_pm_config cfg;
     gpufl__pm_config_defaults(&cfg);
     cfg.sampling_interval = (uint64_t)S.host->options->pm_sampling_interval_us * 1000u;
+    cfg.metrics = S.metrics;
+    cfg.num_metrics = S.n_metrics;
     char last_err[512] = "";
-    for (size_t i = 0; i < S.n_metrics; i++) {
+    bool last_kept = S.ops->configure(d->h, &cfg, last_err, sizeof last_err) == 0;
+    if (last_kept) {
+        memcpy(kept, S.metrics, S.n_metrics * sizeof *kept);
+        n = S.n_metrics;
+    }
+    for (size_t i = 0; !last_kept && i < S.n_metrics; i++) {
         kept[n] = S.metrics[i];
         cfg.metrics = kept;
         cfg.num_metrics = n + 1;
@@ -123,16 +133,18 @@ static int configure_greedy(device_source *d, char *err, size_t err_len)
             n++;
         else
             say(GFL_LOG_WARN, "pm_sampling_metrics: %s left out on device %d: %s", S.metrics[i], d->device, last_err);
+        last_kept = rc == 0 && i + 1 == S.n_metrics;
     }
     if (n == 0) {
         snprintf(err, err_len, "no metric of pm_sampling_metrics could be sampled");
         return -1;
     }
-    /* The last configure may have been a refused one: configure what was kept. */
-    cfg.metrics = kept;
-    cfg.num_metrics = n;
-    if (S.ops->configure(d->h, &cfg, err, err_len) != 0)
-        return -1;
+    if (!last_kept) { /* the last configure was a refused one: configure what was kept */
+        cfg.metrics = kept;
+        cfg.num_metrics = n;
+        if (S.ops->configure(d->h, &cfg, err, err_len) != 0)
+            return -1;
+    }
     d->n_metrics = n;
     for (size_t i = 0; i < n; i++)
         d->metric_ids[i] = S.host->intern(kept[i], strlen(kept[i]));
@@ -179,6 +191,8 @@ static void decode_all(void)
         device_source *d = &S.dev[k];
         gpufl_pm_counter_data *data = NULL;
         char err[512];
+        if (d->decodes++ == 0)
+            say(GFL_LOG_DEBUG, "PM sampling on device %d: first decode", d->device);
         if (S.ops->decode(d->h, MAX_SAMPLES_PER_DECODE, &data, err, sizeof err) != 0) {
             if (d->failed_decodes++ == 0)
                 say(GFL_LOG_WARN, "PM sampling: %s (said once; the count comes at the end)", err);
@@ -303,8 +317,10 @@ static int open_devices(void)
             S.ops->close(d->h);
             break;
         }
+        say(GFL_LOG_DEBUG, "PM sampling on device %d: %s", dev, rc == 0 ? "enabled" : "not enabled");
         if (rc == 0)
             rc = configure_greedy(d, err, sizeof err);
+        say(GFL_LOG_DEBUG, "PM sampling on device %d: %s", dev, rc == 0 ? "configured" : "not configured");
         if (rc == 0)
             rc = S.ops->start(d->h, err, sizeof err);
         if (rc != 0) {

@@ -266,10 +266,39 @@ static void test_waits_for_the_programs_context(void **state)
     free(log_path);
 }
 
+/* Without GPUFL_EXPERIMENTAL_PM_SOURCE=1 the option is refused, saying why,
+ * and the session records the rest. */
+static void test_off_unless_asked_for(void **state)
+{
+    (void)state;
+    unsetenv("GPUFL_EXPERIMENTAL_PM_SOURCE");
+    gpufl_options o = options(FAKE_CUPTI_SM_ACTIVE);
+    assert_true(gpufl_init(&o));
+    usleep(50000);
+    assert_false(fake.started(0));
+    gpufl_shutdown();
+    setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1", 1);
+    char *dir = tu_session_dir(log_path);
+    tu_ndjson sys;
+    assert_int_equal(tu_ndjson_load_channel(dir, "system", &sys), 0);
+    bool warned = false;
+    for (size_t i = 0; i < tu_count_type(&sys, "log"); i++) {
+        const char *m = tu_str(tu_nth_type(&sys, "log", i), "message");
+        if (m && strstr(m, "GPUFL_EXPERIMENTAL_PM_SOURCE=1") && strstr(m, "experimental"))
+            warned = true;
+    }
+    assert_true(warned);
+    tu_ndjson_free(&sys);
+    free(dir);
+    tu_rm_rf(log_path);
+    free(log_path);
+}
+
 static int setup(void **state)
 {
     (void)state;
     setenv("GPUFL_CUPTI_LIBRARY", GFL_FAKE_CUPTI, 1);
+    setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1", 1);
     fake.lib = dlopen(GFL_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
     if (!fake.lib)
         return -1;
@@ -291,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_samples_in_both_formats),
         cmocka_unit_test(test_refused_device_leaves_a_session),
         cmocka_unit_test(test_waits_for_the_programs_context),
+        cmocka_unit_test(test_off_unless_asked_for),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

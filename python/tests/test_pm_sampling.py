@@ -11,6 +11,7 @@ its own kind with a message that says what to do.
 
 import ctypes
 import os
+import time
 
 import pytest
 
@@ -78,7 +79,9 @@ def test_samples_by_metric(fake):
     assert data.values(SM) == [50.0] * 6
 
 
-def test_decode_in_pieces(fake):
+def test_full_image_says_more(fake):
+    """A decode whose image fills says so; CUPTI (and the fake) drops the
+    rest of the buffer, so the next decode has only what came after."""
     from gpufl.pm_sampling import Collector
     c = Collector(0)
     c.enable()
@@ -87,9 +90,11 @@ def test_decode_in_pieces(fake):
     fake.fake_cupti_pm_samples(0, 5, 1.0)
     first = c.decode(max_samples=3)
     assert len(first) == 3 and first.more
+    assert len(c.decode(max_samples=3)) == 0
+    fake.fake_cupti_pm_samples(0, 2, 1.0)
     rest = c.decode(max_samples=3)
     assert len(rest) == 2 and not rest.more
-    assert rest[0].start_timestamp == first[-1].end_timestamp
+    assert rest[0].start_timestamp > first[-1].end_timestamp
     c.disable()
     c.close()
 
@@ -131,14 +136,25 @@ def test_errors_carry_their_kind(fake):
     assert isinstance(e.value, RuntimeError)
 
 
-def test_recorded_samples_read_back(fake, tmp_path):
-    """pm_sampling_metrics in a Trace session through the plugin: the
+def test_recorded_samples_read_back(fake, tmp_path, monkeypatch):
+    """pm_sampling_metrics (experimental, asked for) in a Trace session
+    through the plugin, with the fake driver beside the fake libcupti: the
     samples come back from the trace as the pm_samples table."""
     import gpufl
     from gpufl._trace import Trace
+    cuda = os.path.join(os.path.dirname(os.path.dirname(_fake_path())), "fake_cuda", "libcuda.so.1")
+    if not os.path.exists(cuda):
+        pytest.skip("no fake libcuda.so.1 beside the fake libcupti")
+    ctypes.CDLL(cuda)  # the program's driver, as the plugin finds it (RTLD_NOLOAD)
+    monkeypatch.setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1")
     plugin = os.path.join(os.path.dirname(_lib.path), "libgpufl_cupti.so")
     assert gpufl.init(app_name="pm-py", log_path=str(tmp_path), profiling_engine="trace", device_plugin=plugin,
                       system_sample_rate_ms=0, pm_sampling_metrics=SM + "," + DRAM, pm_sampling_interval_us=50)
+    fake.fake_cupti_pm_started.restype = ctypes.c_bool
+    for _ in range(400):  # the recorder starts PM sampling on its own thread
+        if fake.fake_cupti_pm_started(0):
+            break
+        time.sleep(0.005)
     assert fake.fake_cupti_pm_samples(0, 40, 0.25) == 40
     d = gpufl.session_dir()
     gpufl.shutdown()

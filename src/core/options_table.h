@@ -136,13 +136,15 @@
       "memory-bound kernel then made samples faster than CUPTI decoded them and later kernels "  \
       "went unsampled). Longer periods cost less and sample less.")                                                                             \
     X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \
-      "Trace engine and up: CUPTI metrics the GPU's performance monitor samples on every device, " \
-      "comma-separated, as `pm_sample` events on the session clock (counter tracks in the "      \
-      "exports); `default`: SM active, tensor pipe active, DRAM read and write bytes/s, PCIe "    \
-      "read and write bytes/s. One event a sample and metric: 6 metrics at 10 us are 600000 "     \
-      "events a second.")                                                                         \
-    X(pm_sampling_interval_us, U32, 10, "`10`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,      \
-      "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU.")
+      "Trace engine and up, experimental: CUPTI metrics the GPU's performance monitor samples on "  \
+      "every device, comma-separated, as `pm_sample` events on the session clock (counter tracks " \
+      "in the exports); `default`: SM active, tensor pipe active, DRAM read and write bytes/s, "  \
+      "PCIe read and write bytes/s. Off unless GPUFL_EXPERIMENTAL_PM_SOURCE=1: on an H100 it "   \
+      "crashed the program inside CUPTI (2026-11-27). The PM sampling API (gpufl_pm_*) works.")  \
+    X(pm_sampling_interval_us, U32, 1000, "`1000`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,  \
+      "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU. Each "      \
+      "sample costs the decoding thread about 25 us (1 metric) to 94 us (6) on an H100: "         \
+      "shorter intervals than that lose samples, and say so.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

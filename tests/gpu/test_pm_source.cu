@@ -31,6 +31,7 @@
 int main()
 {
     skip_without_gpu();
+    setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1", 1); /* the source is off by default (pm_source.c says why) */
     int sms = 0;
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess, "SM count");
     CHECK(cudaFree(0) == cudaSuccess, "context");

@@ -38,6 +38,16 @@ static const struct {
     {"pcie__write_bytes.sum.per_second", 64e9, 1},
     {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", 100.0, 1},
     {"multipass__l1tex_hit_rate.pct", 100.0, 2},
+    /* the range profiler's defaults: a range's value is full x its kernels' ns / 1e6 */
+    {"gpu__time_duration.sum", 1e6, 1},
+    {"dram__bytes_read.sum", 2e6, 1},
+    {"dram__bytes_write.sum", 1e6, 1},
+    {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50.0, 1},
+    {"sm__warps_active.avg.pct_of_peak_sustained_active", 40.0, 1},
+    {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 30.0, 1},
+    {"lts__t_sector_hit_rate.pct", 80.0, 1},
+    {"l1tex__t_sector_hit_rate.pct", 60.0, 1},
+    {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 100.0, 1},
 };
 
 static atomic_int devices = 1;

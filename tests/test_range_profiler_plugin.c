@@ -33,7 +33,7 @@
 // clang-format off
 #define FAKE_FUNCTIONS(X)                                                                          \
     X(create_context) X(destroy_context) X(launch_kernel) X(rp_refuse) X(rp_state_get)             \
-    X(nvtx_push) X(nvtx_pop)
+    X(nvtx_push) X(nvtx_pop) X(profiler_refuse_init)
 // clang-format on
 
 static struct {
@@ -312,6 +312,29 @@ static void context_destroyed_first(void **state)
     gpufl_trace_close(t);
 }
 
+/* `gpufl run` starts gpufl inside the driver's initialisation, where
+ * CUPTI 13's profiler cannot initialise yet (CUPTI_ERROR_UNKNOWN on an
+ * H100): the engine tries again once a context exists. */
+static void profiler_initialised_when_a_context_exists(void **state)
+{
+    (void)state;
+    gpufl_options o = options("rp_deferred");
+    o.range_profiler_metrics = "gpu__time_duration.sum";
+    fake.rp_refuse(CUPTI_SUCCESS);
+    fake.profiler_refuse_init(CUPTI_ERROR_UNKNOWN);
+    assert_true(gpufl_init(&o));
+    fake.profiler_refuse_init(CUPTI_SUCCESS);
+    fake.create_context(next_context++, 0);
+    gpufl_scope s = gpufl_scope_begin("step");
+    kernel(321);
+    gpufl_scope_end(s);
+    char dir[4096];
+    gpufl_trace *t = finish(dir, sizeof dir);
+    assert_string_equal(str(t, gpufl_trace_get_info(t)->engine), "range_profiler");
+    assert_true(value_of(t, 1, "gpu__time_duration.sum") == 321.0);
+    gpufl_trace_close(t);
+}
+
 /* Runs a session of o with one scope and kernel; returns the trace. */
 static gpufl_trace *refused_session(const gpufl_options *o, CUptiResult refuse)
 {
@@ -386,6 +409,7 @@ int main(void)
         cmocka_unit_test(other_threads_make_no_ranges),
         cmocka_unit_test(nvtx_ranges_on_request),
         cmocka_unit_test(context_destroyed_first),
+        cmocka_unit_test(profiler_initialised_when_a_context_exists),
         cmocka_unit_test(counters_taken_steps_down_and_names_the_tools),
         cmocka_unit_test(two_pass_metrics_are_refused),
         cmocka_unit_test(unknown_metric_is_named),

@@ -194,6 +194,8 @@ typedef struct fake_cupti_rp_state {
     uint32_t max_depth;
 } fake_cupti_rp_state;
 void fake_cupti_rp_state_get(fake_cupti_rp_state *out);
+/* cuptiProfilerInitialize answers rc from now on (CUPTI_SUCCESS: works). */
+void fake_cupti_profiler_refuse_init(CUptiResult rc);
 
 /* How many devices the fake has (cuptiDeviceGetChipName's valid indexes;
  * 1 at start), all of chip FAKE_CUPTI_CHIP. */

@@ -51,6 +51,7 @@ static const struct {
 };
 
 static atomic_int devices = 1;
+static atomic_int init_refusal; /* a CUptiResult cuptiProfilerInitialize answers, 0 none */
 static atomic_int initialized;
 static atomic_int hosts_alive;
 
@@ -78,10 +79,17 @@ EXPORT int fake_cupti_profiler_hosts_alive(void) { return atomic_load(&hosts_ali
 
 /* ---- profiler target ------------------------------------------------------------- */
 
+/* cuptiProfilerInitialize answers rc from now on (as CUPTI 13 does,
+ * CUPTI_ERROR_UNKNOWN, while the driver is initialising itself);
+ * CUPTI_SUCCESS: works again. */
+EXPORT void fake_cupti_profiler_refuse_init(CUptiResult rc) { atomic_store(&init_refusal, (int)rc); }
+
 EXPORT CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
 {
     if (!p || p->structSize == 0)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (atomic_load(&init_refusal))
+        return (CUptiResult)atomic_load(&init_refusal);
     atomic_store(&initialized, 1);
     return CUPTI_SUCCESS;
 }

@@ -61,6 +61,8 @@ static struct {
     CUcontext ctx;      /* the context profiled, NULL until known */
     uint32_t device;
     bool ctx_gone;
+    bool pending;       /* prepare() to be tried again once a context exists */
+    const char *option; /* range_profiler_metrics, "default" when empty */
     CUpti_RangeProfiler_Object *obj;
     uint8_t *image;
     size_t image_size;
@@ -72,6 +74,8 @@ static struct {
     uint32_t number; /* ranges numbered in the session */
     uint64_t measured, dropped, other_threads, empty, lost_events;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool prepared(void);
 
 /* 0: not decided for this start; 1: the profiled thread; 2: another. */
 static __thread uint32_t my_generation;
@@ -393,7 +397,7 @@ static bool profiled_thread(bool opening)
         return false; /* a thread decides at a begin, not at an end */
     if (!R.ctx)
         R.ctx = current_context(); /* a late start: the context the thread works on */
-    if (!R.ctx)
+    if (!R.ctx || !prepared())
         return false; /* no CUDA context yet: nothing to profile, decide later */
     CUcontext mine = current_context();
     bool profiled = !R.enabled && (!mine || mine == R.ctx);
@@ -529,11 +533,68 @@ static int config_default(const char *chip, char *err, size_t err_len)
     return rc == CUPTI_SUCCESS ? 0 : -1;
 }
 
+/* Which chip device 0 is, and the metrics' config for it: 0; -1 with the
+ * reason in err; 1 when CUPTI's profiler cannot be initialised yet (inside
+ * the driver's own initialisation, where `gpufl run` starts gpufl: the
+ * caller tries again once a context exists). Under the lock. */
+static int prepare(char *err, size_t err_len)
+{
+    char chip[64], why[512];
+    CUptiResult rc = gfl_profiler_chip_name(R.cfg.api, 0, chip, sizeof chip, why, sizeof why);
+    if (rc != CUPTI_SUCCESS) {
+        const char *c = cause(rc);
+        snprintf(err, err_len, "range profiler: %s%s%s", why, c ? "; " : "", c ? c : "");
+        return c || rc == GFL_CUPTI_MISSING ? -1 : 1;
+    }
+    if (strcmp(R.option, "default") == 0) {
+        if (config_default(chip, err, err_len) != 0)
+            return -1;
+    } else {
+        rc = gfl_profiler_host_create(&R.host, R.cfg.api, CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, NULL, R.metrics,
+                                      R.n_metrics, why, sizeof why);
+        if (rc != CUPTI_SUCCESS) {
+            snprintf(err, err_len, "range_profiler_metrics: %s", why);
+            return -1;
+        }
+        if (R.host.passes != 1) {
+            snprintf(err, err_len,
+                     "range_profiler_metrics: the %zu metrics need %zu passes on %s, and a program that is being "
+                     "recorded cannot replay its work: choose metrics that fit one pass",
+                     R.n_metrics, R.host.passes, chip);
+            gfl_profiler_host_destroy(&R.host);
+            return -1;
+        }
+    }
+    R.time_metric = R.n_metrics;
+    for (size_t i = 0; i < R.n_metrics; i++) {
+        R.metric_ids[i] = R.cfg.host->intern(R.metrics[i], strlen(R.metrics[i]));
+        if (strcmp(R.metrics[i], "gpu__time_duration.sum") == 0)
+            R.time_metric = i;
+    }
+    R.pending = false;
+    return 0;
+}
+
+/* A deferred prepare(), once a context exists: false when it failed (and
+ * said so). Under the lock. */
+static bool prepared(void)
+{
+    if (!R.pending)
+        return true;
+    char err[640];
+    if (prepare(err, sizeof err) == 0)
+        return true;
+    R.broken = true;
+    R.pending = false;
+    R.cfg.failed(err);
+    return false;
+}
+
 int gfl_rp_start(const gfl_rp_config *cfg, bool late, char *err, size_t err_len)
 {
     pthread_mutex_lock(&R.lock);
     R.cfg = *cfg;
-    R.broken = R.enabled = R.started = R.range_open = R.ctx_gone = false;
+    R.broken = R.enabled = R.started = R.range_open = R.ctx_gone = R.pending = false;
     R.ctx = NULL;
     R.obj = NULL;
     R.depth = R.lost_depth = 0;
@@ -548,39 +609,15 @@ int gfl_rp_start(const gfl_rp_config *cfg, bool late, char *err, size_t err_len)
                  cfg->api->path[0] ? cfg->api->path : "libcupti", missing);
         goto out;
     }
-    if (parse(cfg->metrics && cfg->metrics[0] ? cfg->metrics : "default", err, err_len) != 0)
+    R.option = cfg->metrics && cfg->metrics[0] ? cfg->metrics : "default";
+    if (parse(R.option, err, err_len) != 0)
         goto out;
-    char chip[64], why[512];
-    CUptiResult rc = gfl_profiler_chip_name(cfg->api, 0, chip, sizeof chip, why, sizeof why);
-    if (rc != CUPTI_SUCCESS) {
-        const char *c = cause(rc);
-        snprintf(err, err_len, "range profiler: %s%s%s", why, c ? "; " : "", c ? c : "");
+    int rc = prepare(err, err_len);
+    if (rc < 0)
         goto out;
-    }
-    if (strcmp(cfg->metrics && cfg->metrics[0] ? cfg->metrics : "default", "default") == 0) {
-        if (config_default(chip, err, err_len) != 0)
-            goto out;
-    } else {
-        rc = gfl_profiler_host_create(&R.host, cfg->api, CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, NULL, R.metrics,
-                                      R.n_metrics, why, sizeof why);
-        if (rc != CUPTI_SUCCESS) {
-            snprintf(err, err_len, "range_profiler_metrics: %s", why);
-            goto out;
-        }
-        if (R.host.passes != 1) {
-            snprintf(err, err_len,
-                     "range_profiler_metrics: the %zu metrics need %zu passes on %s, and a program that is being "
-                     "recorded cannot replay its work: choose metrics that fit one pass",
-                     R.n_metrics, R.host.passes, chip);
-            gfl_profiler_host_destroy(&R.host);
-            goto out;
-        }
-    }
-    R.time_metric = R.n_metrics;
-    for (size_t i = 0; i < R.n_metrics; i++) {
-        R.metric_ids[i] = cfg->host->intern(R.metrics[i], strlen(R.metrics[i]));
-        if (strcmp(R.metrics[i], "gpu__time_duration.sum") == 0)
-            R.time_metric = i;
+    if (rc > 0) {
+        say(GFL_LOG_DEBUG, "%s: trying again when the program has a CUDA context", err);
+        R.pending = true;
     }
     R.running = true;
     result = 0;
@@ -599,7 +636,7 @@ out:
 void gfl_rp_context_created(CUcontext ctx)
 {
     pthread_mutex_lock(&R.lock);
-    if (R.running && !R.ctx)
+    if (R.running && !R.ctx && prepared())
         R.ctx = ctx;
     pthread_mutex_unlock(&R.lock);
 }

@@ -139,7 +139,7 @@ out:
 static const struct {
     const char *metric, *label;
 } labels[] = {
-    {TIME_METRIC, "GPU time"},
+    {TIME_METRIC, "GPU elapsed"},
     {"dram__bytes_read.sum", "DRAM read"},
     {"dram__bytes_write.sum", "DRAM write"},
     {"dram__bytes.sum", "DRAM bytes"},

@@ -395,16 +395,21 @@ static bool profiled_thread(bool opening)
         return my_role == 1;
     if (!opening)
         return false; /* a thread decides at a begin, not at an end */
-    if (!R.ctx)
-        R.ctx = current_context(); /* a late start: the context the thread works on */
+    if (R.enabled) {
+        my_generation = R.generation;
+        my_role = 2; /* another thread is profiled */
+        return false;
+    }
+    /* The thread's own context when the driver says (a late start, or a
+     * first context that another library made on another device), else
+     * the first one created. */
+    CUcontext mine = current_context();
+    if (mine)
+        R.ctx = mine;
     if (!R.ctx || !prepared())
         return false; /* no CUDA context yet: nothing to profile, decide later */
-    CUcontext mine = current_context();
-    bool profiled = !R.enabled && (!mine || mine == R.ctx);
     my_generation = R.generation;
-    my_role = profiled ? 1 : 2;
-    if (!profiled)
-        return false;
+    my_role = 1;
     if (R.cfg.api->cuptiGetDeviceId && R.cfg.api->cuptiGetDeviceId(R.ctx, &R.device) != CUPTI_SUCCESS)
         R.device = 0;
     return enable();

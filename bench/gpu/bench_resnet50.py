@@ -14,10 +14,13 @@ ENGINE@NAME=VALUE[@NAME=VALUE...], set through their GPUFL_NAME variables
 (e.g. pc_sampling@pc_sampling_period=19, trace@pm_sampling_metrics=default).
 Each run also reports the main thread's CPU time per iteration: a tracer
 that slows the launching thread shows there, one that slows the GPU does
-not.
+not. With --scopes each iteration is a
+gpufl scope "step" holding "forward", "backward" and "optimizer" (under
+gpufl only; the no-tracer runs are the same loop without them): what the
+range_profiler engine measures, one range per scope.
 
-usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S] [--engines E,...]
-       bench_resnet50.py --child --warmup W --iters M        (one run)
+usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S] [--engines E,...] [--scopes]
+       bench_resnet50.py --child --warmup W --iters M [--scopes]        (one run)
 """
 import argparse
 import json
@@ -34,7 +37,29 @@ import gpufl_session  # noqa: E402
 BATCH = 64
 
 
-def child(warmup, iters):
+class _NoScope:
+    def __init__(self, name):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def scope_class(wanted):
+    """gpufl.Scope when --scopes and the run is under gpufl (which sets
+    GPUFL_LIBRARY, the library its session runs in), else a no-op."""
+    if not wanted or not os.environ.get("GPUFL_LIBRARY"):
+        return _NoScope
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import gpufl
+    return gpufl.Scope
+
+
+def child(warmup, iters, scopes=False):
+    Scope = scope_class(scopes)
     import torch
     import torchvision
     try:
@@ -50,9 +75,14 @@ def child(warmup, iters):
     y = torch.randint(0, 1000, (BATCH,), device=dev)
 
     def step():
-        opt.zero_grad(set_to_none=True)
-        loss_fn(model(x), y).backward()
-        opt.step()
+        with Scope("step"):
+            opt.zero_grad(set_to_none=True)
+            with Scope("forward"):
+                loss = loss_fn(model(x), y)
+            with Scope("backward"):
+                loss.backward()
+            with Scope("optimizer"):
+                opt.step()
 
     for _ in range(warmup):
         step()
@@ -66,8 +96,10 @@ def child(warmup, iters):
     return 0
 
 
-def one_run(variant, cli, warmup, iters):
+def one_run(variant, cli, warmup, iters, scopes=False):
     me = [sys.executable, os.path.abspath(__file__), "--child", "--warmup", str(warmup), "--iters", str(iters)]
+    if scopes:
+        me.append("--scopes")
     if variant in ("gpufl", "gpufl_ops"):
         options = () if variant == "gpufl_ops" else ("--no-torch-ops",)
         proc, logs = gpufl_session.run(cli, me, "resnet50", options=options)
@@ -95,7 +127,7 @@ def measure(variants, args, cli, iters, torch, torchvision):
     res = {v: [] for v in variants}
     for r in range(args.runs):
         for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
-            res[v].append(one_run(v, cli, args.warmup, iters))
+            res[v].append(one_run(v, cli, args.warmup, iters, args.scopes))
     med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
     print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__})")
@@ -129,9 +161,10 @@ def main():
     ap.add_argument("--iters", type=int, default=0, help="measured iterations; 0: enough for --seconds")
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--engines", default="", help="comma-separated engines to compare with no tracer")
+    ap.add_argument("--scopes", action="store_true", help="scopes step/forward/backward/optimizer under gpufl")
     args = ap.parse_args()
     if args.child:
-        return child(args.warmup, args.iters)
+        return child(args.warmup, args.iters, args.scopes)
     if not args.cli:
         ap.error("GPUFL_CLI is required")
     try:

@@ -90,53 +90,55 @@ typedef enum gpufl_err {
  * fields the caller knows about.
  */
 typedef struct gpufl_options {
-    size_t struct_size;               /* set by gpufl_options_init() */
-    const char *app_name;             /* "gpufl"; names the session */
-    const char *log_path;             /* "" = a directory named after app_name */
-    const char *backend_url;          /* collector server URL for uploads */
-    const char *api_key;              /* never written to any file */
-    const char *api_path;             /* "" = "/api/v1" */
-    bool remote_upload;               /* deprecated, no effect */
-    bool enable_stack_trace;          /* CPU stacks at launch and sync points */
-    bool enable_source_collection;    /* true: collect source for SASS views */
-    bool enable_external_correlation; /* true: framework correlation ids */
-    bool enable_synchronization;      /* true: record syncs (Trace and up) */
-    bool enable_memory_tracking;      /* record device allocations */
-    bool enable_cuda_graphs_tracking; /* record CUDA graph launches */
-    uint32_t system_sample_rate_ms;   /* host/GPU metric period; 0 = off */
-    uint32_t kernel_sample_rate_ms;   /* deprecated, no effect */
-    bool continuous_system_sampling;  /* sample from init to shutdown, not
+    size_t struct_size;                 /* set by gpufl_options_init() */
+    const char *app_name;               /* "gpufl"; names the session */
+    const char *log_path;               /* "" = a directory named after app_name */
+    const char *backend_url;            /* collector server URL for uploads */
+    const char *api_key;                /* never written to any file */
+    const char *api_path;               /* "" = "/api/v1" */
+    bool remote_upload;                 /* deprecated, no effect */
+    bool enable_stack_trace;            /* CPU stacks at launch and sync points */
+    bool enable_source_collection;      /* true: collect source for SASS views */
+    bool enable_external_correlation;   /* true: framework correlation ids */
+    bool enable_synchronization;        /* true: record syncs (Trace and up) */
+    bool enable_memory_tracking;        /* record device allocations */
+    bool enable_cuda_graphs_tracking;   /* record CUDA graph launches */
+    uint32_t system_sample_rate_ms;     /* host/GPU metric period; 0 = off */
+    uint32_t kernel_sample_rate_ms;     /* deprecated, no effect */
+    bool continuous_system_sampling;    /* sample from init to shutdown, not
                                         only inside scopes and system windows */
-    gpufl_backend backend;            /* AUTO */
-    gpufl_engine profiling_engine;    /* MONITOR */
-    const char *config_file;          /* JSON file of options, "" = none */
-    bool flush_logs_always;           /* fdatasync every write */
-    bool enable_debug_output;         /* debug lines on stderr */
-    bool enabled;                     /* true; false makes every call a no-op */
-    uint64_t log_rotate_bytes;        /* 64 MiB; rotate a log past this size */
-    uint64_t session_max_bytes;       /* 4 GiB; stop writing past this total */
-    uint64_t min_free_bytes;          /* 512 MiB; stop when the disk has less */
-    uint32_t ring_events;             /* 8192; per-thread ring capacity, in scope events (32 bytes) */
-    const char *device_plugin;        /* "" = libgpufl_cupti.so; for tests */
-    gpufl_log_format log_format;      /* COMPACT */
-    uint32_t flight_window_s;         /* 0 = no flight window */
-    uint64_t flight_window_bytes;     /* 256 MiB: the window's memory */
-    const char *dump_signal;          /* "SIGUSR2"; "none" = no handler */
-    bool dump_on_crash;               /* true: a fatal signal dumps the window */
-    bool dump_on_oom;                 /* true: a CUDA out-of-memory dumps it */
-    const char *dump_rules;           /* "slow_scope=step:500,device_memory_pct=95,..." */
-    uint32_t dump_max_count;          /* 10 dumps kept */
-    uint64_t dump_max_bytes;          /* 4 GiB for all dumps */
-    uint32_t dump_min_interval_s;     /* 10 s between two dumps */
-    uint32_t trace_every_s;           /* 0 = trace all the time */
-    uint32_t trace_for_s;             /* 1 s trace windows */
-    uint32_t trace_every_steps;       /* 0 = no step windows */
-    uint32_t trace_steps;             /* 1 step per step window */
-    const char *trace_step_scope;     /* "step": the scope that counts steps */
-    bool trace_on_trigger;            /* a trigger also opens a trace window */
-    uint32_t pc_sampling_period;      /* 15: 2^15 cycles between samples (5..31); 0 = CUPTI's choice */
-    const char *pm_sampling_metrics;  /* "" = off; "default" or CUPTI metric names, comma-separated */
-    uint32_t pm_sampling_interval_us; /* 10 us between PM samples */
+    gpufl_backend backend;              /* AUTO */
+    gpufl_engine profiling_engine;      /* MONITOR */
+    const char *config_file;            /* JSON file of options, "" = none */
+    bool flush_logs_always;             /* fdatasync every write */
+    bool enable_debug_output;           /* debug lines on stderr */
+    bool enabled;                       /* true; false makes every call a no-op */
+    uint64_t log_rotate_bytes;          /* 64 MiB; rotate a log past this size */
+    uint64_t session_max_bytes;         /* 4 GiB; stop writing past this total */
+    uint64_t min_free_bytes;            /* 512 MiB; stop when the disk has less */
+    uint32_t ring_events;               /* 8192; per-thread ring capacity, in scope events (32 bytes) */
+    const char *device_plugin;          /* "" = libgpufl_cupti.so; for tests */
+    gpufl_log_format log_format;        /* COMPACT */
+    uint32_t flight_window_s;           /* 0 = no flight window */
+    uint64_t flight_window_bytes;       /* 256 MiB: the window's memory */
+    const char *dump_signal;            /* "SIGUSR2"; "none" = no handler */
+    bool dump_on_crash;                 /* true: a fatal signal dumps the window */
+    bool dump_on_oom;                   /* true: a CUDA out-of-memory dumps it */
+    const char *dump_rules;             /* "slow_scope=step:500,device_memory_pct=95,..." */
+    uint32_t dump_max_count;            /* 10 dumps kept */
+    uint64_t dump_max_bytes;            /* 4 GiB for all dumps */
+    uint32_t dump_min_interval_s;       /* 10 s between two dumps */
+    uint32_t trace_every_s;             /* 0 = trace all the time */
+    uint32_t trace_for_s;               /* 1 s trace windows */
+    uint32_t trace_every_steps;         /* 0 = no step windows */
+    uint32_t trace_steps;               /* 1 step per step window */
+    const char *trace_step_scope;       /* "step": the scope that counts steps */
+    bool trace_on_trigger;              /* a trigger also opens a trace window */
+    uint32_t pc_sampling_period;        /* 15: 2^15 cycles between samples (5..31); 0 = CUPTI's choice */
+    const char *pm_sampling_metrics;    /* "" = off; "default" or CUPTI metric names, comma-separated */
+    uint32_t pm_sampling_interval_us;   /* 10 us between PM samples */
+    const char *range_profiler_metrics; /* "default" or CUPTI metric names, comma-separated */
+    bool range_profiler_nvtx;           /* NVTX ranges make range profiler ranges too */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */

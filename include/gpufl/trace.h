@@ -325,6 +325,25 @@ typedef struct gpufl_trace_pm_samples {
     const double *value;
 } gpufl_trace_pm_samples;
 
+/* The range profiler (engine range_profiler): hardware counters of the GPU
+ * work inside one range, one row per range and metric, in time order
+ * (docs/FORMAT.md, `range_metric`). A range is the time the profiled
+ * thread spent in one gpufl scope with no scope open inside it, or one
+ * NVTX range (option range_profiler_ranges). value is in the metric's own
+ * unit: its name says which (".sum" of bytes or cycles, ".pct..." a
+ * percentage, ".per_second" a rate). */
+typedef struct gpufl_trace_range_metrics {
+    size_t n;
+    const uint64_t *ts_ns;  /* the range's start, session clock (host side) */
+    const uint64_t *end_ns; /* its end */
+    const uint16_t *device;
+    const uint32_t *range;    /* the range's number in the session, from 1 */
+    const uint64_t *scope_id; /* the scope measured (gpufl_trace_scopes.id), 0 = an NVTX range */
+    const uint32_t *name;     /* string id: the scope's or NVTX range's name */
+    const uint32_t *metric;   /* string id: the CUPTI metric name */
+    const double *value;
+} gpufl_trace_range_metrics;
+
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
  * limit, 128 energy, 256 clocks, 512 throttle, 1024 pcie, 2048 fan, 4096 ecc,
@@ -479,6 +498,7 @@ GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_t
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -521,6 +541,7 @@ enum {
     GPUFL_TRACE_TABLE_ALLOCATOR,
     GPUFL_TRACE_TABLE_PC_SAMPLES,
     GPUFL_TRACE_TABLE_PM_SAMPLES,
+    GPUFL_TRACE_TABLE_RANGE_METRICS,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

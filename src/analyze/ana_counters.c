@@ -1,9 +1,9 @@
 /*
  * The stall, SASS and hardware counter sections (analysis.h). Warp stalls
- * come from PC sampling (ana_stalls.c); the SASS and hardware counter
- * sections have no rows in the trace format yet, and say which engine
- * fills them, so a report can tell the user what to turn on instead of
- * leaving a blank.
+ * come from PC sampling (ana_stalls.c), hardware counters per scope from
+ * the range profiler (ana_hw.c); the SASS section has no rows in the trace
+ * format yet. An empty section says which engine fills it, so a report can
+ * tell the user what to turn on instead of leaving a blank.
  */
 #include <string.h>
 
@@ -22,6 +22,14 @@ int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out)
     out->stalls = empty("pc_sampling");
     out->sass = empty("sass_metrics");
     out->hw = empty("range_profiler");
+    const gpufl_trace_range_metrics *rm = gpufl_trace_get_range_metrics(t);
+    if (rm && rm->n) {
+        out->hw.status = GPUFL__ANA_SECTION_ROWS;
+        out->hw.rows = rm->n;
+        int rc = gpufl__analyze_hw(t, &out->ranges);
+        if (rc != 0)
+            return rc;
+    }
     const gpufl_trace_pc_samples *p = gpufl_trace_get_pc_samples(t);
     if (!p || !p->n)
         return 0;
@@ -35,5 +43,6 @@ void gpufl__ana_counters_free(gpufl__ana_counters *c)
     if (!c)
         return;
     gpufl__ana_stalls_free(&c->pcs);
+    gpufl__ana_hw_free(&c->ranges);
     memset(c, 0, sizeof *c);
 }

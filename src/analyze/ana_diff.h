@@ -171,6 +171,22 @@ typedef struct gpufl__diff_stall {
     const char *base_top, *cand_top; /* kernels: each side's top stall */
 } gpufl__diff_stall;
 
+/* Hardware counters (range profiler) of the two sessions, informational
+ * (never a verdict): for the ranges of all scopes together, then each
+ * scope or NVTX range name both sessions measured, each metric both
+ * counted whose value moved by GPUFL__DIFF_COUNTER_MOVE_PCT or more: a
+ * percentage by that many points, anything else by that much of the
+ * baseline's value. Summed metrics are compared per range (a session of
+ * more steps has more bytes), the others as their weighted means. */
+#define GPUFL__DIFF_COUNTER_MOVE_PCT 10.0
+
+typedef struct gpufl__diff_counter {
+    const char *scope;  /* text of a trace; NULL for all ranges together */
+    const char *metric; /* CUPTI's name: text of a trace */
+    double base, cand;  /* per range (summed metrics) or the mean, in the metric's unit */
+    int unit;           /* GPUFL__HW_* (analysis.h) */
+} gpufl__diff_counter;
+
 typedef struct gpufl__diff {
     gpufl__diff_options options; /* as used (defaults filled in) */
     gpufl__diff_value wall_ns;   /* judged */
@@ -193,6 +209,10 @@ typedef struct gpufl__diff {
     bool stalls_compared;
     uint32_t nstalls;
     gpufl__diff_stall *stalls; /* the session's reasons first, then kernels by name */
+    /* Hardware counters, when both sessions have range metrics (counters_compared). */
+    bool counters_compared;
+    uint32_t ncounters;
+    gpufl__diff_counter *counters; /* all ranges first, then scopes by name */
 } gpufl__diff;
 
 /*
@@ -212,6 +232,11 @@ void gpufl__diff_free(gpufl__diff *d);
  * 0 or GPUFL_ENOMEM. */
 int gpufl__diff_stalls(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
                        const gpufl__ana_report *c) __attribute__((warn_unused_result));
+
+/* The counter rows of out from the two reports' range metrics
+ * (ana_diff_counters.c). 0 or GPUFL_ENOMEM. */
+int gpufl__diff_counters(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                         const gpufl__ana_report *c) __attribute__((warn_unused_result));
 
 /* The words of the enums above, for renderers: "both", "new", "gone";
  * "same", "regressed", "improved"; "steady", "slower", "faster". */

@@ -574,18 +574,63 @@ typedef struct gpufl__ana_stalls {
     uint64_t no_line;             /* samples at PCs without line info */
 } gpufl__ana_stalls;
 
+/* The range profiler's hardware counters (gpufl_trace_get_range_metrics)
+ * by scope or NVTX range name. A metric whose name ends in ".sum" (bytes,
+ * cycles, conflicts, GPU ns) is summed over the ranges; any other (a
+ * percentage, a rate, a ratio) is their mean weighted by each range's GPU
+ * time (gpu__time_duration.sum), or their plain mean when the session did
+ * not count GPU time. */
+#define GPUFL__ANA_HW_MAX_METRICS 32
+
+typedef struct gpufl__ana_hw_row {
+    uint32_t name;                            /* string id: the scope's or NVTX range's name; 0 for the session's row */
+    uint64_t ranges;                          /* ranges measured */
+    double gpu_ns;                            /* gpu__time_duration.sum over them, 0 unknown */
+    double values[GPUFL__ANA_HW_MAX_METRICS]; /* per metric of gpufl__ana_hw.metrics */
+    uint8_t has[GPUFL__ANA_HW_MAX_METRICS];   /* 1: some range had the metric */
+} gpufl__ana_hw_row;
+
+typedef struct gpufl__ana_hw {
+    uint32_t nmetrics;
+    uint32_t metrics[GPUFL__ANA_HW_MAX_METRICS]; /* string ids, in the order first recorded */
+    uint8_t summed[GPUFL__ANA_HW_MAX_METRICS];   /* 1: ".sum" (summed), 0: weighted mean */
+    gpufl__ana_hw_row session;                   /* every range */
+    uint32_t nrows;
+    gpufl__ana_hw_row *rows; /* by name, most GPU time (else most ranges) first */
+} gpufl__ana_hw;
+
 typedef struct gpufl__ana_counters {
     gpufl__ana_section stalls; /* warp stall reasons by kernel and source line */
     gpufl__ana_section sass;   /* per-instruction SASS metrics */
     gpufl__ana_section hw;     /* hardware counters per kernel or range */
     /* Appended. */
     gpufl__ana_stalls pcs; /* what `stalls` has, summed; empty when it has no rows */
+    gpufl__ana_hw ranges;  /* what `hw` has, by scope; empty when it has no rows */
 } gpufl__ana_counters;
 
 int gpufl__analyze_stalls(const gpufl_trace *t, gpufl__ana_stalls *out) __attribute__((warn_unused_result));
 void gpufl__ana_stalls_free(gpufl__ana_stalls *s);
 
 int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out) __attribute__((warn_unused_result));
+
+/* The range profiler's counters by name. 0, or GPUFL_ENOMEM with *out
+ * empty. */
+int gpufl__analyze_hw(const gpufl_trace *t, gpufl__ana_hw *out) __attribute__((warn_unused_result));
+void gpufl__ana_hw_free(gpufl__ana_hw *hw);
+/* What a metric's values are, from its name, for the reports. */
+enum {
+    GPUFL__HW_COUNT = 0, /* a plain number (conflicts, cycles, instructions) */
+    GPUFL__HW_BYTES,     /* bytes (".sum" of a *bytes* metric) */
+    GPUFL__HW_NS,        /* GPU time */
+    GPUFL__HW_PCT,       /* a percentage */
+    GPUFL__HW_RATE,      /* per second (bytes per second for a *bytes* metric) */
+};
+/* A short column label for metric ("DRAM read", "L2 hit"; the name itself
+ * when it has none) and its unit (GPUFL__HW_*) in *unit. */
+const char *gpufl__ana_hw_label(const char *metric, int *unit);
+
+/* The row of hw named name, or NULL. */
+const gpufl__ana_hw_row *gpufl__ana_hw_find(const gpufl__ana_hw *hw, uint32_t name);
 
 /* ---- PM sampling (ana_pm.c) ----------------------------------------------------- */
 

@@ -47,8 +47,9 @@ typedef enum gfl_event_type {
     GFL_EV_TRACE_WINDOW = 25, /* device tracing ran for a window (opened, then closed) */
     GFL_EV_ALLOCATOR = 26,    /* the state of a framework's caching allocator (PyTorch) */
     GFL_EV_PC_SAMPLE = 27,    /* warp samples at one instruction, by stall reason (PC sampling) */
-    /* 28, 29: SASS metrics, range profiler */
-    GFL_EV_PM_SAMPLE = 30, /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
+    /* 28: SASS metrics (another branch) */
+    GFL_EV_RANGE_METRIC = 29, /* one metric of one range profiler range (backend/cupti/range_profiler.h) */
+    GFL_EV_PM_SAMPLE = 30,    /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
     GFL_EV_TYPE_COUNT = 31
 } gfl_event_type;
 
@@ -506,6 +507,20 @@ typedef struct gfl_pm_sample_payload {
     uint32_t metric;       /* string id: the CUPTI metric name */
 } gfl_pm_sample_payload;
 
+/* One metric's value over one range of the range profiler: the GPU work
+ * that a gpufl scope (innermost, on the profiled thread) or an NVTX range
+ * enclosed, from h.ts to end_ts (session clock, host side: when the range
+ * was pushed and popped). One event per range and metric. Values are never
+ * negative; fixed point as pm_sample (saturating at 1.8e15). */
+typedef struct gfl_range_metric_payload {
+    uint64_t end_ts;
+    uint64_t value_x10000; /* the metric's value x 10000, rounded */
+    uint64_t scope_id;     /* the scope measured, 0 = an NVTX range */
+    uint32_t metric;       /* string id: the CUPTI metric name */
+    uint32_t name;         /* string id: the scope's or NVTX range's name */
+    uint32_t range;        /* the range's number in the session, from 1 */
+} gfl_range_metric_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;  /* lost since the previous dropped event of this source */
     uint64_t total;  /* lost by this source in the session so far */
@@ -543,6 +558,7 @@ typedef struct gfl_event {
         gfl_allocator_payload allocator;
         gfl_pc_sample_payload pc;
         gfl_pm_sample_payload pm_sample;
+        gfl_range_metric_payload range_metric;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];

@@ -59,8 +59,9 @@
       0,                                                                                          \
       "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace` "       \
       "(kernels, copies, syncs, allocations, NVTX), `pc_sampling` (trace, and warp stall "        \
-      "reasons by instruction and source line), `sass_metrics`, `range_profiler` (these two: "    \
-      "not implemented yet, recorded as `trace`), `deep` (pc_sampling and SASS metrics; "        \
+      "reasons by instruction and source line), `sass_metrics` (not implemented yet, recorded "  \
+      "as `trace`), `range_profiler` (trace, and hardware counters per scope: "                  \
+      "`range_profiler_metrics`), `deep` (pc_sampling and SASS metrics; "                        \
       "recorded as `pc_sampling` until SASS metrics are built).")                                 \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
       "JSON file whose keys are these option names; applied over the defaults and under the "    \
@@ -144,7 +145,17 @@
     X(pm_sampling_interval_us, U32, 1000, "`1000`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,  \
       "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU. Each "      \
       "sample costs the decoding thread about 25 us (1 metric) to 94 us (6) on an H100: "         \
-      "shorter intervals than that lose samples, and say so.")
+      "shorter intervals than that lose samples, and say so.")  \
+    X(range_profiler_metrics, STRING, "default", "`default`", "GPUFL_RANGE_PROFILER_METRICS", 0, \
+      0,                                                                                          \
+      "Engine `range_profiler`: CUPTI metrics counted for each range (the GPU work of one "      \
+      "scope), comma-separated; all must fit one pass, or the engine is refused. `default`: "     \
+      "GPU time, DRAM bytes read and written, SM throughput, achieved occupancy, DRAM "           \
+      "throughput, L2 and L1 hit rates, shared-memory bank conflicts, tensor pipe activity, as "  \
+      "many as fit one pass on the chip.")                                                        \
+    X(range_profiler_nvtx, BOOL, false, "`false`", "GPUFL_RANGE_PROFILER_NVTX", 0, 0,              \
+      "Engine `range_profiler`: NVTX ranges of the profiled thread make ranges too, as scopes " \
+      "do.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

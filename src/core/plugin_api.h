@@ -83,6 +83,12 @@ typedef struct gpufl_plugin {
      * under the session's lifecycle lock, never concurrently with stop. */
     int (*pause)(char *err, size_t err_len);
     int (*resume)(char *err, size_t err_len);
+    /* Optional: a scope of the calling thread begins (begin != 0) or ends
+     * (name: its string id). Called on the program's thread right after
+     * the scope's own record, only while the session's engine needs scope
+     * boundaries on the device (range_profiler), and possibly once more
+     * while stop() runs: the plugin serialises. */
+    void (*scope)(int begin, uint64_t scope_id, uint32_t name);
 } gpufl_plugin;
 
 typedef const gpufl_plugin *(*gpufl_plugin_entry_fn)(void);

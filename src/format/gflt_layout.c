@@ -335,6 +335,17 @@ static const gpufl__gflt_field pm_sample_fields[] = {
     F(u.pm_sample.value_x10000, GFLT_VAR),
 };
 
+static const gpufl__gflt_field range_metric_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    REF(u.range_metric.end_ts, h.ts),
+    F(u.range_metric.scope_id, GFLT_DELTA),
+    F(u.range_metric.name, GFLT_STR),
+    F(u.range_metric.metric, GFLT_STR),
+    F(u.range_metric.range, GFLT_DELTA),
+    F(u.range_metric.value_x10000, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -383,6 +394,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
     [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
     [GFL_EV_PC_SAMPLE] = LAYOUT(pc_sample_fields),
+    [GFL_EV_RANGE_METRIC] = LAYOUT(range_metric_fields),
     [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
 };
 

@@ -405,6 +405,21 @@
     X(value, u.pm_sample.value_x10000, FIX4, 0, ALWAYS)
 // clang-format on
 
+/* One metric of one range profiler range: the scope (0: an NVTX range)
+ * and its name, the range's number; value with 4 decimals, in the
+ * metric's own unit. */
+// clang-format off
+#define GFL_NDJSON_RANGE_METRIC(X)                                                                 \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(end_ns, u.range_metric.end_ts, U, 0, ALWAYS)                                                 \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(range, u.range_metric.range, U, 0, ALWAYS)                                                   \
+    X(scope, u.range_metric.scope_id, U, 0, NONZERO)                                               \
+    X(name, u.range_metric.name, STR, 0, ALWAYS)                                                   \
+    X(metric, u.range_metric.metric, STR, 0, ALWAYS)                                               \
+    X(value, u.range_metric.value_x10000, FIX4, 0, ALWAYS)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -436,6 +451,7 @@
     L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)                                          \
     L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)                                                \
     L(GFL_EV_PC_SAMPLE, GFL_NDJSON_PC_SAMPLE, none)                                                \
+    L(GFL_EV_RANGE_METRIC, GFL_NDJSON_RANGE_METRIC, none)                                          \
     L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)
 // clang-format on
 
@@ -520,7 +536,7 @@ typedef struct gpufl__meta_line {
     X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
     X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
     X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(since_ns)        \
-    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric)
+    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric) X(range)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -24,6 +24,7 @@
 #define AC_SIZE(f) SIZE_OF(gpufl_trace_allocator, AC, f)
 #define PC_SIZE(f) SIZE_OF(gpufl_trace_pc_samples, PC, f)
 #define PM_SIZE(f) SIZE_OF(gpufl_trace_pm_samples, PM, f)
+#define RM_SIZE(f) SIZE_OF(gpufl_trace_range_metrics, RM, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -37,6 +38,7 @@ static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
 static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
 static const uint8_t pc_sample_sizes[] = {PC_SAMPLE_COLS(PC_SIZE)};
 static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
+static const uint8_t range_metric_sizes[] = {RANGE_METRIC_COLS(RM_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -52,6 +54,7 @@ static const uint8_t allocator_xlat[AC_COUNT] = {
 static const uint8_t pc_sample_xlat[PC_COUNT] = {
     [PC_function] = GFL_X_STRING, [PC_file] = GFL_X_STRING, [PC_reason] = GFL_X_STRING};
 static const uint8_t pm_sample_xlat[PM_COUNT] = {[PM_metric] = GFL_X_STRING};
+static const uint8_t range_metric_xlat[RM_COUNT] = {[RM_name] = GFL_X_STRING, [RM_metric] = GFL_X_STRING};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -71,6 +74,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_ALLOCATOR] = {AC_COUNT, AC_ts_ns, allocator_sizes, allocator_xlat},
     [GFL_T_PC_SAMPLES] = {PC_COUNT, PC_ts_ns, pc_sample_sizes, pc_sample_xlat},
     [GFL_T_PM_SAMPLES] = {PM_COUNT, PM_ts_ns, pm_sample_sizes, pm_sample_xlat},
+    [GFL_T_RANGE_METRICS] = {RM_COUNT, RM_ts_ns, range_metric_sizes, range_metric_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -117,6 +121,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define ASET(f, v) SETF(gpufl_trace_allocator, AC_##f, f, v)
 #define PSET(f, v) SETF(gpufl_trace_pc_samples, PC_##f, f, v)
 #define PMSET(f, v) SETF(gpufl_trace_pm_samples, PM_##f, f, v)
+#define RMSET(f, v) SETF(gpufl_trace_range_metrics, RM_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -380,6 +385,23 @@ static int pm_sample_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int range_metric_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_RANGE_METRICS];
+    const gfl_range_metric_payload *p = &ev->u.range_metric;
+    size_t r;
+    ROW(R, r);
+    RMSET(ts_ns, ev->h.ts);
+    RMSET(end_ns, p->end_ts);
+    RMSET(device, ev->h.device);
+    RMSET(range, p->range);
+    RMSET(scope_id, p->scope_id);
+    RMSET(name, p->name);
+    RMSET(metric, p->metric);
+    RMSET(value, (double)p->value_x10000 / 10000.0);
+    return 0;
+}
+
 static int allocator_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_ALLOCATOR];
@@ -527,6 +549,7 @@ static inline uint64_t latest_time(const gfl_event *ev)
     case GFL_EV_GRAPH_LAUNCH: end = ev->u.graph.end_ts; break;
     case GFL_EV_TRACE_WINDOW: end = ev->u.trace_window.end_ts; break;
     case GFL_EV_PM_SAMPLE: end = ev->u.pm_sample.end_ts; break;
+    case GFL_EV_RANGE_METRIC: end = ev->u.range_metric.end_ts; break;
     default: break;
     }
     return end > ev->h.ts ? end : ev->h.ts;
@@ -553,6 +576,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_ALLOCATOR: return allocator_row(s, ev);
     case GFL_EV_PC_SAMPLE: return pc_sample_rows(s, ev);
     case GFL_EV_PM_SAMPLE: return pm_sample_row(s, ev);
+    case GFL_EV_RANGE_METRIC: return range_metric_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

@@ -24,6 +24,7 @@
 #define DEFAULT_PLUGIN "libgpufl_cupti.so"
 
 static const gpufl_plugin *running;
+_Atomic(gpufl__scope_hook_fn) gpufl__scope_hook;
 static gpufl_plugin_host host;
 
 /* When the user's pause let go, in the session clock; 0 while not paused
@@ -257,6 +258,9 @@ static bool start_plugin(const gpufl__session_info *info, gpufl__engine_choice *
     gpufl__log(GFL_LOG_DEBUG, "device plugin %s started from %s", plugin->name, path);
     running = plugin;
     gap = start_paused;
+    if (o->profiling_engine == GPUFL_ENGINE_RANGE_PROFILER &&
+        plugin->size >= offsetof(gpufl_plugin, scope) + sizeof plugin->scope && plugin->scope)
+        atomic_store_explicit(&gpufl__scope_hook, plugin->scope, memory_order_release);
     choice->plugin = plugin->name;
     return true;
 }
@@ -354,6 +358,7 @@ void gpufl__plugin_stop(void)
                    (unsigned long long)paused_at);
     paused_at = 0;
     gap = false;
+    atomic_store_explicit(&gpufl__scope_hook, NULL, memory_order_release);
     running->stop();
     running = NULL;
 }

@@ -7,7 +7,9 @@
 #define GPUFL_SESSION_PLUGIN_H
 
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/event.h"
 #include "core/session_info.h"
@@ -55,6 +57,21 @@ bool gpufl__plugin_user_paused(void);
 /* The CUPTI plugin's path: beside libgpufl where it is installed, else
  * its bare name for the loader's search. */
 void gpufl__plugin_default_path(char *buf, size_t len);
+
+/* The running plugin's scope callback while its engine needs scope
+ * boundaries, else NULL. Stored with release after the plugin started, so
+ * that a thread that loads it (acquire) sees the plugin's state; cleared
+ * before the plugin stops. */
+typedef void (*gpufl__scope_hook_fn)(int begin, uint64_t scope_id, uint32_t name);
+extern _Atomic(gpufl__scope_hook_fn) gpufl__scope_hook;
+
+/* The scope path's cost when no engine needs it: one load and a branch. */
+static inline void gpufl__scope_hook_call(int begin, uint64_t scope_id, uint32_t name)
+{
+    gpufl__scope_hook_fn fn = atomic_load_explicit(&gpufl__scope_hook, memory_order_acquire);
+    if (__builtin_expect(fn != NULL, 0))
+        fn(begin, scope_id, name);
+}
 
 /* Name of the running plugin, or NULL. */
 const char *gpufl__plugin_name(void);

@@ -21,6 +21,7 @@
 #include "core/record.h"
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
+#include "session/plugin.h"
 #include "session/session.h"
 #include "session/trace_windows.h"
 
@@ -81,6 +82,7 @@ static inline gpufl_scope begin_named(const char *name, uint32_t *cache)
         atomic_store_explicit(&p->in_scope, 1, memory_order_relaxed);
     }
     push_scope(p, GFL_EV_SCOPE_BEGIN, 0, f->begin_ts, f, depth);
+    gpufl__scope_hook_call(1, f->id, id);
     return f->id;
 }
 
@@ -112,6 +114,9 @@ static void close_from(gpufl__producer *p, uint32_t level, uint8_t flags)
     uint64_t ts = end_time(p, level);
     for (uint32_t d = p->depth; d-- > level;)
         push_scope(p, GFL_EV_SCOPE_END, d > level ? GFL_F_SCOPE_IMPLICIT : flags, ts, &p->stack[d], d);
+    /* the outermost closed is enough: it ends the ones inside it too */
+    if (p->depth > level)
+        gpufl__scope_hook_call(0, p->stack[level].id, p->stack[level].name);
     p->depth = level;
 }
 

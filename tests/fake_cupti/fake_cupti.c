@@ -531,6 +531,7 @@ EXPORT uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k)
     uint64_t start = timestamp();
     call_exit(&c);
     kernel_record(k, c.data.correlationId, 0, start, start + duration(k));
+    fake__rp_kernel(duration(k));
     return c.data.correlationId;
 }
 

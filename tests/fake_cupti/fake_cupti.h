@@ -180,6 +180,23 @@ int fake_cupti_api_records_on(int domain, unsigned cbid);
 #define FAKE_CUPTI_DRAM_READ "dram__bytes_read.sum.per_second"
 #define FAKE_CUPTI_DRAM_READ_PEAK 3.35e12
 
+/* The range profiler (fake_range_profiler.c): each kernel launched while
+ * a range is open adds its duration to the range, and a metric's value
+ * for the range is its full value (fake_profiler.c's table) x the ns /
+ * 1e6: gpu__time_duration.sum is the ns, dram__bytes_read.sum twice
+ * that. The chip lacks sm__pipe_tensor_cycles_active.*, and 8 metrics
+ * fill one pass. */
+/* Enable answers rc from now on (CUPTI_SUCCESS: works again). */
+void fake_cupti_rp_refuse(CUptiResult rc);
+typedef struct fake_cupti_rp_state {
+    bool enabled;
+    uint64_t pushes, pops, passes, decodes;
+    uint32_t max_depth;
+} fake_cupti_rp_state;
+void fake_cupti_rp_state_get(fake_cupti_rp_state *out);
+/* cuptiProfilerInitialize answers rc from now on (CUPTI_SUCCESS: works). */
+void fake_cupti_profiler_refuse_init(CUptiResult rc);
+
 /* How many devices the fake has (cuptiDeviceGetChipName's valid indexes;
  * 1 at start), all of chip FAKE_CUPTI_CHIP. */
 void fake_cupti_profiler_devices(int n);

@@ -10,4 +10,8 @@
 /* Delivers one callback to the subscriber, if it enabled it. */
 void fake__deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data);
 
+/* A kernel of duration_ns ran (fake_range_profiler.c counts it into the
+ * open range). */
+void fake__rp_kernel(uint64_t duration_ns);
+
 #endif /* GPUFL_TESTS_FAKE_INTERNAL_H */

@@ -38,9 +38,20 @@ static const struct {
     {"pcie__write_bytes.sum.per_second", 64e9, 1},
     {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", 100.0, 1},
     {"multipass__l1tex_hit_rate.pct", 100.0, 2},
+    /* the range profiler's defaults: a range's value is full x its kernels' ns / 1e6 */
+    {"gpu__time_duration.sum", 1e6, 1},
+    {"dram__bytes_read.sum", 2e6, 1},
+    {"dram__bytes_write.sum", 1e6, 1},
+    {"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50.0, 1},
+    {"sm__warps_active.avg.pct_of_peak_sustained_active", 40.0, 1},
+    {"dram__throughput.avg.pct_of_peak_sustained_elapsed", 30.0, 1},
+    {"lts__t_sector_hit_rate.pct", 80.0, 1},
+    {"l1tex__t_sector_hit_rate.pct", 60.0, 1},
+    {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 100.0, 1},
 };
 
 static atomic_int devices = 1;
+static atomic_int init_refusal; /* a CUptiResult cuptiProfilerInitialize answers, 0 none */
 static atomic_int initialized;
 static atomic_int hosts_alive;
 
@@ -68,10 +79,17 @@ EXPORT int fake_cupti_profiler_hosts_alive(void) { return atomic_load(&hosts_ali
 
 /* ---- profiler target ------------------------------------------------------------- */
 
+/* cuptiProfilerInitialize answers rc from now on (as CUPTI 13 does,
+ * CUPTI_ERROR_UNKNOWN, while the driver is initialising itself);
+ * CUPTI_SUCCESS: works again. */
+EXPORT void fake_cupti_profiler_refuse_init(CUptiResult rc) { atomic_store(&init_refusal, (int)rc); }
+
 EXPORT CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
 {
     if (!p || p->structSize == 0)
         return CUPTI_ERROR_INVALID_PARAMETER;
+    if (atomic_load(&init_refusal))
+        return (CUptiResult)atomic_load(&init_refusal);
     atomic_store(&initialized, 1);
     return CUPTI_SUCCESS;
 }

@@ -111,6 +111,18 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiPmSamplingCounterDataImageInitialize);
     BIND(cuptiPmSamplingGetCounterDataInfo);
     BIND(cuptiPmSamplingCounterDataGetSampleInfo);
+    BIND(cuptiRangeProfilerEnable);
+    BIND(cuptiRangeProfilerDisable);
+    BIND(cuptiRangeProfilerSetConfig);
+    BIND(cuptiRangeProfilerStart);
+    BIND(cuptiRangeProfilerStop);
+    BIND(cuptiRangeProfilerPushRange);
+    BIND(cuptiRangeProfilerPopRange);
+    BIND(cuptiRangeProfilerDecodeData);
+    BIND(cuptiRangeProfilerGetCounterDataSize);
+    BIND(cuptiRangeProfilerCounterDataImageInitialize);
+    BIND(cuptiRangeProfilerGetCounterDataInfo);
+    BIND(cuptiRangeProfilerCounterDataGetRangeInfo);
     Dl_info info;
     if (api->cuptiActivityEnable && dladdr((void *)api->cuptiActivityEnable, &info) && info.dli_fname)
         snprintf(api->path, sizeof api->path, "%s", info.dli_fname);
@@ -177,6 +189,20 @@ static const fn_field pm_sampling_fns[] = {
     FIELD(cuptiPmSamplingGetCounterDataInfo),
     FIELD(cuptiPmSamplingCounterDataGetSampleInfo),
 };
+static const fn_field range_profiler_fns[] = {
+    FIELD(cuptiRangeProfilerEnable),
+    FIELD(cuptiRangeProfilerDisable),
+    FIELD(cuptiRangeProfilerSetConfig),
+    FIELD(cuptiRangeProfilerStart),
+    FIELD(cuptiRangeProfilerStop),
+    FIELD(cuptiRangeProfilerPushRange),
+    FIELD(cuptiRangeProfilerPopRange),
+    FIELD(cuptiRangeProfilerDecodeData),
+    FIELD(cuptiRangeProfilerGetCounterDataSize),
+    FIELD(cuptiRangeProfilerCounterDataImageInitialize),
+    FIELD(cuptiRangeProfilerGetCounterDataInfo),
+    FIELD(cuptiRangeProfilerCounterDataGetRangeInfo),
+};
 #undef FIELD
 
 static const char *first_missing(const gfl_cupti_api *api, const fn_field *fns, size_t n)
@@ -199,6 +225,12 @@ const char *gfl_cupti_pm_sampling_missing(const gfl_cupti_api *api)
 {
     const char *host = gfl_cupti_profiler_host_missing(api);
     return host ? host : first_missing(api, pm_sampling_fns, sizeof pm_sampling_fns / sizeof *pm_sampling_fns);
+}
+
+const char *gfl_cupti_range_profiler_missing(const gfl_cupti_api *api)
+{
+    const char *host = gfl_cupti_profiler_host_missing(api);
+    return host ? host : first_missing(api, range_profiler_fns, sizeof range_profiler_fns / sizeof *range_profiler_fns);
 }
 
 const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc)

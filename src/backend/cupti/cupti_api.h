@@ -18,6 +18,7 @@
 #include <cupti_pcsampling.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
 #include "backend/cupti/profiler_host_abi.h"
@@ -84,6 +85,19 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiPmSamplingCounterDataImageInitialize);
     GFL_CUPTI_FN(cuptiPmSamplingGetCounterDataInfo);
     GFL_CUPTI_FN(cuptiPmSamplingCounterDataGetSampleInfo);
+    /* the range profiler (range_profiler.h) */
+    GFL_CUPTI_FN(cuptiRangeProfilerEnable);
+    GFL_CUPTI_FN(cuptiRangeProfilerDisable);
+    GFL_CUPTI_FN(cuptiRangeProfilerSetConfig);
+    GFL_CUPTI_FN(cuptiRangeProfilerStart);
+    GFL_CUPTI_FN(cuptiRangeProfilerStop);
+    GFL_CUPTI_FN(cuptiRangeProfilerPushRange);
+    GFL_CUPTI_FN(cuptiRangeProfilerPopRange);
+    GFL_CUPTI_FN(cuptiRangeProfilerDecodeData);
+    GFL_CUPTI_FN(cuptiRangeProfilerGetCounterDataSize);
+    GFL_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize);
+    GFL_CUPTI_FN(cuptiRangeProfilerGetCounterDataInfo);
+    GFL_CUPTI_FN(cuptiRangeProfilerCounterDataGetRangeInfo);
 } gfl_cupti_api;
 
 /* Loads libcupti and binds every required function. Returns 0, or -1 with
@@ -96,6 +110,9 @@ const char *gfl_cupti_profiler_host_missing(const gfl_cupti_api *api);
 
 /* Likewise for PM sampling (the host profiler API included). */
 const char *gfl_cupti_pm_sampling_missing(const gfl_cupti_api *api);
+
+/* Likewise for the range profiler (the host profiler API included). */
+const char *gfl_cupti_range_profiler_missing(const gfl_cupti_api *api);
 
 /* CUPTI's text for rc ("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", ...). */
 const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc);

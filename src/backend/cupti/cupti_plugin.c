@@ -723,6 +723,8 @@ static void plugin_stop(void)
     P.records = NULL;
 }
 
+static void plugin_scope(int begin, uint64_t scope_id, uint32_t name) { gfl_engines_scope(begin != 0, scope_id, name); }
+
 static const gpufl_plugin plugin = {
     .size = sizeof plugin,
     .abi = GPUFL_PLUGIN_ABI,
@@ -732,6 +734,7 @@ static const gpufl_plugin plugin = {
     .stop = plugin_stop,
     .pause = plugin_pause,
     .resume = plugin_resume,
+    .scope = plugin_scope,
 };
 
 __attribute__((visibility("default"))) const gpufl_plugin *gpufl_plugin_entry(void) { return &plugin; }

@@ -10,7 +10,10 @@
 #include <string.h>
 
 #include "backend/cupti/cubin_store.h"
+#include "backend/cupti/driver_api.h"
 #include "backend/cupti/pc_sampling.h"
+#include "backend/cupti/pm_source.h"
+#include "backend/cupti/range_profiler.h"
 
 static struct {
     const gpufl_plugin_host *host;
@@ -20,6 +23,7 @@ static struct {
 } E;
 
 static bool wants_pcs(gpufl_engine e) { return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP; }
+static bool wants_rp(void) { return E.ran == GPUFL_ENGINE_RANGE_PROFILER; }
 
 /* The session records with `engine` from now on, for `reason`. */
 static void step_down(gpufl_engine engine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -49,6 +53,20 @@ void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api)
 
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len)
 {
+    if (wants_rp()) {
+        /* the first context is the one profiled; its ranges are decoded before it goes */
+        static const CUpti_CallbackId rp_ids[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+                                                  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING};
+        for (size_t i = 0; i < sizeof rp_ids / sizeof *rp_ids; i++) {
+            CUptiResult rc = api->cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, rp_ids[i]);
+            if (rc != CUPTI_SUCCESS) {
+                snprintf(err, err_len, "cannot follow CUDA contexts for the range profiler: %s",
+                         gfl_cupti_error(api, rc));
+                return -1;
+            }
+        }
+        return 0;
+    }
     if (!wants_pcs(E.ran))
         return 0;
     static const CUpti_CallbackId ids[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_MODULE_LOADED,
@@ -84,15 +102,65 @@ static void start_pcs(bool resumed)
                                   "modules loaded before gpufl started have no source lines");
 }
 
+/* Whether the program has a CUDA context already (gpufl started late). */
+static bool contexts_exist(void)
+{
+    const gfl_driver_api *d = gfl_driver();
+    int n = 0;
+    if (!d || d->cuDeviceGetCount(&n) != CUDA_SUCCESS)
+        return false;
+    for (int i = 0; i < n; i++) {
+        CUdevice dev;
+        unsigned flags = 0;
+        int active = 0;
+        if (d->cuDeviceGet(&dev, i) == CUDA_SUCCESS &&
+            d->cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && active)
+            return true;
+    }
+    CUcontext c = NULL;
+    return d->cuCtxGetCurrent(&c) == CUDA_SUCCESS && c;
+}
+
+/* Called under the range profiler's lock, at most once a start. */
+static void rp_failed(const char *reason)
+{
+    if (!atomic_exchange(&E.stepping, true))
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", reason);
+}
+
+static void start_rp(bool resumed)
+{
+    const gpufl_options *o = E.host->options;
+    if (gfl_pm_source_wanted(o)) {
+        step_down(GPUFL_ENGINE_TRACE, "range_profiler: PM sampling (pm_sampling_metrics) and the range profiler "
+                                      "both need the GPU's performance counters; PM sampling was asked for and "
+                                      "keeps them: recording as trace");
+        return;
+    }
+    atomic_store(&E.stepping, false);
+    gfl_rp_config cfg = {
+        .host = E.host,
+        .api = E.api,
+        .metrics = o->range_profiler_metrics,
+        .nvtx = o->range_profiler_nvtx,
+        .failed = rp_failed,
+    };
+    char err[640];
+    if (gfl_rp_start(&cfg, !resumed && contexts_exist(), err, sizeof err) != 0)
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+}
+
 void gfl_engines_start(bool resumed)
 {
     gpufl_engine asked = E.ran;
+    if (asked == GPUFL_ENGINE_RANGE_PROFILER) {
+        start_rp(resumed);
+        return;
+    }
     if (asked == GPUFL_ENGINE_DEEP) /* SASS metrics come with their own change */
         step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: SASS metrics are not in this build yet; recording pc_sampling");
     else if (asked == GPUFL_ENGINE_SASS_METRICS)
         step_down(GPUFL_ENGINE_TRACE, "sass_metrics is not in this build yet; recording as trace");
-    else if (asked == GPUFL_ENGINE_RANGE_PROFILER)
-        step_down(GPUFL_ENGINE_TRACE, "range_profiler is not in this build yet; recording as trace");
     if (wants_pcs(E.ran))
         start_pcs(resumed);
 }
@@ -100,6 +168,13 @@ void gfl_engines_start(bool resumed)
 void gfl_engines_resource(CUpti_CallbackId cbid, const void *data)
 {
     const CUpti_ResourceData *r = data;
+    if (r && wants_rp()) {
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+            gfl_rp_context_created(r->context);
+        else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+            gfl_rp_context_destroying(r->context);
+        return;
+    }
     if (!r || !wants_pcs(E.ran))
         return;
     switch (cbid) {
@@ -129,7 +204,23 @@ void gfl_engines_collect(void)
         gfl_pcs_collect_all(true);
 }
 
-void gfl_engines_stop(bool disable_too) { gfl_pcs_stop(disable_too); }
+void gfl_engines_scope(bool begin, uint64_t scope_id, uint32_t name)
+{
+    if (wants_rp())
+        gfl_rp_scope(begin, scope_id, name);
+}
+
+void gfl_engines_nvtx(bool push, uint32_t name)
+{
+    if (wants_rp())
+        gfl_rp_nvtx(push, name);
+}
+
+void gfl_engines_stop(bool disable_too)
+{
+    gfl_pcs_stop(disable_too);
+    gfl_rp_stop();
+}
 
 void gfl_engines_end(void)
 {

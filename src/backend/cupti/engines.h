@@ -5,14 +5,18 @@
  * modules. When one cannot run (an API the GPU or the permissions refuse,
  * counters another tool holds, gpufl started after the program's first
  * CUDA context) the session steps down, in the order the engines build on
- * each other (deep -> pc_sampling -> trace), and says why through the
- * host's engine_ran.
+ * each other (deep -> pc_sampling -> trace; range_profiler -> trace), and
+ * says why through the host's engine_ran. PC sampling and the range
+ * profiler both need the SMs' performance counters, so no engine runs
+ * both; PM sampling (pm_sampling_metrics) needs them too, and when both
+ * it and the range profiler are asked for, PM sampling keeps them.
  */
 #ifndef GPUFL_BACKEND_CUPTI_ENGINES_H
 #define GPUFL_BACKEND_CUPTI_ENGINES_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backend/cupti/cupti_api.h"
 #include "core/plugin_api.h"
@@ -32,6 +36,12 @@ void gfl_engines_start(bool resumed);
 /* A resource callback (context created or being destroyed, module loaded
  * or being unloaded), on the program's thread. */
 void gfl_engines_resource(CUpti_CallbackId cbid, const void *data);
+
+/* A scope of the program's calling thread begins or ends (the session's
+ * scope hook), and an NVTX range is pushed or popped: the range
+ * profiler's boundaries. name: string id. */
+void gfl_engines_scope(bool begin, uint64_t scope_id, uint32_t name);
+void gfl_engines_nvtx(bool push, uint32_t name);
 
 /* The worker's periodic collection. */
 void gfl_engines_collect(void);

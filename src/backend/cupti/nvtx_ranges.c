@@ -13,6 +13,7 @@
 #include <generated_nvtx_meta.h>
 
 #include "backend/cupti/api_hooks.h"
+#include "backend/cupti/engines.h"
 #include "backend/cupti/torch_nvtx.h"
 
 #define MAX_DEPTH 64
@@ -257,6 +258,7 @@ static void push_range(text_id text, uint32_t domain)
     if (t->depth < MAX_DEPTH)
         t->frames[t->depth] = (open_range){host->now_ns(), text.name, domain, text.has_seq, text.seq};
     t->depth++;
+    gfl_engines_nvtx(true, text.name);
 }
 
 /* NVTX keeps one push/pop stack per domain: a pop ends the innermost open
@@ -284,6 +286,7 @@ static void pop_range(uint32_t domain)
     memmove(&t->frames[i], &t->frames[i + 1], (t->depth - 1 - i) * sizeof *t->frames);
     t->depth--;
     emit_seq(GFL_EV_NVTX_RANGE, 0, 0, r.start, host->now_ns(), r.name, r.domain, (uint16_t)i, r.has_seq, r.seq);
+    gfl_engines_nvtx(false, r.name);
 }
 
 static void start_range(const CUpti_NvtxData *d, uint32_t name, uint32_t domain)

@@ -378,14 +378,19 @@ static void *decoder(void *arg)
     return NULL;
 }
 
+bool gfl_pm_source_wanted(const gpufl_options *o)
+{
+    const char *gate = getenv("GPUFL_EXPERIMENTAL_PM_SOURCE");
+    return o->pm_sampling_metrics && o->pm_sampling_metrics[0] && gate && strcmp(gate, "1") == 0;
+}
+
 void gfl_pm_source_start(const gpufl_plugin_host *host)
 {
     const gpufl_options *o = host->options;
     if (!o->pm_sampling_metrics || !o->pm_sampling_metrics[0] || S.thread_running)
         return;
     S.host = host;
-    const char *gate = getenv("GPUFL_EXPERIMENTAL_PM_SOURCE");
-    if (!gate || strcmp(gate, "1") != 0) {
+    if (!gfl_pm_source_wanted(o)) {
         say(GFL_LOG_WARN, "pm_sampling_metrics is experimental and off: on an H100 (2026-11-27) the recorder's PM "
                           "sampling crashed the program inside CUPTI; set GPUFL_EXPERIMENTAL_PM_SOURCE=1 to try it "
                           "anyway. The PM sampling API (gpufl_pm_*, gpufl.pm_sampling) works.");

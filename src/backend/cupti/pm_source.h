@@ -29,6 +29,10 @@
  * do not fit one pass with those before them are left out, and said. */
 void gfl_pm_source_start(const gpufl_plugin_host *host);
 
+/* Whether the options ask for PM sampling and it may run (the source is
+ * experimental: GPUFL_EXPERIMENTAL_PM_SOURCE=1, see pm_source.c). */
+bool gfl_pm_source_wanted(const gpufl_options *o);
+
 /* Stops the thread after a last decode and gives the devices back; with
  * process_exiting, only the thread (CUPTI may be torn down already). */
 void gfl_pm_source_stop(bool process_exiting);

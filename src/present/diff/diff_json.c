@@ -200,7 +200,23 @@ static json_t *stall(const gpufl__diff_stall *s)
     return ok ? o : NULL;
 }
 
+static json_t *counter(const gpufl__diff_counter *k)
+{
+    json_t *o = json_object();
+    bool ok = o != NULL;
+    if (ok) {
+        put(o, "scope", k->scope ? gpufl__json_text(k->scope) : json_null(), &ok);
+        put(o, "metric", gpufl__json_text(k->metric), &ok);
+        put(o, "baseline", json_real(k->base), &ok);
+        put(o, "candidate", json_real(k->cand), &ok);
+    }
+    if (!ok)
+        json_decref(o);
+    return ok ? o : NULL;
+}
+
 static json_t *make_stall(const void *p) { return stall(p); }
+static json_t *make_counter(const void *p) { return counter(p); }
 static json_t *make_kernel(const void *p) { return kernel(p); }
 static json_t *make_scope(const void *p) { return scope(p); }
 static json_t *make_device(const void *p) { return device(p); }
@@ -229,6 +245,9 @@ json_t *gpufl__diff_json(const gpufl__diff *d, const char *baseline, const char 
         put(o, "kernels", array(d->kernels, d->nkernels, sizeof *d->kernels, make_kernel), &ok);
         put(o, "scopes", array(d->scopes, d->nscopes, sizeof *d->scopes, make_scope), &ok);
         put(o, "stalls", d->stalls_compared ? array(d->stalls, d->nstalls, sizeof *d->stalls, make_stall) : json_null(),
+            &ok);
+        put(o, "counters",
+            d->counters_compared ? array(d->counters, d->ncounters, sizeof *d->counters, make_counter) : json_null(),
             &ok);
     }
     json_decref(s);

@@ -325,6 +325,41 @@ static void stalls(const gpufl__diff *d, FILE *out)
     }
 }
 
+/* A counter's figure in its unit: "61.3 %", "1.2e+08" (bytes and others
+ * as numbers: the per-range figures are rarely round). */
+static void counter_value(double v, int unit, char *buf, size_t len)
+{
+    if (unit == GPUFL__HW_PCT)
+        snprintf(buf, len, "%.1f %%", v);
+    else if (unit == GPUFL__HW_NS)
+        snprintf(buf, len, "%.3f ms", v / 1e6);
+    else
+        snprintf(buf, len, "%.4g", v);
+}
+
+/* Only when both sessions have range metrics; never a verdict. */
+static void counters(const gpufl__diff *d, FILE *out)
+{
+    if (!d->counters_compared)
+        return;
+    fprintf(out,
+            "\nHardware counters (range profiler): moved %.0f %% or more (percentages: points); bytes, time and "
+            "counts per range\n",
+            GPUFL__DIFF_COUNTER_MOVE_PCT);
+    if (!d->ncounters) {
+        fputs("  none\n", out);
+        return;
+    }
+    for (uint32_t i = 0; i < d->ncounters; i++) {
+        const gpufl__diff_counter *k = &d->counters[i];
+        char b[32], c[32], name[NAME_WIDTH + 1];
+        counter_value(k->base, k->unit, b, sizeof b);
+        counter_value(k->cand, k->unit, c, sizeof c);
+        fit(k->scope ? k->scope : "(all ranges)", name);
+        fprintf(out, "  %-*s %-50s %12s -> %s\n", NAME_WIDTH, name, k->metric, b, c);
+    }
+}
+
 static void legend(FILE *out)
 {
     fputs("\nHow changes are judged\n"
@@ -365,6 +400,7 @@ int gpufl__diff_text(const gpufl__diff *d, const gpufl__diff_text_opts *o, FILE 
     kernels(d, o->all, out);
     scopes(d, o->all, out);
     stalls(d, out);
+    counters(d, out);
     legend(out);
     return ferror(out) ? GPUFL_EIO : 0;
 }

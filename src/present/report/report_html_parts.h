@@ -72,6 +72,10 @@ void gpufl__html_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
  * only when the session has them: by reason, kernel, source line, scope. */
 void gpufl__html_stalls(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
+/* Hardware counters per scope from the range profiler (report_html_hw.c,
+ * <section id=hw>), only when the session has range metrics. */
+void gpufl__html_hw(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
 /* The flight recorder's sections (report_html_flight.c), each only when
  * the session has it: what came before a crash or an out-of-memory
  * (<section id=incident>, first on the page), then the triggers

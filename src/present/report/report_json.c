@@ -625,7 +625,7 @@ static void counters(jctx *c)
     gpufl__jw_obj(&c->w, "counters");
     gpufl__rj_stalls(&c->w, c->t, &k->stalls, &k->pcs);
     section(c, "sass", &k->sass);
-    section(c, "hw", &k->hw);
+    gpufl__rj_hw(&c->w, c->t, &k->hw, &k->ranges);
     gpufl__jw_obj_end(&c->w);
 }
 

@@ -38,4 +38,8 @@ void gpufl__rj_leaks(jw *w, const gpufl_trace *t, const gpufl__ana_leaks *l, con
  * section's status, engine and rows, and the PC sampling figures. */
 void gpufl__rj_stalls(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_stalls *s);
 
+/* The member "hw" of "counters" (report_json_hw.c): the section's status
+ * and, with range profiler rows, the metrics per scope name. */
+void gpufl__rj_hw(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_hw *hw);
+
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

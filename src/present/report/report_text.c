@@ -214,7 +214,7 @@ static void counter_section(const rt *c, const char *title, const gpufl__ana_sec
                 gpufl__rt_count(s->rows).s, gpufl__rt_plural(s->rows), s->engine ? s->engine : "?");
     else
         fprintf(c->out, "not recorded: the %s engine records them%s\n", s->engine ? s->engine : "?",
-                s->engine && strcmp(s->engine, "pc_sampling") ? " (not in this build yet)" : "");
+                s->engine && !strcmp(s->engine, "sass_metrics") ? " (not in this build yet)" : "");
 }
 
 static void counters(const rt *c)
@@ -222,13 +222,17 @@ static void counters(const rt *c)
     const gpufl__ana_counters *k = &c->r->counters;
     if (k->pcs.samples)
         gpufl__rt_section_stalls(c);
+    gpufl__rt_section_hw(c);
     gpufl__rt_title(c, "Profiling counters");
     if (k->pcs.samples)
         fprintf(c->out, "  %-22s %s samples: above\n", "warp stall reasons", gpufl__rt_count(k->pcs.samples).s);
     else
         counter_section(c, "warp stall reasons", &k->stalls);
     counter_section(c, "SASS metrics", &k->sass);
-    counter_section(c, "hardware counters", &k->hw);
+    if (k->ranges.session.ranges)
+        fprintf(c->out, "  %-22s %s ranges: above\n", "hardware counters", gpufl__rt_count(k->ranges.session.ranges).s);
+    else
+        counter_section(c, "hardware counters", &k->hw);
 }
 
 int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const gpufl__report_text_opts *o, FILE *out)

@@ -52,6 +52,29 @@ int gpufl__analyze_pm(const gpufl_trace *t, gpufl__ana_pm *out)
     return 0;
 }
 
+int gpufl__ana_pm_unit(const char *metric)
+{
+    if (!metric)
+        return GPUFL__PM_UNIT_RAW;
+    const char *last = strrchr(metric, '.');
+    last = last ? last + 1 : metric;
+    if (!strncmp(last, "pct", 3))
+        return GPUFL__PM_UNIT_PCT;
+    if (!strcmp(last, "per_second"))
+        return strstr(metric, "bytes") ? GPUFL__PM_UNIT_BYTES_PER_SEC : GPUFL__PM_UNIT_PER_SEC;
+    return GPUFL__PM_UNIT_RAW;
+}
+
+const char *gpufl__ana_pm_unit_name(int unit)
+{
+    switch (unit) {
+    case GPUFL__PM_UNIT_PCT: return "pct";
+    case GPUFL__PM_UNIT_BYTES_PER_SEC: return "bytes_per_second";
+    case GPUFL__PM_UNIT_PER_SEC: return "per_second";
+    default: return "raw";
+    }
+}
+
 void gpufl__ana_pm_free(gpufl__ana_pm *pm)
 {
     if (!pm)

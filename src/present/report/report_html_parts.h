@@ -13,6 +13,7 @@
 #include "analyze/analysis.h"
 #include "gpufl/trace.h"
 #include "present/report/html_out.h"
+#include "read/rows.h"
 
 /*
  * The page's stylesheet and script, inline in the page: it must open with no
@@ -78,5 +79,20 @@ void gpufl__html_stalls(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
  * (id=triggers) and the trace windows (id=windows). */
 void gpufl__html_incident(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 void gpufl__html_flight(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
+/* PM sampling (report_html_pm.c), only when the session has PM samples:
+ * the metrics' table (<section id=pm>: GPU, metric, samples, time, mean,
+ * max, each value in the unit its name gives), and the charts' data, the
+ * member ",\n\"pm\":[...]" that gpufl__html_data() appends: per device and
+ * metric its unit, samples, mean and max, and at most GPUFL__HTML_MAX_POINTS
+ * points (t from t0, v each run's mean weighted by sample length). The
+ * data returns 0 or GPUFL_ENOMEM (o may hold part of it); the table, on
+ * failure, leaves itself out. */
+void gpufl__html_pm(gpufl__hout *o, const gpufl_trace *t);
+int gpufl__html_pm_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__rows *r, uint64_t t0)
+    __attribute__((warn_unused_result));
+
+/* "GPU 0 · NVIDIA H100" as a JSON string (report_html_data.c). */
+void gpufl__html_device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_HTML_PARTS_H */

@@ -38,4 +38,9 @@ void gpufl__rj_leaks(jw *w, const gpufl_trace *t, const gpufl__ana_leaks *l, con
  * section's status, engine and rows, and the PC sampling figures. */
 void gpufl__rj_stalls(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_stalls *s);
 
+/* The member "pm_sampling" (report_json_pm.c): per device and metric of
+ * the session's PM samples, their count, time, time-weighted mean and
+ * maximum; an empty array without PM samples. Out of memory fails w. */
+void gpufl__rj_pm(jw *w, const gpufl_trace *t);
+
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

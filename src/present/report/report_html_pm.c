@@ -18,34 +18,15 @@
 
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
+#include "present/report/summary_text.h"
 
 /* ---- the table ---------------------------------------------------------------- */
-
-/* v in unit, as the page's script writes it: "45.2 %", "1.23 GB/s". */
-static const char *fmt_value(char *buf, size_t len, double v, int unit)
-{
-    static const char *const prefix[] = {"", "k", "M", "G", "T", "P"};
-    if (unit == GPUFL__PM_UNIT_PCT) {
-        snprintf(buf, len, "%.1f %%", v);
-        return buf;
-    }
-    if (unit == GPUFL__PM_UNIT_RAW) {
-        snprintf(buf, len, "%.4g", v);
-        return buf;
-    }
-    unsigned p = 0;
-    while (p + 1 < sizeof prefix / sizeof *prefix && (v >= 1000.0 || v <= -1000.0)) {
-        v /= 1000.0;
-        p++;
-    }
-    snprintf(buf, len, "%.3g %s%s", v, prefix[p], unit == GPUFL__PM_UNIT_BYTES_PER_SEC ? "B/s" : "/s");
-    return buf;
-}
 
 static void td_value(gpufl__hout *o, double v, int unit)
 {
     char buf[64];
-    gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%s</td>", v, fmt_value(buf, sizeof buf, v, unit));
+    gpufl__format_pm_value(v, unit, buf, sizeof buf);
+    gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%s</td>", v, buf);
 }
 
 void gpufl__html_pm(gpufl__hout *o, const gpufl_trace *t)

@@ -718,6 +718,8 @@ int gpufl__diff_reports(const gpufl_trace *bt, const gpufl__ana_report *b, const
         rc = diff_scopes(out, bt, b, ct, c);
     if (rc == 0)
         rc = gpufl__diff_stalls(out, bt, b, ct, c);
+    if (rc == 0)
+        rc = gpufl__diff_pm(out, bt, ct);
     if (rc != 0) {
         gpufl__diff_free(out);
         return rc;
@@ -734,6 +736,7 @@ void gpufl__diff_free(gpufl__diff *d)
         free(d->scopes[i].path);
     free(d->scopes);
     free(d->stalls);
+    free(d->pm);
     free(d->kernels);
     free(d->devices);
     memset(d, 0, sizeof *d);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/utf8.h"
+#include "present/diff/diff_pm.h"
 
 /* json_object_set_new() that remembers a failure (a NULL value or a failed
  * set) in *ok. */
@@ -230,6 +231,7 @@ json_t *gpufl__diff_json(const gpufl__diff *d, const char *baseline, const char 
         put(o, "scopes", array(d->scopes, d->nscopes, sizeof *d->scopes, make_scope), &ok);
         put(o, "stalls", d->stalls_compared ? array(d->stalls, d->nstalls, sizeof *d->stalls, make_stall) : json_null(),
             &ok);
+        put(o, "pm", gpufl__diff_json_pm(d), &ok);
     }
     json_decref(s);
     if (!ok) {

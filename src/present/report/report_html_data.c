@@ -23,6 +23,9 @@
  *
  * Every row's starts are deltas from the previous start (the first from
  * the session start), durations and counts plain integers.
+ *
+ * Charts: "series", the NVML samples per device (below), and, when the
+ * session has PM samples, "pm" (report_html_pm.c).
  */
 #include <inttypes.h>
 #include <stdbool.h>

@@ -31,12 +31,14 @@
  * the cursor) and buttons; drag pans; double-click resets. Tooltips give
  * names, starts and durations (set with textContent: names are never
  * parsed as markup; the SVG it builds as text goes through esc()). The
- * charts of the NVML samples share the time axis, decimated to a min and
- * max per pixel column. Tables with class "sortable" sort by a click on a
+ * charts of the NVML samples, then of the PM metrics (one per device and
+ * metric, values in the unit the metric's name gives), share the time
+ * axis, decimated to a min and max per pixel column. Tables with class "sortable" sort by a click on a
  * header (numbers by their data-v).
  *
  * Self-check for the tests: what it decoded and drew (lanes, rows, marks,
- * slices per kind, chart points) and any error caught (window.onerror, or
+ * slices per kind, chart points; PM series and points decoded, PM charts
+ * and their polyline points drawn) and any error caught (window.onerror, or
  * an exception while drawing) go into <pre id="gfl-selfcheck"> as JSON.
  */
 extern const char gpufl__html_css[];

@@ -31,6 +31,7 @@
 #define DRAM "dram__bytes_read.sum.per_second"
 #define INST "smsp__inst_executed.sum.per_second"
 #define LTS "lts__t_sectors_op_read.sum"
+#define ZERO "zero__length.sum"
 
 static char dir[4096];
 
@@ -91,10 +92,13 @@ static void json_rows_have_units_and_weighted_means(void **state)
     af_pm(&f, 0, DRAM, AF_START + 1 * MS, AF_START + 1 * MS + 20 * US, 2.5e9);
     af_pm(&f, 0, INST, AF_START + 1 * MS, AF_START + 1 * MS + 20 * US, 1e6);
     af_pm(&f, 1, LTS, AF_START + 1 * MS, AF_START + 1 * MS + 20 * US, 12.3456);
+    /* intervals of no length (damaged input) are averaged plainly */
+    af_pm(&f, 1, ZERO, AF_START + 1 * MS, AF_START + 1 * MS, 4.0);
+    af_pm(&f, 1, ZERO, AF_START + 2 * MS, AF_START + 2 * MS, 6.0);
     gpufl_trace *t = af_open(&f, dir, "pm");
     json_t *j = json_report(t);
     json_t *rows = json_object_get(j, "pm_sampling");
-    assert_int_equal(json_array_size(rows), 4);
+    assert_int_equal(json_array_size(rows), 5);
     json_t *sm = pm_row(rows, 0, SM);
     assert_string_equal(json_string_value(json_object_get(sm, "unit")), "pct");
     assert_int_equal(json_integer_value(json_object_get(sm, "samples")), 2);
@@ -107,6 +111,9 @@ static void json_rows_have_units_and_weighted_means(void **state)
     json_t *lts = pm_row(rows, 1, LTS);
     assert_string_equal(json_string_value(json_object_get(lts, "unit")), "raw");
     assert_true(fabs(json_number_value(json_object_get(lts, "mean")) - 12.3456) < 1e-9);
+    json_t *zero = pm_row(rows, 1, ZERO);
+    assert_int_equal(json_integer_value(json_object_get(zero, "time_ns")), 0);
+    assert_true(fabs(json_number_value(json_object_get(zero, "mean")) - 5.0) < 1e-9);
 
     /* the text report's section has the same means */
     char *text = tu_render_report(t, false);

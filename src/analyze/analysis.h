@@ -596,7 +596,7 @@ typedef struct gpufl__ana_pm_row {
     uint32_t metric; /* string id: the CUPTI metric name */
     uint64_t samples;
     uint64_t ns; /* the samples' time together */
-    double mean; /* weighted by each sample's length, in the metric's unit */
+    double mean; /* weighted by each sample's length, in the metric's unit (plain when ns is 0) */
     double max;
 } gpufl__ana_pm_row;
 

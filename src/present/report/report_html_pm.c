@@ -14,7 +14,6 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"

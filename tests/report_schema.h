@@ -466,6 +466,9 @@ static const sfield s_incident[] = {{"kind", S_STR, 0},
                                     {"largest", S_ARR_OBJ, s_alloc},
                                     {0, 0, 0}};
 
+static const sfield s_pm[] = {{"device", S_INT, 0},  {"metric", S_STR, 0}, {"unit", S_STR, 0}, {"samples", S_INT, 0},
+                              {"time_ns", S_INT, 0}, {"mean", S_NUM, 0},   {"max", S_NUM, 0},  {0, 0, 0}};
+
 static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"schema_version", S_INT, 0},
                                   {"session", S_OBJ, s_session},
@@ -486,6 +489,7 @@ static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"memory_layers", S_ARR_OBJ, s_mem_layers_dev},
                                   {"memory_peaks", S_OBJ, s_mem_peaks},
                                   {"leaks", S_OBJ, s_leaks},
+                                  {"pm_sampling", S_ARR_OBJ, s_pm},
                                   {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and

@@ -23,6 +23,7 @@
 
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,6 +349,10 @@ static char *render(const char *trace_path, const char *name, size_t *len, size_
         json_object_set_new(x, "top_kernel_dom", json_string(esc));
     }
     json_object_set_new(x, "series", json_integer(gpufl_trace_get_device_samples(t)->n ? 1 : 0));
+    gpufl__ana_pm pm = {0};
+    assert_int_equal(gpufl__analyze_pm(t, &pm), 0);
+    json_object_set_new(x, "pm", json_integer(pm.n)); /* series (device, metric) the page must chart */
+    gpufl__ana_pm_free(&pm);
     json_object_set_new(x, "windows", json_integer((json_int_t)gpufl_trace_get_trace_windows(t)->n));
     json_object_set_new(x, "triggers", json_integer((json_int_t)gpufl_trace_get_triggers(t)->n));
     json_object_set_new(x, "incident", json_boolean(r.flight.incident != GPUFL__ANA_INCIDENT_NONE));
@@ -427,6 +432,10 @@ static void hand_made_session_is_escaped_and_complete(void **state)
     json_t *series = json_object_get(d, "series");
     assert_int_equal(json_array_size(series), 1);
     assert_int_equal(json_array_size(json_object_get(json_array_get(series, 0), "util")), 30);
+    /* no PM samples: no PM data, table or link */
+    assert_null(json_object_get(d, "pm"));
+    assert_null(strstr(page, "<section id=pm>"));
+    assert_null(strstr(page, "href=\"#pm\""));
     json_decref(d);
     free(page);
 }
@@ -577,6 +586,84 @@ static void flight_session(void **state)
     free(page);
 }
 
+/* PM sampling: a series per device and metric in the page's data, each
+ * point the mean of its run of samples weighted by their lengths, and a
+ * table of the metrics. */
+#define PM_SM "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
+#define PM_DRAM "dram__bytes_read.sum.per_second"
+#define US 1000ull
+
+static void pm_session(void **state)
+{
+    (void)state;
+    af f = {.end_ns = AF_START + 400000 * US};
+    af_device(&f, 0, "NVIDIA H100", 80ull << 30);
+    for (uint64_t i = 0; i < 20; i++) /* work all along, for the browser test's zoom */
+        af_kernel(&f, (af_k){.start = AF_START + (1000 + 20000 * i) * US,
+                             .end = AF_START + (3000 + 20000 * i) * US,
+                             .name = "k",
+                             .tid = 7});
+    /* 10000 samples back to back: runs of three of 10, 10 and 40 us at 30,
+     * 30 and 90 %, so each point of three is 70 (the plain mean would be 50) */
+    const uint32_t n = 10000;
+    uint64_t at = AF_START + 1000 * US;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t len = i % 3 == 2 ? 40 * US : 10 * US;
+        af_pm(&f, 0, PM_SM, at, at + len, i % 3 == 2 ? 90.0 : 30.0);
+        at += len;
+    }
+    for (uint32_t i = 0; i < 5; i++)
+        af_pm(&f, 0, PM_DRAM, AF_START + (1000 + 100 * i) * US, AF_START + (1100 + 100 * i) * US, 1e9 * (i + 1));
+    af_pm(&f, 1, PM_SM, AF_START + 2000 * US, AF_START + 2100 * US, 12.5);
+    gpufl_trace_close(af_open(&f, tmp, "pm"));
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/pm", tmp);
+    size_t len, kernels;
+    char *page = render(trace, "pm", &len, &kernels, NULL);
+    assert_int_equal(kernels, 20);
+    assert_non_null(strstr(page, "<a href=\"#pm\">PM sampling</a>"));
+    const char *sec = strstr(page, "<section id=pm><h2>PM sampling</h2>");
+    assert_non_null(sec);
+    /* mean (30 * 20 + 90 * 40) / 60 = 70 over every run but the last sample's 30: 69.9985 */
+    assert_non_null(strstr(sec, "<tr><td class=n data-v=\"0\">0</td><td>" PM_SM "</td>"
+                                "<td class=n data-v=\"10000\">10000</td>"));
+    assert_non_null(strstr(sec, "<td>" PM_DRAM "</td><td class=n data-v=\"5\">5</td><td class=n "
+                                "data-v=\"500000\">500.00 us</td><td class=n data-v=\"3000000000.0000\">3 GB/s</td>"
+                                "<td class=n data-v=\"5000000000.0000\">5 GB/s</td>"));
+
+    json_t *d = page_data(page);
+    json_t *pm = json_object_get(d, "pm");
+    assert_int_equal(json_array_size(pm), 3);
+    json_t *sm = json_array_get(pm, 0), *dram = json_array_get(pm, 1), *sm1 = json_array_get(pm, 2);
+    assert_string_equal(json_string_value(json_object_get(sm, "metric")), PM_SM);
+    assert_string_equal(json_string_value(json_object_get(sm, "unit")), "pct");
+    assert_string_equal(json_string_value(json_object_get(sm, "label")), "GPU 0 \xc2\xb7 NVIDIA H100");
+    assert_int_equal(json_integer_value(json_object_get(sm, "samples")), n);
+    /* 10000 samples in at most 4000 points: runs of 3, 3334 points */
+    assert_int_equal(json_integer_value(json_object_get(sm, "per")), 3);
+    json_t *t = json_object_get(sm, "t"), *v = json_object_get(sm, "v");
+    assert_int_equal(json_array_size(t), 3334);
+    assert_int_equal(json_array_size(v), 3334);
+    for (size_t i = 0; i < 3333; i++) {
+        double x = json_number_value(json_array_get(v, i));
+        if (x < 69.9999 || x > 70.0001)
+            fail_msg("point %zu is %g, not the weighted mean 70", i, x);
+        /* each run starts 60 us after the last, from 1 ms into the session */
+        assert_int_equal(json_integer_value(json_array_get(t, i)), (json_int_t)(1000 * US + 60 * US * i));
+    }
+    assert_true(fabs(json_number_value(json_array_get(v, 3333)) - 30.0) < 1e-9); /* the last sample alone */
+    assert_true(fabs(json_number_value(json_object_get(sm, "max")) - 90.0) < 1e-9);
+    assert_string_equal(json_string_value(json_object_get(dram, "unit")), "bytes_per_second");
+    assert_int_equal(json_integer_value(json_object_get(dram, "per")), 1);
+    assert_int_equal(json_array_size(json_object_get(dram, "v")), 5);
+    assert_true(fabs(json_number_value(json_array_get(json_object_get(dram, "v"), 4)) - 5e9) < 1);
+    assert_true(fabs(json_number_value(json_object_get(dram, "mean")) - 3e9) < 1);
+    assert_int_equal(json_integer_value(json_object_get(sm1, "dev")), 1);
+    assert_true(fabs(json_number_value(json_array_get(json_object_get(sm1, "v"), 0)) - 12.5) < 1e-9);
+    json_decref(d);
+    free(page);
+}
+
 static void unwritable_path_fails_cleanly(void **state)
 {
     (void)state;
@@ -604,6 +691,7 @@ int main(void)
         cmocka_unit_test(real_sample_session),
         cmocka_unit_test(torch_ops_session),
         cmocka_unit_test(flight_session),
+        cmocka_unit_test(pm_session),
         cmocka_unit_test(unwritable_path_fails_cleanly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -14,7 +14,9 @@
  *    it as one kernel gone and one new, hiding the comparison. A kernel whose
  *    most common configuration changed is marked GPUFL__DIFF_F_CONFIG;
  *  - each scope and NVTX range, matched by tree, path ("step/forward") and
- *    NVTX domain.
+ *    NVTX domain;
+ *  - shown, never judged: warp stall shares (PC samples) and PM sampling
+ *    metrics (below).
  *
  * How a change is judged (the same for kernels and scopes; "value" is the
  * time per launch, or the wall time per scope instance):
@@ -187,6 +189,27 @@ typedef struct gpufl__diff_counter {
     int unit;           /* GPUFL__HW_* (analysis.h) */
 } gpufl__diff_counter;
 
+/* PM sampling of the two sessions (ana_diff_pm.c), informational (never a
+ * verdict): each (device, metric) of either session, its mean weighted by
+ * sample length on each side, and whether it moved: by
+ * GPUFL__DIFF_PM_MOVE_POINTS points or more for a percentage metric
+ * (gpufl__ana_pm_unit), by GPUFL__DIFF_PM_MOVE_PCT % of the baseline's
+ * mean or more for the others (any change from a mean of 0), and always
+ * when only one session has it. */
+#define GPUFL__DIFF_PM_MOVE_PCT 10.0
+#define GPUFL__DIFF_PM_MOVE_POINTS 5.0
+
+typedef struct gpufl__diff_pm_metric {
+    uint32_t device;
+    const char *metric;          /* the CUPTI metric name: text of a trace */
+    uint8_t presence;            /* GPUFL__DIFF_BOTH, _NEW, _GONE */
+    uint8_t unit;                /* GPUFL__PM_UNIT_* */
+    bool moved;                  /* past the rule above */
+    double base_mean, cand_mean; /* in the metric's unit; 0 on a side without it */
+    double base_max, cand_max;
+    uint64_t base_samples, cand_samples;
+} gpufl__diff_pm_metric;
+
 typedef struct gpufl__diff {
     gpufl__diff_options options; /* as used (defaults filled in) */
     gpufl__diff_value wall_ns;   /* judged */
@@ -213,6 +236,11 @@ typedef struct gpufl__diff {
     bool counters_compared;
     uint32_t ncounters;
     gpufl__diff_counter *counters; /* all ranges first, then scopes by name */
+
+    /* PM sampling, when either session has PM samples (pm_compared). */
+    bool pm_compared;
+    uint32_t npm, pm_moved;
+    gpufl__diff_pm_metric *pm; /* by device, then metric name */
 } gpufl__diff;
 
 /*
@@ -237,6 +265,10 @@ int gpufl__diff_stalls(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana
  * (ana_diff_counters.c). 0 or GPUFL_ENOMEM. */
 int gpufl__diff_counters(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
                          const gpufl__ana_report *c) __attribute__((warn_unused_result));
+
+/* The PM rows of out from the two traces' PM samples (ana_diff_pm.c).
+ * 0 or GPUFL_ENOMEM. */
+int gpufl__diff_pm(gpufl__diff *out, const gpufl_trace *bt, const gpufl_trace *ct) __attribute__((warn_unused_result));
 
 /* The words of the enums above, for renderers: "both", "new", "gone";
  * "same", "regressed", "improved"; "steady", "slower", "faster". */

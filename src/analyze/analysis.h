@@ -641,7 +641,7 @@ typedef struct gpufl__ana_pm_row {
     uint32_t metric; /* string id: the CUPTI metric name */
     uint64_t samples;
     uint64_t ns; /* the samples' time together */
-    double mean; /* weighted by each sample's length, in the metric's unit */
+    double mean; /* weighted by each sample's length, in the metric's unit (plain when ns is 0) */
     double max;
 } gpufl__ana_pm_row;
 
@@ -654,6 +654,19 @@ typedef struct gpufl__ana_pm {
  * *out empty. */
 int gpufl__analyze_pm(const gpufl_trace *t, gpufl__ana_pm *out) __attribute__((warn_unused_result));
 void gpufl__ana_pm_free(gpufl__ana_pm *pm);
+
+/* A PM metric's unit, read from its name's last part as CUPTI spells it:
+ * `pct_of_peak_*` (or `pct`) a percentage, `per_second` a rate (of bytes
+ * when the counter counts bytes), anything else the counter's own unit. */
+enum {
+    GPUFL__PM_UNIT_RAW = 0,
+    GPUFL__PM_UNIT_PCT,           /* 0..100 */
+    GPUFL__PM_UNIT_BYTES_PER_SEC, /* dram__bytes_read.sum.per_second */
+    GPUFL__PM_UNIT_PER_SEC,       /* anything else per second */
+};
+int gpufl__ana_pm_unit(const char *metric);
+/* The unit's word for outputs: "raw", "pct", "bytes_per_second", "per_second". */
+const char *gpufl__ana_pm_unit_name(int unit);
 void gpufl__ana_counters_free(gpufl__ana_counters *c);
 
 /* ---- PyTorch ops ------------------------------------------------------------ */

@@ -7,13 +7,15 @@ For each page NAME.html (with NAME.expect.json, written by the C test):
     its zoom buttons, wheel, drag and hover): the page's own self-check
     (<pre id="gfl-selfcheck">, filled by its script) says it drew, caught no
     error, and decoded as many kernels, copies, memsets, scopes and NVTX
-    rows as the trace has, and zoom, pan and tooltips worked; the hottest kernel's name is in the DOM; a
+    rows as the trace has, a chart per PM metric with points, and zoom, pan
+    and tooltips worked; the hottest kernel's name is in the DOM; a
     hostile name made no element; the browser logged no console error and
     no refused request;
   - a screenshot, saved as OUTDIR/NAME.png (printed);
   - with its script cut out (NAME-nojs.html): the tables are there, as
     plain HTML, the triggers and trace windows ones with a row each, and
-    the crash/OOM block where the session has one.
+    the crash/OOM block where the session has one, the PM sampling table
+    with a row per device and metric.
 
 Exits 77 (ctest's skip) only when no Chromium is installed; 1 on a failure.
 Usage: check_report_html.py OUTDIR NAME...
@@ -96,6 +98,19 @@ def check_page(chromium, outdir, name, profile):
                      % (name, kinds[7:9], want.get("windows", 0), want.get("triggers", 0)))
     if sc.get("series", 0) < want.get("series", 0):
         fails.append("%s: no charts of the NVML samples" % name)
+    # PM sampling: a chart per device and metric, with points in view, and
+    # a tooltip over one that names its metric
+    pm = want.get("pm", 0)
+    if sc.get("pmSeries") != pm or sc.get("pmCharts") != pm:
+        fails.append("%s: the page decoded %s and drew %s PM series, the trace has %d"
+                     % (name, sc.get("pmSeries"), sc.get("pmCharts"), pm))
+    if pm and (sc.get("pmPoints", 0) < pm or sc.get("pmDrawn", 0) < pm):
+        fails.append("%s: PM charts without points (%s decoded, %s drawn)"
+                     % (name, sc.get("pmPoints"), sc.get("pmDrawn")))
+    if pm and "PM sampling" not in dom:
+        fails.append("%s: no PM sampling heading over its charts" % name)
+    if pm and not re.search(r"__\w+\.\S+ at .+: ", st.get("pmTip", "")):
+        fails.append("%s: hovering a PM chart gave no tooltip with its metric (%r)" % (name, st.get("pmTip")))
     if "top_kernel_dom" in want and want["top_kernel_dom"] not in dom:
         fails.append("%s: the hottest kernel's name is not in the page: %s" % (name, want["top_kernel_dom"]))
     if "evil_id" in want and re.search(r'<[a-zA-Z]+[^<>]*\bid="?%s' % re.escape(want["evil_id"]), dom):
@@ -130,7 +145,8 @@ def check_page(chromium, outdir, name, profile):
     for section in ("summary", "scopes", "idle", "copies"):
         if '<section id="%s">' % section not in dom:
             fails.append("%s: without its script, no %s section" % (name, section))
-    for section, n in (("triggers", want.get("triggers", 0)), ("windows", want.get("windows", 0))):
+    for section, n in (("triggers", want.get("triggers", 0)), ("windows", want.get("windows", 0)),
+                       ("pm", want.get("pm", 0))):
         sec = re.search(r'<section id="%s">(.*?)</section>' % section, dom, re.S)
         rows = len(re.findall(r"<tr>", sec.group(1))) - 1 if sec else 0  # less the header
         if rows != n:

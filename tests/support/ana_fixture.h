@@ -187,6 +187,16 @@ static inline void af_mark(af *f, unsigned tid, uint64_t id, const char *name, u
             (unsigned long long)ts, tid, name, (unsigned long long)id);
 }
 
+/* A PM sampling interval of one metric (docs/FORMAT.md `pm_sample`); value
+ * with the 4 decimals the format keeps. */
+static inline void af_pm(af *f, unsigned dev, const char *metric, uint64_t start, uint64_t end, double value)
+{
+    af_line(f, AF_DEVICE,
+            "{\"type\":\"pm_sample\",\"ts_ns\":%llu,\"end_ns\":%llu,\"device\":%u,\"metric\":\"%s\","
+            "\"value\":%.4f}",
+            (unsigned long long)start, (unsigned long long)end, dev, metric, value);
+}
+
 /* Writes the session as <dir>/<name> and opens it; frees f's text. */
 static inline gpufl_trace *af_open(af *f, const char *dir, const char *name)
 {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/utf8.h"
+#include "present/diff/diff_pm.h"
 
 /* json_object_set_new() that remembers a failure (a NULL value or a failed
  * set) in *ok. */
@@ -249,6 +250,7 @@ json_t *gpufl__diff_json(const gpufl__diff *d, const char *baseline, const char 
         put(o, "counters",
             d->counters_compared ? array(d->counters, d->ncounters, sizeof *d->counters, make_counter) : json_null(),
             &ok);
+        put(o, "pm", gpufl__diff_json_pm(d), &ok);
     }
     json_decref(s);
     if (!ok) {

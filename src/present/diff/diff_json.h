@@ -11,7 +11,10 @@
  *                    "kernels": VALUE } ],
  *     "kernels": [ { "name", CHANGE, "baseline_config", "candidate_config" } ],
  *     "scopes": [ { "tree": "scopes"|"nvtx", "path", "domain",
- *                   "baseline_gpu_ns", "candidate_gpu_ns", CHANGE } ] }
+ *                   "baseline_gpu_ns", "candidate_gpu_ns", CHANGE } ],
+ *     "stalls": [ { "kernel", "reason", "baseline_pct", "candidate_pct",
+ *                   "baseline_top", "candidate_top" } ] or null,
+ *     "pm": [ PM ] or null (diff_pm.h) }
  *   VALUE:  { "baseline", "candidate", "change_pct", "verdict" }
  *   CHANGE: "presence", "verdict", "per_item", "flags": [names],
  *           "baseline", "candidate": { "n", "total_ns", "mean_ns", "min_ns",

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gpufl/gpufl.h"
+#include "present/diff/diff_pm.h"
 #include "present/report/summary_text.h"
 
 #define NAME_WIDTH 80
@@ -401,6 +402,7 @@ int gpufl__diff_text(const gpufl__diff *d, const gpufl__diff_text_opts *o, FILE 
     scopes(d, o->all, out);
     stalls(d, out);
     counters(d, out);
+    gpufl__diff_text_pm(d, o->all, out);
     legend(out);
     return ferror(out) ? GPUFL_EIO : 0;
 }

@@ -1,7 +1,8 @@
 (function () {
   'use strict';
   var check = {ok: false, errors: [], lanes: 0, rows: 0, slices: 0, marks: 0, draws: 0, series: 0,
-               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], names: 0, sorted: 0};
+               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], names: 0, sorted: 0, pmSeries: 0, pmPoints: 0,
+               pmCharts: 0, pmDrawn: 0};
   var out = document.getElementById('gfl-selfcheck');
   function report() { check.ok = check.errors.length === 0 && check.draws > 0; out.textContent = JSON.stringify(check); }
   window.addEventListener('error', function (e) { check.errors.push(String(e.message || e)); report(); });
@@ -10,7 +11,7 @@
   var TRIGGER = 8;
   var COLOR = ['#3572b0', '#dd8a1e', '#8e5cc4', '#2a9d8f', '#6b8e23', '#d1495b', '#8a8f98', '#e9c46a', '#c1121f'];
   var LW = 180, RH = 14, GH = 18, AH = 20, CH = 64;
-  var D, lanes = [], series = [], v0 = 0, v1 = 1, wall = 1, W = 1200, drawn = [], pending = false;
+  var D, lanes = [], series = [], pm = [], chartPts = 0, v0 = 0, v1 = 1, wall = 1, W = 1200, drawn = [], pending = false;
   var tl = document.getElementById('tl'), charts = document.getElementById('charts');
   var tip = document.getElementById('tip');
   var SVGNS = 'http://www.w3.org/2000/svg';
@@ -68,6 +69,21 @@
                        ['power', 'W', s.power, 0], ['temperature', 'C', s.temp, 0]]});
     });
     check.series = series.length;
+    (D.pm || []).forEach(function (p) {
+      check.pmPoints += p.t.length;
+      pm.push({dev: p.dev, label: p.label, metric: p.metric, unit: p.unit, mean: p.mean, max: p.max,
+               samples: p.samples, t: Float64Array.from(p.t), v: p.v});
+    });
+    check.pmSeries = pm.length;
+  }
+
+  /* A PM metric's value in its unit (the metric's name gives it). */
+  function pmValue(v, unit) {
+    if (unit === 'pct') return v.toFixed(1) + ' %';
+    if (unit === 'raw') return String(+v.toPrecision(4));
+    var p = ['', 'k', 'M', 'G', 'T', 'P'], i = 0;
+    while (i + 1 < p.length && Math.abs(v) >= 1000) { v /= 1000; i++; }
+    return (+v.toPrecision(3)) + ' ' + p[i] + (unit === 'bytes_per_second' ? 'B/s' : '/s');
   }
 
   function notes() {
@@ -167,34 +183,59 @@
     flush();
   }
 
+  /* One chart: vals (null: none) at times t on the timeline's axis, scaled
+   * to max, decimated to a min and max per pixel column; attrs say which
+   * series it is, for the tooltip. '' when no value is in view. */
+  function chart(vals, t, title, sub, max, attrs) {
+    var pts = [], lo = Math.max(lowerBound(t, v0) - 1, 0), hi = Math.min(lowerBound(t, v1) + 1, t.length);
+    var px = -1, mn = 0, mx = 0;
+    function put() { pts.push(px.toFixed(1) + ',' + (CH - 4 - mn * (CH - 16) / max).toFixed(1));
+                     if (mx !== mn) pts.push(px.toFixed(1) + ',' + (CH - 4 - mx * (CH - 16) / max).toFixed(1)); }
+    for (var j = lo; j < hi; j++) {
+      if (vals[j] === null) continue;
+      var x = Math.round(Math.max(LW, Math.min(W, X(t[j]))));
+      if (x !== px) { if (px >= 0) put(); px = x; mn = mx = vals[j]; }
+      else { mn = Math.min(mn, vals[j]); mx = Math.max(mx, vals[j]); }
+    }
+    if (px >= 0) put();
+    chartPts = pts.length;
+    return '<svg xmlns="' + SVGNS + '" width="' + W + '" height="' + CH + '" ' + attrs + '><text class="lbl" x="4" y="14">' +
+           esc(title) + '</text><text class="axis" x="4" y="28">' + esc(sub) + '</text><line x1="' + LW + '" x2="' + W +
+           '" y1="' + (CH - 4) + '" y2="' + (CH - 4) + '" stroke="#c9ced8"/><polyline fill="none" stroke="#2b6cb0" ' +
+           'stroke-width="1.2" points="' + pts.join(' ') + '"/></svg>';
+  }
+
+  /* A PM metric's chart title: its counter (the name up to the first
+   * dot), cut to fit the label column; the tooltip has the whole name. */
+  function pmTitle(metric) {
+    var c = metric.split('.')[0];
+    return c.length > 28 ? c.slice(0, 27) + '\u2026' : c;
+  }
+
   function drawCharts() {
-    var h = '', cw = W;
-    series.forEach(function (s) {
+    var h = '';
+    series.forEach(function (s, si) {
       h += '<div class="note">' + esc(s.label) + '</div>';
-      s.m.forEach(function (m) {
-        var vals = m[2], t = s.t, any = false, peak = 0;
+      s.m.forEach(function (m, k) {
+        var vals = m[2], any = false, peak = 0;
         for (var i = 0; i < vals.length; i++) if (vals[i] !== null) { any = true; if (vals[i] > peak) peak = vals[i]; }
         if (!any) return;
-        var max = m[3] || peak * 1.1 || 1;
-        var pts = [], lo = Math.max(lowerBound(t, v0) - 1, 0), hi = Math.min(lowerBound(t, v1) + 1, t.length);
-        var px = -1, mn = 0, mx = 0;
-        function put() { pts.push(px.toFixed(1) + ',' + (CH - 4 - mn * (CH - 16) / max).toFixed(1));
-                         if (mx !== mn) pts.push(px.toFixed(1) + ',' + (CH - 4 - mx * (CH - 16) / max).toFixed(1)); }
-        for (var j = lo; j < hi; j++) {
-          if (vals[j] === null) continue;
-          var x = Math.round(Math.max(LW, Math.min(W, X(t[j]))));
-          if (x !== px) { if (px >= 0) put(); px = x; mn = mx = vals[j]; }
-          else { mn = Math.min(mn, vals[j]); mx = Math.max(mx, vals[j]); }
-        }
-        if (px >= 0) put();
-        h += '<svg xmlns="' + SVGNS + '" width="' + cw + '" height="' + CH + '" data-s="' + series.indexOf(s) + '" data-k="' +
-             s.m.indexOf(m) + '"><text class="lbl" x="4" y="14">' + esc(m[0]) + '</text><text class="axis" x="4" y="28">' +
-             esc('peak ' + (+peak.toFixed(1)) + ' ' + m[1] + (m[1] === 'MiB' && s.memTotal ? ' (of ' + Math.round(s.memTotal) + ' MiB)' : '')) + '</text><line x1="' + LW + '" x2="' + W + '" y1="' + (CH - 4) +
-             '" y2="' + (CH - 4) + '" stroke="#c9ced8"/><polyline fill="none" stroke="#2b6cb0" stroke-width="1.2" points="' +
-             pts.join(' ') + '"/></svg>';
+        h += chart(vals, s.t, m[0], 'peak ' + (+peak.toFixed(1)) + ' ' + m[1] +
+                   (m[1] === 'MiB' && s.memTotal ? ' (of ' + Math.round(s.memTotal) + ' MiB)' : ''),
+                   m[3] || peak * 1.1 || 1, 'data-s="' + si + '" data-k="' + k + '"');
       });
     });
     if (!series.length) h = '<div class="note">No NVML samples were recorded (no utilization, memory, power or temperature).</div>';
+    var lastDev = null;
+    check.pmCharts = check.pmDrawn = 0;
+    pm.forEach(function (p, pi) {
+      if (p.dev !== lastDev) { h += '<div class="note">' + esc(p.label) + ': PM sampling</div>'; lastDev = p.dev; }
+      var max = p.unit === 'pct' ? Math.max(100, p.max) : p.max * 1.1 || 1;
+      h += chart(p.v, p.t, pmTitle(p.metric), 'mean ' + pmValue(p.mean, p.unit) + ', max ' + pmValue(p.max, p.unit),
+                 max, 'data-p="' + pi + '"');
+      check.pmCharts++;
+      check.pmDrawn += chartPts;
+    });
     charts.innerHTML = h;
   }
 
@@ -273,10 +314,17 @@
   charts.addEventListener('mousemove', function (ev) {
     var el = ev.target.closest && ev.target.closest('svg');
     if (!el) { tip.style.display = 'none'; return; }
-    var s = series[+el.getAttribute('data-s')], m = s.m[+el.getAttribute('data-k')];
     var rect = el.getBoundingClientRect(), t = v0 + (ev.clientX - rect.left - LW) * (v1 - v0) / (W - LW);
-    var j = Math.min(lowerBound(s.t, t), s.t.length - 1);
-    if (j > 0 && t - s.t[j - 1] < s.t[j] - t) j--;
+    function nearest(ts) {
+      var j = Math.min(lowerBound(ts, t), ts.length - 1);
+      return j > 0 && t - ts[j - 1] < ts[j] - t ? j - 1 : j;
+    }
+    if (el.hasAttribute('data-p')) {
+      var p = pm[+el.getAttribute('data-p')], i = nearest(p.t);
+      showTip(ev, p.label + ' ' + p.metric + ' at ' + fmt(p.t[i]) + ': ' + pmValue(p.v[i], p.unit));
+      return;
+    }
+    var s = series[+el.getAttribute('data-s')], m = s.m[+el.getAttribute('data-k')], j = nearest(s.t);
     showTip(ev, s.label + ' ' + m[0] + ' at ' + fmt(s.t[j]) + ': ' + (m[2][j] === null ? 'not reported' : m[2][j] + ' ' + m[1]));
   });
   charts.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
@@ -326,6 +374,12 @@
       var b = r.getBoundingClientRect();
       r.dispatchEvent(new MouseEvent('mousemove', {clientX: b.left + b.width / 2, clientY: b.top + b.height / 2, bubbles: true}));
       st.tip = tip.textContent;
+    }
+    var pc = charts.querySelector('svg[data-p]');
+    if (pc) {
+      var cb = pc.getBoundingClientRect();
+      pc.dispatchEvent(new MouseEvent('mousemove', {clientX: cb.left + LW + (W - LW) / 2, clientY: cb.top + CH / 2, bubbles: true}));
+      st.pmTip = tip.textContent;
     }
   }
 

@@ -45,6 +45,8 @@ static void page_head(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_rep
         gpufl__hout_raw(o, "<a href=\"#triggers\">triggers</a>");
     if (gpufl_trace_get_trace_windows(t)->n)
         gpufl__hout_raw(o, "<a href=\"#windows\">trace windows</a>");
+    if (gpufl_trace_get_pm_samples(t)->n)
+        gpufl__hout_raw(o, "<a href=\"#pm\">PM sampling</a>");
     gpufl__hout_raw(o, "</nav></header>\n<main>\n");
 }
 
@@ -78,6 +80,7 @@ int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const c
     gpufl__html_stalls(&o, t, r);
     gpufl__html_hw(&o, t, r);
     gpufl__html_flight(&o, t, r);
+    gpufl__html_pm(&o, t);
     gpufl__hout_raw(&o, "</main>\n<div id=\"tip\"></div>\n<pre id=\"gfl-selfcheck\" hidden></pre>\n"
                         "<script type=\"application/json\" id=\"gfl-data\">");
     rc = gpufl__html_data(&o, t, r);

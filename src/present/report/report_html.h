@@ -9,8 +9,8 @@
  *     plain HTML, so they read with JavaScript off (report_html_tables.c);
  *   - a timeline of devices and streams (kernels, copies, memsets) and, per
  *     thread, its gpufl scopes, NVTX ranges and syncs, and charts of
- *     utilization, memory, power and temperature from the NVML samples, on
- *     one time axis, drawn as SVG by the page's script from compact JSON in
+ *     utilization, memory, power and temperature from the NVML samples and
+ *     of each PM sampling metric (report_html_pm.c), on one time axis, drawn as SVG by the page's script from compact JSON in
  *     a <script type="application/json"> (report_html_data.c), with zoom
  *     (wheel, buttons), drag to pan and tooltips (report.js, report.css).
  *

@@ -23,6 +23,9 @@
  *
  * Every row's starts are deltas from the previous start (the first from
  * the session start), durations and counts plain integers.
+ *
+ * Charts: "series", the NVML samples per device (below), and, when the
+ * session has PM samples, "pm" (report_html_pm.c).
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -422,7 +425,7 @@ static void builder_free(builder *b)
 
 /* ---- JSON ---------------------------------------------------------------------- */
 
-static void device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev)
+void gpufl__html_device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev)
 {
     char buf[400];
     const gpufl_trace_device *d = gpufl__rows_device(r, dev);
@@ -482,7 +485,7 @@ static void emit_lanes(gpufl__hout *o, const builder *b)
         char label[64];
         gpufl__hout_raw(o, i ? ",\n{\"g\":" : "\n{\"g\":");
         if (l->type == LANE_STREAM) {
-            device_label(o, &b->r, l->device);
+            gpufl__html_device_label(o, &b->r, l->device);
             snprintf(label, sizeof label, "stream %" PRIu32, l->stream);
         } else if (l->type >= LANE_WINDOWS) {
             gpufl__hout_json_str(o, "gpufl");
@@ -554,7 +557,7 @@ static void emit_series_of(gpufl__hout *o, const gpufl__rows *r, uint32_t dev, u
     if (per == 0)
         per = 1;
     gpufl__hout_printf(o, "{\"dev\":%" PRIu32 ",\"label\":", dev);
-    device_label(o, r, dev);
+    gpufl__html_device_label(o, r, dev);
     gpufl__hout_printf(o, ",\"memTotal\":%.1f,\"per\":%zu", (double)mem_total / (1024.0 * 1024.0), per);
     for (int m = -1; m < M_COUNT; m++) {
         gpufl__hout_printf(o, ",\"%s\":[", m < 0 ? "t" : metric_key[m]);
@@ -653,7 +656,8 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
     emit_lanes(o, &b);
     gpufl__hout_raw(o, ",\n");
     emit_series(o, &b.r, b.t0);
+    rc = gpufl__html_pm_data(o, t, &b.r, b.t0);
     gpufl__hout_raw(o, "}");
     builder_free(&b);
-    return 0;
+    return rc;
 }

@@ -13,6 +13,7 @@
 #include "analyze/analysis.h"
 #include "gpufl/trace.h"
 #include "present/report/html_out.h"
+#include "read/rows.h"
 
 /*
  * The page's stylesheet and script, inline in the page: it must open with no
@@ -30,12 +31,14 @@
  * the cursor) and buttons; drag pans; double-click resets. Tooltips give
  * names, starts and durations (set with textContent: names are never
  * parsed as markup; the SVG it builds as text goes through esc()). The
- * charts of the NVML samples share the time axis, decimated to a min and
- * max per pixel column. Tables with class "sortable" sort by a click on a
+ * charts of the NVML samples, then of the PM metrics (one per device and
+ * metric, values in the unit the metric's name gives), share the time
+ * axis, decimated to a min and max per pixel column. Tables with class "sortable" sort by a click on a
  * header (numbers by their data-v).
  *
  * Self-check for the tests: what it decoded and drew (lanes, rows, marks,
- * slices per kind, chart points) and any error caught (window.onerror, or
+ * slices per kind, chart points; PM series and points decoded, PM charts
+ * and their polyline points drawn) and any error caught (window.onerror, or
  * an exception while drawing) go into <pre id="gfl-selfcheck"> as JSON.
  */
 extern const char gpufl__html_css[];
@@ -82,5 +85,20 @@ void gpufl__html_hw(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repor
  * (id=triggers) and the trace windows (id=windows). */
 void gpufl__html_incident(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 void gpufl__html_flight(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
+/* PM sampling (report_html_pm.c), only when the session has PM samples:
+ * the metrics' table (<section id=pm>: GPU, metric, samples, time, mean,
+ * max, each value in the unit its name gives), and the charts' data, the
+ * member ",\n\"pm\":[...]" that gpufl__html_data() appends: per device and
+ * metric its unit, samples, mean and max, and at most GPUFL__HTML_MAX_POINTS
+ * points (t from t0, v each run's mean weighted by sample length). The
+ * data returns 0 or GPUFL_ENOMEM (o may hold part of it); the table, on
+ * failure, leaves itself out. */
+void gpufl__html_pm(gpufl__hout *o, const gpufl_trace *t);
+int gpufl__html_pm_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__rows *r, uint64_t t0)
+    __attribute__((warn_unused_result));
+
+/* "GPU 0 · NVIDIA H100" as a JSON string (report_html_data.c). */
+void gpufl__html_device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_HTML_PARTS_H */

@@ -42,4 +42,9 @@ void gpufl__rj_stalls(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec
  * and, with range profiler rows, the metrics per scope name. */
 void gpufl__rj_hw(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_hw *hw);
 
+/* The member "pm_sampling" (report_json_pm.c): per device and metric of
+ * the session's PM samples, their count, time, time-weighted mean and
+ * maximum; an empty array without PM samples. Out of memory fails w. */
+void gpufl__rj_pm(jw *w, const gpufl_trace *t);
+
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

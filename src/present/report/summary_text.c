@@ -4,9 +4,11 @@
  */
 #include "present/report/summary_text.h"
 
+#include "analyze/analysis.h"
 #include "present/report/report_text_util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +44,25 @@ void gpufl__format_bytes(uint64_t bytes, char *buf, size_t len)
         u++;
     }
     snprintf(buf, len, v < 10 ? "%.2f %s" : "%.1f %s", v, units[u]);
+}
+
+void gpufl__format_pm_value(double v, int unit, char *buf, size_t len)
+{
+    static const char *const prefix[] = {"", "k", "M", "G", "T", "P"};
+    if (unit == GPUFL__PM_UNIT_PCT) {
+        snprintf(buf, len, "%.1f %%", v);
+        return;
+    }
+    if (unit != GPUFL__PM_UNIT_BYTES_PER_SEC && unit != GPUFL__PM_UNIT_PER_SEC) {
+        snprintf(buf, len, "%.4g", v);
+        return;
+    }
+    unsigned p = 0;
+    while (p + 1 < sizeof prefix / sizeof *prefix && fabs(v) >= 1000.0) {
+        v /= 1000.0;
+        p++;
+    }
+    snprintf(buf, len, "%.3g %s%s", v, prefix[p], unit == GPUFL__PM_UNIT_BYTES_PER_SEC ? "B/s" : "/s");
 }
 
 /* Rows by name, each name cut to NAME_WIDTH ("..." at the cut) unless that

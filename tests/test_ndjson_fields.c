@@ -211,6 +211,8 @@ static void test_event_lines(void **state)
 {
     (void)state;
     for (uint8_t type = 1; type < GFL_EV_TYPE_COUNT; type++) {
+        if (!strcmp(gpufl__event_type_name(type), "unknown"))
+            continue; /* a number held for another branch's type (core/event.h) */
         for (uint8_t salt = 0; salt < 3; salt++) {
             gfl_event ev;
             fill(&ev, type, salt);

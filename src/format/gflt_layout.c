@@ -304,6 +304,28 @@ static const gpufl__gflt_field allocator_fields[] = {
     OPT(u.allocator.scope_id, GFLT_DELTA),
 };
 
+/* A launch's instructions come together, in pc order: the correlation,
+ * crc and function repeat (deltas of 0), the pc grows by 16. */
+static const gpufl__gflt_field sass_metric_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.sass.correlation, GFLT_DELTA),
+    F(u.sass.cubin_crc, GFLT_DELTA),
+    F(u.sass.function, GFLT_STR),
+    F(u.sass.function_index, GFLT_VAR),
+    F(u.sass.pc_offset, GFLT_DELTA),
+    F(u.sass.valid, GFLT_VAR),
+    F(u.sass.inst_executed, GFLT_VAR),
+    F(u.sass.thread_inst_executed, GFLT_VAR),
+    OPT(u.sass.sectors, GFLT_VAR),
+    OPT(u.sass.sectors_ideal, GFLT_VAR),
+    OPT(u.sass.branch_targets, GFLT_VAR),
+    OPT(u.sass.divergent_targets, GFLT_VAR),
+    OPT(u.sass.file, GFLT_STR),
+    OPT(u.sass.line, GFLT_VAR),
+    OPT(u.sass.scope_id, GFLT_DELTA),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -351,6 +373,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_TRIGGER] = LAYOUT(trigger_fields),
     [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
     [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
+    [GFL_EV_SASS_METRIC] = LAYOUT(sass_metric_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

@@ -381,6 +381,30 @@
     X(scope, u.allocator.scope_id, U, 0, NONZERO)
 // clang-format on
 
+/* One SASS instruction's counts over one launch; a count the chip does
+ * not offer (its `valid` bit clear) is left out, like a zero. */
+// clang-format off
+#define GFL_NDJSON_SASS_METRIC(X)                                                                  \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(tid, h.tid, U, 0, NONZERO)                                                                   \
+    X(corr, u.sass.correlation, U, 0, ALWAYS)                                                      \
+    X(function, u.sass.function, STR, 0, ALWAYS)                                                   \
+    X(function_index, u.sass.function_index, U, 0, NONZERO)                                        \
+    X(cubin_crc, u.sass.cubin_crc, U, 0, ALWAYS)                                                   \
+    X(pc_offset, u.sass.pc_offset, U, 0, ALWAYS)                                                   \
+    X(valid, u.sass.valid, U, 0, ALWAYS)                                                           \
+    X(inst_executed, u.sass.inst_executed, U, 0, ALWAYS)                                           \
+    X(thread_inst_executed, u.sass.thread_inst_executed, U, 0, NONZERO)                            \
+    X(sectors, u.sass.sectors, U, 0, NONZERO)                                                      \
+    X(sectors_ideal, u.sass.sectors_ideal, U, 0, NONZERO)                                          \
+    X(branch_targets, u.sass.branch_targets, U, 0, NONZERO)                                        \
+    X(divergent_targets, u.sass.divergent_targets, U, 0, NONZERO)                                  \
+    X(file, u.sass.file, STR, 0, NONZERO)                                                          \
+    X(line, u.sass.line, U, 0, NONZERO)                                                            \
+    X(scope, u.sass.scope_id, U, 0, NONZERO)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -410,7 +434,8 @@
     L(GFL_EV_ENGINE, GFL_NDJSON_ENGINE, none)                                                     \
     L(GFL_EV_TRIGGER, GFL_NDJSON_TRIGGER, none)                                                    \
     L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)                                          \
-    L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)
+    L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)                                                \
+    L(GFL_EV_SASS_METRIC, GFL_NDJSON_SASS_METRIC, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -493,7 +518,9 @@ typedef struct gpufl__meta_line {
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
     X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
     X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
-    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms)
+    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(function_index) X(function) X(file) X(line) \
+    X(cubin_crc) X(pc_offset) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors)           \
+    X(sectors_ideal) X(branch_targets) X(divergent_targets)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -69,6 +69,8 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
     case GFL_EV_ALLOCATOR:
         return FIXED_PART_BOUND + name_bound(names, ev->u.allocator.framework) +
                name_bound(names, ev->u.allocator.reason);
+    case GFL_EV_SASS_METRIC:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.sass.function) + name_bound(names, ev->u.sass.file);
     case GFL_EV_DEVICE_INFO:
         return FIXED_PART_BOUND + name_bound(names, ev->u.info.name) + name_bound(names, ev->u.info.uuid) +
                name_bound(names, ev->u.info.pci_bus_id) + name_bound(names, ev->u.info.driver_version);

@@ -22,6 +22,7 @@
 #define RC_SIZE(f) SIZE_OF(gpufl_trace_triggers, RC, f)
 #define WC_SIZE(f) SIZE_OF(gpufl_trace_windows, WC, f)
 #define AC_SIZE(f) SIZE_OF(gpufl_trace_allocator, AC, f)
+#define QC_SIZE(f) SIZE_OF(gpufl_trace_sass_metrics, QC, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -33,6 +34,7 @@ static const uint8_t host_sample_sizes[] = {HOST_SAMPLE_COLS(HC_SIZE)};
 static const uint8_t trigger_sizes[] = {TRIGGER_COLS(RC_SIZE)};
 static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
 static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
+static const uint8_t sass_sizes[] = {SASS_COLS(QC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -45,6 +47,8 @@ static const uint8_t trigger_xlat[RC_COUNT] = {
 static const uint8_t window_xlat[WC_COUNT] = {[WC_reason] = GFL_X_STRING, [WC_detail] = GFL_X_STRING};
 static const uint8_t allocator_xlat[AC_COUNT] = {
     [AC_framework] = GFL_X_STRING, [AC_reason] = GFL_X_STRING, [AC_caller_row] = GFL_X_CALLER};
+static const uint8_t sass_xlat[QC_COUNT] = {
+    [QC_function] = GFL_X_STRING, [QC_file] = GFL_X_STRING, [QC_caller_row] = GFL_X_CALLER};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -62,6 +66,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_TRIGGERS] = {RC_COUNT, RC_ts_ns, trigger_sizes, trigger_xlat},
     [GFL_T_TRACE_WINDOWS] = {WC_COUNT, WC_begin_ns, window_sizes, window_xlat},
     [GFL_T_ALLOCATOR] = {AC_COUNT, AC_ts_ns, allocator_sizes, allocator_xlat},
+    [GFL_T_SASS_METRICS] = {QC_COUNT, QC_ts_ns, sass_sizes, sass_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -106,6 +111,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define HSET(f, v) SETF(gpufl_trace_host_samples, HC_##f, f, v)
 #define RSET(f, v) SETF(gpufl_trace_triggers, RC_##f, f, v)
 #define ASET(f, v) SETF(gpufl_trace_allocator, AC_##f, f, v)
+#define QSET(f, v) SETF(gpufl_trace_sass_metrics, QC_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -383,6 +389,35 @@ static int allocator_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int sass_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_SASS_METRICS];
+    const gfl_sass_metric_payload *p = &ev->u.sass;
+    uint32_t caller;
+    if (caller_of(s, ev->h.tid, p->scope_id, 0, 0, 0, 0, &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    QSET(ts_ns, ev->h.ts);
+    QSET(device, ev->h.device);
+    QSET(correlation, p->correlation);
+    QSET(function, p->function);
+    QSET(function_index, p->function_index);
+    QSET(cubin_crc, p->cubin_crc);
+    QSET(pc_offset, p->pc_offset);
+    QSET(valid, p->valid);
+    QSET(inst_executed, p->inst_executed);
+    QSET(thread_inst_executed, p->thread_inst_executed);
+    QSET(sectors, p->sectors);
+    QSET(sectors_ideal, p->sectors_ideal);
+    QSET(branch_targets, p->branch_targets);
+    QSET(divergent_targets, p->divergent_targets);
+    QSET(file, p->file);
+    QSET(line, p->line);
+    QSET(caller_row, caller);
+    return 0;
+}
+
 static int device_sample_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_DEVICE_SAMPLES];
@@ -500,6 +535,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_HOST_METRICS: return host_sample_row(s, ev);
     case GFL_EV_TRIGGER: return trigger_row(s, ev);
     case GFL_EV_ALLOCATOR: return allocator_row(s, ev);
+    case GFL_EV_SASS_METRIC: return sass_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

@@ -67,6 +67,7 @@ void gpufl__trace_free(gpufl_trace *t)
 #define RC_BIND(f) BIND(RC, f)
 #define WC_BIND(f) BIND(WC, f)
 #define AC_BIND(f) BIND(AC, f)
+#define QC_BIND(f) BIND(QC, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -149,6 +150,13 @@ static void bind_rows(gpufl_trace *t)
         const gpufl__rows *R = &t->rows[GFL_T_ALLOCATOR];
         pub->n = R->t.n;
         ALLOCATOR_COLS(AC_BIND)
+        pub->callers = &t->callers_pub;
+    }
+    {
+        gpufl_trace_sass_metrics *pub = &t->sass_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_SASS_METRICS];
+        pub->n = R->t.n;
+        SASS_COLS(QC_BIND)
         pub->callers = &t->callers_pub;
     }
 }
@@ -339,6 +347,8 @@ GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_t
 
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t) { return &t->allocator_pub; }
 
+GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t) { return &t->sass_pub; }
+
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
 {
     return event_type < 256 ? (size_t)t->counts[event_type] : 0;
@@ -452,6 +462,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_TRACE_WINDOWS]);
     if (table == GPUFL_TRACE_TABLE_ALLOCATOR)
         return gpufl__rows_memory(&t->rows[GFL_T_ALLOCATOR]);
+    if (table == GPUFL_TRACE_TABLE_SASS_METRICS)
+        return gpufl__rows_memory(&t->rows[GFL_T_SASS_METRICS]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

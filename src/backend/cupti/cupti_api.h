@@ -15,6 +15,9 @@
 #include <stddef.h>
 
 #include <cupti.h>
+#include <cupti_profiler_target.h>
+#include <cupti_sass_metrics.h>
+#include <cupti_target.h>
 
 #define GFL_CUPTI_FN(name) __typeof__(&name) name
 
@@ -41,6 +44,20 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiEnableDomain);
     GFL_CUPTI_FN(cuptiGetCallbackName);
     GFL_CUPTI_FN(cuptiFinalize); /* optional: detach between trace windows */
+    /* optional, the SASS metrics engine (sass_metrics.c): absent from a
+     * CUPTI older than 12.5, which then cannot record it */
+    GFL_CUPTI_FN(cuptiGetDeviceId);
+    GFL_CUPTI_FN(cuptiDeviceGetChipName);
+    GFL_CUPTI_FN(cuptiProfilerInitialize);
+    GFL_CUPTI_FN(cuptiSassMetricsGetNumOfMetrics);
+    GFL_CUPTI_FN(cuptiSassMetricsGetMetrics);
+    GFL_CUPTI_FN(cuptiSassMetricsGetProperties);
+    GFL_CUPTI_FN(cuptiSassMetricsSetConfig);
+    GFL_CUPTI_FN(cuptiSassMetricsUnsetConfig);
+    GFL_CUPTI_FN(cuptiSassMetricsEnable);
+    GFL_CUPTI_FN(cuptiSassMetricsDisable);
+    GFL_CUPTI_FN(cuptiSassMetricsGetDataProperties);
+    GFL_CUPTI_FN(cuptiSassMetricsFlushData);
 } gfl_cupti_api;
 
 /* Loads libcupti and binds every required function. Returns 0, or -1 with

@@ -33,9 +33,11 @@
 #include "backend/cupti/api_hooks.h"
 #include "backend/cupti/cupti_guard.h"
 #include "backend/cupti/cupti_api.h"
+#include "backend/cupti/cubin_store.h"
 #include "backend/cupti/device_drain.h"
 #include "backend/cupti/launch_table.h"
 #include "backend/cupti/nvtx_ranges.h"
+#include "backend/cupti/sass_metrics.h"
 #include "backend/cupti/stack_capture.h"
 #include "core/plugin_api.h"
 
@@ -234,6 +236,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
          * the worker turns them into events later */
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
             (void)P.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && data) {
+            /* kept for the source lines of SASS pcs (cubin_store.h) */
+            const CUpti_ModuleResourceData *m = ((const CUpti_ResourceData *)data)->resourceDescriptor;
+            if (m)
+                (void)gfl_cubins_add(m->pCubin, m->cubinSize);
+        }
         break;
     default: break;
     }
@@ -401,6 +409,13 @@ static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
     rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (rc != CUPTI_SUCCESS)
         plugin_log(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s", gfl_cupti_error(&P.api, rc));
+    if (o->enable_source_collection &&
+        (o->profiling_engine == GPUFL_ENGINE_SASS_METRICS || o->profiling_engine == GPUFL_ENGINE_DEEP)) {
+        gfl_cubins_use(&P.api);
+        rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+        if (rc != CUPTI_SUCCESS)
+            plugin_log(GFL_LOG_WARN, "SASS source lines are not recorded: %s", gfl_cupti_error(&P.api, rc));
+    }
     return 0;
 }
 
@@ -536,6 +551,9 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
         return 0;
     }
     if (attach(o, err, err_len) != 0)
+        goto fail;
+    if ((o->profiling_engine == GPUFL_ENGINE_SASS_METRICS || o->profiling_engine == GPUFL_ENGINE_DEEP) &&
+        gfl_sass_metrics_start(&P.api, host, &P.launches, err, err_len) != 0)
         goto fail;
     uint32_t version = 0;
     (void)P.api.cuptiGetVersion(&version);
@@ -674,6 +692,7 @@ static void plugin_stop(void)
 {
     if (!P.worker_running && !P.paused)
         return;
+    gfl_sass_metrics_stop(atomic_load(&process_exiting));
     if (P.worker_running) {
         /* At exit the CUDA runtime may already have torn itself down (a
          * statically linked cudart registers its teardown when the program

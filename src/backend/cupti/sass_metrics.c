@@ -1,0 +1,483 @@
+/*
+ * The SASS metrics engine (see sass_metrics.h).
+ *
+ * Sizes: a context table of GFL_SASS_MAX_CONTEXTS (a process has one
+ * primary context per device, a few more at most); read buffers that grow
+ * to the largest flush seen (one entry per instrumented instruction of
+ * the context: thousands for a PyTorch program) and are kept until stop;
+ * source lines remembered per (cubin, pc) in a table of at most
+ * LINE_CACHE_SLOTS.
+ */
+#include "backend/cupti/sass_metrics.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cupti/cubin_store.h"
+#include "backend/cupti/demangle.h"
+
+#define GFL_SASS_MAX_CONTEXTS 64
+#define GFL_SASS_MAX_DEVICES 64
+#define N_METRICS 6
+#define LINE_CACHE_SLOTS 65536 /* power of two */
+
+enum { M_INST, M_THREAD_INST, M_SECTORS, M_SECTORS_IDEAL, M_BRANCH, M_DIVERGENT };
+
+static const char *const metric_names[N_METRICS] = {GFL_SASS_METRIC_NAMES};
+
+_Atomic bool gfl_sass_metrics_on;
+
+typedef struct context_state {
+    CUcontext ctx;
+    uint32_t device;
+    bool enabled; /* false: could not be enabled, left alone */
+} context_state;
+
+typedef struct device_state {
+    bool configured;
+    bool failed;
+    uint64_t ids[N_METRICS]; /* CUPTI's metric ids; 0 = the chip lacks it */
+    uint16_t valid;          /* GFL_SASS_V_* the chip offers */
+} device_state;
+
+typedef struct line_entry {
+    uint64_t key; /* crc << 32 | pc, +1; 0 = empty */
+    uint32_t file, line;
+} line_entry;
+
+static struct {
+    const gfl_cupti_api *api;
+    const gpufl_plugin_host *host;
+    gfl_launch_table *launches;
+    bool sources;
+    CUresult (*sync)(void); /* cuCtxSynchronize of the driver the program loaded */
+    pthread_mutex_t lock;
+    /* contexts: written under lock, read without it up to n_contexts
+     * (release/acquire: a reader that sees the count sees the entry) */
+    context_state contexts[GFL_SASS_MAX_CONTEXTS];
+    _Atomic uint32_t n_contexts;
+    device_state devices[GFL_SASS_MAX_DEVICES];
+    /* the read buffers, grown under lock */
+    CUpti_SassMetrics_Data *data;
+    CUpti_SassMetrics_InstanceValue *values;
+    size_t data_cap, values_cap;
+    gfl_name_cache names;
+    const char *last_name; /* the last function name CUPTI gave, and its id */
+    uint32_t last_name_id;
+    line_entry *lines;
+    uint64_t events, launches_read, dropped;
+    bool warned_read;
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void sass_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sass_log(int level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    S.host->log(level, msg);
+}
+
+int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, gfl_launch_table *launches,
+                           char *err, size_t err_len)
+{
+    const char *missing = !api->cuptiSassMetricsSetConfig           ? "cuptiSassMetricsSetConfig"
+                          : !api->cuptiSassMetricsUnsetConfig       ? "cuptiSassMetricsUnsetConfig"
+                          : !api->cuptiSassMetricsEnable            ? "cuptiSassMetricsEnable"
+                          : !api->cuptiSassMetricsDisable           ? "cuptiSassMetricsDisable"
+                          : !api->cuptiSassMetricsGetDataProperties ? "cuptiSassMetricsGetDataProperties"
+                          : !api->cuptiSassMetricsFlushData         ? "cuptiSassMetricsFlushData"
+                          : !api->cuptiSassMetricsGetProperties     ? "cuptiSassMetricsGetProperties"
+                          : !api->cuptiDeviceGetChipName            ? "cuptiDeviceGetChipName"
+                          : !api->cuptiGetDeviceId                  ? "cuptiGetDeviceId"
+                                                                    : NULL;
+    if (missing) {
+        snprintf(err, err_len, "SASS metrics need CUPTI 12.5 or newer: %s lacks %s",
+                 api->path[0] ? api->path : "libcupti", missing);
+        return GPUFL_EUNSUPPORTED;
+    }
+    pthread_mutex_lock(&S.lock);
+    S.api = api;
+    S.host = host;
+    S.launches = launches;
+    S.sources = host->options->enable_source_collection;
+    /* the driver the program uses is loaded by the time it launches; the
+     * same symbol is asked for again at each launch until found */
+    S.sync = NULL;
+    atomic_store_explicit(&S.n_contexts, 0, memory_order_relaxed);
+    memset(S.devices, 0, sizeof S.devices);
+    gpufl__name_cache_init(&S.names, host->intern, 0);
+    S.last_name = NULL;
+    S.last_name_id = 0;
+    S.events = S.launches_read = S.dropped = 0;
+    S.warned_read = false;
+    pthread_mutex_unlock(&S.lock);
+    /* The profiler interface underneath the SASS metrics API; a second
+     * initialization (PC sampling, range profiler) is harmless. */
+    if (api->cuptiProfilerInitialize) {
+        CUpti_Profiler_Initialize_Params p = {.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+        (void)api->cuptiProfilerInitialize(&p);
+    }
+    atomic_store_explicit(&gfl_sass_metrics_on, true, memory_order_release);
+    return 0;
+}
+
+/* ---- configuring a device, enabling a context --------------------------------- */
+
+/* Metric ids for the device's chip, then the configuration. Under lock.
+ * Returns 0, or -1 having logged why. */
+static int configure_device(uint32_t device)
+{
+    device_state *d = &S.devices[device];
+    if (d->configured)
+        return 0;
+    if (d->failed)
+        return -1;
+    d->failed = true; /* until it succeeds: one warning per device */
+    CUpti_Device_GetChipName_Params chip = {.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE,
+                                            .deviceIndex = device};
+    CUptiResult rc = S.api->cuptiDeviceGetChipName(&chip);
+    if (rc != CUPTI_SUCCESS || !chip.pChipName) {
+        sass_log(GFL_LOG_WARN, "SASS metrics: no chip name for device %u (%s); its kernels are not measured", device,
+                 gfl_cupti_error(S.api, rc));
+        return -1;
+    }
+    CUpti_SassMetrics_Config configs[N_METRICS];
+    size_t n = 0;
+    d->valid = 0;
+    for (unsigned m = 0; m < N_METRICS; m++) {
+        CUpti_SassMetrics_GetProperties_Params p = {.structSize = CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE,
+                                                    .pChipName = chip.pChipName,
+                                                    .pMetricName = metric_names[m]};
+        rc = S.api->cuptiSassMetricsGetProperties(&p);
+        d->ids[m] = rc == CUPTI_SUCCESS ? p.metric.metricId : 0;
+        if (rc != CUPTI_SUCCESS) {
+            if (m == M_INST) {
+                sass_log(GFL_LOG_WARN, "SASS metrics: chip %s of device %u lacks %s (%s); its kernels are not measured",
+                         chip.pChipName, device, metric_names[m], gfl_cupti_error(S.api, rc));
+                return -1;
+            }
+            sass_log(GFL_LOG_INFO, "SASS metrics: chip %s lacks %s", chip.pChipName, metric_names[m]);
+            continue;
+        }
+        configs[n++] = (CUpti_SassMetrics_Config){.metricId = p.metric.metricId,
+                                                  .outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU};
+    }
+    /* a pair counts only as a pair: sectors against their ideal, branch
+     * targets against the divergent ones */
+    d->valid = GFL_SASS_V_INST | (d->ids[M_THREAD_INST] ? GFL_SASS_V_THREAD_INST : 0) |
+               (d->ids[M_SECTORS] && d->ids[M_SECTORS_IDEAL] ? GFL_SASS_V_SECTORS : 0) |
+               (d->ids[M_BRANCH] && d->ids[M_DIVERGENT] ? GFL_SASS_V_BRANCH : 0);
+    CUpti_SassMetricsSetConfig_Params set = {.structSize = CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE,
+                                             .numOfMetricConfig = n,
+                                             .pConfigs = configs,
+                                             .deviceIndex = device};
+    rc = S.api->cuptiSassMetricsSetConfig(&set);
+    if (rc != CUPTI_SUCCESS) {
+        sass_log(GFL_LOG_WARN,
+                 "SASS metrics: cuptiSassMetricsSetConfig for device %u: %s%s; its kernels are not measured", device,
+                 gfl_cupti_error(S.api, rc),
+                 rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                     ? " (profiling needs NVreg_RestrictProfilingToAdminUsers=0 or root)"
+                     : "");
+        return -1;
+    }
+    d->configured = true;
+    d->failed = false;
+    return 0;
+}
+
+static const context_state *find_context(CUcontext ctx)
+{
+    uint32_t n = atomic_load_explicit(&S.n_contexts, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (S.contexts[i].ctx == ctx)
+            return &S.contexts[i];
+    return NULL;
+}
+
+void gfl_sass_metrics_launch_enter(CUcontext ctx)
+{
+    if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire) || find_context(ctx))
+        return;
+    pthread_mutex_lock(&S.lock);
+    uint32_t n = atomic_load_explicit(&S.n_contexts, memory_order_relaxed);
+    if (find_context(ctx) || n == GFL_SASS_MAX_CONTEXTS) {
+        pthread_mutex_unlock(&S.lock);
+        return;
+    }
+    context_state c = {.ctx = ctx};
+    CUptiResult rc = S.api->cuptiGetDeviceId(ctx, &c.device);
+    if (rc != CUPTI_SUCCESS || c.device >= GFL_SASS_MAX_DEVICES) {
+        sass_log(GFL_LOG_WARN,
+                 "SASS metrics: the device of a CUDA context is unknown (%s); its kernels are not measured",
+                 gfl_cupti_error(S.api, rc));
+    } else if (configure_device(c.device) == 0) {
+        CUpti_SassMetricsEnable_Params en = {
+            .structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE, .ctx = ctx, .enableLazyPatching = 1};
+        rc = S.api->cuptiSassMetricsEnable(&en);
+        c.enabled = rc == CUPTI_SUCCESS;
+        if (!c.enabled)
+            sass_log(GFL_LOG_WARN,
+                     "SASS metrics: cuptiSassMetricsEnable on device %u: %s; its kernels are not measured", c.device,
+                     gfl_cupti_error(S.api, rc));
+    }
+    S.contexts[n] = c;
+    atomic_store_explicit(&S.n_contexts, n + 1, memory_order_release);
+    pthread_mutex_unlock(&S.lock);
+}
+
+/* ---- reading a launch's counts ------------------------------------------------- */
+
+static bool grow(void **p, size_t *cap, size_t want, size_t size)
+{
+    if (want <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 256;
+    while (n < want)
+        n *= 2;
+    void *q = realloc(*p, n * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+/* The function's demangled id: CUPTI hands the same name pointer for the
+ * instructions of one function, so most records cost a pointer compare. */
+static uint32_t function_id(const char *name)
+{
+    if (!name)
+        return 0;
+    if (name == S.last_name)
+        return S.last_name_id;
+    uint32_t mangled = S.host->intern(name, strlen(name));
+    S.last_name = name;
+    S.last_name_id = gpufl__name_cache_demangled(&S.names, mangled, name);
+    return S.last_name_id;
+}
+
+/* Source file and line of an instruction, through the cubin (kept at
+ * module load) and remembered per (cubin, pc). */
+static void source_of(const CUpti_SassMetrics_Data *r, gfl_sass_metric_payload *p)
+{
+    if (!S.lines && !(S.lines = calloc(LINE_CACHE_SLOTS, sizeof *S.lines)))
+        return;
+    uint64_t key = ((uint64_t)r->cubinCrc << 32 | r->pcOffset) + 1;
+    uint32_t h = (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 48) & (LINE_CACHE_SLOTS - 1);
+    for (unsigned probe = 0; probe < 8; probe++) {
+        line_entry *e = &S.lines[(h + probe) & (LINE_CACHE_SLOTS - 1)];
+        if (e->key == key) {
+            p->file = e->file;
+            p->line = e->line;
+            return;
+        }
+        if (e->key == 0) {
+            char file[1024];
+            uint32_t line = 0;
+            e->key = key;
+            if (r->functionName &&
+                gfl_cubins_source_line(r->cubinCrc, r->functionName, r->pcOffset, file, sizeof file, &line) == 0) {
+                e->file = S.host->intern(file, strlen(file));
+                e->line = line;
+            }
+            p->file = e->file;
+            p->line = e->line;
+            return;
+        }
+    }
+    /* a crowded neighbourhood: looked up each time rather than evicting */
+    char file[1024];
+    uint32_t line = 0;
+    if (r->functionName &&
+        gfl_cubins_source_line(r->cubinCrc, r->functionName, r->pcOffset, file, sizeof file, &line) == 0) {
+        p->file = S.host->intern(file, strlen(file));
+        p->line = line;
+    }
+}
+
+static void read_failed(const char *what, CUptiResult rc)
+{
+    if (S.warned_read)
+        return;
+    S.warned_read = true;
+    sass_log(GFL_LOG_WARN, "SASS metrics: %s: %s; counts of some launches are missing", what,
+             gfl_cupti_error(S.api, rc));
+}
+
+/* Under lock: flushes the context's counts and pushes the executed
+ * instructions' as this launch's. */
+static void read_counts(const context_state *c, uint32_t correlation)
+{
+    CUpti_SassMetricsGetDataProperties_Params props = {
+        .structSize = CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE, .ctx = c->ctx};
+    CUptiResult rc = S.api->cuptiSassMetricsGetDataProperties(&props);
+    if (rc != CUPTI_SUCCESS) {
+        read_failed("cuptiSassMetricsGetDataProperties", rc);
+        return;
+    }
+    size_t n = props.numOfPatchedInstructionRecords, per = props.numOfInstances * N_METRICS;
+    if (n == 0 || per == 0)
+        return;
+    if (!grow((void **)&S.data, &S.data_cap, n, sizeof *S.data) ||
+        !grow((void **)&S.values, &S.values_cap, n * per, sizeof *S.values)) {
+        read_failed("out of memory for the counts", CUPTI_ERROR_OUT_OF_MEMORY);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memset(&S.data[i], 0, sizeof S.data[i]);
+        S.data[i].structSize = sizeof S.data[i];
+        S.data[i].pInstanceValues = S.values + i * per;
+    }
+    memset(S.values, 0, n * per * sizeof *S.values);
+    CUpti_SassMetricsFlushData_Params flush = {.structSize = CUpti_SassMetricsFlushData_Params_STRUCT_SIZE,
+                                               .ctx = c->ctx,
+                                               .numOfPatchedInstructionRecords = n,
+                                               .numOfInstances = props.numOfInstances,
+                                               .pMetricsData = S.data};
+    rc = S.api->cuptiSassMetricsFlushData(&flush);
+    if (rc != CUPTI_SUCCESS) {
+        read_failed("cuptiSassMetricsFlushData", rc);
+        return;
+    }
+    S.launches_read++;
+    const device_state *d = &S.devices[c->device];
+    gfl_launch_info at_entry = {0};
+    (void)gfl_launch_find(S.launches, correlation, &at_entry);
+    uint64_t now = S.host->now_ns();
+    for (size_t i = 0; i < n; i++) {
+        const CUpti_SassMetrics_Data *r = &S.data[i];
+        uint64_t v[N_METRICS] = {0};
+        /* per instance (one at GPU granularity) and metric, by id: the
+         * order of the values is not documented */
+        for (size_t j = 0; j < per; j++)
+            for (unsigned m = 0; m < N_METRICS; m++)
+                if (d->ids[m] && r->pInstanceValues[j].metricId == d->ids[m])
+                    v[m] += r->pInstanceValues[j].value;
+        if (v[M_INST] == 0) /* instrumented, not executed by this launch */
+            continue;
+        gfl_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.h.type = GFL_EV_SASS_METRIC;
+        ev.h.device = (uint16_t)c->device;
+        ev.h.tid = at_entry.tid;
+        ev.h.ts = now;
+        gfl_sass_metric_payload *p = &ev.u.sass;
+        p->scope_id = at_entry.scope;
+        p->inst_executed = v[M_INST];
+        p->thread_inst_executed = v[M_THREAD_INST];
+        p->sectors = v[M_SECTORS];
+        p->sectors_ideal = v[M_SECTORS_IDEAL];
+        p->branch_targets = v[M_BRANCH];
+        p->divergent_targets = v[M_DIVERGENT];
+        p->function = function_id(r->functionName);
+        p->pc_offset = r->pcOffset;
+        p->cubin_crc = r->cubinCrc;
+        p->correlation = correlation;
+        p->function_index = r->functionIndex;
+        p->valid = d->valid;
+        if (S.sources)
+            source_of(r, p);
+        if (S.host->push(&ev) == 0)
+            S.events++;
+        else
+            S.dropped++;
+    }
+}
+
+/* cuCtxSynchronize of the driver the program runs on, found once it is
+ * loaded (never loaded by us: a program without CUDA launches nothing). */
+static CUresult sync_context(void)
+{
+    if (!S.sync) {
+        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (driver) {
+            *(void **)&S.sync = dlsym(driver, "cuCtxSynchronize");
+            dlclose(driver); /* still loaded by the program */
+        }
+        if (!S.sync)
+            return CUDA_ERROR_NOT_FOUND;
+    }
+    return S.sync();
+}
+
+void gfl_sass_metrics_launch_exit(CUcontext ctx, uint32_t correlation)
+{
+    if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire))
+        return;
+    const context_state *c = find_context(ctx);
+    if (!c || !c->enabled)
+        return;
+    /* the counts are complete only when the kernel is; the launch call's
+     * exit runs on the launching thread, with ctx current */
+    CUresult sync_rc = sync_context();
+    pthread_mutex_lock(&S.lock);
+    if (sync_rc != CUDA_SUCCESS && sync_rc != CUDA_ERROR_NOT_FOUND)
+        read_failed("cuCtxSynchronize after a launch failed", CUPTI_ERROR_UNKNOWN);
+    if (atomic_load_explicit(&gfl_sass_metrics_on, memory_order_relaxed))
+        read_counts(c, correlation);
+    pthread_mutex_unlock(&S.lock);
+}
+
+/* ---- stop ------------------------------------------------------------------------- */
+
+void gfl_sass_metrics_stop(bool process_exiting)
+{
+    if (!atomic_exchange_explicit(&gfl_sass_metrics_on, false, memory_order_acq_rel))
+        return;
+    pthread_mutex_lock(&S.lock);
+    uint32_t n = atomic_load_explicit(&S.n_contexts, memory_order_relaxed);
+    size_t lost = 0;
+    if (!process_exiting) {
+        for (uint32_t i = 0; i < n; i++) {
+            if (!S.contexts[i].enabled)
+                continue;
+            CUpti_SassMetricsDisable_Params dis = {.structSize = CUpti_SassMetricsDisable_Params_STRUCT_SIZE,
+                                                   .ctx = S.contexts[i].ctx};
+            if (S.api->cuptiSassMetricsDisable(&dis) == CUPTI_SUCCESS)
+                lost += dis.numOfDroppedRecords;
+        }
+        for (uint32_t dev = 0; dev < GFL_SASS_MAX_DEVICES; dev++) {
+            if (!S.devices[dev].configured)
+                continue;
+            CUpti_SassMetricsUnsetConfig_Params unset = {.structSize = CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE,
+                                                         .deviceIndex = dev};
+            (void)S.api->cuptiSassMetricsUnsetConfig(&unset);
+        }
+    }
+    sass_log(GFL_LOG_DEBUG, "SASS metrics: %llu launches read, %llu instruction records, %llu dropped%s",
+             (unsigned long long)S.launches_read, (unsigned long long)S.events, (unsigned long long)S.dropped,
+             lost ? "; counts of unfinished launches discarded at stop" : "");
+    if (S.dropped)
+        sass_log(GFL_LOG_WARN,
+                 "SASS metrics: %llu instruction records were dropped (the launching thread's ring was full)",
+                 (unsigned long long)S.dropped);
+    atomic_store_explicit(&S.n_contexts, 0, memory_order_relaxed);
+    memset(S.devices, 0, sizeof S.devices);
+    free(S.data);
+    free(S.values);
+    free(S.lines);
+    S.data = NULL;
+    S.values = NULL;
+    S.lines = NULL;
+    S.data_cap = S.values_cap = 0;
+    gpufl__name_cache_free(&S.names);
+    S.last_name = NULL;
+    pthread_mutex_unlock(&S.lock);
+}
+
+void gfl_sass_metrics_counts(uint64_t *events, uint64_t *launches, uint64_t *dropped)
+{
+    pthread_mutex_lock(&S.lock);
+    *events = S.events;
+    *launches = S.launches_read;
+    *dropped = S.dropped;
+    pthread_mutex_unlock(&S.lock);
+}

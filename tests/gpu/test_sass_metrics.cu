@@ -118,6 +118,7 @@ int main(int argc, char **argv)
     o.log_path = logs;
     o.profiling_engine = GPUFL_ENGINE_SASS_METRICS;
     o.enable_source_collection = true;
+    o.enable_debug_output = true; /* the engine's log (metrics the chip offers, counts read) on stderr */
     o.device_plugin = plugin;
     CHECK(gpufl_init(&o), "%s", gpufl_last_error());
     launch_all();

@@ -22,10 +22,10 @@
 
 #define GFL_SASS_MAX_CONTEXTS 64
 #define GFL_SASS_MAX_DEVICES 64
-#define N_METRICS 6
+#define N_METRICS 7
 #define LINE_CACHE_SLOTS 65536 /* power of two */
 
-enum { M_INST, M_THREAD_INST, M_SECTORS, M_SECTORS_IDEAL, M_BRANCH, M_DIVERGENT };
+enum { M_INST, M_THREAD_INST, M_SECTORS, M_SECTORS_IDEAL, M_BRANCH, M_DIVERGENT, M_BYTES };
 
 static const char *const metric_names[N_METRICS] = {GFL_SASS_METRIC_NAMES};
 
@@ -42,6 +42,8 @@ typedef struct device_state {
     bool failed;
     uint64_t ids[N_METRICS]; /* CUPTI's metric ids; 0 = the chip lacks it */
     uint16_t valid;          /* GFL_SASS_V_* the chip offers */
+    unsigned n_config;
+    unsigned config[N_METRICS]; /* metric index of each configured id, in configuration order */
 } device_state;
 
 typedef struct line_entry {
@@ -64,7 +66,9 @@ static struct {
     /* the read buffers, grown under lock */
     CUpti_SassMetrics_Data *data;
     CUpti_SassMetrics_InstanceValue *values;
-    size_t data_cap, values_cap;
+    uint32_t *order;
+    size_t data_cap, values_cap, order_cap;
+    bool logged_layout;
     gfl_name_cache names;
     const char *last_name; /* the last function name CUPTI gave, and its id */
     uint32_t last_name_id;
@@ -117,6 +121,7 @@ int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *ho
     S.last_name_id = 0;
     S.events = S.launches_read = S.dropped = 0;
     S.warned_read = false;
+    S.logged_layout = false;
     pthread_mutex_unlock(&S.lock);
     /* The profiler interface underneath the SASS metrics API; a second
      * initialization (PC sampling, range profiler) is harmless. */
@@ -129,6 +134,35 @@ int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *ho
 }
 
 /* ---- configuring a device, enabling a context --------------------------------- */
+
+/* The chip's SASS metrics whose names contain one of the words, into a
+ * log line: what there is instead of a metric it lacks. */
+static void log_offered(const char *chip)
+{
+    if (!S.api->cuptiSassMetricsGetNumOfMetrics || !S.api->cuptiSassMetricsGetMetrics)
+        return;
+    CUpti_SassMetrics_GetNumOfMetrics_Params np = {.structSize = CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE,
+                                                   .pChipName = chip};
+    if (S.api->cuptiSassMetricsGetNumOfMetrics(&np) != CUPTI_SUCCESS || !np.numOfMetrics)
+        return;
+    CUpti_SassMetrics_MetricDetails *list = calloc(np.numOfMetrics, sizeof *list);
+    if (!list)
+        return;
+    CUpti_SassMetrics_GetMetrics_Params mp = {.structSize = CUpti_SassMetrics_GetMetrics_Params_STRUCT_SIZE,
+                                              .pChipName = chip,
+                                              .numOfMetrics = np.numOfMetrics,
+                                              .pMetricsList = list};
+    if (S.api->cuptiSassMetricsGetMetrics(&mp) == CUPTI_SUCCESS) {
+        char line[2048];
+        size_t n = (size_t)snprintf(
+            line, sizeof line, "SASS metrics of chip %s (%zu in all) on memory and branches:", chip, np.numOfMetrics);
+        for (size_t i = 0; i < np.numOfMetrics && n < sizeof line; i++)
+            if (list[i].pMetricName && (strstr(list[i].pMetricName, "global") || strstr(list[i].pMetricName, "branch")))
+                n += (size_t)snprintf(line + n, sizeof line - n, " %s", list[i].pMetricName);
+        sass_log(GFL_LOG_INFO, "%s", line);
+    }
+    free(list);
+}
 
 /* Metric ids for the device's chip, then the configuration. Under lock.
  * Returns 0, or -1 having logged why. */
@@ -164,16 +198,21 @@ static int configure_device(uint32_t device)
                 return -1;
             }
             sass_log(GFL_LOG_INFO, "SASS metrics: chip %s lacks %s", chip.pChipName, metric_names[m]);
+            if (m == M_SECTORS_IDEAL)
+                log_offered(chip.pChipName);
             continue;
         }
+        d->config[n] = m;
         configs[n++] = (CUpti_SassMetrics_Config){.metricId = p.metric.metricId,
                                                   .outputGranularity = CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU};
     }
     /* a pair counts only as a pair: sectors against their ideal, branch
-     * targets against the divergent ones */
+     * targets against the divergent ones. Chips without an ideal-sectors
+     * metric (the H100's list has none) give the bytes the threads asked
+     * for instead: the ideal is the 32-byte sectors those bytes fill. */
     d->valid = GFL_SASS_V_INST | (d->ids[M_THREAD_INST] ? GFL_SASS_V_THREAD_INST : 0) |
-               (d->ids[M_SECTORS] && d->ids[M_SECTORS_IDEAL] ? GFL_SASS_V_SECTORS : 0) |
-               (d->ids[M_BRANCH] && d->ids[M_DIVERGENT] ? GFL_SASS_V_BRANCH : 0);
+               (d->ids[M_SECTORS] && (d->ids[M_SECTORS_IDEAL] || d->ids[M_BYTES]) ? GFL_SASS_V_SECTORS : 0) |
+               (d->ids[M_DIVERGENT] ? GFL_SASS_V_BRANCH : 0); /* the H100 lists no smsp__sass_branch_targets */
     CUpti_SassMetricsSetConfig_Params set = {.structSize = CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE,
                                              .numOfMetricConfig = n,
                                              .pConfigs = configs,
@@ -188,6 +227,7 @@ static int configure_device(uint32_t device)
                      : "");
         return -1;
     }
+    d->n_config = (unsigned)n;
     d->configured = true;
     d->failed = false;
     return 0;
@@ -303,6 +343,25 @@ static void source_of(const CUpti_SassMetrics_Data *r, gfl_sass_metric_payload *
     }
 }
 
+static const CUpti_SassMetrics_Data *sort_data; /* under S.lock */
+
+static bool same_instruction(const CUpti_SassMetrics_Data *a, const CUpti_SassMetrics_Data *b)
+{
+    return a->cubinCrc == b->cubinCrc && a->functionIndex == b->functionIndex && a->pcOffset == b->pcOffset;
+}
+
+static int by_instruction(const void *x, const void *y)
+{
+    const CUpti_SassMetrics_Data *a = &sort_data[*(const uint32_t *)x], *b = &sort_data[*(const uint32_t *)y];
+    if (a->cubinCrc != b->cubinCrc)
+        return a->cubinCrc < b->cubinCrc ? -1 : 1;
+    if (a->functionIndex != b->functionIndex)
+        return a->functionIndex < b->functionIndex ? -1 : 1;
+    if (a->pcOffset != b->pcOffset)
+        return a->pcOffset < b->pcOffset ? -1 : 1;
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
 static void read_failed(const char *what, CUptiResult rc)
 {
     if (S.warned_read)
@@ -327,6 +386,7 @@ static void read_counts(const context_state *c, uint32_t correlation)
     if (n == 0 || per == 0)
         return;
     if (!grow((void **)&S.data, &S.data_cap, n, sizeof *S.data) ||
+        !grow((void **)&S.order, &S.order_cap, n, sizeof *S.order) ||
         !grow((void **)&S.values, &S.values_cap, n * per, sizeof *S.values)) {
         read_failed("out of memory for the counts", CUPTI_ERROR_OUT_OF_MEMORY);
         return;
@@ -352,15 +412,46 @@ static void read_counts(const context_state *c, uint32_t correlation)
     gfl_launch_info at_entry = {0};
     (void)gfl_launch_find(S.launches, correlation, &at_entry);
     uint64_t now = S.host->now_ns();
-    for (size_t i = 0; i < n; i++) {
-        const CUpti_SassMetrics_Data *r = &S.data[i];
+    if (!S.logged_layout) {
+        /* once: what CUPTI handed over, for whoever checks the decoding */
+        S.logged_layout = true;
+        char line[512];
+        size_t len = (size_t)snprintf(line, sizeof line, "SASS metrics: %zu records of %zu instances; first:", n,
+                                      props.numOfInstances);
+        for (size_t j = 0; j < per && len < sizeof line; j++)
+            len += (size_t)snprintf(line + len, sizeof line - len, " %llu=%llu",
+                                    (unsigned long long)S.data[0].pInstanceValues[j].metricId,
+                                    (unsigned long long)S.data[0].pInstanceValues[j].value);
+        sass_log(GFL_LOG_DEBUG, "%s", line);
+    }
+    /* A record is one instruction's values for one metric or for all of
+     * them (CUPTI documents an array per record "of size equal to number
+     * of instances per metric", with the metric id in each value): records
+     * of one instruction are merged, by (cubin, function, pc), after
+     * sorting; values are matched to metrics by id, and values whose id
+     * is no configured one by their position in the configuration. */
+    for (size_t i = 0; i < n; i++)
+        S.order[i] = (uint32_t)i;
+    sort_data = S.data;
+    qsort(S.order, n, sizeof *S.order, by_instruction);
+    for (size_t o = 0; o < n;) {
+        const CUpti_SassMetrics_Data *r = &S.data[S.order[o]];
         uint64_t v[N_METRICS] = {0};
-        /* per instance (one at GPU granularity) and metric, by id: the
-         * order of the values is not documented */
-        for (size_t j = 0; j < per; j++)
-            for (unsigned m = 0; m < N_METRICS; m++)
-                if (d->ids[m] && r->pInstanceValues[j].metricId == d->ids[m])
-                    v[m] += r->pInstanceValues[j].value;
+        size_t end = o;
+        for (; end < n && same_instruction(&S.data[S.order[end]], r); end++) {
+            const CUpti_SassMetrics_InstanceValue *iv = S.data[S.order[end]].pInstanceValues;
+            for (size_t j = 0; j < per; j++) {
+                unsigned m = N_METRICS;
+                for (unsigned k = 0; k < N_METRICS; k++)
+                    if (d->ids[k] && iv[j].metricId == d->ids[k])
+                        m = k;
+                if (m == N_METRICS && iv[j].value && d->n_config)
+                    m = d->config[(j / props.numOfInstances) % d->n_config];
+                if (m < N_METRICS)
+                    v[m] += iv[j].value;
+            }
+        }
+        o = end;
         if (v[M_INST] == 0) /* instrumented, not executed by this launch */
             continue;
         gfl_event ev;
@@ -374,7 +465,7 @@ static void read_counts(const context_state *c, uint32_t correlation)
         p->inst_executed = v[M_INST];
         p->thread_inst_executed = v[M_THREAD_INST];
         p->sectors = v[M_SECTORS];
-        p->sectors_ideal = v[M_SECTORS_IDEAL];
+        p->sectors_ideal = d->ids[M_SECTORS_IDEAL] ? v[M_SECTORS_IDEAL] : (v[M_BYTES] + 31) / 32;
         p->branch_targets = v[M_BRANCH];
         p->divergent_targets = v[M_DIVERGENT];
         p->function = function_id(r->functionName);
@@ -464,6 +555,9 @@ void gfl_sass_metrics_stop(bool process_exiting)
     free(S.data);
     free(S.values);
     free(S.lines);
+    free(S.order);
+    S.order = NULL;
+    S.order_cap = 0;
     S.data = NULL;
     S.values = NULL;
     S.lines = NULL;

@@ -49,7 +49,7 @@
 #define GFL_SASS_METRIC_NAMES                                                                                          \
     "smsp__sass_inst_executed", "smsp__sass_thread_inst_executed", "smsp__sass_sectors_mem_global",                    \
         "smsp__sass_sectors_mem_global_ideal", "smsp__sass_branch_targets",                                            \
-        "smsp__sass_branch_targets_threads_divergent"
+        "smsp__sass_branch_targets_threads_divergent", "smsp__sass_data_bytes_mem_global"
 
 /* Checks that this CUPTI has the SASS metrics API and gets ready to
  * enable each context at its first launch. Returns 0, or

@@ -209,7 +209,10 @@ static void summary(const rt *c)
 static void counter_section(const rt *c, const char *title, const gpufl__ana_section *s)
 {
     fprintf(c->out, "  %-22s ", title);
-    if (s->rows)
+    if (s->rows && s == &c->r->counters.sass)
+        fprintf(c->out, "%s row%s recorded: see \"SASS metrics\"\n", gpufl__rt_count(s->rows).s,
+                gpufl__rt_plural(s->rows));
+    else if (s->rows)
         fprintf(c->out, "%s row%s recorded (profiling_engine %s); this gpufl does not analyze them yet\n",
                 gpufl__rt_count(s->rows).s, gpufl__rt_plural(s->rows), s->engine ? s->engine : "?");
     else
@@ -246,6 +249,7 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     gpufl__rt_section_launches(&c);
     gpufl__rt_section_memory(&c);
     counters(&c);
+    gpufl__rt_section_sass(&c);
     if (fflush(out) != 0 || ferror(out))
         return GPUFL_EIO;
     return 0;

@@ -34,7 +34,10 @@
 #define STRIDE 32
 #define CUDA_OK(call) CHECK((call) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
 
-__global__ void k_coalesced(const float *in, float *out) { out[blockIdx.x * blockDim.x + threadIdx.x] = 2.0f * in[blockIdx.x * blockDim.x + threadIdx.x]; }
+__global__ void k_coalesced(const float *in, float *out)
+{
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 2.0f * in[blockIdx.x * blockDim.x + threadIdx.x];
+}
 
 __global__ void k_strided(const float *in, float *out)
 {
@@ -140,8 +143,8 @@ int main(int argc, char **argv)
         double active = f[k].inst ? (double)f[k].thread_inst / (double)f[k].inst : 0.0;
         std::printf("%-12s launches %llu rows %llu lines %u | inst %llu thread_inst %llu (%.2f threads/inst) | "
                     "sectors %llu ideal %llu (coalescing %.1f %%) | branch targets %llu divergent %llu\n",
-                    kernels[k], f[k].launches, f[k].rows, f[k].lines, f[k].inst, f[k].thread_inst, active,
-                    f[k].sectors, f[k].ideal, eff, f[k].branch, f[k].divergent);
+                    kernels[k], f[k].launches, f[k].rows, f[k].lines, f[k].inst, f[k].thread_inst, active, f[k].sectors,
+                    f[k].ideal, eff, f[k].branch, f[k].divergent);
     }
     int failed = 0;
 #define EXPECT(cond, ...)                                                                                              \

@@ -29,6 +29,7 @@
 #include "present/export/export.h"
 #include "present/report/report_json.h"
 #include "present/report/report_text.h"
+#include "report_render.h"
 #include "report_schema.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "analyze-ops")
@@ -281,26 +282,11 @@ static void names_as_python(void **state)
     gpufl_trace_close(t);
 }
 
-/* The text and JSON reports of the session, into buf. */
-static char *render(gpufl_trace *t, bool json)
-{
-    gpufl__ana_report rep;
-    assert_int_equal(gpufl__analyze_report(t, NULL, &rep), 0);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    assert_non_null(f);
-    assert_int_equal(json ? gpufl__report_json(t, &rep, f) : gpufl__report_text(t, &rep, NULL, f), 0);
-    assert_int_equal(fclose(f), 0);
-    gpufl__ana_report_free(&rep);
-    return buf;
-}
-
 static void text_report(void **state)
 {
     (void)state;
     gpufl_trace *t = torch_session("text");
-    char *text = render(t, false);
+    char *text = tu_render_report(t, false);
     const char *sec = strstr(text, "\nPyTorch ops\n-----------\n");
     if (!sec)
         fail_msg("no ops section in:\n%s", text);
@@ -328,7 +314,7 @@ static void text_report(void **state)
 
 static json_t *json_report(gpufl_trace *t)
 {
-    char *text = render(t, true);
+    char *text = tu_render_report(t, true);
     json_error_t e;
     json_t *j = json_loads(text, 0, &e);
     if (!j)
@@ -438,7 +424,7 @@ static void no_ops(void **state)
     assert_int_equal(gpufl__analyze_op_rows(t, &r), 0);
     assert_null(r.flags);
     gpufl__ana_op_rows_free(&r);
-    char *text = render(t, false);
+    char *text = tu_render_report(t, false);
     assert_null(strstr(text, "PyTorch ops"));
     assert_null(strstr(text, "\n      ops     "));
     free(text);

@@ -1,7 +1,7 @@
 /*
  * The SASS metrics analysis (ana_sass.c) on hand-built sessions: sums per
- * kernel and per source line, coalescing and active lanes, launches told
- * apart by correlation, rows without a line kept per pc, and the
+ * kernel and per source line, coalescing and active lanes, launches from
+ * the kernel events of the same name, rows without a line kept per pc, and the
  * uncoalesced and divergent findings at their thresholds.
  */
 #include <stdarg.h>
@@ -45,6 +45,8 @@ static void kernels_lines_findings(void **state)
         sass(&f, corr, "k_div", 0x30, "d.cu", 9, 10, 50, 0, 0);
         /* no line info: kept per pc, coalesced */
         sass(&f, corr, "k_ok", 0x40, NULL, 0, 2000, 64000, 8000, 8000);
+        af_kernel(&f,
+                  (af_k){.name = "k_strided", .start = AF_START + 1000 * corr, .end = AF_START + 1000 * corr + 500});
     }
     gpufl_trace *t = af_open(&f, dir, "sass");
     gpufl__ana_sass s;

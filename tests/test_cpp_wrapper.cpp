@@ -490,6 +490,28 @@ static void test_system_and_report()
     CHECK(log.count("system_stop", "system") == 1);
 }
 
+/* The PM sampling classes own what they hold and pass the C calls' answers
+ * through: here, with no device plugin, every call says the library is
+ * missing and names the file it tried. */
+static_assert(!std::is_copy_constructible_v<gpufl::PmCollector>, "not copyable");
+static_assert(std::is_nothrow_move_constructible_v<gpufl::PmCollector>, "movable");
+static_assert(!std::is_copy_constructible_v<gpufl::PmCounterData>, "not copyable");
+static_assert(std::is_nothrow_move_assignable_v<gpufl::PmCounterData>, "movable");
+
+static void test_pm_without_plugin()
+{
+    tu_setenv("GPUFL_DEVICE_PLUGIN", "/nonexistent/libgpufl_cupti.so");
+    gpufl::PmCollector c(0);
+    CHECK(c.created() == GPUFL_PM_E_LIBRARY_NOT_LOADED);
+    CHECK(c.enable() == GPUFL_PM_E_LIBRARY_NOT_LOADED);
+    CHECK(c.error().find("/nonexistent/libgpufl_cupti.so") != std::string_view::npos);
+    gpufl::PmCollector moved = std::move(c);
+    gpufl::PmCounterData d;
+    CHECK(moved.decode(d) == GPUFL_PM_E_LIBRARY_NOT_LOADED);
+    CHECK(d.size() == 0 && d.get() == nullptr);
+    tu_unsetenv("GPUFL_DEVICE_PLUGIN");
+}
+
 int main()
 {
     tu_unsetenv("GPUFL_DISABLED");
@@ -504,6 +526,7 @@ int main()
     test_scope_macro_and_loops();
     test_monitor();
     test_system_and_report();
+    test_pm_without_plugin();
 
     gpufl::shutdown();
     tu_rm_rf(tmp);

@@ -192,7 +192,7 @@ static void pc_sampling_records_as_trace(void **state)
 {
     (void)state;
     char *d = record("pcs", GPUFL_ENGINE_PC_SAMPLING, GFL_SYNTHETIC_PLUGIN, SCRIPT);
-    expect x = {"pc_sampling", "trace", "synthetic", "pc_sampling is not in this build"};
+    expect x = {"pc_sampling", "trace", "synthetic", "the synthetic plugin records no PC samples"};
     check_session(d, &x);
     free(d);
 }
@@ -221,12 +221,8 @@ static void missing_plugin_records_as_monitor(void **state)
     char plugin[4200];
     snprintf(plugin, sizeof plugin, "%s/no-such-plugin.so", dir);
     char *d = record("noplugin", GPUFL_ENGINE_SASS_METRICS, plugin, SCRIPT);
-    /* both steps down are said: not in this build, then no plugin */
     expect x = {"sass_metrics", "monitor", NULL, "could not be loaded"};
     check_session(d, &x);
-    json_t *s = tu_session_json(d);
-    assert_non_null(strstr(tu_str(json_object_get(s, "engine"), "reason"), "sass_metrics is not in this build"));
-    json_decref(s);
     free(d);
 }
 
@@ -258,7 +254,7 @@ static void unended_session_says_it_from_events(void **state)
     char *out, *err;
     assert_int_equal(tu_run_subcommand(GFL_CLI, "summary", (const char *[]){d, NULL}, &out, &err), 0);
     if (!strstr(out, "engine     trace (plugin synthetic); asked for pc_sampling") ||
-        !strstr(out, "pc_sampling is not in this build"))
+        !strstr(out, "the synthetic plugin records no PC samples"))
         fail_msg("gpufl summary of an unended session does not say which engine recorded: %s", out);
     free(out);
     free(err);

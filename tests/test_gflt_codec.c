@@ -165,6 +165,11 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
     case GFL_EV_TRIGGER: TAIL(u.trigger.outcome); break;
     case GFL_EV_TRACE_WINDOW: TAIL(u.trace_window.index); break;
     case GFL_EV_ALLOCATOR: TAIL(u.allocator.ooms); break;
+    case GFL_EV_PC_SAMPLE:
+        gaps[(*n)++] = (range)RANGE_OF(u.pc.reserved);
+        TAIL(u.pc.stalls);
+        break;
+    case GFL_EV_PM_SAMPLE: TAIL(u.pm_sample.metric); break;
     case GFL_EV_SASS_METRIC: TAIL(u.sass.valid); break;
     case GFL_EV_STACK:
     case GFL_EV_CRASH_STACK:
@@ -183,6 +188,8 @@ static void test_layouts_cover_events(void **state)
 {
     (void)state;
     for (unsigned t = 1; t < GFL_EV_TYPE_COUNT; t++) {
+        if (!strcmp(gpufl__event_type_name((uint8_t)t), "unknown"))
+            continue; /* a number kept for another branch's type: no name, no layout */
         const gpufl__gflt_layout *l = gpufl__gflt_layout_of((uint8_t)t);
         if (!l && !strcmp(gpufl__event_type_name((uint8_t)t), "unknown"))
             continue; /* a number held for another branch's type (core/event.h) */
@@ -337,15 +344,17 @@ static void test_every_type(void **state)
         gfl_event evs[3 * GFL_EV_TYPE_COUNT];
         size_t n = 0;
         for (unsigned t = 1; t < GFL_EV_TYPE_COUNT; t++)
-            for (int i = 0; i < 3; i++)
+            for (int i = 0; i < 3 && tu_event_type_built(t); i++)
                 tu_random_event(&rng, (uint8_t)t, pass == 0 ? 1.0 : 0.0, names, 6, &evs[n++]);
         roundtrip(&c, evs, n);
         /* one type alone in a chunk, too */
-        for (unsigned t = 1; t < GFL_EV_TYPE_COUNT; t++)
-            roundtrip(&c, &evs[(t - 1) * 3], 3);
+        for (size_t k = 0; k < n; k += 3)
+            roundtrip(&c, &evs[k], 3);
     }
     /* extremes: all-ones and all-zero payloads */
     for (unsigned t = 1; t < GFL_EV_TYPE_COUNT; t++) {
+        if (!tu_event_type_built(t))
+            continue;
         gfl_event ev[2];
         tu_random_event(&rng, (uint8_t)t, 0.0, names, 6, &ev[0]);
         tu_random_event(&rng, (uint8_t)t, 1.0, names, 6, &ev[1]);

@@ -877,6 +877,11 @@ static void test_bound_with_maximal_numbers(void **state)
             break;
         case GFL_EV_MEMCPY: ev.u.memcpy.copy_kind = GFL_COPY_PTOP; break;
         case GFL_EV_LOG: ev.u.log.message = GFL_INTERN_OVERFLOW; break;
+        case GFL_EV_PC_SAMPLE: /* every pair, each reason a key of its own */
+            for (unsigned i = 0; i < GFL_PC_STALLS_PER_EVENT; i++)
+                ev.u.pc.stalls[i].reason = i % 2 ? GFL_INTERN_OVERFLOW : GFL_INTERN_EMPTY;
+            ev.u.pc.count = 2;
+            break;
         default: break;
         }
         size_t bound = gpufl__ndjson_bound(&ev, &gpufl__intern_lookup);

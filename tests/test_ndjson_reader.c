@@ -98,7 +98,7 @@ static void test_every_type_roundtrip(void **state)
     gpufl__string_lookup back = gpufl__strtab_lookup(&t);
     uint64_t rng = 2024;
     for (unsigned type = 1; type < GFL_EV_TYPE_COUNT; type++)
-        for (int i = 0; i < 300; i++) {
+        for (int i = 0; i < 300 && tu_event_type_built(type); i++) {
             gfl_event ev, parsed, again;
             tu_random_event(&rng, (uint8_t)type, i % 3 == 0 ? 1.0 : i % 3 == 1 ? 0.0 : 0.5, names, 6, &ev);
             valid_enums(&ev);

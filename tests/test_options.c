@@ -134,6 +134,13 @@ static bool skip_generic(const gpufl__option_desc *d)
     return !strcmp(d->name, "config_file") || !strcmp(d->name, "enabled");
 }
 
+/* A valid value that is not the default: just above the minimum, except
+ * where the valid values have a hole (pc_sampling_period: 0, or 5..31). */
+static uint32_t sample_u32(const gpufl__option_desc *d)
+{
+    return d->offset == offsetof(gpufl_options, pc_sampling_period) ? 8 : (uint32_t)(d->min + 3);
+}
+
 static const char *sample_text(const gpufl__option_desc *d, const gpufl_options *def)
 {
     static char bufs[64][96];
@@ -148,7 +155,7 @@ static const char *sample_text(const gpufl__option_desc *d, const gpufl_options 
         snprintf(b, sizeof bufs[0], "v-%s", d->name);
         return b;
     case GFL_OPT_BOOL: return *(const bool *)((const char *)def + d->offset) ? "false" : "true";
-    case GFL_OPT_U32: snprintf(b, sizeof bufs[0], "%llu", d->min + 3); return b;
+    case GFL_OPT_U32: snprintf(b, sizeof bufs[0], "%u", sample_u32(d)); return b;
     case GFL_OPT_BYTES: return SAMPLE_BYTES_TEXT;
     case GFL_OPT_BACKEND: return SAMPLE_BACKEND_TEXT;
     case GFL_OPT_ENGINE: return SAMPLE_ENGINE_TEXT;
@@ -163,7 +170,7 @@ static void set_sample_in_code(gpufl_options *o, const gpufl__option_desc *d, co
     switch (d->kind) {
     case GFL_OPT_STRING: *(const char **)f = sample_text(d, def); break;
     case GFL_OPT_BOOL: *(bool *)f = !*(const bool *)((const char *)def + d->offset); break;
-    case GFL_OPT_U32: *(uint32_t *)f = (uint32_t)(d->min + 3); break;
+    case GFL_OPT_U32: *(uint32_t *)f = sample_u32(d); break;
     case GFL_OPT_BYTES: *(uint64_t *)f = SAMPLE_BYTES; break;
     case GFL_OPT_BACKEND: *(gpufl_backend *)f = GPUFL_BACKEND_NVIDIA; break;
     case GFL_OPT_ENGINE: *(gpufl_engine *)f = GPUFL_ENGINE_SASS_METRICS; break;
@@ -184,7 +191,7 @@ static void assert_sample(const gpufl_options *o, const gpufl__option_desc *d, c
             fail_msg("%s kept its default", d->name);
         break;
     case GFL_OPT_U32:
-        if (*(const uint32_t *)f != d->min + 3)
+        if (*(const uint32_t *)f != sample_u32(d))
             fail_msg("%s is %u", d->name, *(const uint32_t *)f);
         break;
     case GFL_OPT_BYTES:
@@ -271,7 +278,7 @@ static void test_every_option_from_file(void **state)
         json_t *v = NULL;
         switch (d->kind) {
         case GFL_OPT_BOOL: v = json_boolean(!strcmp(sample_text(d, &def), "true")); break;
-        case GFL_OPT_U32: v = json_integer((json_int_t)(d->min + 3)); break;
+        case GFL_OPT_U32: v = json_integer((json_int_t)sample_u32(d)); break;
         default: v = json_string(sample_text(d, &def)); break; /* sizes as "3MiB" */
         }
         json_object_set_new(root, d->name, v);

@@ -7,7 +7,11 @@ tracer and under `gpufl run --engine trace`, alternating, 3 runs of each,
 each a fresh process. Reports ms per iteration (medians) and the overhead.
 Skips, saying so, without torch, torchvision or a CUDA device.
 
-usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S]
+With --engines E1,E2,... the variants are no tracer and `gpufl run
+--engine E` for each E (e.g. trace,pc_sampling: what PC sampling adds
+next to Trace), without op attribution.
+
+usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S] [--engines E,...]
        bench_resnet50.py --child --warmup W --iters M        (one run)
 """
 import argparse
@@ -61,6 +65,8 @@ def one_run(variant, cli, warmup, iters):
     if variant in ("gpufl", "gpufl_ops"):
         options = () if variant == "gpufl_ops" else ("--no-torch-ops",)
         proc, logs = gpufl_session.run(cli, me, "resnet50", options=options)
+    elif variant.startswith("engine:"):
+        proc, logs = gpufl_session.run(cli, me, "resnet50", engine=variant[7:], options=("--no-torch-ops",))
     else:
         proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
     if proc.returncode != 0:
@@ -72,6 +78,37 @@ def one_run(variant, cli, warmup, iters):
     return res
 
 
+def measure(variants, args, cli, iters, torch, torchvision):
+    """Runs of each variant, alternating; prints the header. Returns the
+    runs' results and each variant's median ms per iteration."""
+    res = {v: [] for v in variants}
+    for r in range(args.runs):
+        for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
+            res[v].append(one_run(v, cli, args.warmup, iters))
+            print(f"  run {r + 1} {v}: {res[v][-1]['ms_per_iter']:.2f} ms/iter", flush=True)  # a cut-short bench keeps these
+    med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
+    print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
+          f"torchvision {torchvision.__version__})")
+    print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
+          f"measured iterations; {args.runs} runs of each, each a fresh process, alternating")
+    return res, med
+
+
+def compare_engines(args, cli, iters, torch, torchvision):
+    variants = ("none",) + tuple("engine:" + e for e in args.engines.split(","))
+    res, med = measure(variants, args, cli, iters, torch, torchvision)
+    for v in variants:
+        vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
+        spread = (max(x["ms_per_iter"] for x in res[v]) - min(x["ms_per_iter"] for x in res[v])) / med[v] * 100
+        ratio = med[v] / med["none"]
+        print(f"    {v[7:] if v != 'none' else 'none':14s} ms/iter {vals}   median {med[v]:8.2f}  "
+              f"x{ratio:.3f} of none (spread {spread:.1f} %)")
+    for v in variants[1:]:
+        print(f"  {v[7:]} kernel records per run: {' '.join(str(x['kernels']) for x in res[v])}; "
+              f"dropped: {' '.join(str(x['dropped']) for x in res[v])}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cli", nargs="?")
@@ -80,6 +117,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=15)
     ap.add_argument("--iters", type=int, default=0, help="measured iterations; 0: enough for --seconds")
     ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--engines", default="", help="comma-separated engines to compare with no tracer")
     args = ap.parse_args()
     if args.child:
         return child(args.warmup, args.iters)
@@ -99,17 +137,9 @@ def main():
     if iters <= 0:
         probe = one_run("none", cli, args.warmup, 20)["ms_per_iter"]
         iters = max(20, round(args.seconds * 1000.0 / probe))
-    variants = ("none", "gpufl", "gpufl_ops")
-    res = {v: [] for v in variants}
-    for r in range(args.runs):
-        for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
-            res[v].append(one_run(v, cli, args.warmup, iters))
-
-    med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
-    print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
-          f"torchvision {torchvision.__version__})")
-    print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
-          f"measured iterations; {args.runs} runs of each, each a fresh process, alternating")
+    if args.engines:
+        return compare_engines(args, cli, iters, torch, torchvision)
+    res, med = measure(("none", "gpufl", "gpufl_ops"), args, cli, iters, torch, torchvision)
     for v, label in (("none", "no tracing  "), ("gpufl", "gpufl trace "), ("gpufl_ops", "gpufl + ops ")):
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         print(f"    {label} ms/iter {vals}   median {med[v]:8.2f}")

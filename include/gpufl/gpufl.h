@@ -134,6 +134,9 @@ typedef struct gpufl_options {
     uint32_t trace_steps;             /* 1 step per step window */
     const char *trace_step_scope;     /* "step": the scope that counts steps */
     bool trace_on_trigger;            /* a trigger also opens a trace window */
+    uint32_t pc_sampling_period;      /* 15: 2^15 cycles between samples (5..31); 0 = CUPTI's choice */
+    const char *pm_sampling_metrics;  /* "" = off; "default" or CUPTI metric names, comma-separated */
+    uint32_t pm_sampling_interval_us; /* 10 us between PM samples */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */

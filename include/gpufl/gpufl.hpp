@@ -41,6 +41,7 @@
 #include <utility>
 
 #include "gpufl/gpufl.h"
+#include "gpufl/pm_sampling.h"
 
 /* The C forms are replaced below. */
 #undef GFL_SCOPE
@@ -311,6 +312,86 @@ template <class F> decltype(auto) monitor(const char *name, F &&f)
     ScopedMonitor guard{name};
     return std::forward<F>(f)();
 }
+
+/* PM sampling (gpufl/pm_sampling.h) with ownership: a PmCollector frees
+ * its collector (stopping and disabling what is on) when it goes, a
+ * PmCounterData its decoded samples. Calls return gpufl_pm_status values
+ * as the C functions do; error() says what failed. */
+class PmCounterData
+{
+  public:
+    PmCounterData() = default;
+    explicit PmCounterData(gpufl_pm_counter_data *d) noexcept : d_(d) {}
+    PmCounterData(const PmCounterData &) = delete;
+    PmCounterData &operator=(const PmCounterData &) = delete;
+    PmCounterData(PmCounterData &&o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+    PmCounterData &operator=(PmCounterData &&o) noexcept
+    {
+        if (this != &o) {
+            gpufl_pm_counter_data_free(d_);
+            d_ = std::exchange(o.d_, nullptr);
+        }
+        return *this;
+    }
+    ~PmCounterData() { gpufl_pm_counter_data_free(d_); }
+
+    /* The C struct (metrics, chip_name, num_*_samples, ...); null before a decode. */
+    const gpufl_pm_counter_data *get() const noexcept { return d_; }
+    std::size_t size() const noexcept { return d_ ? static_cast<std::size_t>(d_->num_samples) : 0; }
+    /* Sample i's value of metric m (in the configured order). */
+    double value(std::size_t i, std::size_t m) const noexcept { return d_->values[i * d_->num_metrics + m]; }
+
+  private:
+    gpufl_pm_counter_data *d_ = nullptr;
+};
+
+class PmCollector
+{
+  public:
+    explicit PmCollector(int device = 0) noexcept { created_ = gpufl_pm_collector_create(device, &c_); }
+    PmCollector(const PmCollector &) = delete;
+    PmCollector &operator=(const PmCollector &) = delete;
+    PmCollector(PmCollector &&o) noexcept : c_(std::exchange(o.c_, nullptr)), created_(o.created_) {}
+    PmCollector &operator=(PmCollector &&o) noexcept
+    {
+        if (this != &o) {
+            gpufl_pm_collector_destroy(c_);
+            c_ = std::exchange(o.c_, nullptr);
+            created_ = o.created_;
+        }
+        return *this;
+    }
+    ~PmCollector() { gpufl_pm_collector_destroy(c_); }
+
+    /* What gpufl_pm_collector_create said: 0, or why every call will fail. */
+    int created() const noexcept { return created_; }
+    int enable() noexcept { return gpufl_pm_enable(c_); }
+    int configure(const gpufl_pm_config &cfg) noexcept { return gpufl_pm_configure(c_, &cfg); }
+    /* configure() with gpufl_pm_config_init()'s defaults but the metrics. */
+    int configure(const char *const *metrics, std::size_t n) noexcept
+    {
+        gpufl_pm_config cfg;
+        gpufl_pm_config_init(&cfg);
+        cfg.metrics = metrics;
+        cfg.num_metrics = n;
+        return gpufl_pm_configure(c_, &cfg);
+    }
+    int start() noexcept { return gpufl_pm_start(c_); }
+    int stop() noexcept { return gpufl_pm_stop(c_); }
+    int decode(PmCounterData &out, std::uint32_t max_samples = GPUFL_PM_DEFAULT_MAX_SAMPLES) noexcept
+    {
+        gpufl_pm_counter_data *d = nullptr;
+        int rc = gpufl_pm_decode(c_, max_samples, &d);
+        out = PmCounterData(d);
+        return rc;
+    }
+    int disable() noexcept { return gpufl_pm_disable(c_); }
+    std::string_view error() const noexcept { return gpufl_pm_last_error(c_); }
+
+  private:
+    gpufl_pm_collector *c_ = nullptr;
+    int created_ = 0;
+};
 
 } // namespace gpufl
 

@@ -293,6 +293,37 @@ typedef struct gpufl_trace_allocator {
     const gpufl_trace_callers *callers;
 } gpufl_trace_allocator;
 
+/* Warp samples of PC sampling (docs/FORMAT.md, `pc_sample`), one row per
+ * PC and stall reason of each collection, in time order: `samples` warps
+ * of `function` were seen at `pc_offset` for `reason` on `device` between
+ * since_ns and ts_ns. The samples carry no kernel (CUPTI's continuous
+ * mode): the launches of `function` running then are the kernels they fall
+ * in. `reason` "selected" is a warp that issued an instruction; every
+ * other reason is a stall. file/line: 0 when the module has no line info. */
+typedef struct gpufl_trace_pc_samples {
+    size_t n;
+    const uint64_t *ts_ns, *since_ns;
+    const uint16_t *device;
+    const uint32_t *function; /* string id: the function's name in its module (mangled) */
+    const uint64_t *cubin_crc, *pc_offset;
+    const uint32_t *file; /* string id, 0 unknown */
+    const uint32_t *line;
+    const uint32_t *reason; /* string id: "long_scoreboard", "math_pipe_throttle", "selected", ... */
+    const uint32_t *samples;
+} gpufl_trace_pc_samples;
+/* PM sampling (option pm_sampling_metrics): what the GPU's performance
+ * monitor counted, one row per sampling interval and metric, in time
+ * order per device (docs/FORMAT.md, `pm_sample`). value is in the
+ * metric's own unit: its name says which (".pct_of_peak_sustained_elapsed"
+ * a percentage, ".per_second" a rate). */
+typedef struct gpufl_trace_pm_samples {
+    size_t n;
+    const uint64_t *ts_ns;  /* the interval's start, session clock */
+    const uint64_t *end_ns; /* its end */
+    const uint16_t *device;
+    const uint32_t *metric; /* string id: the CUPTI metric name */
+    const double *value;
+} gpufl_trace_pm_samples;
 /* SASS metrics (engine sass_metrics or deep; docs/FORMAT.md,
  * `sass_metric`): one row per instruction a kernel launch executed, in the
  * order they were recorded (a launch's rows together). The launch is the
@@ -474,6 +505,8 @@ GPUFL_API const gpufl_trace_crash *gpufl_trace_get_crash(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_triggers *gpufl_trace_get_triggers(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t);
 
 /*
@@ -515,6 +548,8 @@ enum {
     GPUFL_TRACE_TABLE_TRIGGERS,
     GPUFL_TRACE_TABLE_TRACE_WINDOWS,
     GPUFL_TRACE_TABLE_ALLOCATOR,
+    GPUFL_TRACE_TABLE_PC_SAMPLES,
+    GPUFL_TRACE_TABLE_PM_SAMPLES,
     GPUFL_TRACE_TABLE_SASS_METRICS,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };

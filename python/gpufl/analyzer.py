@@ -44,10 +44,10 @@ _LOG_NAMES = ("device.log", "scope.log", "system.log")
 _NAME_TIME = re.compile(r"-(\d{8})-(\d{6})-\d+-[0-9a-fA-F]+$")
 
 # Which engine records what no engine of this build records yet.
-_PC_SAMPLING_NOTE = ("PC sampling samples (warp stall reasons by instruction) are recorded by the "
-                     "pc_sampling engine, not available in this build/session")
-_PERF_NOTE = ("SASS metrics are recorded by the sass_metrics engine and range-profiler metrics by the "
-              "range_profiler engine; neither is available in this build/session")
+_PC_SAMPLING_NOTE = ("PC samples (warp stall reasons by instruction) are recorded by the pc_sampling "
+                     "and deep engines")
+_PERF_NOTE = ("SASS metrics are recorded by the sass_metrics and deep engines, range-profiler metrics by "
+              "the range_profiler engine (not in this build)")
 
 
 # ---- finding the session ---------------------------------------------------------
@@ -360,8 +360,13 @@ class GpuFlightSession:
         return self._frame("host_metrics", lambda: _frames.host_metrics(self.trace))
 
     @property
+    def sass_metrics(self):
+        """SASS metrics per instruction (engines sass_metrics and deep)."""
+        return self._frame("sass_metrics", lambda: _frames.sass_metrics(self.trace))
+
+    @property
     def perf(self):
-        """SASS / range-profiler metrics: empty (see inspect_perf_metrics)."""
+        """SASS (and, once built, range-profiler) metrics per kernel, long form."""
         return self._frame("perf", lambda: _frames.perf(self.trace))
 
     def frame(self, name, columns=None):
@@ -618,7 +623,14 @@ class GpuFlightSession:
             lines += _text.table(["kind", "waits", "total", "longest"],
                                  [[str(kd), _text.count(r["size"]), _text.dur(r["sum"]), _text.dur(r["max"])]
                                   for kd, r in g.iterrows()])
-        lines.append("Warp stall reasons: " + _PC_SAMPLING_NOTE + ".")
+        samples = _frames.pc_samples(self.trace)
+        if len(samples):
+            by = samples.groupby("stall_reason", observed=True)["samples"].sum().sort_values(ascending=False)
+            total = int(by.sum())
+            lines.append("Warp stall reasons (%s samples): %s" % (_text.count(total), ", ".join(
+                "%s %s" % (r, _text.pct(int(n), total)) for r, n in by.head(5).items())))
+        else:
+            lines.append("Warp stall reasons: none in this session. " + _PC_SAMPLING_NOTE + ".")
         print("\n".join(lines))
         return out
 
@@ -631,17 +643,46 @@ class GpuFlightSession:
         return text
 
     def inspect_profile_samples(self):
-        """PC sampling samples. No engine of this build records them: prints
-        which engine would and returns an empty, typed DataFrame."""
-        print("Profile samples: none in this session. %s; %s." % (_PC_SAMPLING_NOTE, self._recorded_by()))
-        return _frames.pc_samples(self.trace)
+        """PC samples (warp stall reasons by instruction): prints the session's
+        stall reasons and hottest kernels, or which engine would record them,
+        and returns the samples' DataFrame (one row per collection, PC and
+        reason; typed and empty when there are none)."""
+        samples = _frames.pc_samples(self.trace)
+        if not len(samples):
+            print("Profile samples: none in this session. %s; %s." % (_PC_SAMPLING_NOTE, self._recorded_by()))
+            return samples
+        total = int(samples["samples"].sum())
+        lines = ["Profile samples: %s warp samples" % _text.count(total)]
+        by_kernel = samples.groupby("kernel", observed=True)["samples"].sum().sort_values(ascending=False)
+        for k, n in by_kernel.head(10).items():
+            mine = samples[samples["kernel"] == k]
+            stalls = mine[mine["stall_reason"] != "selected"].groupby("stall_reason", observed=True)["samples"]
+            top = stalls.sum().sort_values(ascending=False).head(3)
+            lines.append("  %s  %s  %s" % (_text.count(int(n)), str(k)[:60], ", ".join(
+                "%s %s" % (r, _text.pct(int(v), int(n))) for r, v in top.items())))
+        print("\n".join(lines))
+        return samples
 
     def inspect_perf_metrics(self):
-        """SASS and range-profiler metrics. No engine of this build records
-        them: prints which engines would and returns the empty, typed
-        ``perf`` DataFrame."""
-        print("Performance metrics: none in this session. %s; %s." % (_PERF_NOTE, self._recorded_by()))
-        return self.perf
+        """SASS metrics per kernel (coalescing: global sectors needed of
+        those touched; active lanes of 32), or which engine would record
+        them. Returns the ``perf`` DataFrame."""
+        perf = self.perf
+        if perf.empty:
+            print("Performance metrics: none in this session. %s; %s." % (_PERF_NOTE, self._recorded_by()))
+            return perf
+        wide = perf.pivot_table(index="kernel", columns="metric", values="value", aggfunc="sum", observed=True)
+        wide = wide.sort_values("inst_executed", ascending=False)
+        lines = ["SASS metrics (%d kernels, counts of all their launches):" % len(wide)]
+        for k, r in wide.head(10).iterrows():
+            coal = r.get("sectors_ideal", np.nan) / r["sectors"] if r.get("sectors", 0) else np.nan
+            active = r.get("thread_inst_executed", np.nan) / (32 * r["inst_executed"]) if r["inst_executed"] else np.nan
+            lines.append("  %s  %s warp inst  coalescing %s  active lanes %s" % (
+                str(k)[:60], _text.count(int(r["inst_executed"])),
+                "n/a" if np.isnan(coal) else "%.1f %%" % (100 * min(coal, 1.0)),
+                "n/a" if np.isnan(active) else "%.1f %%" % (100 * active)))
+        print("\n".join(lines))
+        return perf
 
 
 # ---- helpers ------------------------------------------------------------------------

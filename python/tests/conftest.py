@@ -23,7 +23,7 @@ import pytest
 import gpufl
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
-KEEP_ENV = ("GPUFL_LIBRARY", "GPUFL_CLI", "GPUFL_TEST_INSTALLED")
+KEEP_ENV = ("GPUFL_LIBRARY", "GPUFL_CLI", "GPUFL_TEST_INSTALLED", "GPUFL_TEST_FAKE_CUPTI")
 
 
 @pytest.fixture(autouse=True)

@@ -161,10 +161,35 @@ def test_sample_inspect(sample, capsys):
     assert dev["busy_ns"] == 810001084 and dev["idle_ns"] == dev["span_ns"] - dev["busy_ns"]
     samples = sample.inspect_profile_samples()
     out = capsys.readouterr().out
-    assert samples.empty and "recorded by the pc_sampling engine, not available in this build/session" in out
+    assert samples.empty and "recorded by the pc_sampling and deep engines" in out
     perf = sample.inspect_perf_metrics()
     out = capsys.readouterr().out
     assert perf.empty and "sass_metrics" in out and "range_profiler" in out
+
+
+
+def test_sass_metrics_as_a_frame_and_per_kernel(tmp_path, capsys):
+    """SASS metric rows come out one per instruction, a count the chip did
+    not measure as <NA>; perf sums them per kernel and
+    inspect_perf_metrics prints coalescing and active lanes."""
+    t = hm.T0 + 1_000_000
+    valid = 1 | 2 | 4  # no branch counts
+    device = [hm.kernel(t, 300_000_000, name="k_strided(float*)", mangled="_Z9k_stridedPf")]
+    for pc, inst, threads, sectors, ideal in ((0x10, 100, 3200, 3200, 400), (0x20, 100, 1600, 0, 0)):
+        device.append({"type": "sass_metric", "ts_ns": t + 400_000_000, "device": 0, "corr": 0,
+                       "function": "k_strided(float*)", "cubin_crc": 7, "pc_offset": pc, "valid": valid,
+                       "inst_executed": inst, "thread_inst_executed": threads, "sectors": sectors,
+                       "sectors_ideal": ideal, "file": "k.cu", "line": 3})
+    with GpuFlightSession(hm.write_session(str(tmp_path / "sass"), device=device, end_ns=t + 1_000_000_000)) as s:
+        rows = s.sass_metrics
+        assert len(rows) == 2 and set(rows["kernel"]) == {"k_strided(float*)"}
+        assert int(rows["sectors"].sum()) == 3200 and rows["branch_targets"].isna().all()
+        assert rows.iloc[0]["line"] == 3 and rows.iloc[0]["file"] == "k.cu"
+        perf = s.inspect_perf_metrics()
+        out = capsys.readouterr().out
+        sums = perf.set_index("metric")["value"]
+        assert sums["inst_executed"] == 200 and sums["sectors_ideal"] == 400
+        assert "coalescing 12.5 %" in out and "active lanes 75.0 %" in out
 
 
 # ---- finding sessions --------------------------------------------------------------
@@ -593,3 +618,25 @@ def test_frame_with_some_columns():
             s.frame("nope")
         with pytest.raises(KeyError, match="not columns of kernels: bogus"):
             GpuFlightSession(SAMPLE).frame("kernels", ["bogus"])
+
+
+def test_pc_samples_as_a_frame_and_in_the_stall_summary(tmp_path, capsys):
+    """PC samples come out one row per PC and reason, the kernel named as its
+    launches are; inspect_profile_samples and inspect_stalls sum them."""
+    t = hm.T0 + 1_000_000
+    device = [hm.kernel(t, 300_000_000, name="k_mem(unsigned int*)", mangled="_Z5k_memPj"),
+              {"type": "pc_sample", "ts_ns": t + 400_000_000, "device": 0, "since_ns": t, "function": "_Z5k_memPj",
+               "cubin_crc": "0xabc", "pc_offset": "0x20", "file": "k.cu", "line": 12,
+               "stalls": {"long_scoreboard": 600, "selected": 100}},
+              {"type": "pc_sample", "ts_ns": t + 400_000_000, "device": 0, "since_ns": t, "function": "_Z5k_memPj",
+               "cubin_crc": "0xabc", "pc_offset": "0x30", "stalls": {"wait": 300}}]
+    with GpuFlightSession(hm.write_session(str(tmp_path / "pcs"), device=device, end_ns=t + 1_000_000_000)) as s:
+        samples = s.inspect_profile_samples()
+        out = capsys.readouterr().out
+        assert len(samples) == 3 and int(samples["samples"].sum()) == 1000
+        assert set(samples["kernel"]) == {"k_mem(unsigned int*)"} and set(samples["function"]) == {"_Z5k_memPj"}
+        row = samples[samples["stall_reason"] == "long_scoreboard"].iloc[0]
+        assert row["file"] == "k.cu" and row["line"] == 12 and row["pc_offset"] == 0x20
+        assert "1 000 warp samples" in out and "long_scoreboard 60.0 %, wait 30.0 %" in out
+        s.inspect_stalls()
+        assert "Warp stall reasons (1 000 samples): long_scoreboard 60.0 %" in capsys.readouterr().out

@@ -1,9 +1,9 @@
 /*
- * The stall, SASS and hardware counter sections (analysis.h). The trace
- * format has no rows of these kinds yet: the profiling engines that record
- * them (PC sampling, SASS metrics, the range profiler) come later. Until
- * then each section says it is empty and which engine fills it, so a
- * report can tell the user what to turn on instead of leaving a blank.
+ * The stall, SASS and hardware counter sections (analysis.h). Warp stalls
+ * come from PC sampling (ana_stalls.c); the SASS and hardware counter
+ * sections have no rows in the trace format yet, and say which engine
+ * fills them, so a report can tell the user what to turn on instead of
+ * leaving a blank.
  */
 #include <string.h>
 
@@ -23,12 +23,21 @@ int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out)
     out->sass = empty("sass_metrics");
     const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
     out->sass.rows = s ? s->n : 0; /* analyzed in ana_sass.c */
+    if (out->sass.rows)
+        out->sass.status = GPUFL__ANA_SECTION_ROWS;
     out->hw = empty("range_profiler");
-    return 0;
+    const gpufl_trace_pc_samples *p = gpufl_trace_get_pc_samples(t);
+    if (!p || !p->n)
+        return 0;
+    out->stalls.status = GPUFL__ANA_SECTION_ROWS;
+    out->stalls.rows = p->n;
+    return gpufl__analyze_stalls(t, &out->pcs);
 }
 
 void gpufl__ana_counters_free(gpufl__ana_counters *c)
 {
-    if (c)
-        memset(c, 0, sizeof *c);
+    if (!c)
+        return;
+    gpufl__ana_stalls_free(&c->pcs);
+    memset(c, 0, sizeof *c);
 }

@@ -716,6 +716,10 @@ int gpufl__diff_reports(const gpufl_trace *bt, const gpufl__ana_report *b, const
         rc = diff_kernels(out, bt, b, ct, c);
     if (rc == 0)
         rc = diff_scopes(out, bt, b, ct, c);
+    if (rc == 0)
+        rc = gpufl__diff_stalls(out, bt, b, ct, c);
+    if (rc == 0)
+        rc = gpufl__diff_sass(out, bt, b, ct, c);
     if (rc != 0) {
         gpufl__diff_free(out);
         return rc;
@@ -731,6 +735,8 @@ void gpufl__diff_free(gpufl__diff *d)
     for (uint32_t i = 0; d->scopes && i < d->nscopes; i++)
         free(d->scopes[i].path);
     free(d->scopes);
+    free(d->stalls);
+    free(d->sass);
     free(d->kernels);
     free(d->devices);
     memset(d, 0, sizeof *d);

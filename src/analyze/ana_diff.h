@@ -155,6 +155,33 @@ typedef struct gpufl__diff_device {
     gpufl__diff_value kernels; /* launches, not judged */
 } gpufl__diff_device;
 
+/* Warp stalls (PC samples) of the two sessions, informational (never a
+ * verdict): a stall reason whose share of the session's samples, or of a
+ * kernel's, moved by GPUFL__DIFF_STALL_MOVE_PCT points or more, and a
+ * kernel whose top stall changed. Shares of kernels are known for their
+ * top reasons only (ana_stalls.c keeps four): a reason outside a side's
+ * top four has a share of -1 there (under that side's fourth). */
+#define GPUFL__DIFF_STALL_MOVE_PCT 10.0
+#define GPUFL__DIFF_STALL_MIN_SAMPLES 1000 /* a kernel with fewer on a side is not compared */
+
+typedef struct gpufl__diff_stall {
+    const char *kernel;              /* demangled name: text of a trace; NULL for the session's own shares */
+    const char *reason;              /* text of a trace */
+    double base_pct, cand_pct;       /* share of the samples (of the kernel or the session), -1 unknown */
+    const char *base_top, *cand_top; /* kernels: each side's top stall */
+} gpufl__diff_stall;
+
+/* SASS metrics of the two sessions, informational (never a verdict): a
+ * kernel both measured whose coalescing or active lanes (analysis.h, the
+ * SASS metrics) moved by GPUFL__DIFF_SASS_MOVE_PCT points or more. */
+#define GPUFL__DIFF_SASS_MOVE_PCT 10.0
+
+typedef struct gpufl__diff_sass {
+    const char *kernel;        /* demangled name: text of a trace */
+    const char *metric;        /* "coalescing" or "active_lanes" */
+    double base_pct, cand_pct; /* 0..100 */
+} gpufl__diff_sass_row;
+
 typedef struct gpufl__diff {
     gpufl__diff_options options; /* as used (defaults filled in) */
     gpufl__diff_value wall_ns;   /* judged */
@@ -173,6 +200,14 @@ typedef struct gpufl__diff {
     /* Counts of the rows above. */
     uint32_t regressions, improvements;                /* verdicts of kernels, scopes, devices and wall */
     uint32_t new_kernels, gone_kernels, count_changes; /* kernels */
+    /* Warp stalls, when both sessions have PC samples (stalls_compared). */
+    bool stalls_compared;
+    uint32_t nstalls;
+    gpufl__diff_stall *stalls; /* the session's reasons first, then kernels by name */
+    /* SASS metrics, when both sessions have them (sass_compared). */
+    bool sass_compared;
+    uint32_t nsass;
+    gpufl__diff_sass_row *sass; /* by kernel, then metric */
 } gpufl__diff;
 
 /*
@@ -187,6 +222,16 @@ int gpufl__diff_reports(const gpufl_trace *bt, const gpufl__ana_report *b, const
                         const gpufl__ana_report *c, const gpufl__diff_options *o, gpufl__diff *out)
     __attribute__((warn_unused_result));
 void gpufl__diff_free(gpufl__diff *d);
+
+/* The stall rows of out from the two reports' PC samples (ana_diff_stalls.c).
+ * 0 or GPUFL_ENOMEM. */
+int gpufl__diff_stalls(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                       const gpufl__ana_report *c) __attribute__((warn_unused_result));
+
+/* The SASS rows of out from the two reports' SASS metrics (ana_diff_sass.c).
+ * 0 or GPUFL_ENOMEM. */
+int gpufl__diff_sass(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                     const gpufl__ana_report *c) __attribute__((warn_unused_result));
 
 /* The words of the enums above, for renderers: "both", "new", "gone";
  * "same", "regressed", "improved"; "steady", "slower", "faster". */

@@ -69,27 +69,19 @@ int gpufl__analyze_sass(const gpufl_trace *t, gpufl__ana_sass *out)
     out->rows = s->n;
     ana_map kmap = {0}, lmap = {0};
     size_t kcap = 0, lcap = 0;
-    uint32_t *last_corr = NULL;
-    size_t corr_cap = 0;
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
         uint32_t k, l;
         int found = gpufl__ana_map_put(&kmap, s->function[i], 0, out->n_kernels, &k);
-        if (found < 0 || (!found && (gpufl__ana_grow(&out->kernels, &kcap, out->n_kernels + 1, sizeof *out->kernels) ||
-                                     gpufl__ana_grow(&last_corr, &corr_cap, out->n_kernels + 1, sizeof *last_corr)))) {
+        if (found < 0 || (!found && gpufl__ana_grow(&out->kernels, &kcap, out->n_kernels + 1, sizeof *out->kernels))) {
             rc = GPUFL_ENOMEM;
             break;
         }
         if (!found) {
             out->kernels[k] = (gpufl__ana_sass_row){.name = s->function[i], .pc = UINT32_MAX, .valid = 0xffff};
-            last_corr[k] = 0;
             out->n_kernels++;
         }
         gpufl__ana_sass_row *kr = &out->kernels[k];
-        /* a launch's rows come together: a new correlation is a new launch */
-        if (!kr->launches || last_corr[k] != s->correlation[i])
-            kr->launches++;
-        last_corr[k] = s->correlation[i];
         add(kr, s, i);
         uint32_t pc = s->line[i] ? UINT32_MAX : s->pc_offset[i];
         uint64_t k2 = s->line[i] ? ((uint64_t)s->file[i] << 32 | s->line[i]) : (1ull << 63 | pc);
@@ -109,9 +101,16 @@ int gpufl__analyze_sass(const gpufl_trace *t, gpufl__ana_sass *out)
         }
         add(&out->lines[l], s, i);
     }
+    /* the counts are of every launch together (one reading per context at
+     * the end): the launches are the kernel rows of the same name */
+    const gpufl_trace_kernels *kt = gpufl_trace_get_kernels(t);
+    for (size_t i = 0; rc == 0 && kt && kt->configs && i < kt->n; i++) {
+        uint32_t k;
+        if (gpufl__ana_map_get(&kmap, kt->configs->name[kt->config_row[i]], 0, &k))
+            out->kernels[k].launches++;
+    }
     gpufl__ana_map_free(&kmap);
     gpufl__ana_map_free(&lmap);
-    free(last_corr);
     if (rc) {
         gpufl__ana_sass_free(out);
         return rc;

@@ -511,6 +511,7 @@ void gpufl__ana_memory_free(gpufl__ana_memory *m);
  * has such rows the section is empty and says which engine fills it. */
 enum {
     GPUFL__ANA_SECTION_EMPTY = 0, /* the session has no rows of this kind */
+    GPUFL__ANA_SECTION_ROWS = 1,  /* it has: the section's own struct sums them */
 };
 
 typedef struct gpufl__ana_section {
@@ -520,13 +521,94 @@ typedef struct gpufl__ana_section {
     uint64_t rows;      /* rows of this kind in the trace */
 } gpufl__ana_section;
 
+/* Warp samples of one stall reason ("selected": issuing, not a stall). */
+typedef struct gpufl__ana_stall {
+    uint32_t reason; /* string id */
+    uint64_t samples;
+} gpufl__ana_stall;
+
+#define GPUFL__ANA_TOP_STALLS 4
+
+/* A kernel, source line or scope with its warp samples. */
+typedef struct gpufl__ana_stall_row {
+    uint32_t name;                               /* kernel: its demangled name (the sampled function's when no launch
+                          of it was recorded); line: the function; scope: the scope's name
+                          (0: work launched outside every scope) */
+    uint32_t file;                               /* lines: string id of the source file */
+    uint32_t line;                               /* lines: the line */
+    uint64_t samples;                            /* every warp sampled, issuing or not */
+    uint64_t stalled;                            /* samples of a reason other than "selected" */
+    uint64_t kernel_ns;                          /* kernels: GPU time of its launches in the session */
+    gpufl__ana_stall top[GPUFL__ANA_TOP_STALLS]; /* its stall reasons by samples, most first */
+} gpufl__ana_stall_row;
+
+/* PC sampling (gpufl_trace_get_pc_samples), summed.
+ *
+ * Scopes: CUPTI's continuous mode gives samples no kernel, only the
+ * function and when they were collected. The samples of one collection
+ * (since_ns, ts_ns] on one device are shared among the launches of that
+ * function on that device running from GPUFL__ANA_PCS_SLACK_NS before
+ * since_ns to ts_ns, by the time each ran in that stretch (CUPTI decodes
+ * the hardware buffer on its own schedule, so samples can be collected a
+ * little after their kernel ended), and each launch's share goes to its
+ * innermost gpufl scope. When no launch ran then, the stretch reaches
+ * back GPUFL__ANA_PCS_WIDE_SLACK_NS instead (a PyTorch loop on an H100,
+ * sampled about a million times a second, left 29 % of its samples with
+ * no launch in the 250 ms stretch). Samples with no launch in either are
+ * `unattributed`. */
+#define GPUFL__ANA_PCS_SLACK_NS 250000000ull
+#define GPUFL__ANA_PCS_WIDE_SLACK_NS 2000000000ull
+#define GPUFL__ANA_TOP_LINES 20
+
+typedef struct gpufl__ana_stalls {
+    uint64_t samples, stalled;
+    uint32_t nreasons;
+    gpufl__ana_stall *reasons; /* the session's, most first */
+    uint32_t nkernels;
+    gpufl__ana_stall_row *kernels; /* by samples, most first */
+    uint32_t nlines;
+    gpufl__ana_stall_row *lines; /* source lines by samples, the top GPUFL__ANA_TOP_LINES */
+    uint32_t nscopes;
+    gpufl__ana_stall_row *scopes; /* innermost gpufl scope by samples (shares rounded) */
+    uint64_t unattributed;        /* samples of no launch recorded then */
+    uint64_t no_line;             /* samples at PCs without line info */
+} gpufl__ana_stalls;
+
 typedef struct gpufl__ana_counters {
     gpufl__ana_section stalls; /* warp stall reasons by kernel and source line */
     gpufl__ana_section sass;   /* per-instruction SASS metrics */
     gpufl__ana_section hw;     /* hardware counters per kernel or range */
+    /* Appended. */
+    gpufl__ana_stalls pcs; /* what `stalls` has, summed; empty when it has no rows */
 } gpufl__ana_counters;
 
+int gpufl__analyze_stalls(const gpufl_trace *t, gpufl__ana_stalls *out) __attribute__((warn_unused_result));
+void gpufl__ana_stalls_free(gpufl__ana_stalls *s);
+
 int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out) __attribute__((warn_unused_result));
+
+/* ---- PM sampling (ana_pm.c) ----------------------------------------------------- */
+
+#define GPUFL__ANA_PM_MAX_ROWS 256
+
+typedef struct gpufl__ana_pm_row {
+    uint16_t device;
+    uint32_t metric; /* string id: the CUPTI metric name */
+    uint64_t samples;
+    uint64_t ns; /* the samples' time together */
+    double mean; /* weighted by each sample's length, in the metric's unit */
+    double max;
+} gpufl__ana_pm_row;
+
+typedef struct gpufl__ana_pm {
+    uint32_t n;
+    gpufl__ana_pm_row *rows; /* in the order each (device, metric) first appears */
+} gpufl__ana_pm;
+
+/* The session's PM samples by device and metric. 0, or GPUFL_ENOMEM with
+ * *out empty. */
+int gpufl__analyze_pm(const gpufl_trace *t, gpufl__ana_pm *out) __attribute__((warn_unused_result));
+void gpufl__ana_pm_free(gpufl__ana_pm *pm);
 void gpufl__ana_counters_free(gpufl__ana_counters *c);
 
 /* ---- SASS metrics --------------------------------------------------------------- */
@@ -565,7 +647,7 @@ typedef struct gpufl__ana_sass_row {
     uint32_t file, line;        /* line rows: the source line (0: unknown, see pc) */
     uint32_t pc;                /* line rows without a line: the instruction's pc; else UINT32_MAX */
     uint32_t kernel;            /* line rows: index of their kernel row */
-    uint64_t launches;          /* kernel rows: launches measured */
+    uint64_t launches;          /* kernel rows: the session's launches of it (kernel events); the counts are of all */
     uint64_t inst, thread_inst; /* warp-level and thread-level executions */
     uint64_t sectors, sectors_ideal, branch_targets, divergent_targets;
     uint16_t valid;    /* GFL_SASS_V_* bits all its rows had (docs/FORMAT.md) */

@@ -38,7 +38,9 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_ENGINE] = "engine",
         [GFL_EV_TRIGGER] = "trigger",
         [GFL_EV_ALLOCATOR] = "allocator",
+        [GFL_EV_PC_SAMPLE] = "pc_sample",
         [GFL_EV_SASS_METRIC] = "sass_metric",
+        [GFL_EV_PM_SAMPLE] = "pm_sample",
         [GFL_EV_TRACE_WINDOW] = "trace_window",
     };
     return NAME_OF(names, type);

@@ -46,7 +46,10 @@ typedef enum gfl_event_type {
     GFL_EV_TRIGGER = 24,      /* a trigger fired: the flight window was dumped, or why not */
     GFL_EV_TRACE_WINDOW = 25, /* device tracing ran for a window (opened, then closed) */
     GFL_EV_ALLOCATOR = 26,    /* the state of a framework's caching allocator (PyTorch) */
+    GFL_EV_PC_SAMPLE = 27,    /* warp samples at one instruction, by stall reason (PC sampling) */
     GFL_EV_SASS_METRIC = 28,  /* one SASS instruction's counts over one kernel launch (SASS metrics engine) */
+    /* 29: range profiler */
+    GFL_EV_PM_SAMPLE = 30, /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
     GFL_EV_TYPE_COUNT = 31
 } gfl_event_type;
 
@@ -467,6 +470,42 @@ typedef struct gfl_allocator_payload {
     uint32_t ooms;          /* out-of-memory errors the framework raised */
 } gfl_allocator_payload;
 
+/* Warp samples at one instruction (PC sampling, backend/cupti/pc_sampling.h),
+ * collected on one device between since_ts and ts: in CUPTI's continuous
+ * mode samples carry no kernel, so a reader attributes them to the
+ * launches of `function` that ran then (analyze/ana_stalls.c). Each stall
+ * reason that has samples is a pair; a PC with more than
+ * GFL_PC_STALLS_PER_EVENT of them takes several events, whose counts add
+ * up. Reason ids are interned short names ("long_scoreboard"; CUPTI's
+ * "smsp__pcsamp_warps_issue_stalled_" prefix dropped); "selected" is a
+ * warp that issued, not a stall. */
+#define GFL_PC_STALLS_PER_EVENT 8
+typedef struct gfl_stall_count {
+    uint32_t reason;  /* string id */
+    uint32_t samples; /* warps seen at this PC for this reason */
+} gfl_stall_count;
+
+typedef struct gfl_pc_sample_payload {
+    uint64_t cubin_crc;   /* CUPTI's CRC of the module's cubin */
+    uint64_t pc_offset;   /* from the start of the function */
+    uint64_t since_ts;    /* the previous collection on this device: the samples are of (since_ts, ts] */
+    uint32_t function;    /* string id: the function's name as the module holds it (mangled) */
+    uint32_t source_file; /* string id of the source file (line info), 0 = unknown */
+    uint32_t line;        /* 0 = unknown */
+    uint8_t count;        /* pairs used */
+    uint8_t reserved[3];
+    gfl_stall_count stalls[GFL_PC_STALLS_PER_EVENT];
+} gfl_pc_sample_payload;
+/* One metric's value over one PM sampling interval of a device, h.ts to
+ * end_ts (session clock): what the GPU's performance monitor counted
+ * (CUPTI PM sampling, option pm_sampling_metrics). One event per sample
+ * and metric. Values are never negative; fixed point keeps both formats
+ * integer (bytes per second up to 1.8e15 fit). */
+typedef struct gfl_pm_sample_payload {
+    uint64_t end_ts;
+    uint64_t value_x10000; /* the metric's value x 10000, rounded */
+    uint32_t metric;       /* string id: the CUPTI metric name */
+} gfl_pm_sample_payload;
 /* One SASS instruction's counts over one launch (CUPTI's SASS metrics
  * API, backend/cupti/sass_metrics.c), for the instructions the launch
  * executed. A count is meaningful only where its GFL_SASS_V_* bit is set
@@ -532,6 +571,8 @@ typedef struct gfl_event {
         gfl_trigger_payload trigger;
         gfl_trace_window_payload trace_window;
         gfl_allocator_payload allocator;
+        gfl_pc_sample_payload pc;
+        gfl_pm_sample_payload pm_sample;
         gfl_sass_metric_payload sass;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
@@ -544,6 +585,7 @@ _Static_assert(sizeof(gfl_event) == GFL_EVENT_SIZE, "events are fixed at 128 byt
 _Static_assert(sizeof(gfl_kernel_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header),
                "the kernel payload, the largest, fits");
 _Static_assert(sizeof(gfl_stack_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a stack piece fits");
+_Static_assert(sizeof(gfl_pc_sample_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a PC sample fits");
 _Static_assert(sizeof(gfl_sass_metric_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a SASS metric fits");
 
 /* The channel each type is written to. */

@@ -252,6 +252,11 @@ int gpufl__option_check(const gpufl__config *c, const gpufl__option_desc *d, cha
             snprintf(why, why_len, "is %llu, outside %llu..%llu", v, d->min, d->max);
             return GPUFL_ECONFIG;
         }
+        /* CUPTI takes the exponent 5..31 (32 cycles and up) */
+        if (d->offset == offsetof(gpufl_options, pc_sampling_period) && v && v < 5) {
+            snprintf(why, why_len, "is %llu: 0 (CUPTI's choice) or 5..31 (2^N cycles)", v);
+            return GPUFL_ECONFIG;
+        }
         return 0;
     }
     case GFL_OPT_BACKEND:

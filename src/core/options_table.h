@@ -57,9 +57,12 @@
       "or `none`. `auto` records host metrics and scopes when there is no GPU.")                  \
     X(profiling_engine, ENGINE, GPUFL_ENGINE_MONITOR, "`monitor`", "GPUFL_PROFILING_ENGINE", 0,   \
       0,                                                                                          \
-      "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace`, "      \
-      "`pc_sampling`, `sass_metrics`, `range_profiler`, `deep` (these four: not implemented "     \
-      "yet, recorded as `trace`).")                                                               \
+      "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace` "       \
+      "(kernels, copies, syncs, allocations, NVTX), `pc_sampling` (trace, and warp stall "        \
+      "reasons by instruction and source line), `sass_metrics` (trace, and per-instruction "      \
+      "counts: coalescing, active lanes; kernels run instrumented, several times slower), "       \
+      "`range_profiler` (not implemented yet, recorded as `trace`), `deep` (pc_sampling and "     \
+      "SASS metrics; started after the program's first CUDA context: `pc_sampling`).")            \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
       "JSON file whose keys are these option names; applied over the defaults and under the "    \
       "environment.")                                                                             \
@@ -127,7 +130,20 @@
     X(trace_step_scope, STRING, "step", "`step`", "GPUFL_TRACE_STEP_SCOPE", 0, 0,                 \
       "Name of the scope (or gpufl.torch step) whose begins count steps.")                        \
     X(trace_on_trigger, BOOL, false, "`false`", "GPUFL_TRACE_ON_TRIGGER", 0, 0,                   \
-      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")
+      "With trace windows: a trigger also opens a trace window of `trace_for_s`.")                \
+    X(pc_sampling_period, U32, 15, "`15`", "GPUFL_PC_SAMPLING_PERIOD", 0, 31,                     \
+      "PC sampling (engines `pc_sampling` and `deep`): the SMs sample their warps every 2^N "     \
+      "cycles, N from 5 to 31; 0 lets CUPTI choose (2^11 on an H100, where a "                    \
+      "memory-bound kernel then made samples faster than CUPTI decoded them and later kernels "  \
+      "went unsampled). Longer periods cost less and sample less.")                                                                             \
+    X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \
+      "Trace engine and up: CUPTI metrics the GPU's performance monitor samples on every device, " \
+      "comma-separated, as `pm_sample` events on the session clock (counter tracks in the "      \
+      "exports); `default`: SM active, tensor pipe active, DRAM read and write bytes/s, PCIe "    \
+      "read and write bytes/s. One event a sample and metric: 6 metrics at 10 us are 600000 "     \
+      "events a second.")                                                                         \
+    X(pm_sampling_interval_us, U32, 10, "`10`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,      \
+      "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

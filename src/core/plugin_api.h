@@ -55,6 +55,14 @@ typedef struct gpufl_plugin_host {
      * nothing is traced before the first window and CUPTI is not taken
      * only to be let go at once. Requires pause and resume. */
     uint32_t start_paused;
+    /* The plugin records with a lesser engine than options->profiling_engine
+     * (a gpufl_engine): a profiling API the GPU, the driver or the
+     * permissions refuse, counters another tool holds, an engine started
+     * after the program's first CUDA context. `reason` says why, in words.
+     * During start() it sets what the session's engine event says; later
+     * (a context created afterwards refused it) it records a new engine
+     * event and logs a warning. Any thread; never blocks. */
+    void (*engine_ran)(uint32_t engine, const char *reason);
 } gpufl_plugin_host;
 
 typedef struct gpufl_plugin {

@@ -31,7 +31,9 @@ static const uint8_t payload_size[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_TRIGGER] = sizeof(gfl_trigger_payload),
     [GFL_EV_TRACE_WINDOW] = sizeof(gfl_trace_window_payload),
     [GFL_EV_ALLOCATOR] = sizeof(gfl_allocator_payload),
+    [GFL_EV_PC_SAMPLE] = sizeof(gfl_pc_sample_payload),
     [GFL_EV_SASS_METRIC] = sizeof(gfl_sass_metric_payload),
+    [GFL_EV_PM_SAMPLE] = sizeof(gfl_pm_sample_payload),
 };
 _Static_assert(GFL_EV_TYPE_COUNT == 31, "a new event type needs its payload size in the table above");
 

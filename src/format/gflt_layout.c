@@ -304,6 +304,36 @@ static const gpufl__gflt_field allocator_fields[] = {
     OPT(u.allocator.scope_id, GFLT_DELTA),
 };
 
+/* Warp samples at one PC: most PCs have one to three stall reasons, so the
+ * pairs are optional columns. */
+#define STALL(i) OPT(u.pc.stalls[i].reason, GFLT_STR), OPT(u.pc.stalls[i].samples, GFLT_VAR)
+static const gpufl__gflt_field pc_sample_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.pc.since_ts, GFLT_DELTA),
+    F(u.pc.function, GFLT_STR),
+    F(u.pc.cubin_crc, GFLT_VAR),
+    F(u.pc.pc_offset, GFLT_VAR),
+    OPT(u.pc.source_file, GFLT_STR),
+    OPT(u.pc.line, GFLT_VAR),
+    F(u.pc.count, GFLT_VAR),
+    STALL(0),
+    STALL(1),
+    STALL(2),
+    STALL(3),
+    STALL(4),
+    STALL(5),
+    STALL(6),
+    STALL(7),
+};
+_Static_assert(GFL_PC_STALLS_PER_EVENT == 8, "pc_sample_fields lists every stall pair");
+static const gpufl__gflt_field pm_sample_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    REF(u.pm_sample.end_ts, h.ts),
+    F(u.pm_sample.metric, GFLT_STR),
+    F(u.pm_sample.value_x10000, GFLT_VAR),
+};
 /* A launch's instructions come together, in pc order: the correlation,
  * crc and function repeat (deltas of 0), the pc grows by 16. */
 static const gpufl__gflt_field sass_metric_fields[] = {
@@ -373,6 +403,8 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_TRIGGER] = LAYOUT(trigger_fields),
     [GFL_EV_TRACE_WINDOW] = LAYOUT(trace_window_fields),
     [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
+    [GFL_EV_PC_SAMPLE] = LAYOUT(pc_sample_fields),
+    [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
     [GFL_EV_SASS_METRIC] = LAYOUT(sass_metric_fields),
 };
 

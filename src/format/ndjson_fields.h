@@ -23,7 +23,8 @@
  * fixed-point number with 2 or 4 decimals; FLAG `true` for a bit of h.flags;
  * BOOL `true` for a nonzero byte; ENUM a name; HEX "0x..."; DIMS [x,y,z];
  * CC "major.minor" from two int8 (the minor follows the major); CUDA
- * "13.0" from 13000; FRAMES a stack piece's frames; DROPS the final losses
+ * "13.0" from 13000; FRAMES a stack piece's frames; STALLS a PC sample's
+ * {"reason": samples, ...}; DROPS the final losses
  * object of session_end. Written but not read, because they follow from
  * other fields: DUR_UNTIL (member - h.ts), DUR_SINCE (h.ts - member),
  * THROTTLE (names of the mask's bits), SIGNAL_NAME and CODE_NAME.
@@ -381,6 +382,27 @@
     X(scope, u.allocator.scope_id, U, 0, NONZERO)
 // clang-format on
 
+/* Warp samples at one PC (PC sampling): stalls is {"<reason>": samples}. */
+// clang-format off
+#define GFL_NDJSON_PC_SAMPLE(X)                                                                    \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(since_ns, u.pc.since_ts, U, 0, ALWAYS)                                                       \
+    X(function, u.pc.function, STR, 0, ALWAYS)                                                     \
+    X(cubin_crc, u.pc.cubin_crc, HEX, 0, ALWAYS)                                                   \
+    X(pc_offset, u.pc.pc_offset, HEX, 0, ALWAYS)                                                   \
+    X(file, u.pc.source_file, STR, 0, NONZERO)                                                     \
+    X(line, u.pc.line, U, 0, NONZERO)                                                              \
+    X(stalls, u.pc.stalls, STALLS, 0, ALWAYS)
+/* One metric of one PM sampling interval (pm_sampling_metrics); value
+ * with 4 decimals, in the metric's own unit (%, bytes per second, ...). */
+// clang-format off
+#define GFL_NDJSON_PM_SAMPLE(X)                                                                    \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(end_ns, u.pm_sample.end_ts, U, 0, ALWAYS)                                                    \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(metric, u.pm_sample.metric, STR, 0, ALWAYS)                                                  \
+    X(value, u.pm_sample.value_x10000, FIX4, 0, ALWAYS)
 /* One SASS instruction's counts over one launch; a count the chip does
  * not offer (its `valid` bit clear) is left out, like a zero. */
 // clang-format off
@@ -435,6 +457,8 @@
     L(GFL_EV_TRIGGER, GFL_NDJSON_TRIGGER, none)                                                    \
     L(GFL_EV_TRACE_WINDOW, GFL_NDJSON_TRACE_WINDOW, none)                                          \
     L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)                                                \
+    L(GFL_EV_PC_SAMPLE, GFL_NDJSON_PC_SAMPLE, none)                                                \
+    L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)                                                \
     L(GFL_EV_SASS_METRIC, GFL_NDJSON_SASS_METRIC, none)
 // clang-format on
 
@@ -518,9 +542,10 @@ typedef struct gpufl__meta_line {
     X(stack_truncated) X(stack_unavailable) X(open_scopes) X(open_scopes_lost) X(dropped)          \
     X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
     X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
-    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(function_index) X(function) X(file) X(line) \
-    X(cubin_crc) X(pc_offset) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors)           \
-    X(sectors_ideal) X(branch_targets) X(divergent_targets)
+    X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(since_ns)        \
+    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric)   \
+    X(function_index) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal) \
+    X(branch_targets) X(divergent_targets)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -66,9 +66,16 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
     case GFL_EV_TRACE_WINDOW:
         return FIXED_PART_BOUND + name_bound(names, ev->u.trace_window.reason) +
                name_bound(names, ev->u.trace_window.detail);
+    case GFL_EV_PM_SAMPLE: return FIXED_PART_BOUND + name_bound(names, ev->u.pm_sample.metric);
     case GFL_EV_ALLOCATOR:
         return FIXED_PART_BOUND + name_bound(names, ev->u.allocator.framework) +
                name_bound(names, ev->u.allocator.reason);
+    case GFL_EV_PC_SAMPLE: {
+        size_t n = FIXED_PART_BOUND + name_bound(names, ev->u.pc.function) + name_bound(names, ev->u.pc.source_file);
+        for (unsigned i = 0; i < GFL_PC_STALLS_PER_EVENT; i++)
+            n += name_bound(names, ev->u.pc.stalls[i].reason) + 12;
+        return n;
+    }
     case GFL_EV_SASS_METRIC:
         return FIXED_PART_BOUND + name_bound(names, ev->u.sass.function) + name_bound(names, ev->u.sass.file);
     case GFL_EV_DEVICE_INFO:
@@ -214,6 +221,27 @@ static char *put_frames(char *p, gpufl__jnames *names, const char *key, size_t k
     return p;
 }
 
+/* Pairs a PC sample really holds: a plugin's count is not trusted. */
+static unsigned stall_count(const gfl_pc_sample_payload *pc)
+{
+    return pc->count < GFL_PC_STALLS_PER_EVENT ? pc->count : GFL_PC_STALLS_PER_EVENT;
+}
+
+static char *put_stalls(char *p, gpufl__jnames *names, const char *key, size_t klen, const gfl_pc_sample_payload *pc)
+{
+    p = gpufl__jput_raw(p, key, klen);
+    *p++ = '{';
+    for (unsigned i = 0; i < stall_count(pc); i++) {
+        if (i)
+            *p++ = ',';
+        p = gpufl__jnames_put(names, p, pc->stalls[i].reason);
+        *p++ = ':';
+        p = gpufl__jput_u32(p, pc->stalls[i].samples);
+    }
+    *p++ = '}';
+    return p;
+}
+
 /* a clock glitch gives a 0 duration, never a negative one */
 static uint64_t span(uint64_t from, uint64_t to) { return to > from ? to - from : 0; }
 
@@ -232,6 +260,7 @@ static uint64_t span(uint64_t from, uint64_t to) { return to > from ? to - from 
 #define PUT_CC(K, v, a) put_cc(p, K, &(v))
 #define PUT_CUDA(K, v, a) put_cuda(p, K, (v))
 #define PUT_FRAMES(K, v, a) put_frames(p, names, K, &ev->u.stack)
+#define PUT_STALLS(K, v, a) put_stalls(p, names, K, &ev->u.pc)
 #define PUT_DUR_UNTIL(K, v, a) put_u(p, K, span(ev->h.ts, (v)))
 #define PUT_DUR_SINCE(K, v, a) put_u(p, K, span((v), ev->h.ts))
 #define PUT_THROTTLE(K, v, a) put_throttle(p, K, (v))

@@ -88,6 +88,7 @@ typedef enum vkind {
     V_CC,     /* "M.m" -> two int8 */
     V_CUDA,   /* "M.m" -> M*1000 + m*10 */
     V_FRAMES, /* stack frames: [[module or null, "0x<offset>"], ...] */
+    V_STALLS, /* a PC sample's {"<reason>": samples, ...} */
     V_SKIP,   /* known, derived from other fields: ignored */
     V_DROPS,  /* {"<drop reason>": count, ...} into a meta line's dropped[] */
     /* the table's derived kinds: written, not read */
@@ -136,6 +137,7 @@ enum {
 #define ARG_CC(a) 0
 #define ARG_CUDA(a) 0
 #define ARG_FRAMES(a) 0
+#define ARG_STALLS(a) 0
 #define ARG_DROPS(a) 0
 #define ARG_DUR_UNTIL(a) 0
 #define ARG_DUR_SINCE(a) 0
@@ -334,6 +336,42 @@ static int stack_frames(gpufl__ndjson_parser *p, gfl_event *ev, const gpufl__jfi
     return 0;
 }
 
+/* A PC sample's stall reasons (keys: CUPTI's names, short) into its pairs
+ * and count. */
+static int stall_pairs(gpufl__ndjson_parser *p, gfl_event *ev, const gpufl__jfield *f, const char **why)
+{
+    gpufl__jfield el[GFL_PC_STALLS_PER_EVENT];
+    const char *bad;
+    size_t at;
+    int n =
+        f->kind == GFL_J_OBJECT ? gpufl__json_fields(f->val, f->val_len, el, GFL_PC_STALLS_PER_EVENT, &bad, &at) : -1;
+    if (n < 0) {
+        *why = "is not an object of at most 8 stall counts";
+        return GPUFL_ECORRUPT;
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t v;
+        if (el[i].kind != GFL_J_NUMBER || gpufl__json_u64(el[i].val, el[i].val_len, &v) != 0 || v > UINT32_MAX) {
+            *why = "holds a stall count that is not an unsigned 32-bit integer";
+            return GPUFL_ECORRUPT;
+        }
+        /* the key as a string value, to unescape it like one */
+        gpufl__jfield key = {.val = el[i].key, .val_len = el[i].key_len, .escaped = el[i].key_escaped};
+        const char *text;
+        size_t len;
+        int rc = string_text(p, &key, &text, &len);
+        if (rc == 0 && gpufl__strtab_intern(p->names, text, len, &ev->u.pc.stalls[i].reason) != 0)
+            rc = GPUFL_ENOMEM;
+        if (rc != 0) {
+            *why = rc == GPUFL_ENOMEM ? "could not be stored: out of memory" : "has a bad escape";
+            return rc;
+        }
+        ev->u.pc.stalls[i].samples = (uint32_t)v;
+    }
+    ev->u.pc.count = (uint8_t)n;
+    return 0;
+}
+
 /* Stores field f through slot sl into base. Returns 0 or a gpufl_err with
  * *why. */
 static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpufl__jfield *f, const char **why)
@@ -416,6 +454,7 @@ static int apply(gpufl__ndjson_parser *p, void *base, const slot *sl, const gpuf
         break;
     }
     case V_FRAMES: return stack_frames(p, base, f, why);
+    case V_STALLS: return stall_pairs(p, base, f, why);
     case V_DROPS: return drop_counts(base, f, why);
     case V_DIMS: {
         gpufl__jfield el[3];

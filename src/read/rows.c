@@ -22,6 +22,7 @@ static const gpufl_trace_info no_info;
 static const gpufl_trace_triggers no_triggers;
 static const gpufl_trace_windows no_windows;
 static const gpufl_trace_allocator no_allocator;
+static const gpufl_trace_pm_samples no_pm_samples;
 static const gpufl_trace_sass_metrics no_sass;
 
 #define OR(p, empty) ((p) ? (p) : &(empty))
@@ -48,6 +49,7 @@ void gpufl__rows_open(gpufl__rows *a, const gpufl_trace *t)
     a->triggers = OR(gpufl_trace_get_triggers(t), no_triggers);
     a->windows = OR(gpufl_trace_get_trace_windows(t), no_windows);
     a->allocator = OR(gpufl_trace_get_allocator(t), no_allocator);
+    a->pm_samples = OR(gpufl_trace_get_pm_samples(t), no_pm_samples);
     a->sass = OR(gpufl_trace_get_sass_metrics(t), no_sass);
     a->start_ns = a->info->start_ns;
     a->ended = a->info->end_ns != 0;

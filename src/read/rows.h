@@ -70,6 +70,7 @@ typedef struct gpufl__rows {
     const gpufl_trace_callers *callers;
     const gpufl_trace_triggers *triggers;
     const gpufl_trace_allocator *allocator;
+    const gpufl_trace_pm_samples *pm_samples;
     const gpufl_trace_sass_metrics *sass;
     const gpufl_trace_windows *windows; /* trace windows */
     uint64_t start_ns;

@@ -22,6 +22,8 @@
 #define RC_SIZE(f) SIZE_OF(gpufl_trace_triggers, RC, f)
 #define WC_SIZE(f) SIZE_OF(gpufl_trace_windows, WC, f)
 #define AC_SIZE(f) SIZE_OF(gpufl_trace_allocator, AC, f)
+#define PC_SIZE(f) SIZE_OF(gpufl_trace_pc_samples, PC, f)
+#define PM_SIZE(f) SIZE_OF(gpufl_trace_pm_samples, PM, f)
 #define QC_SIZE(f) SIZE_OF(gpufl_trace_sass_metrics, QC, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
@@ -34,6 +36,8 @@ static const uint8_t host_sample_sizes[] = {HOST_SAMPLE_COLS(HC_SIZE)};
 static const uint8_t trigger_sizes[] = {TRIGGER_COLS(RC_SIZE)};
 static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
 static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
+static const uint8_t pc_sample_sizes[] = {PC_SAMPLE_COLS(PC_SIZE)};
+static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
 static const uint8_t sass_sizes[] = {SASS_COLS(QC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
@@ -47,6 +51,9 @@ static const uint8_t trigger_xlat[RC_COUNT] = {
 static const uint8_t window_xlat[WC_COUNT] = {[WC_reason] = GFL_X_STRING, [WC_detail] = GFL_X_STRING};
 static const uint8_t allocator_xlat[AC_COUNT] = {
     [AC_framework] = GFL_X_STRING, [AC_reason] = GFL_X_STRING, [AC_caller_row] = GFL_X_CALLER};
+static const uint8_t pc_sample_xlat[PC_COUNT] = {
+    [PC_function] = GFL_X_STRING, [PC_file] = GFL_X_STRING, [PC_reason] = GFL_X_STRING};
+static const uint8_t pm_sample_xlat[PM_COUNT] = {[PM_metric] = GFL_X_STRING};
 static const uint8_t sass_xlat[QC_COUNT] = {
     [QC_function] = GFL_X_STRING, [QC_file] = GFL_X_STRING, [QC_caller_row] = GFL_X_CALLER};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
@@ -66,6 +73,8 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_TRIGGERS] = {RC_COUNT, RC_ts_ns, trigger_sizes, trigger_xlat},
     [GFL_T_TRACE_WINDOWS] = {WC_COUNT, WC_begin_ns, window_sizes, window_xlat},
     [GFL_T_ALLOCATOR] = {AC_COUNT, AC_ts_ns, allocator_sizes, allocator_xlat},
+    [GFL_T_PC_SAMPLES] = {PC_COUNT, PC_ts_ns, pc_sample_sizes, pc_sample_xlat},
+    [GFL_T_PM_SAMPLES] = {PM_COUNT, PM_ts_ns, pm_sample_sizes, pm_sample_xlat},
     [GFL_T_SASS_METRICS] = {QC_COUNT, QC_ts_ns, sass_sizes, sass_xlat},
 };
 
@@ -111,6 +120,8 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define HSET(f, v) SETF(gpufl_trace_host_samples, HC_##f, f, v)
 #define RSET(f, v) SETF(gpufl_trace_triggers, RC_##f, f, v)
 #define ASET(f, v) SETF(gpufl_trace_allocator, AC_##f, f, v)
+#define PSET(f, v) SETF(gpufl_trace_pc_samples, PC_##f, f, v)
+#define PMSET(f, v) SETF(gpufl_trace_pm_samples, PM_##f, f, v)
 #define QSET(f, v) SETF(gpufl_trace_sass_metrics, QC_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
@@ -361,6 +372,20 @@ static int memory_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int pm_sample_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_PM_SAMPLES];
+    const gfl_pm_sample_payload *p = &ev->u.pm_sample;
+    size_t r;
+    ROW(R, r);
+    PMSET(ts_ns, ev->h.ts);
+    PMSET(end_ns, p->end_ts);
+    PMSET(device, ev->h.device);
+    PMSET(metric, p->metric);
+    PMSET(value, (double)p->value_x10000 / 10000.0);
+    return 0;
+}
+
 static int allocator_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_ALLOCATOR];
@@ -386,6 +411,31 @@ static int allocator_row(gpufl__segment *s, const gfl_event *ev)
     ASET(alloc_retries, p->alloc_retries);
     ASET(ooms, p->ooms);
     ASET(caller_row, caller);
+    return 0;
+}
+
+/* One row per stall pair: a reader sums them by what it groups on. */
+static int pc_sample_rows(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_PC_SAMPLES];
+    const gfl_pc_sample_payload *p = &ev->u.pc;
+    unsigned n = p->count < GFL_PC_STALLS_PER_EVENT ? p->count : GFL_PC_STALLS_PER_EVENT;
+    for (unsigned i = 0; i < n; i++) {
+        if (!p->stalls[i].samples)
+            continue;
+        size_t r;
+        ROW(R, r);
+        PSET(ts_ns, ev->h.ts);
+        PSET(since_ns, p->since_ts);
+        PSET(device, ev->h.device);
+        PSET(function, p->function);
+        PSET(cubin_crc, p->cubin_crc);
+        PSET(pc_offset, p->pc_offset);
+        PSET(file, p->source_file);
+        PSET(line, p->line);
+        PSET(reason, p->stalls[i].reason);
+        PSET(samples, p->stalls[i].samples);
+    }
     return 0;
 }
 
@@ -511,6 +561,7 @@ static inline uint64_t latest_time(const gfl_event *ev)
     case GFL_EV_NVTX_RANGE: end = ev->u.nvtx.end_ts; break;
     case GFL_EV_GRAPH_LAUNCH: end = ev->u.graph.end_ts; break;
     case GFL_EV_TRACE_WINDOW: end = ev->u.trace_window.end_ts; break;
+    case GFL_EV_PM_SAMPLE: end = ev->u.pm_sample.end_ts; break;
     default: break;
     }
     return end > ev->h.ts ? end : ev->h.ts;
@@ -535,6 +586,8 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_HOST_METRICS: return host_sample_row(s, ev);
     case GFL_EV_TRIGGER: return trigger_row(s, ev);
     case GFL_EV_ALLOCATOR: return allocator_row(s, ev);
+    case GFL_EV_PC_SAMPLE: return pc_sample_rows(s, ev);
+    case GFL_EV_PM_SAMPLE: return pm_sample_row(s, ev);
     case GFL_EV_SASS_METRIC: return sass_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:

@@ -67,6 +67,8 @@ void gpufl__trace_free(gpufl_trace *t)
 #define RC_BIND(f) BIND(RC, f)
 #define WC_BIND(f) BIND(WC, f)
 #define AC_BIND(f) BIND(AC, f)
+#define PC_BIND(f) BIND(PC, f)
+#define PM_BIND(f) BIND(PM, f)
 #define QC_BIND(f) BIND(QC, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
@@ -151,6 +153,18 @@ static void bind_rows(gpufl_trace *t)
         pub->n = R->t.n;
         ALLOCATOR_COLS(AC_BIND)
         pub->callers = &t->callers_pub;
+    }
+    {
+        gpufl_trace_pc_samples *pub = &t->pc_samples_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_PC_SAMPLES];
+        pub->n = R->t.n;
+        PC_SAMPLE_COLS(PC_BIND)
+    }
+    {
+        gpufl_trace_pm_samples *pub = &t->pm_samples_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_PM_SAMPLES];
+        pub->n = R->t.n;
+        PM_SAMPLE_COLS(PM_BIND)
     }
     {
         gpufl_trace_sass_metrics *pub = &t->sass_pub;
@@ -347,6 +361,8 @@ GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_t
 
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t) { return &t->allocator_pub; }
 
+GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t) { return &t->pc_samples_pub; }
+GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t) { return &t->pm_samples_pub; }
 GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t) { return &t->sass_pub; }
 
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
@@ -462,6 +478,10 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_TRACE_WINDOWS]);
     if (table == GPUFL_TRACE_TABLE_ALLOCATOR)
         return gpufl__rows_memory(&t->rows[GFL_T_ALLOCATOR]);
+    if (table == GPUFL_TRACE_TABLE_PC_SAMPLES)
+        return gpufl__rows_memory(&t->rows[GFL_T_PC_SAMPLES]);
+    if (table == GPUFL_TRACE_TABLE_PM_SAMPLES)
+        return gpufl__rows_memory(&t->rows[GFL_T_PM_SAMPLES]);
     if (table == GPUFL_TRACE_TABLE_SASS_METRICS)
         return gpufl__rows_memory(&t->rows[GFL_T_SASS_METRICS]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;

@@ -45,6 +45,9 @@
 #define ALLOCATOR_COLS(X) X(ts_ns) X(device) X(framework) X(reason) X(allocated) X(reserved)  \
     X(active) X(inactive_split) X(largest_free) X(peak_allocated) X(peak_reserved)          \
     X(requested) X(device_free) X(alloc_retries) X(ooms) X(caller_row)
+#define PC_SAMPLE_COLS(X) X(ts_ns) X(since_ns) X(device) X(function) X(cubin_crc) X(pc_offset) \
+    X(file) X(line) X(reason) X(samples)
+#define PM_SAMPLE_COLS(X) X(ts_ns) X(end_ns) X(device) X(metric) X(value)
 #define SASS_COLS(X) X(ts_ns) X(device) X(correlation) X(function) X(function_index) X(cubin_crc) \
     X(pc_offset) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal)  \
     X(branch_targets) X(divergent_targets) X(file) X(line) X(caller_row)
@@ -60,6 +63,8 @@
 #define GFL__RC(f) RC_##f,
 #define GFL__WC(f) WC_##f,
 #define GFL__AC(f) AC_##f,
+#define GFL__PC(f) PC_##f,
+#define GFL__PM(f) PM_##f,
 #define GFL__QC(f) QC_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
@@ -71,6 +76,8 @@ enum { HOST_SAMPLE_COLS(GFL__HC) HC_COUNT };
 enum { TRIGGER_COLS(GFL__RC) RC_COUNT };
 enum { WINDOW_COLS(GFL__WC) WC_COUNT };
 enum { ALLOCATOR_COLS(GFL__AC) AC_COUNT };
+enum { PC_SAMPLE_COLS(GFL__PC) PC_COUNT };
+enum { PM_SAMPLE_COLS(GFL__PM) PM_COUNT };
 enum { SASS_COLS(GFL__QC) QC_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
@@ -89,6 +96,8 @@ enum {
     GFL_T_TRIGGERS,
     GFL_T_TRACE_WINDOWS, /* joined from opening and closing events in session order, as scopes */
     GFL_T_ALLOCATOR,
+    GFL_T_PC_SAMPLES,
+    GFL_T_PM_SAMPLES,
     GFL_T_SASS_METRICS,
     GFL_T_COUNT
 };
@@ -180,6 +189,8 @@ struct gpufl_trace {
     gpufl_trace_triggers triggers_pub;
     gpufl_trace_windows windows_pub;
     gpufl_trace_allocator allocator_pub;
+    gpufl_trace_pc_samples pc_samples_pub;
+    gpufl_trace_pm_samples pm_samples_pub;
     gpufl_trace_sass_metrics sass_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;

@@ -6,6 +6,7 @@
 #include "session/plugin.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -115,8 +116,7 @@ static bool has_pause(const gpufl_plugin *p)
     return p->size >= offsetof(gpufl_plugin, resume) + sizeof p->resume && p->pause && p->resume;
 }
 
-/* The CUPTI plugin is installed beside libgpufl; find it there first. */
-static void default_path(char *buf, size_t len)
+void gpufl__plugin_default_path(char *buf, size_t len)
 {
     Dl_info info;
     if (dladdr((void *)gpufl__plugin_start, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
@@ -150,7 +150,56 @@ static bool downgrade(gpufl__engine_choice *choice, gpufl_engine ran, bool warn,
     return false;
 }
 
+/* The choice being made (during the plugin's start), then the one made:
+ * a plugin that steps down later changes the kept copy and records it. */
+static gpufl__engine_choice *starting;
+static gpufl__engine_choice kept;
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gpufl__engine_event(const gpufl__engine_choice *c, uint64_t ts, gfl_event *ev)
+{
+    *ev = (gfl_event){.h = {.type = GFL_EV_ENGINE, .ts = ts}};
+    ev->u.engine = (gfl_engine_payload){
+        .requested = gpufl__intern(gpufl__engine_name(c->requested)),
+        .ran = gpufl__intern(gpufl__engine_name(c->ran)),
+        .plugin = c->plugin ? gpufl__intern(c->plugin) : 0,
+        .reason = c->reason[0] ? gpufl__intern(c->reason) : 0,
+    };
+}
+
+static void host_engine_ran(uint32_t engine, const char *reason)
+{
+    if (engine > GPUFL_ENGINE_DEEP || !reason)
+        return;
+    pthread_mutex_lock(&engine_lock);
+    if (starting) {
+        (void)downgrade(starting, (gpufl_engine)engine, true, "%s", reason);
+        pthread_mutex_unlock(&engine_lock);
+        return;
+    }
+    (void)downgrade(&kept, (gpufl_engine)engine, true, "%s", reason);
+    gfl_event ev;
+    gpufl__engine_event(&kept, gpufl__now_ns(), &ev);
+    pthread_mutex_unlock(&engine_lock);
+    (void)host_push(&ev); /* lost (and counted) only when the ring is full */
+}
+
+static bool start_plugin(const gpufl__session_info *info, gpufl__engine_choice *choice);
+
 bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *choice)
+{
+    pthread_mutex_lock(&engine_lock);
+    starting = choice;
+    pthread_mutex_unlock(&engine_lock);
+    bool ran = start_plugin(info, choice);
+    pthread_mutex_lock(&engine_lock);
+    starting = NULL;
+    kept = *choice;
+    pthread_mutex_unlock(&engine_lock);
+    return ran;
+}
+
+static bool start_plugin(const gpufl__session_info *info, gpufl__engine_choice *choice)
 {
     const gpufl_options *o = &info->config->o;
     *choice = (gpufl__engine_choice){.requested = o->profiling_engine, .ran = o->profiling_engine};
@@ -165,19 +214,11 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
                          "engine %s: the AMD backend is not part of this build; recording as monitor "
                          "(host metrics and scopes)",
                          engine);
-    /* The profiling engines above Trace (PC sampling, SASS metrics, range
-     * profiling) are not in this build: the user must learn that from the
-     * log and the session, not from a report that lacks the data. */
-    if (o->profiling_engine > GPUFL_ENGINE_TRACE)
-        (void)downgrade(choice, GPUFL_ENGINE_TRACE, true,
-                        "engine %s is not in this build yet; recording as trace (kernels, copies, "
-                        "syncs, allocations, NVTX)",
-                        engine);
     char path[4096];
     if (o->device_plugin[0])
         snprintf(path, sizeof path, "%s", o->device_plugin);
     else
-        default_path(path, sizeof path);
+        gpufl__plugin_default_path(path, sizeof path);
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return downgrade(choice, GPUFL_ENGINE_MONITOR, true,
@@ -205,6 +246,7 @@ bool gpufl__plugin_start(const gpufl__session_info *info, gpufl__engine_choice *
         .push_wait = host_push_wait,
         .trigger = gpufl__dumps_plugin_trigger,
         .start_paused = start_paused,
+        .engine_ran = host_engine_ran,
     };
     char err[512] = "";
     int rc = plugin->start(&host, err, sizeof err);

@@ -9,17 +9,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/event.h"
 #include "core/session_info.h"
 
 /* Which engine a session asked for, which one records it and why they
- * differ: the engine above Trace not in this build, no device backend, a
- * plugin that could not be loaded or could not start. */
+ * differ: no device backend, a plugin that could not be loaded or could
+ * not start, a profiling API the plugin could not use (it says why). */
 typedef struct gpufl__engine_choice {
     gpufl_engine requested;
     gpufl_engine ran;
     const char *plugin; /* name of the running plugin, NULL none */
     char reason[640];   /* "" when ran == requested */
 } gpufl__engine_choice;
+
+/* The engine event that records *c (names interned), at ts. */
+void gpufl__engine_event(const gpufl__engine_choice *c, uint64_t ts, gfl_event *ev);
 
 /* Loads and starts the plugin the session's options call for, if any, and
  * says in *choice what records (every failure is a downgrade, logged once
@@ -47,6 +51,10 @@ bool gpufl__plugin_can_pause(void);
 
 /* Whether gpufl_trace_pause() holds (until gpufl_trace_resume()). */
 bool gpufl__plugin_user_paused(void);
+
+/* The CUPTI plugin's path: beside libgpufl where it is installed, else
+ * its bare name for the loader's search. */
+void gpufl__plugin_default_path(char *buf, size_t len);
 
 /* Name of the running plugin, or NULL. */
 const char *gpufl__plugin_name(void);

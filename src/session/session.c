@@ -188,13 +188,8 @@ static void record_engine(session *s, const gpufl__engine_choice *c)
     gpufl__producer *p = gpufl__producer_self();
     if (!p)
         return;
-    gfl_event ev = {.h = {.type = GFL_EV_ENGINE, .ts = gpufl__now_ns()}};
-    ev.u.engine = (gfl_engine_payload){
-        .requested = gpufl__intern(gpufl__engine_name(c->requested)),
-        .ran = gpufl__intern(gpufl__engine_name(c->ran)),
-        .plugin = c->plugin ? gpufl__intern(c->plugin) : 0,
-        .reason = c->reason[0] ? gpufl__intern(c->reason) : 0,
-    };
+    gfl_event ev;
+    gpufl__engine_event(c, gpufl__now_ns(), &ev);
     if (gpufl__ring_push(&p->ring, &ev, gpufl__producer_tid(p)) != 0)
         return; /* counted as lost by the ring */
     gpufl__collector_checkpoint(s->collector);

@@ -77,6 +77,8 @@
 
 #include "fake_cupti.h"
 
+#include "fake_internal.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 #define MAX_CBID 1024 /* above every domain's CBID_SIZE */
@@ -402,8 +404,8 @@ typedef struct call {
     uint64_t start, end; /* the call, for the API record */
 } call;
 
-/* Delivers one callback if the subscriber enabled it. */
-static void deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+/* Delivers one callback if the subscriber enabled it (fake_internal.h). */
+void fake__deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
 {
     pthread_mutex_lock(&lock);
     CUpti_CallbackFunc fn = sub.subscribed && cbid < MAX_CBID && sub.enabled[domain][cbid] ? sub.fn : NULL;
@@ -437,14 +439,14 @@ static void call_enter(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     c->data.correlationData = &c->correlation_data;
     c->data.correlationId = corr;
     c->start = timestamp();
-    deliver(domain, cbid, &c->data);
+    fake__deliver(domain, cbid, &c->data);
 }
 
 /* The exit callback, then the call's external correlation and API records. */
 static void call_exit(call *c)
 {
     c->data.callbackSite = CUPTI_API_EXIT;
-    deliver(c->domain, c->cbid, &c->data);
+    fake__deliver(c->domain, c->cbid, &c->data);
     c->end = timestamp();
     CUpti_ActivityKind api_kind =
         c->domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
@@ -593,6 +595,7 @@ EXPORT void fake_cupti_sass_get_state(fake_cupti_sass_state *out)
  * by the call's exit callback, as they are after a synchronize. */
 static void sass_execute(const char *function)
 {
+    bool concurrent = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     pthread_mutex_lock(&lock);
     if (sass.enabled && function && !strcmp(function, sass.function)) {
         for (unsigned i = 0; i < sass.n_program; i++) {
@@ -606,7 +609,9 @@ static void sass_execute(const char *function)
             }
             uint64_t add[SASS_METRICS] = {p->inst,          p->thread_inst, p->sectors,
                                           p->sectors_ideal, p->branch,      p->divergent};
-            for (unsigned m = 0; m < SASS_METRICS; m++)
+            /* as on an H100: under concurrent kernel tracing the patched
+             * instructions are there, their counts stay 0 */
+            for (unsigned m = 0; m < SASS_METRICS && !concurrent; m++)
                 sass.records[r].v[m] += add[m];
         }
     }
@@ -841,7 +846,7 @@ EXPORT uint32_t fake_cupti_free(uint64_t address, uint64_t bytes, bool async, ui
 static void nvtx(CUpti_CallbackId cbid, const char *function, const void *params, const void *result)
 {
     CUpti_NvtxData d = {.functionName = function, .functionParams = params, .functionReturnValue = result};
-    deliver(CUPTI_CB_DOMAIN_NVTX, cbid, &d);
+    fake__deliver(CUPTI_CB_DOMAIN_NVTX, cbid, &d);
 }
 
 EXPORT void fake_cupti_nvtx_push(const char *message)
@@ -938,7 +943,7 @@ EXPORT void fake_cupti_destroy_context(uint32_t context)
     CUpti_ResourceData d;
     memset(&d, 0, sizeof d);
     d.context = (CUcontext)(uintptr_t)(0x1000 * context);
-    deliver(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
+    fake__deliver(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
 }
 
 EXPORT void fake_cupti_refuse_kind(CUpti_ActivityKind kind, CUptiResult rc)
@@ -1046,6 +1051,10 @@ CUptiResult CUPTIAPI cuptiGetResultString(CUptiResult result, const char **str)
         TEXT(CUPTI_ERROR_NOT_SUPPORTED),
         TEXT(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES),
         TEXT(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED),
+        TEXT(CUPTI_ERROR_INVALID_DEVICE),
+        TEXT(CUPTI_ERROR_INVALID_METRIC_NAME),
+        TEXT(CUPTI_ERROR_HARDWARE_BUSY),
+        TEXT(CUPTI_ERROR_API_NOT_IMPLEMENTED),
         TEXT(CUPTI_ERROR_UNKNOWN),
 #undef TEXT
     };
@@ -1315,28 +1324,6 @@ CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, siz
     return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
-{
-    if (!context || !deviceId)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    *deviceId = 0;
-    return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiDeviceGetChipName(CUpti_Device_GetChipName_Params *p)
-{
-    if (!p || p->structSize < CUpti_Device_GetChipName_Params_STRUCT_SIZE || p->deviceIndex != 0)
-        return CUPTI_ERROR_INVALID_PARAMETER;
-    p->pChipName = "GH100";
-    return CUPTI_SUCCESS;
-}
-
-CUptiResult CUPTIAPI cuptiProfilerInitialize(CUpti_Profiler_Initialize_Params *p)
-{
-    return p && p->structSize >= CUpti_Profiler_Initialize_Params_STRUCT_SIZE ? CUPTI_SUCCESS
-                                                                              : CUPTI_ERROR_INVALID_PARAMETER;
-}
-
 CUptiResult CUPTIAPI cuptiSassMetricsGetProperties(CUpti_SassMetrics_GetProperties_Params *p)
 {
     if (!p || p->structSize < CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE || !p->pChipName || !p->pMetricName ||
@@ -1468,7 +1455,7 @@ CUptiResult CUPTIAPI cuptiSassMetricsFlushData(CUpti_SassMetricsFlushData_Params
             CUpti_SassMetrics_Data *d = &p->pMetricsData[r];
             d->cubinCrc = sass.crc;
             d->functionIndex = 7;
-            d->functionName = sass.function;
+            d->functionName = strdup(sass.function); /* CUPTI allocates each; the caller frees it */
             d->pcOffset = sass.records[r].pc_offset;
             /* one instance of every configured metric, in configuration order */
             for (unsigned i = 0; i < sass.n_config; i++) {

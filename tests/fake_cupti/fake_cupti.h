@@ -109,6 +109,38 @@ void fake_cupti_refuse_kind(CUpti_ActivityKind kind, CUptiResult rc);
  * buffer is taken (records are dropped and counted), or taken again. */
 void fake_cupti_refuse_buffers(bool refuse);
 
+/* ---- PC sampling (fake_pc_sampling.c) ------------------------------------ */
+
+/* The RESOURCE callbacks of a context being created on a device, and of
+ * a module loaded into it (cubin: "fake-cubin file=F line=L": PC offset p
+ * is at line L + p / 16 of F) or about to be unloaded. */
+void fake_cupti_create_context(uint32_t context, uint32_t device);
+void fake_cupti_load_module(uint32_t context, const char *cubin);
+void fake_cupti_unload_module(uint32_t context);
+/* Warps sampled at pc of function in the module with this CRC, for stall
+ * reason `reason` (CUPTI's index: 3 long_scoreboard, 4 its _not_issued,
+ * 7 selected, 9 wait). 0, or -1 when sampling is not enabled there. */
+int fake_cupti_pc_sample(uint32_t context, const char *function, uint64_t crc, uint64_t pc, uint32_t reason,
+                         uint32_t samples);
+/* The context's hardware buffer fills: the next collection gets
+ * CUPTI_ERROR_OUT_OF_MEMORY and no PC, and nothing is sampled until
+ * sampling is disabled and enabled again (as on a GPU). */
+void fake_cupti_fill_pc_buffer(uint32_t context);
+/* From now on cuptiPCSamplingEnable returns rc (CUPTI_SUCCESS: accept). */
+void fake_cupti_refuse_pc_sampling(CUptiResult rc);
+
+typedef struct fake_cupti_pcs_state {
+    bool enabled, configured;
+    uint32_t period;          /* the exponent configured, 0 none (the fake's own choice is 12) */
+    size_t selected;          /* stall reasons selected */
+    bool selected_not_issued; /* one of them a _not_issued twin */
+    size_t pending;           /* PCs not collected yet */
+    uint64_t get_data_calls;  /* all contexts */
+    uint32_t enables;         /* cuptiPCSamplingEnable calls that succeeded */
+} fake_cupti_pcs_state;
+/* False when the context was never created. */
+bool fake_cupti_pc_sampling_state(uint32_t context, fake_cupti_pcs_state *out);
+
 /* ---- what the fake saw ------------------------------------------------- */
 
 typedef struct fake_cupti_counters {
@@ -136,6 +168,41 @@ CUpti_ActivityThreadIdType fake_cupti_thread_id_type(void);
  * (cuptiActivityEnableRuntimeApi / cuptiActivityEnableDriverApi). */
 int fake_cupti_api_records_on(int domain, unsigned cbid);
 
+/* ---- the profiler API (fake_profiler.c) ---------------------------------- */
+
+/* The metrics the fake's chip has, each with the value a sample reports at
+ * full load (FAKE_CUPTI_FULL_LOAD): percentages are 100 at full load,
+ * throughputs their peak. A metric whose name starts with "multipass__"
+ * needs two replay passes. Any other name is unknown
+ * (CUPTI_ERROR_INVALID_METRIC_NAME). */
+#define FAKE_CUPTI_CHIP "GH100"
+#define FAKE_CUPTI_SM_ACTIVE "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
+#define FAKE_CUPTI_DRAM_READ "dram__bytes_read.sum.per_second"
+#define FAKE_CUPTI_DRAM_READ_PEAK 3.35e12
+
+/* How many devices the fake has (cuptiDeviceGetChipName's valid indexes;
+ * 1 at start), all of chip FAKE_CUPTI_CHIP. */
+void fake_cupti_profiler_devices(int n);
+/* From now on cuptiPmSamplingEnable returns rc (CUPTI_SUCCESS: works
+ * again), as for a user without profiling permission
+ * (CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) or counters another tool holds
+ * (CUPTI_ERROR_HARDWARE_BUSY). */
+void fake_cupti_pm_refuse(CUptiResult rc);
+/* The GPU produces n PM samples on device, one sampling interval each,
+ * after the last one, at load (0..1) of every metric. Only while sampling
+ * is started there; samples past the hardware buffer's room are dropped
+ * (KEEP_OLDEST, reported as overflow) or overwrite the oldest (KEEP_LATEST).
+ * Returns the samples that reached the buffer. */
+uint32_t fake_cupti_pm_samples(int device, uint32_t n, double load);
+/* From now on a decode into a counter data image of more than `values`
+ * samples x metrics fails with CUPTI_ERROR_OUT_OF_MEMORY, as CUPTI's did on
+ * an H100 for large images (0: any size). */
+void fake_cupti_pm_image_limit(uint64_t values);
+/* The GPU's clock (PM sample timestamps): CLOCK_REALTIME in ns, as the
+ * driver keeps its global timer. */
+uint64_t fake_cupti_gpu_now(void);
+/* Host profiler objects now alive (Initialize less Deinitialize). */
+int fake_cupti_profiler_hosts_alive(void);
 /* ---- the SASS metrics API ------------------------------------------------
  * One chip ("GH100") whose six metrics are those sass_metrics.h asks for
  * (ids 101..106, in that order), less any a test removed. The state

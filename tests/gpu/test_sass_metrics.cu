@@ -16,8 +16,15 @@
  * launches without gpufl, for `ncu --metrics ...`). Exit 1 on a failed
  * check, 77 without a GPU.
  *
- *     test_sass_metrics [--plain] [PLUGIN]
+ *     test_sass_metrics [early|late|deep|--plain]
+ *       early  gpufl_init before the first CUDA call (the default)
+ *       late   the CUDA context exists first: sass_metrics still measures
+ *       deep   profiling_engine deep: SASS metrics and PC samples together
+ *       deep_late  deep with the context there first: steps down to
+ *              pc_sampling and says why
+ *       --plain  no gpufl, for ncu
  */
+#include <string>
 #include <cstring>
 
 #include "gpu_skip.h"
@@ -76,7 +83,7 @@ static void launch_all(void)
 }
 
 typedef struct figures {
-    unsigned long long inst, thread_inst, sectors, ideal, branch, divergent, rows, launches;
+    unsigned long long inst, thread_inst, sectors, ideal, branch, divergent, rows;
     unsigned lines; /* rows with a source line */
 } figures;
 
@@ -85,15 +92,11 @@ static figures of(const gpufl_trace *t, const char *kernel)
     const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
     figures f;
     std::memset(&f, 0, sizeof f);
-    uint32_t last_corr = 0;
     for (size_t i = 0; i < s->n; i++) {
         const char *name = gpufl_trace_string(t, s->function[i]);
         if (!name || !std::strstr(name, kernel))
             continue;
         f.rows++;
-        if (s->correlation[i] != last_corr)
-            f.launches++;
-        last_corr = s->correlation[i];
         f.inst += s->inst_executed[i];
         f.thread_inst += s->thread_inst_executed[i];
         f.sectors += s->sectors[i];
@@ -113,16 +116,18 @@ int main(int argc, char **argv)
         launch_all();
         return 0;
     }
-    const char *plugin = argc > 1 ? argv[1] : GFL_CUPTI_PLUGIN;
+    std::string mode = argc > 1 ? argv[1] : "early";
+    if (mode == "late" || mode == "deep_late")
+        CUDA_OK(cudaFree(0)); /* the context exists before gpufl starts */
     char *logs = tu_mkdtemp("sass-metrics");
     gpufl_options o;
     gpufl_options_init(&o);
     o.app_name = "sass_metrics";
     o.log_path = logs;
-    o.profiling_engine = GPUFL_ENGINE_SASS_METRICS;
+    o.profiling_engine = mode == "deep" || mode == "deep_late" ? GPUFL_ENGINE_DEEP : GPUFL_ENGINE_SASS_METRICS;
     o.enable_source_collection = true;
     o.enable_debug_output = true; /* the engine's log (metrics the chip offers, counts read) on stderr */
-    o.device_plugin = plugin;
+    o.device_plugin = GFL_CUPTI_PLUGIN;
     CHECK(gpufl_init(&o), "%s", gpufl_last_error());
     launch_all();
     gpufl_shutdown();
@@ -132,8 +137,26 @@ int main(int argc, char **argv)
     gpufl_trace *t = NULL;
     char err[512] = "";
     CHECK(gpufl_trace_open(dir, &t, err, sizeof err) == 0 && t, "cannot read the session in %s: %s", dir, err);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    const char *engine = gpufl_trace_string(t, info->engine), *why = gpufl_trace_string(t, info->engine_reason);
+    std::printf("engine %s%s%s\n", engine ? engine : "?", why && *why ? ": " : "", why ? why : "");
+    if (mode == "deep_late") {
+        CHECK(engine && !std::strcmp(engine, "pc_sampling") && why && std::strstr(why, "first CUDA context"),
+              "deep started late recorded as %s: %s", engine ? engine : "?", why ? why : "");
+        CHECK(gpufl_trace_get_sass_metrics(t)->n == 0 && gpufl_trace_get_pc_samples(t)->n > 0,
+              "deep started late: %zu SASS rows, %zu PC sample rows", gpufl_trace_get_sass_metrics(t)->n,
+              gpufl_trace_get_pc_samples(t)->n);
+        gpufl_trace_close(t);
+        tu_rm_rf(logs);
+        std::printf("ok\n");
+        return 0;
+    }
+    CHECK(engine && !std::strcmp(engine, mode == "deep" ? "deep" : "sass_metrics"), "the session recorded as %s: %s",
+          engine ? engine : "?", why ? why : "");
     const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
-    std::printf("sass_metric rows: %zu\n", s->n);
+    std::printf("sass_metric rows: %zu, pc_sample rows: %zu\n", s->n, gpufl_trace_get_pc_samples(t)->n);
+    if (mode == "deep")
+        CHECK(gpufl_trace_get_pc_samples(t)->n > 0, "deep recorded no PC samples");
     CHECK(s->n > 0, "no SASS metric rows: the engine recorded nothing (see gpufl's log in %s)", dir);
     const char *kernels[] = {"k_coalesced", "k_strided", "k_divergent"};
     figures f[3];
@@ -141,10 +164,10 @@ int main(int argc, char **argv)
         f[k] = of(t, kernels[k]);
         double eff = f[k].sectors ? 100.0 * (double)f[k].ideal / (double)f[k].sectors : 0.0;
         double active = f[k].inst ? (double)f[k].thread_inst / (double)f[k].inst : 0.0;
-        std::printf("%-12s launches %llu rows %llu lines %u | inst %llu thread_inst %llu (%.2f threads/inst) | "
+        std::printf("%-12s rows %llu lines %u | inst %llu thread_inst %llu (%.2f threads/inst) | "
                     "sectors %llu ideal %llu (coalescing %.1f %%) | branch targets %llu divergent %llu\n",
-                    kernels[k], f[k].launches, f[k].rows, f[k].lines, f[k].inst, f[k].thread_inst, active, f[k].sectors,
-                    f[k].ideal, eff, f[k].branch, f[k].divergent);
+                    kernels[k], f[k].rows, f[k].lines, f[k].inst, f[k].thread_inst, active, f[k].sectors, f[k].ideal,
+                    eff, f[k].branch, f[k].divergent);
     }
     int failed = 0;
 #define EXPECT(cond, ...)                                                                                              \
@@ -156,8 +179,13 @@ int main(int argc, char **argv)
             failed = 1;                                                                                                \
         }                                                                                                              \
     } while (0)
+    /* the counts are of all three launches together: each launch of
+     * k_coalesced executes each of its instructions once per warp */
     for (int k = 0; k < 3; k++)
-        EXPECT(f[k].launches == 3, "%s: %llu launches measured, 3 made", kernels[k], f[k].launches);
+        EXPECT(f[k].rows > 0 && f[k].lines > 0, "%s: %llu rows, %u with a source line", kernels[k], f[k].rows,
+               f[k].lines);
+    EXPECT(f[0].inst % (3ull * (N / 32)) == 0,
+           "coalesced kernel: %llu warp instructions is not a multiple of 3 x %d warps", f[0].inst, N / 32);
     EXPECT(f[0].sectors && f[0].ideal * 100 >= f[0].sectors * 90, "coalesced kernel: efficiency %llu/%llu below 90 %%",
            f[0].ideal, f[0].sectors);
     EXPECT(f[1].sectors && f[1].ideal * 100 < f[1].sectors * 25, "strided kernel: efficiency %llu/%llu not below 25 %%",

@@ -33,5 +33,7 @@ GPUFL_BUILD_DIR=$build PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=igno
 # tests import the installed package, which loads its carried libgpufl.
 cd "$work"
 unset GPUFL_LIBRARY
+# The fake libcupti of the C tests, for gpufl.pm_sampling's (python/tests).
+GPUFL_TEST_FAKE_CUPTI=$build/tests/fake_cupti/libcupti.so.13 \
 GPUFL_CLI=$cli GPUFL_TEST_INSTALLED=1 PYTHONDONTWRITEBYTECODE=1 \
     "$work/venv/bin/python" -m pytest -p no:cacheprovider -q "$source/python/tests"

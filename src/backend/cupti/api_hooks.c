@@ -322,14 +322,6 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         if (gfl_launch_find(cfg.table, d->correlationId, &at_entry))
             emit_graph_launch(d->correlationId, &at_entry, end);
     }
-    if ((c == GFL_API_LAUNCH || c == GFL_API_GRAPH_LAUNCH) &&
-        atomic_load_explicit(&gfl_sass_metrics_on, memory_order_relaxed)) {
-        /* counted as open: the synchronize it makes is its own, not a
-         * sync of the program's */
-        t->nesting++;
-        gfl_sass_metrics_launch_exit(d->context, d->correlationId);
-        t->nesting--;
-    }
 }
 
 /* ---- what the callback costs (GPUFL_CALLBACK_CYCLES=1) ------------------------ */

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,38 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiGetCallbackName);
     BIND(cuptiFinalize);
     BIND(cuptiGetDeviceId);
-    BIND(cuptiDeviceGetChipName);
+    BIND(cuptiPCSamplingGetNumStallReasons);
+    BIND(cuptiPCSamplingGetStallReasons);
+    BIND(cuptiPCSamplingSetConfigurationAttribute);
+    BIND(cuptiPCSamplingGetConfigurationAttribute);
+    BIND(cuptiPCSamplingEnable);
+    BIND(cuptiPCSamplingDisable);
+    BIND(cuptiPCSamplingGetData);
+    BIND(cuptiGetCubinCrc);
+    BIND(cuptiGetSassToSourceCorrelation);
+    BIND(cuptiGetTimestamp);
     BIND(cuptiProfilerInitialize);
+    BIND(cuptiProfilerDeInitialize);
+    BIND(cuptiDeviceGetChipName);
+    BIND(cuptiProfilerHostInitialize);
+    BIND(cuptiProfilerHostDeinitialize);
+    BIND(cuptiProfilerHostConfigAddMetrics);
+    BIND(cuptiProfilerHostGetConfigImageSize);
+    BIND(cuptiProfilerHostGetConfigImage);
+    BIND(cuptiProfilerHostGetNumOfPasses);
+    BIND(cuptiProfilerHostEvaluateToGpuValues);
+    BIND(cuptiProfilerHostGetMetricsInSinglePassSet);
+    BIND(cuptiPmSamplingGetCounterAvailability);
+    BIND(cuptiPmSamplingEnable);
+    BIND(cuptiPmSamplingDisable);
+    BIND(cuptiPmSamplingSetConfig);
+    BIND(cuptiPmSamplingStart);
+    BIND(cuptiPmSamplingStop);
+    BIND(cuptiPmSamplingDecodeData);
+    BIND(cuptiPmSamplingGetCounterDataSize);
+    BIND(cuptiPmSamplingCounterDataImageInitialize);
+    BIND(cuptiPmSamplingGetCounterDataInfo);
+    BIND(cuptiPmSamplingCounterDataGetSampleInfo);
     BIND(cuptiSassMetricsGetNumOfMetrics);
     BIND(cuptiSassMetricsGetMetrics);
     BIND(cuptiSassMetricsGetProperties);
@@ -119,6 +150,64 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
         return -1;
     }
     return 0;
+}
+
+/* The optional functions an engine needs, by name and place in the table. */
+typedef struct fn_field {
+    const char *name;
+    size_t offset;
+} fn_field;
+
+#define FIELD(name)                                                                                                    \
+    {                                                                                                                  \
+#name, offsetof(gfl_cupti_api, name)                                                                           \
+    }
+static const fn_field profiler_host_fns[] = {
+    FIELD(cuptiProfilerInitialize),
+    FIELD(cuptiDeviceGetChipName),
+    FIELD(cuptiProfilerHostInitialize),
+    FIELD(cuptiProfilerHostDeinitialize),
+    FIELD(cuptiProfilerHostConfigAddMetrics),
+    FIELD(cuptiProfilerHostGetConfigImageSize),
+    FIELD(cuptiProfilerHostGetConfigImage),
+    FIELD(cuptiProfilerHostGetNumOfPasses),
+    FIELD(cuptiProfilerHostEvaluateToGpuValues),
+};
+static const fn_field pm_sampling_fns[] = {
+    FIELD(cuptiPmSamplingGetCounterAvailability),
+    FIELD(cuptiPmSamplingEnable),
+    FIELD(cuptiPmSamplingDisable),
+    FIELD(cuptiPmSamplingSetConfig),
+    FIELD(cuptiPmSamplingStart),
+    FIELD(cuptiPmSamplingStop),
+    FIELD(cuptiPmSamplingDecodeData),
+    FIELD(cuptiPmSamplingGetCounterDataSize),
+    FIELD(cuptiPmSamplingCounterDataImageInitialize),
+    FIELD(cuptiPmSamplingGetCounterDataInfo),
+    FIELD(cuptiPmSamplingCounterDataGetSampleInfo),
+};
+#undef FIELD
+
+static const char *first_missing(const gfl_cupti_api *api, const fn_field *fns, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *fn;
+        memcpy(&fn, (const char *)api + fns[i].offset, sizeof fn);
+        if (!fn)
+            return fns[i].name;
+    }
+    return NULL;
+}
+
+const char *gfl_cupti_profiler_host_missing(const gfl_cupti_api *api)
+{
+    return first_missing(api, profiler_host_fns, sizeof profiler_host_fns / sizeof *profiler_host_fns);
+}
+
+const char *gfl_cupti_pm_sampling_missing(const gfl_cupti_api *api)
+{
+    const char *host = gfl_cupti_profiler_host_missing(api);
+    return host ? host : first_missing(api, pm_sampling_fns, sizeof pm_sampling_fns / sizeof *pm_sampling_fns);
 }
 
 const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc)

@@ -15,9 +15,13 @@
 #include <stddef.h>
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
+#include <cupti_pmsampling.h>
 #include <cupti_profiler_target.h>
 #include <cupti_sass_metrics.h>
 #include <cupti_target.h>
+
+#include "backend/cupti/profiler_host_abi.h"
 
 #define GFL_CUPTI_FN(name) __typeof__(&name) name
 
@@ -44,11 +48,45 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiEnableDomain);
     GFL_CUPTI_FN(cuptiGetCallbackName);
     GFL_CUPTI_FN(cuptiFinalize); /* optional: detach between trace windows */
+    /* optional, PC sampling (pc_sampling.h) and source lines (cubin_store.h) */
+    GFL_CUPTI_FN(cuptiGetDeviceId);
+    GFL_CUPTI_FN(cuptiPCSamplingGetNumStallReasons);
+    GFL_CUPTI_FN(cuptiPCSamplingGetStallReasons);
+    GFL_CUPTI_FN(cuptiPCSamplingSetConfigurationAttribute);
+    GFL_CUPTI_FN(cuptiPCSamplingGetConfigurationAttribute);
+    GFL_CUPTI_FN(cuptiPCSamplingEnable);
+    GFL_CUPTI_FN(cuptiPCSamplingDisable);
+    GFL_CUPTI_FN(cuptiPCSamplingGetData);
+    GFL_CUPTI_FN(cuptiGetCubinCrc);
+    GFL_CUPTI_FN(cuptiGetSassToSourceCorrelation);
+    /* Optional, all of them: the profiler API (PM sampling, range
+     * profiling). A CUPTI older than 12.6 lacks them, and only the engines
+     * that need them say so (gfl_cupti_profiler_missing). */
+    GFL_CUPTI_FN(cuptiGetTimestamp);
+    GFL_CUPTI_FN(cuptiProfilerInitialize);
+    GFL_CUPTI_FN(cuptiProfilerDeInitialize);
+    GFL_CUPTI_FN(cuptiDeviceGetChipName);
+    GFL_CUPTI_FN(cuptiProfilerHostInitialize);
+    GFL_CUPTI_FN(cuptiProfilerHostDeinitialize);
+    GFL_CUPTI_FN(cuptiProfilerHostConfigAddMetrics);
+    GFL_CUPTI_FN(cuptiProfilerHostGetConfigImageSize);
+    GFL_CUPTI_FN(cuptiProfilerHostGetConfigImage);
+    GFL_CUPTI_FN(cuptiProfilerHostGetNumOfPasses);
+    GFL_CUPTI_FN(cuptiProfilerHostEvaluateToGpuValues);
+    gfl_cupti_single_pass_set_fn cuptiProfilerHostGetMetricsInSinglePassSet; /* CUPTI 13.1 and later */
+    GFL_CUPTI_FN(cuptiPmSamplingGetCounterAvailability);
+    GFL_CUPTI_FN(cuptiPmSamplingEnable);
+    GFL_CUPTI_FN(cuptiPmSamplingDisable);
+    GFL_CUPTI_FN(cuptiPmSamplingSetConfig);
+    GFL_CUPTI_FN(cuptiPmSamplingStart);
+    GFL_CUPTI_FN(cuptiPmSamplingStop);
+    GFL_CUPTI_FN(cuptiPmSamplingDecodeData);
+    GFL_CUPTI_FN(cuptiPmSamplingGetCounterDataSize);
+    GFL_CUPTI_FN(cuptiPmSamplingCounterDataImageInitialize);
+    GFL_CUPTI_FN(cuptiPmSamplingGetCounterDataInfo);
+    GFL_CUPTI_FN(cuptiPmSamplingCounterDataGetSampleInfo);
     /* optional, the SASS metrics engine (sass_metrics.c): absent from a
      * CUPTI older than 12.5, which then cannot record it */
-    GFL_CUPTI_FN(cuptiGetDeviceId);
-    GFL_CUPTI_FN(cuptiDeviceGetChipName);
-    GFL_CUPTI_FN(cuptiProfilerInitialize);
     GFL_CUPTI_FN(cuptiSassMetricsGetNumOfMetrics);
     GFL_CUPTI_FN(cuptiSassMetricsGetMetrics);
     GFL_CUPTI_FN(cuptiSassMetricsGetProperties);
@@ -63,6 +101,13 @@ typedef struct gfl_cupti_api {
 /* Loads libcupti and binds every required function. Returns 0, or -1 with
  * the reason in err. */
 int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len);
+
+/* The first function of the host profiler API (chip name, config images,
+ * evaluation) that api lacks, or NULL when it has them all. */
+const char *gfl_cupti_profiler_host_missing(const gfl_cupti_api *api);
+
+/* Likewise for PM sampling (the host profiler API included). */
+const char *gfl_cupti_pm_sampling_missing(const gfl_cupti_api *api);
 
 /* CUPTI's text for rc ("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", ...). */
 const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc);

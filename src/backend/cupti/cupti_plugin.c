@@ -33,11 +33,11 @@
 #include "backend/cupti/api_hooks.h"
 #include "backend/cupti/cupti_guard.h"
 #include "backend/cupti/cupti_api.h"
-#include "backend/cupti/cubin_store.h"
+#include "backend/cupti/engines.h"
 #include "backend/cupti/device_drain.h"
 #include "backend/cupti/launch_table.h"
 #include "backend/cupti/nvtx_ranges.h"
-#include "backend/cupti/sass_metrics.h"
+#include "backend/cupti/pm_source.h"
 #include "backend/cupti/stack_capture.h"
 #include "core/plugin_api.h"
 
@@ -58,6 +58,7 @@ static struct {
     size_t n_enabled;
     bool api_records_chosen; /* API records of the watched calls only */
     bool paused;             /* CUPTI let go by pause(), until resume() */
+    bool resumed;            /* attaching again after a pause, not at start */
     /* GPUFL_CALLBACK_CYCLES=1: the API callback's own cost, logged at stop */
     bool timing;
     uint64_t timing_cycles0, timing_ns0;
@@ -126,6 +127,7 @@ static void *worker_main(void *arg)
         gfl_activity_buffer *more = gfl_buffers_take(0);
         process(b);
         process(more);
+        gfl_engines_collect();
         pthread_mutex_lock(&P.lock);
         if (serving > P.completed) {
             P.completed = serving;
@@ -232,16 +234,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     case CUPTI_CB_DOMAIN_DRIVER_API: gfl_api_hooks_callback(domain, cbid, data); break;
     case CUPTI_CB_DOMAIN_NVTX: gfl_nvtx_callback(cbid, data); break;
     case CUPTI_CB_DOMAIN_RESOURCE:
+        gfl_engines_resource(cbid, data);
         /* the context's records must leave CUPTI before the context goes;
          * the worker turns them into events later */
         if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
             (void)P.api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        else if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && data) {
-            /* kept for the source lines of SASS pcs (cubin_store.h) */
-            const CUpti_ModuleResourceData *m = ((const CUpti_ResourceData *)data)->resourceDescriptor;
-            if (m)
-                (void)gfl_cubins_add(m->pCubin, m->cubinSize);
-        }
         break;
     default: break;
     }
@@ -355,7 +352,9 @@ static int enable(CUpti_ActivityKind kind, const char *what, bool required, char
 
 static int enable_activities(const gpufl_options *o, char *err, size_t err_len)
 {
-    if (enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", true, err, err_len) ||
+    CUpti_ActivityKind kernels =
+        gfl_engines_serial_kernels() ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    if (enable(kernels, "kernel", true, err, err_len) ||
         enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copies", false, err, err_len) ||
         enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copies", false, err, err_len) ||
         enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets", false, err, err_len))
@@ -409,14 +408,7 @@ static int enable_callbacks(const gpufl_options *o, char *err, size_t err_len)
     rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
     if (rc != CUPTI_SUCCESS)
         plugin_log(GFL_LOG_WARN, "records of a destroyed CUDA context may be lost: %s", gfl_cupti_error(&P.api, rc));
-    if (o->enable_source_collection &&
-        (o->profiling_engine == GPUFL_ENGINE_SASS_METRICS || o->profiling_engine == GPUFL_ENGINE_DEEP)) {
-        gfl_cubins_use(&P.api);
-        rc = P.api.cuptiEnableCallback(1, P.sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
-        if (rc != CUPTI_SUCCESS)
-            plugin_log(GFL_LOG_WARN, "SASS source lines are not recorded: %s", gfl_cupti_error(&P.api, rc));
-    }
-    return 0;
+    return gfl_engines_callbacks(&P.api, P.sub, err, err_len);
 }
 
 /* NVTX reads NVTX_INJECTION64_PATH at the program's first NVTX call; when
@@ -445,6 +437,7 @@ static void cleanup_failed_start(void)
      * client holds the process, a forced flush here would hand that
      * client's buffers back to it early, incomplete records and all. */
     bool ours = P.subscribed;
+    gfl_engines_stop(true);
     stop_worker();
     disable_all();
     unsubscribe();
@@ -501,6 +494,7 @@ static int attach(const gpufl_options *o, char *err, size_t err_len)
         return -1;
     }
     P.worker_running = true;
+    gfl_engines_start(P.resumed);
     return 0;
 }
 
@@ -538,11 +532,14 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     gfl_buffers_reset();
     gfl_nvtx_start(host);
     offer_nvtx_injection();
+    P.resumed = false;
+    gfl_engines_init(host, &P.api);
     const char *timing = getenv("GPUFL_CALLBACK_CYCLES");
     P.timing = timing && !strcmp(timing, "1");
     P.timing_cycles0 = gfl_cycles_now();
     P.timing_ns0 = now_ns();
     gfl_api_hooks_time(P.timing);
+    gfl_pm_source_start(host); /* pm_sampling_metrics: sampled whether or not tracing is paused */
 
     /* Trace windows with none open yet: CUPTI is taken at the first. */
     if (host->size >= offsetof(gpufl_plugin_host, start_paused) + sizeof host->start_paused && host->start_paused) {
@@ -552,9 +549,6 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
     }
     if (attach(o, err, err_len) != 0)
         goto fail;
-    if ((o->profiling_engine == GPUFL_ENGINE_SASS_METRICS || o->profiling_engine == GPUFL_ENGINE_DEEP) &&
-        gfl_sass_metrics_start(&P.api, host, &P.launches, err, err_len) != 0)
-        goto fail;
     uint32_t version = 0;
     (void)P.api.cuptiGetVersion(&version);
     plugin_log(GFL_LOG_DEBUG, "CUPTI %u from %s: tracing kernels, copies, memsets%s%s%s%s", version, P.api.path,
@@ -562,6 +556,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
                o->enable_cuda_graphs_tracking ? ", graph launches" : "", P.stacks ? ", call stacks" : "");
     return 0;
 fail:
+    gfl_pm_source_stop(false);
     cleanup_failed_start();
     return -1;
 }
@@ -644,6 +639,7 @@ static void detach(bool drain, bool finalize)
      * drain's own synchronize may show as a sync of the pausing thread */
     if (drain)
         gfl_device_drain();
+    gfl_engines_stop(true);
     flush_and_wait();
     disable_all();
     flush_and_wait(); /* what completed while disabling */
@@ -677,6 +673,7 @@ static int plugin_resume(char *err, size_t err_len)
     P.requested = P.completed = 0;
     atomic_store(&P.stopping, false);
     cancel_finalize();
+    P.resumed = true;
     if (attach(P.host->options, err, err_len) != 0) {
         /* typically the other tool still subscribed: undo, stay paused */
         stop_worker();
@@ -690,9 +687,9 @@ static int plugin_resume(char *err, size_t err_len)
 
 static void plugin_stop(void)
 {
+    gfl_pm_source_stop(atomic_load(&process_exiting));
     if (!P.worker_running && !P.paused)
         return;
-    gfl_sass_metrics_stop(atomic_load(&process_exiting));
     if (P.worker_running) {
         /* At exit the CUDA runtime may already have torn itself down (a
          * statically linked cudart registers its teardown when the program
@@ -704,6 +701,7 @@ static void plugin_stop(void)
             detach(false, false); /* a GPU that never finishes must not hang the program's exit */
         } else {
             gfl_api_hooks_disable();
+            gfl_engines_stop(false);
             flush_and_wait();
             stop_worker();
             process(gfl_buffers_take(0)); /* stragglers delivered during the join */
@@ -718,6 +716,7 @@ static void plugin_stop(void)
         P.host->count_lost(GFL_DROP_CUPTI, GFL_CHANNEL_DEVICE, dropped);
     }
     report();
+    gfl_engines_end();
     gfl_nvtx_stop();
     if (P.stacks)
         gpufl__stack_shutdown();

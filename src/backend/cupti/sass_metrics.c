@@ -10,7 +10,6 @@
  */
 #include "backend/cupti/sass_metrics.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 
 #include "backend/cupti/cubin_store.h"
 #include "backend/cupti/demangle.h"
+#include "backend/cupti/driver_api.h"
 
 #define GFL_SASS_MAX_CONTEXTS 64
 #define GFL_SASS_MAX_DEVICES 64
@@ -35,6 +35,7 @@ typedef struct context_state {
     CUcontext ctx;
     uint32_t device;
     bool enabled; /* false: could not be enabled, left alone */
+    bool read;    /* its counts were flushed (under lock) */
 } context_state;
 
 typedef struct device_state {
@@ -54,9 +55,7 @@ typedef struct line_entry {
 static struct {
     const gfl_cupti_api *api;
     const gpufl_plugin_host *host;
-    gfl_launch_table *launches;
     bool sources;
-    CUresult (*sync)(void); /* cuCtxSynchronize of the driver the program loaded */
     pthread_mutex_t lock;
     /* contexts: written under lock, read without it up to n_contexts
      * (release/acquire: a reader that sees the count sees the entry) */
@@ -70,10 +69,10 @@ static struct {
     size_t data_cap, values_cap, order_cap;
     bool logged_layout;
     gfl_name_cache names;
-    const char *last_name; /* the last function name CUPTI gave, and its id */
+    char last_name[256]; /* the last function name CUPTI gave (a copy), and its id */
     uint32_t last_name_id;
     line_entry *lines;
-    uint64_t events, launches_read, dropped;
+    uint64_t events, contexts_read, dropped;
     bool warned_read;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -88,8 +87,7 @@ static void sass_log(int level, const char *fmt, ...)
     S.host->log(level, msg);
 }
 
-int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, gfl_launch_table *launches,
-                           char *err, size_t err_len)
+int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, char *err, size_t err_len)
 {
     const char *missing = !api->cuptiSassMetricsSetConfig           ? "cuptiSassMetricsSetConfig"
                           : !api->cuptiSassMetricsUnsetConfig       ? "cuptiSassMetricsUnsetConfig"
@@ -109,17 +107,13 @@ int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *ho
     pthread_mutex_lock(&S.lock);
     S.api = api;
     S.host = host;
-    S.launches = launches;
     S.sources = host->options->enable_source_collection;
-    /* the driver the program uses is loaded by the time it launches; the
-     * same symbol is asked for again at each launch until found */
-    S.sync = NULL;
     atomic_store_explicit(&S.n_contexts, 0, memory_order_relaxed);
     memset(S.devices, 0, sizeof S.devices);
     gpufl__name_cache_init(&S.names, host->intern, 0);
-    S.last_name = NULL;
+    S.last_name[0] = '\0';
     S.last_name_id = 0;
-    S.events = S.launches_read = S.dropped = 0;
+    S.events = S.contexts_read = S.dropped = 0;
     S.warned_read = false;
     S.logged_layout = false;
     pthread_mutex_unlock(&S.lock);
@@ -244,7 +238,9 @@ static const context_state *find_context(CUcontext ctx)
 
 void gfl_sass_metrics_launch_enter(CUcontext ctx)
 {
-    if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire) || find_context(ctx))
+    if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire))
+        return;
+    if (find_context(ctx))
         return;
     pthread_mutex_lock(&S.lock);
     uint32_t n = atomic_load_explicit(&S.n_contexts, memory_order_relaxed);
@@ -290,17 +286,22 @@ static bool grow(void **p, size_t *cap, size_t want, size_t size)
     return true;
 }
 
-/* The function's demangled id: CUPTI hands the same name pointer for the
- * instructions of one function, so most records cost a pointer compare. */
+/* The function's demangled id. A launch's records come sorted by
+ * function, so most cost one compare with the previous record's name (a
+ * copy: CUPTI allocates each record's name, and it is freed after use). */
 static uint32_t function_id(const char *name)
 {
     if (!name)
         return 0;
-    if (name == S.last_name)
+    if (S.last_name_id && !strcmp(name, S.last_name))
         return S.last_name_id;
-    uint32_t mangled = S.host->intern(name, strlen(name));
-    S.last_name = name;
+    size_t len = strlen(name);
+    uint32_t mangled = S.host->intern(name, len);
     S.last_name_id = gpufl__name_cache_demangled(&S.names, mangled, name);
+    if (len < sizeof S.last_name)
+        memcpy(S.last_name, name, len + 1);
+    else
+        S.last_name_id = 0; /* too long to keep: looked up again next time */
     return S.last_name_id;
 }
 
@@ -367,13 +368,23 @@ static void read_failed(const char *what, CUptiResult rc)
     if (S.warned_read)
         return;
     S.warned_read = true;
-    sass_log(GFL_LOG_WARN, "SASS metrics: %s: %s; counts of some launches are missing", what,
+    sass_log(GFL_LOG_WARN, "SASS metrics: %s: %s; the counts of a context are missing", what,
              gfl_cupti_error(S.api, rc));
 }
 
-/* Under lock: flushes the context's counts and pushes the executed
- * instructions' as this launch's. */
-static void read_counts(const context_state *c, uint32_t correlation)
+/* The names CUPTI allocated for the records of a flush (its sample frees
+ * them the same way). */
+static void free_names(size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free((void *)S.data[i].functionName);
+        S.data[i].functionName = NULL;
+    }
+}
+
+/* Under lock: flushes the context's counts and pushes one event per
+ * executed instruction. */
+static void read_counts(const context_state *c)
 {
     CUpti_SassMetricsGetDataProperties_Params props = {
         .structSize = CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE, .ctx = c->ctx};
@@ -405,12 +416,11 @@ static void read_counts(const context_state *c, uint32_t correlation)
     rc = S.api->cuptiSassMetricsFlushData(&flush);
     if (rc != CUPTI_SUCCESS) {
         read_failed("cuptiSassMetricsFlushData", rc);
+        free_names(n);
         return;
     }
-    S.launches_read++;
+    S.contexts_read++;
     const device_state *d = &S.devices[c->device];
-    gfl_launch_info at_entry = {0};
-    (void)gfl_launch_find(S.launches, correlation, &at_entry);
     uint64_t now = S.host->now_ns();
     if (!S.logged_layout) {
         /* once: what CUPTI handed over, for whoever checks the decoding */
@@ -458,10 +468,8 @@ static void read_counts(const context_state *c, uint32_t correlation)
         memset(&ev, 0, sizeof ev);
         ev.h.type = GFL_EV_SASS_METRIC;
         ev.h.device = (uint16_t)c->device;
-        ev.h.tid = at_entry.tid;
         ev.h.ts = now;
         gfl_sass_metric_payload *p = &ev.u.sass;
-        p->scope_id = at_entry.scope;
         p->inst_executed = v[M_INST];
         p->thread_inst_executed = v[M_THREAD_INST];
         p->sectors = v[M_SECTORS];
@@ -471,7 +479,6 @@ static void read_counts(const context_state *c, uint32_t correlation)
         p->function = function_id(r->functionName);
         p->pc_offset = r->pcOffset;
         p->cubin_crc = r->cubinCrc;
-        p->correlation = correlation;
         p->function_index = r->functionIndex;
         p->valid = d->valid;
         if (S.sources)
@@ -481,40 +488,39 @@ static void read_counts(const context_state *c, uint32_t correlation)
         else
             S.dropped++;
     }
+    free_names(n);
 }
 
-/* cuCtxSynchronize of the driver the program runs on, found once it is
- * loaded (never loaded by us: a program without CUDA launches nothing). */
-static CUresult sync_context(void)
+/* Waits for the context's work: ctx is current on the launching thread;
+ * elsewhere (stop) it is made current for the call. 0 when the launch's
+ * counts are complete, else -1 having logged why. */
+static int wait_for(CUcontext ctx, bool make_current)
 {
-    if (!S.sync) {
-        void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-        if (driver) {
-            *(void **)&S.sync = dlsym(driver, "cuCtxSynchronize");
-            dlclose(driver); /* still loaded by the program */
-        }
-        if (!S.sync)
-            return CUDA_ERROR_NOT_FOUND;
+    const gfl_driver_api *drv = gfl_driver();
+    if (!drv) /* no driver loaded by the program: nothing of it runs to wait for */
+        return 0;
+    CUcontext popped = NULL;
+    if (make_current && drv->cuCtxPushCurrent(ctx) != CUDA_SUCCESS)
+        return -1;
+    CUresult rc = drv->cuCtxSynchronize();
+    if (make_current)
+        (void)drv->cuCtxPopCurrent(&popped);
+    if (rc != CUDA_SUCCESS) {
+        read_failed("cuCtxSynchronize before reading the counts failed", CUPTI_ERROR_UNKNOWN);
+        return -1;
     }
-    return S.sync();
+    return 0;
 }
 
-void gfl_sass_metrics_launch_exit(CUcontext ctx, uint32_t correlation)
+/* Under lock: reads what the context counted, once (see sass_metrics.h:
+ * a flush ends the counting of the functions it reads). */
+static void read_context(context_state *c, bool make_current)
 {
-    if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire))
+    if (!c->enabled || c->read)
         return;
-    const context_state *c = find_context(ctx);
-    if (!c || !c->enabled)
-        return;
-    /* the counts are complete only when the kernel is; the launch call's
-     * exit runs on the launching thread, with ctx current */
-    CUresult sync_rc = sync_context();
-    pthread_mutex_lock(&S.lock);
-    if (sync_rc != CUDA_SUCCESS && sync_rc != CUDA_ERROR_NOT_FOUND)
-        read_failed("cuCtxSynchronize after a launch failed", CUPTI_ERROR_UNKNOWN);
-    if (atomic_load_explicit(&gfl_sass_metrics_on, memory_order_relaxed))
-        read_counts(c, correlation);
-    pthread_mutex_unlock(&S.lock);
+    c->read = true;
+    if (wait_for(c->ctx, make_current) == 0)
+        read_counts(c);
 }
 
 /* ---- stop ------------------------------------------------------------------------- */
@@ -526,6 +532,10 @@ void gfl_sass_metrics_stop(bool process_exiting)
     pthread_mutex_lock(&S.lock);
     uint32_t n = atomic_load_explicit(&S.n_contexts, memory_order_relaxed);
     size_t lost = 0;
+    /* read at exit too: the counts exist nowhere else. A context the
+     * runtime already tore down was read as it was being destroyed. */
+    for (uint32_t i = 0; i < n; i++)
+        read_context(&S.contexts[i], true);
     if (!process_exiting) {
         for (uint32_t i = 0; i < n; i++) {
             if (!S.contexts[i].enabled)
@@ -543,9 +553,9 @@ void gfl_sass_metrics_stop(bool process_exiting)
             (void)S.api->cuptiSassMetricsUnsetConfig(&unset);
         }
     }
-    sass_log(GFL_LOG_DEBUG, "SASS metrics: %llu launches read, %llu instruction records, %llu dropped%s",
-             (unsigned long long)S.launches_read, (unsigned long long)S.events, (unsigned long long)S.dropped,
-             lost ? "; counts of unfinished launches discarded at stop" : "");
+    sass_log(GFL_LOG_DEBUG, "SASS metrics: %llu contexts read, %llu instruction records, %llu dropped%s",
+             (unsigned long long)S.contexts_read, (unsigned long long)S.events, (unsigned long long)S.dropped,
+             lost ? "; counts left unread at stop were discarded" : "");
     if (S.dropped)
         sass_log(GFL_LOG_WARN,
                  "SASS metrics: %llu instruction records were dropped (the launching thread's ring was full)",
@@ -563,15 +573,21 @@ void gfl_sass_metrics_stop(bool process_exiting)
     S.lines = NULL;
     S.data_cap = S.values_cap = 0;
     gpufl__name_cache_free(&S.names);
-    S.last_name = NULL;
+    S.last_name[0] = '\0';
+    S.last_name_id = 0;
     pthread_mutex_unlock(&S.lock);
 }
 
-void gfl_sass_metrics_counts(uint64_t *events, uint64_t *launches, uint64_t *dropped)
+void gfl_sass_metrics_context_destroying(CUcontext ctx)
 {
+    if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire))
+        return;
+    const context_state *found = find_context(ctx);
+    if (!found)
+        return;
     pthread_mutex_lock(&S.lock);
-    *events = S.events;
-    *launches = S.launches_read;
-    *dropped = S.dropped;
+    context_state *c = &S.contexts[found - S.contexts];
+    read_context(c, true);
+    c->enabled = false; /* CUPTI lets go of it with the context */
     pthread_mutex_unlock(&S.lock);
 }

@@ -4,32 +4,35 @@
  * kernel launched, the warp-level executions, the active threads over
  * them, the global memory sectors against the ideal, and the branch
  * targets reached divergently. gpufl turns each launch's counts into
- * GFL_EV_SASS_METRIC events carrying the launch's correlation id, so that
- * analysis attributes them through the kernel event (scope, op, stream).
+ * GFL_EV_SASS_METRIC events, one per instruction and context, named by
+ * their function as kernel events are.
  *
- * Where the counts are read: the API accumulates counts per instruction
- * in the context from cuptiSassMetricsEnable on, until
- * cuptiSassMetricsFlushData hands them over and clears them. To keep one
- * launch's counts apart from the next, they are flushed at the exit of
- * every launch call (cudaLaunchKernel, cuLaunchKernel, graph launches),
- * after synchronizing the context: each launch waits for its kernel. This
- * is what makes SASS metrics a diagnosis engine rather than an always-on
- * one; the instrumented kernels themselves also run several times slower.
+ * What the API allows, as measured on an H100 (CUPTI 13.0, 2026-11-27):
+ * counts of a patched function accumulate in the context over its
+ * launches; cuptiSassMetricsFlushData hands them over, and after it the
+ * functions it read produce no records again (a second flush after a
+ * second launch of the same kernel returned none, nor did a Disable and
+ * Enable). So a context's counts are read once: at stop (end of the
+ * session or of a trace window) or when the context is being destroyed.
+ * The counts are therefore per instruction over the whole recording,
+ * with no launch of their own: a kernel's figures are those of all its
+ * launches together. That is also as cheap as the API allows: no
+ * synchronize, no flush while the program runs; the cost is the
+ * instrumented kernels' own, which run several times slower.
  *
  * When to configure: cuptiSassMetricsSetConfig and cuptiSassMetricsEnable
  * need a CUDA context (CUPTI_ERROR_INVALID_CONTEXT before one exists),
  * while gpufl usually starts before the program's first CUDA call. So
  * start() only checks that the API is there, and each context is
  * configured (its device once) and enabled with lazy patching at the entry
- * of its first launch call, before the kernel runs. Starting late is
- * therefore no loss beyond the kernels launched before start: lazy
- * patching instruments a function at its first execution inside the
- * enabled range, however long ago its module was loaded.
+ * of its first launch call, before the kernel runs: lazy patching
+ * instruments a function at its first execution inside the enabled
+ * range, however long ago its module was loaded.
  *
- * Threads: the launch hooks run on the program's launching threads; one
- * mutex serializes configuration and flushes (CUPTI's flush of a context
- * is not documented as safe against a concurrent one), taken only when the
- * engine is on. start and stop run on the session's thread.
+ * Threads: the launch hook runs on the program's launching threads, the
+ * context-destroyed hook on the destroying thread; one mutex serializes
+ * configuration and reads, taken only at a context's first launch and at
+ * its read. start and stop run on the session's thread.
  */
 #ifndef GPUFL_BACKEND_CUPTI_SASS_METRICS_H
 #define GPUFL_BACKEND_CUPTI_SASS_METRICS_H
@@ -41,7 +44,6 @@
 #include <cupti.h>
 
 #include "backend/cupti/cupti_api.h"
-#include "backend/cupti/launch_table.h"
 #include "core/plugin_api.h"
 
 /* The metrics gpufl asks for, by CUPTI's names. The first is required:
@@ -55,13 +57,14 @@
  * enable each context at its first launch. Returns 0, or
  * GPUFL_EUNSUPPORTED with the reason in err (the API missing: a CUPTI
  * older than 12.5), nothing left to undo. */
-int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, gfl_launch_table *launches,
-                           char *err, size_t err_len) __attribute__((warn_unused_result));
+int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
-/* Stops: every enabled context disabled and every configured device
- * unconfigured, unless the process is exiting (CUPTI may be torn down
- * then; the counts of an unfinished launch are lost either way). Counts
- * read before stop are all pushed. Safe to call when not started. */
+/* Stops: each context's counts read (the context made current on the
+ * calling thread, its work waited for), every enabled context disabled
+ * and every configured device unconfigured, unless the process is exiting
+ * (CUPTI may be torn down then; the last launch's counts are lost). Safe
+ * to call when not started. */
 void gfl_sass_metrics_stop(bool process_exiting);
 
 /* Nonzero while started: the launch hooks below do nothing otherwise. */
@@ -72,12 +75,9 @@ extern _Atomic bool gfl_sass_metrics_on;
  * once, with CUPTI's reason, and left unmeasured. */
 void gfl_sass_metrics_launch_enter(CUcontext ctx);
 
-/* The outermost launch call's exit: waits for the context's work, reads
- * the counts of the instructions executed since the previous read and
- * pushes one event per instruction, attributed to this launch. */
-void gfl_sass_metrics_launch_exit(CUcontext ctx, uint32_t correlation);
-
-/* Events pushed and launches read since start (for the plugin's report). */
-void gfl_sass_metrics_counts(uint64_t *events, uint64_t *launches, uint64_t *dropped);
+/* A context is being destroyed (its thread): its counts are read, and it
+ * is measured no more. A later context at the same
+ * address is not measured either. */
+void gfl_sass_metrics_context_destroying(CUcontext ctx);
 
 #endif /* GPUFL_BACKEND_CUPTI_SASS_METRICS_H */

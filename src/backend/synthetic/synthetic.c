@@ -383,6 +383,12 @@ static int synthetic_start(const gpufl_plugin_host *h, char *err, size_t err_len
         snprintf(err, err_len, "the script says fail=1: no device can be traced");
         return GPUFL_EUNSUPPORTED;
     }
+    /* it makes device activity, never samples or counters: a session that
+     * asks for more must say that it records as trace */
+    if (h->options->profiling_engine > GPUFL_ENGINE_TRACE &&
+        h->size >= offsetof(gpufl_plugin_host, engine_ran) + sizeof h->engine_ran && h->engine_ran)
+        h->engine_ran(GPUFL_ENGINE_TRACE, "the synthetic plugin records no PC samples, SASS metrics or counters; "
+                                          "recording as trace");
     bool start_paused =
         h->size >= offsetof(gpufl_plugin_host, start_paused) + sizeof h->start_paused && h->start_paused;
     if (cfg.rate)

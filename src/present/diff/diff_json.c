@@ -181,6 +181,42 @@ static json_t *array(const void *items, uint32_t n, size_t size, json_t *(*make)
     return a;
 }
 
+static json_t *pct_or_null(double v) { return v < 0 ? json_null() : json_real(v); }
+
+static json_t *stall(const gpufl__diff_stall *s)
+{
+    json_t *o = json_object();
+    bool ok = o != NULL;
+    if (ok) {
+        put(o, "kernel", s->kernel ? gpufl__json_text(s->kernel) : json_null(), &ok);
+        put(o, "reason", gpufl__json_text(s->reason), &ok);
+        put(o, "baseline_pct", pct_or_null(s->base_pct), &ok);
+        put(o, "candidate_pct", pct_or_null(s->cand_pct), &ok);
+        put(o, "baseline_top", s->kernel ? gpufl__json_text(s->base_top) : json_null(), &ok);
+        put(o, "candidate_top", s->kernel ? gpufl__json_text(s->cand_top) : json_null(), &ok);
+    }
+    if (!ok)
+        json_decref(o);
+    return ok ? o : NULL;
+}
+
+static json_t *sass_row(const gpufl__diff_sass_row *s)
+{
+    json_t *o = json_object();
+    bool ok = o != NULL;
+    if (ok) {
+        put(o, "kernel", gpufl__json_text(s->kernel), &ok);
+        put(o, "metric", gpufl__json_text(s->metric), &ok);
+        put(o, "baseline_pct", pct_or_null(s->base_pct), &ok);
+        put(o, "candidate_pct", pct_or_null(s->cand_pct), &ok);
+    }
+    if (!ok)
+        json_decref(o);
+    return ok ? o : NULL;
+}
+
+static json_t *make_stall(const void *p) { return stall(p); }
+static json_t *make_sass(const void *p) { return sass_row(p); }
 static json_t *make_kernel(const void *p) { return kernel(p); }
 static json_t *make_scope(const void *p) { return scope(p); }
 static json_t *make_device(const void *p) { return device(p); }
@@ -208,6 +244,9 @@ json_t *gpufl__diff_json(const gpufl__diff *d, const char *baseline, const char 
         put(o, "devices", array(d->devices, d->ndevices, sizeof *d->devices, make_device), &ok);
         put(o, "kernels", array(d->kernels, d->nkernels, sizeof *d->kernels, make_kernel), &ok);
         put(o, "scopes", array(d->scopes, d->nscopes, sizeof *d->scopes, make_scope), &ok);
+        put(o, "stalls", d->stalls_compared ? array(d->stalls, d->nstalls, sizeof *d->stalls, make_stall) : json_null(),
+            &ok);
+        put(o, "sass", d->sass_compared ? array(d->sass, d->nsass, sizeof *d->sass, make_sass) : json_null(), &ok);
     }
     json_decref(s);
     if (!ok) {

@@ -292,6 +292,58 @@ static void scopes(const gpufl__diff *d, bool all, FILE *out)
         fprintf(out, "  ... and %u unchanged scope%s (--all lists them)\n", hidden, plural(hidden));
 }
 
+/* "33.9 %", or "(not top 4)" for a kernel's reason outside its top stalls */
+static void stall_pct(double v, char *buf, size_t len)
+{
+    if (v < 0)
+        snprintf(buf, len, "(not top 4)");
+    else
+        snprintf(buf, len, "%.1f %%", v);
+}
+
+/* Only when both sessions have PC samples; never a verdict. */
+static void stalls(const gpufl__diff *d, FILE *out)
+{
+    if (!d->stalls_compared)
+        return;
+    fprintf(out, "\nWarp stalls (PC sampling): shares that moved %.0f points or more, top stalls that changed\n",
+            GPUFL__DIFF_STALL_MOVE_PCT);
+    if (!d->nstalls) {
+        fputs("  none\n", out);
+        return;
+    }
+    for (uint32_t i = 0; i < d->nstalls; i++) {
+        const gpufl__diff_stall *s = &d->stalls[i];
+        char b[32], c[32], name[NAME_WIDTH + 1];
+        stall_pct(s->base_pct, b, sizeof b);
+        stall_pct(s->cand_pct, c, sizeof c);
+        fit(s->kernel ? s->kernel : "(session)", name);
+        fprintf(out, "  %-*s %-22s %12s -> %-12s", NAME_WIDTH, name, s->reason, b, c);
+        if (s->kernel && strcmp(s->base_top, s->cand_top))
+            fprintf(out, "  top stall %s -> %s", s->base_top, s->cand_top);
+        fputc('\n', out);
+    }
+}
+
+/* Only when both sessions have SASS metrics; never a verdict. */
+static void sass(const gpufl__diff *d, FILE *out)
+{
+    if (!d->sass_compared)
+        return;
+    fprintf(out, "\nSASS metrics: coalescing and active lanes that moved %.0f points or more\n",
+            GPUFL__DIFF_SASS_MOVE_PCT);
+    if (!d->nsass) {
+        fputs("  none\n", out);
+        return;
+    }
+    for (uint32_t i = 0; i < d->nsass; i++) {
+        const gpufl__diff_sass_row *s = &d->sass[i];
+        char name[NAME_WIDTH + 1];
+        fit(s->kernel, name);
+        fprintf(out, "  %-*s %-22s %10.1f %% -> %.1f %%\n", NAME_WIDTH, name, s->metric, s->base_pct, s->cand_pct);
+    }
+}
+
 static void legend(FILE *out)
 {
     fputs("\nHow changes are judged\n"
@@ -331,6 +383,8 @@ int gpufl__diff_text(const gpufl__diff *d, const gpufl__diff_text_opts *o, FILE 
     session(d, out);
     kernels(d, o->all, out);
     scopes(d, o->all, out);
+    stalls(d, out);
+    sass(d, out);
     legend(out);
     return ferror(out) ? GPUFL_EIO : 0;
 }

@@ -68,6 +68,14 @@ void gpufl__html_tables(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
  * allocations recorded). */
 void gpufl__html_memory(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
+/* Warp stalls from PC samples (report_html_stalls.c, <section id=stalls>),
+ * only when the session has them: by reason, kernel, source line, scope. */
+void gpufl__html_stalls(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
+/* SASS metrics per kernel and line with the findings (report_html_sass.c,
+ * <section id=sass>); nothing without sass_metric rows. */
+void gpufl__html_sass(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
 /* The flight recorder's sections (report_html_flight.c), each only when
  * the session has it: what came before a crash or an out-of-memory
  * (<section id=incident>, first on the page), then the triggers

@@ -613,7 +613,7 @@ void gpufl__rj_memory(jw *w, const gpufl_trace *t, const gpufl__ana_memory *m)
 static void section(jctx *c, const char *key, const gpufl__ana_section *s)
 {
     gpufl__jw_obj(&c->w, key);
-    gpufl__jw_str(&c->w, "status", "empty"); /* GPUFL__ANA_SECTION_EMPTY, the only status so far */
+    gpufl__jw_str(&c->w, "status", s->status == GPUFL__ANA_SECTION_ROWS ? "rows" : "empty");
     gpufl__jw_str(&c->w, "engine", s->engine);
     gpufl__jw_u64(&c->w, "rows", s->rows);
     gpufl__jw_obj_end(&c->w);
@@ -623,8 +623,8 @@ static void counters(jctx *c)
 {
     const gpufl__ana_counters *k = &c->r->counters;
     gpufl__jw_obj(&c->w, "counters");
-    section(c, "stalls", &k->stalls);
-    section(c, "sass", &k->sass);
+    gpufl__rj_stalls(&c->w, c->t, &k->stalls, &k->pcs);
+    gpufl__rj_sass(&c->w, c->t, &k->sass, &c->r->sass);
     section(c, "hw", &k->hw);
     gpufl__jw_obj_end(&c->w);
 }

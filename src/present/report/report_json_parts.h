@@ -34,4 +34,12 @@ void gpufl__rj_memory_layers(jw *w, const gpufl_trace *t, const gpufl__ana_mem_l
 void gpufl__rj_memory_peaks(jw *w, const gpufl_trace *t, const gpufl__ana_mem_peaks *p);
 void gpufl__rj_leaks(jw *w, const gpufl_trace *t, const gpufl__ana_leaks *l, const gpufl__stack_table *stacks);
 
+/* The member "stalls" of "counters" (report_json_stalls.c): the
+ * section's status, engine and rows, and the PC sampling figures. */
+void gpufl__rj_stalls(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_stalls *s);
+
+/* The member "sass" of "counters" (report_json_sass.c): the section's
+ * status, engine and rows, every kernel and line row, the findings. */
+void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_sass *s);
+
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

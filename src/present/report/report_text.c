@@ -216,15 +216,20 @@ static void counter_section(const rt *c, const char *title, const gpufl__ana_sec
         fprintf(c->out, "%s row%s recorded (profiling_engine %s); this gpufl does not analyze them yet\n",
                 gpufl__rt_count(s->rows).s, gpufl__rt_plural(s->rows), s->engine ? s->engine : "?");
     else
-        fprintf(c->out, "not recorded: the %s engine records them (not in this build yet)\n",
-                s->engine ? s->engine : "?");
+        fprintf(c->out, "not recorded: the %s engine records them%s\n", s->engine ? s->engine : "?",
+                s->engine && !strcmp(s->engine, "range_profiler") ? " (not in this build yet)" : "");
 }
 
 static void counters(const rt *c)
 {
     const gpufl__ana_counters *k = &c->r->counters;
+    if (k->pcs.samples)
+        gpufl__rt_section_stalls(c);
     gpufl__rt_title(c, "Profiling counters");
-    counter_section(c, "warp stall reasons", &k->stalls);
+    if (k->pcs.samples)
+        fprintf(c->out, "  %-22s %s samples: above\n", "warp stall reasons", gpufl__rt_count(k->pcs.samples).s);
+    else
+        counter_section(c, "warp stall reasons", &k->stalls);
     counter_section(c, "SASS metrics", &k->sass);
     counter_section(c, "hardware counters", &k->hw);
 }
@@ -250,6 +255,7 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     gpufl__rt_section_memory(&c);
     counters(&c);
     gpufl__rt_section_sass(&c);
+    gpufl__rt_section_pm(&c);
     if (fflush(out) != 0 || ferror(out))
         return GPUFL_EIO;
     return 0;

@@ -131,3 +131,24 @@ void gpufl__rt_section_launches(const rt *c)
             gpufl__rt_count(l->short_kernels).s, gpufl__rt_pct(gpufl__rt_share(l->short_kernels, l->with_api)).s,
             gpufl__rt_dur(l->short_kernel_ns).s);
 }
+
+/* ---- PM sampling ---------------------------------------------------------------- */
+
+void gpufl__rt_section_pm(const rt *c)
+{
+    gpufl__ana_pm pm = {0};
+    if (gpufl__analyze_pm(c->t, &pm) != 0 || !pm.n) {
+        gpufl__ana_pm_free(&pm);
+        return;
+    }
+    FILE *out = c->out;
+    gpufl__rt_title(c, "PM sampling");
+    fprintf(out, "  what the GPU's performance monitor counted, each metric in its own unit\n");
+    fprintf(out, "  %3s %-66s %10s %10s %16s %16s\n", "GPU", "metric", "samples", "time", "mean", "max");
+    for (uint32_t i = 0; i < pm.n; i++) {
+        const gpufl__ana_pm_row *w = &pm.rows[i];
+        fprintf(out, "  %3u %-66s %10s %10s %16.4g %16.4g\n", w->device, gpufl__rt_str(c, w->metric),
+                gpufl__rt_count(w->samples).s, gpufl__rt_dur(w->ns).s, w->mean, w->max);
+    }
+    gpufl__ana_pm_free(&pm);
+}

@@ -54,6 +54,8 @@ void gpufl__rt_section_copies(const rt *c);    /* report_text_device.c */
 void gpufl__rt_section_idle(const rt *c);      /* report_text_device.c */
 void gpufl__rt_section_launches(const rt *c);  /* report_text_device.c */
 void gpufl__rt_section_memory(const rt *c);    /* report_text_memory.c */
+void gpufl__rt_section_stalls(const rt *c);    /* report_text_stalls.c: only with PC samples */
+void gpufl__rt_section_pm(const rt *c);        /* report_text_device.c: only with PM samples */
 void gpufl__rt_section_sass(const rt *c);      /* report_text_sass.c */
 /* report_text_flight.c: each only when the session has what it shows */
 void gpufl__rt_section_incident(const rt *c); /* what came before a crash or an OOM */

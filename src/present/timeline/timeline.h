@@ -108,6 +108,7 @@ typedef struct gpufl__tl_counter {
     uint32_t track;
     uint32_t device; /* GPUFL__TL_NONE: host */
     const gpufl__tl_counter_def *def;
+    uint32_t metric; /* a PM sampling metric's string id (def is gpufl__tl_pm_counter); else 0 */
 } gpufl__tl_counter;
 
 typedef struct gpufl__timeline {
@@ -178,6 +179,9 @@ extern const gpufl__tl_counter_def gpufl__tl_device_counters[];
 extern const size_t gpufl__tl_ndevice_counters;
 extern const gpufl__tl_counter_def gpufl__tl_host_counters[];
 extern const size_t gpufl__tl_nhost_counters;
+/* A PM sampling metric's counter (one track per device and metric, named
+ * by the metric): its values are the pm_samples rows'. */
+extern const gpufl__tl_counter_def gpufl__tl_pm_counter;
 double gpufl__tl_counter_value(const gpufl__tl_counter_def *def, const gpufl__dev_row *d, const gpufl__host_row *h);
 
 #endif /* GPUFL_PRESENT_TIMELINE_TIMELINE_H */

@@ -183,6 +183,14 @@ static int collect(builder *b)
         gpufl__dev_row_get(x, i, &s);
         rc = map_add(&b->devices, s.device);
     }
+    /* PM samples draw counters under their device (map_add takes a device
+     * once; the check only skips runs of one device's rows) */
+    uint32_t last_pm = UINT32_MAX;
+    for (size_t i = 0; i < x->pm_samples->n && !rc; i++)
+        if (x->pm_samples->device[i] != last_pm) {
+            last_pm = x->pm_samples->device[i];
+            rc = map_add(&b->devices, last_pm);
+        }
     return rc;
 }
 
@@ -209,7 +217,8 @@ static const char *device_name(const gpufl__rows *x, uint32_t device)
     return "";
 }
 
-static int add_counter(gpufl__timeline *t, uint32_t parent, uint32_t device, const gpufl__tl_counter_def *def)
+static int add_counter(gpufl__timeline *t, uint32_t parent, uint32_t device, const gpufl__tl_counter_def *def,
+                       uint32_t metric)
 {
     gpufl__tl_track *tr = add_track(t, GPUFL__TL_COUNTER, parent);
     gpufl__tl_counter *c = realloc(t->counters, (t->ncounters + 1) * sizeof *c);
@@ -221,11 +230,36 @@ static int add_counter(gpufl__timeline *t, uint32_t parent, uint32_t device, con
     t->counters = c;
     tr->device = device;
     tr->bytes = def->bytes;
-    if (device == GPUFL__TL_NONE)
+    if (metric)
+        snprintf(tr->name, sizeof tr->name, "GPU %u %s", device, gpufl__rows_str(t->x, metric));
+    else if (device == GPUFL__TL_NONE)
         snprintf(tr->name, sizeof tr->name, "%s", def->name);
     else
         snprintf(tr->name, sizeof tr->name, "GPU %u %s", device, def->name);
-    t->counters[t->ncounters++] = (gpufl__tl_counter){tr->id, device, def};
+    t->counters[t->ncounters++] = (gpufl__tl_counter){tr->id, device, def, metric};
+    return 0;
+}
+
+/* One counter track per PM sampling metric of device, in the order the
+ * metrics first appear. */
+static int add_pm_counters(gpufl__timeline *t, uint32_t parent, uint32_t device)
+{
+    const gpufl_trace_pm_samples *p = t->x->pm_samples;
+    uint32_t seen[64];
+    size_t nseen = 0;
+    for (size_t i = 0; i < p->n && nseen < 64; i++) {
+        if (p->device[i] != device)
+            continue;
+        size_t k = 0;
+        while (k < nseen && seen[k] != p->metric[i])
+            k++;
+        if (k < nseen)
+            continue;
+        seen[nseen++] = p->metric[i];
+        int rc = add_counter(t, parent, device, &gpufl__tl_pm_counter, p->metric[i]);
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
@@ -338,12 +372,14 @@ static int make_tracks(builder *b)
             rc = add_stream_tracks(b, GPUFL__TL_SYNCS, dev, parent, &b->t->syncs, syncs, &yi);
         for (size_t c = 0; c < gpufl__tl_ndevice_counters && !rc; c++)
             if (dev_mask[dev & 0xffff] & (1u << c))
-                rc = add_counter(b->t, parent, dev, &gpufl__tl_device_counters[c]);
+                rc = add_counter(b->t, parent, dev, &gpufl__tl_device_counters[c], 0);
+        if (!rc)
+            rc = add_pm_counters(b->t, parent, dev);
     }
     uint32_t hmask = host_counter_mask(x);
     for (size_t c = 0; c < gpufl__tl_nhost_counters && !rc; c++)
         if (hmask & (1u << c))
-            rc = add_counter(b->t, 0, GPUFL__TL_NONE, &gpufl__tl_host_counters[c]);
+            rc = add_counter(b->t, 0, GPUFL__TL_NONE, &gpufl__tl_host_counters[c], 0);
     free(devs);
     free(streams);
     free(syncs);

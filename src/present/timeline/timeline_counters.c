@@ -22,6 +22,8 @@ const gpufl__tl_counter_def gpufl__tl_host_counters[] = {
 };
 const size_t gpufl__tl_nhost_counters = sizeof gpufl__tl_host_counters / sizeof gpufl__tl_host_counters[0];
 
+const gpufl__tl_counter_def gpufl__tl_pm_counter = {"PM", 0, 0, 0};
+
 double gpufl__tl_counter_value(const gpufl__tl_counter_def *def, const gpufl__dev_row *d, const gpufl__host_row *h)
 {
     switch (def->field) {

@@ -274,7 +274,17 @@ static int emit_counters(walk *t)
     for (size_t c = 0; c < t->tl->ncounters; c++) {
         const gpufl__tl_counter *ct = &t->tl->counters[c];
         const gpufl__tl_track *tr = &t->tl->tracks[ct->track];
-        if (ct->device != GPUFL__TL_NONE) {
+        if (ct->metric) {
+            const gpufl_trace_pm_samples *p = x->pm_samples;
+            for (size_t i = 0; i < p->n; i++) {
+                if (p->metric[i] != ct->metric || p->device[i] != ct->device)
+                    continue;
+                t->st->counters++;
+                int rc = t->sink->counter(t->sink->ctx, tr, p->ts_ns[i], p->value[i]);
+                if (rc)
+                    return rc;
+            }
+        } else if (ct->device != GPUFL__TL_NONE) {
             for (size_t i = 0; i < gpufl__d_n(x); i++) {
                 if (gpufl__d_device(x, i) != ct->device)
                     continue;

@@ -1,0 +1,207 @@
+/*
+ * The engines above Trace and the choice between them (see engines.h).
+ */
+#include "backend/cupti/engines.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend/cupti/cubin_store.h"
+#include "backend/cupti/driver_api.h"
+#include "backend/cupti/pc_sampling.h"
+#include "backend/cupti/sass_metrics.h"
+
+static struct {
+    const gpufl_plugin_host *host;
+    const gfl_cupti_api *api;
+    gpufl_engine ran;      /* the engine now recording */
+    _Atomic bool stepping; /* a step down under way, from a callback */
+} E;
+
+static bool wants_pcs(gpufl_engine e) { return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP; }
+static bool wants_sass(gpufl_engine e) { return e == GPUFL_ENGINE_SASS_METRICS || e == GPUFL_ENGINE_DEEP; }
+
+/* The session records with `engine` from now on, for `reason`. */
+static void step_down(gpufl_engine engine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void step_down(gpufl_engine engine, const char *fmt, ...)
+{
+    char reason[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    E.ran = engine;
+    const gpufl_plugin_host *h = E.host;
+    if (h->size >= offsetof(gpufl_plugin_host, engine_ran) + sizeof h->engine_ran && h->engine_ran)
+        h->engine_ran(engine, reason);
+    else
+        h->log(GFL_LOG_WARN, reason);
+}
+
+void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api)
+{
+    E.host = host;
+    E.api = api;
+    E.ran = host->options->profiling_engine;
+    atomic_store(&E.stepping, false);
+    gfl_cubins_init(api, host->log);
+}
+
+bool gfl_engines_serial_kernels(void) { return wants_sass(E.ran); }
+
+int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len)
+{
+    if (!wants_pcs(E.ran) && !wants_sass(E.ran))
+        return 0;
+    /* SASS metrics need only the modules (source lines): contexts are
+     * enabled at their first launch, and the plugin follows their end */
+    static const CUpti_CallbackId ids[] = {CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+                                           CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
+    size_t n = wants_pcs(E.ran) ? sizeof ids / sizeof *ids : 1;
+    for (size_t i = 0; i < n; i++) {
+        CUptiResult rc = api->cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, ids[i]);
+        if (rc != CUPTI_SUCCESS) {
+            snprintf(err, err_len, "cannot follow CUDA contexts and modules for %s: %s",
+                     wants_pcs(E.ran) ? "PC sampling" : "SASS metrics", gfl_cupti_error(api, rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The SASS metrics engine, for sass_metrics or deep. Returns false when
+ * it cannot run, the session stepped down. */
+static bool start_sass(void)
+{
+    char err[512];
+    if (gfl_sass_metrics_start(E.api, E.host, err, sizeof err) == 0)
+        return true;
+    if (E.ran == GPUFL_ENGINE_DEEP)
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: %s; recording pc_sampling", err);
+    else
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+    return false;
+}
+
+/* Whether CUDA contexts exist already (gpufl started after the program's
+ * first CUDA call): true when the driver is loaded and one is active. */
+static bool contexts_exist(void)
+{
+    const gfl_driver_api *d = gfl_driver();
+    int n = 0;
+    if (!d || d->cuDeviceGetCount(&n) != CUDA_SUCCESS)
+        return false;
+    for (int i = 0; i < n; i++) {
+        CUdevice dev;
+        unsigned flags = 0;
+        int active = 0;
+        if (d->cuDeviceGet(&dev, i) == CUDA_SUCCESS &&
+            d->cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && active)
+            return true;
+    }
+    CUcontext current = NULL;
+    return d->cuCtxGetCurrent(&current) == CUDA_SUCCESS && current;
+}
+
+static void start_pcs(bool resumed)
+{
+    const gpufl_options *o = E.host->options;
+    gfl_pcs_config cfg = {
+        .host = E.host,
+        .api = E.api,
+        .period = o->pc_sampling_period,
+        .source_lines = o->enable_source_collection,
+    };
+    bool late = false;
+    char err[512];
+    if (gfl_pcs_start(&cfg, &late, err, sizeof err) != 0) {
+        if (E.ran == GPUFL_ENGINE_DEEP)
+            gfl_sass_metrics_stop(false);
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+        return;
+    }
+    if (late && !resumed && o->enable_source_collection)
+        E.host->log(GFL_LOG_INFO, "PC sampling started after the program's first CUDA context: kernels of "
+                                  "modules loaded before gpufl started have no source lines");
+}
+
+void gfl_engines_start(bool resumed)
+{
+    gpufl_engine asked = E.ran;
+    if (asked == GPUFL_ENGINE_RANGE_PROFILER)
+        step_down(GPUFL_ENGINE_TRACE, "range_profiler is not in this build yet; recording as trace");
+    /* Deep started late steps down to its production-safe half: the
+     * profiler interface under SASS metrics is to be initialized before the
+     * program's first CUDA context, and patching kernels that already ran
+     * would count them from the middle of a training step on. */
+    if (asked == GPUFL_ENGINE_DEEP && !resumed && contexts_exist())
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: gpufl started after the program's first CUDA context, too late "
+                                            "for SASS metrics; recording pc_sampling");
+    if (wants_sass(E.ran))
+        (void)start_sass(); /* else stepped down: deep to pc_sampling, sass_metrics to trace */
+    if (wants_pcs(E.ran))
+        start_pcs(resumed);
+}
+
+void gfl_engines_resource(CUpti_CallbackId cbid, const void *data)
+{
+    const CUpti_ResourceData *r = data;
+    if (!r || (!wants_pcs(E.ran) && !wants_sass(E.ran)))
+        return;
+    switch (cbid) {
+    case CUPTI_CBID_RESOURCE_MODULE_LOADED: {
+        const CUpti_ModuleResourceData *m = r->resourceDescriptor;
+        if (m && E.host->options->enable_source_collection)
+            (void)gfl_cubins_add(m->pCubin, m->cubinSize);
+        break;
+    }
+    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+        if (wants_pcs(E.ran))
+            gfl_pcs_collect_context(r->context, false);
+        break;
+    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+        gfl_sass_metrics_context_destroying(r->context);
+        if (wants_pcs(E.ran))
+            gfl_pcs_context_destroying(r->context);
+        break;
+    case CUPTI_CBID_RESOURCE_CONTEXT_CREATED: {
+        char err[512];
+        if (wants_pcs(E.ran) && gfl_pcs_context_created(r->context, err, sizeof err) != 0 &&
+            !atomic_exchange(&E.stepping, true)) {
+            gfl_pcs_stop(true);
+            gfl_sass_metrics_stop(false);
+            step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", err);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+void gfl_engines_collect(void)
+{
+    if (wants_pcs(E.ran))
+        gfl_pcs_collect_all(true);
+}
+
+void gfl_engines_stop(bool disable_too)
+{
+    gfl_pcs_stop(disable_too);
+    gfl_sass_metrics_stop(!disable_too);
+}
+
+void gfl_engines_end(void)
+{
+    size_t n = 0, bytes = 0;
+    gfl_cubins_stats(&n, &bytes);
+    if (n) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "source lines: %zu modules (%.1f MiB) were kept for PC sampling and SASS metrics", n,
+                 (double)bytes / 1048576.0);
+        E.host->log(GFL_LOG_DEBUG, msg);
+    }
+    gfl_cubins_clear();
+}

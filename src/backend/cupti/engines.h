@@ -1,0 +1,52 @@
+/*
+ * The profiling engines above Trace inside the CUPTI plugin, and which of
+ * them runs: the plugin's attach and detach start and stop them, its
+ * worker collects them, its resource callback tells them of contexts and
+ * modules. When one cannot run (an API the GPU or the permissions refuse,
+ * counters another tool holds, gpufl started after the program's first
+ * CUDA context) the session steps down, in the order the engines build on
+ * each other (deep -> pc_sampling -> trace), and says why through the
+ * host's engine_ran.
+ */
+#ifndef GPUFL_BACKEND_CUPTI_ENGINES_H
+#define GPUFL_BACKEND_CUPTI_ENGINES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend/cupti/cupti_api.h"
+#include "core/plugin_api.h"
+
+/* At the plugin's start, before the first attach. */
+void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api);
+
+/* Whether kernels are to be traced with CUPTI_ACTIVITY_KIND_KERNEL, which
+ * runs them one at a time, rather than CONCURRENT_KERNEL: SASS metrics
+ * (engines sass_metrics and deep) counted nothing under concurrent kernel
+ * tracing on an H100 (every value 0; with KIND_KERNEL, ncu's figures). */
+bool gfl_engines_serial_kernels(void);
+
+/* The resource callbacks the engines need, on the plugin's subscriber:
+ * 0, or -1 with the reason in err. */
+int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len);
+
+/* Starts the engines the options ask for (resumed: after a pause, when
+ * the program's contexts existing is expected, not a late start). Never
+ * fails: an engine that cannot run is stepped down from. */
+void gfl_engines_start(bool resumed);
+
+/* A resource callback (context created or being destroyed, module loaded
+ * or being unloaded), on the program's thread. */
+void gfl_engines_resource(CUpti_CallbackId cbid, const void *data);
+
+/* The worker's periodic collection. */
+void gfl_engines_collect(void);
+
+/* Collects and stops every engine (a pause, or the end); !disable_too at
+ * the process's exit. */
+void gfl_engines_stop(bool disable_too);
+
+/* The plugin stops: frees what the engines kept across pauses (cubins). */
+void gfl_engines_end(void);
+
+#endif /* GPUFL_BACKEND_CUPTI_ENGINES_H */

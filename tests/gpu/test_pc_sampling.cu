@@ -1,0 +1,199 @@
+/*
+ * The pc_sampling engine against kernels built to show one stall each.
+ *
+ * k_chase follows a random cycle of pointers through 256 MiB: each load
+ * needs the previous one, from DRAM, so its warps wait on memory
+ * (long_scoreboard) nearly all the time. k_math runs a chain of dependent
+ * FMAs on registers: no memory at all. After gpufl_shutdown() the
+ * session's pc_sample rows are read back: k_chase's top stall must be the
+ * memory dependency, at a line inside k_chase of this file (built with
+ * -lineinfo); k_math must have samples and no long_scoreboard majority;
+ * the engine event must say pc_sampling ran, or name why not.
+ *
+ *     test_pc_sampling [early|late|deep|plain]
+ *       early  gpufl_init before the first CUDA call (the default)
+ *       late   the CUDA context exists first: sampling still starts on it
+ *       deep   profiling_engine deep: PC sampling with SASS metrics alongside
+ *       plain  no gpufl at all, for ncu to profile the same kernels
+ *
+ * Prints each kernel's stall shares, for comparison with ncu's warp state
+ * statistics on the same kernels. Exits 1 on a failed check, 77 without a GPU.
+ */
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "fs_util.h"
+#include "gpu_skip.h"
+#include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
+
+#ifndef GFL_CUPTI_PLUGIN
+#define GFL_CUPTI_PLUGIN ""
+#endif
+
+#define CUDA_OK(call) CHECK((call) == cudaSuccess, "%s", cudaGetErrorString(cudaGetLastError()))
+
+static const int chase_first_line = __LINE__;
+__global__ void k_chase(const uint32_t *next, uint32_t n, uint32_t steps, uint32_t *out)
+{
+    uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) * 4099u % n;
+    for (uint32_t s = 0; s < steps; s++)
+        i = next[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = i;
+}
+static const int chase_last_line = __LINE__;
+
+__global__ void k_math(float *out, uint32_t steps)
+{
+    float a = threadIdx.x * 1e-3f, b = 1.0001f, c = 1e-4f;
+    for (uint32_t s = 0; s < steps; s++) {
+        a = fmaf(a, b, c);
+        b = fmaf(b, a, -c);
+    }
+    out[blockIdx.x * blockDim.x + threadIdx.x] = a + b;
+}
+
+struct stalls {
+    uint64_t total = 0;
+    std::map<std::string, uint64_t> by_reason;
+    std::map<uint32_t, uint64_t> by_line;
+    std::string file;
+};
+
+static void run_kernels()
+{
+    const uint32_t n = 64u << 20; /* 256 MiB of uint32 */
+    std::vector<uint32_t> perm(n);
+    /* one random cycle through all n slots (Sattolo's shuffle) */
+    for (uint32_t k = 0; k < n; k++)
+        perm[k] = k;
+    uint64_t rng = 88172645463325252ull;
+    for (uint32_t k = n - 1; k > 0; k--) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        uint32_t j = (uint32_t)(rng % k);
+        std::swap(perm[k], perm[j]);
+    }
+    uint32_t *next = nullptr, *out = nullptr;
+    float *fout = nullptr;
+    CUDA_OK(cudaMalloc(&next, (size_t)n * sizeof *next));
+    CUDA_OK(cudaMalloc(&out, 1 << 20));
+    CUDA_OK(cudaMalloc(&fout, 1 << 22));
+    CUDA_OK(cudaMemcpy(next, perm.data(), (size_t)n * sizeof *next, cudaMemcpyHostToDevice));
+    for (int r = 0; r < 10; r++)
+        k_chase<<<132 * 4, 256>>>(next, n, 20000, out);
+    for (int r = 0; r < 10; r++)
+        k_math<<<132 * 8, 256>>>(fout, 1 << 16);
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaFree(next));
+    CUDA_OK(cudaFree(out));
+    CUDA_OK(cudaFree(fout));
+}
+
+static const char *str(const gpufl_trace *t, uint32_t id)
+{
+    const char *s = gpufl_trace_string(t, id);
+    return s ? s : "";
+}
+
+static stalls of_function(const gpufl_trace *t, const char *name_part)
+{
+    const gpufl_trace_pc_samples *p = gpufl_trace_get_pc_samples(t);
+    stalls s;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!strstr(str(t, p->function[i]), name_part))
+            continue;
+        s.total += p->samples[i];
+        s.by_reason[str(t, p->reason[i])] += p->samples[i];
+        s.by_line[p->line[i]] += p->samples[i];
+        if (p->file[i])
+            s.file = str(t, p->file[i]);
+    }
+    return s;
+}
+
+static std::string top_reason(const stalls &s, bool stalls_only)
+{
+    std::string best;
+    uint64_t n = 0;
+    for (auto &r : s.by_reason)
+        if (r.second > n && !(stalls_only && r.first == "selected"))
+            best = r.first, n = r.second;
+    return best;
+}
+
+static void print(const char *name, const stalls &s)
+{
+    std::printf("%s: %llu samples", name, (unsigned long long)s.total);
+    for (auto &r : s.by_reason)
+        if (r.second * 100 >= s.total)
+            std::printf(", %s %.1f%%", r.first.c_str(), 100.0 * (double)r.second / (double)s.total);
+    std::printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    skip_without_gpu();
+    std::string mode = argc > 1 ? argv[1] : "early";
+    if (mode == "plain") {
+        run_kernels();
+        return 0;
+    }
+    if (mode == "late")
+        CUDA_OK(cudaFree(0)); /* the context exists before gpufl starts */
+    char *logs = tu_mkdtemp("pcs");
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = "pcs";
+    o.log_path = logs;
+    o.profiling_engine = mode == "deep" ? GPUFL_ENGINE_DEEP : GPUFL_ENGINE_PC_SAMPLING;
+    o.device_plugin = GFL_CUPTI_PLUGIN;
+    CHECK(gpufl_init(&o), "%s", gpufl_last_error());
+    run_kernels();
+    std::string dir = gpufl_session_dir();
+    gpufl_shutdown();
+
+    gpufl_trace *t = nullptr;
+    char err[512];
+    CHECK(gpufl_trace_open(dir.c_str(), &t, err, sizeof err) == 0, "%s: %s", dir.c_str(), err);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    std::string engine = str(t, info->engine), reason = str(t, info->engine_reason);
+    std::printf("engine %s (asked %s)%s%s\n", engine.c_str(), str(t, info->engine_requested),
+                reason.empty() ? "" : ": ", reason.c_str());
+    CHECK(engine == (mode == "deep" ? "deep" : "pc_sampling"), "the session recorded as %s: %s", engine.c_str(),
+          reason.c_str());
+
+    stalls chase = of_function(t, "k_chase"), math = of_function(t, "k_math");
+    print("k_chase", chase);
+    print("k_math", math);
+    CHECK(chase.total > 1000, "k_chase has %llu samples", (unsigned long long)chase.total);
+    CHECK(math.total > 1000, "k_math has %llu samples", (unsigned long long)math.total);
+    CHECK(top_reason(chase, true) == "long_scoreboard", "k_chase's top stall is %s, not long_scoreboard",
+          top_reason(chase, true).c_str());
+    CHECK(chase.by_reason["long_scoreboard"] * 2 > chase.total, "long_scoreboard is %llu of k_chase's %llu samples",
+          (unsigned long long)chase.by_reason["long_scoreboard"], (unsigned long long)chase.total);
+    CHECK(math.by_reason["long_scoreboard"] * 10 < math.total, "k_math waits on memory in %llu of %llu samples",
+          (unsigned long long)math.by_reason["long_scoreboard"], (unsigned long long)math.total);
+    /* the hottest line of k_chase is in k_chase, in this file */
+    uint32_t hot = 0;
+    uint64_t hot_n = 0;
+    for (auto &l : chase.by_line)
+        if (l.second > hot_n)
+            hot = l.first, hot_n = l.second;
+    std::printf("k_chase's hottest line: %s:%u (%.1f%% of its samples)\n", chase.file.c_str(), hot,
+                chase.total ? 100.0 * (double)hot_n / (double)chase.total : 0.0);
+    if (mode != "late") { /* late: the module loaded before gpufl, so no cubin */
+        CHECK(chase.file.find("test_pc_sampling.cu") != std::string::npos, "k_chase's source file is \"%s\"",
+              chase.file.c_str());
+        CHECK(hot > (uint32_t)chase_first_line && hot < (uint32_t)chase_last_line,
+              "k_chase's hottest line %u is outside k_chase (%d-%d)", hot, chase_first_line, chase_last_line);
+    }
+    gpufl_trace_close(t);
+    std::printf("ok\n");
+    return 0;
+}

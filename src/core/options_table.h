@@ -60,7 +60,7 @@
       "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace` "       \
       "(kernels, copies, syncs, allocations, NVTX), `pc_sampling` (trace, and warp stall "        \
       "reasons by instruction and source line), `sass_metrics` (trace, and per-instruction "      \
-      "counts: coalescing, active lanes; kernels run instrumented, several times slower), "       \
+      "counts: coalescing, active lanes; kernels instrumented and traced one at a time), "        \
       "`range_profiler` (not implemented yet, recorded as `trace`), `deep` (pc_sampling and "     \
       "SASS metrics; started after the program's first CUDA context: `pc_sampling`).")            \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \

@@ -3,12 +3,15 @@
  * deep): CUPTI's SASS metrics API counts, per SASS instruction of every
  * kernel launched, the warp-level executions, the active threads over
  * them, the global memory sectors against the ideal, and the branch
- * targets reached divergently. gpufl turns each launch's counts into
+ * targets reached divergently. gpufl turns the counts into
  * GFL_EV_SASS_METRIC events, one per instruction and context, named by
  * their function as kernel events are.
  *
  * What the API allows, as measured on an H100 (CUPTI 13.0, 2026-11-27):
- * counts of a patched function accumulate in the context over its
+ * under concurrent kernel tracing (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+ * every count is 0, so the plugin traces kernels with KIND_KERNEL while
+ * this engine runs (engines.h); counts of a patched function accumulate
+ * in the context over its
  * launches; cuptiSassMetricsFlushData hands them over, and after it the
  * functions it read produce no records again (a second flush after a
  * second launch of the same kernel returned none, nor did a Disable and

@@ -10,9 +10,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <jansson.h>
+
 #include "ana_fixture.h"
 #include "analyze/analysis.h"
 #include "core/event.h"
+#include "present/report/report_html.h"
+#include "report_render.h"
+#include "report_schema.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "analyze-sass")
 
@@ -31,9 +36,10 @@ static void sass(af *f, unsigned corr, const char *fn, unsigned pc, const char *
             (unsigned long long)threads, (unsigned long long)sectors, (unsigned long long)ideal, where);
 }
 
-static void kernels_lines_findings(void **state)
+/* Two launches of each kernel: a strided load, a divergent line, and a
+ * kernel without line info. */
+static gpufl_trace *session(const char *name)
 {
-    (void)state;
     af f = {0};
     f.end_ns = AF_START + 1000000;
     for (unsigned corr = 1; corr <= 2; corr++) {
@@ -48,7 +54,13 @@ static void kernels_lines_findings(void **state)
         af_kernel(&f,
                   (af_k){.name = "k_strided", .start = AF_START + 1000 * corr, .end = AF_START + 1000 * corr + 500});
     }
-    gpufl_trace *t = af_open(&f, dir, "sass");
+    return af_open(&f, dir, name);
+}
+
+static void kernels_lines_findings(void **state)
+{
+    (void)state;
+    gpufl_trace *t = session("sass");
     gpufl__ana_sass s;
     assert_int_equal(gpufl__analyze_sass(t, &s), 0);
     assert_int_equal(s.rows, 10);
@@ -84,6 +96,47 @@ static void kernels_lines_findings(void **state)
     gpufl_trace_close(t);
 }
 
+static void reports_show_them(void **state)
+{
+    (void)state;
+    gpufl_trace *t = session("sass_reports");
+    char *text = tu_render_report(t, false);
+    if (!strstr(text, "uncoalesced access: s.cu:12 in k_strided: 12 % of its 64 000 sectors needed") ||
+        !strstr(text, "divergent branches: d.cu:5 in k_div: 16.0 of 32 threads active")) {
+        fputs(text, stderr);
+        fail_msg("the text report above lacks the SASS findings");
+    }
+    free(text);
+    char *js = tu_render_report(t, true);
+    json_error_t err;
+    json_t *doc = json_loads(js, 0, &err);
+    assert_non_null(doc);
+    char why[512] = "";
+    if (report_schema_check(doc, why, sizeof why) != 0)
+        fail_msg("the JSON report does not follow its schema: %s", why);
+    json_t *sass = json_object_get(json_object_get(doc, "counters"), "sass");
+    assert_string_equal(json_string_value(json_object_get(sass, "status")), "rows");
+    json_t *f0 = json_array_get(json_object_get(sass, "findings"), 0);
+    assert_string_equal(json_string_value(json_object_get(f0, "kind")), "uncoalesced");
+    assert_int_equal(json_integer_value(json_object_get(f0, "line")), 12);
+    assert_int_equal(json_integer_value(json_object_get(f0, "cost")), 56000);
+    json_decref(doc);
+    free(js);
+    gpufl__ana_report rep;
+    assert_int_equal(gpufl__analyze_report(t, NULL, &rep), 0);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/sass.html", dir);
+    assert_int_equal(gpufl__report_html(t, &rep, path, why, sizeof why), 0);
+    gpufl__ana_report_free(&rep);
+    char *html = tu_read_file(path, NULL);
+    assert_non_null(html);
+    const char *sec = strstr(html, "<section id=sass>");
+    if (!sec || !strstr(sec, "uncoalesced access") || !strstr(sec, "s.cu:12") || !strstr(sec, "12.5 %"))
+        fail_msg("the HTML page lacks the SASS section or its figures");
+    free(html);
+    gpufl_trace_close(t);
+}
+
 static void none_recorded(void **state)
 {
     (void)state;
@@ -100,6 +153,7 @@ static void none_recorded(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(kernels_lines_findings), cmocka_unit_test(none_recorded)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(kernels_lines_findings), cmocka_unit_test(reports_show_them),
+                                       cmocka_unit_test(none_recorded)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }

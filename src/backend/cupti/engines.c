@@ -133,13 +133,16 @@ void gfl_engines_start(bool resumed)
     gpufl_engine asked = E.ran;
     if (asked == GPUFL_ENGINE_RANGE_PROFILER)
         step_down(GPUFL_ENGINE_TRACE, "range_profiler is not in this build yet; recording as trace");
-    /* Deep started late steps down to its production-safe half: the
-     * profiler interface under SASS metrics is to be initialized before the
-     * program's first CUDA context, and patching kernels that already ran
-     * would count them from the middle of a training step on. */
+    /* Deep started late steps down to its production-safe half, as the
+     * profiler-API engines of the tool gpufl follows do: instrumenting a
+     * running program's kernels would count them from the middle of its
+     * work on. (sass_metrics alone does start late: on an H100 CUPTI
+     * counted a context that existed before the profiler was initialized,
+     * and refused cuptiProfilerInitialize before any context existed,
+     * counting all the same.) */
     if (asked == GPUFL_ENGINE_DEEP && !resumed && contexts_exist())
-        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: gpufl started after the program's first CUDA context, too late "
-                                            "for SASS metrics; recording pc_sampling");
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: gpufl started after the program's first CUDA context, so SASS "
+                                            "metrics would miss the kernels before; recording pc_sampling");
     if (wants_sass(E.ran))
         (void)start_sass(); /* else stepped down: deep to pc_sampling, sass_metrics to trace */
     if (wants_pcs(E.ran))

@@ -7,8 +7,8 @@
  * once at the end (one flush: on an H100 a flush ends the counting of the
  * functions it read) and come
  * out as sass_metric rows with the function's name and source lines from
- * the module's cubin; a metric the chip lacks clears its valid bit; deep
- * runs PC sampling alongside.
+ * the module's cubin; a metric the chip lacks clears its valid bit, the
+ * one required steps the session down; deep runs PC sampling alongside.
  *
  * Why: CI has no GPU; everything between CUPTI's SASS metrics calls and
  * the trace is checked here, the GPU test (tests/gpu/test_sass_metrics.cu)
@@ -182,6 +182,30 @@ static void a_metric_the_chip_lacks_clears_its_bit(void **state)
     gpufl_trace_close(t);
 }
 
+/* A chip without the one required metric: the session steps down to
+ * trace at the first launch, saying why; deep keeps its PC sampling. */
+static void a_context_it_cannot_measure_steps_down(void **state)
+{
+    (void)state;
+    for (int deep = 0; deep < 2; deep++) {
+        start(deep ? "sass_refused_deep" : "sass_refused", deep ? GPUFL_ENGINE_DEEP : GPUFL_ENGINE_SASS_METRICS);
+        fake.sass_remove_metric("smsp__sass_inst_executed");
+        launch_three_times();
+        gpufl_trace *t = finish();
+        const gpufl_trace_info *info = gpufl_trace_get_info(t);
+        assert_string_equal(str(t, info->engine), deep ? "pc_sampling" : "trace");
+        const char *why = str(t, info->engine_reason);
+        if (!strstr(why, "lacks smsp__sass_inst_executed") || !strstr(why, "from here on"))
+            fail_msg("the reason does not say what the chip lacks: %s", why);
+        assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 0);
+        assert_int_equal(gpufl_trace_get_kernels(t)->n, 3); /* still traced */
+        fake_cupti_sass_state st;
+        fake.sass_get_state(&st);
+        assert_false(st.enabled);
+        gpufl_trace_close(t);
+    }
+}
+
 static void deep_runs_pc_sampling_and_sass_metrics(void **state)
 {
     (void)state;
@@ -220,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(counts_of_every_launch_are_read_once),
         cmocka_unit_test(a_metric_the_chip_lacks_clears_its_bit),
+        cmocka_unit_test(a_context_it_cannot_measure_steps_down),
         cmocka_unit_test(deep_runs_pc_sampling_and_sass_metrics),
         cmocka_unit_test(deep_steps_down_to_trace_when_pc_sampling_is_refused),
     };

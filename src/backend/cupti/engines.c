@@ -72,12 +72,26 @@ int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, 
     return 0;
 }
 
+/* A context SASS metrics cannot measure (the launching thread): the
+ * session steps down, deep to pc_sampling, sass_metrics to trace. */
+static void sass_refused(const char *why)
+{
+    if (atomic_exchange(&E.stepping, true))
+        return;
+    gfl_sass_metrics_stop(false);
+    if (E.ran == GPUFL_ENGINE_DEEP)
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: %s; recording pc_sampling from here on", why);
+    else
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", why);
+    atomic_store(&E.stepping, false); /* deep's PC sampling may still step down to trace */
+}
+
 /* The SASS metrics engine, for sass_metrics or deep. Returns false when
  * it cannot run, the session stepped down. */
 static bool start_sass(void)
 {
     char err[512];
-    if (gfl_sass_metrics_start(E.api, E.host, err, sizeof err) == 0)
+    if (gfl_sass_metrics_start(E.api, E.host, sass_refused, err, sizeof err) == 0)
         return true;
     if (E.ran == GPUFL_ENGINE_DEEP)
         step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: %s; recording pc_sampling", err);

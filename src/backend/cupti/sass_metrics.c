@@ -73,8 +73,24 @@ static struct {
     uint32_t last_name_id;
     line_entry *lines;
     uint64_t events, contexts_read, dropped;
+    void (*refused)(const char *why); /* the engine choice's, or NULL */
+    char why[512];                    /* why a context cannot be measured; set once */
+    bool refusal_told;
     bool warned_read;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Under lock: a context cannot be measured, for this reason (the first
+ * one is kept; the caller tells it once the lock is released). */
+static void refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void refuse(const char *fmt, ...)
+{
+    if (S.why[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(S.why, sizeof S.why, fmt, ap);
+    va_end(ap);
+}
 
 static void sass_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void sass_log(int level, const char *fmt, ...)
@@ -87,7 +103,8 @@ static void sass_log(int level, const char *fmt, ...)
     S.host->log(level, msg);
 }
 
-int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, char *err, size_t err_len)
+int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, void (*refused)(const char *why),
+                           char *err, size_t err_len)
 {
     const char *missing = !api->cuptiSassMetricsSetConfig           ? "cuptiSassMetricsSetConfig"
                           : !api->cuptiSassMetricsUnsetConfig       ? "cuptiSassMetricsUnsetConfig"
@@ -114,6 +131,9 @@ int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *ho
     S.last_name[0] = '\0';
     S.last_name_id = 0;
     S.events = S.contexts_read = S.dropped = 0;
+    S.refused = refused;
+    S.why[0] = '\0';
+    S.refusal_told = false;
     S.warned_read = false;
     S.logged_layout = false;
     pthread_mutex_unlock(&S.lock);
@@ -172,8 +192,7 @@ static int configure_device(uint32_t device)
                                             .deviceIndex = device};
     CUptiResult rc = S.api->cuptiDeviceGetChipName(&chip);
     if (rc != CUPTI_SUCCESS || !chip.pChipName) {
-        sass_log(GFL_LOG_WARN, "SASS metrics: no chip name for device %u (%s); its kernels are not measured", device,
-                 gfl_cupti_error(S.api, rc));
+        refuse("SASS metrics: no chip name for device %u (%s)", device, gfl_cupti_error(S.api, rc));
         return -1;
     }
     CUpti_SassMetrics_Config configs[N_METRICS];
@@ -187,8 +206,8 @@ static int configure_device(uint32_t device)
         d->ids[m] = rc == CUPTI_SUCCESS ? p.metric.metricId : 0;
         if (rc != CUPTI_SUCCESS) {
             if (m == M_INST) {
-                sass_log(GFL_LOG_WARN, "SASS metrics: chip %s of device %u lacks %s (%s); its kernels are not measured",
-                         chip.pChipName, device, metric_names[m], gfl_cupti_error(S.api, rc));
+                refuse("SASS metrics: chip %s of device %u lacks %s (%s)", chip.pChipName, device, metric_names[m],
+                       gfl_cupti_error(S.api, rc));
                 return -1;
             }
             sass_log(GFL_LOG_INFO, "SASS metrics: chip %s lacks %s", chip.pChipName, metric_names[m]);
@@ -213,12 +232,13 @@ static int configure_device(uint32_t device)
                                              .deviceIndex = device};
     rc = S.api->cuptiSassMetricsSetConfig(&set);
     if (rc != CUPTI_SUCCESS) {
-        sass_log(GFL_LOG_WARN,
-                 "SASS metrics: cuptiSassMetricsSetConfig for device %u: %s%s; its kernels are not measured", device,
-                 gfl_cupti_error(S.api, rc),
-                 rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
-                     ? " (profiling needs NVreg_RestrictProfilingToAdminUsers=0 or root)"
-                     : "");
+        refuse("SASS metrics: cuptiSassMetricsSetConfig for device %u: %s%s", device, gfl_cupti_error(S.api, rc),
+               rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
+                   ? " (the driver lets only administrators use the GPU's performance counters: "
+                     "NVreg_RestrictProfilingToAdminUsers=1)"
+               : rc == CUPTI_ERROR_HARDWARE_BUSY || rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                   ? " (another tool holds the performance counters: ncu, or DCGM's profiling module)"
+                   : "");
         return -1;
     }
     d->n_config = (unsigned)n;
@@ -251,22 +271,30 @@ void gfl_sass_metrics_launch_enter(CUcontext ctx)
     context_state c = {.ctx = ctx};
     CUptiResult rc = S.api->cuptiGetDeviceId(ctx, &c.device);
     if (rc != CUPTI_SUCCESS || c.device >= GFL_SASS_MAX_DEVICES) {
-        sass_log(GFL_LOG_WARN,
-                 "SASS metrics: the device of a CUDA context is unknown (%s); its kernels are not measured",
-                 gfl_cupti_error(S.api, rc));
+        refuse("SASS metrics: the device of a CUDA context is unknown (%s)", gfl_cupti_error(S.api, rc));
     } else if (configure_device(c.device) == 0) {
         CUpti_SassMetricsEnable_Params en = {
             .structSize = CUpti_SassMetricsEnable_Params_STRUCT_SIZE, .ctx = ctx, .enableLazyPatching = 1};
         rc = S.api->cuptiSassMetricsEnable(&en);
         c.enabled = rc == CUPTI_SUCCESS;
         if (!c.enabled)
-            sass_log(GFL_LOG_WARN,
-                     "SASS metrics: cuptiSassMetricsEnable on device %u: %s; its kernels are not measured", c.device,
-                     gfl_cupti_error(S.api, rc));
+            refuse("SASS metrics: cuptiSassMetricsEnable on device %u: %s", c.device, gfl_cupti_error(S.api, rc));
     }
     S.contexts[n] = c;
     atomic_store_explicit(&S.n_contexts, n + 1, memory_order_release);
+    /* told outside the lock: the engine choice stops this engine */
+    char why[sizeof S.why] = "";
+    if (S.why[0] && !S.refusal_told) {
+        S.refusal_told = true;
+        memcpy(why, S.why, sizeof why);
+    }
     pthread_mutex_unlock(&S.lock);
+    if (why[0]) {
+        if (S.refused)
+            S.refused(why);
+        else
+            sass_log(GFL_LOG_WARN, "%s; its kernels are not measured", why);
+    }
 }
 
 /* ---- reading a launch's counts ------------------------------------------------- */

@@ -60,8 +60,8 @@
  * enable each context at its first launch. Returns 0, or
  * GPUFL_EUNSUPPORTED with the reason in err (the API missing: a CUPTI
  * older than 12.5), nothing left to undo. */
-int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, char *err, size_t err_len)
-    __attribute__((warn_unused_result));
+int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *host, void (*refused)(const char *why),
+                           char *err, size_t err_len) __attribute__((warn_unused_result));
 
 /* Stops: each context's counts read (the context made current on the
  * calling thread, its work waited for), every enabled context disabled
@@ -74,7 +74,10 @@ void gfl_sass_metrics_stop(bool process_exiting);
 extern _Atomic bool gfl_sass_metrics_on;
 
 /* The outermost launch call's entry on the calling thread: enables the
- * context at its first launch. A context that cannot be enabled is logged
+ * context at its first launch. When a context cannot be measured (the chip
+ * lacks smsp__sass_inst_executed, the counters are refused or held by
+ * another tool), refused(why) is called once, on this thread, without the
+ * engine's lock (start's argument; NULL: logged). A context that cannot be enabled is logged
  * once, with CUPTI's reason, and left unmeasured. */
 void gfl_sass_metrics_launch_enter(CUcontext ctx);
 

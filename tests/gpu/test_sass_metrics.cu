@@ -4,15 +4,16 @@
  *   k_coalesced   thread i reads in[i]: a warp's 32 floats are 4 sectors,
  *                 the ideal; coalescing efficiency near 100 %
  *   k_strided     thread i reads in[32 i]: each thread its own 32-byte
- *                 sector, 32 where 4 would do; efficiency 4/32 = 12.5 %,
- *                 which must be reported below 25 %
+ *                 sector, 32 where 4 would do; efficiency 4/32 = 12.5 % for
+ *                 the load, 22 % with the kernel's coalesced store, which
+ *                 must be reported below 25 %
  *   k_divergent   odd and even lanes take different branches of a loop:
  *                 half the lanes idle in each, so the average active
  *                 threads per executed instruction fall well below 32
  *
  * In-process gpufl_init with engine sass_metrics; after gpufl_shutdown the
- * session is read back with the trace reader and the figures per kernel
- * printed (and compared with ncu by the caller: `--plain` runs the same
+ * session is read back with the trace reader and the figures per kernel,
+ * over its three launches, printed (and compared with ncu by the caller: `--plain` runs the same
  * launches without gpufl, for `ncu --metrics ...`). Exit 1 on a failed
  * check, 77 without a GPU.
  *
@@ -190,6 +191,13 @@ int main(int argc, char **argv)
            f[0].ideal, f[0].sectors);
     EXPECT(f[1].sectors && f[1].ideal * 100 < f[1].sectors * 25, "strided kernel: efficiency %llu/%llu not below 25 %%",
            f[1].ideal, f[1].sectors);
+    /* the sectors follow from the access pattern alone, whatever the
+     * compiler made of it, and are what ncu counted on an H100
+     * (smsp__sass_sectors_mem_global, 2026-11-27): per launch, k_coalesced
+     * 4 load and 4 store sectors a warp (262 144), k_strided 32 load and 4
+     * store sectors a warp (36 864); three launches each */
+    EXPECT(f[0].sectors == 3ull * 262144, "coalesced kernel: %llu sectors, ncu 3 x 262 144", f[0].sectors);
+    EXPECT(f[1].sectors == 3ull * 36864, "strided kernel: %llu sectors, ncu 3 x 36 864", f[1].sectors);
     EXPECT(f[2].inst && f[2].thread_inst * 100 < f[2].inst * 32 * 75,
            "divergent kernel: %llu threads over %llu instructions is not below 75 %% of 32", f[2].thread_inst,
            f[2].inst);

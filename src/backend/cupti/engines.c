@@ -78,7 +78,7 @@ static void sass_refused(const char *why)
 {
     if (atomic_exchange(&E.stepping, true))
         return;
-    gfl_sass_metrics_stop(false);
+    gfl_sass_metrics_stop_here();
     if (E.ran == GPUFL_ENGINE_DEEP)
         step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: %s; recording pc_sampling from here on", why);
     else
@@ -189,7 +189,7 @@ void gfl_engines_resource(CUpti_CallbackId cbid, const void *data)
         if (wants_pcs(E.ran) && gfl_pcs_context_created(r->context, err, sizeof err) != 0 &&
             !atomic_exchange(&E.stepping, true)) {
             gfl_pcs_stop(true);
-            gfl_sass_metrics_stop(false);
+            gfl_sass_metrics_stop_here();
             step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", err);
         }
         break;

@@ -297,7 +297,7 @@ void gfl_sass_metrics_launch_enter(CUcontext ctx)
     }
 }
 
-/* ---- reading a launch's counts ------------------------------------------------- */
+/* ---- reading a context's counts ------------------------------------------------ */
 
 static bool grow(void **p, size_t *cap, size_t want, size_t size)
 {
@@ -314,7 +314,7 @@ static bool grow(void **p, size_t *cap, size_t want, size_t size)
     return true;
 }
 
-/* The function's demangled id. A launch's records come sorted by
+/* The function's demangled id. A read's records come sorted by
  * function, so most cost one compare with the previous record's name (a
  * copy: CUPTI allocates each record's name, and it is freed after use). */
 static uint32_t function_id(const char *name)
@@ -411,8 +411,9 @@ static void free_names(size_t n)
 }
 
 /* Under lock: flushes the context's counts and pushes one event per
- * executed instruction. */
-static void read_counts(const context_state *c)
+ * executed instruction; wait: through push_wait (stop's thread, not the
+ * program's: a large program's instructions outnumber a ring). */
+static void read_counts(const context_state *c, bool wait)
 {
     CUpti_SassMetricsGetDataProperties_Params props = {
         .structSize = CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE, .ctx = c->ctx};
@@ -490,7 +491,7 @@ static void read_counts(const context_state *c)
             }
         }
         o = end;
-        if (v[M_INST] == 0) /* instrumented, not executed by this launch */
+        if (v[M_INST] == 0) /* instrumented, never executed */
             continue;
         gfl_event ev;
         memset(&ev, 0, sizeof ev);
@@ -511,7 +512,7 @@ static void read_counts(const context_state *c)
         p->valid = d->valid;
         if (S.sources)
             source_of(r, p);
-        if (S.host->push(&ev) == 0)
+        if ((wait ? S.host->push_wait(&ev) : S.host->push(&ev)) == 0)
             S.events++;
         else
             S.dropped++;
@@ -542,18 +543,18 @@ static int wait_for(CUcontext ctx, bool make_current)
 
 /* Under lock: reads what the context counted, once (see sass_metrics.h:
  * a flush ends the counting of the functions it reads). */
-static void read_context(context_state *c, bool make_current)
+static void read_context(context_state *c, bool make_current, bool wait)
 {
     if (!c->enabled || c->read)
         return;
     c->read = true;
     if (wait_for(c->ctx, make_current) == 0)
-        read_counts(c);
+        read_counts(c, wait);
 }
 
 /* ---- stop ------------------------------------------------------------------------- */
 
-void gfl_sass_metrics_stop(bool process_exiting)
+static void stop(bool process_exiting, bool wait)
 {
     if (!atomic_exchange_explicit(&gfl_sass_metrics_on, false, memory_order_acq_rel))
         return;
@@ -563,7 +564,7 @@ void gfl_sass_metrics_stop(bool process_exiting)
     /* read at exit too: the counts exist nowhere else. A context the
      * runtime already tore down was read as it was being destroyed. */
     for (uint32_t i = 0; i < n; i++)
-        read_context(&S.contexts[i], true);
+        read_context(&S.contexts[i], true, wait);
     if (!process_exiting) {
         for (uint32_t i = 0; i < n; i++) {
             if (!S.contexts[i].enabled)
@@ -586,7 +587,8 @@ void gfl_sass_metrics_stop(bool process_exiting)
              lost ? "; counts left unread at stop were discarded" : "");
     if (S.dropped)
         sass_log(GFL_LOG_WARN,
-                 "SASS metrics: %llu instruction records were dropped (the launching thread's ring was full)",
+                 "SASS metrics: %llu instruction records were dropped (read as a context was destroyed, on the "
+                 "program's thread, whose ring was full)",
                  (unsigned long long)S.dropped);
     atomic_store_explicit(&S.n_contexts, 0, memory_order_relaxed);
     memset(S.devices, 0, sizeof S.devices);
@@ -606,6 +608,10 @@ void gfl_sass_metrics_stop(bool process_exiting)
     pthread_mutex_unlock(&S.lock);
 }
 
+void gfl_sass_metrics_stop(bool process_exiting) { stop(process_exiting, true); }
+
+void gfl_sass_metrics_stop_here(void) { stop(false, false); }
+
 void gfl_sass_metrics_context_destroying(CUcontext ctx)
 {
     if (!atomic_load_explicit(&gfl_sass_metrics_on, memory_order_acquire))
@@ -615,7 +621,7 @@ void gfl_sass_metrics_context_destroying(CUcontext ctx)
         return;
     pthread_mutex_lock(&S.lock);
     context_state *c = &S.contexts[found - S.contexts];
-    read_context(c, true);
-    c->enabled = false; /* CUPTI lets go of it with the context */
+    read_context(c, true, false); /* the program's thread: no waiting on a ring */
+    c->enabled = false;           /* CUPTI lets go of it with the context */
     pthread_mutex_unlock(&S.lock);
 }

@@ -70,6 +70,10 @@ int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *ho
  * to call when not started. */
 void gfl_sass_metrics_stop(bool process_exiting);
 
+/* As stop, from a thread of the program (a launch callback that steps the
+ * session down): what is read is pushed without waiting for room. */
+void gfl_sass_metrics_stop_here(void);
+
 /* Nonzero while started: the launch hooks below do nothing otherwise. */
 extern _Atomic bool gfl_sass_metrics_on;
 

@@ -434,8 +434,39 @@ static const sfield s_stalls[] = {{"status", S_STR, 0},
                                   {"no_line", S_INT, 0},
                                   {0, 0, 0}};
 
+#define SASS_COUNTS                                                                                                    \
+    {"inst_executed", S_INT, 0}, {"thread_inst_executed", S_INT, 0}, {"sectors", S_INT, 0},                            \
+        {"sectors_ideal", S_INT, 0}, {"branch_targets", S_INT, 0}, {"divergent_targets", S_INT, 0},                    \
+        {"valid", S_INT, 0}, {"coalescing", S_NUM_NULL, 0},                                                            \
+    {                                                                                                                  \
+        "active", S_NUM_NULL, 0                                                                                        \
+    }
+static const sfield s_sass_kernel[] = {{"name", S_STR, 0}, {"launches", S_INT, 0}, SASS_COUNTS, {0, 0, 0}};
+static const sfield s_sass_line[] = {{"function", S_STR, 0},
+                                     {"file", S_STR_NULL, 0},
+                                     {"line", S_INT_NULL, 0},
+                                     {"pc", S_INT_NULL, 0},
+                                     SASS_COUNTS,
+                                     {0, 0, 0}};
+static const sfield s_sass_finding[] = {{"kind", S_STR, 0},
+                                        {"function", S_STR, 0},
+                                        {"file", S_STR_NULL, 0},
+                                        {"line", S_INT_NULL, 0},
+                                        {"pc", S_INT_NULL, 0},
+                                        {"cost", S_INT, 0},
+                                        {"coalescing", S_NUM_NULL, 0},
+                                        {"active", S_NUM_NULL, 0},
+                                        {0, 0, 0}};
+static const sfield s_sass[] = {{"status", S_STR, 0},
+                                {"engine", S_STR_NULL, 0},
+                                {"rows", S_INT, 0},
+                                {"kernels", S_ARR_OBJ, s_sass_kernel},
+                                {"lines", S_ARR_OBJ, s_sass_line},
+                                {"findings", S_ARR_OBJ, s_sass_finding},
+                                {0, 0, 0}};
+
 static const sfield s_counters[] = {
-    {"stalls", S_OBJ, s_stalls}, {"sass", S_OBJ, s_section}, {"hw", S_OBJ, s_section}, {0, 0, 0}};
+    {"stalls", S_OBJ, s_stalls}, {"sass", S_OBJ, s_sass}, {"hw", S_OBJ, s_section}, {0, 0, 0}};
 
 static const sfield s_trigger[] = {{"ts_ns", S_INT, 0},
                                    {"tid", S_INT, 0},

@@ -171,6 +171,7 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
         break;
     case GFL_EV_PM_SAMPLE: TAIL(u.pm_sample.metric); break;
     case GFL_EV_RANGE_METRIC: TAIL(u.range_metric.range); break;
+    case GFL_EV_SASS_METRIC: TAIL(u.sass.valid); break;
     case GFL_EV_STACK:
     case GFL_EV_CRASH_STACK:
         gaps[(*n)++] = (range)RANGE_OF(u.stack.reserved);
@@ -191,6 +192,8 @@ static void test_layouts_cover_events(void **state)
         if (!strcmp(gpufl__event_type_name((uint8_t)t), "unknown"))
             continue; /* a number kept for another branch's type: no name, no layout */
         const gpufl__gflt_layout *l = gpufl__gflt_layout_of((uint8_t)t);
+        if (!l && !strcmp(gpufl__event_type_name((uint8_t)t), "unknown"))
+            continue; /* a number held for another branch's type (core/event.h) */
         if (!l)
             fail_msg("event type %u (%s) has no .gflt layout", t, gpufl__event_type_name((uint8_t)t));
         assert_true(l->nfields <= GFLT_MAX_FIELDS);
@@ -356,7 +359,7 @@ static void test_every_type(void **state)
         gfl_event ev[2];
         tu_random_event(&rng, (uint8_t)t, 0.0, names, 6, &ev[0]);
         tu_random_event(&rng, (uint8_t)t, 1.0, names, 6, &ev[1]);
-        const gpufl__gflt_layout *l = gpufl__gflt_layout_of((uint8_t)t);
+        const gpufl__gflt_layout *l = gpufl__gflt_layout_of(ev[0].h.type); /* the stand-in's, for a held number */
         for (unsigned k = 0; k < l->nfields; k++)
             if (l->fields[k].codec != GFLT_STR)
                 memset((uint8_t *)&ev[0] + l->fields[k].off, 0xff, l->fields[k].size);

@@ -230,21 +230,6 @@ static void trace_engine_does_not_sample(void **state)
     gpufl_trace_close(finish());
 }
 
-static void deep_records_as_pc_sampling_and_says_why(void **state)
-{
-    (void)state;
-    start("pcs_deep", GPUFL_ENGINE_DEEP, 0);
-    fake.create_context(5, 0);
-    fake_cupti_pcs_state st;
-    assert_true(fake.pc_sampling_state(5, &st));
-    assert_true(st.enabled);
-    gpufl_trace *t = finish();
-    const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "pc_sampling");
-    assert_non_null(strstr(str(t, info->engine_reason), "SASS metrics"));
-    gpufl_trace_close(t);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,7 +238,6 @@ int main(void)
         cmocka_unit_test(full_buffer_restarts_with_a_longer_period),
         cmocka_unit_test(refusal_steps_down_to_trace_and_says_why),
         cmocka_unit_test(trace_engine_does_not_sample),
-        cmocka_unit_test(deep_records_as_pc_sampling_and_says_why),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

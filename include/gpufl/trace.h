@@ -324,6 +324,34 @@ typedef struct gpufl_trace_pm_samples {
     const uint32_t *metric; /* string id: the CUPTI metric name */
     const double *value;
 } gpufl_trace_pm_samples;
+/* SASS metrics (engine sass_metrics or deep; docs/FORMAT.md,
+ * `sass_metric`): one row per instruction a kernel launch executed, in the
+ * order they were recorded (a launch's rows together). The launch is the
+ * kernel row of the same correlation id; caller_row gives its thread and
+ * scope. A count is meaningful only where its bit is set in `valid`
+ * (1 inst_executed, 2 thread_inst_executed, 4 sectors and sectors_ideal,
+ * 8 branch_targets and divergent_targets). */
+typedef struct gpufl_trace_sass_metrics {
+    size_t n;
+    const uint64_t *ts_ns; /* when the launch's counts were read */
+    const uint16_t *device;
+    const uint32_t *correlation;
+    const uint32_t *function; /* string id, demangled as kernel names */
+    const uint32_t *function_index;
+    const uint32_t *cubin_crc;
+    const uint32_t *pc_offset; /* bytes into the function */
+    const uint16_t *valid;
+    const uint64_t *inst_executed;        /* warp-level executions */
+    const uint64_t *thread_inst_executed; /* active threads summed over them */
+    const uint64_t *sectors;              /* 32-byte global memory sectors */
+    const uint64_t *sectors_ideal;        /* sectors a fully coalesced access would touch */
+    const uint64_t *branch_targets;
+    const uint64_t *divergent_targets;
+    const uint32_t *file;       /* string id, 0 = unknown */
+    const uint32_t *line;       /* 0 = unknown */
+    const uint32_t *caller_row; /* row of `callers` */
+    const gpufl_trace_callers *callers;
+} gpufl_trace_sass_metrics;
 
 /* The range profiler (engine range_profiler): hardware counters of the GPU
  * work inside one range, one row per range and metric, in time order
@@ -499,6 +527,7 @@ GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_tra
 GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -542,6 +571,7 @@ enum {
     GPUFL_TRACE_TABLE_PC_SAMPLES,
     GPUFL_TRACE_TABLE_PM_SAMPLES,
     GPUFL_TRACE_TABLE_RANGE_METRICS,
+    GPUFL_TRACE_TABLE_SASS_METRICS,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

@@ -529,10 +529,49 @@ PC_SAMPLE_COLUMNS = [("ts_ns", np.int64), ("since_ns", np.int64), ("device", np.
                      ("stall_reason", pd.CategoricalDtype([])), ("samples", np.uint32)]
 
 
+SASS_COLUMNS = [("ts_ns", np.int64), ("device", np.uint16), ("kernel", pd.CategoricalDtype([])),
+                ("pc_offset", np.uint32), ("file", pd.CategoricalDtype([])), ("line", np.uint32),
+                ("inst_executed", pd.UInt64Dtype()), ("thread_inst_executed", pd.UInt64Dtype()),
+                ("sectors", pd.UInt64Dtype()), ("sectors_ideal", pd.UInt64Dtype()),
+                ("branch_targets", pd.UInt64Dtype()), ("divergent_targets", pd.UInt64Dtype())]
+SASS_COUNTS = (("inst_executed", 1), ("thread_inst_executed", 2), ("sectors", 4), ("sectors_ideal", 4),
+               ("branch_targets", 8), ("divergent_targets", 8))  # count, its bit in `valid`
+
+
+def sass_metrics(trace):
+    """SASS metrics (docs/FORMAT.md, sass_metric): one row per instruction
+    and context, its counts over every launch of its kernel; <NA> where the
+    chip did not measure a count (its `valid` bit clear)."""
+    try:
+        q = trace.table("sass_metrics")
+    except KeyError:  # a libgpufl older than SASS metrics
+        return empty(SASS_COLUMNS)
+    cols = {"ts_ns": q.ts_ns.view(np.int64), "device": q.device, "kernel": _texts(trace, q.function),
+            "pc_offset": q.pc_offset, "file": _texts(trace, q.file), "line": q.line}
+    for name, bit in SASS_COUNTS:
+        cols[name] = pd.arrays.IntegerArray(getattr(q, name).astype(np.uint64), (q.valid & bit) == 0) \
+            if q.n else pd.array([], dtype="UInt64")
+    return frame(cols)
+
+
 def perf(trace):
-    """SASS and range-profiler metrics: no engine of this build records
-    them, so the frame is empty with its columns typed."""
-    return empty(PERF_COLUMNS)
+    """SASS and range-profiler metrics in long form: the SASS counts summed
+    per kernel (source "sass_metrics", correlation 0: they are of all its
+    launches); the range profiler's metrics are not in this frame yet (C:
+    gpufl_trace_get_range_metrics; the reports)."""
+    s = sass_metrics(trace)
+    if s.empty:
+        return empty(PERF_COLUMNS)
+    names = [n for n, _ in SASS_COUNTS]
+    g = s.groupby(["device", "kernel"], observed=True).agg(
+        {"ts_ns": "max", **{n: "sum" for n in names}}).reset_index()
+    long = g.melt(id_vars=["ts_ns", "device", "kernel"], value_vars=names, var_name="metric", value_name="value")
+    cols = {"ts_ns": long["ts_ns"].to_numpy(np.int64), "device": long["device"].to_numpy(np.uint16),
+            "kernel": long["kernel"].astype(str).astype("category"),
+            "correlation": np.zeros(len(long), np.uint32),
+            "source": pd.Categorical(["sass_metrics"] * len(long), categories=["sass_metrics", "range_profiler"]),
+            "metric": long["metric"].astype("category"), "value": long["value"].to_numpy(np.float64)}
+    return frame(cols)
 
 
 def pc_samples(trace):

@@ -151,6 +151,15 @@ class PcSamples(ctypes.Structure):
                 ("line", _P(_u32)), ("reason", _P(_u32)), ("samples", _P(_u32))]
 
 
+class SassMetrics(ctypes.Structure):
+    _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("device", _P(_u16)), ("correlation", _P(_u32)),
+                ("function", _P(_u32)), ("function_index", _P(_u32)), ("cubin_crc", _P(_u32)),
+                ("pc_offset", _P(_u32)), ("valid", _P(_u16)), ("inst_executed", _P(_u64)),
+                ("thread_inst_executed", _P(_u64)), ("sectors", _P(_u64)), ("sectors_ideal", _P(_u64)),
+                ("branch_targets", _P(_u64)), ("divergent_targets", _P(_u64)), ("file", _P(_u32)),
+                ("line", _P(_u32)), ("caller_row", _P(_u32))]
+
+
 class Triggers(ctypes.Structure):
     _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("tid", _P(_u32)), ("kind", _P(_u32)), ("detail", _P(_u32)),
                 ("dump", _P(_u32)), ("outcome", _P(_u8))]
@@ -244,6 +253,7 @@ _getters = {
     "allocator": ("gpufl_trace_get_allocator", Allocator),
     "pm_samples": ("gpufl_trace_get_pm_samples", PmSamples),
     "pc_samples": ("gpufl_trace_get_pc_samples", PcSamples),
+    "sass_metrics": ("gpufl_trace_get_sass_metrics", SassMetrics),
 }
 # a table this libgpufl cannot read yet (an older build) is left out: table() says so
 _getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items() if hasattr(_lib.lib, f)}
@@ -498,7 +508,7 @@ class Trace:
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
         memory, device_samples, host_samples, launch_configs, streams, callers,
-        triggers, trace_windows, allocator, pm_samples, pc_samples. KeyError for a table the loaded
+        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics. KeyError for a table the loaded
         libgpufl cannot read (an older build)."""
         t = self._tables.get(name)
         if t is None:

@@ -46,8 +46,8 @@ _NAME_TIME = re.compile(r"-(\d{8})-(\d{6})-\d+-[0-9a-fA-F]+$")
 # Which engine records what no engine of this build records yet.
 _PC_SAMPLING_NOTE = ("PC samples (warp stall reasons by instruction) are recorded by the pc_sampling "
                      "and deep engines")
-_PERF_NOTE = ("SASS metrics are recorded by the sass_metrics engine and range-profiler metrics by the "
-              "range_profiler engine; neither is available in this build/session")
+_PERF_NOTE = ("SASS metrics are recorded by the sass_metrics and deep engines, range-profiler metrics by "
+              "the range_profiler engine (read from C and in the reports, not in this frame yet)")
 
 
 # ---- finding the session ---------------------------------------------------------
@@ -360,8 +360,13 @@ class GpuFlightSession:
         return self._frame("host_metrics", lambda: _frames.host_metrics(self.trace))
 
     @property
+    def sass_metrics(self):
+        """SASS metrics per instruction (engines sass_metrics and deep)."""
+        return self._frame("sass_metrics", lambda: _frames.sass_metrics(self.trace))
+
+    @property
     def perf(self):
-        """SASS / range-profiler metrics: empty (see inspect_perf_metrics)."""
+        """SASS (and, once built, range-profiler) metrics per kernel, long form."""
         return self._frame("perf", lambda: _frames.perf(self.trace))
 
     def frame(self, name, columns=None):
@@ -659,11 +664,25 @@ class GpuFlightSession:
         return samples
 
     def inspect_perf_metrics(self):
-        """SASS and range-profiler metrics. No engine of this build records
-        them: prints which engines would and returns the empty, typed
-        ``perf`` DataFrame."""
-        print("Performance metrics: none in this session. %s; %s." % (_PERF_NOTE, self._recorded_by()))
-        return self.perf
+        """SASS metrics per kernel (coalescing: global sectors needed of
+        those touched; active lanes of 32), or which engine would record
+        them. Returns the ``perf`` DataFrame."""
+        perf = self.perf
+        if perf.empty:
+            print("Performance metrics: none in this session. %s; %s." % (_PERF_NOTE, self._recorded_by()))
+            return perf
+        wide = perf.pivot_table(index="kernel", columns="metric", values="value", aggfunc="sum", observed=True)
+        wide = wide.sort_values("inst_executed", ascending=False)
+        lines = ["SASS metrics (%d kernels, counts of all their launches):" % len(wide)]
+        for k, r in wide.head(10).iterrows():
+            coal = r.get("sectors_ideal", np.nan) / r["sectors"] if r.get("sectors", 0) else np.nan
+            active = r.get("thread_inst_executed", np.nan) / (32 * r["inst_executed"]) if r["inst_executed"] else np.nan
+            lines.append("  %s  %s warp inst  coalescing %s  active lanes %s" % (
+                str(k)[:60], _text.count(int(r["inst_executed"])),
+                "n/a" if np.isnan(coal) else "%.1f %%" % (100 * min(coal, 1.0)),
+                "n/a" if np.isnan(active) else "%.1f %%" % (100 * active)))
+        print("\n".join(lines))
+        return perf
 
 
 # ---- helpers ------------------------------------------------------------------------

@@ -167,6 +167,31 @@ def test_sample_inspect(sample, capsys):
     assert perf.empty and "sass_metrics" in out and "range_profiler" in out
 
 
+
+def test_sass_metrics_as_a_frame_and_per_kernel(tmp_path, capsys):
+    """SASS metric rows come out one per instruction, a count the chip did
+    not measure as <NA>; perf sums them per kernel and
+    inspect_perf_metrics prints coalescing and active lanes."""
+    t = hm.T0 + 1_000_000
+    valid = 1 | 2 | 4  # no branch counts
+    device = [hm.kernel(t, 300_000_000, name="k_strided(float*)", mangled="_Z9k_stridedPf")]
+    for pc, inst, threads, sectors, ideal in ((0x10, 100, 3200, 3200, 400), (0x20, 100, 1600, 0, 0)):
+        device.append({"type": "sass_metric", "ts_ns": t + 400_000_000, "device": 0, "corr": 0,
+                       "function": "k_strided(float*)", "cubin_crc": 7, "pc_offset": pc, "valid": valid,
+                       "inst_executed": inst, "thread_inst_executed": threads, "sectors": sectors,
+                       "sectors_ideal": ideal, "file": "k.cu", "line": 3})
+    with GpuFlightSession(hm.write_session(str(tmp_path / "sass"), device=device, end_ns=t + 1_000_000_000)) as s:
+        rows = s.sass_metrics
+        assert len(rows) == 2 and set(rows["kernel"]) == {"k_strided(float*)"}
+        assert int(rows["sectors"].sum()) == 3200 and rows["branch_targets"].isna().all()
+        assert rows.iloc[0]["line"] == 3 and rows.iloc[0]["file"] == "k.cu"
+        perf = s.inspect_perf_metrics()
+        out = capsys.readouterr().out
+        sums = perf.set_index("metric")["value"]
+        assert sums["inst_executed"] == 200 and sums["sectors_ideal"] == 400
+        assert "coalescing 12.5 %" in out and "active lanes 75.0 %" in out
+
+
 # ---- finding sessions --------------------------------------------------------------
 
 

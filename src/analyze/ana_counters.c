@@ -21,6 +21,10 @@ int gpufl__analyze_counters(const gpufl_trace *t, gpufl__ana_counters *out)
         return GPUFL_EINVAL;
     out->stalls = empty("pc_sampling");
     out->sass = empty("sass_metrics");
+    const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
+    out->sass.rows = s ? s->n : 0; /* analyzed in ana_sass.c */
+    if (out->sass.rows)
+        out->sass.status = GPUFL__ANA_SECTION_ROWS;
     out->hw = empty("range_profiler");
     const gpufl_trace_range_metrics *rm = gpufl_trace_get_range_metrics(t);
     if (rm && rm->n) {

@@ -722,6 +722,8 @@ int gpufl__diff_reports(const gpufl_trace *bt, const gpufl__ana_report *b, const
         rc = gpufl__diff_counters(out, bt, b, ct, c);
     if (rc == 0)
         rc = gpufl__diff_pm(out, bt, ct);
+    if (rc == 0)
+        rc = gpufl__diff_sass(out, bt, b, ct, c);
     if (rc != 0) {
         gpufl__diff_free(out);
         return rc;
@@ -740,6 +742,7 @@ void gpufl__diff_free(gpufl__diff *d)
     free(d->stalls);
     free(d->counters);
     free(d->pm);
+    free(d->sass);
     free(d->kernels);
     free(d->devices);
     memset(d, 0, sizeof *d);

@@ -209,6 +209,16 @@ typedef struct gpufl__diff_pm_metric {
     double base_max, cand_max;
     uint64_t base_samples, cand_samples;
 } gpufl__diff_pm_metric;
+/* SASS metrics of the two sessions, informational (never a verdict): a
+ * kernel both measured whose coalescing or active lanes (analysis.h, the
+ * SASS metrics) moved by GPUFL__DIFF_SASS_MOVE_PCT points or more. */
+#define GPUFL__DIFF_SASS_MOVE_PCT 10.0
+
+typedef struct gpufl__diff_sass {
+    const char *kernel;        /* demangled name: text of a trace */
+    const char *metric;        /* "coalescing" or "active_lanes" */
+    double base_pct, cand_pct; /* 0..100 */
+} gpufl__diff_sass_row;
 
 typedef struct gpufl__diff {
     gpufl__diff_options options; /* as used (defaults filled in) */
@@ -241,6 +251,10 @@ typedef struct gpufl__diff {
     bool pm_compared;
     uint32_t npm, pm_moved;
     gpufl__diff_pm_metric *pm; /* by device, then metric name */
+    /* SASS metrics, when both sessions have them (sass_compared). */
+    bool sass_compared;
+    uint32_t nsass;
+    gpufl__diff_sass_row *sass; /* by kernel, then metric */
 } gpufl__diff;
 
 /*
@@ -269,6 +283,10 @@ int gpufl__diff_counters(gpufl__diff *out, const gpufl_trace *bt, const gpufl__a
 /* The PM rows of out from the two traces' PM samples (ana_diff_pm.c).
  * 0 or GPUFL_ENOMEM. */
 int gpufl__diff_pm(gpufl__diff *out, const gpufl_trace *bt, const gpufl_trace *ct) __attribute__((warn_unused_result));
+/* The SASS rows of out from the two reports' SASS metrics (ana_diff_sass.c).
+ * 0 or GPUFL_ENOMEM. */
+int gpufl__diff_sass(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
+                     const gpufl__ana_report *c) __attribute__((warn_unused_result));
 
 /* The words of the enums above, for renderers: "both", "new", "gone";
  * "same", "regressed", "improved"; "steady", "slower", "faster". */

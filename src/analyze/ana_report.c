@@ -86,6 +86,8 @@ static void *run_rest(void *arg)
     if (rc == 0)
         rc = gpufl__analyze_flight(j->t, &r->flight);
     if (rc == 0)
+        rc = gpufl__analyze_sass(j->t, &r->sass);
+    if (rc == 0)
         rc = gpufl__analyze_memory_views(j->t, NULL, r);
     j->rc = rc;
     return NULL;
@@ -125,6 +127,7 @@ void gpufl__ana_report_free(gpufl__ana_report *r)
     gpufl__ana_launches_free(&r->launches);
     gpufl__ana_memory_free(&r->memory);
     gpufl__ana_counters_free(&r->counters);
+    gpufl__ana_sass_free(&r->sass);
     gpufl__ana_ops_free(&r->ops);
     gpufl__ana_mem_layers_free(&r->mem_layers);
     gpufl__ana_mem_peaks_free(&r->mem_peaks);

@@ -669,6 +669,69 @@ int gpufl__ana_pm_unit(const char *metric);
 const char *gpufl__ana_pm_unit_name(int unit);
 void gpufl__ana_counters_free(gpufl__ana_counters *c);
 
+/* ---- SASS metrics --------------------------------------------------------------- */
+
+/*
+ * The SASS metrics engine's counts (gpufl_trace_sass_metrics), summed per
+ * kernel (function name) and per source line of a kernel, with findings.
+ *
+ *   coalescing  sectors_ideal / sectors of global memory instructions: 1
+ *               when each warp's accesses touch no more 32-byte sectors
+ *               than their bytes need; 0.125 when each thread of a warp
+ *               reading 4 bytes touches a sector of its own
+ *   active      thread_inst / (inst * 32): the average share of a warp's
+ *               32 lanes active per executed instruction; below 1 where
+ *               branches diverged (or warps were partial)
+ *
+ * A row whose instructions had no source line (compiled without
+ * -lineinfo, source collection off) is kept per pc instead: line 0, pc
+ * set. Findings (thresholds in docs/REPORT.md, GPUFL__ANA_SASS_*):
+ *   uncoalesced  a line with coalescing below 50 % that moved at least
+ *                GPUFL__ANA_SASS_MIN_SECTORS sectors and 1 % of its
+ *                kernel's; ordered by excess sectors (sectors - ideal)
+ *   divergent    a line with active below 75 % that executed at least
+ *                GPUFL__ANA_SASS_MIN_INST warp instructions and 1 % of its
+ *                kernel's; ordered by idle lanes (inst * 32 - thread_inst)
+ */
+#define GPUFL__ANA_SASS_COALESCING_BELOW 0.50
+#define GPUFL__ANA_SASS_ACTIVE_BELOW 0.75
+#define GPUFL__ANA_SASS_MIN_SECTORS 1024
+#define GPUFL__ANA_SASS_MIN_INST 1024
+
+enum { GPUFL__ANA_SASS_UNCOALESCED = 1, GPUFL__ANA_SASS_DIVERGENT = 2 };
+
+typedef struct gpufl__ana_sass_row {
+    uint32_t name;              /* the kernel's name */
+    uint32_t file, line;        /* line rows: the source line (0: unknown, see pc) */
+    uint32_t pc;                /* line rows without a line: the instruction's pc; else UINT32_MAX */
+    uint32_t kernel;            /* line rows: index of their kernel row */
+    uint64_t launches;          /* kernel rows: the session's launches of it (kernel events); the counts are of all */
+    uint64_t inst, thread_inst; /* warp-level and thread-level executions */
+    uint64_t sectors, sectors_ideal, branch_targets, divergent_targets;
+    uint16_t valid;    /* GFL_SASS_V_* bits all its rows had (docs/FORMAT.md) */
+    double coalescing; /* 0..1, -1 unknown (no sectors or not measured) */
+    double active;     /* 0..1, -1 unknown */
+} gpufl__ana_sass_row;
+
+typedef struct gpufl__ana_sass_finding {
+    uint8_t kind;  /* GPUFL__ANA_SASS_* */
+    uint32_t line; /* index into lines */
+    uint64_t cost; /* excess sectors, or idle lanes */
+} gpufl__ana_sass_finding;
+
+typedef struct gpufl__ana_sass {
+    uint64_t rows;      /* sass_metric rows read */
+    uint32_t n_kernels; /* by instructions executed, descending */
+    gpufl__ana_sass_row *kernels;
+    uint32_t n_lines; /* by instructions executed, descending */
+    gpufl__ana_sass_row *lines;
+    uint32_t n_findings; /* uncoalesced first, then divergent, each by cost */
+    gpufl__ana_sass_finding *findings;
+} gpufl__ana_sass;
+
+int gpufl__analyze_sass(const gpufl_trace *t, gpufl__ana_sass *out) __attribute__((warn_unused_result));
+void gpufl__ana_sass_free(gpufl__ana_sass *s);
+
 /* ---- PyTorch ops ------------------------------------------------------------ */
 
 /*
@@ -1135,6 +1198,7 @@ typedef struct gpufl__ana_report {
     gpufl__ana_mem_layers mem_layers;
     gpufl__ana_mem_peaks mem_peaks;
     gpufl__ana_leaks leaks;
+    gpufl__ana_sass sass;
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */

@@ -47,7 +47,7 @@ typedef enum gfl_event_type {
     GFL_EV_TRACE_WINDOW = 25, /* device tracing ran for a window (opened, then closed) */
     GFL_EV_ALLOCATOR = 26,    /* the state of a framework's caching allocator (PyTorch) */
     GFL_EV_PC_SAMPLE = 27,    /* warp samples at one instruction, by stall reason (PC sampling) */
-    /* 28: SASS metrics (another branch) */
+    GFL_EV_SASS_METRIC = 28,  /* one SASS instruction's counts over one kernel launch (SASS metrics engine) */
     GFL_EV_RANGE_METRIC = 29, /* one metric of one range profiler range (backend/cupti/range_profiler.h) */
     GFL_EV_PM_SAMPLE = 30,    /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
     GFL_EV_TYPE_COUNT = 31
@@ -506,6 +506,35 @@ typedef struct gfl_pm_sample_payload {
     uint64_t value_x10000; /* the metric's value x 10000, rounded */
     uint32_t metric;       /* string id: the CUPTI metric name */
 } gfl_pm_sample_payload;
+/* One SASS instruction's counts over one launch (CUPTI's SASS metrics
+ * API, backend/cupti/sass_metrics.c), for the instructions the launch
+ * executed. A count is meaningful only where its GFL_SASS_V_* bit is set
+ * in `valid` (the chip lists the metric); h.ts is when the launch's counts
+ * were read, h.tid the launching thread. The kernel event of the same
+ * correlation id is the launch. */
+#define GFL_SASS_V_INST 0x01        /* inst_executed */
+#define GFL_SASS_V_THREAD_INST 0x02 /* thread_inst_executed */
+#define GFL_SASS_V_SECTORS 0x04     /* sectors, sectors_ideal */
+#define GFL_SASS_V_BRANCH 0x08      /* branch_targets, divergent_targets */
+
+typedef struct gfl_sass_metric_payload {
+    uint64_t scope_id;             /* innermost scope of the launching thread */
+    uint64_t inst_executed;        /* warp-level executions (smsp__sass_inst_executed) */
+    uint64_t thread_inst_executed; /* active threads summed over them (smsp__sass_thread_inst_executed) */
+    uint64_t sectors;              /* 32-byte global memory sectors accessed (smsp__sass_sectors_mem_global) */
+    uint64_t sectors_ideal;        /* sectors a fully coalesced access would touch (..._ideal) */
+    uint64_t branch_targets;       /* branch targets taken (smsp__sass_branch_targets) */
+    uint64_t divergent_targets;    /* of them, by a warp whose threads went apart (..._threads_divergent) */
+    uint32_t function;             /* string id: the function's name, demangled as kernel names are */
+    uint32_t file;                 /* string id of the source file, 0 = unknown */
+    uint32_t line;                 /* source line, 0 = unknown */
+    uint32_t pc_offset;            /* of the instruction in its function, bytes */
+    uint32_t cubin_crc;            /* the module (cuptiGetCubinCrc) */
+    uint32_t correlation;          /* the launch's: its kernel event has the same */
+    uint32_t function_index;       /* the function's symbol index in the module */
+    uint16_t valid;                /* GFL_SASS_V_* */
+    uint16_t reserved;
+} gfl_sass_metric_payload;
 
 /* One metric's value over one range of the range profiler: the GPU work
  * that a gpufl scope (innermost, on the profiled thread) or an NVTX range
@@ -559,6 +588,7 @@ typedef struct gfl_event {
         gfl_pc_sample_payload pc;
         gfl_pm_sample_payload pm_sample;
         gfl_range_metric_payload range_metric;
+        gfl_sass_metric_payload sass;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
@@ -571,6 +601,7 @@ _Static_assert(sizeof(gfl_kernel_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_h
                "the kernel payload, the largest, fits");
 _Static_assert(sizeof(gfl_stack_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a stack piece fits");
 _Static_assert(sizeof(gfl_pc_sample_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a PC sample fits");
+_Static_assert(sizeof(gfl_sass_metric_payload) <= GFL_EVENT_SIZE - sizeof(gfl_event_header), "a SASS metric fits");
 
 /* The channel each type is written to. */
 static inline gfl_channel gpufl__event_channel(uint8_t type)

@@ -59,10 +59,11 @@
       0,                                                                                          \
       "What to record: `monitor` (NVML, host metrics, scopes; never loads CUPTI), `trace` "       \
       "(kernels, copies, syncs, allocations, NVTX), `pc_sampling` (trace, and warp stall "        \
-      "reasons by instruction and source line), `sass_metrics` (not implemented yet, recorded "  \
-      "as `trace`), `range_profiler` (trace, and hardware counters per scope: "                  \
-      "`range_profiler_metrics`), `deep` (pc_sampling and SASS metrics; "                        \
-      "recorded as `pc_sampling` until SASS metrics are built).")                                 \
+      "reasons by instruction and source line), `sass_metrics` (trace, and per-instruction "      \
+      "counts: coalescing, active lanes; kernels instrumented and traced one at a time), "        \
+      "`range_profiler` (trace, and hardware counters per scope: `range_profiler_metrics`), "     \
+      "`deep` (pc_sampling and SASS metrics; started after the program's first CUDA context: "    \
+      "`pc_sampling`).")                                                                          \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
       "JSON file whose keys are these option names; applied over the defaults and under the "    \
       "environment.")                                                                             \

@@ -33,6 +33,7 @@ static const uint8_t payload_size[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_ALLOCATOR] = sizeof(gfl_allocator_payload),
     [GFL_EV_PC_SAMPLE] = sizeof(gfl_pc_sample_payload),
     [GFL_EV_RANGE_METRIC] = sizeof(gfl_range_metric_payload),
+    [GFL_EV_SASS_METRIC] = sizeof(gfl_sass_metric_payload),
     [GFL_EV_PM_SAMPLE] = sizeof(gfl_pm_sample_payload),
 };
 _Static_assert(GFL_EV_TYPE_COUNT == 31, "a new event type needs its payload size in the table above");

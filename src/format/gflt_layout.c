@@ -334,6 +334,27 @@ static const gpufl__gflt_field pm_sample_fields[] = {
     F(u.pm_sample.metric, GFLT_STR),
     F(u.pm_sample.value_x10000, GFLT_VAR),
 };
+/* A launch's instructions come together, in pc order: the correlation,
+ * crc and function repeat (deltas of 0), the pc grows by 16. */
+static const gpufl__gflt_field sass_metric_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    F(u.sass.correlation, GFLT_DELTA),
+    F(u.sass.cubin_crc, GFLT_DELTA),
+    F(u.sass.function, GFLT_STR),
+    F(u.sass.function_index, GFLT_VAR),
+    F(u.sass.pc_offset, GFLT_DELTA),
+    F(u.sass.valid, GFLT_VAR),
+    F(u.sass.inst_executed, GFLT_VAR),
+    F(u.sass.thread_inst_executed, GFLT_VAR),
+    OPT(u.sass.sectors, GFLT_VAR),
+    OPT(u.sass.sectors_ideal, GFLT_VAR),
+    OPT(u.sass.branch_targets, GFLT_VAR),
+    OPT(u.sass.divergent_targets, GFLT_VAR),
+    OPT(u.sass.file, GFLT_STR),
+    OPT(u.sass.line, GFLT_VAR),
+    OPT(u.sass.scope_id, GFLT_DELTA),
+};
 
 static const gpufl__gflt_field range_metric_fields[] = {
     HEADER,
@@ -396,6 +417,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_PC_SAMPLE] = LAYOUT(pc_sample_fields),
     [GFL_EV_RANGE_METRIC] = LAYOUT(range_metric_fields),
     [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
+    [GFL_EV_SASS_METRIC] = LAYOUT(sass_metric_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

@@ -403,6 +403,28 @@
     X(device, h.device, U, 0, ALWAYS)                                                              \
     X(metric, u.pm_sample.metric, STR, 0, ALWAYS)                                                  \
     X(value, u.pm_sample.value_x10000, FIX4, 0, ALWAYS)
+/* One SASS instruction's counts over one launch; a count the chip does
+ * not offer (its `valid` bit clear) is left out, like a zero. */
+// clang-format off
+#define GFL_NDJSON_SASS_METRIC(X)                                                                  \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(tid, h.tid, U, 0, NONZERO)                                                                   \
+    X(corr, u.sass.correlation, U, 0, ALWAYS)                                                      \
+    X(function, u.sass.function, STR, 0, ALWAYS)                                                   \
+    X(function_index, u.sass.function_index, U, 0, NONZERO)                                        \
+    X(cubin_crc, u.sass.cubin_crc, U, 0, ALWAYS)                                                   \
+    X(pc_offset, u.sass.pc_offset, U, 0, ALWAYS)                                                   \
+    X(valid, u.sass.valid, U, 0, ALWAYS)                                                           \
+    X(inst_executed, u.sass.inst_executed, U, 0, ALWAYS)                                           \
+    X(thread_inst_executed, u.sass.thread_inst_executed, U, 0, NONZERO)                            \
+    X(sectors, u.sass.sectors, U, 0, NONZERO)                                                      \
+    X(sectors_ideal, u.sass.sectors_ideal, U, 0, NONZERO)                                          \
+    X(branch_targets, u.sass.branch_targets, U, 0, NONZERO)                                        \
+    X(divergent_targets, u.sass.divergent_targets, U, 0, NONZERO)                                  \
+    X(file, u.sass.file, STR, 0, NONZERO)                                                          \
+    X(line, u.sass.line, U, 0, NONZERO)                                                            \
+    X(scope, u.sass.scope_id, U, 0, NONZERO)
 // clang-format on
 
 /* One metric of one range profiler range: the scope (0: an NVTX range)
@@ -452,7 +474,8 @@
     L(GFL_EV_ALLOCATOR, GFL_NDJSON_ALLOCATOR, none)                                                \
     L(GFL_EV_PC_SAMPLE, GFL_NDJSON_PC_SAMPLE, none)                                                \
     L(GFL_EV_RANGE_METRIC, GFL_NDJSON_RANGE_METRIC, none)                                          \
-    L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)
+    L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)                                                \
+    L(GFL_EV_SASS_METRIC, GFL_NDJSON_SASS_METRIC, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -536,7 +559,9 @@ typedef struct gpufl__meta_line {
     X(requested) X(engine) X(plugin) X(seq) X(failed) X(outcome) X(dump) X(index) X(framework)     \
     X(source) X(allocated) X(reserved) X(active) X(inactive_split) X(largest_free)                 \
     X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(since_ns)        \
-    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric) X(range)
+    X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric) X(range)                     \
+    X(function_index) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal) \
+    X(branch_targets) X(divergent_targets)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

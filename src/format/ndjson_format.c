@@ -79,6 +79,8 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
             n += name_bound(names, ev->u.pc.stalls[i].reason) + 12;
         return n;
     }
+    case GFL_EV_SASS_METRIC:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.sass.function) + name_bound(names, ev->u.sass.file);
     case GFL_EV_DEVICE_INFO:
         return FIXED_PART_BOUND + name_bound(names, ev->u.info.name) + name_bound(names, ev->u.info.uuid) +
                name_bound(names, ev->u.info.pci_bus_id) + name_bound(names, ev->u.info.driver_version);

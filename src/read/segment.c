@@ -25,6 +25,7 @@
 #define PC_SIZE(f) SIZE_OF(gpufl_trace_pc_samples, PC, f)
 #define PM_SIZE(f) SIZE_OF(gpufl_trace_pm_samples, PM, f)
 #define RM_SIZE(f) SIZE_OF(gpufl_trace_range_metrics, RM, f)
+#define QC_SIZE(f) SIZE_OF(gpufl_trace_sass_metrics, QC, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -39,6 +40,7 @@ static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
 static const uint8_t pc_sample_sizes[] = {PC_SAMPLE_COLS(PC_SIZE)};
 static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
 static const uint8_t range_metric_sizes[] = {RANGE_METRIC_COLS(RM_SIZE)};
+static const uint8_t sass_sizes[] = {SASS_COLS(QC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -55,6 +57,8 @@ static const uint8_t pc_sample_xlat[PC_COUNT] = {
     [PC_function] = GFL_X_STRING, [PC_file] = GFL_X_STRING, [PC_reason] = GFL_X_STRING};
 static const uint8_t pm_sample_xlat[PM_COUNT] = {[PM_metric] = GFL_X_STRING};
 static const uint8_t range_metric_xlat[RM_COUNT] = {[RM_name] = GFL_X_STRING, [RM_metric] = GFL_X_STRING};
+static const uint8_t sass_xlat[QC_COUNT] = {
+    [QC_function] = GFL_X_STRING, [QC_file] = GFL_X_STRING, [QC_caller_row] = GFL_X_CALLER};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -75,6 +79,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_PC_SAMPLES] = {PC_COUNT, PC_ts_ns, pc_sample_sizes, pc_sample_xlat},
     [GFL_T_PM_SAMPLES] = {PM_COUNT, PM_ts_ns, pm_sample_sizes, pm_sample_xlat},
     [GFL_T_RANGE_METRICS] = {RM_COUNT, RM_ts_ns, range_metric_sizes, range_metric_xlat},
+    [GFL_T_SASS_METRICS] = {QC_COUNT, QC_ts_ns, sass_sizes, sass_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -122,6 +127,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define PSET(f, v) SETF(gpufl_trace_pc_samples, PC_##f, f, v)
 #define PMSET(f, v) SETF(gpufl_trace_pm_samples, PM_##f, f, v)
 #define RMSET(f, v) SETF(gpufl_trace_range_metrics, RM_##f, f, v)
+#define QSET(f, v) SETF(gpufl_trace_sass_metrics, QC_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -455,6 +461,35 @@ static int pc_sample_rows(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int sass_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_SASS_METRICS];
+    const gfl_sass_metric_payload *p = &ev->u.sass;
+    uint32_t caller;
+    if (caller_of(s, ev->h.tid, p->scope_id, 0, 0, 0, 0, &caller))
+        return GPUFL_ENOMEM;
+    size_t r;
+    ROW(R, r);
+    QSET(ts_ns, ev->h.ts);
+    QSET(device, ev->h.device);
+    QSET(correlation, p->correlation);
+    QSET(function, p->function);
+    QSET(function_index, p->function_index);
+    QSET(cubin_crc, p->cubin_crc);
+    QSET(pc_offset, p->pc_offset);
+    QSET(valid, p->valid);
+    QSET(inst_executed, p->inst_executed);
+    QSET(thread_inst_executed, p->thread_inst_executed);
+    QSET(sectors, p->sectors);
+    QSET(sectors_ideal, p->sectors_ideal);
+    QSET(branch_targets, p->branch_targets);
+    QSET(divergent_targets, p->divergent_targets);
+    QSET(file, p->file);
+    QSET(line, p->line);
+    QSET(caller_row, caller);
+    return 0;
+}
+
 static int device_sample_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_DEVICE_SAMPLES];
@@ -577,6 +612,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_PC_SAMPLE: return pc_sample_rows(s, ev);
     case GFL_EV_PM_SAMPLE: return pm_sample_row(s, ev);
     case GFL_EV_RANGE_METRIC: return range_metric_row(s, ev);
+    case GFL_EV_SASS_METRIC: return sass_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

@@ -70,6 +70,7 @@ void gpufl__trace_free(gpufl_trace *t)
 #define PC_BIND(f) BIND(PC, f)
 #define PM_BIND(f) BIND(PM, f)
 #define RM_BIND(f) BIND(RM, f)
+#define QC_BIND(f) BIND(QC, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -171,6 +172,13 @@ static void bind_rows(gpufl_trace *t)
         const gpufl__rows *R = &t->rows[GFL_T_RANGE_METRICS];
         pub->n = R->t.n;
         RANGE_METRIC_COLS(RM_BIND)
+    }
+    {
+        gpufl_trace_sass_metrics *pub = &t->sass_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_SASS_METRICS];
+        pub->n = R->t.n;
+        SASS_COLS(QC_BIND)
+        pub->callers = &t->callers_pub;
     }
 }
 
@@ -362,6 +370,7 @@ GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_tra
 
 GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t) { return &t->pc_samples_pub; }
 GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t) { return &t->pm_samples_pub; }
+GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t) { return &t->sass_pub; }
 
 GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const gpufl_trace *t)
 {
@@ -487,6 +496,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_PM_SAMPLES]);
     if (table == GPUFL_TRACE_TABLE_RANGE_METRICS)
         return gpufl__rows_memory(&t->rows[GFL_T_RANGE_METRICS]);
+    if (table == GPUFL_TRACE_TABLE_SASS_METRICS)
+        return gpufl__rows_memory(&t->rows[GFL_T_SASS_METRICS]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

@@ -49,6 +49,9 @@
     X(file) X(line) X(reason) X(samples)
 #define PM_SAMPLE_COLS(X) X(ts_ns) X(end_ns) X(device) X(metric) X(value)
 #define RANGE_METRIC_COLS(X) X(ts_ns) X(end_ns) X(device) X(range) X(scope_id) X(name) X(metric) X(value)
+#define SASS_COLS(X) X(ts_ns) X(device) X(correlation) X(function) X(function_index) X(cubin_crc) \
+    X(pc_offset) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal)  \
+    X(branch_targets) X(divergent_targets) X(file) X(line) X(caller_row)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -64,6 +67,7 @@
 #define GFL__PC(f) PC_##f,
 #define GFL__PM(f) PM_##f,
 #define GFL__RM(f) RM_##f,
+#define GFL__QC(f) QC_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -77,6 +81,7 @@ enum { ALLOCATOR_COLS(GFL__AC) AC_COUNT };
 enum { PC_SAMPLE_COLS(GFL__PC) PC_COUNT };
 enum { PM_SAMPLE_COLS(GFL__PM) PM_COUNT };
 enum { RANGE_METRIC_COLS(GFL__RM) RM_COUNT };
+enum { SASS_COLS(GFL__QC) QC_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
  * samples; the tables appended to trace.h after its tables of distinct
@@ -97,6 +102,7 @@ enum {
     GFL_T_PC_SAMPLES,
     GFL_T_PM_SAMPLES,
     GFL_T_RANGE_METRICS,
+    GFL_T_SASS_METRICS,
     GFL_T_COUNT
 };
 
@@ -190,6 +196,7 @@ struct gpufl_trace {
     gpufl_trace_pc_samples pc_samples_pub;
     gpufl_trace_pm_samples pm_samples_pub;
     gpufl_trace_range_metrics range_metrics_pub;
+    gpufl_trace_sass_metrics sass_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;

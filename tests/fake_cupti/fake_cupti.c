@@ -57,6 +57,9 @@
  */
 #define CUPTI_LIB /* cupti*.h: the declarations below are exported */
 #include <cupti.h>
+#include <cupti_profiler_target.h>
+#include <cupti_sass_metrics.h>
+#include <cupti_target.h>
 #include <generated_nvtx_meta.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -521,6 +524,100 @@ static uint64_t duration(const fake_cupti_kernel *k)
     return k->duration_ns ? k->duration_ns : FAKE_CUPTI_DURATION_NS;
 }
 
+/* ---- SASS metrics -------------------------------------------------------------- */
+
+#define SASS_METRICS 6
+#define SASS_MAX_INSTS 64
+static const char *const sass_metric_names[SASS_METRICS] = {
+    "smsp__sass_inst_executed",      "smsp__sass_thread_inst_executed",
+    "smsp__sass_sectors_mem_global", "smsp__sass_sectors_mem_global_ideal",
+    "smsp__sass_branch_targets",     "smsp__sass_branch_targets_threads_divergent"};
+
+typedef struct sass_record {
+    uint32_t pc_offset;
+    uint64_t v[SASS_METRICS]; /* unflushed counts, by metric index */
+} sass_record;
+
+static struct {
+    bool removed[SASS_METRICS];
+    bool configured, enabled, lazy;
+    uint64_t config_ids[SASS_METRICS];
+    unsigned n_config;
+    char function[256];
+    uint32_t crc;
+    fake_cupti_sass_inst program[SASS_MAX_INSTS];
+    unsigned n_program;
+    sass_record records[SASS_MAX_INSTS]; /* patched instructions */
+    unsigned n_records;
+    uint64_t flushes, dropped, set_configs;
+} sass;
+
+EXPORT void fake_cupti_sass_program(const char *function, uint32_t crc, const fake_cupti_sass_inst *insts, unsigned n)
+{
+    pthread_mutex_lock(&lock);
+    snprintf(sass.function, sizeof sass.function, "%s", function ? function : "");
+    sass.crc = crc;
+    sass.n_program = n < SASS_MAX_INSTS ? n : SASS_MAX_INSTS;
+    memcpy(sass.program, insts, sass.n_program * sizeof *insts);
+    pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cupti_sass_remove_metric(const char *name)
+{
+    pthread_mutex_lock(&lock);
+    for (unsigned m = 0; m < SASS_METRICS; m++)
+        if (!strcmp(name, sass_metric_names[m]))
+            sass.removed[m] = true;
+    pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cupti_sass_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    memset(&sass, 0, sizeof sass);
+    pthread_mutex_unlock(&lock);
+}
+
+EXPORT void fake_cupti_sass_get_state(fake_cupti_sass_state *out)
+{
+    pthread_mutex_lock(&lock);
+    *out = (fake_cupti_sass_state){.configured = sass.configured,
+                                   .enabled = sass.enabled,
+                                   .lazy = sass.lazy,
+                                   .n_metrics = sass.n_config,
+                                   .flushes = sass.flushes,
+                                   .dropped = sass.dropped,
+                                   .set_configs = sass.set_configs};
+    pthread_mutex_unlock(&lock);
+}
+
+/* The kernel runs inside its launch call here, so its counts are there
+ * by the call's exit callback, as they are after a synchronize. */
+static void sass_execute(const char *function)
+{
+    bool concurrent = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    pthread_mutex_lock(&lock);
+    if (sass.enabled && function && !strcmp(function, sass.function)) {
+        for (unsigned i = 0; i < sass.n_program; i++) {
+            const fake_cupti_sass_inst *p = &sass.program[i];
+            unsigned r;
+            for (r = 0; r < sass.n_records && sass.records[r].pc_offset != p->pc_offset; r++)
+                ;
+            if (r == sass.n_records) { /* patched at its first execution */
+                sass.records[r] = (sass_record){.pc_offset = p->pc_offset};
+                sass.n_records++;
+            }
+            uint64_t add[SASS_METRICS] = {p->inst,          p->thread_inst, p->sectors,
+                                          p->sectors_ideal, p->branch,      p->divergent};
+            /* as on an H100: under concurrent kernel tracing the patched
+             * instructions are there, their counts stay 0 */
+            for (unsigned m = 0; m < SASS_METRICS && !concurrent; m++)
+                sass.records[r].v[m] += add[m];
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 EXPORT uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k)
 {
     call c;
@@ -528,6 +625,7 @@ EXPORT uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k)
         call_enter(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, k->name);
     else
         call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, k->name);
+    sass_execute(k->name);
     uint64_t start = timestamp();
     call_exit(&c);
     kernel_record(k, c.data.correlationId, 0, start, start + duration(k));
@@ -1225,4 +1323,152 @@ CUptiResult CUPTIAPI cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, siz
     if (!size || !value || (unsigned)attr > CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED)
         return CUPTI_ERROR_INVALID_PARAMETER;
     return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsGetProperties(CUpti_SassMetrics_GetProperties_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE || !p->pChipName || !p->pMetricName ||
+        strcmp(p->pChipName, "GH100"))
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = CUPTI_ERROR_INVALID_METRIC_NAME;
+    for (unsigned m = 0; m < SASS_METRICS; m++)
+        if (!sass.removed[m] && !strcmp(p->pMetricName, sass_metric_names[m])) {
+            p->metric.metricId = 101 + m;
+            p->metric.pMetricName = sass_metric_names[m];
+            p->metric.pMetricDescription = "";
+            rc = CUPTI_SUCCESS;
+        }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsGetNumOfMetrics(CUpti_SassMetrics_GetNumOfMetrics_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetrics_GetNumOfMetrics_Params_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    p->numOfMetrics = SASS_METRICS;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsGetMetrics(CUpti_SassMetrics_GetMetrics_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetrics_GetMetrics_Params_STRUCT_SIZE || !p->pMetricsList)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    for (unsigned m = 0; m < SASS_METRICS && m < p->numOfMetrics; m++)
+        p->pMetricsList[m] = (CUpti_SassMetrics_MetricDetails){101 + m, sass_metric_names[m], ""};
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsSetConfig(CUpti_SassMetricsSetConfig_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetricsSetConfig_Params_STRUCT_SIZE || !p->pConfigs || !p->numOfMetricConfig ||
+        p->numOfMetricConfig > SASS_METRICS || p->deviceIndex != 0)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = CUPTI_ERROR_INVALID_OPERATION;
+    if (!sass.configured) {
+        sass.configured = true;
+        sass.n_config = (unsigned)p->numOfMetricConfig;
+        for (unsigned i = 0; i < sass.n_config; i++)
+            sass.config_ids[i] = p->pConfigs[i].metricId;
+        sass.set_configs++;
+        rc = CUPTI_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsUnsetConfig(CUpti_SassMetricsUnsetConfig_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetricsUnsetConfig_Params_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = sass.configured ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_OPERATION;
+    sass.configured = false;
+    sass.n_records = 0;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsEnable(CUpti_SassMetricsEnable_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetricsEnable_Params_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = CUPTI_ERROR_INVALID_OPERATION;
+    if (sass.configured && !sass.enabled) {
+        sass.enabled = true;
+        sass.lazy = p->enableLazyPatching != 0;
+        rc = CUPTI_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsDisable(CUpti_SassMetricsDisable_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetricsDisable_Params_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = CUPTI_ERROR_INVALID_OPERATION;
+    if (sass.enabled) {
+        size_t dropped = 0;
+        for (unsigned r = 0; r < sass.n_records; r++)
+            for (unsigned m = 0; m < SASS_METRICS; m++)
+                if (sass.records[r].v[m]) {
+                    dropped++;
+                    break;
+                }
+        p->numOfDroppedRecords = dropped;
+        sass.dropped = dropped;
+        sass.enabled = false;
+        rc = CUPTI_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsGetDataProperties(CUpti_SassMetricsGetDataProperties_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = CUPTI_ERROR_INVALID_OPERATION;
+    if (sass.enabled) {
+        p->numOfPatchedInstructionRecords = sass.n_records;
+        p->numOfInstances = 1;
+        rc = CUPTI_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+CUptiResult CUPTIAPI cuptiSassMetricsFlushData(CUpti_SassMetricsFlushData_Params *p)
+{
+    if (!p || p->structSize < CUpti_SassMetricsFlushData_Params_STRUCT_SIZE || !p->pMetricsData ||
+        p->numOfInstances != 1)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    CUptiResult rc = CUPTI_ERROR_INVALID_OPERATION;
+    if (sass.enabled && p->numOfPatchedInstructionRecords <= sass.n_records) {
+        for (size_t r = 0; r < p->numOfPatchedInstructionRecords; r++) {
+            CUpti_SassMetrics_Data *d = &p->pMetricsData[r];
+            d->cubinCrc = sass.crc;
+            d->functionIndex = 7;
+            d->functionName = strdup(sass.function); /* CUPTI allocates each; the caller frees it */
+            d->pcOffset = sass.records[r].pc_offset;
+            /* one instance of every configured metric, in configuration order */
+            for (unsigned i = 0; i < sass.n_config; i++) {
+                unsigned m = (unsigned)(sass.config_ids[i] - 101);
+                d->pInstanceValues[i].metricId = sass.config_ids[i];
+                d->pInstanceValues[i].value = m < SASS_METRICS ? sass.records[r].v[m] : 0;
+            }
+            memset(sass.records[r].v, 0, sizeof sass.records[r].v);
+        }
+        sass.flushes++;
+        rc = CUPTI_SUCCESS;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
 }

@@ -223,5 +223,37 @@ void fake_cupti_pm_image_limit(uint64_t values);
 uint64_t fake_cupti_gpu_now(void);
 /* Host profiler objects now alive (Initialize less Deinitialize). */
 int fake_cupti_profiler_hosts_alive(void);
+/* ---- the SASS metrics API ------------------------------------------------
+ * One chip ("GH100") whose six metrics are those sass_metrics.h asks for
+ * (ids 101..106, in that order), less any a test removed. The state
+ * machine is the documented one: SetConfig once per device (again only
+ * after UnsetConfig), Enable once per context after SetConfig, data
+ * calls only between Enable and Disable (else
+ * CUPTI_ERROR_INVALID_OPERATION). With lazy patching an instruction
+ * becomes a record at its function's first launch inside the enabled
+ * range; its counts accumulate over launches until FlushData hands them
+ * over (one instance each: GPU granularity) and clears them; Disable
+ * reports as dropped the records holding unflushed counts. */
+typedef struct fake_cupti_sass_inst {
+    uint32_t pc_offset;
+    uint64_t inst, thread_inst, sectors, sectors_ideal, branch, divergent; /* per launch */
+} fake_cupti_sass_inst;
+
+/* What each launch of kernel `function` executes (copied; up to 64
+ * instructions; n = 0 forgets it). */
+void fake_cupti_sass_program(const char *function, uint32_t cubin_crc, const fake_cupti_sass_inst *insts, unsigned n);
+/* The chip no longer offers this metric (cuptiSassMetricsGetProperties
+ * fails for it), until fake_cupti_sass_reset. */
+void fake_cupti_sass_remove_metric(const char *name);
+/* Forgets configuration, programs and removed metrics. */
+void fake_cupti_sass_reset(void);
+typedef struct fake_cupti_sass_state {
+    bool configured, enabled, lazy;
+    unsigned n_metrics;   /* configured */
+    uint64_t flushes;     /* successful FlushData calls */
+    uint64_t dropped;     /* reported by the last Disable */
+    uint64_t set_configs; /* successful SetConfig calls */
+} fake_cupti_sass_state;
+void fake_cupti_sass_get_state(fake_cupti_sass_state *out);
 
 #endif /* GPUFL_TESTS_FAKE_CUPTI_H */

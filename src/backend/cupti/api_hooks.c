@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend/cupti/nvtx_ranges.h"
+#include "backend/cupti/sass_metrics.h"
 #include "backend/cupti/stack_capture.h"
 
 static gfl_api_hooks_config cfg;
@@ -305,6 +306,9 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         if (cfg.stacks && c != GFL_API_ALLOC)
             info.stack = gpufl__stack_capture();
         gfl_launch_enter(cfg.table, d->correlationId, &info);
+        if ((c == GFL_API_LAUNCH || c == GFL_API_GRAPH_LAUNCH) &&
+            atomic_load_explicit(&gfl_sass_metrics_on, memory_order_relaxed))
+            gfl_sass_metrics_launch_enter(d->context);
         return;
     }
     if (t->nesting == 0 || --t->nesting) /* an exit without its entry (enabled mid-call), or nested */

@@ -36,11 +36,17 @@ void gfl_cubins_init(const gfl_cupti_api *api, void (*log)(int level, const char
     pthread_mutex_unlock(&S.lock);
 }
 
+/* The SASS metrics API gives a module's CRC in 32 bits: a CRC that fits
+ * in them matches a kept one by its low half too. */
 static const cubin *find(uint64_t crc)
 {
     for (size_t i = 0; i < S.n; i++)
         if (S.v[i].crc == crc)
             return &S.v[i];
+    if (crc <= UINT32_MAX)
+        for (size_t i = 0; i < S.n; i++)
+            if ((uint32_t)S.v[i].crc == crc)
+                return &S.v[i];
     return NULL;
 }
 

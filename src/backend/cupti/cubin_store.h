@@ -30,7 +30,7 @@ void gfl_cubins_init(const gfl_cupti_api *api, void (*log)(int level, const char
 int gfl_cubins_add(const void *cubin, size_t size);
 
 /* The source line of pc_offset in `function` (its name in the module) of
- * the module with this CRC: the file's path ("dir/file") into file and the
+ * the module with this CRC (or its low 32 bits, as SASS metrics give it): the file's path ("dir/file") into file and the
  * line into *line. 0, or -1 when the module is not kept or has no line
  * info there. */
 int gfl_cubins_source_line(uint64_t crc, const char *function, uint64_t pc_offset, char *file, size_t file_len,

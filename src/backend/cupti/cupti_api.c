@@ -123,6 +123,15 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiRangeProfilerCounterDataImageInitialize);
     BIND(cuptiRangeProfilerGetCounterDataInfo);
     BIND(cuptiRangeProfilerCounterDataGetRangeInfo);
+    BIND(cuptiSassMetricsGetNumOfMetrics);
+    BIND(cuptiSassMetricsGetMetrics);
+    BIND(cuptiSassMetricsGetProperties);
+    BIND(cuptiSassMetricsSetConfig);
+    BIND(cuptiSassMetricsUnsetConfig);
+    BIND(cuptiSassMetricsEnable);
+    BIND(cuptiSassMetricsDisable);
+    BIND(cuptiSassMetricsGetDataProperties);
+    BIND(cuptiSassMetricsFlushData);
     Dl_info info;
     if (api->cuptiActivityEnable && dladdr((void *)api->cuptiActivityEnable, &info) && info.dli_fname)
         snprintf(api->path, sizeof api->path, "%s", info.dli_fname);

@@ -19,6 +19,7 @@
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
+#include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
 #include "backend/cupti/profiler_host_abi.h"
@@ -98,6 +99,17 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize);
     GFL_CUPTI_FN(cuptiRangeProfilerGetCounterDataInfo);
     GFL_CUPTI_FN(cuptiRangeProfilerCounterDataGetRangeInfo);
+    /* optional, the SASS metrics engine (sass_metrics.c): absent from a
+     * CUPTI older than 12.5, which then cannot record it */
+    GFL_CUPTI_FN(cuptiSassMetricsGetNumOfMetrics);
+    GFL_CUPTI_FN(cuptiSassMetricsGetMetrics);
+    GFL_CUPTI_FN(cuptiSassMetricsGetProperties);
+    GFL_CUPTI_FN(cuptiSassMetricsSetConfig);
+    GFL_CUPTI_FN(cuptiSassMetricsUnsetConfig);
+    GFL_CUPTI_FN(cuptiSassMetricsEnable);
+    GFL_CUPTI_FN(cuptiSassMetricsDisable);
+    GFL_CUPTI_FN(cuptiSassMetricsGetDataProperties);
+    GFL_CUPTI_FN(cuptiSassMetricsFlushData);
 } gfl_cupti_api;
 
 /* Loads libcupti and binds every required function. Returns 0, or -1 with

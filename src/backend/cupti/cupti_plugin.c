@@ -33,7 +33,6 @@
 #include "backend/cupti/api_hooks.h"
 #include "backend/cupti/cupti_guard.h"
 #include "backend/cupti/cupti_api.h"
-#include "backend/cupti/cubin_store.h"
 #include "backend/cupti/engines.h"
 #include "backend/cupti/device_drain.h"
 #include "backend/cupti/launch_table.h"
@@ -353,7 +352,9 @@ static int enable(CUpti_ActivityKind kind, const char *what, bool required, char
 
 static int enable_activities(const gpufl_options *o, char *err, size_t err_len)
 {
-    if (enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", true, err, err_len) ||
+    CUpti_ActivityKind kernels =
+        gfl_engines_serial_kernels() ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    if (enable(kernels, "kernel", true, err, err_len) ||
         enable(CUPTI_ACTIVITY_KIND_MEMCPY, "memory copies", false, err, err_len) ||
         enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer-to-peer copies", false, err, err_len) ||
         enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets", false, err, err_len))

@@ -14,6 +14,7 @@
 #include "backend/cupti/pc_sampling.h"
 #include "backend/cupti/pm_source.h"
 #include "backend/cupti/range_profiler.h"
+#include "backend/cupti/sass_metrics.h"
 
 static struct {
     const gpufl_plugin_host *host;
@@ -24,6 +25,7 @@ static struct {
 
 static bool wants_pcs(gpufl_engine e) { return e == GPUFL_ENGINE_PC_SAMPLING || e == GPUFL_ENGINE_DEEP; }
 static bool wants_rp(void) { return E.ran == GPUFL_ENGINE_RANGE_PROFILER; }
+static bool wants_sass(gpufl_engine e) { return e == GPUFL_ENGINE_SASS_METRICS || e == GPUFL_ENGINE_DEEP; }
 
 /* The session records with `engine` from now on, for `reason`. */
 static void step_down(gpufl_engine engine, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -51,6 +53,8 @@ void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api)
     gfl_cubins_init(api, host->log);
 }
 
+bool gfl_engines_serial_kernels(void) { return wants_sass(E.ran); }
+
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len)
 {
     if (wants_rp()) {
@@ -67,42 +71,55 @@ int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, 
         }
         return 0;
     }
-    if (!wants_pcs(E.ran))
+    if (!wants_pcs(E.ran) && !wants_sass(E.ran))
         return 0;
-    static const CUpti_CallbackId ids[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_MODULE_LOADED,
+    /* SASS metrics need only the modules (source lines): contexts are
+     * enabled at their first launch, and the plugin follows their end */
+    static const CUpti_CallbackId ids[] = {CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
                                            CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
-    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++) {
+    size_t n = wants_pcs(E.ran) ? sizeof ids / sizeof *ids : 1;
+    for (size_t i = 0; i < n; i++) {
         CUptiResult rc = api->cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, ids[i]);
         if (rc != CUPTI_SUCCESS) {
-            snprintf(err, err_len, "cannot follow CUDA contexts and modules for PC sampling: %s",
-                     gfl_cupti_error(api, rc));
+            snprintf(err, err_len, "cannot follow CUDA contexts and modules for %s: %s",
+                     wants_pcs(E.ran) ? "PC sampling" : "SASS metrics", gfl_cupti_error(api, rc));
             return -1;
         }
     }
     return 0;
 }
 
-static void start_pcs(bool resumed)
+/* A context SASS metrics cannot measure (the launching thread): the
+ * session steps down, deep to pc_sampling, sass_metrics to trace. */
+static void sass_refused(const char *why)
 {
-    const gpufl_options *o = E.host->options;
-    gfl_pcs_config cfg = {
-        .host = E.host,
-        .api = E.api,
-        .period = o->pc_sampling_period,
-        .source_lines = o->enable_source_collection,
-    };
-    bool late = false;
-    char err[512];
-    if (gfl_pcs_start(&cfg, &late, err, sizeof err) != 0) {
-        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+    if (atomic_exchange(&E.stepping, true))
         return;
-    }
-    if (late && !resumed && o->enable_source_collection)
-        E.host->log(GFL_LOG_INFO, "PC sampling started after the program's first CUDA context: kernels of "
-                                  "modules loaded before gpufl started have no source lines");
+    gfl_sass_metrics_stop_here();
+    if (E.ran == GPUFL_ENGINE_DEEP)
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: %s; recording pc_sampling from here on", why);
+    else
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", why);
+    atomic_store(&E.stepping, false); /* deep's PC sampling may still step down to trace */
 }
 
-/* Whether the program has a CUDA context already (gpufl started late). */
+/* The SASS metrics engine, for sass_metrics or deep. Returns false when
+ * it cannot run, the session stepped down. */
+static bool start_sass(void)
+{
+    char err[512];
+    if (gfl_sass_metrics_start(E.api, E.host, sass_refused, err, sizeof err) == 0)
+        return true;
+    if (E.ran == GPUFL_ENGINE_DEEP)
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: %s; recording pc_sampling", err);
+    else
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+    return false;
+}
+
+/* Whether CUDA contexts exist already (gpufl started after the program's
+ * first CUDA call): a primary context is active, or the calling thread has
+ * a context current (one made with cuCtxCreate). */
 static bool contexts_exist(void)
 {
     const gfl_driver_api *d = gfl_driver();
@@ -119,6 +136,28 @@ static bool contexts_exist(void)
     }
     CUcontext c = NULL;
     return d->cuCtxGetCurrent(&c) == CUDA_SUCCESS && c;
+}
+
+static void start_pcs(bool resumed)
+{
+    const gpufl_options *o = E.host->options;
+    gfl_pcs_config cfg = {
+        .host = E.host,
+        .api = E.api,
+        .period = o->pc_sampling_period,
+        .source_lines = o->enable_source_collection,
+    };
+    bool late = false;
+    char err[512];
+    if (gfl_pcs_start(&cfg, &late, err, sizeof err) != 0) {
+        if (E.ran == GPUFL_ENGINE_DEEP)
+            gfl_sass_metrics_stop(false);
+        step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
+        return;
+    }
+    if (late && !resumed && o->enable_source_collection)
+        E.host->log(GFL_LOG_INFO, "PC sampling started after the program's first CUDA context: kernels of "
+                                  "modules loaded before gpufl started have no source lines");
 }
 
 /* Called under the range profiler's lock, at most once a start. */
@@ -157,10 +196,18 @@ void gfl_engines_start(bool resumed)
         start_rp(resumed);
         return;
     }
-    if (asked == GPUFL_ENGINE_DEEP) /* SASS metrics come with their own change */
-        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: SASS metrics are not in this build yet; recording pc_sampling");
-    else if (asked == GPUFL_ENGINE_SASS_METRICS)
-        step_down(GPUFL_ENGINE_TRACE, "sass_metrics is not in this build yet; recording as trace");
+    /* Deep started late steps down to its production-safe half, as the
+     * profiler-API engines of the tool gpufl follows do: instrumenting a
+     * running program's kernels would count them from the middle of its
+     * work on. (sass_metrics alone does start late: on an H100 CUPTI
+     * counted a context that existed before the profiler was initialized,
+     * and refused cuptiProfilerInitialize before any context existed,
+     * counting all the same.) */
+    if (asked == GPUFL_ENGINE_DEEP && !resumed && contexts_exist())
+        step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: gpufl started after the program's first CUDA context, so SASS "
+                                            "metrics would miss the kernels before; recording pc_sampling");
+    if (wants_sass(E.ran))
+        (void)start_sass(); /* else stepped down: deep to pc_sampling, sass_metrics to trace */
     if (wants_pcs(E.ran))
         start_pcs(resumed);
 }
@@ -175,7 +222,7 @@ void gfl_engines_resource(CUpti_CallbackId cbid, const void *data)
             gfl_rp_context_destroying(r->context);
         return;
     }
-    if (!r || !wants_pcs(E.ran))
+    if (!r || (!wants_pcs(E.ran) && !wants_sass(E.ran)))
         return;
     switch (cbid) {
     case CUPTI_CBID_RESOURCE_MODULE_LOADED: {
@@ -184,12 +231,21 @@ void gfl_engines_resource(CUpti_CallbackId cbid, const void *data)
             (void)gfl_cubins_add(m->pCubin, m->cubinSize);
         break;
     }
-    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING: gfl_pcs_collect_context(r->context, false); break;
-    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING: gfl_pcs_context_destroying(r->context); break;
+    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
+        if (wants_pcs(E.ran))
+            gfl_pcs_collect_context(r->context, false);
+        break;
+    case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+        gfl_sass_metrics_context_destroying(r->context);
+        if (wants_pcs(E.ran))
+            gfl_pcs_context_destroying(r->context);
+        break;
     case CUPTI_CBID_RESOURCE_CONTEXT_CREATED: {
         char err[512];
-        if (gfl_pcs_context_created(r->context, err, sizeof err) != 0 && !atomic_exchange(&E.stepping, true)) {
+        if (wants_pcs(E.ran) && gfl_pcs_context_created(r->context, err, sizeof err) != 0 &&
+            !atomic_exchange(&E.stepping, true)) {
             gfl_pcs_stop(true);
+            gfl_sass_metrics_stop_here();
             step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace from here on", err);
         }
         break;
@@ -220,6 +276,7 @@ void gfl_engines_stop(bool disable_too)
 {
     gfl_pcs_stop(disable_too);
     gfl_rp_stop();
+    gfl_sass_metrics_stop(!disable_too);
 }
 
 void gfl_engines_end(void)
@@ -228,7 +285,7 @@ void gfl_engines_end(void)
     gfl_cubins_stats(&n, &bytes);
     if (n) {
         char msg[160];
-        snprintf(msg, sizeof msg, "source lines: %zu modules (%.1f MiB) were kept for PC sampling", n,
+        snprintf(msg, sizeof msg, "source lines: %zu modules (%.1f MiB) were kept for PC sampling and SASS metrics", n,
                  (double)bytes / 1048576.0);
         E.host->log(GFL_LOG_DEBUG, msg);
     }

@@ -24,6 +24,12 @@
 /* At the plugin's start, before the first attach. */
 void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api);
 
+/* Whether kernels are to be traced with CUPTI_ACTIVITY_KIND_KERNEL, which
+ * runs them one at a time, rather than CONCURRENT_KERNEL: SASS metrics
+ * (engines sass_metrics and deep) counted nothing under concurrent kernel
+ * tracing on an H100 (every value 0; with KIND_KERNEL, ncu's figures). */
+bool gfl_engines_serial_kernels(void);
+
 /* The resource callbacks the engines need, on the plugin's subscriber:
  * 0, or -1 with the reason in err. */
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len);

@@ -216,8 +216,24 @@ static json_t *counter(const gpufl__diff_counter *k)
     return ok ? o : NULL;
 }
 
+static json_t *sass_row(const gpufl__diff_sass_row *s)
+{
+    json_t *o = json_object();
+    bool ok = o != NULL;
+    if (ok) {
+        put(o, "kernel", gpufl__json_text(s->kernel), &ok);
+        put(o, "metric", gpufl__json_text(s->metric), &ok);
+        put(o, "baseline_pct", pct_or_null(s->base_pct), &ok);
+        put(o, "candidate_pct", pct_or_null(s->cand_pct), &ok);
+    }
+    if (!ok)
+        json_decref(o);
+    return ok ? o : NULL;
+}
+
 static json_t *make_stall(const void *p) { return stall(p); }
 static json_t *make_counter(const void *p) { return counter(p); }
+static json_t *make_sass(const void *p) { return sass_row(p); }
 static json_t *make_kernel(const void *p) { return kernel(p); }
 static json_t *make_scope(const void *p) { return scope(p); }
 static json_t *make_device(const void *p) { return device(p); }
@@ -251,6 +267,7 @@ json_t *gpufl__diff_json(const gpufl__diff *d, const char *baseline, const char 
             d->counters_compared ? array(d->counters, d->ncounters, sizeof *d->counters, make_counter) : json_null(),
             &ok);
         put(o, "pm", gpufl__diff_json_pm(d), &ok);
+        put(o, "sass", d->sass_compared ? array(d->sass, d->nsass, sizeof *d->sass, make_sass) : json_null(), &ok);
     }
     json_decref(s);
     if (!ok) {

@@ -361,6 +361,25 @@ static void counters(const gpufl__diff *d, FILE *out)
     }
 }
 
+/* Only when both sessions have SASS metrics; never a verdict. */
+static void sass(const gpufl__diff *d, FILE *out)
+{
+    if (!d->sass_compared)
+        return;
+    fprintf(out, "\nSASS metrics: coalescing and active lanes that moved %.0f points or more\n",
+            GPUFL__DIFF_SASS_MOVE_PCT);
+    if (!d->nsass) {
+        fputs("  none\n", out);
+        return;
+    }
+    for (uint32_t i = 0; i < d->nsass; i++) {
+        const gpufl__diff_sass_row *s = &d->sass[i];
+        char name[NAME_WIDTH + 1];
+        fit(s->kernel, name);
+        fprintf(out, "  %-*s %-22s %10.1f %% -> %.1f %%\n", NAME_WIDTH, name, s->metric, s->base_pct, s->cand_pct);
+    }
+}
+
 static void legend(FILE *out)
 {
     fputs("\nHow changes are judged\n"
@@ -403,6 +422,7 @@ int gpufl__diff_text(const gpufl__diff *d, const gpufl__diff_text_opts *o, FILE 
     stalls(d, out);
     counters(d, out);
     gpufl__diff_text_pm(d, o->all, out);
+    sass(d, out);
     legend(out);
     return ferror(out) ? GPUFL_EIO : 0;
 }

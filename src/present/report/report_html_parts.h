@@ -78,6 +78,9 @@ void gpufl__html_stalls(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
 /* Hardware counters per scope from the range profiler (report_html_hw.c,
  * <section id=hw>), only when the session has range metrics. */
 void gpufl__html_hw(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+/* SASS metrics per kernel and line with the findings (report_html_sass.c,
+ * <section id=sass>); nothing without sass_metric rows. */
+void gpufl__html_sass(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
 /* The flight recorder's sections (report_html_flight.c), each only when
  * the session has it: what came before a crash or an out-of-memory

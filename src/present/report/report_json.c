@@ -610,21 +610,12 @@ void gpufl__rj_memory(jw *w, const gpufl_trace *t, const gpufl__ana_memory *m)
     gpufl__jw_obj_end(w);
 }
 
-static void section(jctx *c, const char *key, const gpufl__ana_section *s)
-{
-    gpufl__jw_obj(&c->w, key);
-    gpufl__jw_str(&c->w, "status", s->status == GPUFL__ANA_SECTION_ROWS ? "rows" : "empty");
-    gpufl__jw_str(&c->w, "engine", s->engine);
-    gpufl__jw_u64(&c->w, "rows", s->rows);
-    gpufl__jw_obj_end(&c->w);
-}
-
 static void counters(jctx *c)
 {
     const gpufl__ana_counters *k = &c->r->counters;
     gpufl__jw_obj(&c->w, "counters");
     gpufl__rj_stalls(&c->w, c->t, &k->stalls, &k->pcs);
-    section(c, "sass", &k->sass);
+    gpufl__rj_sass(&c->w, c->t, &k->sass, &c->r->sass);
     gpufl__rj_hw(&c->w, c->t, &k->hw, &k->ranges);
     gpufl__jw_obj_end(&c->w);
 }

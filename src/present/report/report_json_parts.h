@@ -46,5 +46,8 @@ void gpufl__rj_hw(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, co
  * the session's PM samples, their count, time, time-weighted mean and
  * maximum; an empty array without PM samples. Out of memory fails w. */
 void gpufl__rj_pm(jw *w, const gpufl_trace *t);
+/* The member "sass" of "counters" (report_json_sass.c): the section's
+ * status, engine and rows, every kernel and line row, the findings. */
+void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_sass *s);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

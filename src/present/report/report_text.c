@@ -209,12 +209,14 @@ static void summary(const rt *c)
 static void counter_section(const rt *c, const char *title, const gpufl__ana_section *s)
 {
     fprintf(c->out, "  %-22s ", title);
-    if (s->rows)
+    if (s->rows && s == &c->r->counters.sass)
+        fprintf(c->out, "%s row%s recorded: see \"SASS metrics\"\n", gpufl__rt_count(s->rows).s,
+                gpufl__rt_plural(s->rows));
+    else if (s->rows)
         fprintf(c->out, "%s row%s recorded (profiling_engine %s); this gpufl does not analyze them yet\n",
                 gpufl__rt_count(s->rows).s, gpufl__rt_plural(s->rows), s->engine ? s->engine : "?");
     else
-        fprintf(c->out, "not recorded: the %s engine records them%s\n", s->engine ? s->engine : "?",
-                s->engine && !strcmp(s->engine, "sass_metrics") ? " (not in this build yet)" : "");
+        fprintf(c->out, "not recorded: the %s engine records them\n", s->engine ? s->engine : "?");
 }
 
 static void counters(const rt *c)
@@ -255,6 +257,7 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     gpufl__rt_section_launches(&c);
     gpufl__rt_section_memory(&c);
     counters(&c);
+    gpufl__rt_section_sass(&c);
     gpufl__rt_section_pm(&c);
     if (fflush(out) != 0 || ferror(out))
         return GPUFL_EIO;

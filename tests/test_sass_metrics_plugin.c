@@ -1,0 +1,252 @@
+/*
+ * The sass_metrics and deep engines of the CUPTI plugin against the fake
+ * libcupti (its SASS metrics model in tests/fake_cupti/fake_cupti.c): each
+ * context is configured and enabled with lazy patching at its first
+ * launch, kernels are traced one at a time (under concurrent kernel
+ * tracing an H100 counted nothing), the counts of all launches are read
+ * once at the end (one flush: on an H100 a flush ends the counting of the
+ * functions it read) and come
+ * out as sass_metric rows with the function's name and source lines from
+ * the module's cubin; a metric the chip lacks clears its valid bit, the
+ * one required steps the session down; deep runs PC sampling alongside.
+ *
+ * Why: CI has no GPU; everything between CUPTI's SASS metrics calls and
+ * the trace is checked here, the GPU test (tests/gpu/test_sass_metrics.cu)
+ * checks the real CUPTI.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cupti.h"
+#include "fs_util.h"
+#include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
+
+// clang-format off
+#define FAKE_FUNCTIONS(X)                                                                          \
+    X(create_context) X(load_module) X(launch_kernel) X(sass_program) X(sass_remove_metric)       \
+    X(sass_reset) X(sass_get_state) X(pc_sampling_state) X(refuse_pc_sampling)
+// clang-format on
+
+static struct {
+    void *lib;
+#define AS_FIELD(name) __typeof__(&fake_cupti_##name) name;
+    FAKE_FUNCTIONS(AS_FIELD)
+#undef AS_FIELD
+} fake;
+
+#define CUBIN "fake-cubin file=/src/sass.cu line=20"
+#define KERNEL "_Z6k_sassPf"
+
+static char *logs;
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("GPUFL_CUPTI_LIBRARY", GFL_FAKE_CUPTI, 1);
+    fake.lib = dlopen(GFL_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
+    if (!fake.lib)
+        return -1;
+#define RESOLVE(name)                                                                                                  \
+    if (!(*(void **)&fake.name = dlsym(fake.lib, "fake_cupti_" #name)))                                                \
+        return -1;
+    FAKE_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+    logs = tu_mkdtemp("sass_plugin");
+    return 0;
+}
+
+/* The CRC the fake gives a cubin (FNV-1a); the SASS metrics API reports
+ * its low 32 bits. */
+static uint32_t crc32_of(const char *cubin)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < strlen(cubin) + 1; i++)
+        h = (h ^ (uint8_t)cubin[i]) * 1099511628211ull;
+    return (uint32_t)h;
+}
+
+static void start(const char *app, gpufl_engine engine)
+{
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = app;
+    o.log_path = logs;
+    o.profiling_engine = engine;
+    o.device_plugin = GFL_CUPTI_PLUGIN;
+    o.enable_source_collection = true;
+    fake.sass_reset();
+    fake.refuse_pc_sampling(CUPTI_SUCCESS);
+    assert_true(gpufl_init(&o));
+}
+
+static gpufl_trace *finish(void)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    gpufl_shutdown();
+    gpufl_trace *t = NULL;
+    char err[512];
+    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
+        fail_msg("%s: %s", dir, err);
+    return t;
+}
+
+static const char *str(const gpufl_trace *t, uint32_t id)
+{
+    const char *s = gpufl_trace_string(t, id);
+    return s ? s : "";
+}
+
+/* Two instructions: a load whose 32 threads touch 32 sectors where 4 would
+ * do, and a branch half of whose targets are divergent. */
+static const fake_cupti_sass_inst program[] = {
+    {.pc_offset = 0x10, .inst = 8, .thread_inst = 256, .sectors = 256, .sectors_ideal = 32},
+    {.pc_offset = 0x40, .inst = 8, .thread_inst = 128, .branch = 8, .divergent = 4},
+};
+
+static void launch_three_times(void)
+{
+    fake.create_context(1, 0); /* the fake's launches run on context 1 */
+    fake.load_module(1, CUBIN);
+    fake.sass_program(KERNEL, crc32_of(CUBIN), program, 2);
+    fake_cupti_kernel k = {.name = KERNEL, .grid = {8, 1, 1}, .block = {32, 1, 1}};
+    for (int i = 0; i < 3; i++)
+        fake.launch_kernel(&k);
+}
+
+static void counts_of_every_launch_are_read_once(void **state)
+{
+    (void)state;
+    start("sass", GPUFL_ENGINE_SASS_METRICS);
+    launch_three_times();
+    fake_cupti_sass_state st;
+    fake.sass_get_state(&st);
+    assert_true(st.configured && st.enabled && st.lazy);
+    assert_int_equal(st.flushes, 0); /* nothing read while the program runs */
+    gpufl_trace *t = finish();
+    fake.sass_get_state(&st);
+    assert_int_equal(st.flushes, 1);
+    assert_false(st.enabled);
+    assert_false(st.configured);
+    assert_int_equal(st.dropped, 0);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    assert_string_equal(str(t, info->engine), "sass_metrics");
+    /* traced one at a time (the fake, like the H100, counts nothing under
+     * concurrent kernel tracing), and still traced */
+    assert_int_equal(gpufl_trace_get_kernels(t)->n, 3);
+    const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
+    assert_int_equal(s->n, 2);
+    for (size_t i = 0; i < s->n; i++) {
+        assert_string_equal(str(t, s->function[i]), "k_sass(float*)"); /* demangled, as kernel names */
+        assert_string_equal(str(t, s->file[i]), "/src/sass.cu");
+        assert_int_equal(s->inst_executed[i], 24);
+        assert_int_equal(s->cubin_crc[i], crc32_of(CUBIN));
+        if (s->pc_offset[i] == 0x10) {
+            assert_int_equal(s->line[i], 21); /* 20 + 0x10 / 16 */
+            assert_int_equal(s->thread_inst_executed[i], 768);
+            assert_int_equal(s->sectors[i], 768);
+            assert_int_equal(s->sectors_ideal[i], 96);
+        } else {
+            assert_int_equal(s->pc_offset[i], 0x40);
+            assert_int_equal(s->line[i], 24);
+            assert_int_equal(s->divergent_targets[i], 12);
+            assert_int_equal(s->branch_targets[i], 24);
+        }
+        assert_int_equal(s->valid[i], 0x0f);
+    }
+    gpufl_trace_close(t);
+}
+
+static void a_metric_the_chip_lacks_clears_its_bit(void **state)
+{
+    (void)state;
+    start("sass_lacking", GPUFL_ENGINE_SASS_METRICS);
+    fake.sass_remove_metric("smsp__sass_branch_targets_threads_divergent");
+    launch_three_times();
+    gpufl_trace *t = finish();
+    const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
+    assert_int_equal(s->n, 2);
+    for (size_t i = 0; i < s->n; i++) {
+        assert_int_equal(s->valid[i], 0x07);
+        assert_int_equal(s->divergent_targets[i], 0);
+    }
+    gpufl_trace_close(t);
+}
+
+/* A chip without the one required metric: the session steps down to
+ * trace at the first launch, saying why; deep keeps its PC sampling. */
+static void a_context_it_cannot_measure_steps_down(void **state)
+{
+    (void)state;
+    for (int deep = 0; deep < 2; deep++) {
+        start(deep ? "sass_refused_deep" : "sass_refused", deep ? GPUFL_ENGINE_DEEP : GPUFL_ENGINE_SASS_METRICS);
+        fake.sass_remove_metric("smsp__sass_inst_executed");
+        launch_three_times();
+        gpufl_trace *t = finish();
+        const gpufl_trace_info *info = gpufl_trace_get_info(t);
+        assert_string_equal(str(t, info->engine), deep ? "pc_sampling" : "trace");
+        const char *why = str(t, info->engine_reason);
+        if (!strstr(why, "lacks smsp__sass_inst_executed") || !strstr(why, "from here on"))
+            fail_msg("the reason does not say what the chip lacks: %s", why);
+        assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 0);
+        assert_int_equal(gpufl_trace_get_kernels(t)->n, 3); /* still traced */
+        fake_cupti_sass_state st;
+        fake.sass_get_state(&st);
+        assert_false(st.enabled);
+        gpufl_trace_close(t);
+    }
+}
+
+static void deep_runs_pc_sampling_and_sass_metrics(void **state)
+{
+    (void)state;
+    start("deep", GPUFL_ENGINE_DEEP);
+    launch_three_times();
+    fake_cupti_pcs_state pst;
+    assert_true(fake.pc_sampling_state(1, &pst));
+    assert_true(pst.enabled);
+    gpufl_trace *t = finish();
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    assert_string_equal(str(t, info->engine), "deep");
+    assert_int_equal(info->engine_reason, 0);
+    assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 2);
+    gpufl_trace_close(t);
+}
+
+static void deep_steps_down_to_trace_when_pc_sampling_is_refused(void **state)
+{
+    (void)state;
+    start("deep_refused", GPUFL_ENGINE_DEEP);
+    fake.refuse_pc_sampling(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
+    launch_three_times();
+    gpufl_trace *t = finish();
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    assert_string_equal(str(t, info->engine), "trace");
+    if (!strstr(str(t, info->engine_reason), "cuptiPCSamplingEnable"))
+        fail_msg("the reason does not name the refused call: %s", str(t, info->engine_reason));
+    fake_cupti_sass_state st;
+    fake.sass_get_state(&st);
+    assert_false(st.enabled); /* SASS metrics stopped with it */
+    gpufl_trace_close(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(counts_of_every_launch_are_read_once),
+        cmocka_unit_test(a_metric_the_chip_lacks_clears_its_bit),
+        cmocka_unit_test(a_context_it_cannot_measure_steps_down),
+        cmocka_unit_test(deep_runs_pc_sampling_and_sass_metrics),
+        cmocka_unit_test(deep_steps_down_to_trace_when_pc_sampling_is_refused),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "ana_fixture.h"
+#include "diff_fixture.h"
 #include "analyze/ana_diff.h"
 #include "analyze/analysis.h"
 #include "core/event.h"
@@ -47,30 +48,6 @@ static gpufl_trace *session(const char *name, uint64_t ideal)
                 GFL_SASS_V_INST | GFL_SASS_V_THREAD_INST | GFL_SASS_V_SECTORS, (unsigned long long)need[k], 10 + k);
     }
     return af_open(&f, dir, name);
-}
-
-typedef struct compared {
-    gpufl_trace *bt, *ct;
-    gpufl__ana_report b, c;
-    gpufl__diff d;
-} compared;
-
-static void compare(compared *x, gpufl_trace *bt, gpufl_trace *ct)
-{
-    x->bt = bt;
-    x->ct = ct;
-    assert_int_equal(gpufl__analyze_report(bt, NULL, &x->b), 0);
-    assert_int_equal(gpufl__analyze_report(ct, NULL, &x->c), 0);
-    assert_int_equal(gpufl__diff_reports(bt, &x->b, ct, &x->c, NULL, &x->d), 0);
-}
-
-static void compared_free(compared *x)
-{
-    gpufl__diff_free(&x->d);
-    gpufl__ana_report_free(&x->b);
-    gpufl__ana_report_free(&x->c);
-    gpufl_trace_close(x->bt);
-    gpufl_trace_close(x->ct);
 }
 
 static void a_kernel_whose_coalescing_moved_is_listed(void **state)

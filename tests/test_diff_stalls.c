@@ -17,6 +17,7 @@
 #include <math.h>
 
 #include "ana_fixture.h"
+#include "diff_fixture.h"
 #include "analyze/ana_diff.h"
 #include "analyze/analysis.h"
 #include "present/diff/diff_json.h"
@@ -36,31 +37,6 @@ static gpufl_trace *session(const char *name, const char *stalls)
             "\"cubin_crc\":\"0x1\",\"pc_offset\":\"0x10\",\"stalls\":{%s}}",
             (unsigned long long)(AF_START + 300 * MS), (unsigned long long)(AF_START + 50 * MS), stalls);
     return af_open(&f, dir, name);
-}
-
-/* Two sessions analysed and compared, kept together to be freed together. */
-typedef struct compared {
-    gpufl_trace *bt, *ct;
-    gpufl__ana_report b, c;
-    gpufl__diff d;
-} compared;
-
-static void compare(compared *x, gpufl_trace *bt, gpufl_trace *ct)
-{
-    x->bt = bt;
-    x->ct = ct;
-    assert_int_equal(gpufl__analyze_report(bt, NULL, &x->b), 0);
-    assert_int_equal(gpufl__analyze_report(ct, NULL, &x->c), 0);
-    assert_int_equal(gpufl__diff_reports(bt, &x->b, ct, &x->c, NULL, &x->d), 0);
-}
-
-static void compared_free(compared *x)
-{
-    gpufl__diff_free(&x->d);
-    gpufl__ana_report_free(&x->b);
-    gpufl__ana_report_free(&x->c);
-    gpufl_trace_close(x->bt);
-    gpufl_trace_close(x->ct);
 }
 
 static void a_changed_top_stall_is_listed(void **state)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "fake_cupti.h"
+#include "fake_cupti_setup.h"
 #include "fs_util.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
@@ -48,27 +49,12 @@ static char *logs;
 static int setup(void **state)
 {
     (void)state;
-    setenv("GPUFL_CUPTI_LIBRARY", GFL_FAKE_CUPTI, 1);
-    fake.lib = dlopen(GFL_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
-    if (!fake.lib)
-        return -1;
-#define RESOLVE(name)                                                                                                  \
-    if (!(*(void **)&fake.name = dlsym(fake.lib, "fake_cupti_" #name)))                                                \
-        return -1;
-    FAKE_FUNCTIONS(RESOLVE)
-#undef RESOLVE
+    TU_FAKE_CUPTI_SETUP();
     logs = tu_mkdtemp("pcs_plugin");
     return 0;
 }
 
-/* The CRC the fake gives a cubin: the plugin's store keys modules by it. */
-static uint64_t crc_of(const char *cubin)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < strlen(cubin) + 1; i++)
-        h = (h ^ (uint8_t)cubin[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t crc_of(const char *cubin) { return tu_fake_cubin_crc(cubin); }
 
 static void start(const char *app, gpufl_engine engine, uint32_t period)
 {

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "fake_cupti.h"
+#include "fake_cupti_setup.h"
 #include "fs_util.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
@@ -49,15 +50,7 @@ static uint32_t next_context = 1;
 static int setup(void **state)
 {
     (void)state;
-    setenv("GPUFL_CUPTI_LIBRARY", GFL_FAKE_CUPTI, 1);
-    fake.lib = dlopen(GFL_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
-    if (!fake.lib)
-        return -1;
-#define RESOLVE(name)                                                                                                  \
-    if (!(*(void **)&fake.name = dlsym(fake.lib, "fake_cupti_" #name)))                                                \
-        return -1;
-    FAKE_FUNCTIONS(RESOLVE)
-#undef RESOLVE
+    TU_FAKE_CUPTI_SETUP();
     logs = tu_mkdtemp("rp_plugin");
     return 0;
 }

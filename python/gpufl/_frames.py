@@ -554,11 +554,29 @@ def sass_metrics(trace):
     return frame(cols)
 
 
+RANGE_COLUMNS = [("ts_ns", np.int64), ("end_ns", np.int64), ("device", np.uint16), ("range", np.uint32),
+                 ("scope_id", np.uint64), ("name", pd.CategoricalDtype([])), ("metric", pd.CategoricalDtype([])),
+                 ("value", np.float64)]
+
+
+def range_metrics(trace):
+    """Range profiler metrics (docs/FORMAT.md, range_metric): one row per
+    range and metric, the range being the GPU work of one scope (scope_id)
+    or NVTX range (scope_id 0), ts_ns..end_ns its push and pop (host)."""
+    try:
+        r = trace.table("range_metrics")
+    except KeyError:  # a libgpufl older than the range profiler
+        return empty(RANGE_COLUMNS)
+    return frame({"ts_ns": r.ts_ns.view(np.int64), "end_ns": r.end_ns.view(np.int64), "device": r.device,
+                  "range": r.range, "scope_id": r.scope_id, "name": _texts(trace, r.name),
+                  "metric": _texts(trace, r.metric), "value": r.value})
+
+
 def perf(trace):
     """SASS and range-profiler metrics in long form: the SASS counts summed
     per kernel (source "sass_metrics", correlation 0: they are of all its
-    launches); the range profiler's metrics are not in this frame yet (C:
-    gpufl_trace_get_range_metrics; the reports)."""
+    launches); the range profiler's metrics are per scope, not per kernel:
+    range_metrics."""
     s = sass_metrics(trace)
     if s.empty:
         return empty(PERF_COLUMNS)

@@ -160,6 +160,11 @@ class SassMetrics(ctypes.Structure):
                 ("line", _P(_u32)), ("caller_row", _P(_u32))]
 
 
+class RangeMetrics(ctypes.Structure):
+    _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("end_ns", _P(_u64)), ("device", _P(_u16)), ("range", _P(_u32)),
+                ("scope_id", _P(_u64)), ("name", _P(_u32)), ("metric", _P(_u32)), ("value", _P(ctypes.c_double))]
+
+
 class Triggers(ctypes.Structure):
     _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("tid", _P(_u32)), ("kind", _P(_u32)), ("detail", _P(_u32)),
                 ("dump", _P(_u32)), ("outcome", _P(_u8))]
@@ -254,6 +259,7 @@ _getters = {
     "pm_samples": ("gpufl_trace_get_pm_samples", PmSamples),
     "pc_samples": ("gpufl_trace_get_pc_samples", PcSamples),
     "sass_metrics": ("gpufl_trace_get_sass_metrics", SassMetrics),
+    "range_metrics": ("gpufl_trace_get_range_metrics", RangeMetrics),
 }
 # a table this libgpufl cannot read yet (an older build) is left out: table() says so
 _getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items() if hasattr(_lib.lib, f)}
@@ -508,7 +514,7 @@ class Trace:
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
         memory, device_samples, host_samples, launch_configs, streams, callers,
-        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics. KeyError for a table the loaded
+        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics, range_metrics. KeyError for a table the loaded
         libgpufl cannot read (an older build)."""
         t = self._tables.get(name)
         if t is None:

@@ -47,7 +47,7 @@ _NAME_TIME = re.compile(r"-(\d{8})-(\d{6})-\d+-[0-9a-fA-F]+$")
 _PC_SAMPLING_NOTE = ("PC samples (warp stall reasons by instruction) are recorded by the pc_sampling "
                      "and deep engines")
 _PERF_NOTE = ("SASS metrics are recorded by the sass_metrics and deep engines, range-profiler metrics by "
-              "the range_profiler engine (read from C and in the reports, not in this frame yet)")
+              "the range_profiler engine (per scope: range_metrics)")
 
 
 # ---- finding the session ---------------------------------------------------------
@@ -365,8 +365,13 @@ class GpuFlightSession:
         return self._frame("sass_metrics", lambda: _frames.sass_metrics(self.trace))
 
     @property
+    def range_metrics(self):
+        """Range profiler metrics per range (a scope's or NVTX range's GPU work), engine range_profiler."""
+        return self._frame("range_metrics", lambda: _frames.range_metrics(self.trace))
+
+    @property
     def perf(self):
-        """SASS (and, once built, range-profiler) metrics per kernel, long form."""
+        """SASS metrics per kernel, long form (range-profiler metrics, per scope: range_metrics)."""
         return self._frame("perf", lambda: _frames.perf(self.trace))
 
     def frame(self, name, columns=None):
@@ -688,7 +693,7 @@ class GpuFlightSession:
 # ---- helpers ------------------------------------------------------------------------
 
 _FRAMES = ("kernels", "memcpy", "memsets", "syncs", "memory", "allocator", "scopes", "scope_events", "ops",
-           "device_metrics", "host_metrics", "perf", "triggers", "trace_windows")
+           "device_metrics", "host_metrics", "perf", "range_metrics", "triggers", "trace_windows")
 
 
 

@@ -192,6 +192,28 @@ def test_sass_metrics_as_a_frame_and_per_kernel(tmp_path, capsys):
         assert "coalescing 12.5 %" in out and "active lanes 75.0 %" in out
 
 
+def test_range_metrics_as_a_frame(tmp_path):
+    """Range profiler rows come out one per range and metric, with the
+    scope's name and id, an NVTX range's scope_id 0, and the values read."""
+    t = hm.T0 + 1_000_000
+    device = [hm.kernel(t, 300_000_000, name="k(float*)", mangled="_Z1kPf")]
+    for rng, scope, name, start in ((1, 5, "forward", t), (2, None, "nvtx:backward", t + 500_000_000)):
+        for metric, value in (("dram__bytes_read.sum", 1048576.0 * rng), ("sm__warps_active.avg.pct_of_peak", 61.25)):
+            line = {"type": "range_metric", "ts_ns": start, "end_ns": start + 100_000_000, "device": 0,
+                    "range": rng, "name": name, "metric": metric, "value": value}
+            if scope is not None:
+                line["scope"] = scope
+            device.append(line)
+    with GpuFlightSession(hm.write_session(str(tmp_path / "rp"), device=device, end_ns=t + 1_000_000_000)) as s:
+        r = s.range_metrics
+        assert len(r) == 4 and s.frame("range_metrics") is r
+        fwd = r[r["name"] == "forward"].set_index("metric")["value"]
+        assert fwd["dram__bytes_read.sum"] == 1048576.0 and fwd["sm__warps_active.avg.pct_of_peak"] == 61.25
+        assert set(r[r["name"] == "forward"]["scope_id"]) == {5}
+        assert set(r[r["name"] == "nvtx:backward"]["scope_id"]) == {0}
+        assert (r["end_ns"] - r["ts_ns"] == 100_000_000).all() and set(r["range"]) == {1, 2}
+
+
 # ---- finding sessions --------------------------------------------------------------
 
 

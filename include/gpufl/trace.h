@@ -325,6 +325,27 @@ typedef struct gpufl_trace_pm_samples {
     const double *value;
 } gpufl_trace_pm_samples;
 
+/* Clock pairs (docs/FORMAT.md, `clock`): the session clock (ts_ns) read
+ * together with CLOCK_MONOTONIC and CLOCK_REALTIME at the session's start,
+ * every 10 s and at its end, in time order, so that sessions of one job
+ * can be put on one time line: on one host through mono_ns exactly, across
+ * hosts through wall_ns, good to what the kernel says of its NTP/PTP
+ * discipline then. mono_ns and wall_ns were read within uncertainty_ns of
+ * ts_ns (between two reads of the session clock that far apart, ts_ns
+ * their middle). ntp is 0 when the kernel gave no NTP state (then the
+ * ntp_* columns are 0); ntp_maxerror_ns bounds the wall clock's error. */
+typedef struct gpufl_trace_clocks {
+    size_t n;
+    const uint64_t *ts_ns; /* session clock */
+    const uint64_t *mono_ns, *wall_ns;
+    const uint32_t *uncertainty_ns;
+    const uint32_t *point;        /* string id: "start", "periodic", "end" */
+    const uint32_t *ntp;          /* string id: "synchronised", "unsynchronised"; 0 unknown */
+    const int64_t *ntp_offset_ns; /* the kernel's last measured offset to its reference */
+    const uint64_t *ntp_maxerror_ns, *ntp_esterror_ns;
+    const uint32_t *ntp_status; /* adjtimex status bits (STA_*) */
+} gpufl_trace_clocks;
+
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
  * limit, 128 energy, 256 clocks, 512 throttle, 1024 pcie, 2048 fan, 4096 ecc,
@@ -479,6 +500,7 @@ GPUFL_API const gpufl_trace_windows *gpufl_trace_get_trace_windows(const gpufl_t
 GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_clocks *gpufl_trace_get_clocks(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -521,6 +543,7 @@ enum {
     GPUFL_TRACE_TABLE_ALLOCATOR,
     GPUFL_TRACE_TABLE_PC_SAMPLES,
     GPUFL_TRACE_TABLE_PM_SAMPLES,
+    GPUFL_TRACE_TABLE_CLOCKS,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

@@ -335,6 +335,20 @@ static const gpufl__gflt_field pm_sample_fields[] = {
     F(u.pm_sample.value_x10000, GFLT_VAR),
 };
 
+static const gpufl__gflt_field clock_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    REF(u.clock.mono_ns, h.ts),
+    F(u.clock.wall_ns, GFLT_DELTA),
+    F(u.clock.uncertainty_ns, GFLT_VAR),
+    F(u.clock.point, GFLT_STR),
+    OPT(u.clock.ntp, GFLT_STR),
+    OPT(u.clock.ntp_offset_ns, GFLT_SVAR),
+    OPT(u.clock.ntp_maxerror_ns, GFLT_VAR),
+    OPT(u.clock.ntp_esterror_ns, GFLT_VAR),
+    OPT(u.clock.ntp_status, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -384,6 +398,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_ALLOCATOR] = LAYOUT(allocator_fields),
     [GFL_EV_PC_SAMPLE] = LAYOUT(pc_sample_fields),
     [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
+    [GFL_EV_CLOCK] = LAYOUT(clock_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

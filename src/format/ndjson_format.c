@@ -67,6 +67,8 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
         return FIXED_PART_BOUND + name_bound(names, ev->u.trace_window.reason) +
                name_bound(names, ev->u.trace_window.detail);
     case GFL_EV_PM_SAMPLE: return FIXED_PART_BOUND + name_bound(names, ev->u.pm_sample.metric);
+    case GFL_EV_CLOCK:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.clock.point) + name_bound(names, ev->u.clock.ntp);
     case GFL_EV_ALLOCATOR:
         return FIXED_PART_BOUND + name_bound(names, ev->u.allocator.framework) +
                name_bound(names, ev->u.allocator.reason);

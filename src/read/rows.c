@@ -23,6 +23,7 @@ static const gpufl_trace_triggers no_triggers;
 static const gpufl_trace_windows no_windows;
 static const gpufl_trace_allocator no_allocator;
 static const gpufl_trace_pm_samples no_pm_samples;
+static const gpufl_trace_clocks no_clocks;
 
 #define OR(p, empty) ((p) ? (p) : &(empty))
 
@@ -49,6 +50,7 @@ void gpufl__rows_open(gpufl__rows *a, const gpufl_trace *t)
     a->windows = OR(gpufl_trace_get_trace_windows(t), no_windows);
     a->allocator = OR(gpufl_trace_get_allocator(t), no_allocator);
     a->pm_samples = OR(gpufl_trace_get_pm_samples(t), no_pm_samples);
+    a->clocks = OR(gpufl_trace_get_clocks(t), no_clocks);
     a->start_ns = a->info->start_ns;
     a->ended = a->info->end_ns != 0;
     /* a session that did not end (a crash) ends at its last recorded time,

@@ -24,6 +24,7 @@
 #define AC_SIZE(f) SIZE_OF(gpufl_trace_allocator, AC, f)
 #define PC_SIZE(f) SIZE_OF(gpufl_trace_pc_samples, PC, f)
 #define PM_SIZE(f) SIZE_OF(gpufl_trace_pm_samples, PM, f)
+#define CK_SIZE(f) SIZE_OF(gpufl_trace_clocks, CK, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -37,6 +38,7 @@ static const uint8_t window_sizes[] = {WINDOW_COLS(WC_SIZE)};
 static const uint8_t allocator_sizes[] = {ALLOCATOR_COLS(AC_SIZE)};
 static const uint8_t pc_sample_sizes[] = {PC_SAMPLE_COLS(PC_SIZE)};
 static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
+static const uint8_t clock_sizes[] = {CLOCK_COLS(CK_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -52,6 +54,7 @@ static const uint8_t allocator_xlat[AC_COUNT] = {
 static const uint8_t pc_sample_xlat[PC_COUNT] = {
     [PC_function] = GFL_X_STRING, [PC_file] = GFL_X_STRING, [PC_reason] = GFL_X_STRING};
 static const uint8_t pm_sample_xlat[PM_COUNT] = {[PM_metric] = GFL_X_STRING};
+static const uint8_t clock_xlat[CK_COUNT] = {[CK_point] = GFL_X_STRING, [CK_ntp] = GFL_X_STRING};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -71,6 +74,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_ALLOCATOR] = {AC_COUNT, AC_ts_ns, allocator_sizes, allocator_xlat},
     [GFL_T_PC_SAMPLES] = {PC_COUNT, PC_ts_ns, pc_sample_sizes, pc_sample_xlat},
     [GFL_T_PM_SAMPLES] = {PM_COUNT, PM_ts_ns, pm_sample_sizes, pm_sample_xlat},
+    [GFL_T_CLOCKS] = {CK_COUNT, CK_ts_ns, clock_sizes, clock_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -117,6 +121,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define ASET(f, v) SETF(gpufl_trace_allocator, AC_##f, f, v)
 #define PSET(f, v) SETF(gpufl_trace_pc_samples, PC_##f, f, v)
 #define PMSET(f, v) SETF(gpufl_trace_pm_samples, PM_##f, f, v)
+#define CKSET(f, v) SETF(gpufl_trace_clocks, CK_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -380,6 +385,25 @@ static int pm_sample_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int clock_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_CLOCKS];
+    const gfl_clock_payload *p = &ev->u.clock;
+    size_t r;
+    ROW(R, r);
+    CKSET(ts_ns, ev->h.ts);
+    CKSET(mono_ns, p->mono_ns);
+    CKSET(wall_ns, p->wall_ns);
+    CKSET(uncertainty_ns, p->uncertainty_ns);
+    CKSET(point, p->point);
+    CKSET(ntp, p->ntp);
+    CKSET(ntp_offset_ns, p->ntp_offset_ns);
+    CKSET(ntp_maxerror_ns, p->ntp_maxerror_ns);
+    CKSET(ntp_esterror_ns, p->ntp_esterror_ns);
+    CKSET(ntp_status, p->ntp_status);
+    return 0;
+}
+
 static int allocator_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_ALLOCATOR];
@@ -553,6 +577,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_ALLOCATOR: return allocator_row(s, ev);
     case GFL_EV_PC_SAMPLE: return pc_sample_rows(s, ev);
     case GFL_EV_PM_SAMPLE: return pm_sample_row(s, ev);
+    case GFL_EV_CLOCK: return clock_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

@@ -69,6 +69,7 @@ void gpufl__trace_free(gpufl_trace *t)
 #define AC_BIND(f) BIND(AC, f)
 #define PC_BIND(f) BIND(PC, f)
 #define PM_BIND(f) BIND(PM, f)
+#define CK_BIND(f) BIND(CK, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -164,6 +165,12 @@ static void bind_rows(gpufl_trace *t)
         const gpufl__rows *R = &t->rows[GFL_T_PM_SAMPLES];
         pub->n = R->t.n;
         PM_SAMPLE_COLS(PM_BIND)
+    }
+    {
+        gpufl_trace_clocks *pub = &t->clocks_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_CLOCKS];
+        pub->n = R->t.n;
+        CLOCK_COLS(CK_BIND)
     }
 }
 
@@ -356,6 +363,8 @@ GPUFL_API const gpufl_trace_allocator *gpufl_trace_get_allocator(const gpufl_tra
 GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_trace *t) { return &t->pc_samples_pub; }
 GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t) { return &t->pm_samples_pub; }
 
+GPUFL_API const gpufl_trace_clocks *gpufl_trace_get_clocks(const gpufl_trace *t) { return &t->clocks_pub; }
+
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
 {
     return event_type < 256 ? (size_t)t->counts[event_type] : 0;
@@ -473,6 +482,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_PC_SAMPLES]);
     if (table == GPUFL_TRACE_TABLE_PM_SAMPLES)
         return gpufl__rows_memory(&t->rows[GFL_T_PM_SAMPLES]);
+    if (table == GPUFL_TRACE_TABLE_CLOCKS)
+        return gpufl__rows_memory(&t->rows[GFL_T_CLOCKS]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

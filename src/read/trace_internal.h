@@ -48,6 +48,8 @@
 #define PC_SAMPLE_COLS(X) X(ts_ns) X(since_ns) X(device) X(function) X(cubin_crc) X(pc_offset) \
     X(file) X(line) X(reason) X(samples)
 #define PM_SAMPLE_COLS(X) X(ts_ns) X(end_ns) X(device) X(metric) X(value)
+#define CLOCK_COLS(X) X(ts_ns) X(mono_ns) X(wall_ns) X(uncertainty_ns) X(point) X(ntp)       \
+    X(ntp_offset_ns) X(ntp_maxerror_ns) X(ntp_esterror_ns) X(ntp_status)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -62,6 +64,7 @@
 #define GFL__AC(f) AC_##f,
 #define GFL__PC(f) PC_##f,
 #define GFL__PM(f) PM_##f,
+#define GFL__CK(f) CK_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -74,6 +77,7 @@ enum { WINDOW_COLS(GFL__WC) WC_COUNT };
 enum { ALLOCATOR_COLS(GFL__AC) AC_COUNT };
 enum { PC_SAMPLE_COLS(GFL__PC) PC_COUNT };
 enum { PM_SAMPLE_COLS(GFL__PM) PM_COUNT };
+enum { CLOCK_COLS(GFL__CK) CK_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
  * samples; the tables appended to trace.h after its tables of distinct
@@ -93,6 +97,7 @@ enum {
     GFL_T_ALLOCATOR,
     GFL_T_PC_SAMPLES,
     GFL_T_PM_SAMPLES,
+    GFL_T_CLOCKS,
     GFL_T_COUNT
 };
 
@@ -185,6 +190,7 @@ struct gpufl_trace {
     gpufl_trace_allocator allocator_pub;
     gpufl_trace_pc_samples pc_samples_pub;
     gpufl_trace_pm_samples pm_samples_pub;
+    gpufl_trace_clocks clocks_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;

@@ -660,7 +660,8 @@ static int segment_blocks(merge *m, plan *p)
  * is given back while the trace's is filled. */
 static const unsigned copy_order[] = {GFL_T_KERNELS,  GFL_T_NVTX,      GFL_T_COPIES,         GFL_T_MEMSETS,
                                       GFL_T_SYNCS,    GFL_T_MEMORY,    GFL_T_DEVICE_SAMPLES, GFL_T_HOST_SAMPLES,
-                                      GFL_T_TRIGGERS, GFL_T_ALLOCATOR, GFL_T_PC_SAMPLES,     GFL_T_PM_SAMPLES};
+                                      GFL_T_TRIGGERS, GFL_T_ALLOCATOR, GFL_T_PC_SAMPLES,     GFL_T_PM_SAMPLES,
+                                      GFL_T_CLOCKS};
 
 static int merge_rows(merge *m, unsigned nthreads)
 {

@@ -174,6 +174,48 @@ static const char *const launcher_vars[] = {"RANK",
                                             "GPUFL_RUN_REPORT",
                                             NULL};
 
+/* The reader gives the same facts, for the directory and for a file in it,
+ * and `gpufl report` shows them in its header, as text and JSON. */
+static void check_reader(const char *dir)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/system.log", dir);
+    const char *opened[] = {dir, path};
+    for (int k = 0; k < 2; k++) {
+        gpufl_trace *t;
+        char err[512];
+        if (gpufl_trace_open(opened[k], &t, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        const gpufl_trace_job *j = gpufl_trace_get_job(t);
+        assert_int_equal(j->struct_size, sizeof *j);
+        assert_int_equal(j->present, 1);
+        assert_string_equal(gpufl_trace_string(t, j->launcher), "torchrun");
+        assert_int_equal(j->has, GPUFL_TRACE_JOB_RANK | GPUFL_TRACE_JOB_LOCAL_RANK | GPUFL_TRACE_JOB_WORLD_SIZE);
+        assert_int_equal(j->rank, 1);
+        assert_int_equal(j->world_size, 2);
+        assert_string_equal(gpufl_trace_string(t, j->id), "../../escape");
+        assert_string_equal(gpufl_trace_string(t, j->host), gpufl_trace_string(t, gpufl_trace_get_info(t)->host));
+        gpufl_trace_close(t);
+    }
+#ifdef GFL_CLI
+    char *out = NULL;
+    const char *text[] = {dir, NULL};
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "report", text, &out, NULL), 0);
+    assert_non_null(strstr(out, "\n  job       rank 1 of 2 (local rank 1), torchrun job ../../escape\n"));
+    free(out);
+    const char *json[] = {dir, "--format", "json", NULL};
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "report", json, &out, NULL), 0);
+    json_t *r = json_loads(out, 0, NULL);
+    assert_non_null(r);
+    json_t *job = json_object_get(json_object_get(r, "session"), "job");
+    assert_int_equal(tu_int(job, "rank"), 1);
+    assert_int_equal(tu_int(job, "world_size"), 2);
+    assert_string_equal(tu_str(job, "launcher"), "torchrun");
+    json_decref(r);
+    free(out);
+#endif
+}
+
 static char *record(const char *sub)
 {
     char *log_path = malloc(4200);
@@ -201,6 +243,11 @@ static void test_session_json_and_dir(void **state)
     json_t *js = tu_session_json(dir);
     assert_null(json_object_get(js, "job")); /* no launcher: no job */
     json_decref(js);
+    gpufl_trace *t;
+    char err[512];
+    assert_int_equal(gpufl_trace_open(dir, &t, err, sizeof err), 0);
+    assert_int_equal(gpufl_trace_get_job(t)->present, 0);
+    gpufl_trace_close(t);
     free(dir);
 
     tu_setenv("RANK", "1");
@@ -229,6 +276,7 @@ static void test_session_json_and_dir(void **state)
     assert_string_equal(tu_str(job, "host"), tu_str(js, "host"));
     assert_true(json_is_array(json_object_get(job, "gpu_uuids")));
     json_decref(js);
+    check_reader(dir);
     free(dir);
 
     /* malformed: recorded without it, and said in the session's log */

@@ -574,6 +574,36 @@ typedef struct gpufl_trace_read {
 GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t);
 
 /*
+ * Where the session stands in a job of many processes, as its launcher
+ * (torchrun, SLURM, Open MPI, MPICH) set it: session.json's `job` object
+ * (docs/FORMAT.md), read from the session directory opened or the one
+ * holding the file opened. present 0 when there is none (no launcher, no
+ * session.json beside a lone file, an older gpufl). A count is valid only
+ * when its GPUFL_TRACE_JOB_* bit is in `has`. Grows only at the end.
+ */
+#define GPUFL_TRACE_JOB_RANK 1u
+#define GPUFL_TRACE_JOB_LOCAL_RANK 2u
+#define GPUFL_TRACE_JOB_WORLD_SIZE 4u
+#define GPUFL_TRACE_JOB_LOCAL_WORLD_SIZE 8u
+
+typedef struct gpufl_trace_job {
+    uint32_t struct_size; /* sizeof(gpufl_trace_job) of the library */
+    uint32_t present;     /* 1: the session has job facts */
+    uint32_t launcher;    /* string id: "torchrun", "torch.distributed", "openmpi", "mpich", "slurm" */
+    uint32_t has;         /* GPUFL_TRACE_JOB_* */
+    uint32_t rank, local_rank, world_size, local_world_size;
+    uint32_t id;                   /* string id: the job's id, 0 unknown */
+    uint32_t id_from;              /* string id: the variable it came from ("SLURM_JOB_ID") */
+    uint32_t step;                 /* string id: SLURM's step, 0 none */
+    uint32_t master;               /* string id: MASTER_ADDR:MASTER_PORT, 0 none */
+    uint32_t host;                 /* string id: the host it ran on */
+    uint32_t cuda_visible_devices; /* string id: as the launcher set it, 0 unset */
+} gpufl_trace_job;
+
+/* Valid until gpufl_trace_close(t); never NULL for an open trace. */
+GPUFL_API const gpufl_trace_job *gpufl_trace_get_job(const gpufl_trace *t);
+
+/*
  * The report of a loaded session, in memory: the bytes `gpufl report PATH
  * --format FORMAT --top TOP` prints, except that CPU stacks are listed by
  * id (naming their frames needs libdw, which `gpufl report` and `gpufl

@@ -312,6 +312,8 @@ GPUFL_API const gpufl_trace_info *gpufl_trace_get_info(const gpufl_trace *t) { r
 
 GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t) { return &t->read_pub; }
 
+GPUFL_API const gpufl_trace_job *gpufl_trace_get_job(const gpufl_trace *t) { return &t->job_pub; }
+
 GPUFL_API const char *gpufl_trace_string(const gpufl_trace *t, uint32_t id)
 {
     return gpufl__strtab_str(&t->strings, id, NULL);

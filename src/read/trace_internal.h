@@ -191,6 +191,7 @@ struct gpufl_trace {
     gpufl_trace_pc_samples pc_samples_pub;
     gpufl_trace_pm_samples pm_samples_pub;
     gpufl_trace_clocks clocks_pub;
+    gpufl_trace_job job_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;
@@ -252,5 +253,9 @@ int gpufl__trace_end_open(gpufl_trace *t) __attribute__((warn_unused_result));
 
 /* Frees t and everything it holds (NULL is fine). */
 void gpufl__trace_free(gpufl_trace *t);
+
+/* Reads the job facts of session.json beside path into t->job_pub
+ * (trace_job.c). 0, or GPUFL_ENOMEM; no session.json is not an error. */
+int gpufl__trace_read_job(gpufl_trace *t, const char *path);
 
 #endif /* GPUFL_READ_TRACE_INTERNAL_H */

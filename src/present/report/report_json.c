@@ -70,6 +70,23 @@ static void session(jctx *c)
     jstr_id(c, "cuda_driver_version", in->cuda_driver_version);
     jstr_id(c, "stop_reason", in->stop_reason);
     jstr_id(c, "stop_detail", in->stop_detail);
+    const gpufl_trace_job *job = gpufl_trace_get_job(c->t);
+    if (job->present) { /* the launcher's facts (docs/FORMAT.md, session.json's job) */
+        gpufl__jw_obj(w, "job");
+        jstr_id(c, "launcher", job->launcher);
+        if (job->has & GPUFL_TRACE_JOB_RANK)
+            gpufl__jw_u64(w, "rank", job->rank);
+        if (job->has & GPUFL_TRACE_JOB_LOCAL_RANK)
+            gpufl__jw_u64(w, "local_rank", job->local_rank);
+        if (job->has & GPUFL_TRACE_JOB_WORLD_SIZE)
+            gpufl__jw_u64(w, "world_size", job->world_size);
+        if (job->has & GPUFL_TRACE_JOB_LOCAL_WORLD_SIZE)
+            gpufl__jw_u64(w, "local_world_size", job->local_world_size);
+        jstr_id(c, "id", job->id);
+        jstr_id(c, "step", job->step);
+        jstr_id(c, "master", job->master);
+        gpufl__jw_obj_end(w);
+    }
     gpufl__jw_obj(w, "engine");
     jstr_id(c, "requested", in->engine_requested);
     jstr_id(c, "ran", in->engine);

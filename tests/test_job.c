@@ -24,6 +24,7 @@
 #include "core/job.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
+#include "report_schema.h"
 #include "test_util.h"
 
 TU_TEMP_DIR_FIXTURES(tmp, "job")
@@ -207,10 +208,14 @@ static void check_reader(const char *dir)
     assert_int_equal(tu_run_subcommand(GFL_CLI, "report", json, &out, NULL), 0);
     json_t *r = json_loads(out, 0, NULL);
     assert_non_null(r);
+    char why[512];
+    if (report_schema_check(r, why, sizeof why) != 0) /* job's members are in the schema */
+        fail_msg("%s", why);
     json_t *job = json_object_get(json_object_get(r, "session"), "job");
     assert_int_equal(tu_int(job, "rank"), 1);
     assert_int_equal(tu_int(job, "world_size"), 2);
     assert_string_equal(tu_str(job, "launcher"), "torchrun");
+    assert_true(json_is_null(json_object_get(job, "local_world_size")));
     json_decref(r);
     free(out);
 #endif

@@ -74,18 +74,24 @@ static void session(jctx *c)
     if (job->present) { /* the launcher's facts (docs/FORMAT.md, session.json's job) */
         gpufl__jw_obj(w, "job");
         jstr_id(c, "launcher", job->launcher);
-        if (job->has & GPUFL_TRACE_JOB_RANK)
-            gpufl__jw_u64(w, "rank", job->rank);
-        if (job->has & GPUFL_TRACE_JOB_LOCAL_RANK)
-            gpufl__jw_u64(w, "local_rank", job->local_rank);
-        if (job->has & GPUFL_TRACE_JOB_WORLD_SIZE)
-            gpufl__jw_u64(w, "world_size", job->world_size);
-        if (job->has & GPUFL_TRACE_JOB_LOCAL_WORLD_SIZE)
-            gpufl__jw_u64(w, "local_world_size", job->local_world_size);
+        const struct {
+            const char *key;
+            uint32_t bit, value;
+        } nums[] = {{"rank", GPUFL_TRACE_JOB_RANK, job->rank},
+                    {"local_rank", GPUFL_TRACE_JOB_LOCAL_RANK, job->local_rank},
+                    {"world_size", GPUFL_TRACE_JOB_WORLD_SIZE, job->world_size},
+                    {"local_world_size", GPUFL_TRACE_JOB_LOCAL_WORLD_SIZE, job->local_world_size}};
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+            if (job->has & nums[k].bit)
+                gpufl__jw_u64(w, nums[k].key, nums[k].value);
+            else
+                gpufl__jw_null(w, nums[k].key);
         jstr_id(c, "id", job->id);
         jstr_id(c, "step", job->step);
         jstr_id(c, "master", job->master);
         gpufl__jw_obj_end(w);
+    } else {
+        gpufl__jw_null(w, "job");
     }
     gpufl__jw_obj(w, "engine");
     jstr_id(c, "requested", in->engine_requested);

@@ -35,6 +35,23 @@ def test_job_and_clocks(logs, monkeypatch):
         assert np.all(np.diff(c.mono_ns.astype(np.int64)) > 0)
 
 
+def test_analyzer_session_facts(logs, monkeypatch):
+    pytest.importorskip("pandas")
+    from gpufl.analyzer import GpuFlightSession
+    monkeypatch.setenv("SLURM_PROCID", "0")
+    monkeypatch.setenv("SLURM_NTASKS", "1")
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    for name in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
+                 "TORCHELASTIC_RUN_ID"):
+        monkeypatch.delenv(name, raising=False)
+    assert gpufl.init(app_name="py-slurm", log_path=logs)
+    gpufl.shutdown()
+    with GpuFlightSession(one_session(logs)) as s:
+        assert s.job["launcher"] == "slurm"
+        assert s.job["rank"] == 0 and s.job["world_size"] == 1
+        assert s.job["id"] == "4242" and s.job["id_from"] == "SLURM_JOB_ID"
+
+
 def test_no_launcher_no_job(logs, monkeypatch):
     for name in ("RANK", "WORLD_SIZE", "SLURM_JOB_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
                  "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "TORCHELASTIC_RUN_ID"):

@@ -218,6 +218,13 @@ static void check_reader(const char *dir)
     assert_true(json_is_null(json_object_get(job, "local_world_size")));
     json_decref(r);
     free(out);
+    char page[4300];
+    snprintf(page, sizeof page, "%s/report.html", tmp);
+    const char *html[] = {dir, "--format", "html", "-o", page, NULL};
+    assert_int_equal(tu_run_subcommand(GFL_CLI, "report", html, NULL, NULL), 0);
+    out = tu_read_file(page, NULL);
+    assert_non_null(strstr(out, "<tr><th>job</th><td>rank 1 of 2 (local rank 1), torchrun job ../../escape</td></tr>"));
+    free(out);
 #endif
 }
 

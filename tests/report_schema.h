@@ -52,6 +52,16 @@ static const sfield s_engine[] = {{"requested", S_STR_NULL, 0},
                                   {"reason", S_STR_NULL, 0},
                                   {0, 0, 0}};
 
+static const sfield s_job[] = {{"launcher", S_STR, 0},
+                               {"rank", S_INT_NULL, 0},
+                               {"local_rank", S_INT_NULL, 0},
+                               {"world_size", S_INT_NULL, 0},
+                               {"local_world_size", S_INT_NULL, 0},
+                               {"id", S_STR_NULL, 0},
+                               {"step", S_STR_NULL, 0},
+                               {"master", S_STR_NULL, 0},
+                               {0, 0, 0}};
+
 static const sfield s_session[] = {{"session_id", S_STR_NULL, 0},
                                    {"app_name", S_STR_NULL, 0},
                                    {"pid", S_INT, 0},
@@ -68,6 +78,7 @@ static const sfield s_session[] = {{"session_id", S_STR_NULL, 0},
                                    {"cuda_driver_version", S_STR_NULL, 0},
                                    {"stop_reason", S_STR_NULL, 0},
                                    {"stop_detail", S_STR_NULL, 0},
+                                   {"job", S_OBJ_NULL, s_job},
                                    {"engine", S_OBJ, s_engine},
                                    {"devices", S_ARR_OBJ, s_device},
                                    {0, 0, 0}};

@@ -341,6 +341,26 @@ static void test_several_processes(void **state)
     assert_null(strstr(r->err, "GPU kernels (by total time)"));
 }
 
+/* A rank of a job (torchrun's variables): its session goes under
+ * <log_path>/job-<id>, the id made safe, and says where it stands. */
+static void test_a_job_goes_under_its_id(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS(GFL_INJECT_TARGET, "exit", "0"),
+                        (const char *const[]){"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "TORCHELASTIC_RUN_ID=run/../7",
+                                              "SLURM_JOB_ID=", NULL});
+    expect_code(r, 0);
+    char parent[4200];
+    snprintf(parent, sizeof parent, "%s/gpufl-logs/job-run_.._7", r->cwd);
+    json_t *sj = one_session(r, parent);
+    json_t *job = json_object_get(sj, "job");
+    assert_string_equal(tu_str(job, "launcher"), "torchrun");
+    assert_int_equal(tu_int(job, "rank"), 1);
+    assert_int_equal(tu_int(job, "world_size"), 2);
+    assert_string_equal(tu_str(job, "id"), "run/../7");
+    json_decref(sj);
+}
+
 static void test_no_cuda_no_session(void **state)
 {
     (void)state;
@@ -578,6 +598,7 @@ int main(void)
         cmocka_unit_test_teardown(test_terminal_signals_reach_the_program_once, cleanup),
         cmocka_unit_test_teardown(test_no_orphan_when_gpufl_run_is_killed, cleanup),
         cmocka_unit_test_teardown(test_several_processes, cleanup),
+        cmocka_unit_test_teardown(test_a_job_goes_under_its_id, cleanup),
         cmocka_unit_test_teardown(test_no_cuda_no_session, cleanup),
         cmocka_unit_test_teardown(test_options_reach_the_session, cleanup),
         cmocka_unit_test_teardown(test_caller_environment_kept, cleanup),

@@ -170,6 +170,10 @@ static void the_window_lets_go_of_what_is_older_but_keeps_what_is_open(void **st
     assert_int_equal(scopes_named(t, "old"), 0);
     /* begun before the window and still open at the dump: kept aside */
     assert_int_equal(scopes_named(t, "outer"), 1);
+    /* and the latest clock pair, the start's, so the dump maps to wall time */
+    const gpufl_trace_clocks *c = gpufl_trace_get_clocks(t);
+    assert_int_equal(c->n, 1);
+    assert_string_equal(gpufl_trace_string(t, c->point[0]), "start");
     gpufl_trace_close(t);
 }
 

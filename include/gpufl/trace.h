@@ -372,6 +372,27 @@ typedef struct gpufl_trace_range_metrics {
     const double *value;
 } gpufl_trace_range_metrics;
 
+/* Clock pairs (docs/FORMAT.md, `clock`): the session clock (ts_ns) read
+ * together with CLOCK_MONOTONIC and CLOCK_REALTIME at the session's start,
+ * every 10 s and at its end, in time order, so that sessions of one job
+ * can be put on one time line: on one host through mono_ns exactly, across
+ * hosts through wall_ns, good to what the kernel says of its NTP/PTP
+ * discipline then. mono_ns and wall_ns were read within uncertainty_ns of
+ * ts_ns (between two reads of the session clock that far apart, ts_ns
+ * their middle). ntp is 0 when the kernel gave no NTP state (then the
+ * ntp_* columns are 0); ntp_maxerror_ns bounds the wall clock's error. */
+typedef struct gpufl_trace_clocks {
+    size_t n;
+    const uint64_t *ts_ns; /* session clock */
+    const uint64_t *mono_ns, *wall_ns;
+    const uint32_t *uncertainty_ns;
+    const uint32_t *point;        /* string id: "start", "periodic", "end" */
+    const uint32_t *ntp;          /* string id: "synchronised", "unsynchronised"; 0 unknown */
+    const int64_t *ntp_offset_ns; /* the kernel's last measured offset to its reference */
+    const uint64_t *ntp_maxerror_ns, *ntp_esterror_ns;
+    const uint32_t *ntp_status; /* adjtimex status bits (STA_*) */
+} gpufl_trace_clocks;
+
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
  * limit, 128 energy, 256 clocks, 512 throttle, 1024 pcie, 2048 fan, 4096 ecc,
@@ -528,6 +549,7 @@ GPUFL_API const gpufl_trace_pc_samples *gpufl_trace_get_pc_samples(const gpufl_t
 GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_clocks *gpufl_trace_get_clocks(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -572,6 +594,7 @@ enum {
     GPUFL_TRACE_TABLE_PM_SAMPLES,
     GPUFL_TRACE_TABLE_RANGE_METRICS,
     GPUFL_TRACE_TABLE_SASS_METRICS,
+    GPUFL_TRACE_TABLE_CLOCKS,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 
@@ -600,6 +623,36 @@ typedef struct gpufl_trace_read {
 
 /* Valid until gpufl_trace_close(t); never NULL for an open trace. */
 GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t);
+
+/*
+ * Where the session stands in a job of many processes, as its launcher
+ * (torchrun, SLURM, Open MPI, MPICH) set it: session.json's `job` object
+ * (docs/FORMAT.md), read from the session directory opened or the one
+ * holding the file opened. present 0 when there is none (no launcher, no
+ * session.json beside a lone file, an older gpufl). A count is valid only
+ * when its GPUFL_TRACE_JOB_* bit is in `has`. Grows only at the end.
+ */
+#define GPUFL_TRACE_JOB_RANK 1u
+#define GPUFL_TRACE_JOB_LOCAL_RANK 2u
+#define GPUFL_TRACE_JOB_WORLD_SIZE 4u
+#define GPUFL_TRACE_JOB_LOCAL_WORLD_SIZE 8u
+
+typedef struct gpufl_trace_job {
+    uint32_t struct_size; /* sizeof(gpufl_trace_job) of the library */
+    uint32_t present;     /* 1: the session has job facts */
+    uint32_t launcher;    /* string id: "torchrun", "torch.distributed", "openmpi", "mpich", "slurm" */
+    uint32_t has;         /* GPUFL_TRACE_JOB_* */
+    uint32_t rank, local_rank, world_size, local_world_size;
+    uint32_t id;                   /* string id: the job's id, 0 unknown */
+    uint32_t id_from;              /* string id: the variable it came from ("SLURM_JOB_ID") */
+    uint32_t step;                 /* string id: SLURM's step, 0 none */
+    uint32_t master;               /* string id: MASTER_ADDR:MASTER_PORT, 0 none */
+    uint32_t host;                 /* string id: the host it ran on */
+    uint32_t cuda_visible_devices; /* string id: as the launcher set it, 0 unset */
+} gpufl_trace_job;
+
+/* Valid until gpufl_trace_close(t); never NULL for an open trace. */
+GPUFL_API const gpufl_trace_job *gpufl_trace_get_job(const gpufl_trace *t);
 
 /*
  * The report of a loaded session, in memory: the bytes `gpufl report PATH

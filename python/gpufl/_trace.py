@@ -31,7 +31,7 @@ from ._types import GpuflError
 __all__ = ["Trace", "TraceError", "EXACT", "enum_names"]
 
 _u8, _u16, _u32, _u64 = ctypes.c_uint8, ctypes.c_uint16, ctypes.c_uint32, ctypes.c_uint64
-_i16, _i32, _size = ctypes.c_int16, ctypes.c_int32, ctypes.c_size_t
+_i16, _i32, _i64, _size = ctypes.c_int16, ctypes.c_int32, ctypes.c_int64, ctypes.c_size_t
 _P = ctypes.POINTER
 
 EXACT = 0xFFFFFFFF  # GPUFL_TRACE_EXACT: the row's exact times are in the table's `exact` array
@@ -145,6 +145,19 @@ class PmSamples(ctypes.Structure):
                 ("metric", _P(_u32)), ("value", _P(ctypes.c_double))]
 
 
+class Clocks(ctypes.Structure):
+    _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("mono_ns", _P(_u64)), ("wall_ns", _P(_u64)),
+                ("uncertainty_ns", _P(_u32)), ("point", _P(_u32)), ("ntp", _P(_u32)), ("ntp_offset_ns", _P(_i64)),
+                ("ntp_maxerror_ns", _P(_u64)), ("ntp_esterror_ns", _P(_u64)), ("ntp_status", _P(_u32))]
+
+
+class Job(ctypes.Structure):
+    _fields_ = [("struct_size", _u32), ("present", _u32), ("launcher", _u32), ("has", _u32), ("rank", _u32),
+                ("local_rank", _u32), ("world_size", _u32), ("local_world_size", _u32), ("id", _u32),
+                ("id_from", _u32), ("step", _u32), ("master", _u32), ("host", _u32),
+                ("cuda_visible_devices", _u32)]
+
+
 class PcSamples(ctypes.Structure):
     _fields_ = [("n", _size), ("ts_ns", _P(_u64)), ("since_ns", _P(_u64)), ("device", _P(_u16)),
                 ("function", _P(_u32)), ("cubin_crc", _P(_u64)), ("pc_offset", _P(_u64)), ("file", _P(_u32)),
@@ -240,6 +253,7 @@ _table_memory_bytes = _lib.bind("gpufl_trace_table_memory_bytes", _size, [_vp, c
 _get_info = _lib.bind("gpufl_trace_get_info", _P(Info), [_vp], True)
 _get_read = _lib.bind("gpufl_trace_get_read", _P(Read), [_vp], True)
 _get_crash = _lib.bind("gpufl_trace_get_crash", _P(Crash), [_vp], True)
+_get_job = _lib.bind("gpufl_trace_get_job", _P(Job), [_vp], True) if hasattr(_lib.lib, "gpufl_trace_get_job") else None
 _getters = {
     "scopes": ("gpufl_trace_get_scopes", Scopes),
     "nvtx": ("gpufl_trace_get_nvtx", Scopes),
@@ -260,6 +274,7 @@ _getters = {
     "pc_samples": ("gpufl_trace_get_pc_samples", PcSamples),
     "sass_metrics": ("gpufl_trace_get_sass_metrics", SassMetrics),
     "range_metrics": ("gpufl_trace_get_range_metrics", RangeMetrics),
+    "clocks": ("gpufl_trace_get_clocks", Clocks),
 }
 # a table this libgpufl cannot read yet (an older build) is left out: table() says so
 _getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items() if hasattr(_lib.lib, f)}
@@ -288,7 +303,7 @@ def enum_names(family):
 # ---- columns as numpy views -------------------------------------------------------
 
 _DTYPES = {_u8: np.uint8, _u16: np.uint16, _u32: np.uint32, _u64: np.uint64, _i16: np.int16, _i32: np.int32,
-           ctypes.c_double: np.float64}
+           _i64: np.int64, ctypes.c_double: np.float64}
 EXACT_DTYPE = np.dtype([("row", np.uint64), ("end_ns", np.uint64), ("api_start_ns", np.uint64),
                         ("api_end_ns", np.uint64)])
 
@@ -464,6 +479,26 @@ class Trace:
         return (int(r.format), (r.files or b"").decode("utf-8", "replace"),
                 (r.why or b"").decode("utf-8", "replace"), int(r.copies))
 
+    def job(self):
+        """Where the session stands in its job (gpufl_trace_get_job), as a
+        dict of what its launcher set: launcher, rank, local_rank,
+        world_size, local_world_size, id, id_from, step, master, host,
+        cuda_visible_devices (a key only when known); None when the session
+        has no job facts, or the loaded libgpufl cannot read them."""
+        if _get_job is None:
+            return None
+        j = _get_job(self._ptr()).contents
+        if not j.present:
+            return None
+        out = {}
+        for bit, key in ((1, "rank"), (2, "local_rank"), (4, "world_size"), (8, "local_world_size")):
+            if j.has & bit:
+                out[key] = int(getattr(j, key))
+        for key in ("launcher", "id", "id_from", "step", "master", "host", "cuda_visible_devices"):
+            if getattr(j, key):
+                out[key] = self.string(getattr(j, key))
+        return out
+
     def crash(self):
         """trace.h's gpufl_trace_crash, or None."""
         p = _get_crash(self._ptr())
@@ -514,7 +549,7 @@ class Trace:
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
         memory, device_samples, host_samples, launch_configs, streams, callers,
-        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics, range_metrics. KeyError for a table the loaded
+        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics, range_metrics, clocks. KeyError for a table the loaded
         libgpufl cannot read (an older build)."""
         t = self._tables.get(name)
         if t is None:

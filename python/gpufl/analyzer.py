@@ -226,6 +226,7 @@ class GpuFlightSession:
         self.source_format = "gflt" if fmt == _trace.GFLT else "ndjson"
         self.devices = self._devices()
         self.event_counts = t.event_counts()
+        self.job = t.job()
         if self.skipped_bytes or self.skipped_lines or self.skipped_chunks:
             warnings.warn("gpufl: %s: read up to its last whole line or chunk; skipped %s" % (self.path, self._skipped()),
                           stacklevel=2)

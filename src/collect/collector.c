@@ -16,6 +16,7 @@
 #include "collect/session_json.h"
 #include "collect/stats.h"
 #include "core/clock.h"
+#include "core/clock_pair.h"
 #include "core/log.h"
 #include "core/os.h"
 #include "gpufl/gpufl.h"
@@ -37,6 +38,8 @@ struct gpufl__collector {
     gpufl__stats stats;
     uint64_t last_tick_ns, last_checkpoint_ns;
     uint64_t checkpoint_failures;
+    gfl_event clock_start; /* type 0: none */
+    uint64_t last_clock_ns;
 };
 
 /* ---- one event ---------------------------------------------------------- */
@@ -221,6 +224,12 @@ static void periodic(gpufl__collector *c, size_t handled)
     }
     if (c->cfg.checkpoints && now - c->last_checkpoint_ns >= CHECKPOINT_NS)
         checkpoint(c, now);
+    if (c->cfg.clock_period_ns && now - c->last_clock_ns >= c->cfg.clock_period_ns) {
+        gfl_event ev;
+        gpufl__clock_event("periodic", &ev);
+        c->last_clock_ns = ev.h.ts;
+        deliver(c, &ev, now);
+    }
 }
 
 /* Every sink writes out all it buffers (tick does it for a sink without
@@ -284,6 +293,8 @@ static void *collector_main(void *arg)
     uint64_t sleep_ns = MIN_SLEEP_NS;
     gpufl__crash_mark_writer_thread();
     pthread_mutex_lock(&c->lock);
+    if (c->clock_start.h.type == GFL_EV_CLOCK)
+        deliver(c, &c->clock_start, gpufl__now_ns());
     while (!c->stop) {
         crash_pass(c);
         size_t handled = drain_pass(c);
@@ -328,7 +339,11 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
     pthread_cond_init(&c->wake, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&c->lock, NULL);
-    c->last_tick_ns = c->last_checkpoint_ns = gpufl__now_ns();
+    c->last_tick_ns = c->last_checkpoint_ns = c->last_clock_ns = gpufl__now_ns();
+    if (cfg->clock_start) {
+        c->clock_start = *cfg->clock_start;
+        c->last_clock_ns = cfg->clock_start->h.ts;
+    }
     baseline_producers(c);
 
     int perr = gpufl__thread_start(&c->thread, collector_main, c, "gpufl-collect");
@@ -360,6 +375,8 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
     pthread_mutex_unlock(&c->lock);
     pthread_join(c->thread, NULL);
 
+    if (end->clock) /* the thread has ended: this one delivers now */
+        deliver(c, end->clock, end->end_ns);
     /* Write the buffers out first, so the summary counts every byte. */
     flush_sinks(c, end->end_ns);
     gpufl__summary s;

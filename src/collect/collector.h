@@ -35,6 +35,11 @@ typedef struct gpufl__collector_config {
     /* Checked against every event and polled every pass (NULL: none);
      * the session owns it and frees it after the collector stops. */
     gpufl__triggers *triggers;
+    /* Clock pairs (core/clock_pair.h): the one read at the session's
+     * start, recorded first (NULL: none), and one more every
+     * clock_period_ns (0: none between start and end). */
+    const gfl_event *clock_start;
+    uint64_t clock_period_ns;
 } gpufl__collector_config;
 
 /* Starts the thread. Returns 0, or a negative gpufl_err with a message in
@@ -42,8 +47,9 @@ typedef struct gpufl__collector_config {
 int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config *cfg, char *err, size_t err_len)
     __attribute__((warn_unused_result));
 
-/* Drains everything still queued, closes the sinks, writes the final
- * session.json, joins the thread and frees the collector. If final is not
+/* Drains everything still queued, records end->clock (when not NULL),
+ * closes the sinks, writes the final session.json, joins the thread and
+ * frees the collector. If final is not
  * NULL it receives the final summary (free with gpufl__summary_free). */
 void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, gpufl__summary *final);
 

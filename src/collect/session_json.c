@@ -139,6 +139,44 @@ static json_t *engine_json(const gpufl__session_info *info, const gpufl__summary
                      text_or_null(ran ? summary->engine_reason : NULL));
 }
 
+/* Where the session stands in a job of many processes (core/job.h): what
+ * its launcher set and was valid, the host and the GPUs this host has
+ * (their UUIDs, as devices lists them), so that a job's sessions can be
+ * found and ordered by rank. */
+static json_t *job_json(const gpufl__session_info *info)
+{
+    const gpufl__job *j = &info->job;
+    json_t *o = json_pack("{s:s}", "launcher", j->launcher);
+    if (!o)
+        return NULL;
+    const struct {
+        const char *key;
+        uint32_t bit, value;
+    } nums[] = {{"rank", GPUFL__JOB_RANK, j->rank},
+                {"local_rank", GPUFL__JOB_LOCAL_RANK, j->local_rank},
+                {"world_size", GPUFL__JOB_WORLD_SIZE, j->world_size},
+                {"local_world_size", GPUFL__JOB_LOCAL_WORLD_SIZE, j->local_world_size}};
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+        if (j->has & nums[k].bit)
+            json_object_set_new(o, nums[k].key, json_integer(nums[k].value));
+    if (j->id[0]) {
+        json_object_set_new(o, "id", gpufl__json_text(j->id));
+        json_object_set_new(o, "id_from", json_string(j->id_from));
+    }
+    if (j->step[0])
+        json_object_set_new(o, "step", gpufl__json_text(j->step));
+    if (j->master[0])
+        json_object_set_new(o, "master", gpufl__json_text(j->master));
+    json_object_set_new(o, "host", gpufl__json_text(info->host));
+    json_t *uuids = json_array();
+    for (uint32_t i = 0; uuids && info->devices && i < info->devices->count; i++)
+        json_array_append_new(uuids, gpufl__json_text(info->devices->devices[i].uuid));
+    json_object_set_new(o, "gpu_uuids", uuids);
+    if (j->cuda_visible_devices[0])
+        json_object_set_new(o, "cuda_visible_devices", gpufl__json_text(j->cuda_visible_devices));
+    return o;
+}
+
 /* The document's common part: identity, options, host, devices. status:
  * "ended", "crashed", "running" or "dump". */
 static json_t *session_root(const gpufl__session_info *info, const char *status)
@@ -147,13 +185,17 @@ static json_t *session_root(const gpufl__session_info *info, const char *status)
     gpufl__iso_time(info->start_wall_ns, start, sizeof start);
     /* Names from outside (app, host, the directory, device names) need not
      * be UTF-8: U+FFFD replaces what is not, as in the NDJSON logs. */
-    return json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format", "gpufl-session",
-                     "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING, "session_id",
-                     info->id, "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host",
-                     gpufl__json_text(info->host), "log_dir", gpufl__json_text(info->dir), "start_ns",
-                     (json_int_t)info->start_ns, "start_wall_ns", (json_int_t)info->start_wall_ns, "start_time", start,
-                     "clock_source", gpufl__clock_source(), "status", status, "options", options_json(&info->config->o),
-                     "host_info", host_info_json(), "devices", devices_json(info->devices));
+    json_t *root =
+        json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:o,s:o,s:I,s:I,s:s,s:s,s:s,s:o,s:o,s:o}", "format", "gpufl-session",
+                  "format_version", GFL_FORMAT_VERSION, "gpufl_version", GPUFL_VERSION_STRING, "session_id", info->id,
+                  "app_name", gpufl__json_text(info->app_name), "pid", info->pid, "host", gpufl__json_text(info->host),
+                  "log_dir", gpufl__json_text(info->dir), "start_ns", (json_int_t)info->start_ns, "start_wall_ns",
+                  (json_int_t)info->start_wall_ns, "start_time", start, "clock_source", gpufl__clock_source(), "status",
+                  status, "options", options_json(&info->config->o), "host_info", host_info_json(), "devices",
+                  devices_json(info->devices));
+    if (root && info->job.launcher) /* absent when no launcher started the process */
+        json_object_set_new(root, "job", job_json(info));
+    return root;
 }
 
 /* Writes root (taken) as dir/session.json, atomically. */

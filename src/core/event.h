@@ -50,7 +50,8 @@ typedef enum gfl_event_type {
     GFL_EV_SASS_METRIC = 28,  /* one SASS instruction's counts over one kernel launch (SASS metrics engine) */
     GFL_EV_RANGE_METRIC = 29, /* one metric of one range profiler range (backend/cupti/range_profiler.h) */
     GFL_EV_PM_SAMPLE = 30,    /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
-    GFL_EV_TYPE_COUNT = 31
+    GFL_EV_CLOCK = 31, /* the session clock read against CLOCK_MONOTONIC and CLOCK_REALTIME (core/clock_pair.h) */
+    GFL_EV_TYPE_COUNT = 32
 } gfl_event_type;
 
 /* Which log file an event goes to (DESIGN §6). */
@@ -550,6 +551,26 @@ typedef struct gfl_range_metric_payload {
     uint32_t range;        /* the range's number in the session, from 1 */
 } gfl_range_metric_payload;
 
+/* The session clock (h.ts) read together with CLOCK_MONOTONIC and
+ * CLOCK_REALTIME, at the session's start, every 10 s and at its end
+ * (core/clock_pair.h), so that sessions of one host align exactly and
+ * sessions of several hosts within what the kernel says of its NTP/PTP
+ * discipline (adjtimex), which comes with it. mono_ns and wall_ns were
+ * read between two reads of the session clock uncertainty_ns apart; h.ts
+ * is their middle. The ntp fields are set only when ntp is (the kernel
+ * answered adjtimex). */
+typedef struct gfl_clock_payload {
+    uint64_t mono_ns;         /* CLOCK_MONOTONIC */
+    uint64_t wall_ns;         /* CLOCK_REALTIME, ns since the Unix epoch */
+    int64_t ntp_offset_ns;    /* the kernel's last measured offset to its time reference */
+    uint64_t ntp_maxerror_ns; /* the kernel's bound on the clock's error */
+    uint64_t ntp_esterror_ns; /* its estimate of the error */
+    uint32_t uncertainty_ns;  /* between the two session clock reads around the pair */
+    uint32_t point;           /* string id: "start", "periodic", "end" */
+    uint32_t ntp;             /* string id: "synchronised", "unsynchronised"; 0 = unknown */
+    uint32_t ntp_status;      /* adjtimex status bits (STA_*) */
+} gfl_clock_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;  /* lost since the previous dropped event of this source */
     uint64_t total;  /* lost by this source in the session so far */
@@ -589,6 +610,7 @@ typedef struct gfl_event {
         gfl_pm_sample_payload pm_sample;
         gfl_range_metric_payload range_metric;
         gfl_sass_metric_payload sass;
+        gfl_clock_payload clock;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];
@@ -620,7 +642,8 @@ static inline gfl_channel gpufl__event_channel(uint8_t type)
     case GFL_EV_CRASH_STACK:
     case GFL_EV_CRASH_SCOPE:
     case GFL_EV_TRIGGER:
-    case GFL_EV_TRACE_WINDOW: return GFL_CHANNEL_SYSTEM;
+    case GFL_EV_TRACE_WINDOW:
+    case GFL_EV_CLOCK: return GFL_CHANNEL_SYSTEM;
     default: return GFL_CHANNEL_DEVICE;
     }
 }

@@ -9,6 +9,7 @@
 
 #include "core/device_info.h"
 #include "core/event.h"
+#include "core/job.h"
 #include "core/options.h"
 
 #define GFL_FORMAT_VERSION 1
@@ -23,6 +24,7 @@ typedef struct gpufl__session_info {
     uint64_t start_wall_ns;
     const gpufl__config *config;
     const gpufl__device_list *devices; /* NULL: no GPU backend */
+    gpufl__job job;                    /* launcher NULL: not started by a launcher known here */
 } gpufl__session_info;
 
 typedef struct gpufl__session_end {
@@ -33,6 +35,10 @@ typedef struct gpufl__session_end {
      * losses before writing them. NULL when not known (a sink closed
      * before the collector ran). */
     const uint64_t (*dropped)[GFL_DROP_REASON_COUNT];
+    /* The clock pair read at the end (core/clock_pair.h), whose session
+     * and wall times end_ns and end_wall_ns are; the collector records
+     * it last. NULL: none. */
+    const gfl_event *clock;
 } gpufl__session_end;
 
 #endif /* GPUFL_CORE_SESSION_INFO_H */

@@ -367,6 +367,20 @@ static const gpufl__gflt_field range_metric_fields[] = {
     F(u.range_metric.value_x10000, GFLT_VAR),
 };
 
+static const gpufl__gflt_field clock_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    REF(u.clock.mono_ns, h.ts),
+    F(u.clock.wall_ns, GFLT_DELTA),
+    F(u.clock.uncertainty_ns, GFLT_VAR),
+    F(u.clock.point, GFLT_STR),
+    OPT(u.clock.ntp, GFLT_STR),
+    OPT(u.clock.ntp_offset_ns, GFLT_SVAR),
+    OPT(u.clock.ntp_maxerror_ns, GFLT_VAR),
+    OPT(u.clock.ntp_esterror_ns, GFLT_VAR),
+    OPT(u.clock.ntp_status, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -418,6 +432,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_RANGE_METRIC] = LAYOUT(range_metric_fields),
     [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
     [GFL_EV_SASS_METRIC] = LAYOUT(sass_metric_fields),
+    [GFL_EV_CLOCK] = LAYOUT(clock_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

@@ -65,6 +65,8 @@
 #define GFL_NDJ_IF_API_memset(ev, v, a) ((ev)->u.memset.api_start_ts != 0)
 #define GFL_NDJ_IF_CC_KNOWN(ev, v, a) ((v) >= 0)
 #define GFL_NDJ_IF_POSITIVE(ev, v, a) ((v) > 0)
+/* clock lines: the kernel's NTP figures, when it gave them */
+#define GFL_NDJ_IF_CLOCK_NTP(ev, v, a) ((ev)->u.clock.ntp != 0)
 #define GFL_NDJ_IF_CODE_NAMED(ev, v, a) (gpufl__signal_code_name((ev)->u.crash.signal, (v)) != NULL)
 /* session_end: when the writer is handed the final counts */
 #define GFL_NDJ_IF_GIVEN(ev, v, a) ((v) != NULL)
@@ -442,6 +444,22 @@
     X(value, u.range_metric.value_x10000, FIX4, 0, ALWAYS)
 // clang-format on
 
+/* The session clock against CLOCK_MONOTONIC and CLOCK_REALTIME, with the
+ * kernel's NTP/PTP state when it gave one (the ntp_* numbers only then). */
+// clang-format off
+#define GFL_NDJSON_CLOCK(X)                                                                        \
+    X(ts_ns, h.ts, U, 0, REQ)                                                                      \
+    X(mono_ns, u.clock.mono_ns, U, 0, ALWAYS)                                                      \
+    X(wall_ns, u.clock.wall_ns, U, 0, ALWAYS)                                                      \
+    X(uncertainty_ns, u.clock.uncertainty_ns, U, 0, ALWAYS)                                        \
+    X(point, u.clock.point, STR, 0, ALWAYS)                                                        \
+    X(ntp, u.clock.ntp, STR, 0, NONZERO)                                                           \
+    X(ntp_offset_ns, u.clock.ntp_offset_ns, I, 0, CLOCK_NTP)                                       \
+    X(ntp_maxerror_ns, u.clock.ntp_maxerror_ns, U, 0, CLOCK_NTP)                                   \
+    X(ntp_esterror_ns, u.clock.ntp_esterror_ns, U, 0, CLOCK_NTP)                                   \
+    X(ntp_status, u.clock.ntp_status, U, 0, CLOCK_NTP)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -475,7 +493,8 @@
     L(GFL_EV_PC_SAMPLE, GFL_NDJSON_PC_SAMPLE, none)                                                \
     L(GFL_EV_RANGE_METRIC, GFL_NDJSON_RANGE_METRIC, none)                                          \
     L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)                                                \
-    L(GFL_EV_SASS_METRIC, GFL_NDJSON_SASS_METRIC, none)
+    L(GFL_EV_SASS_METRIC, GFL_NDJSON_SASS_METRIC, none)                                            \
+    L(GFL_EV_CLOCK, GFL_NDJSON_CLOCK, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -561,7 +580,8 @@ typedef struct gpufl__meta_line {
     X(peak_allocated) X(peak_reserved) X(device_free) X(alloc_retries) X(ooms) X(since_ns)        \
     X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric) X(range)                     \
     X(function_index) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal) \
-    X(branch_targets) X(divergent_targets)
+    X(branch_targets) X(divergent_targets) X(mono_ns) X(uncertainty_ns) X(point) X(ntp) X(ntp_offset_ns)        \
+    X(ntp_maxerror_ns) X(ntp_esterror_ns) X(ntp_status)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

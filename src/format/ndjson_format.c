@@ -70,6 +70,8 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
     case GFL_EV_RANGE_METRIC:
         return FIXED_PART_BOUND + name_bound(names, ev->u.range_metric.metric) +
                name_bound(names, ev->u.range_metric.name);
+    case GFL_EV_CLOCK:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.clock.point) + name_bound(names, ev->u.clock.ntp);
     case GFL_EV_ALLOCATOR:
         return FIXED_PART_BOUND + name_bound(names, ev->u.allocator.framework) +
                name_bound(names, ev->u.allocator.reason);

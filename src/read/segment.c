@@ -26,6 +26,7 @@
 #define PM_SIZE(f) SIZE_OF(gpufl_trace_pm_samples, PM, f)
 #define RM_SIZE(f) SIZE_OF(gpufl_trace_range_metrics, RM, f)
 #define QC_SIZE(f) SIZE_OF(gpufl_trace_sass_metrics, QC, f)
+#define CK_SIZE(f) SIZE_OF(gpufl_trace_clocks, CK, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -41,6 +42,7 @@ static const uint8_t pc_sample_sizes[] = {PC_SAMPLE_COLS(PC_SIZE)};
 static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
 static const uint8_t range_metric_sizes[] = {RANGE_METRIC_COLS(RM_SIZE)};
 static const uint8_t sass_sizes[] = {SASS_COLS(QC_SIZE)};
+static const uint8_t clock_sizes[] = {CLOCK_COLS(CK_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -59,6 +61,7 @@ static const uint8_t pm_sample_xlat[PM_COUNT] = {[PM_metric] = GFL_X_STRING};
 static const uint8_t range_metric_xlat[RM_COUNT] = {[RM_name] = GFL_X_STRING, [RM_metric] = GFL_X_STRING};
 static const uint8_t sass_xlat[QC_COUNT] = {
     [QC_function] = GFL_X_STRING, [QC_file] = GFL_X_STRING, [QC_caller_row] = GFL_X_CALLER};
+static const uint8_t clock_xlat[CK_COUNT] = {[CK_point] = GFL_X_STRING, [CK_ntp] = GFL_X_STRING};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -80,6 +83,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_PM_SAMPLES] = {PM_COUNT, PM_ts_ns, pm_sample_sizes, pm_sample_xlat},
     [GFL_T_RANGE_METRICS] = {RM_COUNT, RM_ts_ns, range_metric_sizes, range_metric_xlat},
     [GFL_T_SASS_METRICS] = {QC_COUNT, QC_ts_ns, sass_sizes, sass_xlat},
+    [GFL_T_CLOCKS] = {CK_COUNT, CK_ts_ns, clock_sizes, clock_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -128,6 +132,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define PMSET(f, v) SETF(gpufl_trace_pm_samples, PM_##f, f, v)
 #define RMSET(f, v) SETF(gpufl_trace_range_metrics, RM_##f, f, v)
 #define QSET(f, v) SETF(gpufl_trace_sass_metrics, QC_##f, f, v)
+#define CKSET(f, v) SETF(gpufl_trace_clocks, CK_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -408,6 +413,25 @@ static int range_metric_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int clock_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_CLOCKS];
+    const gfl_clock_payload *p = &ev->u.clock;
+    size_t r;
+    ROW(R, r);
+    CKSET(ts_ns, ev->h.ts);
+    CKSET(mono_ns, p->mono_ns);
+    CKSET(wall_ns, p->wall_ns);
+    CKSET(uncertainty_ns, p->uncertainty_ns);
+    CKSET(point, p->point);
+    CKSET(ntp, p->ntp);
+    CKSET(ntp_offset_ns, p->ntp_offset_ns);
+    CKSET(ntp_maxerror_ns, p->ntp_maxerror_ns);
+    CKSET(ntp_esterror_ns, p->ntp_esterror_ns);
+    CKSET(ntp_status, p->ntp_status);
+    return 0;
+}
+
 static int allocator_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_ALLOCATOR];
@@ -613,6 +637,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_PM_SAMPLE: return pm_sample_row(s, ev);
     case GFL_EV_RANGE_METRIC: return range_metric_row(s, ev);
     case GFL_EV_SASS_METRIC: return sass_row(s, ev);
+    case GFL_EV_CLOCK: return clock_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

@@ -71,6 +71,7 @@ void gpufl__trace_free(gpufl_trace *t)
 #define PM_BIND(f) BIND(PM, f)
 #define RM_BIND(f) BIND(RM, f)
 #define QC_BIND(f) BIND(QC, f)
+#define CK_BIND(f) BIND(CK, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -179,6 +180,12 @@ static void bind_rows(gpufl_trace *t)
         pub->n = R->t.n;
         SASS_COLS(QC_BIND)
         pub->callers = &t->callers_pub;
+    }
+    {
+        gpufl_trace_clocks *pub = &t->clocks_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_CLOCKS];
+        pub->n = R->t.n;
+        CLOCK_COLS(CK_BIND)
     }
 }
 
@@ -320,6 +327,8 @@ GPUFL_API const gpufl_trace_info *gpufl_trace_get_info(const gpufl_trace *t) { r
 
 GPUFL_API const gpufl_trace_read *gpufl_trace_get_read(const gpufl_trace *t) { return &t->read_pub; }
 
+GPUFL_API const gpufl_trace_job *gpufl_trace_get_job(const gpufl_trace *t) { return &t->job_pub; }
+
 GPUFL_API const char *gpufl_trace_string(const gpufl_trace *t, uint32_t id)
 {
     return gpufl__strtab_str(&t->strings, id, NULL);
@@ -376,6 +385,8 @@ GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const g
 {
     return &t->range_metrics_pub;
 }
+
+GPUFL_API const gpufl_trace_clocks *gpufl_trace_get_clocks(const gpufl_trace *t) { return &t->clocks_pub; }
 
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
 {
@@ -498,6 +509,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_RANGE_METRICS]);
     if (table == GPUFL_TRACE_TABLE_SASS_METRICS)
         return gpufl__rows_memory(&t->rows[GFL_T_SASS_METRICS]);
+    if (table == GPUFL_TRACE_TABLE_CLOCKS)
+        return gpufl__rows_memory(&t->rows[GFL_T_CLOCKS]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

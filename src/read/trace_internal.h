@@ -52,6 +52,8 @@
 #define SASS_COLS(X) X(ts_ns) X(device) X(correlation) X(function) X(function_index) X(cubin_crc) \
     X(pc_offset) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal)  \
     X(branch_targets) X(divergent_targets) X(file) X(line) X(caller_row)
+#define CLOCK_COLS(X) X(ts_ns) X(mono_ns) X(wall_ns) X(uncertainty_ns) X(point) X(ntp)       \
+    X(ntp_offset_ns) X(ntp_maxerror_ns) X(ntp_esterror_ns) X(ntp_status)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -68,6 +70,7 @@
 #define GFL__PM(f) PM_##f,
 #define GFL__RM(f) RM_##f,
 #define GFL__QC(f) QC_##f,
+#define GFL__CK(f) CK_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -82,6 +85,7 @@ enum { PC_SAMPLE_COLS(GFL__PC) PC_COUNT };
 enum { PM_SAMPLE_COLS(GFL__PM) PM_COUNT };
 enum { RANGE_METRIC_COLS(GFL__RM) RM_COUNT };
 enum { SASS_COLS(GFL__QC) QC_COUNT };
+enum { CLOCK_COLS(GFL__CK) CK_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
  * samples; the tables appended to trace.h after its tables of distinct
@@ -103,6 +107,7 @@ enum {
     GFL_T_PM_SAMPLES,
     GFL_T_RANGE_METRICS,
     GFL_T_SASS_METRICS,
+    GFL_T_CLOCKS,
     GFL_T_COUNT
 };
 
@@ -197,6 +202,8 @@ struct gpufl_trace {
     gpufl_trace_pm_samples pm_samples_pub;
     gpufl_trace_range_metrics range_metrics_pub;
     gpufl_trace_sass_metrics sass_pub;
+    gpufl_trace_clocks clocks_pub;
+    gpufl_trace_job job_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;
     gpufl_trace_callers callers_pub;
@@ -258,5 +265,9 @@ int gpufl__trace_end_open(gpufl_trace *t) __attribute__((warn_unused_result));
 
 /* Frees t and everything it holds (NULL is fine). */
 void gpufl__trace_free(gpufl_trace *t);
+
+/* Reads the job facts of session.json beside path into t->job_pub
+ * (trace_job.c). 0, or GPUFL_ENOMEM; no session.json is not an error. */
+int gpufl__trace_read_job(gpufl_trace *t, const char *path);
 
 #endif /* GPUFL_READ_TRACE_INTERNAL_H */

@@ -13,7 +13,9 @@
 #include "read/trace_internal.h"
 #include "read/work_pool.h"
 
-static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **out, char *err, size_t err_len)
+/* path: what was opened, for its session.json; NULL for bytes in memory */
+static int load_files(gpufl__session_files *f, const char *path, unsigned nthreads, gpufl_trace **out, char *err,
+                      size_t err_len)
 {
     if (nthreads == 0)
         nthreads = gpufl__read_threads();
@@ -30,6 +32,12 @@ static int load_files(gpufl__session_files *f, unsigned nthreads, gpufl_trace **
         snprintf(t->read_why, sizeof t->read_why, "%s", f->read_why);
         t->read_pub = (gpufl_trace_read){sizeof t->read_pub, f->gflt ? GPUFL_TRACE_GFLT : GPUFL_TRACE_NDJSON,
                                          t->read_files, t->read_why, f->copies ? f->copies : 1};
+        rc = gpufl__trace_read_job(t, path);
+        if (rc != 0) {
+            snprintf(err, err_len, "out of memory reading the job facts");
+            gpufl__trace_free(t);
+            *out = NULL;
+        }
     }
     gpufl__session_files_free(f);
     return rc;
@@ -40,7 +48,7 @@ int gpufl__trace_open(const char *path, unsigned nthreads, gpufl_trace **out, ch
     *out = NULL;
     gpufl__session_files f;
     int rc = gpufl__session_files_open(path, &f, err, err_len);
-    return rc ? rc : load_files(&f, nthreads, out, err, err_len);
+    return rc ? rc : load_files(&f, path, nthreads, out, err, err_len);
 }
 
 int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsigned nthreads, gpufl_trace **out,
@@ -49,5 +57,5 @@ int gpufl__trace_open_memory(const void *data, size_t n, const char *name, unsig
     *out = NULL;
     gpufl__session_files f;
     int rc = gpufl__session_files_memory(data, n, name, &f, err, err_len);
-    return rc ? rc : load_files(&f, nthreads, out, err, err_len);
+    return rc ? rc : load_files(&f, NULL, nthreads, out, err, err_len);
 }

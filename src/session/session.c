@@ -27,6 +27,7 @@
 #include "collect/session_json.h"
 #include "collect/summary.h"
 #include "core/clock.h"
+#include "core/clock_pair.h"
 #include "core/intern.h"
 #include "core/log.h"
 #include "core/options.h"
@@ -117,13 +118,15 @@ static void process_setup(void)
 
 /* ---- starting and stopping the parts ------------------------------------ */
 
-static int start_collector(session *s, char *err, size_t err_len)
+static int start_collector(session *s, const gfl_event *clock_start, char *err, size_t err_len)
 {
     gpufl__collector_config cc = {
         .info = &s->info,
         .durable = s->config.o.flush_logs_always,
         .session_gen = gpufl__session_generation(),
         .checkpoints = true,
+        .clock_start = clock_start,
+        .clock_period_ns = GPUFL__CLOCK_PERIOD_NS,
     };
     int rc = gpufl__session_sinks_open(&cc, &s->info, &s->budget, err, err_len);
     if (rc != 0)
@@ -231,7 +234,11 @@ static void end_session(session *s)
     gpufl__trace_windows_stop();
     gpufl__plugin_stop();
     gpufl__sampler_stop();
-    gpufl__session_end end = {.end_ns = gpufl__now_ns(), .end_wall_ns = gpufl__wall_ns()};
+    /* the end is the end's clock pair, so that it maps to wall time as
+     * exactly as the pair says */
+    gfl_event clock;
+    gpufl__clock_event("end", &clock);
+    gpufl__session_end end = {.end_ns = clock.h.ts, .end_wall_ns = clock.u.clock.wall_ns, .clock = &clock};
     /* release: producers that see false stop; in-flight events are drained */
     atomic_store_explicit(&gpufl__recording_flag, false, memory_order_release);
     if (s->collector) {
@@ -300,13 +307,18 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     s->pid = getpid();
     s->info.pid = (int)s->pid;
     s->info.config = &s->config;
-    s->info.start_ns = gpufl__now_ns();
+    /* the start is the start's clock pair (core/clock_pair.h), which the
+     * collector records first */
+    gfl_event clock_start;
+    gpufl__clock_event("start", &clock_start);
+    s->info.start_ns = clock_start.h.ts;
     atomic_store_explicit(&started_ns, s->info.start_ns, memory_order_relaxed);
-    s->info.start_wall_ns = gpufl__wall_ns();
+    s->info.start_wall_ns = clock_start.u.clock.wall_ns;
     snprintf(s->info.app_name, sizeof s->info.app_name, "%s", s->config.o.app_name);
     if (gethostname(s->info.host, sizeof s->info.host - 1) != 0)
         snprintf(s->info.host, sizeof s->info.host, "unknown");
     gpufl__config_warn_not_utf8(&s->config);
+    gpufl__job_read(&s->info.job);
     if (gpufl__session_dir_make(&s->info, &s->config.o, err, sizeof err) != 0) {
         gpufl__config_free(&s->config);
         free(s);
@@ -323,7 +335,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     atomic_fetch_add_explicit(&gpufl__session_gen, 1, memory_order_relaxed);
     gpufl__producer_set_ring_events(s->config.o.ring_events);
     gpufl__system_windows_reset();
-    if ((rc = start_collector(s, err, sizeof err)) != 0) {
+    if ((rc = start_collector(s, &clock_start, err, sizeof err)) != 0) {
         gpufl__nvml_source_close(s->nvml);
         gpufl__config_free(&s->config);
         free(s);
@@ -337,6 +349,9 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     gpufl__crash_install();
     gpufl__dumps_arm();
     warn_deprecated(&s->config.o);
+    if (s->info.job.warning[0]) /* now, so that it is in the session's log */
+        gpufl__log(GFL_LOG_WARN, "job identity (%s): %s", s->info.job.launcher ? s->info.job.launcher : "?",
+                   s->info.job.warning);
     record_devices(s);
     start_sampler(s);
     gpufl__engine_choice engine;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/job.h"
+#include "core/run_env.h"
 #include "core/os.h"
 
 /* Room kept under PATH_MAX for what goes inside a session directory: the
@@ -95,6 +97,15 @@ int gpufl__session_dir_make(gpufl__session_info *info, const gpufl_options *o, c
     char app[80];
     sanitize_component(o->app_name, app, sizeof app);
     const char *root = o->log_path[0] ? o->log_path : app;
+    /* `gpufl run` keeps a job's sessions together: every rank, whichever
+     * host, under <log_path>/job-<id> */
+    char job_root[PATH_MAX];
+    if (info->job.id[0] && getenv(GPUFL_RUN_REPORT_ENV)) {
+        char name[80];
+        gpufl__job_dir_name(info->job.id, name, sizeof name);
+        if (snprintf(job_root, sizeof job_root, "%s/%s", root, name) < (int)sizeof job_root)
+            root = job_root;
+    }
     time_t secs = (time_t)(info->start_wall_ns / 1000000000ull);
     struct tm tm;
     gmtime_r(&secs, &tm);

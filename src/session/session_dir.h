@@ -19,8 +19,11 @@
 
 /* Creates the directory of the session info describes (app, pid, start
  * time) under o->log_path, or under a directory named after the app when
- * log_path is empty, and sets info->id and info->dir (absolute). Returns 0,
- * or -1 with a message in err; a refused log_path leaves nothing created. */
+ * log_path is empty, and sets info->id and info->dir (absolute). Under
+ * `gpufl run` (GPUFL_RUN_REPORT set) a session whose job id is known
+ * (info->job, core/job.h) goes one level down, into <log_path>/job-<id>,
+ * so that the ranks of one job share a directory. Returns 0, or -1 with a
+ * message in err; a refused log_path leaves nothing created. */
 int gpufl__session_dir_make(gpufl__session_info *info, const gpufl_options *o, char *err, size_t err_len)
     __attribute__((warn_unused_result));
 

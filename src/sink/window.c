@@ -204,8 +204,9 @@ static int keep(kept_list *l, const gfl_event *ev, uint64_t seq, uint32_t *index
 /* Where a kept-aside event is found again: an allocation by its address,
  * a framework block's with bit 0 set (blocks are aligned, and the first
  * block of a segment has the segment's address); a scope by its id; a
- * device's last allocator state by the device, among the scopes (scope
- * ids never come near the top of the range). */
+ * device's last allocator state by the device, and the last clock pair
+ * under a key of its own, among the scopes (scope ids never come near the
+ * top of the range). */
 static uint64_t live_key(gpufl__window *win, const gfl_event *ev, gpufl__idmap **m)
 {
     switch (ev->h.type) {
@@ -214,6 +215,7 @@ static uint64_t live_key(gpufl__window *win, const gfl_event *ev, gpufl__idmap *
         *m = &win->live_allocs;
         return ev->u.mem.address | ((ev->h.flags & GFL_F_MEM_FRAMEWORK) ? 1u : 0u);
     case GFL_EV_ALLOCATOR: *m = &win->live_scopes; return UINT64_MAX - ev->h.device;
+    case GFL_EV_CLOCK: *m = &win->live_scopes; return UINT64_MAX - 0x10000; /* past every device */
     default: *m = &win->live_scopes; return ev->u.scope.id;
     }
 }
@@ -277,6 +279,7 @@ static int track(gpufl__window *win, const gfl_event *ev)
             return 0; /* never live */
         /* fall through */
     case GFL_EV_SCOPE_BEGIN:
+    case GFL_EV_CLOCK:       /* a dump maps to wall time however old its window */
     case GFL_EV_ALLOCATOR: { /* the latest state replaces the one kept */
         gpufl__idmap *m;
         uint64_t key = live_key(win, ev, &m);

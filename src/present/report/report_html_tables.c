@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/names.h"
+#include "present/report/job_text.h"
 #include "present/report/report_html.h"
 #include "present/report/report_html_parts.h"
 
@@ -49,6 +50,9 @@ static void session_facts(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana
     snprintf(buf, sizeof buf, "%" PRId32, info->pid);
     fact(o, "pid", buf);
     fact(o, "session", S(info->session_id));
+    char job[256];
+    if (gpufl__job_text(t, job, sizeof job))
+        fact(o, "job", job);
     if (info->start_wall_ns) {
         time_t secs = (time_t)(info->start_wall_ns / 1000000000u);
         struct tm tm;

@@ -70,6 +70,29 @@ static void session(jctx *c)
     jstr_id(c, "cuda_driver_version", in->cuda_driver_version);
     jstr_id(c, "stop_reason", in->stop_reason);
     jstr_id(c, "stop_detail", in->stop_detail);
+    const gpufl_trace_job *job = gpufl_trace_get_job(c->t);
+    if (job->present) { /* the launcher's facts (docs/FORMAT.md, session.json's job) */
+        gpufl__jw_obj(w, "job");
+        jstr_id(c, "launcher", job->launcher);
+        const struct {
+            const char *key;
+            uint32_t bit, value;
+        } nums[] = {{"rank", GPUFL_TRACE_JOB_RANK, job->rank},
+                    {"local_rank", GPUFL_TRACE_JOB_LOCAL_RANK, job->local_rank},
+                    {"world_size", GPUFL_TRACE_JOB_WORLD_SIZE, job->world_size},
+                    {"local_world_size", GPUFL_TRACE_JOB_LOCAL_WORLD_SIZE, job->local_world_size}};
+        for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
+            if (job->has & nums[k].bit)
+                gpufl__jw_u64(w, nums[k].key, nums[k].value);
+            else
+                gpufl__jw_null(w, nums[k].key);
+        jstr_id(c, "id", job->id);
+        jstr_id(c, "step", job->step);
+        jstr_id(c, "master", job->master);
+        gpufl__jw_obj_end(w);
+    } else {
+        gpufl__jw_null(w, "job");
+    }
     gpufl__jw_obj(w, "engine");
     jstr_id(c, "requested", in->engine_requested);
     jstr_id(c, "ran", in->engine);

@@ -13,6 +13,7 @@
 #include "core/event.h"
 #include "gpufl/gpufl.h"
 #include "present/report/crash_text.h"
+#include "present/report/job_text.h"
 #include "present/report/report_text_util.h"
 
 #define DEFAULT_MAX_FRAMES 6
@@ -40,6 +41,9 @@ static void header(const rt *c)
             strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
     }
     fprintf(out, "  started   %s\n", when);
+    char job[256];
+    if (gpufl__job_text(c->t, job, sizeof job))
+        fprintf(out, "  job       %s\n", job);
     fprintf(out, "  duration  %s (%s)\n", gpufl__rt_dur(s->wall_ns).s,
             s->ended ? "ended cleanly" : "did not end: a crash, or still running; up to the last recorded event");
     gpufl__crash_render_text(c->t, out, "  crashed   ", 12);

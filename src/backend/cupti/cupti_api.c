@@ -242,6 +242,21 @@ const char *gfl_cupti_range_profiler_missing(const gfl_cupti_api *api)
     return host ? host : first_missing(api, range_profiler_fns, sizeof range_profiler_fns / sizeof *range_profiler_fns);
 }
 
+const char *gfl_cupti_counters_refused(CUptiResult rc)
+{
+    switch (rc) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+        return "the driver lets only administrators use the GPU's performance counters "
+               "(NVreg_RestrictProfilingToAdminUsers=1): run as root or change the driver setting";
+    case CUPTI_ERROR_HARDWARE_BUSY:
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+        return "another tool holds the GPU's performance counters (DCGM's profiling module, Nsight Compute "
+               "or Nsight Systems): stop it (for DCGM, `dcgmi profile --pause`) or record as trace";
+    default: return NULL;
+    }
+}
+
 const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc)
 {
     static __thread char buf[48];

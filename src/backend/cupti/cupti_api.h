@@ -129,4 +129,9 @@ const char *gfl_cupti_range_profiler_missing(const gfl_cupti_api *api);
 /* CUPTI's text for rc ("CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", ...). */
 const char *gfl_cupti_error(const gfl_cupti_api *api, CUptiResult rc);
 
+/* Why the GPU's performance counters were refused, in words a user can act
+ * on, when rc says so (no permission, another tool holds them); NULL for
+ * any other rc. Every engine above Trace says it the same way. */
+const char *gfl_cupti_counters_refused(CUptiResult rc);
+
 #endif /* GPUFL_BACKEND_CUPTI_CUPTI_API_H */

@@ -108,14 +108,10 @@ static bool ends_with(const char *s, const char *suffix)
 /* CUPTI's refusal in words a user can act on. */
 static const char *cause(CUptiResult rc)
 {
+    const char *counters = gfl_cupti_counters_refused(rc);
+    if (counters)
+        return counters;
     switch (rc) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-        return "the driver lets only administrators use the GPU's performance counters "
-               "(NVreg_RestrictProfilingToAdminUsers=1): run as root or change the driver setting";
-    case CUPTI_ERROR_HARDWARE_BUSY:
-    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
-        return "another tool holds the GPU's performance counters (DCGM's profiling module, Nsight Compute "
-               "or Nsight Systems): stop it (for DCGM, `dcgmi profile --pause`) or record as trace";
     case CUPTI_ERROR_NOT_SUPPORTED:
     case CUPTI_ERROR_NOT_COMPATIBLE:
         return "this GPU or driver does not support PC sampling (it needs compute capability 7.0 or later)";

@@ -232,13 +232,9 @@ static int configure_device(uint32_t device)
                                              .deviceIndex = device};
     rc = S.api->cuptiSassMetricsSetConfig(&set);
     if (rc != CUPTI_SUCCESS) {
-        refuse("SASS metrics: cuptiSassMetricsSetConfig for device %u: %s%s", device, gfl_cupti_error(S.api, rc),
-               rc == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
-                   ? " (the driver lets only administrators use the GPU's performance counters: "
-                     "NVreg_RestrictProfilingToAdminUsers=1)"
-               : rc == CUPTI_ERROR_HARDWARE_BUSY || rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
-                   ? " (another tool holds the performance counters: ncu, or DCGM's profiling module)"
-                   : "");
+        const char *why = gfl_cupti_counters_refused(rc);
+        refuse("SASS metrics: cuptiSassMetricsSetConfig for device %u: %s%s%s", device, gfl_cupti_error(S.api, rc),
+               why ? "; " : "", why ? why : "");
         return -1;
     }
     d->n_config = (unsigned)n;

@@ -73,10 +73,11 @@ bad:
 }
 
 /* Renders one reading in both formats and hands it to the server. */
-static int publish(gpufl__metrics_server *srv, gpufl__live *live, const char *host)
+static int publish(gpufl__metrics_server *srv, gpufl__live *live, const char *host, gfl_device_metrics_payload *held)
 {
     gpufl__live_sample s;
     gpufl__live_sample_now(live, &s);
+    gpufl__metrics_hold(held, &s, live->devices.count);
     gpufl__bytebuf text = {0}, om = {0};
     int rc = gpufl__metrics_render_devices(live, &s, host, false, &text);
     rc = rc ? rc : gpufl__metrics_render_devices(live, &s, host, true, &om);
@@ -108,6 +109,7 @@ int gpufl_cmd_exporter(int argc, char **argv)
     if (gethostname(host, sizeof host - 1) != 0)
         strcpy(host, "unknown");
 
+    static gfl_device_metrics_payload held[GFL_MAX_DEVICES]; /* static: large, and one exporter a process */
     gpufl__metrics_server *srv;
     if (gpufl__metrics_server_start(a.listen, a.openmetrics, &srv, err, sizeof err) != 0) {
         fprintf(stderr, "gpufl exporter: %s\n", err);
@@ -116,7 +118,7 @@ int gpufl_cmd_exporter(int argc, char **argv)
     }
     /* the first reading before the banner: a scraper that waits for it
      * never gets an empty answer */
-    if (publish(srv, &live, host) != 0)
+    if (publish(srv, &live, host, held) != 0)
         fprintf(stderr, "gpufl exporter: out of memory rendering the metrics\n");
     fprintf(stderr, "gpufl exporter: serving http://%s/metrics (%u GPU%s, a reading every %u ms)\n",
             gpufl__metrics_server_address(srv), live.devices.count, live.devices.count == 1 ? "" : "s", a.interval_ms);
@@ -139,7 +141,7 @@ int gpufl_cmd_exporter(int argc, char **argv)
             nanosleep(&ts, NULL); /* a signal ends it early */
             continue;
         }
-        if (publish(srv, &live, host) != 0)
+        if (publish(srv, &live, host, held) != 0)
             fprintf(stderr, "gpufl exporter: out of memory rendering the metrics\n");
         /* a reading that took longer than the interval delays the next,
          * it does not start a burst */

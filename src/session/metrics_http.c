@@ -225,7 +225,7 @@ static void answer(gpufl__metrics_server *s, conn *c, bool complete)
         respond_error(s, c, "431 Request Header Fields Too Large", "");
         return;
     }
-    char *eol = strpbrk(c->head, "\r\n");
+    char *eol = strpbrk(c->head, "\r\n"); /* there is one: the head ends in an empty line */
     *eol = '\0';
     char method[16], target[1024], version[16];
     /* a request line is printable ASCII: anything else is not HTTP */
@@ -273,8 +273,7 @@ static void conn_read(gpufl__metrics_server *s, conn *c)
         c->head[c->head_len] = '\0';
         /* a NUL byte would hide the end of the head from strstr: not HTTP */
         if (memchr(c->head + c->head_len - (size_t)n, '\0', (size_t)n)) {
-            c->head[0] = '\1';
-            answer(s, c, true);
+            respond_error(s, c, "400 Bad Request", "");
             return;
         }
         if (strstr(c->head, "\r\n\r\n") || strstr(c->head, "\n\n")) {

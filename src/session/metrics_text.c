@@ -145,6 +145,27 @@ int gpufl__metrics_render_devices(const gpufl__live *live, const gpufl__live_sam
     return 0;
 }
 
+void gpufl__metrics_hold(gfl_device_metrics_payload *held, gpufl__live_sample *s, uint32_t n)
+{
+    for (uint32_t i = 0; i < n && i < GFL_MAX_DEVICES; i++) {
+        gfl_device_metrics_payload *h = &held[i], *m = &s->gpu[i];
+        if (m->valid & GFL_DEV_ENERGY)
+            h->energy_mj = m->energy_mj;
+        else if (h->valid & GFL_DEV_ENERGY)
+            m->energy_mj = h->energy_mj;
+        if (m->valid & GFL_DEV_PCIE) {
+            h->pcie_tx_kbps = m->pcie_tx_kbps;
+            h->pcie_rx_kbps = m->pcie_rx_kbps;
+        } else if (h->valid & GFL_DEV_PCIE) {
+            m->pcie_tx_kbps = h->pcie_tx_kbps;
+            m->pcie_rx_kbps = h->pcie_rx_kbps;
+        }
+        uint32_t held_bits = GFL_DEV_ENERGY | GFL_DEV_PCIE;
+        h->valid |= m->valid & held_bits;
+        m->valid |= h->valid & held_bits;
+    }
+}
+
 int gpufl__metrics_finish(const gpufl__metrics_counters *c, bool openmetrics, gpufl__bytebuf *out)
 {
     static const struct {

@@ -34,6 +34,13 @@ typedef struct gpufl__metrics_counters {
  * with out holding a prefix. */
 int gpufl__metrics_render_devices(const gpufl__live *live, const gpufl__live_sample *s, const char *hostname,
                                   bool openmetrics, gpufl__bytebuf *out) __attribute__((warn_unused_result));
+/* NVML's energy counter is read at most once a second and its PCIe
+ * counters every 250 ms (backend/nvml/nvml_device.h), so readings in
+ * between lack them; a scrape then would lose the series and Prometheus
+ * mark it stale. gpufl__metrics_hold keeps the last value of each in held
+ * (zeroed before the first call) and puts it into s where s lacks it, for
+ * devices 0..n-1. */
+void gpufl__metrics_hold(gfl_device_metrics_payload *held, gpufl__live_sample *s, uint32_t n);
 /* Appends the exporter's counters and, in OpenMetrics, "# EOF". Returns 0
  * or GPUFL_ENOMEM. */
 int gpufl__metrics_finish(const gpufl__metrics_counters *c, bool openmetrics, gpufl__bytebuf *out)

@@ -32,9 +32,10 @@ typedef struct command {
 /* Every command `gpufl help` lists; test_list_names_every_command checks
  * that the two agree. */
 static const command commands[] = {
-    {"devices", 64, 0}, {"monitor", 64, 0}, {"run", 64, 1},  {"summary", 64, 1}, {"stacks", 64, 1},  {"report", 64, 1},
-    {"info", 64, 1},    {"view", 64, 1},    {"diff", 2, 1},  {"export", 64, 1},  {"convert", 64, 1}, {"options", 64, 0},
-    {"version", 64, 0}, {"help", 64, 0},    {"dump", 64, 1}, {"mem", 2, 1},
+    {"devices", 64, 0}, {"monitor", 64, 0},  {"run", 64, 1},     {"summary", 64, 1}, {"stacks", 64, 1},
+    {"report", 64, 1},  {"info", 64, 1},     {"view", 64, 1},    {"diff", 2, 1},     {"export", 64, 1},
+    {"convert", 64, 1}, {"options", 64, 0},  {"version", 64, 0}, {"help", 64, 0},    {"dump", 64, 1},
+    {"mem", 2, 1},      {"exporter", 64, 0},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

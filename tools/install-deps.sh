@@ -26,6 +26,7 @@ provides() {
     protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
     clang-format) command -v clang-format-14 >/dev/null 2>&1 || command -v clang-format >/dev/null 2>&1 ;;
     python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
+    prometheus) test -x /usr/bin/prometheus ;; # tests: scrapes `gpufl exporter`
     # the Python package's tests run under Debian's python3 (tests/python/run_pytest.sh)
     python3-venv) py_has ensurepip && py_has venv ;;
     python3-pytest) py_has pytest ;;
@@ -49,10 +50,11 @@ packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-
 # --test-tools: what only tests run, so that building (and the GPU machine,
 # which has no package registry) does not need them: protoc decodes the
 # Perfetto export, headless Chromium opens the HTML report (ctest -L browser),
-# clang-format checks the sources' layout (ctest format), and Debian's Python
+# clang-format checks the sources' layout (ctest format), Prometheus scrapes
+# `gpufl exporter` (tests/exporter_prometheus.sh), and Debian's Python
 # with venv, pytest, setuptools and wheel installs and tests the Python package
 # (ctest -L python; numpy, pandas and matplotlib for its analyzer and plots)
-case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format
+case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format prometheus
     python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
 
 missing=""

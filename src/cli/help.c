@@ -24,6 +24,18 @@ static const gpufl__cli_command commands[] = {
      "  --json   as JSON, with the field names of the logs' device_info and device_metrics\n"
      "Exit code: 3 when there is no NVIDIA driver (libnvidia-ml could not be loaded).\n",
      GFL_EXIT_USAGE, 0},
+    {"exporter", gpufl_cmd_exporter, "exporter [--listen ADDR:PORT] [--interval MS] [--openmetrics] [--duration S]",
+     "serve the GPUs' metrics to Prometheus, under dcgm-exporter's names",
+     "  --listen ADDR:PORT  where to listen (default :9400, every address; 127.0.0.1:9400 this machine only)\n"
+     "  --interval MS       time between NVML readings, 100 to 3600000 ms (default 1000)\n"
+     "  --openmetrics       answer OpenMetrics 1.0 to every scrape (default: only when the\n"
+     "                      scrape's Accept header asks for it; else the text format 0.0.4)\n"
+     "  --duration S        stop after S seconds (default: until Ctrl-C or SIGTERM)\n"
+     "GET /metrics: DCGM_FI_DEV_* per GPU (labels gpu, UUID, pci_bus_id, device, modelName,\n"
+     "Hostname; FB in MiB, power in W, energy in mJ, clocks in MHz), a metric NVML does not\n"
+     "report left out; gpufl_exporter_* counters of the exporter itself.\n"
+     "Exit code: 0 stopped, 1 cannot listen (the address is named), 3 no NVIDIA driver, 64 bad usage.\n",
+     GFL_EXIT_USAGE, 0},
     {"monitor", gpufl_cmd_monitor,
      "monitor [--duration S] [--interval MS] [--devices 0,1]\n"
      "[--format table|csv|json|ndjson] [--output FILE]\n"

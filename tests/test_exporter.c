@@ -468,7 +468,9 @@ static void test_bad_requests(void **state)
 }
 
 /* Connections that send nothing (or half a request) and hold the socket
- * do not stop another scrape from being answered at once. */
+ * do not stop another scrape from being answered: well before the 5 s a
+ * stuck connection is given (3 s leaves room for a loaded machine; a
+ * server that waited on the stuck ones would take 5). */
 static void test_stuck_scraper(void **state)
 {
     (void)state;
@@ -482,13 +484,13 @@ static void test_stuck_scraper(void **state)
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    char *r = exchange(a, "GET /metrics HTTP/1.1\r\n\r\n", 25, 1000);
+    char *r = exchange(a, "GET /metrics HTTP/1.1\r\n\r\n", 25, 3000);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_non_null(r);
     assert_true(!strncmp(r, "HTTP/1.1 200 OK", 15));
     free(r);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-    assert_true(ms < 1000);
+    assert_true(ms < 3000);
     /* publishing is not held up either */
     assert_int_equal(gpufl__metrics_server_publish(s, "a 1\n", 4, "a 1\n", 4), 0);
     for (int i = 0; i < 8; i++)

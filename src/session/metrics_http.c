@@ -341,10 +341,11 @@ static void *serve(void *arg)
             if (c->fd < 0)
                 continue;
             if (now >= c->deadline_ns) {
-                conn_close(c);
+                /* counted first: whoever sees the close sees the count */
                 pthread_mutex_lock(&s->lock);
                 s->counters.timeouts++;
                 pthread_mutex_unlock(&s->lock);
+                conn_close(c);
                 continue;
             }
             if (c->deadline_ns < next)

@@ -78,7 +78,7 @@ int gpufl__diff_counters(gpufl__diff *out, const gpufl_trace *bt, const gpufl__a
     gpufl__ana_hw_row *sorted = hb->nrows ? malloc(hb->nrows * sizeof *sorted) : NULL;
     if (rc == 0 && hb->nrows && !sorted)
         rc = GPUFL_ENOMEM;
-    if (rc == 0 && sorted) {
+    if (rc == 0 && sorted && hb->nrows) {
         memcpy(sorted, hb->rows, hb->nrows * sizeof *sorted);
         sort_trace = bt;
         qsort(sorted, hb->nrows, sizeof *sorted, by_name);

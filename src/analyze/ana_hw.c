@@ -124,7 +124,8 @@ int gpufl__analyze_hw(const gpufl_trace *t, gpufl__ana_hw *out)
         finish(&out->rows[i], out, &wsums[(size_t)i * GPUFL__ANA_HW_MAX_METRICS]);
     finish(&out->session, out, session_w);
     sort_trace = t;
-    qsort(out->rows, out->nrows, sizeof *out->rows, by_time);
+    if (out->nrows) /* qsort takes no NULL base, even for 0 rows */
+        qsort(out->rows, out->nrows, sizeof *out->rows, by_time);
     rc = 0;
 out:
     free(weight);

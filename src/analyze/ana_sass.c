@@ -152,7 +152,8 @@ int gpufl__analyze_sass(const gpufl_trace *t, gpufl__ana_sass *out)
     sort_trace = t;
     for (uint32_t i = 0; i < out->n_kernels; i++)
         out->kernels[i].kernel = i; /* the old index, kept through the sort */
-    qsort(out->kernels, out->n_kernels, sizeof *out->kernels, by_inst);
+    if (out->n_kernels)             /* qsort takes no NULL base, even for 0 rows */
+        qsort(out->kernels, out->n_kernels, sizeof *out->kernels, by_inst);
     for (uint32_t i = 0; i < out->n_kernels; i++) {
         kpos[out->kernels[i].kernel] = i;
         out->kernels[i].kernel = i;
@@ -163,14 +164,16 @@ int gpufl__analyze_sass(const gpufl_trace *t, gpufl__ana_sass *out)
     }
     for (uint32_t i = 0; i < out->n_lines; i++)
         out->lines[i].launches = i; /* line rows have no launches: the old index rides here */
-    qsort(out->lines, out->n_lines, sizeof *out->lines, by_inst);
+    if (out->n_lines)
+        qsort(out->lines, out->n_lines, sizeof *out->lines, by_inst);
     for (uint32_t i = 0; i < out->n_lines; i++) {
         lpos[out->lines[i].launches] = i;
         out->lines[i].launches = 0;
     }
     for (uint32_t i = 0; i < out->n_findings; i++)
         out->findings[i].line = lpos[out->findings[i].line];
-    qsort(out->findings, out->n_findings, sizeof *out->findings, by_finding);
+    if (out->n_findings)
+        qsort(out->findings, out->n_findings, sizeof *out->findings, by_finding);
     free(kpos);
     free(lpos);
     return 0;

@@ -28,25 +28,27 @@
 
 static char dir[4096];
 
+/* Kernel `fn` launched once from start_ms, with one global load whose
+ * 3200 sectors a coalesced access would fit in `ideal`. */
+static void sass_kernel(af *f, const char *fn, uint64_t start_ms, uint64_t ideal, int line)
+{
+    af_kernel(f,
+              (af_k){.start = AF_START + start_ms * MS, .end = AF_START + (start_ms + 100) * MS, .name = fn, .tid = 7});
+    af_line(f, AF_DEVICE,
+            "{\"type\":\"sass_metric\",\"ts_ns\":%llu,\"device\":0,\"corr\":0,\"function\":\"%s\","
+            "\"cubin_crc\":1,\"pc_offset\":16,\"valid\":%u,\"inst_executed\":100,\"thread_inst_executed\":3200,"
+            "\"sectors\":3200,\"sectors_ideal\":%llu,\"file\":\"k.cu\",\"line\":%d}",
+            (unsigned long long)(AF_START + 1900 * MS), fn,
+            GFL_SASS_V_INST | GFL_SASS_V_THREAD_INST | GFL_SASS_V_SECTORS, (unsigned long long)ideal, line);
+}
+
 /* Kernels "k_load" and "k_same", each launched once, with one global load
  * each: k_load's `ideal` of 3200 sectors needed, k_same's 3200 of 3200. */
 static gpufl_trace *session(const char *name, uint64_t ideal)
 {
     af f = {.end_ns = AF_START + 2000 * MS};
-    const char *fn[] = {"k_load", "k_same"};
-    uint64_t need[] = {ideal, 3200};
-    for (int k = 0; k < 2; k++) {
-        af_kernel(&f, (af_k){.start = AF_START + (100 + 200 * (uint64_t)k) * MS,
-                             .end = AF_START + (200 + 200 * (uint64_t)k) * MS,
-                             .name = fn[k],
-                             .tid = 7});
-        af_line(&f, AF_DEVICE,
-                "{\"type\":\"sass_metric\",\"ts_ns\":%llu,\"device\":0,\"corr\":0,\"function\":\"%s\","
-                "\"cubin_crc\":1,\"pc_offset\":16,\"valid\":%u,\"inst_executed\":100,\"thread_inst_executed\":3200,"
-                "\"sectors\":3200,\"sectors_ideal\":%llu,\"file\":\"k.cu\",\"line\":%d}",
-                (unsigned long long)(AF_START + 1900 * MS), fn[k],
-                GFL_SASS_V_INST | GFL_SASS_V_THREAD_INST | GFL_SASS_V_SECTORS, (unsigned long long)need[k], 10 + k);
-    }
+    sass_kernel(&f, "k_load", 100, ideal, 10);
+    sass_kernel(&f, "k_same", 300, 3200, 11);
     return af_open(&f, dir, name);
 }
 

@@ -70,25 +70,6 @@ static void start(const char *app, gpufl_engine engine, uint32_t period)
     assert_true(gpufl_init(&o));
 }
 
-/* Shuts the session down and opens what it recorded. */
-static gpufl_trace *finish(void)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
-    gpufl_shutdown();
-    gpufl_trace *t = NULL;
-    char err[512];
-    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
-        fail_msg("%s: %s", dir, err);
-    return t;
-}
-
-static const char *str(const gpufl_trace *t, uint32_t id)
-{
-    const char *s = gpufl_trace_string(t, id);
-    return s ? s : "";
-}
-
 /* Samples of (function, reason) in the trace, and the line of the last. */
 static uint64_t samples_of(const gpufl_trace *t, const char *function, const char *reason, uint32_t *line,
                            const char **file)
@@ -96,12 +77,12 @@ static uint64_t samples_of(const gpufl_trace *t, const char *function, const cha
     const gpufl_trace_pc_samples *p = gpufl_trace_get_pc_samples(t);
     uint64_t n = 0;
     for (size_t i = 0; i < p->n; i++)
-        if (!strcmp(str(t, p->function[i]), function) && !strcmp(str(t, p->reason[i]), reason)) {
+        if (!strcmp(tu_trace_text(t, p->function[i]), function) && !strcmp(tu_trace_text(t, p->reason[i]), reason)) {
             n += p->samples[i];
             if (line)
                 *line = p->line[i];
             if (file)
-                *file = str(t, p->file[i]);
+                *file = tu_trace_text(t, p->file[i]);
         }
     return n;
 }
@@ -122,9 +103,9 @@ static void samples_become_rows_with_lines(void **state)
     assert_int_equal(fake.pc_sample(1, "_Z5k_memPj", crc, 0x20, 3, 50), 0);
     assert_int_equal(fake.pc_sample(1, "_Z5k_memPj", crc, 0x20, 7, 10), 0);
     assert_int_equal(fake.pc_sample(1, "_Z5k_memPj", crc, 0x40, 9, 5), 0);
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "pc_sampling");
+    assert_string_equal(tu_trace_text(t, info->engine), "pc_sampling");
     uint32_t line = 0;
     const char *file = NULL;
     assert_int_equal(samples_of(t, "_Z5k_memPj", "long_scoreboard", &line, &file), 50);
@@ -156,7 +137,7 @@ static void collects_before_unload_and_destroy(void **state)
     fake.destroy_context(2);
     assert_true(fake.pc_sampling_state(2, &st));
     assert_false(st.enabled);
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     assert_int_equal(samples_of(t, "k_a", "wait", NULL, NULL), 7);
     assert_int_equal(samples_of(t, "k_b", "long_scoreboard", NULL, NULL), 9);
     const gpufl_trace_pc_samples *p = gpufl_trace_get_pc_samples(t);
@@ -183,9 +164,9 @@ static void full_buffer_restarts_with_a_longer_period(void **state)
     assert_int_equal(st.enables, 2);
     assert_int_equal(st.period, 13); /* one step longer than what CUPTI chose */
     assert_int_equal(fake.pc_sample(6, "k_later", 1, 0x10, 3, 5), 0);
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     assert_int_equal(samples_of(t, "k_later", "long_scoreboard", NULL, NULL), 5);
-    assert_string_equal(str(t, gpufl_trace_get_info(t)->engine), "pc_sampling");
+    assert_string_equal(tu_trace_text(t, gpufl_trace_get_info(t)->engine), "pc_sampling");
     gpufl_trace_close(t);
 }
 
@@ -195,11 +176,11 @@ static void refusal_steps_down_to_trace_and_says_why(void **state)
     start("pcs_refused", GPUFL_ENGINE_PC_SAMPLING, 0);
     fake.refuse_pc_sampling(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
     fake.create_context(3, 0);
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "trace");
-    assert_string_equal(str(t, info->engine_requested), "pc_sampling");
-    const char *why = str(t, info->engine_reason);
+    assert_string_equal(tu_trace_text(t, info->engine), "trace");
+    assert_string_equal(tu_trace_text(t, info->engine_requested), "pc_sampling");
+    const char *why = tu_trace_text(t, info->engine_reason);
     if (!strstr(why, "cuptiPCSamplingEnable") || !strstr(why, "administrators"))
         fail_msg("the reason does not name the call and the cause: %s", why);
     gpufl_trace_close(t);
@@ -213,7 +194,7 @@ static void trace_engine_does_not_sample(void **state)
     fake_cupti_pcs_state st;
     assert_true(fake.pc_sampling_state(4, &st));
     assert_false(st.enabled);
-    gpufl_trace_close(finish());
+    gpufl_trace_close(tu_plugin_session_end());
 }
 
 int main(void)

@@ -101,18 +101,12 @@ static gpufl_trace *finish(char *dir, size_t len)
     return open_trace(dir);
 }
 
-static const char *str(const gpufl_trace *t, uint32_t id)
-{
-    const char *s = gpufl_trace_string(t, id);
-    return s ? s : "";
-}
-
 /* Value of metric in range number `range`, or -1. */
 static double value_of(const gpufl_trace *t, uint32_t range, const char *metric)
 {
     const gpufl_trace_range_metrics *r = gpufl_trace_get_range_metrics(t);
     for (size_t i = 0; i < r->n; i++)
-        if (r->range[i] == range && !strcmp(str(t, r->metric[i]), metric))
+        if (r->range[i] == range && !strcmp(tu_trace_text(t, r->metric[i]), metric))
             return r->value[i];
     return -1;
 }
@@ -124,7 +118,7 @@ static const char *name_of_range(const gpufl_trace *t, uint32_t range, uint64_t 
         if (r->range[i] == range) {
             if (scope)
                 *scope = r->scope_id[i];
-            return str(t, r->name[i]);
+            return tu_trace_text(t, r->name[i]);
         }
     return NULL;
 }
@@ -134,7 +128,7 @@ static uint64_t scope_id(const gpufl_trace *t, const char *name, int nth)
 {
     const gpufl_trace_scopes *s = gpufl_trace_get_scopes(t);
     for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(str(t, s->name[i]), name) && nth-- == 0)
+        if (!strcmp(tu_trace_text(t, s->name[i]), name) && nth-- == 0)
             return s->id[i];
     return 0;
 }
@@ -143,7 +137,7 @@ static uint64_t scope_id(const gpufl_trace *t, const char *name, int nth)
 static void check_ranges(const gpufl_trace *t, bool scopes)
 {
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "range_profiler");
+    assert_string_equal(tu_trace_text(t, info->engine), "range_profiler");
     /* step [1000] fwd [2000 + 500] step [3000] fwd2 [700]; the chip lacks
      * the tensor metric and a 9th metric would need a second pass: 8
      * metrics a range */
@@ -257,7 +251,7 @@ static void other_threads_make_no_ranges(void **state)
     gpufl_trace *t = finish(dir, sizeof dir);
     const gpufl_trace_range_metrics *r = gpufl_trace_get_range_metrics(t);
     for (size_t i = 0; i < r->n; i++)
-        assert_string_equal(str(t, r->name[i]), "main");
+        assert_string_equal(tu_trace_text(t, r->name[i]), "main");
     assert_true(r->n >= 1);
     gpufl_trace_close(t);
 }
@@ -323,7 +317,7 @@ static void profiler_initialised_when_a_context_exists(void **state)
     gpufl_scope_end(s);
     char dir[4096];
     gpufl_trace *t = finish(dir, sizeof dir);
-    assert_string_equal(str(t, gpufl_trace_get_info(t)->engine), "range_profiler");
+    assert_string_equal(tu_trace_text(t, gpufl_trace_get_info(t)->engine), "range_profiler");
     assert_true(value_of(t, 1, "gpu__time_duration.sum") == 321.0);
     gpufl_trace_close(t);
 }
@@ -341,8 +335,8 @@ static gpufl_trace *refused_session(const gpufl_options *o, CUptiResult refuse)
     gpufl_trace *t = finish(dir, sizeof dir);
     fake.rp_refuse(CUPTI_SUCCESS);
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "trace");
-    assert_string_equal(str(t, info->engine_requested), "range_profiler");
+    assert_string_equal(tu_trace_text(t, info->engine), "trace");
+    assert_string_equal(tu_trace_text(t, info->engine_requested), "range_profiler");
     assert_int_equal(gpufl_trace_get_range_metrics(t)->n, 0);
     assert_int_equal(gpufl_trace_get_kernels(t)->n, 1); /* the session goes on as trace */
     return t;
@@ -350,7 +344,7 @@ static gpufl_trace *refused_session(const gpufl_options *o, CUptiResult refuse)
 
 static void expect_reason(const gpufl_trace *t, const char *a, const char *b)
 {
-    const char *why = str(t, gpufl_trace_get_info(t)->engine_reason);
+    const char *why = tu_trace_text(t, gpufl_trace_get_info(t)->engine_reason);
     if (!strstr(why, a) || (b && !strstr(why, b)))
         fail_msg("the reason does not say \"%s\"%s%s: %s", a, b ? " and " : "", b ? b : "", why);
 }

@@ -73,24 +73,6 @@ static void start(const char *app, gpufl_engine engine)
     assert_true(gpufl_init(&o));
 }
 
-static gpufl_trace *finish(void)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
-    gpufl_shutdown();
-    gpufl_trace *t = NULL;
-    char err[512];
-    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
-        fail_msg("%s: %s", dir, err);
-    return t;
-}
-
-static const char *str(const gpufl_trace *t, uint32_t id)
-{
-    const char *s = gpufl_trace_string(t, id);
-    return s ? s : "";
-}
-
 /* Two instructions: a load whose 32 threads touch 32 sectors where 4 would
  * do, and a branch half of whose targets are divergent. */
 static const fake_cupti_sass_inst program[] = {
@@ -117,22 +99,22 @@ static void counts_of_every_launch_are_read_once(void **state)
     fake.sass_get_state(&st);
     assert_true(st.configured && st.enabled && st.lazy);
     assert_int_equal(st.flushes, 0); /* nothing read while the program runs */
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     fake.sass_get_state(&st);
     assert_int_equal(st.flushes, 1);
     assert_false(st.enabled);
     assert_false(st.configured);
     assert_int_equal(st.dropped, 0);
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "sass_metrics");
+    assert_string_equal(tu_trace_text(t, info->engine), "sass_metrics");
     /* traced one at a time (the fake, like the H100, counts nothing under
      * concurrent kernel tracing), and still traced */
     assert_int_equal(gpufl_trace_get_kernels(t)->n, 3);
     const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
     assert_int_equal(s->n, 2);
     for (size_t i = 0; i < s->n; i++) {
-        assert_string_equal(str(t, s->function[i]), "k_sass(float*)"); /* demangled, as kernel names */
-        assert_string_equal(str(t, s->file[i]), "/src/sass.cu");
+        assert_string_equal(tu_trace_text(t, s->function[i]), "k_sass(float*)"); /* demangled, as kernel names */
+        assert_string_equal(tu_trace_text(t, s->file[i]), "/src/sass.cu");
         assert_int_equal(s->inst_executed[i], 24);
         assert_int_equal(s->cubin_crc[i], crc32_of(CUBIN));
         if (s->pc_offset[i] == 0x10) {
@@ -157,7 +139,7 @@ static void a_metric_the_chip_lacks_clears_its_bit(void **state)
     start("sass_lacking", GPUFL_ENGINE_SASS_METRICS);
     fake.sass_remove_metric("smsp__sass_branch_targets_threads_divergent");
     launch_three_times();
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
     assert_int_equal(s->n, 2);
     for (size_t i = 0; i < s->n; i++) {
@@ -176,10 +158,10 @@ static void a_context_it_cannot_measure_steps_down(void **state)
         start(deep ? "sass_refused_deep" : "sass_refused", deep ? GPUFL_ENGINE_DEEP : GPUFL_ENGINE_SASS_METRICS);
         fake.sass_remove_metric("smsp__sass_inst_executed");
         launch_three_times();
-        gpufl_trace *t = finish();
+        gpufl_trace *t = tu_plugin_session_end();
         const gpufl_trace_info *info = gpufl_trace_get_info(t);
-        assert_string_equal(str(t, info->engine), deep ? "pc_sampling" : "trace");
-        const char *why = str(t, info->engine_reason);
+        assert_string_equal(tu_trace_text(t, info->engine), deep ? "pc_sampling" : "trace");
+        const char *why = tu_trace_text(t, info->engine_reason);
         if (!strstr(why, "lacks smsp__sass_inst_executed") || !strstr(why, "from here on"))
             fail_msg("the reason does not say what the chip lacks: %s", why);
         assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 0);
@@ -199,9 +181,9 @@ static void deep_runs_pc_sampling_and_sass_metrics(void **state)
     fake_cupti_pcs_state pst;
     assert_true(fake.pc_sampling_state(1, &pst));
     assert_true(pst.enabled);
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "deep");
+    assert_string_equal(tu_trace_text(t, info->engine), "deep");
     assert_int_equal(info->engine_reason, 0);
     assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 2);
     gpufl_trace_close(t);
@@ -213,11 +195,11 @@ static void deep_steps_down_to_trace_when_pc_sampling_is_refused(void **state)
     start("deep_refused", GPUFL_ENGINE_DEEP);
     fake.refuse_pc_sampling(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES);
     launch_three_times();
-    gpufl_trace *t = finish();
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    assert_string_equal(str(t, info->engine), "trace");
-    if (!strstr(str(t, info->engine_reason), "cuptiPCSamplingEnable"))
-        fail_msg("the reason does not name the refused call: %s", str(t, info->engine_reason));
+    assert_string_equal(tu_trace_text(t, info->engine), "trace");
+    if (!strstr(tu_trace_text(t, info->engine_reason), "cuptiPCSamplingEnable"))
+        fail_msg("the reason does not name the refused call: %s", tu_trace_text(t, info->engine_reason));
     fake_cupti_sass_state st;
     fake.sass_get_state(&st);
     assert_false(st.enabled); /* SASS metrics stopped with it */

@@ -13,8 +13,12 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
 
 #define TU__RESOLVE_FAKE(name)                                                                                         \
     if (!(*(void **)&fake.name = dlsym(fake.lib, "fake_cupti_" #name)))                                                \
@@ -41,6 +45,27 @@ static inline uint64_t tu_fake_cubin_crc(const char *cubin)
     for (size_t i = 0; i < strlen(cubin) + 1; i++)
         h = (h ^ (uint8_t)cubin[i]) * 1099511628211ull;
     return h;
+}
+
+/* Shuts the session down and opens what it recorded; fails the test (cmocka)
+ * when it cannot. */
+static inline gpufl_trace *tu_plugin_session_end(void)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    gpufl_shutdown();
+    gpufl_trace *t = NULL;
+    char err[512];
+    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
+        fail_msg("%s: %s", dir, err);
+    return t;
+}
+
+/* A string of t's table by id, "" for none. */
+static inline const char *tu_trace_text(const gpufl_trace *t, uint32_t id)
+{
+    const char *s = gpufl_trace_string(t, id);
+    return s ? s : "";
 }
 
 #endif /* GPUFL_TEST_FAKE_CUPTI_SETUP_H */

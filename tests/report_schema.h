@@ -26,6 +26,7 @@ enum {
     S_MAP_INT,      /* object of integers, any keys */
     S_ARR_STR,      /* array of strings */
     S_ARR_STR_NULL, /* array of strings, or null */
+    S_OBJ_OPT,      /* object of sub, or absent (a section only some sessions have) */
 };
 
 typedef struct sfield {
@@ -511,6 +512,25 @@ static const sfield s_incident[] = {{"kind", S_STR, 0},
 static const sfield s_pm[] = {{"device", S_INT, 0},  {"metric", S_STR, 0}, {"unit", S_STR, 0}, {"samples", S_INT, 0},
                               {"time_ns", S_INT, 0}, {"mean", S_NUM, 0},   {"max", S_NUM, 0},  {0, 0, 0}};
 
+static const sfield s_nccl_device[] = {
+    {"device", S_INT, 0},      {"comm_ns", S_INT, 0}, {"compute_ns", S_INT, 0}, {"overlap_ns", S_INT, 0},
+    {"overlap_pct", S_NUM, 0}, {"span_ns", S_INT, 0}, {"busy_ns", S_INT, 0},    {0, 0, 0}};
+static const sfield s_nccl_row[] = {{"device", S_INT, 0},
+                                    {"collective", S_STR, 0},
+                                    {"algorithm", S_STR, 0},
+                                    {"protocol", S_STR, 0},
+                                    {"algorithm_specialised", S_BOOL, 0},
+                                    {"protocol_specialised", S_BOOL, 0},
+                                    {"kernels", S_INT, 0},
+                                    {"total_ns", S_INT, 0},
+                                    {"max_ns", S_INT, 0},
+                                    {"busy_pct", S_NUM, 0},
+                                    {"bytes", S_INT_NULL, 0},
+                                    {"bytes_known", S_INT, 0},
+                                    {0, 0, 0}};
+static const sfield s_nccl[] = {
+    {"kernels", S_INT, 0}, {"devices", S_ARR_OBJ, s_nccl_device}, {"collectives", S_ARR_OBJ, s_nccl_row}, {0, 0, 0}};
+
 static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"schema_version", S_INT, 0},
                                   {"session", S_OBJ, s_session},
@@ -532,6 +552,7 @@ static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"memory_peaks", S_OBJ, s_mem_peaks},
                                   {"leaks", S_OBJ, s_leaks},
                                   {"pm_sampling", S_ARR_OBJ, s_pm},
+                                  {"nccl", S_OBJ_OPT, s_nccl},
                                   {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and
@@ -553,6 +574,7 @@ static int schema_check_value(json_t *v, const sfield *f, const char *at, char *
         if (json_is_null(v))
             return 0;
         /* fall through */
+    case S_OBJ_OPT:
     case S_OBJ:
         if (json_is_object(v))
             return schema_check_obj(v, f->sub, at, why, len);
@@ -615,6 +637,10 @@ static int schema_check_obj(json_t *v, const sfield *t, const char *at, char *wh
         char sub[512];
         snprintf(sub, sizeof sub, "%s.%s", at, f->key);
         json_t *m = json_object_get(v, f->key);
+        if (!m && f->type == S_OBJ_OPT) {
+            n--; /* absent, and not counted among the members present */
+            continue;
+        }
         if (!m) {
             snprintf(why, len, "%s: missing", sub);
             return -1;

@@ -17,6 +17,7 @@
 
 #include "analyze/ana_internal.h"
 #include "analyze/ana_mem_series.h"
+#include "analyze/ana_nccl.h"
 #include "analyze/ana_util.h"
 
 void gpufl__ana_options_default(gpufl__ana_options *o)
@@ -73,6 +74,8 @@ static void *run_rest(void *arg)
     rest_job *j = arg;
     gpufl__ana_report *r = j->r;
     int rc = gpufl__analyze_summary(j->t, &r->summary);
+    if (rc == 0)
+        rc = gpufl__nccl_report_of(j->t, &r->summary, &r->nccl); /* reads the summary's busy time */
     if (rc == 0)
         rc = gpufl__analyze_copies(j->t, &r->copies);
     if (rc == 0)
@@ -132,5 +135,6 @@ void gpufl__ana_report_free(gpufl__ana_report *r)
     gpufl__ana_mem_layers_free(&r->mem_layers);
     gpufl__ana_mem_peaks_free(&r->mem_peaks);
     gpufl__ana_leaks_free(&r->leaks);
+    gpufl__nccl_report_free(r->nccl);
     memset(r, 0, sizeof *r);
 }

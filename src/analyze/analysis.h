@@ -1199,6 +1199,7 @@ typedef struct gpufl__ana_report {
     gpufl__ana_mem_peaks mem_peaks;
     gpufl__ana_leaks leaks;
     gpufl__ana_sass sass;
+    struct gpufl__nccl_report *nccl; /* NCCL kernels (ana_nccl.h); NULL when the trace has none */
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */

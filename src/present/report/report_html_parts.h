@@ -82,6 +82,10 @@ void gpufl__html_hw(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repor
  * <section id=sass>); nothing without sass_metric rows. */
 void gpufl__html_sass(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
+/* NCCL time per GPU and per collective (report_html_nccl.c, <section id=nccl>); nothing without NCCL
+ * kernels. */
+void gpufl__html_nccl(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+
 /* The flight recorder's sections (report_html_flight.c), each only when
  * the session has it: what came before a crash or an out-of-memory
  * (<section id=incident>, first on the page), then the triggers

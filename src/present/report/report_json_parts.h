@@ -50,4 +50,8 @@ void gpufl__rj_pm(jw *w, const gpufl_trace *t);
  * status, engine and rows, every kernel and line row, the findings. */
 void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_sass *s);
 
+/* The member "nccl" (report_json_nccl.c): NCCL time per device and per collective, algorithm and protocol;
+ * left out of the report for a session without NCCL kernels (r->nccl NULL). */
+void gpufl__rj_nccl(jw *w, const gpufl__ana_report *r);
+
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

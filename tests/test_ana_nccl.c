@@ -488,6 +488,7 @@ static void report_section(void **state)
     assert_null(rep.nccl);
     char *html = tu_read_file(path, NULL);
     assert_non_null(html);
+    assert_non_null(strstr(html, "<a href=\"#nccl\">NCCL</a>"));
     const char *sec = strstr(html, "<section id=nccl>");
     assert_non_null(sec);
     assert_non_null(strstr(sec, "AllReduce"));

@@ -30,17 +30,20 @@ typedef struct cfg_kind {
     bool nccl;
 } cfg_kind;
 
-static cfg_kind *classify_configs(const gpufl__rows *a)
+/* The kinds of every configuration; *any: whether one is NCCL's. NULL when out of memory. */
+static cfg_kind *classify_configs(const gpufl__rows *a, bool *any)
 {
     size_t n = a->configs->n;
     cfg_kind *c = calloc(n ? n : 1, sizeof *c);
     if (!c)
         return NULL;
+    *any = false;
     for (size_t i = 0; i < n; i++) {
         c[i].nccl = gpufl__nccl_classify(gpufl__rows_str(a, gpufl__cfg_name(a, (uint32_t)i)), &c[i].kind);
         uint32_t mangled = gpufl__cfg_mangled(a, (uint32_t)i);
         if (!c[i].nccl && mangled)
             c[i].nccl = gpufl__nccl_classify(gpufl__rows_str(a, mangled), &c[i].kind);
+        *any |= c[i].nccl;
     }
     return c;
 }
@@ -76,11 +79,12 @@ int gpufl__nccl_ops_of(const gpufl_trace *t, gpufl__nccl_ops *out)
         return GPUFL_EINVAL;
     gpufl__rows a;
     gpufl__rows_open(&a, t);
-    cfg_kind *c = classify_configs(&a);
+    bool any;
+    cfg_kind *c = classify_configs(&a, &any);
     if (!c)
         return GPUFL_ENOMEM;
     size_t n = 0;
-    for (size_t i = 0; i < gpufl__k_n(&a); i++)
+    for (size_t i = 0; any && i < gpufl__k_n(&a); i++) /* a session without NCCL skips the kernels */
         n += config_nccl(&a, c, i);
     if (n) {
         out->op = calloc(n, sizeof *out->op);
@@ -186,17 +190,21 @@ int gpufl__nccl_overlap_of(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpu
     ana_map slot_of = {0};
     int rc = 0;
     size_t j = 0;
+    uint32_t last_device = UINT32_MAX, slot = 0; /* runs of one device's kernels skip the map */
     for (size_t i = 0; i < gpufl__k_n(&a) && rc == 0; i++) {
-        uint32_t device = gpufl__k_device(&a, i), slot;
-        int found = gpufl__ana_map_put(&slot_of, device, 0, (uint32_t)ndevs, &slot);
-        if (found < 0 || (found == 0 && (rc = gpufl__ana_grow(&devs, &cap, ndevs + 1, sizeof *devs)) != 0)) {
-            rc = GPUFL_ENOMEM;
-            break;
-        }
+        uint32_t device = gpufl__k_device(&a, i);
         uint64_t s = gpufl__k_start(&a, i), e = gpufl__k_end(&a, i);
         e = e > s ? e : s;
-        if (found == 0)
-            devs[ndevs++] = (dev_walk){.o.device = (uint16_t)device, .first = s, .last = e};
+        if (device != last_device) {
+            int found = gpufl__ana_map_put(&slot_of, device, 0, (uint32_t)ndevs, &slot);
+            if (found < 0 || (found == 0 && gpufl__ana_grow(&devs, &cap, ndevs + 1, sizeof *devs) != 0)) {
+                rc = GPUFL_ENOMEM;
+                break;
+            }
+            if (found == 0)
+                devs[ndevs++] = (dev_walk){.o.device = (uint16_t)device, .first = s, .last = e};
+            last_device = device;
+        }
         bool comm = j < ops->n && ops->op[j].kernel_row == i;
         j += comm;
         add_kernel(&devs[slot], comm ? COMM : COMPUTE, s, e);

@@ -41,6 +41,8 @@ static void page_head(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_rep
         gpufl__hout_raw(o, "<a href=\"#ops\">ops</a>");
     gpufl__hout_raw(o, "<a href=\"#idle\">idle time</a><a href=\"#copies\">copies</a>"
                        "<a href=\"#launches\">launches</a>");
+    if (r->nccl)
+        gpufl__hout_raw(o, "<a href=\"#nccl\">NCCL</a>");
     if (gpufl_trace_get_triggers(t)->n)
         gpufl__hout_raw(o, "<a href=\"#triggers\">triggers</a>");
     if (gpufl_trace_get_trace_windows(t)->n)

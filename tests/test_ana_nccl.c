@@ -298,7 +298,7 @@ static void overlap_long_stretches(void **state)
 {
     (void)state;
     af f = {0};
-    f.end_ns = AF_START + 100000;
+    f.end_ns = AF_START + 6000000000ull;
     /* GPU 0: compute [0,1000) spans NCCL [100,200), [300,400), and [950,1100) runs past it: NCCL 350, overlap
      * 100 + 100 + 50 */
     kernel(&f, 0, 1, 0, 1000, "gemm", NULL);
@@ -310,13 +310,16 @@ static void overlap_long_stretches(void **state)
     kernel(&f, 1, 1, 0, 10, "gemm", NULL);
     kernel(&f, 1, 1, 100, 200, "gemm", NULL);
     kernel(&f, 1, 3, 150, 400, "gemm", NULL);
+    /* GPU 2: an NCCL kernel longer than the 32-bit duration column holds (its end in the trace's exact times) */
+    kernel(&f, 2, 2, 0, 5000000000ull, K_AR, NULL);
+    kernel(&f, 2, 1, 4500000000ull, 4600000000ull, "gemm", NULL);
     gpufl_trace *t = af_open(&f, dir, "long");
     gpufl__nccl_ops o;
     assert_int_equal(gpufl__nccl_ops_of(t, &o), 0);
     gpufl__nccl_overlap *ov;
     size_t n;
     assert_int_equal(gpufl__nccl_overlap_of(t, &o, &ov, &n), 0);
-    assert_int_equal(n, 2);
+    assert_int_equal(n, 3);
     assert_int_equal(ov[0].comm_ns, 350);
     assert_int_equal(ov[0].compute_ns, 1000);
     assert_int_equal(ov[0].overlap_ns, 250);
@@ -324,6 +327,12 @@ static void overlap_long_stretches(void **state)
     assert_int_equal(ov[1].comm_ns, 1000);
     assert_int_equal(ov[1].compute_ns, 10 + 300);
     assert_int_equal(ov[1].overlap_ns, 310);
+    assert_int_equal(ov[2].comm_ns, 5000000000ull);
+    assert_int_equal(ov[2].overlap_ns, 100000000);
+    assert_int_equal(ov[2].span_ns, 5000000000ull);
+    for (size_t i = 0; i < o.n; i++)
+        if (o.op[i].device == 2)
+            assert_int_equal(o.op[i].end_ns - o.op[i].start_ns, 5000000000ull);
     free(ov);
     gpufl__nccl_ops_free(&o);
     gpufl_trace_close(t);

@@ -141,7 +141,7 @@ static void test_chrome(void **state)
     assert_true(json_is_array(events));
     assert_int_equal(json_array_size(events), r.packets);
 
-    int named[NRANKS] = {0}, sorted[NRANKS] = {0}, gemms[NRANKS] = {0};
+    int named[NRANKS] = {0}, sorted[NRANKS] = {0}, gemms[NRANKS] = {0}, streams[NRANKS] = {0};
     size_t nflows = 0, nends = 0;
     uint64_t *flows = calloc(json_array_size(events), sizeof *flows);
     uint64_t *ends = calloc(json_array_size(events), sizeof *ends);
@@ -159,6 +159,10 @@ static void test_chrome(void **state)
         if (!strcmp(ph, "M") && !strcmp(name, "process_name")) {
             assert_string_equal(tu_str(args, "name"), j.labels[rank]);
             named[rank]++;
+        } else if (!strcmp(ph, "M") && !strcmp(name, "thread_name") &&
+                   !strcmp(tu_str(args, "name"), "GPU 0 stream 7")) {
+            /* the rank's GPU is threads of its process, named in full */
+            streams[rank]++;
         } else if (!strcmp(ph, "M") && !strcmp(name, "process_sort_index")) {
             assert_int_equal(tu_int(args, "sort_index"), rank);
             sorted[rank]++;
@@ -177,6 +181,7 @@ static void test_chrome(void **state)
         assert_int_equal(named[k], 1);
         assert_int_equal(sorted[k], 1);
         assert_int_equal(gemms[k], 1);
+        assert_int_equal(streams[k], 1);
     }
     /* the fixture's 4 launches twice, the flight session's 2: every flow
      * once, and each ends where one starts */

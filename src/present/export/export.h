@@ -11,7 +11,8 @@
  *              (export_csv.c)
  *
  * Perfetto and Chrome share the timeline of timeline_walk.h (its comment
- * has the track layout and the nesting rule). Every output file is written
+ * has the track layout and the nesting rule); both also write the sessions
+ * of a job's ranks into one file (export_job.h). Every output file is written
  * to a temporary and renamed when complete (export_out.h): a failure
  * leaves nothing under the name asked for. Single-threaded; the trace is
  * only read.
@@ -30,6 +31,8 @@ typedef struct gpufl__export_result {
     uint64_t bytes;           /* written, all files together */
     uint64_t packets;         /* Perfetto: TracePackets; Chrome: trace events */
     uint64_t files, rows;     /* CSV: files and data rows written */
+    uint64_t clamped;         /* job exports (export_job.h): times their rank's shift took
+                                 before 0 or past 2^64 - 1 ns, written as 0 or 2^64 - 1 */
 } gpufl__export_result;
 
 /* Each returns 0 with *r filled, or a negative gpufl_err with a message

@@ -26,6 +26,12 @@
  * timestamps are absolute session-clock ns. Track uuids are the timeline's
  * track ids + 1.
  *
+ * A job (export_job.h) is this per rank, written through the same code
+ * with the rank's process (export_proc.h): its own sequence, its uuids and
+ * flow ids after the previous rank's, its times shifted, the clock
+ * snapshot only in the first rank's first packet, and the process
+ * descriptor with the rank's pid, label and sort index.
+ *
  * Size: about 107 bytes per recorded event of a Trace-engine session (a
  * kernel is four packets: its launch call's begin and end, its own begin
  * and end); bench/bench_export measures it and the speed.
@@ -43,6 +49,7 @@
 #include "analyze/analysis.h"
 #include "present/export/export.h"
 #include "present/export/export_out.h"
+#include "present/export/export_proc.h"
 #include "present/export/pb_writer.h"
 
 /* trace.proto: message Trace */
@@ -77,6 +84,7 @@
 #define TD_COUNTER 8
 /* track_event/process_descriptor.proto, thread_descriptor.proto */
 #define PD_PID 1
+#define PD_LEGACY_SORT_INDEX 3
 #define PD_PROCESS_NAME 6
 #define THD_PID 1
 #define THD_TID 2
@@ -109,8 +117,6 @@
 #define DA_UINT_VALUE 3
 #define DA_STRING_VALUE_IID 17
 
-#define SEQUENCE_ID 1
-
 /* Debug annotations on device work (interned names, iid = index + 1). A
  * kernel's launch configuration is one interned string ("grid 132x1x1,
  * block 256x1x1, 64 registers"): a session has a few hundred of them and
@@ -128,7 +134,8 @@ enum { V_FORWARD_OP, V_MODULE, V_COUNT };
 
 typedef struct pf {
     const gpufl__rows *x;
-    gpufl__xout out;
+    gpufl__xout *out;
+    gpufl__export_proc *proc;
     uint64_t packets;
     uint32_t next_iid;
     uint32_t *fixed_iid;     /* by fixed name */
@@ -142,91 +149,101 @@ typedef struct pf {
 } pf;
 
 /* Track uuids are small (1-2 bytes on every event): the file holds one
- * session, whose threads Perfetto also knows by pid and tid. */
-static uint64_t uuid_of(uint32_t track) { return (uint64_t)track + 1; }
+ * session, or the ranks of a job one after another (each from where the
+ * previous one's ended), whose threads Perfetto also knows by pid and tid. */
+static uint64_t uuid_of(const pf *p, uint32_t track) { return p->proc->uuid_base + track + 1; }
 
 static size_t packet_begin(pf *p)
 {
-    size_t m = gpufl__pb_begin(&p->out, TRACE_PACKET);
-    gpufl__pb_varint(&p->out, PKT_TRUSTED_SEQUENCE_ID, SEQUENCE_ID);
+    size_t m = gpufl__pb_begin(p->out, TRACE_PACKET);
+    gpufl__pb_varint(p->out, PKT_TRUSTED_SEQUENCE_ID, p->proc->sequence);
     return m;
 }
 
 static int packet_end(pf *p, size_t m)
 {
-    gpufl__pb_end(&p->out, m);
+    gpufl__pb_end(p->out, m);
     p->packets++;
-    gpufl__xout_flush_some(&p->out);
-    return p->out.err ? GPUFL_EIO : 0;
+    gpufl__xout_flush_some(p->out);
+    return p->out->err ? GPUFL_EIO : 0;
 }
 
+/* The first packets of the session's sequence: the one that clears its
+ * incremental state (with the clock snapshot, when p->proc->clock), then
+ * the defaults and the debug annotation names. */
 static void header(pf *p)
 {
     const gpufl_trace_info *i = p->x->info;
     size_t m = packet_begin(p);
-    gpufl__pb_varint(&p->out, PKT_FIRST_ON_SEQUENCE, 1);
-    gpufl__pb_varint(&p->out, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-    size_t cs = gpufl__pb_begin(&p->out, PKT_CLOCK_SNAPSHOT);
-    size_t c = gpufl__pb_begin(&p->out, CLOCKS_CLOCK);
-    gpufl__pb_varint(&p->out, CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
-    gpufl__pb_varint(&p->out, CLOCK_TIMESTAMP, i->start_ns);
-    gpufl__pb_end(&p->out, c);
-    if (i->start_wall_ns) {
-        c = gpufl__pb_begin(&p->out, CLOCKS_CLOCK);
-        gpufl__pb_varint(&p->out, CLOCK_ID, BUILTIN_CLOCK_REALTIME);
-        gpufl__pb_varint(&p->out, CLOCK_TIMESTAMP, i->start_wall_ns);
-        gpufl__pb_end(&p->out, c);
+    gpufl__pb_varint(p->out, PKT_FIRST_ON_SEQUENCE, 1);
+    gpufl__pb_varint(p->out, PKT_SEQUENCE_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+    if (p->proc->clock) {
+        size_t cs = gpufl__pb_begin(p->out, PKT_CLOCK_SNAPSHOT);
+        size_t c = gpufl__pb_begin(p->out, CLOCKS_CLOCK);
+        gpufl__pb_varint(p->out, CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
+        gpufl__pb_varint(p->out, CLOCK_TIMESTAMP, gpufl__export_time(p->proc, i->start_ns));
+        gpufl__pb_end(p->out, c);
+        if (i->start_wall_ns) {
+            c = gpufl__pb_begin(p->out, CLOCKS_CLOCK);
+            gpufl__pb_varint(p->out, CLOCK_ID, BUILTIN_CLOCK_REALTIME);
+            gpufl__pb_varint(p->out, CLOCK_TIMESTAMP, i->start_wall_ns);
+            gpufl__pb_end(p->out, c);
+        }
+        gpufl__pb_varint(p->out, CLOCKS_PRIMARY_TRACE_CLOCK, BUILTIN_CLOCK_MONOTONIC);
+        gpufl__pb_end(p->out, cs);
     }
-    gpufl__pb_varint(&p->out, CLOCKS_PRIMARY_TRACE_CLOCK, BUILTIN_CLOCK_MONOTONIC);
-    gpufl__pb_end(&p->out, cs);
     packet_end(p, m);
 
     m = packet_begin(p);
-    size_t d = gpufl__pb_begin(&p->out, PKT_DEFAULTS);
-    gpufl__pb_varint(&p->out, DEFAULTS_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
-    gpufl__pb_end(&p->out, d);
-    size_t in = gpufl__pb_begin(&p->out, PKT_INTERNED_DATA);
+    size_t d = gpufl__pb_begin(p->out, PKT_DEFAULTS);
+    gpufl__pb_varint(p->out, DEFAULTS_TIMESTAMP_CLOCK_ID, BUILTIN_CLOCK_MONOTONIC);
+    gpufl__pb_end(p->out, d);
+    size_t in = gpufl__pb_begin(p->out, PKT_INTERNED_DATA);
     for (unsigned a = 0; a < A_HEADER; a++) {
-        size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_NAMES);
-        gpufl__pb_varint(&p->out, INTERNED_IID, a + 1);
-        gpufl__pb_string(&p->out, INTERNED_NAME, annotation_names[a]);
-        gpufl__pb_end(&p->out, e);
+        size_t e = gpufl__pb_begin(p->out, ID_DEBUG_ANNOTATION_NAMES);
+        gpufl__pb_varint(p->out, INTERNED_IID, a + 1);
+        gpufl__pb_string(p->out, INTERNED_NAME, annotation_names[a]);
+        gpufl__pb_end(p->out, e);
     }
-    gpufl__pb_end(&p->out, in);
+    gpufl__pb_end(p->out, in);
     packet_end(p, m);
 }
 
 static int on_track(void *ctx, const gpufl__tl_track *t)
 {
     pf *p = ctx;
-    const gpufl_trace_info *i = p->x->info;
-    int32_t pid = i->pid > 0 ? i->pid : 1;
+    uint32_t pid = p->proc->pid;
+    uint64_t uuid = uuid_of(p, t->id);
+    if (uuid > p->proc->uuid_end)
+        p->proc->uuid_end = uuid;
     size_t m = packet_begin(p);
-    size_t td = gpufl__pb_begin(&p->out, PKT_TRACK_DESCRIPTOR);
-    gpufl__pb_varint(&p->out, TD_UUID, uuid_of(t->id));
+    size_t td = gpufl__pb_begin(p->out, PKT_TRACK_DESCRIPTOR);
+    gpufl__pb_varint(p->out, TD_UUID, uuid);
     if (t->parent != GPUFL__TL_NONE && t->kind != GPUFL__TL_THREAD)
-        gpufl__pb_varint(&p->out, TD_PARENT_UUID, uuid_of(t->parent));
+        gpufl__pb_varint(p->out, TD_PARENT_UUID, uuid_of(p, t->parent));
     if (t->kind == GPUFL__TL_PROCESS) {
-        size_t pd = gpufl__pb_begin(&p->out, TD_PROCESS);
-        gpufl__pb_varint(&p->out, PD_PID, (uint64_t)(uint32_t)pid);
-        gpufl__pb_string(&p->out, PD_PROCESS_NAME, t->name);
-        gpufl__pb_end(&p->out, pd);
+        size_t pd = gpufl__pb_begin(p->out, TD_PROCESS);
+        gpufl__pb_varint(p->out, PD_PID, pid);
+        if (p->proc->job) /* an int32: a negative index takes ten bytes */
+            gpufl__pb_int64(p->out, PD_LEGACY_SORT_INDEX, p->proc->sort_index);
+        gpufl__pb_string(p->out, PD_PROCESS_NAME, p->proc->label ? p->proc->label : t->name);
+        gpufl__pb_end(p->out, pd);
     } else if (t->kind == GPUFL__TL_THREAD) {
         /* named by the UI from pid and tid ("thread 1234") */
-        size_t th = gpufl__pb_begin(&p->out, TD_THREAD);
-        gpufl__pb_varint(&p->out, THD_PID, (uint64_t)(uint32_t)pid);
-        gpufl__pb_varint(&p->out, THD_TID, t->tid);
-        gpufl__pb_end(&p->out, th);
+        size_t th = gpufl__pb_begin(p->out, TD_THREAD);
+        gpufl__pb_varint(p->out, THD_PID, pid);
+        gpufl__pb_varint(p->out, THD_TID, t->tid);
+        gpufl__pb_end(p->out, th);
     } else {
-        gpufl__pb_string(&p->out, TD_NAME, t->name);
+        gpufl__pb_string(p->out, TD_NAME, t->name);
         if (t->kind == GPUFL__TL_COUNTER) {
-            size_t cd = gpufl__pb_begin(&p->out, TD_COUNTER);
+            size_t cd = gpufl__pb_begin(p->out, TD_COUNTER);
             if (t->bytes)
-                gpufl__pb_varint(&p->out, CD_UNIT, CD_UNIT_SIZE_BYTES);
-            gpufl__pb_end(&p->out, cd);
+                gpufl__pb_varint(p->out, CD_UNIT, CD_UNIT_SIZE_BYTES);
+            gpufl__pb_end(p->out, cd);
         }
     }
-    gpufl__pb_end(&p->out, td);
+    gpufl__pb_end(p->out, td);
     return packet_end(p, m);
 }
 
@@ -255,7 +272,7 @@ static uint32_t *string_slot(pf *p, int w, uint32_t s) { return id_slot(&p->stri
 static void interned_open(pf *p, size_t *in)
 {
     if (*in == GPUFL__PB_NO_MARK)
-        *in = gpufl__pb_begin(&p->out, PKT_INTERNED_DATA);
+        *in = gpufl__pb_begin(p->out, PKT_INTERNED_DATA);
 }
 
 /* The iid of the slice's name; when new, its entry goes into the packet's
@@ -266,7 +283,7 @@ static uint32_t name_iid(pf *p, const gpufl__tl_slice *s, size_t *in)
     gpufl__xname_of(p->x, s, &n);
     uint32_t *slot = n.fixed != GPUFL__XNAME_STRING ? &p->fixed_iid[n.fixed] : string_slot(p, n.launch, n.string);
     if (!slot) {
-        p->out.err = ENOMEM;
+        p->out->err = ENOMEM;
         return 0;
     }
     if (*slot)
@@ -274,27 +291,27 @@ static uint32_t name_iid(pf *p, const gpufl__tl_slice *s, size_t *in)
     *slot = p->next_iid++;
     const char *text = n.fixed != GPUFL__XNAME_STRING ? gpufl__xname_fixed(n.fixed) : gpufl__rows_str(p->x, n.string);
     interned_open(p, in);
-    size_t en = gpufl__pb_begin(&p->out, ID_EVENT_NAMES);
-    gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
+    size_t en = gpufl__pb_begin(p->out, ID_EVENT_NAMES);
+    gpufl__pb_varint(p->out, INTERNED_IID, *slot);
     if (n.launch) {
         size_t len = strlen(text), pre = sizeof GPUFL__XNAME_LAUNCH - 1;
-        size_t nm = gpufl__pb_begin(&p->out, INTERNED_NAME);
-        gpufl__xout_write(&p->out, GPUFL__XNAME_LAUNCH, pre);
-        gpufl__xout_write(&p->out, text, len);
-        gpufl__pb_end(&p->out, nm);
+        size_t nm = gpufl__pb_begin(p->out, INTERNED_NAME);
+        gpufl__xout_write(p->out, GPUFL__XNAME_LAUNCH, pre);
+        gpufl__xout_write(p->out, text, len);
+        gpufl__pb_end(p->out, nm);
     } else {
-        gpufl__pb_string(&p->out, INTERNED_NAME, text);
+        gpufl__pb_string(p->out, INTERNED_NAME, text);
     }
-    gpufl__pb_end(&p->out, en);
+    gpufl__pb_end(p->out, en);
     return *slot;
 }
 
 static void annotation(pf *p, unsigned a, uint64_t v)
 {
-    size_t m = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
-    gpufl__pb_varint(&p->out, DA_NAME_IID, a + 1);
-    gpufl__pb_varint(&p->out, DA_UINT_VALUE, v);
-    gpufl__pb_end(&p->out, m);
+    size_t m = gpufl__pb_begin(p->out, TE_DEBUG_ANNOTATIONS);
+    gpufl__pb_varint(p->out, DA_NAME_IID, a + 1);
+    gpufl__pb_varint(p->out, DA_UINT_VALUE, v);
+    gpufl__pb_end(p->out, m);
 }
 
 /* The iid of a kernel's launch configuration text; when new, its entry
@@ -309,10 +326,10 @@ static uint32_t launch_iid(pf *p, const gpufl__work_row *o, size_t *in)
     int n = snprintf(text, sizeof text, "grid %ux%ux%u, block %ux%ux%u, %u registers", o->grid[0], o->grid[1],
                      o->grid[2], o->block[0], o->block[1], o->block[2], o->registers);
     interned_open(p, in);
-    size_t v = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_STRING_VALUES);
-    gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
-    gpufl__pb_bytes(&p->out, INTERNED_NAME, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0);
-    gpufl__pb_end(&p->out, v);
+    size_t v = gpufl__pb_begin(p->out, ID_DEBUG_ANNOTATION_STRING_VALUES);
+    gpufl__pb_varint(p->out, INTERNED_IID, *slot);
+    gpufl__pb_bytes(p->out, INTERNED_NAME, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0);
+    gpufl__pb_end(p->out, v);
     return *slot;
 }
 
@@ -324,10 +341,10 @@ static void name_once(pf *p, unsigned a, size_t *in)
         return;
     p->name_sent[a] = 1;
     interned_open(p, in);
-    size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_NAMES);
-    gpufl__pb_varint(&p->out, INTERNED_IID, a + 1);
-    gpufl__pb_string(&p->out, INTERNED_NAME, annotation_names[a]);
-    gpufl__pb_end(&p->out, e);
+    size_t e = gpufl__pb_begin(p->out, ID_DEBUG_ANNOTATION_NAMES);
+    gpufl__pb_varint(p->out, INTERNED_IID, a + 1);
+    gpufl__pb_string(p->out, INTERNED_NAME, annotation_names[a]);
+    gpufl__pb_end(p->out, e);
 }
 
 /* The iid of a string value of table v (V_*) for string id s, interned
@@ -336,7 +353,7 @@ static uint32_t value_iid(pf *p, unsigned v, uint32_t s, size_t *in)
 {
     uint32_t *slot = id_slot(&p->value_iid[v], &p->nvalues[v], s);
     if (!slot) {
-        p->out.err = ENOMEM;
+        p->out->err = ENOMEM;
         return 0;
     }
     if (*slot)
@@ -346,10 +363,10 @@ static uint32_t value_iid(pf *p, unsigned v, uint32_t s, size_t *in)
     if (v == V_MODULE)
         text = gpufl__ana_module_path(text);
     interned_open(p, in);
-    size_t e = gpufl__pb_begin(&p->out, ID_DEBUG_ANNOTATION_STRING_VALUES);
-    gpufl__pb_varint(&p->out, INTERNED_IID, *slot);
-    gpufl__pb_string(&p->out, INTERNED_NAME, text);
-    gpufl__pb_end(&p->out, e);
+    size_t e = gpufl__pb_begin(p->out, ID_DEBUG_ANNOTATION_STRING_VALUES);
+    gpufl__pb_varint(p->out, INTERNED_IID, *slot);
+    gpufl__pb_string(p->out, INTERNED_NAME, text);
+    gpufl__pb_end(p->out, e);
     return *slot;
 }
 
@@ -379,84 +396,118 @@ static size_t torch_notes(pf *p, const gpufl__tl_slice *s, size_t *in, op_note n
 static size_t event_begin(pf *p, uint64_t ts)
 {
     size_t m = packet_begin(p);
-    gpufl__pb_varint(&p->out, PKT_TIMESTAMP, ts);
-    gpufl__pb_varint(&p->out, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+    gpufl__pb_varint(p->out, PKT_TIMESTAMP, ts);
+    gpufl__pb_varint(p->out, PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
     return m;
 }
 
 static int on_begin(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *s)
 {
     pf *p = ctx;
-    size_t m = event_begin(p, s->start);
+    size_t m = event_begin(p, gpufl__export_time(p->proc, s->start));
     size_t in = GPUFL__PB_NO_MARK;
     uint32_t iid = name_iid(p, s, &in);
     uint32_t launch = s->src == GPUFL__TBL_KERNEL && s->op->launch ? launch_iid(p, s->op, &in) : 0;
     op_note notes[3];
     size_t nnotes = s->torch ? torch_notes(p, s, &in, notes) : 0;
-    gpufl__pb_end(&p->out, in);
-    size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
-    gpufl__pb_varint(&p->out, TE_TYPE, s->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
-    gpufl__pb_varint(&p->out, TE_TRACK_UUID, uuid_of(t->id));
-    gpufl__pb_varint(&p->out, TE_NAME_IID, iid);
+    gpufl__pb_end(p->out, in);
+    size_t te = gpufl__pb_begin(p->out, PKT_TRACK_EVENT);
+    gpufl__pb_varint(p->out, TE_TYPE, s->instant ? TYPE_INSTANT : TYPE_SLICE_BEGIN);
+    gpufl__pb_varint(p->out, TE_TRACK_UUID, uuid_of(p, t->id));
+    gpufl__pb_varint(p->out, TE_NAME_IID, iid);
     for (size_t f = 0; f < s->nflows; f++)
-        gpufl__pb_fixed64(&p->out, TE_FLOW_IDS, s->flows[f]);
+        gpufl__pb_fixed64(p->out, TE_FLOW_IDS, p->proc->flow_base + s->flows[f]);
     if (s->flow)
-        gpufl__pb_fixed64(&p->out, TE_TERMINATING_FLOW_IDS, s->flow);
+        gpufl__pb_fixed64(p->out, TE_TERMINATING_FLOW_IDS, p->proc->flow_base + s->flow);
     if (s->op && s->src != GPUFL__TL_API) {
         const gpufl__work_row *o = s->op;
         if (o->correlation)
             annotation(p, A_CORRELATION, o->correlation);
         if (launch) {
-            size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
-            gpufl__pb_varint(&p->out, DA_NAME_IID, A_LAUNCH + 1);
-            gpufl__pb_varint(&p->out, DA_STRING_VALUE_IID, launch);
-            gpufl__pb_end(&p->out, a);
+            size_t a = gpufl__pb_begin(p->out, TE_DEBUG_ANNOTATIONS);
+            gpufl__pb_varint(p->out, DA_NAME_IID, A_LAUNCH + 1);
+            gpufl__pb_varint(p->out, DA_STRING_VALUE_IID, launch);
+            gpufl__pb_end(p->out, a);
         } else if (s->src != GPUFL__TBL_SYNC && s->src != GPUFL__TBL_KERNEL) {
             annotation(p, A_BYTES, o->bytes);
         }
     }
     for (size_t i = 0; i < nnotes; i++) {
-        size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
-        gpufl__pb_varint(&p->out, DA_NAME_IID, notes[i].a + 1);
-        gpufl__pb_varint(&p->out, notes[i].a == A_SEQ ? DA_UINT_VALUE : DA_STRING_VALUE_IID, notes[i].v);
-        gpufl__pb_end(&p->out, a);
+        size_t a = gpufl__pb_begin(p->out, TE_DEBUG_ANNOTATIONS);
+        gpufl__pb_varint(p->out, DA_NAME_IID, notes[i].a + 1);
+        gpufl__pb_varint(p->out, notes[i].a == A_SEQ ? DA_UINT_VALUE : DA_STRING_VALUE_IID, notes[i].v);
+        gpufl__pb_end(p->out, a);
     }
     if ((s->range && s->range->unended) || (s->window && s->window->unended)) {
         /* never ended: the slice runs to the session's last recorded time
          * (a trace window: to the session's end) */
-        size_t a = gpufl__pb_begin(&p->out, TE_DEBUG_ANNOTATIONS);
-        gpufl__pb_varint(&p->out, DA_NAME_IID, A_UNENDED + 1);
-        gpufl__pb_varint(&p->out, DA_BOOL_VALUE, 1);
-        gpufl__pb_end(&p->out, a);
+        size_t a = gpufl__pb_begin(p->out, TE_DEBUG_ANNOTATIONS);
+        gpufl__pb_varint(p->out, DA_NAME_IID, A_UNENDED + 1);
+        gpufl__pb_varint(p->out, DA_BOOL_VALUE, 1);
+        gpufl__pb_end(p->out, a);
     }
-    gpufl__pb_end(&p->out, te);
+    gpufl__pb_end(p->out, te);
     return packet_end(p, m);
 }
 
 static int on_end(void *ctx, const gpufl__tl_track *t, const gpufl__tl_slice *s)
 {
     pf *p = ctx;
-    size_t m = event_begin(p, s->end);
-    size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
-    gpufl__pb_varint(&p->out, TE_TYPE, TYPE_SLICE_END);
-    gpufl__pb_varint(&p->out, TE_TRACK_UUID, uuid_of(t->id));
-    gpufl__pb_end(&p->out, te);
+    size_t m = event_begin(p, gpufl__export_time(p->proc, s->end));
+    size_t te = gpufl__pb_begin(p->out, PKT_TRACK_EVENT);
+    gpufl__pb_varint(p->out, TE_TYPE, TYPE_SLICE_END);
+    gpufl__pb_varint(p->out, TE_TRACK_UUID, uuid_of(p, t->id));
+    gpufl__pb_end(p->out, te);
     return packet_end(p, m);
 }
 
 static int on_counter(void *ctx, const gpufl__tl_track *t, uint64_t ts, double v)
 {
     pf *p = ctx;
-    size_t m = event_begin(p, ts);
-    size_t te = gpufl__pb_begin(&p->out, PKT_TRACK_EVENT);
-    gpufl__pb_varint(&p->out, TE_TYPE, TYPE_COUNTER);
-    gpufl__pb_varint(&p->out, TE_TRACK_UUID, uuid_of(t->id));
+    size_t m = event_begin(p, gpufl__export_time(p->proc, ts));
+    size_t te = gpufl__pb_begin(p->out, PKT_TRACK_EVENT);
+    gpufl__pb_varint(p->out, TE_TYPE, TYPE_COUNTER);
+    gpufl__pb_varint(p->out, TE_TRACK_UUID, uuid_of(p, t->id));
     if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
-        gpufl__pb_int64(&p->out, TE_COUNTER_VALUE, (int64_t)v);
+        gpufl__pb_int64(p->out, TE_COUNTER_VALUE, (int64_t)v);
     else
-        gpufl__pb_double(&p->out, TE_DOUBLE_COUNTER_VALUE, v);
-    gpufl__pb_end(&p->out, te);
+        gpufl__pb_double(p->out, TE_DOUBLE_COUNTER_VALUE, v);
+    gpufl__pb_end(p->out, te);
     return packet_end(p, m);
+}
+
+/* Writes x into o as process proc: its sequence's header, then its
+ * timeline. The tables of iids are the sequence's own, freed here. */
+static int write_session(void *ctx, gpufl__xout *o, const gpufl__rows *x, gpufl__export_proc *proc,
+                         gpufl__export_result *r)
+{
+    (void)ctx;
+    pf p;
+    memset(&p, 0, sizeof p);
+    p.x = x;
+    p.out = o;
+    p.proc = proc;
+    p.next_iid = 1;
+    p.next_value_iid = 1;
+    p.fixed_iid = calloc(gpufl__xname_fixed_count(), sizeof *p.fixed_iid);
+    p.launch_iid = calloc(gpufl__rows_launch_count(x), sizeof *p.launch_iid);
+    int rc = GPUFL_ENOMEM;
+    if (p.fixed_iid && p.launch_iid) {
+        header(&p);
+        gpufl__tl_sink sink = {&p, on_track, on_begin, on_end, on_counter};
+        gpufl__tl_stats stats;
+        rc = gpufl__timeline_run(x, &sink, &stats);
+        gpufl__tl_stats_add(&r->timeline, &stats);
+    }
+    free(p.fixed_iid);
+    free(p.launch_iid);
+    free(p.string_iid[0]);
+    free(p.string_iid[1]);
+    for (unsigned v = 0; v < V_COUNT; v++)
+        free(p.value_iid[v]);
+    r->packets += p.packets;
+    r->clamped += proc->clamped;
+    return rc;
 }
 
 int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export_result *r, char *err, size_t err_len)
@@ -464,33 +515,26 @@ int gpufl__export_perfetto(const gpufl_trace *t, const char *path, gpufl__export
     memset(r, 0, sizeof *r);
     gpufl__rows x;
     gpufl__rows_open(&x, t);
-    pf p;
-    memset(&p, 0, sizeof p);
-    p.x = &x;
-    p.next_iid = 1;
-    p.next_value_iid = 1;
-    p.fixed_iid = calloc(gpufl__xname_fixed_count(), sizeof *p.fixed_iid);
-    p.launch_iid = calloc(gpufl__rows_launch_count(&x), sizeof *p.launch_iid);
-    if (!p.fixed_iid || !p.launch_iid) {
-        free(p.fixed_iid);
-        free(p.launch_iid);
-        snprintf(err, err_len, "cannot write %s: out of memory", path);
-        return GPUFL_ENOMEM;
-    }
-    if (gpufl__xout_open(&p.out, path, err, err_len) != 0) {
-        free(p.fixed_iid);
-        free(p.launch_iid);
+    gpufl__export_proc proc;
+    gpufl__export_proc_single(&proc, &x);
+    gpufl__xout out;
+    if (gpufl__xout_open(&out, path, err, err_len) != 0)
         return GPUFL_EIO;
+    int rc = write_session(NULL, &out, &x, &proc, r);
+    return gpufl__xout_finish(&out, rc, &r->bytes, err, err_len);
+}
+
+int gpufl__export_perfetto_job(const gpufl__export_rank *ranks, size_t n, const char *path, gpufl__export_result *r,
+                               char *err, size_t err_len)
+{
+    memset(r, 0, sizeof *r);
+    gpufl__xout out;
+    if (gpufl__xout_open(&out, path, err, err_len) != 0)
+        return GPUFL_EIO;
+    int rc = gpufl__export_ranks(&out, ranks, n, write_session, NULL, r, err, err_len);
+    if (rc != 0) {
+        gpufl__xout_abort(&out);
+        return rc;
     }
-    header(&p);
-    gpufl__tl_sink sink = {&p, on_track, on_begin, on_end, on_counter};
-    int rc = gpufl__timeline_run(&x, &sink, &r->timeline);
-    free(p.fixed_iid);
-    free(p.launch_iid);
-    free(p.string_iid[0]);
-    free(p.string_iid[1]);
-    for (unsigned v = 0; v < V_COUNT; v++)
-        free(p.value_iid[v]);
-    r->packets = p.packets;
-    return gpufl__xout_finish(&p.out, rc, &r->bytes, err, err_len);
+    return gpufl__xout_finish(&out, 0, &r->bytes, err, err_len);
 }

@@ -49,6 +49,22 @@ uint64_t gpufl__tl_flow_id(const gpufl__rows *x, unsigned src, size_t row)
     return base + row + 1;
 }
 
+uint64_t gpufl__tl_flow_ids(const gpufl__rows *x) { return (uint64_t)x->kernels->n + x->copies->n + x->memsets->n; }
+
+void gpufl__tl_stats_add(gpufl__tl_stats *a, const gpufl__tl_stats *b)
+{
+    a->tracks += b->tracks;
+    a->lanes += b->lanes;
+    a->slices += b->slices;
+    a->instants += b->instants;
+    a->api_calls += b->api_calls;
+    a->flows += b->flows;
+    a->counters += b->counters;
+    a->overlapped += b->overlapped;
+    a->unended += b->unended;
+    a->events += b->events;
+}
+
 static const gpufl__tl_track *track_of(const walk *w, uint32_t id)
 {
     return id < w->tl->ntracks ? &w->tl->tracks[id] : &w->extra[id - w->tl->ntracks];

@@ -89,6 +89,12 @@ typedef struct gpufl__tl_stats {
 /* The flow id of device work (kernel, copy, memset) row of src: unique in
  * the trace, from 1, below 2^53 (exact in JSON). */
 uint64_t gpufl__tl_flow_id(const gpufl__rows *x, unsigned src, size_t row);
+/* The highest flow id of x (its kernels, copies and memsets): a job export
+ * numbers the next rank's flows after it. */
+uint64_t gpufl__tl_flow_ids(const gpufl__rows *x);
+
+/* Adds the counts of b to a (a job export's, summed over its ranks). */
+void gpufl__tl_stats_add(gpufl__tl_stats *a, const gpufl__tl_stats *b);
 
 /* Feeds tl to sink: every track first (lanes when first needed), then each
  * track's slices in time order, then the counters. Returns 0, what a

@@ -133,6 +133,39 @@ static void counts_of_every_launch_are_read_once(void **state)
     gpufl_trace_close(t);
 }
 
+/* Two kernels of one module, their instructions at the same offsets, and
+ * (as on an H100) the same functionIndex in every record: each keeps its
+ * own counts, told apart by name. */
+static void kernels_of_one_module_keep_their_own_counts(void **state)
+{
+    (void)state;
+    start("sass_two", GPUFL_ENGINE_SASS_METRICS);
+    launch_three_times();
+    static const fake_cupti_sass_inst other[] = {{.pc_offset = 0x10, .inst = 2, .thread_inst = 64}};
+    fake.sass_program("_Z7k_otherPf", crc32_of(CUBIN), other, 1);
+    fake_cupti_kernel k = {.name = "_Z7k_otherPf", .grid = {2, 1, 1}, .block = {32, 1, 1}};
+    fake.launch_kernel(&k);
+    gpufl_trace *t = tu_plugin_session_end();
+    const gpufl_trace_sass_metrics *s = gpufl_trace_get_sass_metrics(t);
+    assert_int_equal(s->n, 3);
+    unsigned seen = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const char *fn = tu_trace_text(t, s->function[i]);
+        if (!strcmp(fn, "k_other(float*)")) {
+            assert_int_equal(s->pc_offset[i], 0x10);
+            assert_int_equal(s->inst_executed[i], 2);
+            assert_int_equal(s->thread_inst_executed[i], 64);
+            seen |= 1;
+        } else {
+            assert_string_equal(fn, "k_sass(float*)");
+            assert_int_equal(s->inst_executed[i], 24);
+            seen |= 2;
+        }
+    }
+    assert_int_equal(seen, 3);
+    gpufl_trace_close(t);
+}
+
 static void a_metric_the_chip_lacks_clears_its_bit(void **state)
 {
     (void)state;
@@ -210,6 +243,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(counts_of_every_launch_are_read_once),
+        cmocka_unit_test(kernels_of_one_module_keep_their_own_counts),
         cmocka_unit_test(a_metric_the_chip_lacks_clears_its_bit),
         cmocka_unit_test(a_context_it_cannot_measure_steps_down),
         cmocka_unit_test(deep_runs_pc_sampling_and_sass_metrics),

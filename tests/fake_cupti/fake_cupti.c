@@ -533,21 +533,31 @@ static const char *const sass_metric_names[SASS_METRICS] = {
     "smsp__sass_sectors_mem_global", "smsp__sass_sectors_mem_global_ideal",
     "smsp__sass_branch_targets",     "smsp__sass_branch_targets_threads_divergent"};
 
+#define SASS_MAX_FUNCTIONS 4
+
 typedef struct sass_record {
+    unsigned function; /* index into sass.functions */
     uint32_t pc_offset;
     uint64_t v[SASS_METRICS]; /* unflushed counts, by metric index */
 } sass_record;
+
+/* A kernel's program. Every function shares one functionIndex in the
+ * records, as the kernels of one module did on an H100. */
+typedef struct sass_function {
+    char name[256];
+    uint32_t crc;
+    fake_cupti_sass_inst program[SASS_MAX_INSTS];
+    unsigned n_program;
+} sass_function;
 
 static struct {
     bool removed[SASS_METRICS];
     bool configured, enabled, lazy;
     uint64_t config_ids[SASS_METRICS];
     unsigned n_config;
-    char function[256];
-    uint32_t crc;
-    fake_cupti_sass_inst program[SASS_MAX_INSTS];
-    unsigned n_program;
-    sass_record records[SASS_MAX_INSTS]; /* patched instructions */
+    sass_function functions[SASS_MAX_FUNCTIONS];
+    unsigned n_functions;
+    sass_record records[SASS_MAX_FUNCTIONS * SASS_MAX_INSTS]; /* patched instructions */
     unsigned n_records;
     uint64_t flushes, dropped, set_configs;
 } sass;
@@ -555,10 +565,18 @@ static struct {
 EXPORT void fake_cupti_sass_program(const char *function, uint32_t crc, const fake_cupti_sass_inst *insts, unsigned n)
 {
     pthread_mutex_lock(&lock);
-    snprintf(sass.function, sizeof sass.function, "%s", function ? function : "");
-    sass.crc = crc;
-    sass.n_program = n < SASS_MAX_INSTS ? n : SASS_MAX_INSTS;
-    memcpy(sass.program, insts, sass.n_program * sizeof *insts);
+    unsigned f = 0;
+    while (f < sass.n_functions && strcmp(sass.functions[f].name, function ? function : ""))
+        f++;
+    if (f == sass.n_functions && f < SASS_MAX_FUNCTIONS)
+        sass.n_functions++;
+    if (f < SASS_MAX_FUNCTIONS) {
+        sass_function *fn = &sass.functions[f];
+        snprintf(fn->name, sizeof fn->name, "%s", function ? function : "");
+        fn->crc = crc;
+        fn->n_program = n < SASS_MAX_INSTS ? n : SASS_MAX_INSTS;
+        memcpy(fn->program, insts, fn->n_program * sizeof *insts);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -597,14 +615,20 @@ static void sass_execute(const char *function)
 {
     bool concurrent = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     pthread_mutex_lock(&lock);
-    if (sass.enabled && function && !strcmp(function, sass.function)) {
-        for (unsigned i = 0; i < sass.n_program; i++) {
-            const fake_cupti_sass_inst *p = &sass.program[i];
+    unsigned f = 0;
+    while (function && f < sass.n_functions && strcmp(function, sass.functions[f].name))
+        f++;
+    if (sass.enabled && function && f < sass.n_functions) {
+        const sass_function *fn = &sass.functions[f];
+        for (unsigned i = 0; i < fn->n_program; i++) {
+            const fake_cupti_sass_inst *p = &fn->program[i];
             unsigned r;
-            for (r = 0; r < sass.n_records && sass.records[r].pc_offset != p->pc_offset; r++)
+            for (r = 0;
+                 r < sass.n_records && (sass.records[r].function != f || sass.records[r].pc_offset != p->pc_offset);
+                 r++)
                 ;
             if (r == sass.n_records) { /* patched at its first execution */
-                sass.records[r] = (sass_record){.pc_offset = p->pc_offset};
+                sass.records[r] = (sass_record){.function = f, .pc_offset = p->pc_offset};
                 sass.n_records++;
             }
             uint64_t add[SASS_METRICS] = {p->inst,          p->thread_inst, p->sectors,
@@ -1454,9 +1478,10 @@ CUptiResult CUPTIAPI cuptiSassMetricsFlushData(CUpti_SassMetricsFlushData_Params
     if (sass.enabled && p->numOfPatchedInstructionRecords <= sass.n_records) {
         for (size_t r = 0; r < p->numOfPatchedInstructionRecords; r++) {
             CUpti_SassMetrics_Data *d = &p->pMetricsData[r];
-            d->cubinCrc = sass.crc;
+            const sass_function *fn = &sass.functions[sass.records[r].function];
+            d->cubinCrc = fn->crc;
             d->functionIndex = 7;
-            d->functionName = strdup(sass.function); /* CUPTI allocates each; the caller frees it */
+            d->functionName = strdup(fn->name); /* CUPTI allocates each; the caller frees it */
             d->pcOffset = sass.records[r].pc_offset;
             /* one instance of every configured metric, in configuration order */
             for (unsigned i = 0; i < sass.n_config; i++) {

@@ -240,7 +240,8 @@ typedef struct fake_cupti_sass_inst {
 } fake_cupti_sass_inst;
 
 /* What each launch of kernel `function` executes (copied; up to 64
- * instructions; n = 0 forgets it). */
+ * instructions; up to 4 functions, each set again by name). Every
+ * function's records carry the same functionIndex, as on an H100. */
 void fake_cupti_sass_program(const char *function, uint32_t cubin_crc, const fake_cupti_sass_inst *insts, unsigned n);
 /* The chip no longer offers this metric (cuptiSassMetricsGetProperties
  * fails for it), until fake_cupti_sass_reset. */

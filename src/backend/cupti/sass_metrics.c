@@ -370,9 +370,21 @@ static void source_of(const CUpti_SassMetrics_Data *r, gfl_sass_metric_payload *
 
 static const CUpti_SassMetrics_Data *sort_data; /* under S.lock */
 
+/* Functions of one cubin are told apart by name as well as index: on an
+ * H100 (CUDA 13) the records of three kernels of one module carried the
+ * same functionIndex, and keyed by index alone they merged into one at
+ * equal pc offsets. */
+static int by_function_name(const CUpti_SassMetrics_Data *a, const CUpti_SassMetrics_Data *b)
+{
+    if (!a->functionName || !b->functionName)
+        return (a->functionName != NULL) - (b->functionName != NULL);
+    return strcmp(a->functionName, b->functionName);
+}
+
 static bool same_instruction(const CUpti_SassMetrics_Data *a, const CUpti_SassMetrics_Data *b)
 {
-    return a->cubinCrc == b->cubinCrc && a->functionIndex == b->functionIndex && a->pcOffset == b->pcOffset;
+    return a->cubinCrc == b->cubinCrc && a->functionIndex == b->functionIndex && a->pcOffset == b->pcOffset &&
+           by_function_name(a, b) == 0;
 }
 
 static int by_instruction(const void *x, const void *y)
@@ -382,6 +394,9 @@ static int by_instruction(const void *x, const void *y)
         return a->cubinCrc < b->cubinCrc ? -1 : 1;
     if (a->functionIndex != b->functionIndex)
         return a->functionIndex < b->functionIndex ? -1 : 1;
+    int by_name = by_function_name(a, b);
+    if (by_name)
+        return by_name;
     if (a->pcOffset != b->pcOffset)
         return a->pcOffset < b->pcOffset ? -1 : 1;
     return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;

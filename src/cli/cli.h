@@ -78,6 +78,7 @@ int gpufl_cmd_monitor(int argc, char **argv);
 int gpufl_cmd_convert(int argc, char **argv);
 int gpufl_cmd_info(int argc, char **argv);
 int gpufl_cmd_export(int argc, char **argv);
+int gpufl_cmd_merge(int argc, char **argv);
 int gpufl_cmd_exporter(int argc, char **argv);
 int gpufl_cmd_stacks(int argc, char **argv);
 int gpufl_cmd_run(int argc, char **argv);

@@ -17,9 +17,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/job_output.h"
 #include "core/clock.h"
 #include "gpufl/trace.h"
 #include "present/export/export.h"
+#include "read/job_find.h"
 
 typedef enum { F_NONE, F_PERFETTO, F_CHROME, F_CSV } export_format;
 
@@ -44,6 +46,28 @@ static void session_name(const char *path, char *out, size_t len)
         snprintf(out, len, "session");
     else
         snprintf(out, len, "%.*s", (int)m, path + b);
+}
+
+/* A job directory: its ranks aligned, one trace with a process per rank. */
+static int export_job(const char *path, export_format format, const char *out)
+{
+    if (format == F_CSV) {
+        fprintf(stderr, "gpufl export: %s is a job: export it as perfetto or chrome, or each rank's session as csv\n",
+                path);
+        return GFL_EXIT_FAIL;
+    }
+    gpufl__job job;
+    if (gpufl__job_load("export", &path, 1, 1, &job) != 0)
+        return GFL_EXIT_FAIL;
+    gpufl__job_report r;
+    int rc = GFL_EXIT_FAIL;
+    if (gpufl__job_report_build(job.ranks, job.n, &r) != 0)
+        fprintf(stderr, "gpufl export: out of memory aligning the job\n");
+    else
+        rc = gpufl__job_export_trace("export", &r, format == F_CHROME ? GFL_JOB_CHROME : GFL_JOB_PERFETTO, out);
+    gpufl__job_report_free(&r);
+    gpufl__job_free(&job);
+    return rc;
 }
 
 int gpufl_cmd_export(int argc, char **argv)
@@ -96,6 +120,9 @@ int gpufl_cmd_export(int argc, char **argv)
         snprintf(default_out, sizeof default_out, "%s%s", name, suffix[format]);
         out = default_out;
     }
+
+    if (gpufl__job_is_dir(path))
+        return export_job(path, format, out);
 
     double t0 = now_s();
     gpufl_trace *t;

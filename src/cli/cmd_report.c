@@ -21,10 +21,12 @@
 
 #include "analyze/analysis.h"
 #include "cli/cli.h"
+#include "cli/job_output.h"
 #include "gpufl/trace.h"
 #include "present/report/report_html.h"
 #include "present/report/report_json.h"
 #include "present/report/report_text.h"
+#include "read/job_find.h"
 #include "read/session_origin.h"
 #include "read/stack_table.h"
 #include "read/symbolize.h"
@@ -124,16 +126,19 @@ static int write_report(const gpufl_trace *t, const gpufl__ana_report *r, const 
 
 int gpufl_cmd_report(int argc, char **argv)
 {
-    enum { O_TOP = 1, O_FORMAT, O_SYMBOLIZE_HERE };
-    static const struct option opts[] = {
-        {"top", required_argument, 0, O_TOP},  {"format", required_argument, 0, O_FORMAT},
-        {"output", required_argument, 0, 'o'}, {"symbolize-here", no_argument, 0, O_SYMBOLIZE_HERE},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    enum { O_TOP = 1, O_FORMAT, O_SYMBOLIZE_HERE, O_MIXED };
+    static const struct option opts[] = {{"top", required_argument, 0, O_TOP},
+                                         {"format", required_argument, 0, O_FORMAT},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"symbolize-here", no_argument, 0, O_SYMBOLIZE_HERE},
+                                         {"mixed", no_argument, 0, O_MIXED},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     gpufl__ana_options ao;
     gpufl__ana_options_default(&ao);
     enum report_format format = FORMAT_TEXT;
     const char *file = NULL;
-    bool here = false;
+    bool here = false, mixed = false, top_given = false;
     int c;
     optind = 1;
     opterr = 0;
@@ -142,6 +147,7 @@ int gpufl_cmd_report(int argc, char **argv)
         case O_TOP:
             if (parse_top(optarg, &ao.top_kernels) != 0)
                 return gpufl__cli_usage_error("report", "bad --top '%s': expected 1 to %d kernels", optarg, MAX_TOP);
+            top_given = true;
             break;
         case O_FORMAT:
             if (!strcmp(optarg, "text"))
@@ -155,6 +161,7 @@ int gpufl_cmd_report(int argc, char **argv)
             break;
         case 'o': file = optarg; break;
         case O_SYMBOLIZE_HERE: here = true; break;
+        case O_MIXED: mixed = true; break;
         case 'h': return gpufl__cli_help("report");
         default:
             return gpufl__cli_usage_error("report", "bad argument '%s'",
@@ -163,8 +170,13 @@ int gpufl_cmd_report(int argc, char **argv)
     }
     if (optind >= argc)
         return gpufl__cli_usage_error("report", "which SESSION?");
-    if (optind < argc - 1)
-        return gpufl__cli_usage_error("report", "one SESSION only ('%s' is a second)", argv[optind + 1]);
+    if (optind < argc - 1 || gpufl__job_is_dir(argv[optind])) {
+        if (format == FORMAT_HTML)
+            return gpufl__cli_usage_error("report", "a job's report is text or json");
+        return gpufl__job_report_cmd("report", (const char *const *)argv + optind, (size_t)(argc - optind),
+                                     format == FORMAT_JSON ? GFL_JOB_JSON : GFL_JOB_TEXT,
+                                     top_given ? ao.top_kernels : 10, file, mixed);
+    }
     if (format == FORMAT_HTML && !file)
         return gpufl__cli_usage_error("report", "--format html writes a file: name it with -o FILE");
     const char *path = argv[optind];

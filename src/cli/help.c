@@ -80,13 +80,19 @@ static const gpufl__cli_command commands[] = {
      "  --symbolize-here   symbolize from this machine's module files even when the\n"
      "                     session was not recorded here\n",
      GFL_EXIT_USAGE, 0},
-    {"report", gpufl_cmd_report, "report SESSION [--top N] [--format text|json|html] [-o FILE]\n[--symbolize-here]",
+    {"report", gpufl_cmd_report,
+     "report SESSION [--top N] [--format text|json|html] [-o FILE]\n[--symbolize-here]\n"
+     "report JOB | SESSIONS... [--top N] [--format text|json] [-o FILE] [--mixed]",
      "every analysis: summary, scopes, hot kernels, occupancy,\ncopies, idle time, launches, memory",
      "  --top N            kernels listed in the hotspots (default 20)\n"
      "  --format           text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"
      "  -o FILE            write the report to FILE instead of stdout\n"
      "  --symbolize-here   name stack frames from this machine's module files even when\n"
-     "                     the session was not recorded here\n",
+     "                     the session was not recorded here\n"
+     "  JOB, SESSIONS...   a job directory (gpufl merge's, gpufl run's job-<id>) or several\n"
+     "                     sessions: the job report (ranks side by side, alignment, NCCL,\n"
+     "                     overlap, stragglers, imbalance); --top N lists N of each\n"
+     "  --mixed            read sessions of different job ids together\n",
      GFL_EXIT_USAGE, 0},
     {"info", gpufl_cmd_info, "info SESSION [--json]", "what a session holds, read from its logs or trace.gflt",
      "  SESSION   a session directory, one .log or one .gflt file\n"
@@ -109,14 +115,26 @@ static const gpufl__cli_command commands[] = {
      "Exit code, like diff(1): 0 no regression, 1 a regression past the threshold,\n"
      "2 bad usage or a session that could not be read.\n",
      DIFF_USAGE_EXIT, 0},
-    {"export", gpufl_cmd_export, "export SESSION -f perfetto|chrome|csv [-o OUT]",
+    {"export", gpufl_cmd_export, "export SESSION|JOB -f perfetto|chrome|csv [-o OUT]",
      "for other tools: a .perfetto-trace (ui.perfetto.dev), Chrome\ntrace JSON, or a directory of CSV "
      "files, one per table",
      "  perfetto  OUT is a .perfetto-trace file (ui.perfetto.dev, trace_processor)\n"
      "  chrome    OUT is a Trace Event Format .json file (chrome://tracing)\n"
      "  csv       OUT is a directory, made when missing, of one .csv file per table\n"
+     "  JOB       a job directory (gpufl merge's, or gpufl run's job-<id>): one trace, a process\n"
+     "            per rank, aligned (perfetto or chrome)\n"
      "  without -o: the session's name in the current directory\n"
      "  (<name>.perfetto-trace, <name>.json, <name>-csv)\n",
+     GFL_EXIT_USAGE, 0},
+    {"merge", gpufl_cmd_merge, "merge SESSIONS... -o JOB [--mixed] [--no-trace]",
+     "the sessions of one distributed job (ranks) as one job directory:\naligned, with its report and one trace",
+     "  SESSIONS  sessions of the job's ranks, or directories of them (gpufl run's job-<id>)\n"
+     "  -o JOB    the directory to create: rank-<R>/ (each rank's session, hard-linked or\n"
+     "            copied), job.json (the job report as JSON), job.perfetto-trace (a process\n"
+     "            per rank on one time line)\n"
+     "  --mixed   read sessions of different job ids together\n"
+     "  --no-trace  skip job.perfetto-trace\n"
+     "  then: gpufl report JOB (ranks side by side, NCCL, overlap, stragglers, imbalance)\n",
      GFL_EXIT_USAGE, 0},
     {"convert", gpufl_cmd_convert, "convert IN OUT [--level 0-19] [--force]",
      "between NDJSON and .gflt: OUT is a .gflt file, or a directory\nto create with the .log files",

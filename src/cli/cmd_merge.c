@@ -1,0 +1,202 @@
+/*
+ * `gpufl merge SESSIONS... -o JOB [--mixed] [--no-trace]`: the sessions of
+ * one distributed job (each a session, or a directory of them as `gpufl
+ * run` leaves a launcher's ranks) made one job directory:
+ *
+ *   JOB/rank-<R>/           each rank's session, hard-linked (copied
+ *                           across file systems), so JOB stands alone
+ *   JOB/job.json            the job report (`gpufl report JOB --format
+ *                           json`): ranks, alignment, stragglers, NCCL
+ *   JOB/job.perfetto-trace  one trace, a process per rank, on one time line
+ *
+ * The sessions are read one at a time (cli/job_load.h), so memory holds
+ * one rank's session, whatever the number of ranks. Every reader that
+ * takes a job (report, export) reads JOB again, the same way.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/job_output.h"
+
+static int copy_file(const char *from, const char *to)
+{
+    if (link(from, to) == 0)
+        return 0;
+    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
+    if (in < 0)
+        return -1;
+    out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    char buf[1 << 16];
+    ssize_t n = 0;
+    while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n) {
+            n = -1;
+            break;
+        }
+    int saved = errno;
+    close(in);
+    if (out < 0 || close(out) != 0 || n < 0) {
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+/* The session at src (a directory's files, or one file and the
+ * session.json beside it) into the new directory dst. */
+static int copy_session(const char *src, const char *dst)
+{
+    if (mkdir(dst, 0755) != 0)
+        return -1;
+    struct stat st;
+    if (stat(src, &st) != 0)
+        return -1;
+    char from[PATH_MAX], to[PATH_MAX];
+    if (!S_ISDIR(st.st_mode)) {
+        const char *base = strrchr(src, '/');
+        base = base ? base + 1 : src;
+        size_t len = strlen(base);
+        /* a lone .gflt is read as the session's trace.gflt */
+        snprintf(to, sizeof to, "%s/%s", dst, len > 5 && !strcmp(base + len - 5, ".gflt") ? "trace.gflt" : base);
+        if (copy_file(src, to) != 0)
+            return -1;
+        snprintf(from, sizeof from, "%.*ssession.json", (int)(base - src), src);
+        snprintf(to, sizeof to, "%s/session.json", dst);
+        return stat(from, &st) == 0 ? copy_file(from, to) : 0;
+    }
+    DIR *d = opendir(src);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (snprintf(from, sizeof from, "%s/%s", src, e->d_name) >= (int)sizeof from ||
+            snprintf(to, sizeof to, "%s/%s", dst, e->d_name) >= (int)sizeof to) {
+            errno = ENAMETOOLONG;
+            rc = -1;
+        } else if (stat(from, &st) == 0 && S_ISREG(st.st_mode)) {
+            rc = copy_file(from, to);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static bool empty_or_missing(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT;
+    struct dirent *e;
+    bool empty = true;
+    while (empty && (e = readdir(d)))
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    closedir(d);
+    return empty;
+}
+
+/* Each rank's session into JOB/rank-<R>; paths then name the copies. */
+static int place_ranks(const char *job_dir, gpufl__job *job)
+{
+    for (size_t i = 0; i < job->n; i++) {
+        gpufl__job_rank *k = &job->ranks[i];
+        char dst[PATH_MAX];
+        if (k->rank >= 0)
+            snprintf(dst, sizeof dst, "%s/rank-%lld", job_dir, (long long)k->rank);
+        else
+            snprintf(dst, sizeof dst, "%s/session-%zu", job_dir, i);
+        if (copy_session(k->path, dst) != 0) {
+            fprintf(stderr, "gpufl merge: cannot copy %s into %s: %s\n", k->path, dst, strerror(errno));
+            return GFL_EXIT_FAIL;
+        }
+        char *p = strdup(dst);
+        if (!p) {
+            fprintf(stderr, "gpufl merge: out of memory\n");
+            return GFL_EXIT_FAIL;
+        }
+        free(k->path);
+        k->path = p;
+    }
+    return 0;
+}
+
+static int merge(const char *const *paths, size_t n, const char *job_dir, bool mixed, bool trace)
+{
+    if (!empty_or_missing(job_dir)) {
+        fprintf(stderr, "gpufl merge: %s exists and is not empty: name a new directory\n", job_dir);
+        return GFL_EXIT_FAIL;
+    }
+    gpufl__job job;
+    if (gpufl__job_load("merge", paths, n, mixed, &job) != 0)
+        return GFL_EXIT_FAIL;
+    int rc = GFL_EXIT_FAIL;
+    gpufl__job_report r = {0};
+    if (mkdir(job_dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpufl merge: cannot create %s: %s\n", job_dir, strerror(errno));
+        goto done;
+    }
+    if (place_ranks(job_dir, &job) != 0)
+        goto done;
+    if (gpufl__job_report_build(job.ranks, job.n, &r) != 0) {
+        fprintf(stderr, "gpufl merge: out of memory analyzing the job\n");
+        goto done;
+    }
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/job.json", job_dir);
+    if (gpufl__job_write_report("merge", &r, GFL_JOB_JSON, 50, file) != 0)
+        goto done;
+    if (trace) {
+        snprintf(file, sizeof file, "%s/job.perfetto-trace", job_dir);
+        if (gpufl__job_export_trace("merge", &r, GFL_JOB_PERFETTO, file) != 0)
+            goto done;
+    }
+    printf("merged %zu rank(s) into %s (%zu collectives matched, %zu late arrivals); `gpufl report %s` tells more\n",
+           job.n, job_dir, r.matches.n, r.stragglers.nlate, job_dir);
+    rc = GFL_EXIT_OK;
+done:
+    gpufl__job_report_free(&r);
+    gpufl__job_free(&job);
+    return rc;
+}
+
+int gpufl_cmd_merge(int argc, char **argv)
+{
+    enum { O_MIXED = 1, O_NO_TRACE };
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"mixed", no_argument, 0, O_MIXED},
+                                         {"no-trace", no_argument, 0, O_NO_TRACE},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *out = NULL;
+    bool mixed = false, trace = true;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case O_MIXED: mixed = true; break;
+        case O_NO_TRACE: trace = false; break;
+        case 'h': return gpufl__cli_help("merge");
+        default:
+            return gpufl__cli_usage_error("merge", "bad argument '%s'",
+                                          optind > 0 && optind <= argc ? argv[optind - 1] : "");
+        }
+    }
+    if (optind >= argc)
+        return gpufl__cli_usage_error("merge", "which SESSIONS?");
+    if (!out || !*out)
+        return gpufl__cli_usage_error("merge", "name the job directory to write with -o JOB");
+    return merge((const char *const *)argv + optind, (size_t)(argc - optind), out, mixed, trace);
+}

@@ -1,0 +1,31 @@
+/*
+ * The report of a job (`gpufl report JOB`, analyze/ana_job.h) as text and
+ * as JSON (docs/REPORT.md, "Job reports"), and as one HTML page: the ranks
+ * side by side, how they were aligned, NCCL time per collective and its
+ * overlap with computation per rank, the stragglers, and the kernels whose
+ * time differs most across ranks. Any thread.
+ */
+#ifndef GPUFL_PRESENT_REPORT_REPORT_JOB_H
+#define GPUFL_PRESENT_REPORT_REPORT_JOB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/ana_job.h"
+
+/* top: straggler events and kernels listed (at least 1). 0, or -1 on a
+ * write error (errno set). */
+int gpufl__report_job_text(const gpufl__job_report *r, uint32_t top, FILE *out);
+/* 0, GPUFL_ENOMEM, or -1 on a write error. */
+int gpufl__report_job_json(const gpufl__job_report *r, uint32_t top, FILE *out);
+
+/* Per rank, time by collective kind (for every renderer). */
+typedef struct gpufl__job_coll_time {
+    uint8_t coll, algo, proto;
+    uint64_t count, total_ns;
+} gpufl__job_coll_time;
+/* Rows of rank r, largest total first; returns the count (0 none, or out
+ * of memory: *out NULL). */
+size_t gpufl__job_coll_times(const gpufl__job_rank *r, gpufl__job_coll_time **out);
+
+#endif /* GPUFL_PRESENT_REPORT_REPORT_JOB_H */

@@ -191,7 +191,6 @@ static void test_usage_errors(void **state)
         {SAMPLE, "--top", "x", NULL},
         {SAMPLE, "--format", "xml", NULL},
         {SAMPLE, "--format", "html", NULL}, /* html needs -o */
-        {SAMPLE, SAMPLE, NULL},
         {SAMPLE, "--bogus", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -269,8 +269,10 @@ oom:
 
 static int read_overlap(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl__job_rank *r)
 {
-    if (!ops->n)
+    if (!ops->n) { /* every kernel computes */
+        r->compute_ns = r->busy_ns;
         return 0;
+    }
     gpufl__nccl_overlap *ov = NULL;
     size_t n = 0;
     int rc = gpufl__nccl_overlap_of(t, ops, &ov, &n);

@@ -22,6 +22,12 @@ static int check_ranks(const char *cmd, const gpufl__job *j, int mixed_ok)
 {
     for (size_t i = 1; i < j->n; i++) {
         const gpufl__job_rank *a = &j->ranks[i - 1], *b = &j->ranks[i];
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(j->ranks[k].session_id, b->session_id) && b->session_id[0]) {
+                fprintf(stderr, "gpufl %s: %s and %s are the same session (%s)\n", cmd, j->ranks[k].path, b->path,
+                        b->session_id);
+                return GFL_EXIT_FAIL;
+            }
         if (a->rank >= 0 && a->rank == b->rank) {
             fprintf(stderr, "gpufl %s: %s and %s are both rank %lld: give the sessions of one run of the job\n", cmd,
                     a->path, b->path, (long long)a->rank);

@@ -70,6 +70,7 @@ static void start(const char *app, gpufl_engine engine)
     o.enable_source_collection = true;
     fake.sass_reset();
     fake.refuse_pc_sampling(CUPTI_SUCCESS);
+    setenv("GPUFL_EXPERIMENTAL_DEEP", "1", 1); /* deep's halves together (the fake does not hang) */
     assert_true(gpufl_init(&o));
 }
 
@@ -222,6 +223,35 @@ static void deep_runs_pc_sampling_and_sass_metrics(void **state)
     gpufl_trace_close(t);
 }
 
+/* Without GPUFL_EXPERIMENTAL_DEEP, deep records pc_sampling and says why
+ * (the two together hung inside CUPTI on an H100). */
+static void deep_is_pc_sampling_unless_asked_to_try(void **state)
+{
+    (void)state;
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = "deep_default";
+    o.log_path = logs;
+    o.profiling_engine = GPUFL_ENGINE_DEEP;
+    o.device_plugin = GFL_CUPTI_PLUGIN;
+    o.enable_source_collection = true;
+    fake.sass_reset();
+    fake.refuse_pc_sampling(CUPTI_SUCCESS);
+    unsetenv("GPUFL_EXPERIMENTAL_DEEP");
+    assert_true(gpufl_init(&o));
+    launch_three_times();
+    fake_cupti_sass_state st;
+    fake.sass_get_state(&st);
+    assert_false(st.enabled);
+    gpufl_trace *t = tu_plugin_session_end();
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    assert_string_equal(tu_trace_text(t, info->engine), "pc_sampling");
+    if (!strstr(tu_trace_text(t, info->engine_reason), "hung"))
+        fail_msg("the reason does not say why: %s", tu_trace_text(t, info->engine_reason));
+    assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 0);
+    gpufl_trace_close(t);
+}
+
 static void deep_steps_down_to_trace_when_pc_sampling_is_refused(void **state)
 {
     (void)state;
@@ -247,6 +277,7 @@ int main(void)
         cmocka_unit_test(a_metric_the_chip_lacks_clears_its_bit),
         cmocka_unit_test(a_context_it_cannot_measure_steps_down),
         cmocka_unit_test(deep_runs_pc_sampling_and_sass_metrics),
+        cmocka_unit_test(deep_is_pc_sampling_unless_asked_to_try),
         cmocka_unit_test(deep_steps_down_to_trace_when_pc_sampling_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -26,6 +26,7 @@
  *       --plain  no gpufl, for ncu
  */
 #include <string>
+#include <cstdlib>
 #include <cstring>
 
 #include "gpu_skip.h"
@@ -141,6 +142,17 @@ int main(int argc, char **argv)
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
     const char *engine = gpufl_trace_string(t, info->engine), *why = gpufl_trace_string(t, info->engine_reason);
     std::printf("engine %s%s%s\n", engine ? engine : "?", why && *why ? ": " : "", why ? why : "");
+    /* deep hung inside CUPTI on an H100 (engines.c): unless asked to try, it records pc_sampling and says why */
+    const char *try_deep = std::getenv("GPUFL_EXPERIMENTAL_DEEP");
+    if (mode == "deep" && !(try_deep && !std::strcmp(try_deep, "1"))) {
+        CHECK(engine && !std::strcmp(engine, "pc_sampling") && why && std::strstr(why, "hung"),
+              "deep recorded as %s: %s", engine ? engine : "?", why ? why : "");
+        CHECK(gpufl_trace_get_pc_samples(t)->n > 0, "deep (as pc_sampling) recorded no PC samples");
+        gpufl_trace_close(t);
+        tu_rm_rf(logs);
+        std::printf("ok\n");
+        return 0;
+    }
     if (mode == "deep_late") {
         CHECK(engine && !std::strcmp(engine, "pc_sampling") && why && std::strstr(why, "first CUDA context"),
               "deep started late recorded as %s: %s", engine ? engine : "?", why ? why : "");

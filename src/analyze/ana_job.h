@@ -86,6 +86,11 @@ void gpufl__job_rank_free(gpufl__job_rank *r);
 /* Interns s in r's strings; returns its number, 0 on failure (""). */
 uint32_t gpufl__job_str(gpufl__job_rank *r, const char *s);
 
+/* The host time between the end of step - 1 and the start of step (from
+ * 1) on rank r: what a straggler spent outside its steps before that one;
+ * 0 for the first step or none. */
+uint64_t gpufl__job_step_gap(const gpufl__job_rank *r, uint32_t step);
+
 /* Puts the ranks (ordered by rank) on the first one's time line: sets
  * every rank's shift_ns, align_error_ns, align_method and nccl_*. */
 void gpufl__job_align(gpufl__job_rank *ranks, size_t n);

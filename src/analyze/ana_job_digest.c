@@ -175,6 +175,14 @@ static uint32_t step_at(const gpufl__job_rank *r, uint64_t ts)
     return lo && ts < r->steps[lo - 1].end_ns ? (uint32_t)lo : 0;
 }
 
+uint64_t gpufl__job_step_gap(const gpufl__job_rank *r, uint32_t step)
+{
+    if (step < 2 || step > r->nsteps)
+        return 0;
+    const gpufl__job_step *prev = &r->steps[step - 2], *cur = &r->steps[step - 1];
+    return cur->begin_ns > prev->end_ns ? cur->begin_ns - prev->end_ns : 0;
+}
+
 typedef struct device_walk {
     uint64_t busy_start, busy_end; /* the current run of overlapping kernels */
     uint64_t compute_end;          /* latest end of a non-NCCL kernel so far */

@@ -40,20 +40,22 @@ static void header(const gpufl__job_report *r, FILE *out)
 static void ranks_table(const gpufl__job_report *r, FILE *out)
 {
     fprintf(out, "\nRanks\n");
-    fprintf(out, "  %-5s %-16s %8s %9s %11s %11s %11s %8s %8s %6s  %s\n", "rank", "host", "pid", "kernels", "GPU busy",
-            "compute", "NCCL", "overlap", "late", "steps", "session");
+    fprintf(out, "  %-5s %-16s %8s %9s %11s %11s %11s %8s %11s %6s %6s  %s\n", "rank", "host", "pid", "kernels",
+            "GPU busy", "compute", "NCCL", "overlap", "waited", "late", "steps", "session");
     for (size_t i = 0; i < r->nranks; i++) {
         const gpufl__job_rank *k = &r->ranks[i];
         const gpufl__job_rank_lateness *l = &r->stragglers.per_rank[i];
         char rn[24];
         rank_name(k, i, rn, sizeof rn);
-        fprintf(out, "  %-5s %-16.16s %8d %9" PRIu64 " %8.2f ms %8.2f ms %8.2f ms %7.1f%% %8" PRIu64 " %6zu  %s\n", rn,
-                k->host, k->pid, k->kernels, ms(k->busy_ns), ms(k->compute_ns), ms(k->comm_ns),
-                pct(k->overlap_ns, k->comm_ns), l->times_late, k->nsteps, k->path);
+        fprintf(out,
+                "  %-5s %-16.16s %8d %9" PRIu64 " %8.2f ms %8.2f ms %8.2f ms %7.1f%% %8.2f ms %6" PRIu64 " %6zu  %s\n",
+                rn, k->host, k->pid, k->kernels, ms(k->busy_ns), ms(k->compute_ns), ms(k->comm_ns),
+                pct(k->overlap_ns, k->comm_ns), ms(l->waited_ns), l->times_late, k->nsteps, k->path);
     }
     fprintf(out,
-            "  (overlap: NCCL time during which other kernels ran on the same GPU; late: collectives the rank "
-            "reached %.1f ms or more after every other rank)\n",
+            "  (overlap: NCCL time during which other kernels ran on the same GPU; waited: from the rank's arrival at "
+            "each collective to the last rank's; late: collectives the rank reached %.1f ms or more after every "
+            "other rank)\n",
             ms(r->stragglers.threshold_ns));
 }
 
@@ -69,8 +71,8 @@ static void alignment(const gpufl__job_report *r, FILE *out)
         else
             snprintf(err, sizeof err, "within %.3f us", (double)k->align_error_ns / 1e3);
         if (k->nccl_matched)
-            snprintf(nccl, sizeof nccl, "; NCCL ends %s by %+.3f us (spread %.3f us, %zu collectives)",
-                     k->nccl_applied ? "moved it" : "agree to", (double)k->nccl_residual_ns / 1e3,
+            snprintf(nccl, sizeof nccl, "; NCCL ends %s %+.3f us (spread %.3f us, %zu collectives)",
+                     k->nccl_applied ? "moved it by" : "agree to within", (double)k->nccl_residual_ns / 1e3,
                      (double)k->nccl_spread_ns / 1e3, k->nccl_matched);
         fprintf(out, "  rank %-5s %-45s shift %+.3f ms, %s%s\n", rn, k->align_method, (double)k->shift_ns / 1e6, err,
                 nccl);
@@ -137,6 +139,10 @@ static void stragglers(const gpufl__job_report *r, uint32_t top, FILE *out)
             snprintf(step, sizeof step, " in %s %u", k->str[k->step_name], l->step);
         fprintf(out, "    rank %s %.2f ms late at %s #%u of NCCL stream %u%s (the first rank waited %.2f ms)", rn,
                 ms(l->late_ns), gpufl__nccl_coll_name(c->coll), m->seq + 1, m->stream, step, ms(l->wait_ns));
+        uint64_t gap = gpufl__job_step_gap(k, l->step);
+        if (gap)
+            fprintf(out, "; its %s %u began %.2f ms after the previous one ended", k->str[k->step_name], l->step,
+                    ms(gap));
         if (c->gpu_idle_before_ns)
             fprintf(out, "; before it its GPU was idle %.2f ms%s%s", ms(c->gpu_idle_before_ns),
                     c->last_kernel ? " after " : "", k->str[c->last_kernel]);

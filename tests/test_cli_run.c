@@ -361,6 +361,31 @@ static void test_a_job_goes_under_its_id(void **state)
     json_decref(sj);
 }
 
+/* Plain torchrun names no job (its run id is "none"): the ranks get the
+ * id `gpufl run` hands the processes it starts, so they still go under one
+ * job directory. */
+static void test_plain_torchrun_ranks_get_the_runs_id(void **state)
+{
+    (void)state;
+    result *r =
+        run_cli(ARGS(GFL_INJECT_TARGET, "exit", "0"),
+                (const char *const[]){"RANK=0", "WORLD_SIZE=2", "TORCHELASTIC_RUN_ID=none", "SLURM_JOB_ID=", NULL});
+    expect_code(r, 0);
+    char *dirs[2];
+    assert_int_equal(recorded_dirs(r, dirs, 2), 1);
+    json_t *sj = tu_session_json(dirs[0]);
+    json_t *job = json_object_get(sj, "job");
+    assert_string_equal(tu_str(job, "id_from"), "GPUFL_RUN_JOB_ID");
+    const char *id = tu_str(job, "id");
+    assert_true(!strncmp(id, "run-", 4));
+    char want[256];
+    snprintf(want, sizeof want, "/gpufl-logs/job-%s/", id);
+    if (!strstr(dirs[0], want))
+        fail_msg("session %s is not under %s", dirs[0], want);
+    json_decref(sj);
+    free(dirs[0]);
+}
+
 static void test_no_cuda_no_session(void **state)
 {
     (void)state;
@@ -599,6 +624,7 @@ int main(void)
         cmocka_unit_test_teardown(test_no_orphan_when_gpufl_run_is_killed, cleanup),
         cmocka_unit_test_teardown(test_several_processes, cleanup),
         cmocka_unit_test_teardown(test_a_job_goes_under_its_id, cleanup),
+        cmocka_unit_test_teardown(test_plain_torchrun_ranks_get_the_runs_id, cleanup),
         cmocka_unit_test_teardown(test_no_cuda_no_session, cleanup),
         cmocka_unit_test_teardown(test_options_reach_the_session, cleanup),
         cmocka_unit_test_teardown(test_caller_environment_kept, cleanup),

@@ -80,6 +80,16 @@ static void test_torchrun(void **state)
     assert_string_equal(j.launcher, "torch.distributed");
     assert_string_equal(j.id, "");
     assert_null(j.id_from);
+    /* under `gpufl run`, plain torchrun's ranks get the run's id; a lone program none */
+    const char *run[] = {"RANK=1", "WORLD_SIZE=2", "TORCHELASTIC_RUN_ID=none", "GPUFL_RUN_JOB_ID=run-7", NULL};
+    job_of(run, &j);
+    assert_string_equal(j.launcher, "torchrun");
+    assert_string_equal(j.id, "run-7");
+    assert_string_equal(j.id_from, "GPUFL_RUN_JOB_ID");
+    const char *lone[] = {"GPUFL_RUN_JOB_ID=run-7", NULL};
+    job_of(lone, &j);
+    assert_null(j.launcher);
+    assert_string_equal(j.id, "");
 }
 
 static void test_other_launchers(void **state)

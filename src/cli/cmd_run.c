@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,6 +202,11 @@ static int prepare_environment(const run_args *a, const char *inject, const char
     base = base ? base + 1 : a->program[0];
     if (set("CUDA_INJECTION64_PATH", inject) != 0 || set_if_unset("NVTX_INJECTION64_PATH", inject) != 0 ||
         set(GPUFL_RUN_REPORT_ENV, report) != 0)
+        return -1;
+    /* the ranks of a launcher that names no job (plain torchrun) are kept together by this run's id */
+    char job_id[64];
+    snprintf(job_id, sizeof job_id, "run-%lld-%d", (long long)time(NULL), (int)getpid());
+    if (set_if_unset(GPUFL_RUN_JOB_ID_ENV, job_id) != 0)
         return -1;
     if ((a->engine ? set("GPUFL_PROFILING_ENGINE", a->engine) : set_if_unset("GPUFL_PROFILING_ENGINE", "trace")) != 0)
         return -1;

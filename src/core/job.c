@@ -2,6 +2,7 @@
  * Job identity from a launcher's environment (see job.h).
  */
 #include "core/job.h"
+#include "core/run_env.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,10 @@ static const launcher launchers[] = {
 };
 
 /* Where a job id may come from, in order. */
-static const char *const id_vars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid"};
+/* Last, the id `gpufl run` hands the processes it starts (GPUFL_RUN_JOB_ID_ENV): a launcher that names no
+ * job (plain torchrun, whose run id is "none") still has its ranks kept together. */
+static const char *const id_vars[] = {"TORCHELASTIC_RUN_ID", "SLURM_JOB_ID", "OMPI_MCA_ess_base_jobid",
+                                      GPUFL_RUN_JOB_ID_ENV};
 
 static void warn(gpufl__job *j, const char *fmt, const char *a, const char *b, const char *c)
 {
@@ -115,6 +119,8 @@ void gpufl__job_from_env(gpufl__getenv_fn get, void *ctx, gpufl__job *out)
         const char *v = get(id_vars[i], ctx);
         /* torchrun's default rendezvous id is "none", the same for every job */
         if (!v || !*v || (i == 0 && !strcmp(v, "none")))
+            continue;
+        if (!strcmp(id_vars[i], GPUFL_RUN_JOB_ID_ENV) && !out->launcher) /* a lone program is no job's rank */
             continue;
         if (strlen(v) >= sizeof out->id) {
             warn(out, "%s is %s bytes long, more than a job id may be%s; left out", id_vars[i], "over 127", "");

@@ -28,6 +28,9 @@
 
 #define GPUFL_INJECTED_PID_ENV "GPUFL_INJECTED_PID"
 #define GPUFL_RUN_REPORT_ENV "GPUFL_RUN_REPORT"
+/* GPUFL_RUN_JOB_ID=<id>: set by `gpufl run` (unless already set) for the
+ * processes it starts; the job id of ranks whose launcher names none. */
+#define GPUFL_RUN_JOB_ID_ENV "GPUFL_RUN_JOB_ID"
 
 /* Claims this process for this copy of gpufl before it starts a session.
  * Returns false when another copy of gpufl in this process image has

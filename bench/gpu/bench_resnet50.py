@@ -128,7 +128,6 @@ def measure(variants, args, cli, iters, torch, torchvision):
     for r in range(args.runs):
         for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
             res[v].append(one_run(v, cli, args.warmup, iters, args.scopes))
-            res[v].append(one_run(v, cli, args.warmup, iters))
             print(f"  run {r + 1} {v}: {res[v][-1]['ms_per_iter']:.2f} ms/iter", flush=True)  # a cut-short bench keeps these
     med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
     print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "

@@ -3,6 +3,7 @@
  * in which order (see event_source.h).
  */
 #include "read/event_source.h"
+#include "read/job_find.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -213,7 +214,12 @@ static int resolve_directory(const char *dir, gpufl__session_files *f, char *err
     } else {
         char dumps[4300];
         snprintf(dumps, sizeof dumps, "%s/dumps", dir);
-        if (stat(dumps, &st) == 0 && S_ISDIR(st.st_mode))
+        if (gpufl__job_is_dir(dir))
+            snprintf(err, err_len,
+                     "%s is a job directory, one session per rank: `gpufl report` and `gpufl export` read it "
+                     "whole; for one rank, name its session (a subdirectory)",
+                     dir);
+        else if (stat(dumps, &st) == 0 && S_ISDIR(st.st_mode))
             snprintf(err, err_len,
                      "%s has no trace.gflt and no *.log files (recorded with log_format none?): its flight "
                      "window's dumps are sessions of their own, in %s",

@@ -254,6 +254,31 @@ static void match_per_stream_until_kinds_differ(void **state)
     free_ranks(r, 2);
 }
 
+/* Every stream's first collective differs in kind: nothing matches, which
+ * is no error (a stream that matched nothing once grew no storage, and a
+ * second such stream freed it through realloc(p, 0)). */
+static void match_nothing_on_two_streams(void **state)
+{
+    (void)state;
+    gpufl__job_rank r[2];
+    mk_rank(&r[0], 0, "h");
+    mk_rank(&r[1], 1, "h");
+    add_coll(&r[0], 0, GFL_NCCL_ALL_REDUCE, 1, 2);
+    add_coll(&r[0], 1, GFL_NCCL_BROADCAST, 3, 4);
+    add_coll(&r[1], 0, GFL_NCCL_ALL_GATHER, 1, 2);
+    add_coll(&r[1], 1, GFL_NCCL_REDUCE_SCATTER, 3, 4);
+    gpufl__job_matches m;
+    assert_int_equal(gpufl__job_match_collectives(r, 2, &m), 0);
+    assert_int_equal(m.n, 0);
+    assert_non_null(strstr(m.note, "NCCL stream 0: collective 1"));
+    gpufl__job_matches_free(&m);
+    gpufl__job_report rep;
+    assert_int_equal(gpufl__job_report_build(r, 2, &rep), 0);
+    assert_int_equal(rep.stragglers.nlate, 0);
+    gpufl__job_report_free(&rep);
+    free_ranks(r, 2);
+}
+
 /* ---- stragglers ------------------------------------------------------------- */
 
 #define NCOLL 50
@@ -409,6 +434,7 @@ int main(void)
         cmocka_unit_test(align_other_hosts),
         cmocka_unit_test(align_nccl_refines_other_hosts_only),
         cmocka_unit_test(match_per_stream_until_kinds_differ),
+        cmocka_unit_test(match_nothing_on_two_streams),
         cmocka_unit_test(stragglers_every_fifth),
         cmocka_unit_test(imbalance_with_missing_ranks),
         cmocka_unit_test(report_build_runs_all),

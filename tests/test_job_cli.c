@@ -282,6 +282,28 @@ static void test_report_text(void **state)
     free(err);
 }
 
+/* A job of ranks 1 alone (a subset of a job): its time line is rank 1's. */
+static void test_report_of_a_later_rank(void **state)
+{
+    (void)state;
+    char r0[4200], r1[4200], job[4200];
+    paths(r0, r1, sizeof r0);
+    snprintf(job, sizeof job, "%s/ONE", dir);
+    char *out, *err;
+    int rc = gpufl("merge", (const char *[]){r1, "-o", job, NULL}, &out, &err);
+    if (rc != 0)
+        fail_msg("gpufl merge: exit %d: %s", rc, err);
+    free(out);
+    free(err);
+    rc = gpufl("report", (const char *[]){job, NULL}, &out, &err);
+    if (rc != 0)
+        fail_msg("gpufl report: exit %d: %s", rc, err);
+    if (!strstr(out, "Alignment (onto rank 1's clock)") || !strstr(out, "one rank: nothing to compare"))
+        fail_msg("the report of rank 1 alone:\n%s", out);
+    free(out);
+    free(err);
+}
+
 static void test_export_chrome(void **state)
 {
     (void)state;
@@ -381,6 +403,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge_writes_the_job, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_text, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_of_a_later_rank, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_chrome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
     };

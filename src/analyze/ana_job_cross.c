@@ -58,6 +58,10 @@ static int match_stream(const gpufl__job_rank *ranks, size_t n, uint32_t s, gpuf
                 break;
             }
     }
+    if (common == 0) { /* nothing to add: a realloc to 0 bytes would free the storage */
+        rc = 0;
+        goto done;
+    }
     if (out->n + common > *cap) {
         size_t want = (out->n + common) * 2;
         gpufl__job_match *m = realloc(out->m, want * sizeof *m);

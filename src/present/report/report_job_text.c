@@ -61,7 +61,9 @@ static void ranks_table(const gpufl__job_report *r, FILE *out)
 
 static void alignment(const gpufl__job_report *r, FILE *out)
 {
-    fprintf(out, "\nAlignment (onto rank %s's clock)\n", r->ranks[0].rank >= 0 ? "0" : "#0");
+    char first[24];
+    rank_name(&r->ranks[0], 0, first, sizeof first); /* the lowest rank given, not always rank 0 */
+    fprintf(out, "\nAlignment (onto rank %s's clock)\n", first);
     for (size_t i = 0; i < r->nranks; i++) {
         const gpufl__job_rank *k = &r->ranks[i];
         char rn[24], err[48], nccl[160] = "";

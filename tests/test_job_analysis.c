@@ -306,6 +306,8 @@ static void stragglers_every_fifth(void **state)
             uint64_t start = (uint64_t)(arrival(i, k) + 1000 * (int64_t)MS - shift[i]);
             gpufl__job_coll *c = add_coll(&r[i], 0, GFL_NCCL_ALL_REDUCE, start, start + 200 * US);
             c->step = (uint32_t)k + 1;
+            /* launched 300 us before it started; the late rank's queue added 2 ms on top of its launch */
+            c->api_ns = start - 300 * US - (i == 2 && k % 5 == 4 ? 2 * MS : 0);
         }
     }
     gpufl__job_matches m;
@@ -326,6 +328,7 @@ static void stragglers_every_fifth(void **state)
         assert_int_equal(l->wait_ns, (uint64_t)(arrival(2, k) - first));
         assert_true(l->late_ns > 20 * MS - 100 * US && l->late_ns < 20 * MS + 100 * US);
         assert_int_equal(l->step, (uint32_t)k + 1);
+        assert_int_equal(l->launch_late_ns, l->late_ns - 2 * MS); /* the launch calls, compared the same way */
         assert_true(i == 0 || s.late[i - 1].late_ns >= l->late_ns); /* largest first */
     }
     /* per rank: only rank 2 late; waited = the latest arrival minus its own, summed */

@@ -25,6 +25,7 @@
 typedef struct gpufl__job_coll {
     uint64_t start_ns, end_ns;   /* session clock */
     uint64_t gpu_idle_before_ns; /* the device had no kernel running for this long before it */
+    uint64_t api_ns;             /* its launch call began (host), 0 unknown */
     uint32_t last_kernel;        /* digest string: the kernel that ran before that gap, 0 none */
     uint32_t stream;             /* the rank's NCCL streams numbered 0.. in order of first use */
     uint32_t step;               /* the step it ran in, from 1; 0 outside any step */
@@ -117,7 +118,10 @@ typedef struct gpufl__job_late {
     size_t rank;      /* index into ranks */
     uint64_t late_ns; /* after the next-latest rank */
     uint64_t wait_ns; /* after the earliest rank: what the earliest waited */
-    uint32_t step;    /* the straggler's step, 0 none */
+    /* its launch call after the next-latest rank's (host side: the delay its program made, before its GPU
+     * queue added or absorbed any); 0 unknown or not later */
+    uint64_t launch_late_ns;
+    uint32_t step; /* the straggler's step, 0 none */
 } gpufl__job_late;
 
 typedef struct gpufl__job_rank_lateness {

@@ -173,11 +173,25 @@ int gpufl__job_find_stragglers(const gpufl__job_rank *ranks, size_t n, const gpu
             out->late = q;
             cap = want;
         }
+        /* the same comparison on the launch calls, when every rank's is known */
+        int64_t launch_last = INT64_MIN, launch_second = INT64_MIN;
+        bool known = true;
+        for (size_t r = 0; r < n && known; r++) {
+            const gpufl__job_coll *c = &ranks[r].coll[m->m[k].at[r]];
+            known = c->api_ns != 0;
+            int64_t a = (int64_t)c->api_ns + ranks[r].shift_ns;
+            if (r == who)
+                launch_last = a;
+            else if (a > launch_second)
+                launch_second = a;
+        }
+        uint64_t launch_late = known && launch_last > launch_second ? (uint64_t)(launch_last - launch_second) : 0;
         out->late[out->nlate++] = (gpufl__job_late){.match = k,
                                                     .rank = who,
                                                     .late_ns = late,
                                                     .wait_ns = (uint64_t)(last - first),
-                                                    .step = ranks[who].coll[m->m[k].at[who]].step};
+                                                    .step = ranks[who].coll[m->m[k].at[who]].step,
+                                                    .launch_late_ns = launch_late};
     }
     if (out->nlate)
         qsort(out->late, out->nlate, sizeof *out->late, by_late);

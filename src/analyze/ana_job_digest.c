@@ -228,6 +228,7 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
                 stream_no[op->stream_row] = nstreams++;
             c->stream = stream_no[op->stream_row];
             uint64_t api = gpufl_trace_kernel_api_start(k, i);
+            c->api_ns = api;
             c->step = step_at(r, api ? api : start);
             c->coll = op->kind.coll;
             c->algo = op->kind.algo;

@@ -112,6 +112,7 @@ static void stragglers(jw *w, const gpufl__job_report *r, uint32_t top)
         gpufl__jw_u64(w, "step", l->step);
         gpufl__jw_u64(w, "late_ns", l->late_ns);
         gpufl__jw_u64(w, "wait_ns", l->wait_ns);
+        gpufl__jw_u64(w, "launch_late_ns", l->launch_late_ns);
         gpufl__jw_i64(w, "job_time_ns", (int64_t)c->start_ns + k->shift_ns);
         gpufl__jw_u64(w, "step_gap_ns", gpufl__job_step_gap(k, l->step));
         gpufl__jw_u64(w, "gpu_idle_before_ns", c->gpu_idle_before_ns);

@@ -141,6 +141,8 @@ static void stragglers(const gpufl__job_report *r, uint32_t top, FILE *out)
             snprintf(step, sizeof step, " in %s %u", k->str[k->step_name], l->step);
         fprintf(out, "    rank %s %.2f ms late at %s #%u of NCCL stream %u%s (the first rank waited %.2f ms)", rn,
                 ms(l->late_ns), gpufl__nccl_coll_name(c->coll), m->seq + 1, m->stream, step, ms(l->wait_ns));
+        if (l->launch_late_ns)
+            fprintf(out, "; it launched it %.2f ms late", ms(l->launch_late_ns));
         uint64_t gap = gpufl__job_step_gap(k, l->step);
         if (gap)
             fprintf(out, "; its %s %u began %.2f ms after the previous one ended", k->str[k->step_name], l->step,

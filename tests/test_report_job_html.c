@@ -19,9 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "analyze/ana_job.h"
 #include "analyze/ana_nccl.h"
+#include "export_fixture.h"
+#include "flight_fixture.h"
 #include "fs_util.h"
 #include "gpufl/gpufl.h"
 #include "present/report/report_html_parts.h"
@@ -347,6 +350,38 @@ static void test_cli_needs_output(void **state)
     free(err);
 }
 
+/* `gpufl report SESSIONS... --format html -o FILE` on two recorded
+ * sessions (the export fixture's and the flight fixture's) writes the
+ * page, a lane for each. */
+static void test_cli_writes_page(void **state)
+{
+    (void)state;
+    char dir[4200], flight[4096], out_path[4200];
+    snprintf(dir, sizeof dir, "%s/r0", tmp);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char *s0 = tu_export_fixture(dir);
+    ff_write(tmp, "r1", flight);
+    snprintf(out_path, sizeof out_path, "%s/job.html", tmp);
+    const char *args[] = {s0, flight, "--mixed", "--format", "html", "-o", out_path, NULL};
+    char *out = NULL, *err = NULL;
+    int rc = tu_run_subcommand(GFL_CLI, "report", args, &out, &err);
+    if (rc != 0)
+        fail_msg("gpufl report exited %d: %s", rc, err);
+    char *page = tu_read_file(out_path, NULL);
+    assert_non_null(page);
+    char why[200];
+    const char *bad = unbalanced(page, why, sizeof why);
+    if (bad)
+        fail_msg("page not well formed: %s", bad);
+    assert_int_equal(count(page, "<g class=\"lane\""), 2);
+    assert_int_equal(count(page, "<title>session: "), 2);    /* each session's span, its lane's only mark */
+    assert_non_null(strstr(page, "<section id=imbalance>")); /* kernels that ran on one rank only */
+    free(page);
+    free(out);
+    free(err);
+    free(s0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +389,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_top_and_unranked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_big_job_stays_small, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cli_needs_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_writes_page, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,6 +119,10 @@ int gpufl__html_pm_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__rows 
  * part of it; the caller aborts). */
 #define GPUFL__JOB_TL_PLOT_PX 1000u
 int gpufl__html_job_timeline(gpufl__hout *o, const gpufl__job_report *r) __attribute__((warn_unused_result));
+/* The timeline's 0: the earliest time it draws on the job's time line
+ * (a session's start, or a kernel or step before it). The page gives its
+ * times from there. */
+int64_t gpufl__html_job_origin(const gpufl__job_report *r);
 
 /* "GPU 0 · NVIDIA H100" as a JSON string (report_html_data.c). */
 void gpufl__html_device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev);

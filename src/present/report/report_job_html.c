@@ -135,7 +135,9 @@ static void ranks_table(gpufl__hout *o, const gpufl__job_report *r)
 static int timeline(gpufl__hout *o, const gpufl__job_report *r)
 {
     gpufl__hout_raw(o, "<section id=timeline><h2>Timeline</h2>\n<p class=note>Every rank on the job's time line "
-                       "(the first rank's session clock; the alignment below says how each got there). "
+                       "(the first rank's session clock; the alignment below says how each got there), from the "
+                       "earliest time any rank recorded: the times on this page count from there. "
+                       "<span style=\"color:#8a8f98\">&#9644;</span> the session, "
                        "<span style=\"color:#2a9d8f\">&#9632;</span> steps, "
                        "<span style=\"color:#dd8a1e\">&#9632;</span> NCCL kernels (lighter: busy part of the "
                        "time), <span style=\"color:#c1121f\">&#9660;</span> late arrivals at collectives. "
@@ -214,18 +216,11 @@ static void nccl(gpufl__hout *o, const gpufl__job_report *r)
 
 static void late_rows(gpufl__hout *o, const gpufl__job_report *r, uint32_t top)
 {
-    static const char *const cols[] = {"rank",
-                                       "late",
-                                       "collective",
-                                       "#",
-                                       "NCCL stream",
-                                       "step",
-                                       "first rank waited",
-                                       "job time",
-                                       "GPU idle before",
-                                       "kernel before",
-                                       NULL};
+    static const char *const cols[] = {
+        "rank",          "late", "collective", "#", "NCCL stream", "step", "first rank waited", "at", "GPU idle before",
+        "kernel before", NULL};
     const gpufl__job_stragglers *s = &r->stragglers;
+    int64_t origin = gpufl__html_job_origin(r);
     gpufl__hout_printf(o, "<h3>Latest arrivals (%zu of %zu)</h3>\n", s->nlate < top ? s->nlate : (size_t)top, s->nlate);
     gpufl__html_table_head(o, "job-late", cols);
     for (size_t i = 0; i < s->nlate && i < top; i++) {
@@ -247,7 +242,7 @@ static void late_rows(gpufl__hout *o, const gpufl__job_report *r, uint32_t top)
             gpufl__html_td_text(o, "-");
         }
         td_ns(o, l->wait_ns);
-        gpufl__html_td_ns(o, (int64_t)c->start_ns + k->shift_ns);
+        gpufl__html_td_ns(o, (int64_t)c->start_ns + k->shift_ns - origin);
         td_ns(o, c->gpu_idle_before_ns);
         gpufl__hout_raw(o, "<td class=kname>");
         gpufl__hout_text(o, or_dash(k->str[c->last_kernel]));

@@ -28,21 +28,22 @@
 #include "present/report/report_html_parts.h"
 
 #define PLOT GPUFL__JOB_TL_PLOT_PX
-#define LW 190 /* label column */
-#define AH 24  /* time axis */
-#define LH 32  /* lane */
-#define RIGHT 20
+#define LW 190   /* label column */
+#define AH 24    /* time axis */
+#define LH 32    /* lane */
+#define RIGHT 40 /* room for the last tick's label */
 #define NCCL_COLOR "#dd8a1e"
 #define STEP_COLOR "#2a9d8f"
 #define LATE_COLOR "#c1121f"
 
 typedef struct span {
-    double t0, ns; /* job time of the plot's left edge, and ns it covers (> 0) */
+    int64_t t0; /* job time of the plot's left edge */
+    double ns;  /* what it covers (> 0) */
 } span;
 
 static double px(const span *s, int64_t t)
 {
-    double x = ((double)t - s->t0) * PLOT / s->ns;
+    double x = (double)(t - s->t0) * PLOT / s->ns; /* the difference first: clocks pass 2^53 ns */
     return x < 0 ? 0 : x > PLOT ? PLOT : x;
 }
 
@@ -70,17 +71,15 @@ static span job_span(const gpufl__job_report *r)
             widen(&lo, &hi, &any, (int64_t)k->steps[j].begin_ns + k->shift_ns,
                   (int64_t)k->steps[j].end_ns + k->shift_ns);
     }
-    return (span){.t0 = (double)lo, .ns = hi > lo ? (double)(hi - lo) : 1.0};
+    return (span){.t0 = lo, .ns = hi > lo ? (double)(hi - lo) : 1.0};
 }
 
-/* Ticks at 1, 2 or 5 times a power of ten, about eight of them. */
+/* Ticks at 1, 2 or 5 times a power of ten, at most ten of them. */
 static void axis(gpufl__hout *o, const span *s, int height)
 {
-    double step = pow(10, floor(log10(s->ns / 8)));
-    if (s->ns / step > 40)
-        step *= 5;
-    else if (s->ns / step > 16)
-        step *= 2;
+    double base = pow(10, floor(log10(s->ns / 10))), step = base;
+    for (int m = 1; m <= 10 && s->ns / step > 10; m = m == 1 ? 2 : m == 2 ? 5 : 10)
+        step = base * m;
     gpufl__hout_raw(o, "<g class=\"axis\">");
     for (double t = 0; t <= s->ns; t += step) {
         double x = LW + t * PLOT / s->ns;
@@ -135,7 +134,7 @@ static void step_bar(gpufl__hout *o, const gpufl__job_rank *k, int y, double a, 
 {
     const char *name = k->str[k->step_name][0] ? k->str[k->step_name] : "step";
     bool merged = last > first;
-    double w = b - a >= 2 ? b - a - 0.5 : b - a < 0.5 ? 0.5 : b - a; /* a gap between wide neighbours */
+    double w = b - a >= 2 ? b - a - 1 : b - a < 0.5 ? 0.5 : b - a; /* a gap between wide neighbours */
     char at[32], len[32];
     uint64_t ns = k->steps[last].end_ns - k->steps[first].begin_ns;
     gpufl__hout_printf(o, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"7\"%s><title>", LW + a, y + 3, w,
@@ -279,6 +278,23 @@ static void mark_late(columns *c, const gpufl__job_report *r, size_t rank, const
     }
 }
 
+int64_t gpufl__html_job_origin(const gpufl__job_report *r) { return job_span(r).t0; }
+
+/* The session's recorded span, a thin line under the lane's marks. */
+static void session_line(gpufl__hout *o, const gpufl__job_rank *k, int y, const span *s)
+{
+    if (k->end_ns <= k->start_ns)
+        return;
+    double a = px(s, (int64_t)k->start_ns + k->shift_ns), b = px(s, (int64_t)k->end_ns + k->shift_ns);
+    char from[32], len[32];
+    gpufl__hout_printf(o,
+                       "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"2\" fill=\"#8a8f98\"><title>session: "
+                       "%s from %s</title></rect>",
+                       LW + a, y + 27, b - a < 0.5 ? 0.5 : b - a,
+                       gpufl__hfmt_ns(len, sizeof len, k->end_ns - k->start_ns),
+                       gpufl__hfmt_ns(from, sizeof from, (uint64_t)llround(a * s->ns / PLOT)));
+}
+
 int gpufl__html_job_timeline(gpufl__hout *o, const gpufl__job_report *r)
 {
     columns c = {.busy = malloc((PLOT + 1) * sizeof *c.busy),
@@ -306,6 +322,7 @@ int gpufl__html_job_timeline(gpufl__hout *o, const gpufl__job_report *r)
             gpufl__hout_printf(o, "<rect x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f5f7fa\"/>", y,
                                LW + PLOT + RIGHT, LH);
         label(o, k, i, y);
+        session_line(o, k, y, &s);
         steps(o, k, y, &s);
         rasterise(&c, k, &s);
         nccl_bars(o, &c, y, &s);

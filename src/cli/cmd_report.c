@@ -171,10 +171,12 @@ int gpufl_cmd_report(int argc, char **argv)
     if (optind >= argc)
         return gpufl__cli_usage_error("report", "which SESSION?");
     if (optind < argc - 1 || gpufl__job_is_dir(argv[optind])) {
-        if (format == FORMAT_HTML)
-            return gpufl__cli_usage_error("report", "a job's report is text or json");
+        if (format == FORMAT_HTML && !file)
+            return gpufl__cli_usage_error("report", "--format html writes a file: name it with -o FILE");
         return gpufl__job_report_cmd("report", (const char *const *)argv + optind, (size_t)(argc - optind),
-                                     format == FORMAT_JSON ? GFL_JOB_JSON : GFL_JOB_TEXT,
+                                     format == FORMAT_JSON   ? GFL_JOB_JSON
+                                     : format == FORMAT_HTML ? GFL_JOB_HTML
+                                                             : GFL_JOB_TEXT,
                                      top_given ? ao.top_kernels : 10, file, mixed);
     }
     if (format == FORMAT_HTML && !file)

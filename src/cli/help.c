@@ -82,7 +82,7 @@ static const gpufl__cli_command commands[] = {
      GFL_EXIT_USAGE, 0},
     {"report", gpufl_cmd_report,
      "report SESSION [--top N] [--format text|json|html] [-o FILE]\n[--symbolize-here]\n"
-     "report JOB | SESSIONS... [--top N] [--format text|json] [-o FILE] [--mixed]",
+     "report JOB | SESSIONS... [--top N] [--format text|json|html] [-o FILE] [--mixed]",
      "every analysis: summary, scopes, hot kernels, occupancy,\ncopies, idle time, launches, memory",
      "  --top N            kernels listed in the hotspots (default 20)\n"
      "  --format           text (default), json (schema: docs/REPORT.md) or html (needs -o)\n"

@@ -14,6 +14,18 @@
 
 int gpufl__job_write_report(const char *cmd, const gpufl__job_report *r, int format, uint32_t top, const char *file)
 {
+    if (format == GFL_JOB_HTML) { /* a page is written whole or not at all: through a temporary */
+        char err[1024];
+        if (!file) {
+            fprintf(stderr, "gpufl %s: --format html writes a file: name it with -o FILE\n", cmd);
+            return GFL_EXIT_FAIL;
+        }
+        if (gpufl__report_job_html(r, top, file, err, sizeof err) != 0) {
+            fprintf(stderr, "gpufl %s: %s\n", cmd, err);
+            return GFL_EXIT_FAIL;
+        }
+        return GFL_EXIT_OK;
+    }
     FILE *out = stdout;
     if (file && !(out = fopen(file, "we"))) {
         fprintf(stderr, "gpufl %s: cannot write '%s': %s\n", cmd, file, strerror(errno));

@@ -25,6 +25,19 @@ void gpufl__html_td_bytes(gpufl__hout *o, uint64_t v)
     gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", v, gpufl__hfmt_bytes(buf, sizeof buf, v));
 }
 
+void gpufl__html_td_ns(gpufl__hout *o, int64_t ns)
+{
+    char buf[32];
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    gpufl__hout_printf(o, "<td class=n data-v=\"%" PRId64 "\">%s%s</td>", ns, ns < 0 ? "-" : "",
+                       gpufl__hfmt_ns(buf, sizeof buf, mag));
+}
+
+void gpufl__html_td_pct(gpufl__hout *o, double pct)
+{
+    gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%.1f %%</td>", pct, pct);
+}
+
 void gpufl__html_td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns)
 {
     char buf[32];

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "analyze/ana_job.h"
 #include "analyze/analysis.h"
 #include "gpufl/trace.h"
 #include "present/report/html_out.h"
@@ -51,6 +52,9 @@ void gpufl__html_td_text(gpufl__hout *o, const char *s);
 void gpufl__html_td_u64(gpufl__hout *o, uint64_t v);
 void gpufl__html_td_bytes(gpufl__hout *o, uint64_t v);
 void gpufl__html_td_since(gpufl__hout *o, const gpufl_trace *t, uint64_t ns);
+/* A duration (negative ones with a "-"), and a percentage. */
+void gpufl__html_td_ns(gpufl__hout *o, int64_t ns);
+void gpufl__html_td_pct(gpufl__hout *o, double pct);
 /* A sortable table's start with its header row (id NULL: none), and its end. */
 void gpufl__html_table_head(gpufl__hout *o, const char *id, const char *const *cols);
 void gpufl__html_table_end(gpufl__hout *o);
@@ -104,6 +108,21 @@ void gpufl__html_flight(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_r
 void gpufl__html_pm(gpufl__hout *o, const gpufl_trace *t);
 int gpufl__html_pm_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__rows *r, uint64_t t0)
     __attribute__((warn_unused_result));
+
+/* A job's timeline (report_job_html_timeline.c, inside the job page's
+ * <section id=timeline>): one static SVG, no script, a lane per rank on
+ * the job's time line with its NCCL kernels, its steps and marks where it
+ * arrived late at a collective. Drawn GPUFL__JOB_TL_PLOT_PX wide and
+ * decimated to it: work closer than a pixel is merged into one mark whose
+ * opacity says how busy it was, so a lane has at most a few hundred
+ * marks whatever the job's size. Returns 0 or GPUFL_ENOMEM (o may hold
+ * part of it; the caller aborts). */
+#define GPUFL__JOB_TL_PLOT_PX 1000u
+int gpufl__html_job_timeline(gpufl__hout *o, const gpufl__job_report *r) __attribute__((warn_unused_result));
+/* The timeline's 0: the earliest time it draws on the job's time line
+ * (a session's start, or a kernel or step before it). The page gives its
+ * times from there. */
+int64_t gpufl__html_job_origin(const gpufl__job_report *r);
 
 /* "GPU 0 · NVIDIA H100" as a JSON string (report_html_data.c). */
 void gpufl__html_device_label(gpufl__hout *o, const gpufl__rows *r, uint32_t dev);

@@ -8,6 +8,7 @@
 #ifndef GPUFL_PRESENT_REPORT_REPORT_JOB_H
 #define GPUFL_PRESENT_REPORT_REPORT_JOB_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -18,6 +19,12 @@
 int gpufl__report_job_text(const gpufl__job_report *r, uint32_t top, FILE *out);
 /* 0, GPUFL_ENOMEM, or -1 on a write error. */
 int gpufl__report_job_json(const gpufl__job_report *r, uint32_t top, FILE *out);
+/* One self-contained page (report_job_html.c; in gpufl_report_html, not
+ * libgpufl) written to path through a temporary renamed when complete.
+ * Returns 0, or a negative gpufl_err with a message naming the file in
+ * err and nothing left under path. */
+int gpufl__report_job_html(const gpufl__job_report *r, uint32_t top, const char *path, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Per rank, time by collective kind (for every renderer). */
 typedef struct gpufl__job_coll_time {

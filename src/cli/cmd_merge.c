@@ -7,6 +7,7 @@
  *                           across file systems), so JOB stands alone
  *   JOB/job.json            the job report (`gpufl report JOB --format
  *                           json`): ranks, alignment, stragglers, NCCL
+ *   JOB/job.html            the same as one page, a timeline lane per rank
  *   JOB/job.perfetto-trace  one trace, a process per rank, on one time line
  *
  * The sessions are read one at a time (cli/job_load.h), so memory holds
@@ -155,6 +156,9 @@ static int merge(const char *const *paths, size_t n, const char *job_dir, bool m
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%s/job.json", job_dir);
     if (gpufl__job_write_report("merge", &r, GFL_JOB_JSON, 50, file) != 0)
+        goto done;
+    snprintf(file, sizeof file, "%s/job.html", job_dir);
+    if (gpufl__job_write_report("merge", &r, GFL_JOB_HTML, 50, file) != 0)
         goto done;
     if (trace) {
         snprintf(file, sizeof file, "%s/job.perfetto-trace", job_dir);

@@ -130,7 +130,7 @@ static const gpufl__cli_command commands[] = {
      "the sessions of one distributed job (ranks) as one job directory:\naligned, with its report and one trace",
      "  SESSIONS  sessions of the job's ranks, or directories of them (gpufl run's job-<id>)\n"
      "  -o JOB    the directory to create: rank-<R>/ (each rank's session, hard-linked or\n"
-     "            copied), job.json (the job report as JSON), job.perfetto-trace (a process\n"
+     "            copied), job.json and job.html (the job report), job.perfetto-trace (a process\n"
      "            per rank on one time line)\n"
      "  --mixed   read sessions of different job ids together\n"
      "  --no-trace  skip job.perfetto-trace\n"

@@ -3,7 +3,9 @@
 one process per GPU under torchrun. Every step is a gpufl scope "step"
 when the job runs under `gpufl run`; rank --straggler sleeps --sleep-ms
 before every --every-th step (1-based, counting the warm-up steps),
-outside the step, so it reaches that step's first all-reduce late. The
+outside the step, so it reaches that step's first all-reduce late (each
+step ends by reading its loss, so no rank's host runs ahead of its GPU
+into the next step, and the sleep is not hidden behind queued work). The
 measured steps lie between two fence kernels (torch.cuda._sleep), as in
 torch_loop.py, so kernel counts compare with torch.profiler's exactly.
 
@@ -99,6 +101,7 @@ def main():
             loss = nn.functional.mse_loss(ddp(x), y)
             loss.backward()
             opt.step()
+            loss.item()  # the step ends on the host when its GPU work has: as a loop that logs its loss
         return loss
 
     for _ in range(args.warmup):

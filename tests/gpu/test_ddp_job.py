@@ -5,10 +5,11 @@
 
   - one job directory with 2 sessions, ranks 0 and 1, aligned;
   - rank 1 found as the straggler on exactly the measured steps it slept
-    before, its launch of the collective late by 20 ms +- 3 ms each time
-    (the sleep; on the GPU its kernel may start up to 10 ms later still, as
-    its drained queue runs at the pace the CPU launches), and no other
-    arrival in those steps 10 ms late;
+    before, late by 20 ms +- 3 ms each time, and no other arrival in those
+    steps 10 ms late (the job reads its loss at the end of every step, so
+    both ranks start each step with an empty GPU queue: without that, the
+    rank that did not sleep ran ahead and its queued work made the
+    sleeper's GPU 21-24 ms late for a 20 ms sleep on an H100 pair);
   - after alignment the NCCL kernels of the two ranks end together within
     50 us (median residual and its spread);
   - each rank's kernels between the job's two fence kernels equal, in
@@ -125,11 +126,8 @@ def main():
                   f"(launched {launch_ms:.2f} ms late)")
             if x["rank"] != 1 or x["step"] not in slept:
                 failures.append(f"an arrival {ms:.2f} ms late that the job did not cause: {x}")
-            # the sleep delays the launch; on the GPU, the early rank's queue can hide part of it or the late
-            # rank's empty queue add some (the late rank's kernels then start as fast as its CPU launches them)
-            elif abs(launch_ms - SLEEP_MS) > TOLERANCE_MS or not SLEEP_MS - TOLERANCE_MS <= ms <= SLEEP_MS + 10:
-                failures.append(f"step {x['step']}: rank 1 launched {launch_ms:.2f} ms and ran {ms:.2f} ms late, "
-                                f"expected {SLEEP_MS} +- {TOLERANCE_MS} ms launched")
+            elif abs(ms - SLEEP_MS) > TOLERANCE_MS:
+                failures.append(f"step {x['step']}: rank 1 late by {ms:.2f} ms, expected {SLEEP_MS} +- {TOLERANCE_MS}")
         if found != slept:
             failures.append(f"rank 1 found late on steps {sorted(found)}, it slept before {sorted(slept)}")
 

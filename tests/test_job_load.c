@@ -1,13 +1,14 @@
 /*
- * A job's ranks loaded on several threads (src/cli/job_load.c): through
- * `gpufl merge` and `gpufl report`, a job of 7 ranks, each with its own
- * number of kernels, comes out with every rank's digest in its place, the
- * same at every run; a rank whose session cannot be read fails the whole
- * job, naming that session, whichever thread reads it.
+ * A job's ranks loaded (src/cli/job_load.c): through `gpufl merge` and
+ * `gpufl report`, a job of 7 ranks written last to first, each with its
+ * own number of kernels, comes out with every rank's digest in its place,
+ * the same at every run; a rank whose session cannot be read fails the
+ * whole job, naming that session and no other.
  *
- * Why: ranks are read two at a time (bench/bench_job.c: 64 ranks of 1 M
- * events within 10 s), and a digest put in another rank's slot, or an
- * error message lost between threads, would be silent otherwise.
+ * Why: the loader is where a faster job report would read ranks
+ * concurrently (bench/bench_job.c measured two threads: no faster on 2
+ * CPUs); a digest put in another rank's slot, or the wrong session named,
+ * would be silent otherwise.
  */
 #include <stdarg.h>
 #include <stddef.h>

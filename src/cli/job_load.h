@@ -2,8 +2,8 @@
  * A job's ranks for the commands that read a job (`gpufl merge`, `gpufl
  * report` and `gpufl export` of a job directory): its sessions found
  * (read/job_find.h), each opened, digested (analyze/ana_job.h) and closed
- * in turn on each of two threads, so that memory holds at most two
- * sessions at a time, whatever the number of ranks, then ordered by rank.
+ * in turn, so that memory holds one session at a time, then ordered by
+ * rank.
  */
 #ifndef GPUFL_CLI_JOB_LOAD_H
 #define GPUFL_CLI_JOB_LOAD_H

@@ -328,7 +328,7 @@ static void stragglers_every_fifth(void **state)
         assert_int_equal(l->wait_ns, (uint64_t)(arrival(2, k) - first));
         assert_true(l->late_ns > 20 * MS - 100 * US && l->late_ns < 20 * MS + 100 * US);
         assert_int_equal(l->step, (uint32_t)k + 1);
-        assert_int_equal(l->launch_late_ns, l->late_ns - 2 * MS); /* the launch calls, compared the same way */
+        assert_int_equal(l->launch_late_ns, l->late_ns - 2 * MS);   /* the launch calls, compared the same way */
         assert_true(i == 0 || s.late[i - 1].late_ns >= l->late_ns); /* largest first */
     }
     /* per rank: only rank 2 late; waited = the latest arrival minus its own, summed */

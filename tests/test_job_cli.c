@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include <jansson.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,53 @@ static void test_export_chrome(void **state)
 }
 
 /* Exit 1 and every needle in stderr. */
+/* `gpufl report JOB` reads the digests merge kept, and gives what reading
+ * the sessions gives; a damaged digest file, or a session changed since,
+ * is said and the sessions are read instead. */
+static void test_report_from_kept_digests(void **state)
+{
+    (void)state;
+    char job[4200], digest[4400];
+    merged(job, sizeof job);
+    snprintf(digest, sizeof digest, "%s/job.digest", job);
+    assert_true(tu_exists(digest));
+    char *kept, *err;
+    assert_int_equal(gpufl("report", (const char *[]){job, "--format", "json", NULL}, &kept, &err), 0);
+    assert_string_equal(err, ""); /* nothing to say: the digests were used */
+    free(err);
+    /* damaged: one byte changed */
+    FILE *f = fopen(digest, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 200, SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_int_equal(fseek(f, 200, SEEK_SET), 0);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    char *read, *err2;
+    assert_int_equal(gpufl("report", (const char *[]){job, "--format", "json", NULL}, &read, &err2), 0);
+    if (!strstr(err2, "job.digest is damaged; reading the sessions"))
+        fail_msg("a damaged job.digest was not said: %s", err2);
+    assert_string_equal(read, kept); /* the same report either way */
+    free(read);
+    free(err2);
+    /* a session changed after the merge (a file's time moved): the sessions are read */
+    char job2[4300];
+    snprintf(job2, sizeof job2, "%s2", job);
+    assert_int_equal(gpufl("merge", (const char *[]){job, "-o", job2, "--no-trace", NULL}, &read, &err2), 0);
+    free(read);
+    free(err2);
+    char later[4400];
+    snprintf(later, sizeof later, "%s/rank-1/session.json", job2);
+    struct timespec when[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+    assert_int_equal(utimensat(AT_FDCWD, later, when, 0), 0);
+    assert_int_equal(gpufl("report", (const char *[]){job2, "--format", "json", NULL}, &read, &err2), 0);
+    if (!strstr(err2, "changed after the merge; reading the sessions"))
+        fail_msg("a session changed after the merge was not said: %s", err2);
+    free(read);
+    free(err2);
+    free(kept);
+}
+
 static void fails_naming(const char *cmd, const char *const *args, const char *n1, const char *n2)
 {
     char *out, *err;
@@ -405,6 +453,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_of_a_later_rank, setup, teardown),
         cmocka_unit_test_setup_teardown(test_export_chrome, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_from_kept_digests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

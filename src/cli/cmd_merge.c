@@ -9,6 +9,8 @@
  *                           json`): ranks, alignment, stragglers, NCCL
  *   JOB/job.html            the same as one page, a timeline lane per rank
  *   JOB/job.perfetto-trace  one trace, a process per rank, on one time line
+ *   JOB/job.digest          every rank's digest, so that reading JOB again
+ *                           opens no session (cli/job_digest_file.h)
  *
  * The sessions are read one at a time (cli/job_load.h), so memory holds
  * one rank's session, whatever the number of ranks. Every reader that
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/job_digest_file.h"
 #include "cli/job_output.h"
 
 static int copy_file(const char *from, const char *to)
@@ -153,7 +156,9 @@ static int merge(const char *const *paths, size_t n, const char *job_dir, bool m
         fprintf(stderr, "gpufl merge: out of memory analyzing the job\n");
         goto done;
     }
-    char file[PATH_MAX];
+    char file[PATH_MAX], err[512];
+    if (gpufl__job_digest_write(job_dir, job.ranks, job.n, err, sizeof err) != 0) /* only slower to read again */
+        fprintf(stderr, "gpufl merge: %s; `gpufl report %s` will read the sessions instead\n", err, job_dir);
     snprintf(file, sizeof file, "%s/job.json", job_dir);
     if (gpufl__job_write_report("merge", &r, GFL_JOB_JSON, 50, file) != 0)
         goto done;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/job_digest_file.h"
 #include "cli/job_load.h"
 #include "gpufl/trace.h"
 #include "read/job_find.h"
@@ -44,6 +45,38 @@ static int check_ranks(const char *cmd, const gpufl__job *j, int mixed_ok)
     return 0;
 }
 
+/* The job directory's kept digests (cli/job_digest_file.h) when they are
+ * of exactly the sessions found there, none changed since; else false,
+ * saying why on stderr when there was a digest file to use. */
+static bool from_digest(const char *cmd, const char *dir, const gpufl__job_paths *found, gpufl__job *out)
+{
+    char err[1024];
+    gpufl__job_rank *r = NULL;
+    size_t n = 0;
+    if (!gpufl__job_digest_read(dir, &r, &n, err, sizeof err)) {
+        if (err[0])
+            fprintf(stderr, "gpufl %s: %s; reading the sessions\n", cmd, err);
+        return false;
+    }
+    bool same = n == found->n;
+    for (size_t i = 0; same && i < n; i++) {
+        bool there = false;
+        for (size_t k = 0; k < found->n && !there; k++)
+            there = !strcmp(r[i].path, found->path[k]);
+        same = there;
+    }
+    if (!same) {
+        fprintf(stderr, "gpufl %s: %s/job.digest is not of the sessions there now; reading the sessions\n", cmd, dir);
+        for (size_t i = 0; i < n; i++)
+            gpufl__job_rank_free(&r[i]);
+        free(r);
+        return false;
+    }
+    out->ranks = r;
+    out->n = n;
+    return true;
+}
+
 int gpufl__job_load(const char *cmd, const char *const *paths, size_t n, int mixed_ok, gpufl__job *out)
 {
     memset(out, 0, sizeof *out);
@@ -52,6 +85,10 @@ int gpufl__job_load(const char *cmd, const char *const *paths, size_t n, int mix
     if (gpufl__job_find(paths, n, &found, err, sizeof err) != 0) {
         fprintf(stderr, "gpufl %s: %s\n", cmd, err);
         return GFL_EXIT_FAIL;
+    }
+    if (n == 1 && from_digest(cmd, paths[0], &found, out)) {
+        gpufl__job_paths_free(&found);
+        goto loaded;
     }
     if (!(out->ranks = calloc(found.n, sizeof *out->ranks))) {
         fprintf(stderr, "gpufl %s: out of memory\n", cmd);
@@ -73,6 +110,7 @@ int gpufl__job_load(const char *cmd, const char *const *paths, size_t n, int mix
         }
     }
     gpufl__job_paths_free(&found);
+loaded:
     qsort(out->ranks, out->n, sizeof *out->ranks, by_rank);
     if (check_ranks(cmd, out, mixed_ok) != 0) {
         gpufl__job_free(out);

@@ -10,27 +10,12 @@
 
 #include "core/machine_id.h"
 #include "core/regular_file.h"
-
-/* The session.json that speaks for path: path itself when it is one, else
- * the one in path's directory (path being a directory, or a file in one). */
-static void session_json_of(const char *path, char *out, size_t len)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(out, len, "%s/session.json", path);
-        return;
-    }
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(out, len, "session.json");
-    else
-        snprintf(out, len, "%.*s/session.json", (int)(slash - path), path);
-}
+#include "read/session_json_path.h"
 
 gpufl__session_origin gpufl__session_origin_of(const char *path, char *why, size_t why_len)
 {
     char file[4200];
-    session_json_of(path, file, sizeof file);
+    gpufl__session_json_of(path, file, sizeof file);
     json_error_t jerr;
     json_t *root = gpufl__json_load_regular(file, 0, &jerr);
     if (!root) {

@@ -12,23 +12,11 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "core/regular_file.h"
 #include "gpufl/gpufl.h"
+#include "read/session_json_path.h"
 #include "read/trace_internal.h"
-
-static void session_json_of(const char *path, char *out, size_t len)
-{
-    struct stat st;
-    const char *slash = strrchr(path, '/');
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(out, len, "%s/session.json", path);
-    else if (!slash)
-        snprintf(out, len, "session.json");
-    else
-        snprintf(out, len, "%.*s/session.json", (int)(slash - path), path);
-}
 
 /* The string id of obj[key] when it is a string (0 otherwise); -1 out of memory. */
 static int text(gpufl_trace *t, json_t *obj, const char *key, uint32_t *id)
@@ -57,7 +45,7 @@ int gpufl__trace_read_job(gpufl_trace *t, const char *path)
     if (!path)
         return 0;
     char file[4200];
-    session_json_of(path, file, sizeof file);
+    gpufl__session_json_of(path, file, sizeof file);
     json_error_t jerr;
     json_t *root = gpufl__json_load_regular(file, 0, &jerr);
     json_t *job = root ? json_object_get(root, "job") : NULL;

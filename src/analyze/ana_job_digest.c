@@ -4,11 +4,13 @@
  * before the next rank's is opened.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/ana_job.h"
 #include "analyze/ana_nccl.h"
+#include "analyze/ana_util.h"
 #include "gpufl/gpufl.h"
 
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
@@ -127,28 +129,39 @@ static int read_steps(const gpufl_trace *t, gpufl__job_rank *r)
     const gpufl_trace_scopes *s = gpufl_trace_get_scopes(t);
     if (!s || !s->n)
         return 0;
+    /* outermost scopes as (name, row), sorted: each name's run gives its count and its first row */
+    uint64_t *key = malloc(s->n * sizeof *key);
+    if (!key)
+        return GPUFL_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->depth[i] == 0)
+            key[m++] = (uint64_t)s->name[i] << 32 | (uint32_t)i;
+    if (gpufl__ana_sort_u64(key, m, NULL) != 0) {
+        free(key);
+        return GPUFL_ENOMEM;
+    }
     uint32_t best = 0;
-    size_t best_n = 0;
+    size_t best_n = 0, best_first = SIZE_MAX;
     bool best_step = false;
-    /* names of outermost scopes: counted by a pass per distinct name, few in practice */
-    for (size_t i = 0; i < s->n; i++) {
-        if (s->depth[i] != 0 || s->name[i] == best)
-            continue;
-        bool seen = false;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = s->depth[k] == 0 && s->name[k] == s->name[i];
-        if (seen)
-            continue;
-        size_t cnt = 0;
-        for (size_t k = i; k < s->n; k++)
-            cnt += s->depth[k] == 0 && s->name[k] == s->name[i];
-        bool step = names_step(gpufl_trace_string(t, s->name[i]));
-        if (cnt >= 2 && ((step && !best_step) || (step == best_step && cnt > best_n))) {
-            best = s->name[i];
+    for (size_t i = 0; i < m;) {
+        uint32_t name = (uint32_t)(key[i] >> 32);
+        size_t first = (uint32_t)key[i], end = i;
+        while (end < m && (uint32_t)(key[end] >> 32) == name)
+            end++;
+        size_t cnt = end - i;
+        i = end;
+        bool step = names_step(gpufl_trace_string(t, name));
+        /* a name that says "step" first, then the most repeated, then the first to appear */
+        if (cnt >= 2 &&
+            ((step && !best_step) || (step == best_step && (cnt > best_n || (cnt == best_n && first < best_first))))) {
+            best = name;
             best_n = cnt;
+            best_first = first;
             best_step = step;
         }
     }
+    free(key);
     if (!best)
         return 0;
     if (!(r->steps = malloc(best_n * sizeof *r->steps)))

@@ -63,7 +63,7 @@ typedef struct gpufl__job_rank {
     uint64_t comm_ns, compute_ns, overlap_ns, span_ns; /* summed over devices (gpufl__nccl_overlap) */
     gpufl__job_coll *coll;
     size_t ncoll;
-    gpufl__job_kernel_time *kt; /* sorted by name */
+    gpufl__job_kernel_time *kt; /* one per kernel name, in the order of their first configuration */
     size_t nkt;
     gpufl__job_step *steps;
     size_t nsteps;

@@ -202,6 +202,15 @@ typedef struct device_walk {
     uint32_t compute_name;         /* its config row + 1 */
 } device_walk;
 
+/* The digest string of launch configuration row's kernel name, interned
+ * once per row (cache: 0 = not yet), not once per collective. */
+static uint32_t config_name(const gpufl_trace *t, gpufl__job_rank *r, uint32_t *cache, size_t row)
+{
+    if (!cache[row])
+        cache[row] = gpufl__job_str(r, gpufl_trace_string(t, gpufl_trace_get_launch_configs(t)->name[row]));
+    return cache[row];
+}
+
 /* Kernels in start order: busy time, each NCCL kernel's idle gap and
  * step, and time per kernel name. */
 static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl__job_rank *r)
@@ -212,9 +221,10 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
     device_walk *dev = calloc(65536, sizeof *dev);
     uint64_t *per_config = calloc(cf->n ? cf->n : 1, 2 * sizeof *per_config);
     uint32_t *stream_no = malloc((st->n ? st->n : 1) * sizeof *stream_no);
+    uint32_t *config_str = calloc(cf->n ? cf->n : 1, sizeof *config_str); /* digest string of each row's name */
     if (ops->n && !(r->coll = calloc(ops->n, sizeof *r->coll)))
         goto oom;
-    if (!dev || !per_config || !stream_no)
+    if (!dev || !per_config || !stream_no || !config_str)
         goto oom;
     for (size_t i = 0; i < st->n; i++)
         stream_no[i] = UINT32_MAX;
@@ -236,7 +246,7 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
             c->end_ns = end;
             c->gpu_idle_before_ns = d->compute_end && start > d->compute_end ? start - d->compute_end : 0;
             if (d->compute_name)
-                c->last_kernel = gpufl__job_str(r, gpufl_trace_string(t, cf->name[d->compute_name - 1]));
+                c->last_kernel = config_name(t, r, config_str, d->compute_name - 1);
             if (stream_no[op->stream_row] == UINT32_MAX)
                 stream_no[op->stream_row] = nstreams++;
             c->stream = stream_no[op->stream_row];
@@ -264,7 +274,7 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
     for (size_t c = 0; c < cf->n; c++) {
         if (!per_config[2 * c])
             continue;
-        uint32_t name = gpufl__job_str(r, gpufl_trace_string(t, cf->name[c]));
+        uint32_t name = config_name(t, r, config_str, c);
         size_t at = 0;
         while (at < r->nkt && r->kt[at].name != name)
             at++;
@@ -281,11 +291,13 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
     free(dev);
     free(per_config);
     free(stream_no);
+    free(config_str);
     return 0;
 oom:
     free(dev);
     free(per_config);
     free(stream_no);
+    free(config_str);
     return GPUFL_ENOMEM;
 }
 

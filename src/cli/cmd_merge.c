@@ -30,19 +30,21 @@
 #include "cli/cli.h"
 #include "cli/job_digest_file.h"
 #include "cli/job_output.h"
+#include "core/os.h"
 
+/* A hard link, else a copy (another file system). */
 static int copy_file(const char *from, const char *to)
 {
     if (link(from, to) == 0)
         return 0;
-    int in = open(from, O_RDONLY | O_CLOEXEC), out = -1;
+    int in = open(from, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return -1;
-    out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     char buf[1 << 16];
     ssize_t n = 0;
     while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
-        if (write(out, buf, (size_t)n) != n) {
+        if (gpufl__write_all(out, buf, (size_t)n) != (size_t)n) {
             n = -1;
             break;
         }

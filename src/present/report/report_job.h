@@ -26,6 +26,10 @@ int gpufl__report_job_json(const gpufl__job_report *r, uint32_t top, FILE *out);
 int gpufl__report_job_html(const gpufl__job_report *r, uint32_t top, const char *path, char *err, size_t err_len)
     __attribute__((warn_unused_result));
 
+/* Rank i's name in tables: its rank number, or "#i" for a session without
+ * one (for every renderer). */
+void gpufl__job_rank_name(const gpufl__job_rank *r, size_t i, char *buf, size_t len);
+
 /* Per rank, time by collective kind (for every renderer). */
 typedef struct gpufl__job_coll_time {
     uint8_t coll, algo, proto;

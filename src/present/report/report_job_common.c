@@ -1,6 +1,7 @@
 /*
  * What the job report's renderers share (report_job.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "present/report/report_job.h"
@@ -38,4 +39,12 @@ size_t gpufl__job_coll_times(const gpufl__job_rank *r, gpufl__job_coll_time **ou
     qsort(v, n, sizeof *v, by_total);
     *out = v;
     return n;
+}
+
+void gpufl__job_rank_name(const gpufl__job_rank *r, size_t i, char *buf, size_t len)
+{
+    if (r->rank >= 0)
+        snprintf(buf, len, "%lld", (long long)r->rank);
+    else
+        snprintf(buf, len, "#%zu", i);
 }

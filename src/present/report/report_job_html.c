@@ -21,18 +21,10 @@
 #include "present/report/report_html_parts.h"
 #include "present/report/report_job.h"
 
-static void rank_name(const gpufl__job_report *r, size_t i, char *buf, size_t len)
-{
-    if (r->ranks[i].rank >= 0)
-        snprintf(buf, len, "%lld", (long long)r->ranks[i].rank);
-    else
-        snprintf(buf, len, "#%zu", i);
-}
-
 static void td_rank(gpufl__hout *o, const gpufl__job_report *r, size_t i)
 {
     char rn[24];
-    rank_name(r, i, rn, sizeof rn);
+    gpufl__job_rank_name(&r->ranks[i], i, rn, sizeof rn);
     gpufl__hout_printf(o, "<td class=n data-v=\"%zu\">%s</td>", i, rn);
 }
 

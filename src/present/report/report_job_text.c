@@ -13,14 +13,6 @@ static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
-static void rank_name(const gpufl__job_rank *r, size_t i, char *buf, size_t len)
-{
-    if (r->rank >= 0)
-        snprintf(buf, len, "%lld", (long long)r->rank);
-    else
-        snprintf(buf, len, "#%zu", i);
-}
-
 static void header(const gpufl__job_report *r, FILE *out)
 {
     const gpufl__job_rank *first = &r->ranks[0];
@@ -46,7 +38,7 @@ static void ranks_table(const gpufl__job_report *r, FILE *out)
         const gpufl__job_rank *k = &r->ranks[i];
         const gpufl__job_rank_lateness *l = &r->stragglers.per_rank[i];
         char rn[24];
-        rank_name(k, i, rn, sizeof rn);
+        gpufl__job_rank_name(k, i, rn, sizeof rn);
         fprintf(out,
                 "  %-5s %-16.16s %8d %9" PRIu64 " %8.2f ms %8.2f ms %8.2f ms %7.1f%% %8.2f ms %6" PRIu64 " %6zu  %s\n",
                 rn, k->host, k->pid, k->kernels, ms(k->busy_ns), ms(k->compute_ns), ms(k->comm_ns),
@@ -62,12 +54,12 @@ static void ranks_table(const gpufl__job_report *r, FILE *out)
 static void alignment(const gpufl__job_report *r, FILE *out)
 {
     char first[24];
-    rank_name(&r->ranks[0], 0, first, sizeof first); /* the lowest rank given, not always rank 0 */
+    gpufl__job_rank_name(&r->ranks[0], 0, first, sizeof first); /* the lowest rank given, not always rank 0 */
     fprintf(out, "\nAlignment (onto rank %s's clock)\n", first);
     for (size_t i = 0; i < r->nranks; i++) {
         const gpufl__job_rank *k = &r->ranks[i];
         char rn[24], err[48], nccl[160] = "";
-        rank_name(k, i, rn, sizeof rn);
+        gpufl__job_rank_name(k, i, rn, sizeof rn);
         if (k->align_error_ns == GPUFL_JOB_UNKNOWN_ERROR)
             snprintf(err, sizeof err, "error unknown (no NTP state)");
         else
@@ -96,7 +88,7 @@ static void nccl(const gpufl__job_report *r, FILE *out)
         gpufl__job_coll_time *v = NULL;
         size_t n = gpufl__job_coll_times(k, &v);
         char rn[24];
-        rank_name(k, i, rn, sizeof rn);
+        gpufl__job_rank_name(k, i, rn, sizeof rn);
         fprintf(out, "  rank %s: %" PRIu64 " NCCL kernels, %.2f ms, %.1f %% overlapped with compute\n", rn,
                 k->nccl_kernels, ms(k->comm_ns), pct(k->overlap_ns, k->comm_ns));
         for (size_t j = 0; j < n; j++)
@@ -125,7 +117,7 @@ static void stragglers(const gpufl__job_report *r, uint32_t top, FILE *out)
         if (!l->times_late)
             continue;
         char rn[24];
-        rank_name(&r->ranks[i], i, rn, sizeof rn);
+        gpufl__job_rank_name(&r->ranks[i], i, rn, sizeof rn);
         fprintf(out, "  rank %s was last %" PRIu64 " time(s), %.2f ms in all, at most %.2f ms\n", rn, l->times_late,
                 ms(l->total_late_ns), ms(l->max_late_ns));
     }
@@ -136,7 +128,7 @@ static void stragglers(const gpufl__job_report *r, uint32_t top, FILE *out)
         const gpufl__job_match *m = &r->matches.m[l->match];
         const gpufl__job_coll *c = &k->coll[m->at[l->rank]];
         char rn[24], step[96] = "";
-        rank_name(k, l->rank, rn, sizeof rn);
+        gpufl__job_rank_name(k, l->rank, rn, sizeof rn);
         if (l->step)
             snprintf(step, sizeof step, " in %s %u", k->str[k->step_name], l->step);
         fprintf(out, "    rank %s %.2f ms late at %s #%u of NCCL stream %u%s (the first rank waited %.2f ms)", rn,
@@ -164,8 +156,8 @@ static void imbalance(const gpufl__job_report *r, uint32_t top, FILE *out)
     for (size_t i = 0; i < b->n && i < top; i++) {
         const gpufl__job_imbalance_row *w = &b->row[i];
         char mx[24], mn[24];
-        rank_name(&r->ranks[w->max_rank], w->max_rank, mx, sizeof mx);
-        rank_name(&r->ranks[w->min_rank], w->min_rank, mn, sizeof mn);
+        gpufl__job_rank_name(&r->ranks[w->max_rank], w->max_rank, mx, sizeof mx);
+        gpufl__job_rank_name(&r->ranks[w->min_rank], w->min_rank, mn, sizeof mn);
         fprintf(out, "  %8.3f ms %8.3f ms %-6s %8.3f ms %-6s %6zu  %.100s\n", ms(w->mean_ns), ms(w->max_ns), mx,
                 ms(w->min_ns), mn, w->on_ranks, w->name);
     }

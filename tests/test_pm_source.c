@@ -34,6 +34,7 @@ static struct {
     __typeof__(&fake_cupti_pm_samples) samples;
     __typeof__(&fake_cupti_pm_refuse) refuse;
     __typeof__(&fake_cupti_pm_started) started;
+    __typeof__(&fake_cupti_pm_activity_clock) activity_clock;
     unsigned *primary_active; /* the fake driver's: bit per device whose primary context exists */
     int *retained;            /* its retain counts per device */
 } fake;
@@ -75,7 +76,9 @@ static void check_samples(const char *path, uint64_t n_expected, uint64_t t0, ui
     for (size_t i = 0; i < s->n; i++) {
         const char *metric = gpufl_trace_string(t, s->metric[i]);
         assert_int_equal(s->end_ns[i] - s->ts_ns[i], 20000);
-        assert_true(s->ts_ns[i] >= t0 && s->end_ns[i] <= t1);
+        if (!(s->ts_ns[i] >= t0 && s->end_ns[i] <= t1))
+            fail_msg("sample %zu [%llu, %llu] outside [%llu, %llu]", i, (unsigned long long)s->ts_ns[i],
+                     (unsigned long long)s->end_ns[i], (unsigned long long)t0, (unsigned long long)t1);
         assert_int_equal(s->device[i], 0);
         if (!strcmp(metric, FAKE_CUPTI_SM_ACTIVE)) {
             assert_true(s->value[i] == 75.0);
@@ -263,20 +266,31 @@ static void test_waits_for_the_programs_context(void **state)
     free(log_path);
 }
 
-/* Without GPUFL_EXPERIMENTAL_PM_SOURCE=1 the option is refused, saying why,
- * and the session records the rest. */
-static void test_off_unless_asked_for(void **state)
+/* CUPTI 13.0 on an H100 gave PM timestamps in the clock registered for
+ * the activity records (the session's), not the GPU's realtime-like timer:
+ * they are taken as they are, not shifted by the realtime offset (which
+ * put every sample decades before the session and dropped it). */
+static void test_samples_in_the_activity_clock(void **state)
 {
     (void)state;
-    unsetenv("GPUFL_EXPERIMENTAL_PM_SOURCE");
-    gpufl_options o = options(FAKE_CUPTI_SM_ACTIVE);
+    fake.activity_clock(true);
+    gpufl_options o = options(FAKE_CUPTI_SM_ACTIVE "," FAKE_CUPTI_DRAM_READ);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     assert_true(gpufl_init(&o));
-    usleep(50000);
-    assert_false(fake.started(0));
+    assert_true(wait_started());
+    assert_int_equal(fake.samples(0, 300, 0.75), 300);
+    /* the fake lays its samples 20 us apart from sampling's start on: the
+     * last of 300 may end up to 6 ms after they were made */
+    usleep(10000);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     gpufl_shutdown();
-    setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1", 1);
+    fake.activity_clock(false);
     char *dir = tu_session_dir(log_path);
-    assert_true(logged(dir, "GPUFL_EXPERIMENTAL_PM_SOURCE=1", "experimental"));
+    assert_non_null(dir);
+    check_samples(dir, 600, t0, t1);
     free(dir);
     tu_rm_rf(log_path);
     free(log_path);
@@ -286,13 +300,13 @@ static int setup(void **state)
 {
     (void)state;
     setenv("GPUFL_CUPTI_LIBRARY", GFL_FAKE_CUPTI, 1);
-    setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1", 1);
     fake.lib = dlopen(GFL_FAKE_CUPTI, RTLD_NOW | RTLD_LOCAL);
     if (!fake.lib)
         return -1;
     fake.samples = (__typeof__(fake.samples))dlsym(fake.lib, "fake_cupti_pm_samples");
     fake.refuse = (__typeof__(fake.refuse))dlsym(fake.lib, "fake_cupti_pm_refuse");
     fake.started = (__typeof__(fake.started))dlsym(fake.lib, "fake_cupti_pm_started");
+    fake.activity_clock = (__typeof__(fake.activity_clock))dlsym(fake.lib, "fake_cupti_pm_activity_clock");
     /* the driver the plugin finds as the program's (dlopen RTLD_NOLOAD) */
     void *cuda = dlopen(GFL_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
     if (!cuda)
@@ -308,7 +322,7 @@ int main(void)
         cmocka_unit_test(test_samples_in_both_formats),
         cmocka_unit_test(test_refused_device_leaves_a_session),
         cmocka_unit_test(test_waits_for_the_programs_context),
-        cmocka_unit_test(test_off_unless_asked_for),
+        cmocka_unit_test(test_samples_in_the_activity_clock),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -383,9 +383,7 @@ static void pm_sampling_keeps_the_counters(void **state)
     (void)state;
     gpufl_options o = options("rp_pm");
     o.pm_sampling_metrics = FAKE_CUPTI_SM_ACTIVE;
-    setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1", 1); /* PM sampling runs only when asked for so */
     gpufl_trace *t = refused_session(&o, CUPTI_SUCCESS);
-    unsetenv("GPUFL_EXPERIMENTAL_PM_SOURCE");
     expect_reason(t, "PM sampling", "performance counters");
     gpufl_trace_close(t);
 }

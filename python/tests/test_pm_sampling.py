@@ -137,7 +137,7 @@ def test_errors_carry_their_kind(fake):
 
 
 def test_recorded_samples_read_back(fake, tmp_path, monkeypatch):
-    """pm_sampling_metrics (experimental, asked for) in a Trace session
+    """pm_sampling_metrics in a Trace session
     through the plugin, with the fake driver beside the fake libcupti: the
     samples come back from the trace as the pm_samples table."""
     import gpufl
@@ -146,7 +146,6 @@ def test_recorded_samples_read_back(fake, tmp_path, monkeypatch):
     if not os.path.exists(cuda):
         pytest.skip("no fake libcuda.so.1 beside the fake libcupti")
     ctypes.CDLL(cuda)  # the program's driver, as the plugin finds it (RTLD_NOLOAD)
-    monkeypatch.setenv("GPUFL_EXPERIMENTAL_PM_SOURCE", "1")
     plugin = os.path.join(os.path.dirname(_lib.path), "libgpufl_cupti.so")
     assert gpufl.init(app_name="pm-py", log_path=str(tmp_path), profiling_engine="trace", device_plugin=plugin,
                       system_sample_rate_ms=0, pm_sampling_metrics=SM + "," + DRAM, pm_sampling_interval_us=50)

@@ -132,17 +132,18 @@
       "Name of the scope (or gpufl.torch step) whose begins count steps.")                        \
     X(trace_on_trigger, BOOL, false, "`false`", "GPUFL_TRACE_ON_TRIGGER", 0, 0,                   \
       "With trace windows: a trigger also opens a trace window of `trace_for_s`.")                \
-    X(pc_sampling_period, U32, 15, "`15`", "GPUFL_PC_SAMPLING_PERIOD", 0, 31,                     \
+    X(pc_sampling_period, U32, 19, "`19`", "GPUFL_PC_SAMPLING_PERIOD", 0, 31,                     \
       "PC sampling (engines `pc_sampling` and `deep`): the SMs sample their warps every 2^N "     \
       "cycles, N from 5 to 31; 0 lets CUPTI choose (2^11 on an H100, where a "                    \
       "memory-bound kernel then made samples faster than CUPTI decoded them and later kernels "  \
-      "went unsampled). Longer periods cost less and sample less.")                                                                             \
+      "went unsampled). Longer periods cost less and sample less: ResNet-50 training on an H100 " \
+      "ran 1.04x slower at 19 and 1.22-1.43x at 15 (bench/RESULTS.md).")                          \
     X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \
-      "Trace engine and up, experimental: CUPTI metrics the GPU's performance monitor samples on "  \
+      "Trace engine and up: CUPTI metrics the GPU's performance monitor samples on "               \
       "every device, comma-separated, as `pm_sample` events on the session clock (counter tracks " \
       "in the exports); `default`: SM active, tensor pipe active, DRAM read and write bytes/s, "  \
-      "PCIe read and write bytes/s. Off unless GPUFL_EXPERIMENTAL_PM_SOURCE=1: on an H100 it "   \
-      "crashed the program inside CUPTI (2026-11-27). The PM sampling API (gpufl_pm_*) works.")  \
+      "PCIe read and write bytes/s. Sampling starts when the program has a CUDA context, after " \
+      "about 1 s of set-up on an H100.")                                                          \
     X(pm_sampling_interval_us, U32, 1000, "`1000`", "GPUFL_PM_SAMPLING_INTERVAL_US", 1, 1000000,  \
       "Microseconds between two PM samples (`pm_sampling_metrics`), timed by the GPU. Each "      \
       "sample costs the decoding thread about 25 us (1 metric) to 94 us (6) on an H100: "         \

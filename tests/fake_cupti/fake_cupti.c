@@ -245,7 +245,7 @@ static bool kind_on(CUpti_ActivityKind kind)
     return on;
 }
 
-static uint64_t timestamp(void)
+uint64_t fake__timestamp(void)
 {
     pthread_mutex_lock(&lock);
     CUpti_TimestampCallbackFunc fn = act.timestamp;
@@ -438,7 +438,7 @@ static void call_enter(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     c->data.contextUid = FAKE_CUPTI_CONTEXT;
     c->data.correlationData = &c->correlation_data;
     c->data.correlationId = corr;
-    c->start = timestamp();
+    c->start = fake__timestamp();
     fake__deliver(domain, cbid, &c->data);
 }
 
@@ -447,7 +447,7 @@ static void call_exit(call *c)
 {
     c->data.callbackSite = CUPTI_API_EXIT;
     fake__deliver(c->domain, c->cbid, &c->data);
-    c->end = timestamp();
+    c->end = fake__timestamp();
     CUpti_ActivityKind api_kind =
         c->domain == CUPTI_CB_DOMAIN_DRIVER_API ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
     pthread_mutex_lock(&lock);
@@ -650,7 +650,7 @@ EXPORT uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k)
     else
         call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, k->name);
     sass_execute(k->name);
-    uint64_t start = timestamp();
+    uint64_t start = fake__timestamp();
     call_exit(&c);
     kernel_record(k, c.data.correlationId, 0, start, start + duration(k));
     fake__rp_kernel(duration(k));
@@ -662,7 +662,7 @@ EXPORT uint32_t fake_cupti_bad_record(fake_cupti_bad bad)
     static const fake_cupti_kernel k = {.name = "teardown_kernel", .grid = {1, 1, 1}, .block = {32, 1, 1}};
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, k.name);
-    uint64_t now = timestamp();
+    uint64_t now = fake__timestamp();
     call_exit(&c);
     uint64_t start = now, end = now + 1000;
     switch (bad) {
@@ -685,7 +685,7 @@ EXPORT uint32_t fake_cupti_graph_launch(uint32_t graph_id, const fake_cupti_kern
 {
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, NULL);
-    uint64_t start = timestamp();
+    uint64_t start = fake__timestamp();
     call_exit(&c);
     for (unsigned i = 0; i < n; i++) {
         kernel_record(&kernels[i], c.data.correlationId, graph_id, start, start + duration(&kernels[i]));
@@ -722,7 +722,7 @@ EXPORT uint32_t fake_cupti_memcpy(uint8_t copy_kind, uint8_t src_kind, uint8_t d
 {
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, NULL);
-    uint64_t start = timestamp();
+    uint64_t start = fake__timestamp();
     call_exit(&c);
     copy_record(copy_kind, src_kind, dst_kind, bytes, stream, c.data.correlationId, start);
     return c.data.correlationId;
@@ -732,7 +732,7 @@ EXPORT uint32_t fake_cupti_memcpy_peer(uint32_t src_device, uint32_t dst_device,
 {
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000, NULL);
-    uint64_t start = timestamp();
+    uint64_t start = fake__timestamp();
     call_exit(&c);
     if (kind_on(CUPTI_ACTIVITY_KIND_MEMCPY2)) {
         CUpti_ActivityMemcpyPtoP4 r;
@@ -761,7 +761,7 @@ EXPORT uint32_t fake_cupti_memset(uint64_t bytes, uint32_t value, uint32_t strea
 {
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, NULL);
-    uint64_t start = timestamp();
+    uint64_t start = fake__timestamp();
     call_exit(&c);
     if (kind_on(CUPTI_ACTIVITY_KIND_MEMSET)) {
         CUpti_ActivityMemset4 r;
@@ -792,8 +792,8 @@ EXPORT uint32_t fake_cupti_sync(CUpti_ActivitySynchronizationType type, uint32_t
                                 : CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020;
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, NULL);
-    uint64_t start = timestamp();
-    uint64_t end = timestamp();
+    uint64_t start = fake__timestamp();
+    uint64_t end = fake__timestamp();
     call_exit(&c);
     if (kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) {
         CUpti_ActivitySynchronization2 r;
@@ -819,7 +819,7 @@ static uint32_t memory_call(bool alloc, uint64_t address, uint64_t bytes, bool a
               : (async ? CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020 : CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020);
     call c;
     call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, NULL);
-    uint64_t when = timestamp();
+    uint64_t when = fake__timestamp();
     call_exit(&c);
     if (kind_on(CUPTI_ACTIVITY_KIND_MEMORY2)) {
         CUpti_ActivityMemory4 r;

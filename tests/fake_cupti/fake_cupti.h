@@ -221,6 +221,10 @@ void fake_cupti_pm_image_limit(uint64_t values);
 /* The GPU's clock (PM sample timestamps): CLOCK_REALTIME in ns, as the
  * driver keeps its global timer. */
 uint64_t fake_cupti_gpu_now(void);
+/* PM timestamps in the activity records' clock (the client's timestamp
+ * callback), as CUPTI 13.0 gave them on an H100, or the realtime-like
+ * GPU timer (the default). */
+void fake_cupti_pm_activity_clock(bool on);
 /* Host profiler objects now alive (Initialize less Deinitialize). */
 int fake_cupti_profiler_hosts_alive(void);
 /* ---- the SASS metrics API ------------------------------------------------

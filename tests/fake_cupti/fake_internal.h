@@ -14,4 +14,8 @@ void fake__deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
  * open range). */
 void fake__rp_kernel(uint64_t duration_ns);
 
+/* Now in the activity records' clock: the client's timestamp callback
+ * when it registered one, else CLOCK_REALTIME. */
+uint64_t fake__timestamp(void);
+
 #endif /* GPUFL_TESTS_FAKE_INTERNAL_H */

@@ -21,6 +21,7 @@
 #include <cupti_pmsampling.h>
 
 #include "fake_cupti.h"
+#include "fake_internal.h"
 #include "fake_profiler.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -53,8 +54,17 @@ static CUpti_PmSampling_Object *enabled[MAX_DEVICES];
 static CUptiResult refusal = CUPTI_SUCCESS;
 static uint64_t image_limit; /* values (samples x metrics) a decode takes; 0 any */
 
+static _Atomic bool in_activity_clock; /* atomic: read under lock too */
+
+/* Whether PM timestamps follow the activity records' clock (the client's
+ * timestamp callback), as CUPTI 13.0 did on an H100, instead of the GPU's
+ * realtime-like timer. */
+EXPORT void fake_cupti_pm_activity_clock(bool on) { in_activity_clock = on; }
+
 EXPORT uint64_t fake_cupti_gpu_now(void)
 {
+    if (in_activity_clock)
+        return fake__timestamp();
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;

@@ -2,19 +2,28 @@
  * PM sampling as a recorder source (see pm_source.h), over pm_sampling.c's
  * table.
  *
- * Experimental, off unless GPUFL_EXPERIMENTAL_PM_SOURCE=1: on an H100 on
- * 2026-11-27 this source crashed the program (SIGSEGV in libnvperf_host,
- * from the decoder thread, with tracing on), while the same CUPTI calls
- * made by the API alone (tests/gpu/test_pm_sampling.cu) worked. The cause
- * is not known yet; the library must not crash the program it observes.
+ * History: on an H100 on 2026-11-27 an earlier form of this source, which
+ * set the devices up inside the driver's injection or on a thread without
+ * a context, crashed the program (SIGSEGV in libnvperf_host) and was kept
+ * behind GPUFL_EXPERIMENTAL_PM_SOURCE=1. Set up as below (the thread, in
+ * the program's primary context) it ran a PyTorch loop, three ResNet-50
+ * trainings and tests/gpu/test_pm_source.cu without a fault the same day,
+ * so the option alone now turns it on.
  *
- * Clock: PM timestamps are the GPU's global timer, which the driver keeps
- * near the host's CLOCK_REALTIME: on an H100 a kernel's %globaltimer start
- * lagged realtime by 0.6 ms in one run and 3.2 ms in another (a kernel
- * launched 100 ms after a realtime reading began 99.4 and 96.8 ms after
- * it by the GPU's timer). The session clock is CLOCK_MONOTONIC, so one
- * offset, taken at start, maps the two, to within those milliseconds:
- * CUPTI 13 has no call that reads the GPU's timer beside the host's. The
+ * Clock: PM timestamps come in one of two clocks. Without a timestamp
+ * callback they are the GPU's global timer, which the driver keeps near
+ * the host's CLOCK_REALTIME: on an H100 a kernel's %globaltimer start
+ * lagged realtime by 0.6 ms in one run and 3.2 ms in another. But the
+ * recorder registers the session clock with
+ * cuptiActivityRegisterTimestampCallback for its activity records, and on
+ * an H100 (CUPTI 13.0, 2026-11-27) the PM samples then came in that clock
+ * too (their ends 52 s into a machine up for about a minute, against
+ * realtime's 1.8e18 ns): every sample had been dropped as "before the
+ * session". So the first decode that has samples decides: the clock that
+ * the newest sample's end lies nearer to now in is the samples' clock
+ * (offset 0 for the session clock; realtime minus the session clock, read
+ * back to back at start, otherwise). Samples decoded before that are
+ * mapped by the same choice, since it is made before any is pushed. The
  * first sample reaches back before start (on an H100, to the
  * configuration): it is clipped to the start.
  *
@@ -69,7 +78,9 @@ static struct {
     const gpufl_pm_ops *ops;
     device_source dev[MAX_DEVICES];
     int n_dev;
-    int64_t offset_ns; /* GPU timer - session clock */
+    int64_t offset_ns;       /* samples' clock - session clock (pm_clock_chosen decides it) */
+    int64_t realtime_offset; /* CLOCK_REALTIME - session clock, at start */
+    bool clock_chosen;
     uint64_t started_ns;
     long decode_every_ns;
     pthread_t thread;
@@ -164,14 +175,17 @@ static uint64_t realtime_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-static void push_data(const device_source *d, const gpufl_pm_counter_data *data)
+/* Returns the samples that reached into the session (the rest ended before it). */
+static uint64_t push_data(const device_source *d, const gpufl_pm_counter_data *data)
 {
+    uint64_t kept = 0;
     for (uint64_t i = 0; i < data->num_samples; i++) {
         int64_t start = (int64_t)data->start_ns[i] - S.offset_ns, end = (int64_t)data->end_ns[i] - S.offset_ns;
         if (end <= (int64_t)S.started_ns)
             continue; /* wholly before the session asked (see the top) */
         if (start < (int64_t)S.started_ns)
             start = (int64_t)S.started_ns;
+        kept++;
         for (uint32_t m = 0; m < data->num_metrics && m < d->n_metrics; m++) {
             double v = data->values[i * data->num_metrics + m];
             gfl_event ev;
@@ -186,9 +200,27 @@ static void push_data(const device_source *d, const gpufl_pm_counter_data *data)
                                           : v < 1e15 ? (uint64_t)(v * 10000.0 + 0.5)
                                                      : 10000000000000000000ull;
             if (S.host->push_wait(&ev) != 0)
-                return; /* recording stopped */
+                return kept; /* recording stopped */
         }
     }
+    return kept;
+}
+
+static uint64_t realtime_ns(void);
+
+/* Once, at the first samples: which clock they are in (see the top). */
+static void choose_clock(const device_source *d, const gpufl_pm_counter_data *data)
+{
+    if (S.clock_chosen || data->num_samples == 0)
+        return;
+    int64_t newest = (int64_t)data->end_ns[data->num_samples - 1];
+    int64_t from_session = newest - (int64_t)S.host->now_ns(), from_real = newest - (int64_t)realtime_ns();
+    bool session_clock = llabs(from_session) < llabs(from_real);
+    S.offset_ns = session_clock ? 0 : S.realtime_offset;
+    S.clock_chosen = true;
+    say(GFL_LOG_DEBUG, "PM sampling on device %d: samples are in the %s clock (newest ends %lld ns from now)",
+        d->device, session_clock ? "session's" : "GPU's realtime",
+        (long long)(session_clock ? from_session : from_real));
 }
 
 static void decode_all(void)
@@ -197,7 +229,8 @@ static void decode_all(void)
         device_source *d = &S.dev[k];
         gpufl_pm_counter_data *data = NULL;
         char err[512];
-        if (d->decodes++ == 0)
+        uint64_t nth = ++d->decodes;
+        if (nth == 1)
             say(GFL_LOG_DEBUG, "PM sampling on device %d: first decode", d->device);
         if (S.ops->decode(d->h, MAX_SAMPLES_PER_DECODE, &data, err, sizeof err) != 0) {
             if (d->failed_decodes++ == 0)
@@ -210,7 +243,16 @@ static void decode_all(void)
         }
         if (data->more)
             d->image_full++;
-        push_data(d, data);
+        choose_clock(d, data);
+        uint64_t kept = push_data(d, data);
+        if (nth <= 3) /* where the first samples fall against the session's start, in its clock */
+            say(GFL_LOG_DEBUG,
+                "PM sampling on device %d: decode %llu: %llu sample(s) of %llu, %llu kept; first [%lld, %lld] ns "
+                "from the start",
+                d->device, (unsigned long long)nth, (unsigned long long)data->num_samples,
+                (unsigned long long)data->num_total_samples, (unsigned long long)kept,
+                data->num_samples ? (long long)((int64_t)data->start_ns[0] - S.offset_ns - (int64_t)S.started_ns) : 0,
+                data->num_samples ? (long long)((int64_t)data->end_ns[0] - S.offset_ns - (int64_t)S.started_ns) : 0);
         S.ops->free_data(data);
     }
 }
@@ -378,11 +420,7 @@ static void *decoder(void *arg)
     return NULL;
 }
 
-bool gfl_pm_source_wanted(const gpufl_options *o)
-{
-    const char *gate = getenv("GPUFL_EXPERIMENTAL_PM_SOURCE");
-    return o->pm_sampling_metrics && o->pm_sampling_metrics[0] && gate && strcmp(gate, "1") == 0;
-}
+bool gfl_pm_source_wanted(const gpufl_options *o) { return o->pm_sampling_metrics && o->pm_sampling_metrics[0]; }
 
 void gfl_pm_source_start(const gpufl_plugin_host *host)
 {
@@ -390,12 +428,6 @@ void gfl_pm_source_start(const gpufl_plugin_host *host)
     if (!o->pm_sampling_metrics || !o->pm_sampling_metrics[0] || S.thread_running)
         return;
     S.host = host;
-    if (!gfl_pm_source_wanted(o)) {
-        say(GFL_LOG_WARN, "pm_sampling_metrics is experimental and off: on an H100 (2026-11-27) the recorder's PM "
-                          "sampling crashed the program inside CUPTI; set GPUFL_EXPERIMENTAL_PM_SOURCE=1 to try it "
-                          "anyway. The PM sampling API (gpufl_pm_*, gpufl.pm_sampling) works.");
-        return;
-    }
     S.ops = gfl_pm_sampling_ops();
     parse(o->pm_sampling_metrics);
     if (S.n_metrics == 0) {
@@ -411,7 +443,9 @@ void gfl_pm_source_start(const gpufl_plugin_host *host)
     /* Before any device starts, so that no sample begins before it. The
      * pair is read back to back: they differ by the ns between the reads. */
     S.started_ns = host->now_ns();
-    S.offset_ns = (int64_t)realtime_ns() - (int64_t)S.started_ns;
+    S.realtime_offset = (int64_t)realtime_ns() - (int64_t)S.started_ns;
+    S.offset_ns = S.realtime_offset;
+    S.clock_chosen = false;
     S.n_dev = 0;
     S.stopping = S.process_exiting = false;
     if (pthread_create(&S.thread, NULL, decoder, NULL) != 0) {

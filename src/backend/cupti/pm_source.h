@@ -29,8 +29,7 @@
  * do not fit one pass with those before them are left out, and said. */
 void gfl_pm_source_start(const gpufl_plugin_host *host);
 
-/* Whether the options ask for PM sampling and it may run (the source is
- * experimental: GPUFL_EXPERIMENTAL_PM_SOURCE=1, see pm_source.c). */
+/* Whether the options ask for PM sampling. */
 bool gfl_pm_source_wanted(const gpufl_options *o);
 
 /* Stops the thread after a last decode and gives the devices back; with

@@ -9,7 +9,7 @@
 #include "present/diff/replay_op.h"
 #include "present/report/summary_text.h"
 
-#define NAME_WIDTH 100
+#define NAME_WIDTH 80
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
@@ -196,7 +196,7 @@ int gpufl__replay_text(const gpufl__replay *r, const gpufl__replay_text_opts *o,
     }
     if (r->nlanes == 0)
         fprintf(out, "  nothing to compare: neither session has GPU work or allocations in the selection\n");
-    if (r->graphs_compared)
+    if (r->graphs_compared && !(o->only_differences && r->graphs_a == r->graphs_b))
         fprintf(out, "  %s  CUDA graph launches: %" PRIu64 " in A, %" PRIu64 " in B\n",
                 r->graphs_a == r->graphs_b ? "same     " : "DIFFERENT", r->graphs_a, r->graphs_b);
     fputc('\n', out);

@@ -119,7 +119,7 @@ static const gpufl__cli_command commands[] = {
      "replay-check A B [--from-time T] [--to-time T] [--from-op N] [--to-op N]\n"
      "[--scope NAME[#N]] [--ignore-names REGEX] [--ignore-launch-config]\n"
      "[--ignore-allocs] [--stream-map A:B]... [--json] [--only-differences]",
-     "did two runs do the same GPU work (kernels, launch configurations,\ncopies, allocations)? exits 1 when not (for CI)",
+     "whether two runs did the same GPU work (kernels, launch\nconfigurations, copies, allocations); exits 1 when not (for CI)",
      "  A, B                    sessions (directory, .log or .gflt), or two job directories:\n"
      "                          then rank by rank\n"
      "Per stream: kernels (name, grid, block, registers, shared memory, graph node or not),\n"
@@ -127,8 +127,8 @@ static const gpufl__cli_command commands[] = {
      "paired per device by order of first use (ids differ between runs). Per device: driver\n"
      "allocations and frees, framework blocks and allocator records (sizes and order). Times\n"
      "are never compared. The first divergence of each lane is shown like a diff.\n"
-     "  --from-time, --to-time T  only ops starting from T up to T after each session's start\n"
-     "                          (1.5s, 200ms, 40us, or ns)\n"
+     "  --from-time, --to-time T  only ops starting between these times after each session's\n"
+     "                          start (1.5s, 200ms, 40us, or ns); each run is cut at its own times\n"
      "  --from-op, --to-op N    only ops of index N up to (not including) M in each lane\n"
      "  --scope NAME[#N]        only work launched inside gpufl scope NAME (its N-th occurrence,\n"
      "                          from 1; default every one), nested scopes included\n"

@@ -11,7 +11,8 @@
  * whose stream ids differ, are the same; a renamed kernel, a changed grid,
  * an extra kernel, a missing allocation, a different allocation size and
  * streams started in another order each differ at the right op, with the
- * right kind of change; the time, op and scope ranges and the ignore
+ * right kind of change; the framework's blocks and allocator records
+ * (those taken at an interval left out); a stream only one run has; the time, op and scope ranges and the ignore
  * options select and loosen what they say; the alignment (insertions,
  * deletions, replacements, a tail that never re-synchronises, the cap on
  * divergences) on plain arrays.
@@ -41,9 +42,40 @@ enum {
     V_ALLOC_SIZE = 16,   /* it is 3 MiB */
     V_SWAP_STREAMS = 32, /* the collectives' stream starts work first */
     V_IDS = 64,          /* other stream ids, same order */
+    V_FRAMEWORK = 128,   /* PyTorch's layer: blocks and allocator records */
+    V_BLOCK = 256,       /* with it: the second block is 512 KiB, not 256 */
+    V_SAMPLES = 512,     /* with it: three more "sample" records (timing) */
+    V_RESERVED = 1024,   /* with it: the "scope" record reserves more */
+    V_THIRD = 2048,      /* a third stream (id 30) runs a kernel */
 };
 
 #define T(x) (AF_START + (x))
+
+/* The framework's layer: two blocks and a free on device 0, allocator
+ * records of reason "sample" (2, or 5 with V_SAMPLES) and "scope". */
+static void framework(af *f, unsigned v)
+{
+    for (int i = 0; i < 2; i++)
+        af_line(f, AF_DEVICE,
+                "{\"type\":\"mem_alloc\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":7,\"corr\":0,"
+                "\"address\":\"0x%x\",\"bytes\":%u,\"kind\":\"device\",\"framework\":true}",
+                (unsigned long long)T(2500 + i * 10), 0x100000 + i * 0x80000,
+                i && (v & V_BLOCK) ? 512u << 10 : 256u << 10);
+    af_line(f, AF_DEVICE,
+            "{\"type\":\"mem_free\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":7,\"corr\":0,"
+            "\"address\":\"0x100000\",\"bytes\":%u,\"kind\":\"device\",\"framework\":true}",
+            (unsigned long long)T(70000), 256u << 10);
+    unsigned samples = v & V_SAMPLES ? 5 : 2;
+    for (unsigned i = 0; i < samples; i++)
+        af_line(f, AF_DEVICE,
+                "{\"type\":\"allocator\",\"ts_ns\":%llu,\"device\":0,\"framework\":\"pytorch\","
+                "\"reason\":\"sample\",\"allocated\":%u,\"reserved\":2097152,\"active\":%u,\"inactive_split\":0}",
+                (unsigned long long)T(3000 + i * 100), 1000 + i, 1000 + i);
+    af_line(f, AF_DEVICE,
+            "{\"type\":\"allocator\",\"ts_ns\":%llu,\"device\":0,\"framework\":\"pytorch\","
+            "\"reason\":\"scope\",\"allocated\":524288,\"reserved\":%u,\"active\":524288,\"inactive_split\":0}",
+            (unsigned long long)T(50000), v & V_RESERVED ? 4194304u : 2097152u);
+}
 
 /* The program: stream 7 (S_COMPUTE) runs, in scope step #1 (id 1; fwd, id
  * 3, inside it): gemm [0], relu [1] (in fwd), then a copy [2] and a memset
@@ -89,6 +121,10 @@ static gpufl_trace *program(const char *name, unsigned v)
     if (!(v & V_NO_ALLOC))
         af_mem(&f, false, 0, T(1600), 0x300000, v & V_ALLOC_SIZE ? 3 << 20 : 2 << 20, "device");
     af_mem(&f, true, 0, T(120000), 0x100000, 1 << 20, "device");
+    if (v & V_FRAMEWORK)
+        framework(&f, v);
+    if (v & V_THIRD)
+        af_kernel(&f, (af_k){.stream = 30, .start = T(80000), .end = T(80100), .name = "side", .tid = 3});
     return af_open(&f, work, name);
 }
 
@@ -412,6 +448,70 @@ static void test_ignore_options(void **state)
     pair_free(&p);
 }
 
+static void test_framework_layer(void **state)
+{
+    (void)state;
+    pair p;
+    check(&p, V_FRAMEWORK, V_FRAMEWORK | V_SAMPLES, NULL);
+    assert_int_equal(p.rc, 0);
+    assert_true(p.r.same); /* "sample" records follow the clock: left out */
+    assert_int_equal(lane(&p.r, GPUFL__RP_LANE_BLOCKS, 0)->n_a, 3);
+    assert_int_equal(lane(&p.r, GPUFL__RP_LANE_ALLOCATOR, 0)->n_a, 1);
+    assert_int_equal(lane(&p.r, GPUFL__RP_LANE_ALLOCS, 0)->n_a, 3); /* the driver's, apart */
+    pair_free(&p);
+
+    check(&p, V_FRAMEWORK, V_FRAMEWORK | V_BLOCK, NULL);
+    assert_int_equal(p.r.ndiffer, 1);
+    const gpufl__rp_lane *l = lane(&p.r, GPUFL__RP_LANE_BLOCKS, 0);
+    assert_int_equal(l->change, GPUFL__RP_CH_SIZE);
+    assert_int_equal(l->at_a, 1);
+    pair_free(&p);
+
+    check(&p, V_FRAMEWORK, V_FRAMEWORK | V_RESERVED, NULL);
+    l = lane(&p.r, GPUFL__RP_LANE_ALLOCATOR, 0);
+    assert_false(l->same);
+    assert_int_equal(l->change, GPUFL__RP_CH_SIZE);
+    assert_int_equal(p.r.keys[l->lines[0].key].reserved, 2097152);
+    assert_string_equal(p.r.keys[l->lines[0].key].name, "scope");
+    pair_free(&p);
+
+    /* one run without the layer: its lanes are missing in B */
+    check(&p, V_FRAMEWORK, 0, NULL);
+    assert_int_equal(p.r.ndiffer, 2);
+    assert_int_equal(lane(&p.r, GPUFL__RP_LANE_BLOCKS, 0)->change, GPUFL__RP_CH_MISSING);
+    pair_free(&p);
+}
+
+static void test_stream_one_run_lacks(void **state)
+{
+    (void)state;
+    pair p;
+    check(&p, 0, V_THIRD, NULL);
+    assert_false(p.r.same);
+    assert_int_equal(p.r.ndiffer, 1);
+    const gpufl__rp_lane *l = NULL;
+    for (size_t i = 0; i < p.r.nlanes; i++)
+        if (p.r.lanes[i].kind == GPUFL__RP_LANE_STREAM && !p.r.lanes[i].has_a)
+            l = &p.r.lanes[i];
+    assert_non_null(l);
+    assert_int_equal(l->change, GPUFL__RP_CH_ONLY_B);
+    assert_int_equal(l->stream_b, 30);
+    assert_int_equal(l->only_b, 1);
+    assert_int_equal(l->nlines, 1);
+    assert_int_equal(l->lines[0].tag, '+');
+    assert_int_equal(l->at_b, 0);
+    pair_free(&p);
+
+    /* outside the range it is no difference */
+    gpufl__replay_options o;
+    gpufl__replay_options_default(&o);
+    o.to_ns = 70000;
+    o.has_to = true;
+    check(&p, 0, V_THIRD, &o);
+    assert_true(p.r.same);
+    pair_free(&p);
+}
+
 /* ---- the alignment on plain arrays ------------------------------------------------------- */
 
 static uint32_t *seq(size_t n, uint32_t salt)
@@ -533,6 +633,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_op_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scope, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ignore_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_framework_layer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_one_run_lacks, setup, teardown),
         cmocka_unit_test(test_align),
         cmocka_unit_test(test_align_caps_divergences),
     };

@@ -308,6 +308,18 @@ static void test_jobs_rank_by_rank(void **state)
     free(out);
     free(err);
 
+    /* a rank only one run has */
+    char jd[4200];
+    snprintf(jd, sizeof jd, "%s/job-d", work);
+    assert_int_equal(mkdir(jd, 0755), 0);
+    for (int r = 0; r < 3; r++)
+        write_rank(jd, r, -1);
+    assert_int_equal(replay((const char *[]){ja, jd, NULL}, &out, &err), 1);
+    assert_non_null(strstr(out, "== rank 2\nDIFFERENT: only B has this rank ("));
+    assert_non_null(strstr(out, "JOB DIFFERENT: 1 of 3 ranks differs\n"));
+    free(out);
+    free(err);
+
     /* a job against one session */
     char one[4300];
     snprintf(one, sizeof one, "%s/rank-0", ja);

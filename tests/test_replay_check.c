@@ -218,6 +218,12 @@ static void test_renamed_kernel(void **state)
     assert_int_equal(l->lines[5].index_a, 6);
     /* counts: one relu fewer, one gelu more */
     assert_int_equal(l->counts_total, 2);
+    /* the list of divergences: this one */
+    assert_int_equal(l->ndivs, 1);
+    assert_int_equal(l->divs[0].change, GPUFL__RP_CH_NAME);
+    assert_int_equal(l->divs[0].at_a, 5);
+    assert_string_equal(p.r.keys[l->divs[0].key_a].name, "relu");
+    assert_string_equal(p.r.keys[l->divs[0].key_b].name, "gelu");
     pair_free(&p);
 }
 
@@ -231,6 +237,15 @@ static void test_changed_launch_config(void **state)
     assert_int_equal(l->fields, GPUFL__RP_F_GRID);
     assert_int_equal(l->at_a, 4);
     assert_false(p.r.same);
+    pair_free(&p);
+    /* two changed ops in a row: one divergence of two ops, named by its first */
+    check(&p, 0, V_GRID | V_RENAME, NULL);
+    l = lane(&p.r, GPUFL__RP_LANE_STREAM, 7);
+    assert_int_equal(l->change, GPUFL__RP_CH_CONFIG);
+    assert_int_equal(l->divergences, 1);
+    assert_int_equal(l->changed, 2);
+    assert_int_equal(l->span_a, 2);
+    assert_int_equal(l->nlines, 3 + 2 + 2 + 1);
     pair_free(&p);
 }
 
@@ -530,11 +545,11 @@ static void test_align(void **state)
     uint32_t *a = seq(n, 0), *b = seq(n + 10, 0);
     gpufl__rp_align al;
 
-    gpufl__rp_align_keys(a, n, b, n, 64, &al);
+    gpufl__rp_align_keys(a, n, b, n, 64, NULL, 0, &al);
     assert_true(al.same);
 
     b[500] = 7; /* one changed */
-    gpufl__rp_align_keys(a, n, b, n, 64, &al);
+    gpufl__rp_align_keys(a, n, b, n, 64, NULL, 0, &al);
     assert_false(al.same);
     assert_int_equal(al.at_a, 500);
     assert_int_equal(al.span_a, 1);
@@ -545,7 +560,16 @@ static void test_align(void **state)
     /* three inserted at 200 and the change at 500 further on */
     memmove(b + 203, b + 200, (n - 200) * sizeof *b);
     b[200] = b[201] = b[202] = 9;
-    gpufl__rp_align_keys(a, n, b, n + 3, 64, &al);
+    gpufl__rp_span spans[4];
+    gpufl__rp_align_keys(a, n, b, n + 3, 64, spans, 4, &al);
+    assert_int_equal(al.nspans, 2);
+    assert_int_equal(spans[0].at_b, 200);
+    assert_int_equal(spans[0].span_b, 3);
+    assert_int_equal(spans[1].at_a, 500);
+    assert_int_equal(spans[1].at_b, 503);
+    assert_int_equal(spans[1].span_a, 1);
+    gpufl__rp_align_keys(a, n, b, n + 3, 64, spans, 1, &al); /* room for one: the first */
+    assert_int_equal(al.nspans, 1);
     assert_int_equal(al.at_a, 200);
     assert_int_equal(al.at_b, 200);
     assert_int_equal(al.span_a, 0);
@@ -557,7 +581,7 @@ static void test_align(void **state)
     /* the last two missing: a deletion at the very end */
     free(b);
     b = seq(n + 10, 0);
-    gpufl__rp_align_keys(a, n, b, n - 2, 64, &al);
+    gpufl__rp_align_keys(a, n, b, n - 2, 64, NULL, 0, &al);
     assert_int_equal(al.at_a, n - 2);
     assert_int_equal(al.span_a, 2);
     assert_int_equal(al.span_b, 0);
@@ -567,7 +591,7 @@ static void test_align(void **state)
     memmove(b + 105, b + 102, (n - 102) * sizeof *b);
     for (int k = 100; k < 105; k++)
         b[k] = 5;
-    gpufl__rp_align_keys(a, n, b, n + 3, 64, &al);
+    gpufl__rp_align_keys(a, n, b, n + 3, 64, NULL, 0, &al);
     assert_int_equal(al.at_a, 100);
     assert_int_equal(al.span_a, 2);
     assert_int_equal(al.span_b, 5);
@@ -577,7 +601,7 @@ static void test_align(void **state)
     /* a tail that never agrees again */
     uint32_t *c = seq(n, 0x5a5a5a5a);
     memcpy(c, a, 300 * sizeof *c);
-    gpufl__rp_align_keys(a, n, c, n, 64, &al);
+    gpufl__rp_align_keys(a, n, c, n, 64, NULL, 0, &al);
     assert_int_equal(al.at_a, 300);
     assert_false(al.resynced);
     assert_int_equal(al.unaligned_a, n - 300);
@@ -589,9 +613,9 @@ static void test_align(void **state)
     for (int k = 0; k < 70; k++)
         d[10 + k] = 3;
     memcpy(d + 80, a + 10, (n - 10) * sizeof *d);
-    gpufl__rp_align_keys(a, n, d, n + 70, 64, &al);
+    gpufl__rp_align_keys(a, n, d, n + 70, 64, NULL, 0, &al);
     assert_false(al.resynced);
-    gpufl__rp_align_keys(a, n, d, n + 70, 128, &al);
+    gpufl__rp_align_keys(a, n, d, n + 70, 128, NULL, 0, &al);
     assert_true(al.resynced);
     assert_int_equal(al.span_b, 70);
 
@@ -609,7 +633,7 @@ static void test_align_caps_divergences(void **state)
     for (size_t i = 5; i < n; i += 10)
         b[i] = 1; /* 20000 single changes */
     gpufl__rp_align al;
-    gpufl__rp_align_keys(a, n, b, n, 64, &al);
+    gpufl__rp_align_keys(a, n, b, n, 64, NULL, 0, &al);
     assert_true(al.capped);
     assert_int_equal(al.divergences, GPUFL__RP_MAX_DIVERGENCES);
     assert_int_equal(al.changed, GPUFL__RP_MAX_DIVERGENCES);

@@ -62,6 +62,16 @@ static bool drop_one(void *ctx, gfl_event *ev, const gpufl__string_lookup *s)
     return ev->h.type != GFL_EV_KERNEL || ++*seen != 5000;
 }
 
+/* Doubles the grid of the 5000th and 9000th kernels. */
+static bool grow_two(void *ctx, gfl_event *ev, const gpufl__string_lookup *s)
+{
+    (void)s;
+    size_t *seen = ctx;
+    if (ev->h.type == GFL_EV_KERNEL && (++*seen == 5000 || *seen == 9000))
+        ev->u.kernel.grid[0] *= 2;
+    return true;
+}
+
 static void test_sample_against_itself_and_an_edited_copy(void **state)
 {
     (void)state;
@@ -82,6 +92,20 @@ static void test_sample_against_itself_and_an_edited_copy(void **state)
     assert_non_null(strstr(out, ": 1 op missing in B"));
     assert_non_null(strstr(out, "DIFFERENT: 1 of 2 lanes differs"));
     assert_non_null(strstr(out, "counts that differ (1 op):"));
+    assert_null(strstr(out, "    divergences:")); /* one: shown above */
+    free(out);
+    free(err);
+
+    snprintf(copy, sizeof copy, "%s/grown.gflt", work);
+    seen = 0;
+    tu_copy_session(SAMPLE "/trace.gflt", copy, grow_two, &seen);
+    assert_int_equal(replay((const char *[]){SAMPLE, copy, NULL}, &out, &err), 1);
+    assert_non_null(strstr(out, "along the lane: 2 divergences; 2 ops changed\n    divergences:\n"));
+    assert_non_null(strstr(out, ": the launch configuration changed (grid): kernel "));
+    free(out);
+    free(err);
+    assert_int_equal(replay((const char *[]){SAMPLE, copy, "--divergences", "1", NULL}, &out, &err), 1);
+    assert_null(strstr(out, "    divergences:"));
     free(out);
     free(err);
 }

@@ -21,6 +21,7 @@ void gpufl__replay_options_default(gpufl__replay_options *o)
     memset(o, 0, sizeof *o);
     o->context = 3;
     o->window = 64;
+    o->list = 10;
 }
 
 typedef struct lines {
@@ -78,26 +79,49 @@ static uint8_t one_for_one(const gpufl__rp_key *x, const gpufl__rp_key *y, uint3
     return GPUFL__RP_CH_SIZE;
 }
 
+/* A divergence at positions sp of lanes qa and qb as the result says it. */
+static gpufl__rp_div classify(const gpufl__rp_span *sp, const gpufl__rp_seq *qa, const gpufl__rp_seq *qb,
+                              const gpufl__rp_keys *ks)
+{
+    size_t i = sp->at_a, j = sp->at_b;
+    gpufl__rp_div d = {.at_a = i < qa->n ? qa->index[i] : GPUFL__RP_NONE,
+                       .at_b = j < qb->n ? qb->index[j] : GPUFL__RP_NONE,
+                       .span_a = sp->span_a,
+                       .span_b = sp->span_b,
+                       .resynced = sp->resynced,
+                       .key_a = i < qa->n ? qa->key[i] : GPUFL__RP_NOKEY,
+                       .key_b = j < qb->n ? qb->key[j] : GPUFL__RP_NOKEY};
+    if (!sp->resynced)
+        d.change = GPUFL__RP_CH_DIVERGED;
+    else if (sp->span_a == 0)
+        d.change = GPUFL__RP_CH_EXTRA;
+    else if (sp->span_b == 0)
+        d.change = GPUFL__RP_CH_MISSING;
+    else if (sp->span_a == sp->span_b)
+        d.change = one_for_one(&ks->v[qa->key[i]], &ks->v[qb->key[j]], &d.fields);
+    else
+        d.change = GPUFL__RP_CH_REPLACED;
+    if (d.span_a == 0 && sp->resynced)
+        d.key_a = GPUFL__RP_NOKEY;
+    if (d.span_b == 0 && sp->resynced)
+        d.key_b = GPUFL__RP_NOKEY;
+    return d;
+}
+
 /* The divergence of an aligned pair: its kind and its lines. */
 static int describe(gpufl__rp_lane *lane, const gpufl__rp_align *al, const gpufl__rp_side *a, const gpufl__rp_seq *qa,
                     const gpufl__rp_side *b, const gpufl__rp_seq *qb, const gpufl__rp_keys *ks, uint32_t context)
 {
     size_t i = al->at_a, j = al->at_b;
-    lane->at_a = i < qa->n ? qa->index[i] : GPUFL__RP_NONE;
-    lane->at_b = j < qb->n ? qb->index[j] : GPUFL__RP_NONE;
-    lane->span_a = al->span_a;
-    lane->span_b = al->span_b;
-    lane->resynced = al->resynced;
-    if (!al->resynced)
-        lane->change = GPUFL__RP_CH_DIVERGED;
-    else if (al->span_a == 0)
-        lane->change = GPUFL__RP_CH_EXTRA;
-    else if (al->span_b == 0)
-        lane->change = GPUFL__RP_CH_MISSING;
-    else if (al->span_a == al->span_b)
-        lane->change = one_for_one(&ks->v[qa->key[i]], &ks->v[qb->key[j]], &lane->fields);
-    else
-        lane->change = GPUFL__RP_CH_REPLACED;
+    gpufl__rp_span first = {.at_a = i, .at_b = j, .span_a = al->span_a, .span_b = al->span_b, .resynced = al->resynced};
+    gpufl__rp_div d = classify(&first, qa, qb, ks);
+    lane->at_a = d.at_a;
+    lane->at_b = d.at_b;
+    lane->span_a = d.span_a;
+    lane->span_b = d.span_b;
+    lane->resynced = d.resynced;
+    lane->change = d.change;
+    lane->fields = d.fields;
 
     lines l = {0};
     size_t before = i < context ? i : context;
@@ -211,8 +235,19 @@ static int compare(gpufl__rp_lane *lane, const gpufl__rp_match *m, const gpufl__
         return gpufl__rp_count_keys(m->a, m->b, ks->n, KEEP_COUNTS, lane);
     }
     gpufl__rp_align al;
-    gpufl__rp_align_keys(m->a->key, m->a->n, m->b->key, m->b->n, o->window, &al);
+    gpufl__rp_span *spans = o->list ? malloc(o->list * sizeof *spans) : NULL;
+    if (o->list && !spans)
+        return GPUFL_ENOMEM;
+    gpufl__rp_align_keys(m->a->key, m->a->n, m->b->key, m->b->n, o->window, spans, o->list, &al);
     lane->same = al.same;
+    if (al.nspans && !(lane->divs = malloc(al.nspans * sizeof *lane->divs))) {
+        free(spans);
+        return GPUFL_ENOMEM;
+    }
+    for (size_t k = 0; k < al.nspans; k++)
+        lane->divs[k] = classify(&spans[k], m->a, m->b, ks);
+    lane->ndivs = al.nspans;
+    free(spans);
     if (al.same)
         return 0;
     lane->divergences = al.divergences;
@@ -292,6 +327,7 @@ void gpufl__replay_free(gpufl__replay *r)
     for (size_t i = 0; i < r->nlanes; i++) {
         free(r->lanes[i].lines);
         free(r->lanes[i].counts);
+        free(r->lanes[i].divs);
     }
     free(r->lanes);
     gpufl__rp_keys_free_array(r->keys, r->nkeys);

@@ -119,6 +119,17 @@ typedef struct gpufl__rp_line {
     uint64_t at_ns;            /* when it started (allocations: happened), from its session's start */
 } gpufl__rp_line;
 
+/* One divergence of a lane (gpufl__rp_lane.divs). */
+#define GPUFL__RP_NOKEY UINT32_MAX
+typedef struct gpufl__rp_div {
+    uint8_t change;          /* GPUFL__RP_CH_* */
+    uint32_t fields;         /* GPUFL__RP_CH_CONFIG: GPUFL__RP_F_* that differ */
+    uint64_t at_a, at_b;     /* indices in the lanes; GPUFL__RP_NONE past the end */
+    uint64_t span_a, span_b; /* ops of each side in it */
+    bool resynced;
+    uint32_t key_a, key_b; /* the first op of each side in it; GPUFL__RP_NOKEY none */
+} gpufl__rp_div;
+
 /* A count that differs: how many ops of one key each side has in a lane. */
 typedef struct gpufl__rp_count {
     uint32_t key;
@@ -148,6 +159,8 @@ typedef struct gpufl__rp_lane {
     uint64_t changed;                  /* ops changed one for one */
     uint64_t unaligned_a, unaligned_b; /* ops after a divergence that never re-synchronised */
     bool capped;                       /* more divergences than were aligned */
+    gpufl__rp_div *divs;               /* the first `list` divergences (options), the first one first */
+    size_t ndivs;
     /* Counts per key that differ, most different first (at most 10), and
      * how many keys differ in all. */
     gpufl__rp_count *counts;
@@ -177,6 +190,7 @@ typedef struct gpufl__replay_options {
     size_t nstream_map;
     uint32_t context; /* common ops shown before and after a divergence (3) */
     uint32_t window;  /* ops searched on each side to re-synchronise (64) */
+    uint32_t list;    /* divergences kept per lane (divs), the first included (10) */
 } gpufl__replay_options;
 
 void gpufl__replay_options_default(gpufl__replay_options *o);

@@ -63,7 +63,7 @@ static bool resync(const uint32_t *a, size_t na, size_t i, const uint32_t *b, si
 }
 
 void gpufl__rp_align_keys(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t window,
-                          gpufl__rp_align *out)
+                          gpufl__rp_span *spans, size_t max_spans, gpufl__rp_align *out)
 {
     memset(out, 0, sizeof *out);
     out->same = true;
@@ -92,6 +92,9 @@ void gpufl__rp_align_keys(const uint32_t *a, size_t na, const uint32_t *b, size_
             out->span_b = found ? db : 0;
         }
         out->divergences++;
+        if (out->nspans < max_spans)
+            spans[out->nspans++] = (gpufl__rp_span){
+                .at_a = i, .at_b = j, .span_a = found ? da : 0, .span_b = found ? db : 0, .resynced = found};
         if (!found) {
             out->unaligned_a += na - i;
             out->unaligned_b += nb - j;

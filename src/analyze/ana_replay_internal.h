@@ -97,6 +97,12 @@ int gpufl__rp_match_lanes(const gpufl__rp_side *a, const gpufl__rp_side *b, cons
 
 #define GPUFL__RP_MAX_DIVERGENCES 10000 /* aligned per lane */
 
+/* Where a divergence lies: positions in the two arrays aligned. */
+typedef struct gpufl__rp_span {
+    size_t at_a, at_b, span_a, span_b;
+    bool resynced;
+} gpufl__rp_span;
+
 typedef struct gpufl__rp_align {
     bool same;
     size_t at_a, at_b;     /* the first divergence: positions in a and b */
@@ -104,13 +110,15 @@ typedef struct gpufl__rp_align {
     bool resynced;
     uint64_t divergences, only_a, only_b, changed, unaligned_a, unaligned_b;
     bool capped;
+    size_t nspans; /* divergences recorded in spans (at most max_spans) */
 } gpufl__rp_align;
 
 /* Aligns a[0..na) with b[0..nb) (keys), re-synchronising within window
- * ops of each side. Cannot fail; O(na + nb) plus at most
- * GPUFL__RP_MAX_DIVERGENCES bounded searches. */
+ * ops of each side; the first max_spans divergences go to spans (NULL
+ * when 0). Cannot fail; O(na + nb) plus at most GPUFL__RP_MAX_DIVERGENCES
+ * bounded searches. */
 void gpufl__rp_align_keys(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t window,
-                          gpufl__rp_align *out);
+                          gpufl__rp_span *spans, size_t max_spans, gpufl__rp_align *out);
 
 /* ---- counts (ana_replay_counts.c) --------------------------------------------- */
 

@@ -199,7 +199,8 @@ int gpufl_cmd_replay_check(int argc, char **argv)
         O_CONTEXT,
         O_JSON,
         O_FORMAT,
-        O_ONLY_DIFF
+        O_ONLY_DIFF,
+        O_DIVERGENCES
     };
     static const struct option opts[] = {{"from-time", required_argument, 0, O_FROM_TIME},
                                          {"to-time", required_argument, 0, O_TO_TIME},
@@ -215,6 +216,7 @@ int gpufl_cmd_replay_check(int argc, char **argv)
                                          {"json", no_argument, 0, O_JSON},
                                          {"format", required_argument, 0, O_FORMAT},
                                          {"only-differences", no_argument, 0, O_ONLY_DIFF},
+                                         {"divergences", required_argument, 0, O_DIVERGENCES},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     gpufl__rc_args args = {0};
@@ -310,6 +312,13 @@ int gpufl_cmd_replay_check(int argc, char **argv)
                 goto done;
             }
             *(c == O_WINDOW ? &args.opt.window : &args.opt.context) = (uint32_t)v;
+            break;
+        case O_DIVERGENCES:
+            if (!parse_count(optarg, 0, 1000, &v)) {
+                status = gpufl__cli_usage_error("replay-check", "bad --divergences '%s': expected 0 to 1000", optarg);
+                goto done;
+            }
+            args.opt.list = (uint32_t)v;
             break;
         case O_JSON: args.json = true; break;
         case O_FORMAT:

@@ -118,7 +118,7 @@ static const gpufl__cli_command commands[] = {
     {"replay-check", gpufl_cmd_replay_check,
      "replay-check A B [--from-time T] [--to-time T] [--from-op N] [--to-op N]\n"
      "[--scope NAME[#N]] [--ignore-names REGEX] [--ignore-launch-config]\n"
-     "[--ignore-allocs] [--stream-map A:B]... [--json] [--only-differences]",
+     "[--ignore-allocs] [--stream-map A:B]... [--divergences N] [--json]\n[--only-differences]",
      "whether two runs did the same GPU work (kernels, launch\nconfigurations, copies, allocations); exits 1 when not (for CI)",
      "  A, B                    sessions (directory, .log or .gflt), or two job directories:\n"
      "                          then rank by rank\n"
@@ -139,6 +139,7 @@ static const gpufl__cli_command commands[] = {
      "  --window N              ops searched on each side to re-synchronise after a\n"
      "                          divergence (default 64, at most 4096)\n"
      "  --context N             equal ops shown around a divergence (default 3)\n"
+     "  --divergences N         divergences listed per lane, the first included (default 10)\n"
      "  --json                  as JSON (schema: docs/REPORT.md); --format text|json too\n"
      "  --only-differences      list only the lanes that differ\n"
      "Exit code, like diff(1): 0 the same, 1 different, 2 bad usage or a session that could\n"

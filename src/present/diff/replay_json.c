@@ -131,6 +131,26 @@ static json_t *lane_json(jb *b, const gpufl__replay *r, const gpufl__rp_lane *l)
     set(b, o, "unaligned_a", u64(l->unaligned_a));
     set(b, o, "unaligned_b", u64(l->unaligned_b));
     set(b, o, "capped", json_boolean(l->capped));
+    json_t *divs = json_array();
+    for (size_t k = 0; k < l->ndivs; k++) {
+        const gpufl__rp_div *d = &l->divs[k];
+        json_t *x = json_object();
+        set(b, x, "change", json_string(gpufl__replay_change_key(d->change)));
+        json_t *fields = json_array();
+        for (unsigned bit = 1; bit <= GPUFL__RP_F_GRAPH; bit <<= 1)
+            if (d->fields & bit)
+                push(b, fields, json_string(gpufl__replay_field_key(bit)));
+        set(b, x, "fields", fields);
+        set(b, x, "index_a", index_or_null(d->at_a));
+        set(b, x, "index_b", index_or_null(d->at_b));
+        set(b, x, "span_a", u64(d->span_a));
+        set(b, x, "span_b", u64(d->span_b));
+        set(b, x, "resynced", json_boolean(d->resynced));
+        set(b, x, "op_a", d->key_a == GPUFL__RP_NOKEY ? json_null() : op_json(b, &r->keys[d->key_a]));
+        set(b, x, "op_b", d->key_b == GPUFL__RP_NOKEY ? json_null() : op_json(b, &r->keys[d->key_b]));
+        push(b, divs, x);
+    }
+    set(b, o, "divergence_list", divs);
     json_t *counts = json_array();
     for (size_t k = 0; k < l->ncounts; k++) {
         json_t *c = json_object();

@@ -18,7 +18,10 @@
  *             "resynced", "lines": [ { "tag": " "|"-"|"+", "index_a",
  *             "index_b" (null), "at_ns", "op": OP } ] },
  *           "divergences", "changed", "only_a", "only_b", "unaligned_a",
- *           "unaligned_b", "capped", "counts": [ { "op": OP, "a", "b" } ],
+ *           "unaligned_b", "capped", "divergence_list": [ { "change",
+ *             "fields", "index_a", "index_b", "span_a", "span_b", "resynced",
+ *             "op_a", "op_b": the first op of each side or null } ] (the
+ *           first --divergences), "counts": [ { "op": OP, "a", "b" } ],
  *           "counts_total", "looks_like_b": a stream id or null }
  *   OP: { "op": "kernel"|"memcpy"|"memset"|"alloc"|"free"|"allocator",
  *         "text", and by op: "name", "grid", "block", "registers",

@@ -32,7 +32,8 @@ void gpufl__replay_lane_title(const gpufl__rp_lane *l, char *buf, size_t len)
                  l->mapped ? " (--stream-map)" : "");
 }
 
-static void change_words(const gpufl__rp_lane *l, uint32_t window, char *buf, size_t len)
+/* What a divergence is, in words; kind: its lane's (for only_a/only_b). */
+static void change_words(const gpufl__rp_div *l, uint8_t kind, uint32_t window, char *buf, size_t len)
 {
     switch (l->change) {
     case GPUFL__RP_CH_NAME: snprintf(buf, len, "another kernel ran"); break;
@@ -61,10 +62,10 @@ static void change_words(const gpufl__rp_lane *l, uint32_t window, char *buf, si
                  window);
         break;
     case GPUFL__RP_CH_ONLY_A:
-        snprintf(buf, len, "B has no such %s", l->kind == GPUFL__RP_LANE_STREAM ? "stream" : "device");
+        snprintf(buf, len, "B has no such %s", kind == GPUFL__RP_LANE_STREAM ? "stream" : "device");
         break;
     case GPUFL__RP_CH_ONLY_B:
-        snprintf(buf, len, "A has no such %s", l->kind == GPUFL__RP_LANE_STREAM ? "stream" : "device");
+        snprintf(buf, len, "A has no such %s", kind == GPUFL__RP_LANE_STREAM ? "stream" : "device");
         break;
     default: snprintf(buf, len, "same"); break;
     }
@@ -122,7 +123,8 @@ static void lines(const gpufl__replay *r, const gpufl__rp_lane *l, FILE *out)
 static void lane_detail(const gpufl__replay *r, const gpufl__rp_lane *l, const gpufl__replay_text_opts *o, FILE *out)
 {
     char what[256], where[96];
-    change_words(l, o->window, what, sizeof what);
+    gpufl__rp_div first = {.change = l->change, .fields = l->fields, .span_a = l->span_a, .span_b = l->span_b};
+    change_words(&first, l->kind, o->window, what, sizeof what);
     where_text(l->at_a, l->at_b, where, sizeof where);
     fprintf(out, "    first divergence at %s: %s\n", where, what);
     if (l->change == GPUFL__RP_CH_NAME) { /* names are cut below; the full ones say what changed */
@@ -156,6 +158,23 @@ static void lane_detail(const gpufl__replay *r, const gpufl__rp_lane *l, const g
                     plural(l->unaligned_a), l->unaligned_b,
                     l->capped ? " (alignment stopped after 10000 divergences)" : "");
         fputc('\n', out);
+    }
+    if (l->ndivs > 1) {
+        fprintf(out, "    divergences%s:\n", l->divergences > l->ndivs ? " (the first ones)" : "");
+        for (size_t k = 0; k < l->ndivs; k++) {
+            const gpufl__rp_div *d = &l->divs[k];
+            char w[256], at[96], oa[1024] = "", ob[1024] = "";
+            change_words(d, l->kind, o->window, w, sizeof w);
+            where_text(d->at_a, d->at_b, at, sizeof at);
+            if (d->key_a != GPUFL__RP_NOKEY)
+                gpufl__replay_op_text(&r->keys[d->key_a], 48, oa, sizeof oa);
+            if (d->key_b != GPUFL__RP_NOKEY)
+                gpufl__replay_op_text(&r->keys[d->key_b], 48, ob, sizeof ob);
+            if (oa[0] || ob[0])
+                fprintf(out, "      %s: %s: %s -> %s\n", at, w, oa[0] ? oa : "(none)", ob[0] ? ob : "(none)");
+            else
+                fprintf(out, "      %s: %s\n", at, w);
+        }
     }
     if (l->ncounts) {
         fprintf(out, "    counts that differ (%zu op%s):\n", l->counts_total, plural(l->counts_total));

@@ -207,15 +207,13 @@ static int walk_work(build *b)
     gpufl__ops_begin(&it, &b->r);
     while (gpufl__ops_next(&it, &op)) {
         uint32_t key = 0, slot, index;
-        int rc;
-        if (op.table == GPUFL__TBL_KERNEL) {
+        int rc = 0;
+        if (op.table == GPUFL__TBL_KERNEL) { /* its key says whether its name is left out */
             bool ignored;
             const gpufl_trace_kernels *k = b->r.kernels;
             rc = kernel_key(b, k->config_row[op.row], k->graph_id[op.row] != 0, &key, &ignored);
             if (rc == 0 && ignored)
                 continue;
-        } else {
-            rc = transfer_key(b, op.table, op.row, &key);
         }
         if (rc == 0)
             rc = stream_slot(b, op.stream_row, &slot);
@@ -224,8 +222,11 @@ static int walk_work(build *b)
         gpufl__rp_seq *q = &b->s->streams[slot].seq;
         if (q->counted == UINT32_MAX || op.row > UINT32_MAX)
             return GPUFL_ENOMEM; /* indices are 32-bit: 4 G ops on one stream */
-        if (selected(b, q, op.start, gpufl__caller_scope(&b->r, op.caller), &index) &&
-            seq_push(q, key, index, (uint32_t)op.row) != 0)
+        if (!selected(b, q, op.start, gpufl__caller_scope(&b->r, op.caller), &index))
+            continue;
+        if (op.table != GPUFL__TBL_KERNEL && transfer_key(b, op.table, op.row, &key) != 0)
+            return GPUFL_ENOMEM;
+        if (seq_push(q, key, index, (uint32_t)op.row) != 0)
             return GPUFL_ENOMEM;
     }
     return 0;
@@ -263,10 +264,9 @@ static int walk_memory(build *b)
                            .bytes = m->bytes[i],
                            .name = ""};
         gpufl__rp_seq *q = m->framework[i] ? &d->blocks : &d->allocs;
-        if (gpufl__rp_key_intern(b->ks, &k, &key) != 0)
-            return GPUFL_ENOMEM;
-        if (selected(b, q, m->ts_ns[i], gpufl__caller_scope(&b->r, m->caller_row[i]), &index) &&
-            seq_push(q, key, index, (uint32_t)i) != 0)
+        if (!selected(b, q, m->ts_ns[i], gpufl__caller_scope(&b->r, m->caller_row[i]), &index))
+            continue;
+        if (gpufl__rp_key_intern(b->ks, &k, &key) != 0 || seq_push(q, key, index, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;
     }
     return 0;
@@ -288,10 +288,9 @@ static int walk_allocator(build *b)
         gpufl__rp_key k = {
             .what = GPUFL__RP_ALLOCATOR, .bytes = a->allocated[i], .reserved = a->reserved[i], .name = reason};
         uint64_t scope = a->caller_row[i] < b->r.callers->n ? b->r.callers->scope[a->caller_row[i]] : 0;
-        if (gpufl__rp_key_intern(b->ks, &k, &key) != 0)
-            return GPUFL_ENOMEM;
-        if (selected(b, &d->allocator, a->ts_ns[i], scope, &index) &&
-            seq_push(&d->allocator, key, index, (uint32_t)i) != 0)
+        if (!selected(b, &d->allocator, a->ts_ns[i], scope, &index))
+            continue;
+        if (gpufl__rp_key_intern(b->ks, &k, &key) != 0 || seq_push(&d->allocator, key, index, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;
     }
     return 0;

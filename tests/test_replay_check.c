@@ -47,6 +47,7 @@ enum {
     V_SAMPLES = 512,     /* with it: three more "sample" records (timing) */
     V_RESERVED = 1024,   /* with it: the "scope" record reserves more */
     V_THIRD = 2048,      /* a third stream (id 30) runs a kernel */
+    V_TIES = 4096,       /* with V_FRAMEWORK: two frees of one instant in the other order */
 };
 
 #define T(x) (AF_START + (x))
@@ -65,6 +66,11 @@ static void framework(af *f, unsigned v)
             "{\"type\":\"mem_free\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":7,\"corr\":0,"
             "\"address\":\"0x100000\",\"bytes\":%u,\"kind\":\"device\",\"framework\":true}",
             (unsigned long long)T(70000), 256u << 10);
+    for (int i = 0; i < 2; i++) /* a snapshot's frees: one instant, the order of the framework's table */
+        af_line(f, AF_DEVICE,
+                "{\"type\":\"mem_free\",\"ts_ns\":%llu,\"device\":0,\"context\":1,\"stream\":7,\"corr\":0,"
+                "\"address\":\"0x%x\",\"bytes\":%u,\"kind\":\"device\",\"framework\":true}",
+                (unsigned long long)T(90000), 0x200000 + i * 0x10000, (i == 0) == !(v & V_TIES) ? 65536u : 32768u);
     unsigned samples = v & V_SAMPLES ? 5 : 2;
     for (unsigned i = 0; i < samples; i++)
         af_line(f, AF_DEVICE,
@@ -470,9 +476,13 @@ static void test_framework_layer(void **state)
     check(&p, V_FRAMEWORK, V_FRAMEWORK | V_SAMPLES, NULL);
     assert_int_equal(p.rc, 0);
     assert_true(p.r.same); /* "sample" records follow the clock: left out */
-    assert_int_equal(lane(&p.r, GPUFL__RP_LANE_BLOCKS, 0)->n_a, 3);
+    assert_int_equal(lane(&p.r, GPUFL__RP_LANE_BLOCKS, 0)->n_a, 5);
     assert_int_equal(lane(&p.r, GPUFL__RP_LANE_ALLOCATOR, 0)->n_a, 1);
     assert_int_equal(lane(&p.r, GPUFL__RP_LANE_ALLOCS, 0)->n_a, 3); /* the driver's, apart */
+    pair_free(&p);
+
+    check(&p, V_FRAMEWORK, V_FRAMEWORK | V_TIES, NULL);
+    assert_true(p.r.same); /* events of one instant have no order between them */
     pair_free(&p);
 
     check(&p, V_FRAMEWORK, V_FRAMEWORK | V_BLOCK, NULL);

@@ -11,7 +11,8 @@
  * whether a time range, an op range or a scope selects it. Kernels' keys
  * are cached per launch configuration (a few hundred per session), so a
  * kernel costs a table read; copies, memsets and allocations look their
- * key up in the hash table.
+ * key up in the hash table. Allocation events of one instant are put in
+ * the order of their keys (order_ties).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,55 @@ static int device_lanes(build *b, uint32_t device, gpufl__rp_dev **out)
     return 0;
 }
 
+typedef struct keyed_row {
+    uint32_t key, row;
+} keyed_row;
+
+static int by_key_row(const void *x, const void *y)
+{
+    const keyed_row *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+/* Ops of lane q recorded at the same instant (ts by row) have no order
+ * between them: a framework's snapshot records every block it finds
+ * freed at one time, in the order of its own table, which follows
+ * addresses that move between runs. Each such run is put in the order of
+ * its keys, which both traces share, so the same ops compare equal. */
+static int order_ties(gpufl__rp_seq *q, const uint64_t *ts)
+{
+    keyed_row *tmp = NULL;
+    size_t cap = 0;
+    for (size_t i = 0; i < q->n;) {
+        size_t j = i + 1;
+        while (j < q->n && ts[q->row[j]] == ts[q->row[i]])
+            j++;
+        if (j - i > 1) {
+            if (j - i > cap) {
+                keyed_row *t = realloc(tmp, (j - i) * sizeof *t);
+                if (!t) {
+                    free(tmp);
+                    return GPUFL_ENOMEM;
+                }
+                tmp = t;
+                cap = j - i;
+            }
+            for (size_t k = i; k < j; k++)
+                tmp[k - i] = (keyed_row){q->key[k], q->row[k]};
+            qsort(tmp, j - i, sizeof *tmp, by_key_row);
+            for (size_t k = i; k < j; k++) {
+                q->key[k] = tmp[k - i].key;
+                q->row[k] = tmp[k - i].row;
+            }
+        }
+        i = j;
+    }
+    free(tmp);
+    return 0;
+}
+
 static int walk_memory(build *b)
 {
     const gpufl_trace_memory *m = b->r.memory;
@@ -269,6 +319,9 @@ static int walk_memory(build *b)
         if (gpufl__rp_key_intern(b->ks, &k, &key) != 0 || seq_push(q, key, index, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;
     }
+    for (size_t d = 0; d < b->s->ndevs; d++)
+        if (order_ties(&b->s->devs[d].allocs, m->ts_ns) != 0 || order_ties(&b->s->devs[d].blocks, m->ts_ns) != 0)
+            return GPUFL_ENOMEM;
     return 0;
 }
 
@@ -293,6 +346,9 @@ static int walk_allocator(build *b)
         if (gpufl__rp_key_intern(b->ks, &k, &key) != 0 || seq_push(&d->allocator, key, index, (uint32_t)i) != 0)
             return GPUFL_ENOMEM;
     }
+    for (size_t d = 0; d < b->s->ndevs; d++)
+        if (order_ties(&b->s->devs[d].allocator, a->ts_ns) != 0)
+            return GPUFL_ENOMEM;
     return 0;
 }
 

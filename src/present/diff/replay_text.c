@@ -81,16 +81,14 @@ static void index_text(uint64_t i, char *buf, size_t len)
 
 static void where_text(uint64_t a, uint64_t b, char *buf, size_t len)
 {
-    char ia[32], ib[32];
-    if (a == GPUFL__RP_NONE)
-        snprintf(ia, sizeof ia, "after A's last op");
+    if (a != GPUFL__RP_NONE && b != GPUFL__RP_NONE)
+        snprintf(buf, len, "A op %" PRIu64 ", B op %" PRIu64, a, b);
+    else if (a != GPUFL__RP_NONE)
+        snprintf(buf, len, "A op %" PRIu64 " (B had ended)", a);
+    else if (b != GPUFL__RP_NONE)
+        snprintf(buf, len, "B op %" PRIu64 " (A had ended)", b);
     else
-        snprintf(ia, sizeof ia, "A op %" PRIu64, a);
-    if (b == GPUFL__RP_NONE)
-        snprintf(ib, sizeof ib, "after B's last op");
-    else
-        snprintf(ib, sizeof ib, "B op %" PRIu64, b);
-    snprintf(buf, len, "%s, %s", ia, ib);
+        snprintf(buf, len, "the end of both");
 }
 
 static void lines(const gpufl__replay *r, const gpufl__rp_lane *l, FILE *out)

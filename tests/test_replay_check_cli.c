@@ -210,6 +210,19 @@ static void test_bad_input_and_usage(void **state)
     expect_trouble((const char *[]){a, damaged, NULL}, "device.log");
     expect_trouble((const char *[]){damaged, a, NULL}, "cannot read");
     expect_trouble((const char *[]){a, missing, NULL}, "nowhere");
+    /* a .gflt damaged in the middle: named, with where */
+    size_t n;
+    char *bytes = tu_read_file(SAMPLE "/trace.gflt", &n);
+    assert_non_null(bytes);
+    bytes[n / 2] ^= 0x5a;
+    char broken[4200];
+    snprintf(broken, sizeof broken, "%s/broken.gflt", work);
+    FILE *fp = fopen(broken, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+    free(bytes);
+    expect_trouble((const char *[]){SAMPLE, broken, NULL}, "broken.gflt");
     expect_trouble((const char *[]){a, NULL}, "expected two sessions");
     expect_trouble((const char *[]){a, a, a, NULL}, "is a third");
     expect_trouble((const char *[]){a, a, "--from-time", "soon", NULL}, "bad --from-time 'soon'");

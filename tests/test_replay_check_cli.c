@@ -208,7 +208,7 @@ static void test_bad_input_and_usage(void **state)
                        "{\"type\":\"session_end\",\"ts_ns\":2000000,\"wall_ns\":1790000000001000000,"
                        "\"session_id\":\"d\",\"app_name\":\"test\",\"lines\":1,\"lost\":0}\n");
     expect_trouble((const char *[]){a, damaged, NULL}, "device.log");
-    expect_trouble((const char *[]){damaged, a, NULL}, "cannot read");
+    expect_trouble((const char *[]){damaged, a, NULL}, "gpufl replay-check: A: ");
     expect_trouble((const char *[]){a, missing, NULL}, "nowhere");
     /* a .gflt damaged in the middle: named, with where */
     size_t n;

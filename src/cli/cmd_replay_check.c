@@ -38,13 +38,17 @@ int gpufl__rc_print_json(json_t *j)
     return rc;
 }
 
-static gpufl_trace *open_session(const char *path)
+static gpufl_trace *open_session(const char *label, const char *path)
 {
     char err[1024];
     gpufl_trace *t = NULL;
     if (gpufl_trace_open(path, &t, err, sizeof err) != 0) {
-        /* the reader's message names the file it failed on; say which operand it was too */
-        fprintf(stderr, "gpufl replay-check: cannot read %s: %s\n", path, err);
+        /* the reader's message names the file it failed on (one inside a
+         * session directory); the operand is added when it does not */
+        if (strstr(err, path))
+            fprintf(stderr, "gpufl replay-check: %s: %s\n", label, err);
+        else
+            fprintf(stderr, "gpufl replay-check: %s (%s): %s\n", label, path, err);
         return NULL;
     }
     gpufl__cli_note_trace("replay-check", t);
@@ -53,8 +57,8 @@ static gpufl_trace *open_session(const char *path)
 
 int gpufl__rc_check_pair(const char *a, const char *b, const gpufl__rc_args *args, json_t **json)
 {
-    gpufl_trace *ta = open_session(a);
-    gpufl_trace *tb = ta ? open_session(b) : NULL;
+    gpufl_trace *ta = open_session("A", a);
+    gpufl_trace *tb = ta ? open_session("B", b) : NULL;
     int status = RC_EXIT_TROUBLE;
     if (!ta || !tb)
         goto out;

@@ -8,7 +8,7 @@
  * to stdout with 0 (as six of them once did) breaks both. The rule, for
  * every command: help on stdout, exit 0, nothing on stderr; a usage error
  * on stderr naming what was wrong, with the command's usage line, nothing
- * on stdout, exit 64 (diff: 2, as README says); an unknown command one line
+ * on stdout, exit 64 (diff and replay-check: 2, as README says); an unknown command one line
  * pointing at `gpufl help`, not the whole list.
  */
 #include <stdarg.h>
@@ -32,10 +32,10 @@ typedef struct command {
 /* Every command `gpufl help` lists; test_list_names_every_command checks
  * that the two agree. */
 static const command commands[] = {
-    {"devices", 64, 0}, {"monitor", 64, 0},  {"run", 64, 1},     {"summary", 64, 1}, {"stacks", 64, 1},
-    {"report", 64, 1},  {"info", 64, 1},     {"view", 64, 1},    {"diff", 2, 1},     {"export", 64, 1},
-    {"convert", 64, 1}, {"options", 64, 0},  {"version", 64, 0}, {"help", 64, 0},    {"dump", 64, 1},
-    {"mem", 2, 1},      {"exporter", 64, 0}, {"merge", 64, 1},
+    {"devices", 64, 0}, {"monitor", 64, 0},  {"run", 64, 1},     {"summary", 64, 1},     {"stacks", 64, 1},
+    {"report", 64, 1},  {"info", 64, 1},     {"view", 64, 1},    {"diff", 2, 1},         {"export", 64, 1},
+    {"convert", 64, 1}, {"options", 64, 0},  {"version", 64, 0}, {"help", 64, 0},        {"dump", 64, 1},
+    {"mem", 2, 1},      {"exporter", 64, 0}, {"merge", 64, 1},   {"replay-check", 2, 1},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -150,7 +150,7 @@ static void test_extra_operand(void **state)
     static const struct {
         const char *name, *extra;
     } fixed[] = {{"summary", "'b'"}, {"stacks", "'b'"},  {"info", "'b'"}, {"view", "'b'"},
-                 {"export", "'b'"},  {"convert", "'c'"}, {"diff", "'c'"}};
+                 {"export", "'b'"},  {"convert", "'c'"}, {"diff", "'c'"}, {"replay-check", "'c'"}};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         const command *c = NULL;
         for (size_t j = 0; j < NCOMMANDS; j++)

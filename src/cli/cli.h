@@ -93,5 +93,8 @@ int gpufl_cmd_mem(int argc, char **argv);
 /* diff exits 0 no regression, 1 a regression, 2 bad usage or unreadable input,
  * like diff(1), so that CI can gate on it. */
 int gpufl_cmd_diff(int argc, char **argv);
+/* replay-check exits like diff: 0 the same GPU work, 1 different, 2 bad usage
+ * or unreadable input (cli/replay_check.h). */
+int gpufl_cmd_replay_check(int argc, char **argv);
 
 #endif /* GPUFL_CLI_CLI_H */

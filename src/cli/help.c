@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "gpufl/gpufl.h"
 
-#define DIFF_USAGE_EXIT 2 /* see gpufl_cmd_diff in cli.h */
+#define DIFF_USAGE_EXIT 2 /* see gpufl_cmd_diff and gpufl_cmd_replay_check in cli.h */
 #define ABOUT_COLUMN 33   /* where `gpufl help` starts a command's description */
 
 static int run_version(int argc, char **argv);
@@ -114,6 +114,36 @@ static const gpufl__cli_command commands[] = {
      "  --all                also list kernels and scopes that did not change\n"
      "Exit code, like diff(1): 0 no regression, 1 a regression past the threshold,\n"
      "2 bad usage or a session that could not be read.\n",
+     DIFF_USAGE_EXIT, 0},
+    {"replay-check", gpufl_cmd_replay_check,
+     "replay-check A B [--from-time T] [--to-time T] [--from-op N] [--to-op N]\n"
+     "[--scope NAME[#N]] [--ignore-names REGEX] [--ignore-launch-config]\n"
+     "[--ignore-allocs] [--stream-map A:B]... [--divergences N] [--json]\n[--only-differences]",
+     "whether two runs did the same GPU work (kernels, launch\nconfigurations, copies, allocations); exits 1 when not (for CI)",
+     "  A, B                    sessions (directory, .log or .gflt), or two job directories:\n"
+     "                          then rank by rank\n"
+     "Per stream: kernels (name, grid, block, registers, shared memory, graph node or not),\n"
+     "copies (direction, memory kinds, bytes) and memsets in the order they ran; streams are\n"
+     "paired per device by order of first use (ids differ between runs). Per device: driver\n"
+     "allocations and frees, framework blocks and allocator records (sizes and order). Times\n"
+     "are never compared. The first divergence of each lane is shown like a diff.\n"
+     "  --from-time, --to-time T  only ops starting between these times after each session's\n"
+     "                          start (1.5s, 200ms, 40us, or ns); each run is cut at its own times\n"
+     "  --from-op, --to-op N    only ops of index N up to (not including) M in each lane\n"
+     "  --scope NAME[#N]        only work launched inside gpufl scope NAME (its N-th occurrence,\n"
+     "                          from 1; default every one), nested scopes included\n"
+     "  --ignore-names REGEX    leave out kernels whose name matches (POSIX extended)\n"
+     "  --ignore-launch-config  compare kernels by name only\n"
+     "  --ignore-allocs         do not compare allocations\n"
+     "  --stream-map A:B        pair A's stream A with B's stream B (CUPTI ids); repeatable\n"
+     "  --window N              ops searched on each side to re-synchronise after a\n"
+     "                          divergence (default 64, at most 4096)\n"
+     "  --context N             equal ops shown around a divergence (default 3)\n"
+     "  --divergences N         divergences listed per lane, the first included (default 10)\n"
+     "  --json                  as JSON (schema: docs/REPORT.md); --format text|json too\n"
+     "  --only-differences      list only the lanes that differ\n"
+     "Exit code, like diff(1): 0 the same, 1 different, 2 bad usage or a session that could\n"
+     "not be read.\n",
      DIFF_USAGE_EXIT, 0},
     {"export", gpufl_cmd_export, "export SESSION|JOB -f perfetto|chrome|csv [-o OUT]",
      "for other tools: a .perfetto-trace (ui.perfetto.dev), Chrome\ntrace JSON, or a directory of CSV "
@@ -258,6 +288,8 @@ void gpufl__cli_list(FILE *out)
                  "      PROGRAM could not be executed, 127 if it was not found\n"
                  "  diff exits like diff(1): 0 no regression, 1 a regression past the\n"
                  "      threshold, 2 bad usage or a session that could not be read\n"
+                 "  replay-check exits like diff(1): 0 the same GPU work, 1 different,\n"
+                 "      2 bad usage or a session that could not be read\n"
                  "Without an NVIDIA driver, devices says so and monitor shows host metrics only.\n");
 }
 

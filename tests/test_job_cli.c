@@ -1,5 +1,5 @@
 /*
- * Jobs through the command line (src/cli/cmd_merge.c, job_load.c,
+ * Jobs through the command line (src/cli/cmd_merge.c, analyze/ana_job_load.c,
  * job_output.c; report and export of a job directory): real session
  * directories of two ranks written on disk, merged, reported and exported
  * by the built `gpufl`.
@@ -12,7 +12,9 @@
  * AllReduce of every 5th step 20 ms late) must be found on the right
  * steps with the right lateness. Wrong input (two sessions of one rank,
  * sessions of two jobs, an output directory in use, a directory without
- * sessions) must fail with exit 1 and name what is wrong.
+ * sessions) must fail with exit 1 and name what is wrong. The library's
+ * gpufl_job_report() (what Python's gpufl.report.job_report calls) must
+ * give the command's bytes and refuse what the command refuses.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +30,8 @@
 #include <sys/stat.h>
 
 #include "ana_fixture.h"
+#include "gpufl/gpufl.h"
+#include "gpufl/trace.h"
 #include "test_util.h"
 
 TU_TEMP_DIR_FIXTURES(dir, "job-cli")
@@ -445,6 +449,72 @@ static void test_errors(void **state)
     assert_false(tu_exists(job));
 }
 
+/* gpufl_job_report(paths, format) against `gpufl report paths --format format`. */
+static void same_as_command(const char *const *paths, size_t n, const char *format)
+{
+    const char *args[8];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        args[k++] = paths[i];
+    args[k++] = "--format";
+    args[k++] = format;
+    args[k] = NULL;
+    char *out, *err;
+    int rc = gpufl("report", args, &out, &err);
+    if (rc != 0)
+        fail_msg("gpufl report: exit %d: %s", rc, err);
+    char *text = NULL, why[1024] = "";
+    size_t len = 0;
+    rc = gpufl_job_report(paths, n, format, 0, 0, &text, &len, why, sizeof why);
+    if (rc != 0)
+        fail_msg("gpufl_job_report: %d: %s", rc, why);
+    assert_int_equal(len, strlen(text));
+    if (strcmp(text, out) != 0)
+        fail_msg("gpufl_job_report (%s) differs from gpufl report:\n%s\n---\n%s", format, text, out);
+    gpufl_trace_free_text(text);
+    free(out);
+    free(err);
+}
+
+static void test_library_report(void **state)
+{
+    (void)state;
+    char r0[4200], r1[4200], job[4200], other[4200];
+    merged(job, sizeof job);
+    snprintf(r0, sizeof r0, "%s/r0", dir);
+    snprintf(r1, sizeof r1, "%s/r1", dir);
+    same_as_command((const char *[]){job}, 1, "text");
+    same_as_command((const char *[]){job}, 1, "json");
+    same_as_command((const char *[]){r0, r1}, 2, "text");
+
+    char *text = NULL, why[1024];
+    size_t len = 0;
+    /* sessions of two jobs: refused, naming them, unless GPUFL_JOB_MIXED */
+    snprintf(other, sizeof other, "%s/r1-other", dir);
+    write_rank(other, 1, "jobB", "sess-1b");
+    const char *mixed[] = {r0, other};
+    assert_int_equal(gpufl_job_report(mixed, 2, "text", 0, 0, &text, &len, why, sizeof why), GPUFL_EINVAL);
+    assert_null(text);
+    assert_non_null(strstr(why, "jobB"));
+    assert_non_null(strstr(why, other));
+    assert_int_equal(gpufl_job_report(mixed, 2, "text", 0, GPUFL_JOB_MIXED, &text, &len, why, sizeof why), 0);
+    assert_non_null(strstr(text, "ranks      2"));
+    gpufl_trace_free_text(text);
+    /* bad arguments and a path that is no session */
+    const char *one[] = {job};
+    assert_int_equal(gpufl_job_report(one, 1, "html", 0, 0, &text, &len, why, sizeof why), GPUFL_EINVAL);
+    assert_non_null(strstr(why, "html"));
+    assert_int_equal(gpufl_job_report(one, 1, "text", 10001, 0, &text, &len, why, sizeof why), GPUFL_EINVAL);
+    assert_int_equal(gpufl_job_report(one, 1, "text", 0, 8, &text, &len, why, sizeof why), GPUFL_EINVAL);
+    assert_int_equal(gpufl_job_report(one, 0, "text", 0, 0, &text, &len, why, sizeof why), GPUFL_EINVAL);
+    char missing[4300];
+    snprintf(missing, sizeof missing, "%s/no-such-session", dir);
+    const char *gone[] = {missing};
+    assert_int_equal(gpufl_job_report(gone, 1, "text", 0, 0, &text, &len, why, sizeof why), GPUFL_EINVAL);
+    assert_non_null(strstr(why, missing));
+    assert_null(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +525,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_chrome, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_from_kept_digests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_library_report, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -670,6 +670,25 @@ GPUFL_API int gpufl_trace_report(const gpufl_trace *t, const char *format, uint3
                                  char *err, size_t err_len);
 GPUFL_API void gpufl_trace_free_text(char *text);
 
+/*
+ * The report of a job, in memory: the bytes `gpufl report PATHS... --format
+ * FORMAT --top TOP` prints for the sessions of a job's ranks, or for one
+ * job directory (`gpufl merge`'s, or one `gpufl run` filled): ranks side by
+ * side, aligned clocks, NCCL collectives, stragglers, imbalance. Sessions
+ * are read one at a time; a job directory's up-to-date job.digest is read
+ * instead. format: "text" or "json"; top: straggler events and kernels
+ * listed, 1 to 10000, or 0 for 20. flags: GPUFL_JOB_MIXED reads sessions
+ * of different job ids together (`--mixed`).
+ *
+ * Returns 0 with *text (free with gpufl_trace_free_text()) of *len bytes;
+ * GPUFL_EINVAL for bad arguments, a session that cannot be read (named),
+ * two sessions of one rank or of different jobs (the message in err);
+ * GPUFL_ENOMEM. Any thread; prints nothing.
+ */
+#define GPUFL_JOB_MIXED 1u
+GPUFL_API int gpufl_job_report(const char *const *paths, size_t n, const char *format, uint32_t top, unsigned flags,
+                               char **text, size_t *len, char *err, size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -254,6 +254,11 @@ _get_info = _lib.bind("gpufl_trace_get_info", _P(Info), [_vp], True)
 _get_read = _lib.bind("gpufl_trace_get_read", _P(Read), [_vp], True)
 _get_crash = _lib.bind("gpufl_trace_get_crash", _P(Crash), [_vp], True)
 _get_job = _lib.bind("gpufl_trace_get_job", _P(Job), [_vp], True) if hasattr(_lib.lib, "gpufl_trace_get_job") else None
+_job_report = (_lib.bind("gpufl_job_report", ctypes.c_int,
+                         [_P(ctypes.c_char_p), _size, ctypes.c_char_p, _u32, ctypes.c_uint, _P(_vp), _P(_size),
+                          ctypes.c_char_p, _size])
+               if hasattr(_lib.lib, "gpufl_job_report") else None)
+JOB_MIXED = 1  # gpufl_job_report's GPUFL_JOB_MIXED
 _getters = {
     "scopes": ("gpufl_trace_get_scopes", Scopes),
     "nvtx": ("gpufl_trace_get_nvtx", Scopes),
@@ -571,3 +576,31 @@ class Trace:
             return ctypes.string_at(text.value, n.value).decode("utf-8", "replace")
         finally:
             _free_text(text)
+
+
+def job_report(paths, fmt="text", top=0, mixed=False):
+    """gpufl_job_report(): the text (or JSON) `gpufl report PATHS --top top
+    [--mixed]` prints for a job: paths is one job directory (`gpufl merge`'s,
+    or one `gpufl run` filled) or the sessions of its ranks (a str or
+    os.PathLike, or a list of them). Raises GpuflError naming what is wrong
+    (a session it cannot read, two sessions of one rank, sessions of two
+    jobs unless mixed)."""
+    if _job_report is None:
+        raise GpuflError("gpufl: the libgpufl at %s has no job reports (gpufl_job_report); rebuild it" % _lib.path,
+                         -1)
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    paths = [os.fsencode(p) for p in paths]
+    if not paths:
+        raise ValueError("job_report: no session or job directory given")
+    arr = (ctypes.c_char_p * len(paths))(*paths)
+    text, n = _vp(), _size()
+    err = ctypes.create_string_buffer(1024)
+    rc = _job_report(arr, len(paths), fmt.encode(), int(top), JOB_MIXED if mixed else 0, ctypes.byref(text),
+                     ctypes.byref(n), err, len(err))
+    if rc != 0:
+        raise GpuflError("gpufl: %s" % err.value.decode("utf-8", "replace"), rc)
+    try:
+        return ctypes.string_at(text.value, n.value).decode("utf-8", "replace")
+    finally:
+        _free_text(text)

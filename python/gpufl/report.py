@@ -7,6 +7,8 @@ report` prints.
 
     TextReport(session, top_n=10).print()          # session: a GpuFlightSession or a path
     path = generate_report("gpufl-logs", log_prefix="trainer", top_n=10)
+    print(job_report("gpufl-logs/job-42"))         # a job: all ranks side by side
+    data = json.loads(job_report(["r0", "r1"], fmt="json"))
 
 The text is made by libgpufl (gpufl_trace_report(): the same analyses and
 renderer as the command), so the two agree byte for byte, except that CPU
@@ -18,9 +20,10 @@ library does not.
 import os
 import sys
 
+from ._trace import job_report
 from .analyzer import GpuFlightSession
 
-__all__ = ["TextReport", "generate_report", "REPORT_FILE"]
+__all__ = ["TextReport", "generate_report", "job_report", "REPORT_FILE"]
 
 REPORT_FILE = "report.txt"  # generate_report()'s file in the session directory
 

@@ -5,10 +5,14 @@ reader gives them back with Trace.job() and the clock pairs as the
 "clocks" table, as the C reader does.
 """
 
+import json
+import os
+import subprocess
+
 import pytest
 
 import gpufl
-from conftest import one_session
+from conftest import cli, one_session
 
 np = pytest.importorskip("numpy")
 from gpufl._trace import Trace  # noqa: E402
@@ -60,3 +64,42 @@ def test_no_launcher_no_job(logs, monkeypatch):
     gpufl.shutdown()
     with Trace(one_session(logs)) as t:
         assert t.job() is None
+
+
+def _rank_session(logs, monkeypatch, rank, job_id):
+    """A real session of rank `rank` of a 2-rank torchrun job `job_id`, in
+    its own directory under logs; its path."""
+    for name in ("SLURM_JOB_ID", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", str(rank))
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", job_id)
+    where = os.path.join(logs, "%s-r%d" % (job_id, rank))
+    os.makedirs(where)
+    assert gpufl.init(app_name="py-rank%d" % rank, log_path=where)
+    with gpufl.Scope("train_step"):
+        pass
+    gpufl.shutdown()
+    return one_session(where)
+
+
+def test_job_report_matches_the_command(logs, monkeypatch):
+    """gpufl.report.job_report gives `gpufl report`'s bytes for a job's ranks,
+    in rank order, and refuses what the command refuses, naming it."""
+    from gpufl.report import job_report
+    r1 = _rank_session(logs, monkeypatch, 1, "pyjob")
+    r0 = _rank_session(logs, monkeypatch, 0, "pyjob")
+    text = job_report([r1, r0])
+    out = subprocess.run([cli(), "report", r1, r0], check=True, stdout=subprocess.PIPE).stdout.decode()
+    assert text == out
+    data = json.loads(job_report([r0, r1], fmt="json"))
+    assert [r["rank"] for r in data["ranks"]] == [0, 1]
+    other = _rank_session(logs, monkeypatch, 1, "otherjob")
+    with pytest.raises(gpufl.GpuflError, match="otherjob"):
+        job_report([r0, other])
+    assert "ranks" in job_report([r0, other], mixed=True)
+    missing = os.path.join(logs, "no-such-session")
+    with pytest.raises(gpufl.GpuflError, match="no-such-session"):
+        job_report(missing)
+    with pytest.raises(gpufl.GpuflError, match="bad format"):
+        job_report(r0, fmt="html")

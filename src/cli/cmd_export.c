@@ -57,7 +57,7 @@ static int export_job(const char *path, export_format format, const char *out)
         return GFL_EXIT_FAIL;
     }
     gpufl__job job;
-    if (gpufl__job_load("export", &path, 1, 1, &job) != 0)
+    if (gpufl__job_load_cmd("export", &path, 1, true, &job) != 0)
         return GFL_EXIT_FAIL;
     gpufl__job_report r;
     int rc = GFL_EXIT_FAIL;

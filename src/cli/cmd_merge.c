@@ -10,9 +10,9 @@
  *   JOB/job.html            the same as one page, a timeline lane per rank
  *   JOB/job.perfetto-trace  one trace, a process per rank, on one time line
  *   JOB/job.digest          every rank's digest, so that reading JOB again
- *                           opens no session (cli/job_digest_file.h)
+ *                           opens no session (analyze/ana_job_digest_file.h)
  *
- * The sessions are read one at a time (cli/job_load.h), so memory holds
+ * The sessions are read one at a time (analyze/ana_job_load.h), so memory holds
  * one rank's session, whatever the number of ranks. Every reader that
  * takes a job (report, export) reads JOB again, the same way.
  */
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/job_digest_file.h"
+#include "analyze/ana_job_digest_file.h"
 #include "cli/job_output.h"
 #include "core/os.h"
 
@@ -144,7 +144,7 @@ static int merge(const char *const *paths, size_t n, const char *job_dir, bool m
         return GFL_EXIT_FAIL;
     }
     gpufl__job job;
-    if (gpufl__job_load("merge", paths, n, mixed, &job) != 0)
+    if (gpufl__job_load_cmd("merge", paths, n, mixed, &job) != 0)
         return GFL_EXIT_FAIL;
     int rc = GFL_EXIT_FAIL;
     gpufl__job_report r = {0};

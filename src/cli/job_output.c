@@ -12,6 +12,18 @@
 #include "present/export/export_job.h"
 #include "present/report/report_job.h"
 
+static void say_note(void *cmd, const char *msg) { fprintf(stderr, "gpufl %s: %s\n", (const char *)cmd, msg); }
+
+int gpufl__job_load_cmd(const char *cmd, const char *const *paths, size_t n, bool mixed_ok, gpufl__job *out)
+{
+    char err[1024];
+    if (gpufl__job_load(paths, n, mixed_ok, say_note, (void *)cmd, out, err, sizeof err) != 0) {
+        fprintf(stderr, "gpufl %s: %s\n", cmd, err);
+        return GFL_EXIT_FAIL;
+    }
+    return GFL_EXIT_OK;
+}
+
 int gpufl__job_write_report(const char *cmd, const gpufl__job_report *r, int format, uint32_t top, const char *file)
 {
     if (format == GFL_JOB_HTML) { /* a page is written whole or not at all: through a temporary */
@@ -46,7 +58,7 @@ int gpufl__job_report_cmd(const char *cmd, const char *const *paths, size_t n, i
                           const char *file, int mixed_ok)
 {
     gpufl__job job;
-    if (gpufl__job_load(cmd, paths, n, mixed_ok, &job) != 0)
+    if (gpufl__job_load_cmd(cmd, paths, n, mixed_ok, &job) != 0)
         return GFL_EXIT_FAIL;
     gpufl__job_report r;
     if (gpufl__job_report_build(job.ranks, job.n, &r) != 0) {

@@ -8,10 +8,14 @@
 
 #include <stdint.h>
 
-#include "cli/job_load.h"
+#include "analyze/ana_job_load.h"
 
 enum { GFL_JOB_TEXT, GFL_JOB_JSON, GFL_JOB_HTML };
 enum { GFL_JOB_PERFETTO, GFL_JOB_CHROME };
+
+/* The job's ranks (analyze/ana_job_load.h), its notes and error said on
+ * stderr as "gpufl CMD: ...". Exit code. */
+int gpufl__job_load_cmd(const char *cmd, const char *const *paths, size_t n, bool mixed_ok, gpufl__job *out);
 
 /* The report of the job at paths into file (stdout when NULL). Exit code. */
 int gpufl__job_report_cmd(const char *cmd, const char *const *paths, size_t n, int format, uint32_t top,

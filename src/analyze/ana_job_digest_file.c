@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/job_digest_file.h"
+#include "analyze/ana_job_digest_file.h"
 #include "core/crc32c.h"
 
 #define MAGIC "GFLJOBD1"

@@ -14,8 +14,8 @@
  * ranks, then per rank its fields and arrays, then u32 CRC-32C of all
  * that precedes it.
  */
-#ifndef GPUFL_CLI_JOB_DIGEST_FILE_H
-#define GPUFL_CLI_JOB_DIGEST_FILE_H
+#ifndef GPUFL_ANALYZE_ANA_JOB_DIGEST_FILE_H
+#define GPUFL_ANALYZE_ANA_JOB_DIGEST_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,4 +31,4 @@ int gpufl__job_digest_write(const char *job_dir, const gpufl__job_rank *ranks, s
  * it is damaged, of another version or out of date (why in err). */
 bool gpufl__job_digest_read(const char *job_dir, gpufl__job_rank **ranks, size_t *n, char *err, size_t err_len);
 
-#endif /* GPUFL_CLI_JOB_DIGEST_FILE_H */
+#endif /* GPUFL_ANALYZE_ANA_JOB_DIGEST_FILE_H */

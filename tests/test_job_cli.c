@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "ana_fixture.h"
 #include "gpufl/gpufl.h"
@@ -449,6 +450,24 @@ static void test_errors(void **state)
     assert_false(tu_exists(job));
 }
 
+/* A merge that fails part way (here: files limited to 2 KiB, so job.html
+ * cannot be written) leaves no half-made job directory, and the sessions
+ * it merged from as they were. */
+static void test_failed_merge_leaves_nothing(void **state)
+{
+    (void)state;
+    char r0[4200], r1[4200], job[4200], cmd[13000], file[4300];
+    paths(r0, r1, sizeof r0);
+    snprintf(job, sizeof job, "%s/J", dir);
+    snprintf(cmd, sizeof cmd, "(trap '' XFSZ; ulimit -f 4; exec '%s' merge '%s' '%s' -o '%s') >/dev/null 2>&1", GFL_CLI,
+             r0, r1, job);
+    int status = system(cmd);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    assert_false(tu_exists(job));
+    snprintf(file, sizeof file, "%s/session.json", r1);
+    assert_true(tu_exists(file));
+}
+
 /* gpufl_job_report(paths, format) against `gpufl report paths --format format`. */
 static void same_as_command(const char *const *paths, size_t n, const char *format)
 {
@@ -526,6 +545,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_from_kept_digests, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_library_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_merge_leaves_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <dirent.h>
@@ -112,6 +113,34 @@ static bool empty_or_missing(const char *dir)
     return empty;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* After a failed merge: everything under job_dir, which was empty or
+ * missing when the merge began, so all of it is the merge's (hard links to
+ * the sessions, copies, job.*), and job_dir itself when the merge made it.
+ * The sessions merged from are never touched: only links to them go. */
+static void undo_merge(const char *job_dir, bool made_dir)
+{
+    DIR *d = opendir(job_dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    char path[PATH_MAX];
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+            (size_t)snprintf(path, sizeof path, "%s/%s", job_dir, e->d_name) < sizeof path)
+            (void)nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    closedir(d);
+    if (made_dir)
+        (void)rmdir(job_dir);
+    fprintf(stderr, "gpufl merge: removed what it had written under %s\n", job_dir);
+}
+
 /* Each rank's session into JOB/rank-<R>; paths then name the copies. */
 static int place_ranks(const char *job_dir, gpufl__job *job)
 {
@@ -148,7 +177,8 @@ static int merge(const char *const *paths, size_t n, const char *job_dir, bool m
         return GFL_EXIT_FAIL;
     int rc = GFL_EXIT_FAIL;
     gpufl__job_report r = {0};
-    if (mkdir(job_dir, 0755) != 0 && errno != EEXIST) {
+    bool made_dir = mkdir(job_dir, 0755) == 0;
+    if (!made_dir && errno != EEXIST) {
         fprintf(stderr, "gpufl merge: cannot create %s: %s\n", job_dir, strerror(errno));
         goto done;
     }
@@ -176,6 +206,8 @@ static int merge(const char *const *paths, size_t n, const char *job_dir, bool m
            job.n, job_dir, r.matches.n, r.stragglers.nlate, job_dir);
     rc = GFL_EXIT_OK;
 done:
+    if (rc != GFL_EXIT_OK)
+        undo_merge(job_dir, made_dir);
     gpufl__job_report_free(&r);
     gpufl__job_free(&job);
     return rc;

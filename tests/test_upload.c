@@ -642,6 +642,58 @@ static void test_log_path_newest_and_all(void **state)
     assert_non_null(strstr(gpufl_last_error(), "no-such-session"));
 }
 
+/* ---- the command ------------------------------------------------------------ */
+
+static void test_cli_upload(void **state)
+{
+    fx *f = *state;
+    char keyfile[4200];
+    snprintf(keyfile, sizeof keyfile, "%s/key", f->logs);
+    tu_write_file(keyfile, KEY "\n");
+    const char *argv[] = {GFL_CLI, "upload", "--backend-url", us_url(f->srv), "--api-key-file", keyfile, f->dir, NULL};
+    char *out, *err;
+    assert_int_equal(tu_run(argv, &out, &err), 0);
+    size_t total = 0;
+    for (int c = 0; c < 3; c++)
+        total += us_places(f->srv, session_id(f), channels[c]);
+    char want[128];
+    snprintf(want, sizeof want, "gpufl upload: 1 session sent, %zu events uploaded, 0 duplicates, 0 rejected, ", total);
+    if (strncmp(out, want, strlen(want)) != 0)
+        fail_msg("stdout: %s\nstderr: %s", out, err);
+    assert_true(strchr(out, '\n') == out + strlen(out) - 1); /* one line */
+    free(out);
+    free(err);
+    /* a refused key: exit 1, the reason on stderr, the key nowhere */
+    tu_write_file(keyfile, "not-the-" KEY "\n");
+    const char *force[] = {GFL_CLI, "upload", "--backend-url", us_url(f->srv), "--api-key-file", keyfile, "--force",
+                           f->dir,  NULL};
+    assert_int_equal(tu_run(force, &out, &err), 1);
+    assert_non_null(strstr(err, "401"));
+    assert_null(strstr(err, KEY));
+    assert_null(strstr(out, KEY));
+    assert_non_null(strstr(out, "0 events uploaded"));
+    free(out);
+    free(err);
+    /* the key from the environment */
+    tu_setenv("GPUFL_API_KEY", KEY);
+    assert_int_equal(tu_run(force, &out, &err), 1); /* the file wins over the environment */
+    free(out);
+    free(err);
+    const char *env[] = {GFL_CLI, "upload", "--backend-url", us_url(f->srv), "--force", f->dir, NULL};
+    assert_int_equal(tu_run(env, &out, &err), 0);
+    snprintf(want, sizeof want, "%zu duplicates", total);
+    assert_non_null(strstr(out, want));
+    free(out);
+    free(err);
+    unsetenv("GPUFL_API_KEY");
+    /* usage: 2, with the reason */
+    const char *literal[] = {GFL_CLI, "upload", "--api-key", KEY, f->dir, NULL};
+    assert_int_equal(tu_run(literal, &out, &err), 2);
+    assert_non_null(strstr(err, "visible"));
+    free(out);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -657,6 +709,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_options, setup_compact, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_sessions_are_named, setup_compact, teardown),
         cmocka_unit_test_setup_teardown(test_log_path_newest_and_all, setup_compact, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_upload, setup_compact, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,5 +93,8 @@ int gpufl_cmd_mem(int argc, char **argv);
 /* diff exits 0 no regression, 1 a regression, 2 bad usage or unreadable input,
  * like diff(1), so that CI can gate on it. */
 int gpufl_cmd_diff(int argc, char **argv);
+/* upload exits 0 every session sent, 1 a failure, 2 bad usage: the lead's
+ * scripts (and `gpufl serve`'s tests) tell a refused upload from a typo. */
+int gpufl_cmd_upload(int argc, char **argv);
 
 #endif /* GPUFL_CLI_CLI_H */

@@ -428,7 +428,7 @@ typedef struct gpufl_upload_result {
     uint64_t events_uploaded;    /* events the server acknowledged in this call (accepted + duplicates) */
     uint64_t events_duplicate;   /* of those, events it already held (a batch whose answer was lost) */
     uint64_t events_rejected;    /* lines the server refused (each one also a warning) */
-    uint64_t bytes_uploaded;     /* request bodies sent, gzip bytes */
+    uint64_t bytes_uploaded;     /* gzip bytes of the request bodies the server answered (retries included) */
     uint64_t elapsed_ms;
     uint32_t warning_count;      /* every warning, also those not kept below */
     char warnings[GPUFL_UPLOAD_WARNINGS_KEPT][GPUFL_UPLOAD_WARNING_LEN]; /* the first ones */

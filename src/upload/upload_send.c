@@ -98,7 +98,8 @@ int gpufl__upload_post(gpufl__upload *u, const gpufl__upload_req *req, gpufl__ht
             snprintf(err, err_len, "%s: %s", req->what, why);
             return rc;
         }
-        u->res.bytes_uploaded += u->gz.len;
+        if (rc == 0)
+            u->res.bytes_uploaded += u->gz.len; /* the server read it: it answered */
         if (rc == 0 && ans->status < 500)
             return 0;
         if (rc == 0) {

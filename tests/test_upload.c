@@ -419,7 +419,7 @@ static void test_refused_key_stops_everything(void **state)
     assert_int_equal(r.events_uploaded, 0);
     assert_int_equal(us_nrequests(f->srv), 1); /* nothing after the 401 */
     assert_non_null(strstr(gpufl_last_error(), "401"));
-    assert_non_null(strstr(gpufl_last_error(), "refused the API key"));
+    assert_non_null(strstr(gpufl_last_error(), "API key was refused"));
     assert_null(strstr(gpufl_last_error(), KEY));
     assert_true(nwarned >= 1);
     for (size_t i = 0; i < nwarned; i++)
@@ -642,6 +642,49 @@ static void test_log_path_newest_and_all(void **state)
     assert_non_null(strstr(gpufl_last_error(), "no-such-session"));
 }
 
+/* ---- the cursor file -------------------------------------------------------- */
+
+static void test_damaged_or_hostile_cursor(void **state)
+{
+    fx *f = *state;
+    gpufl_upload_options o = opts_for(f);
+    gpufl_upload_result r = {.struct_size = sizeof r};
+    /* a damaged cursor: a warning naming it, and everything is sent */
+    write_at(f->dir, ".gpufl-upload-cursor.json", "{\"format\":\"gpufl-upload-cursor\",\"events\":");
+    assert_int_equal(gpufl_upload_logs(&o, &r), 0);
+    assert_true(r.success);
+    assert_int_equal(r.warning_count, 1);
+    assert_non_null(strstr(r.warnings[0], ".gpufl-upload-cursor.json"));
+    size_t sends, places = all_places(f, &sends);
+    assert_int_equal(sends, places);
+    assert_int_equal(r.events_uploaded, places);
+    /* another server's cursor counts as none: everything again */
+    json_t *c = cursor_json(f);
+    json_object_set_new(c, "server", json_string("http://elsewhere/api/v1"));
+    char p[4200];
+    snprintf(p, sizeof p, "%s/.gpufl-upload-cursor.json", f->dir);
+    assert_int_equal(json_dump_file(c, p, 0), 0);
+    json_decref(c);
+    assert_int_equal(gpufl_upload_logs(&o, &r), 0);
+    assert_int_equal(r.events_duplicate, places);
+    /* a link planted under the cursor's temporary name is not written
+     * through: the upload goes on, warned that it cannot resume */
+    char target[4200], tmp[4200];
+    snprintf(target, sizeof target, "%s/victim", f->logs);
+    tu_write_file(target, "untouched");
+    snprintf(tmp, sizeof tmp, "%s/.gpufl-upload-cursor.json.tmp", f->dir);
+    assert_int_equal(symlink(target, tmp), 0);
+    o.force = true;
+    assert_int_equal(gpufl_upload_logs(&o, &r), 0);
+    assert_true(r.success);
+    assert_true(r.warning_count >= 1);
+    assert_non_null(strstr(r.warnings[0], "cannot write the upload cursor"));
+    size_t len;
+    char *text = tu_read_file(target, &len);
+    assert_string_equal(text, "untouched");
+    free(text);
+}
+
 /* ---- the command ------------------------------------------------------------ */
 
 static void test_cli_upload(void **state)
@@ -709,6 +752,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_options, setup_compact, teardown),
         cmocka_unit_test_setup_teardown(test_damaged_sessions_are_named, setup_compact, teardown),
         cmocka_unit_test_setup_teardown(test_log_path_newest_and_all, setup_compact, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_or_hostile_cursor, setup_ndjson, teardown),
         cmocka_unit_test_setup_teardown(test_cli_upload, setup_compact, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

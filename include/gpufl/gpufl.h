@@ -394,21 +394,22 @@ GPUFL_API int gpufl_report_oom(uint32_t device, uint64_t requested_bytes, const 
  * is never written to a message, a warning or a file.
  */
 typedef struct gpufl_upload_options {
-    size_t struct_size;       /* set by gpufl_upload_options_init(); members are only appended */
-    const char *log_path;     /* a session directory, a directory of sessions (a log_path) or a job
-                                 directory; NULL/"" = $GPUFL_LOG_PATH, else "gpufl" */
-    const char *backend_url;  /* http(s)://host[:port]; NULL/"" = $GPUFL_BACKEND_URL */
-    const char *api_key;      /* NULL/"" = $GPUFL_API_KEY; required */
-    const char *api_path;     /* NULL/"" = $GPUFL_API_PATH, else "/api/v1" */
-    const char *ca_file;      /* PEM file of the CAs to verify the server with; NULL/"" = libcurl's default */
-    const char *session_id;   /* only the session of this id; NULL/"" = see all_sessions */
-    bool all_sessions;        /* every session under log_path; false: the newest one (or job) */
-    bool force;               /* ignore the cursors: send every event again (the server counts duplicates) */
+    size_t struct_size; /* set by gpufl_upload_options_init(); members are only appended */
+    /* a session directory, a directory of sessions (a log_path) or a job
+     * directory; NULL/"" = $GPUFL_LOG_PATH, else "gpufl" */
+    const char *log_path;
+    const char *backend_url;     /* http(s)://host[:port]; NULL/"" = $GPUFL_BACKEND_URL */
+    const char *api_key;         /* NULL/"" = $GPUFL_API_KEY; required */
+    const char *api_path;        /* NULL/"" = $GPUFL_API_PATH, else "/api/v1" */
+    const char *ca_file;         /* PEM file of the CAs to verify the server with; NULL/"" = libcurl's default */
+    const char *session_id;      /* only the session of this id; NULL/"" = see all_sessions */
+    bool all_sessions;           /* every session under log_path; false: the newest one (or job) */
+    bool force;                  /* ignore the cursors: send every event again (the server counts duplicates) */
     uint32_t total_timeout_ms;   /* 300000 (5 min) for the whole upload; 0 = no limit */
     uint32_t connect_timeout_ms; /* 10000 */
     uint32_t read_timeout_ms;    /* 30000: a request that receives nothing this long has failed */
-    uint32_t max_retries;        /* 8 tries a request for a transient failure (5xx, cut, timeout) */
-    uint32_t retry_delay_ms;     /* 500: the first wait, doubled each try, at most 30 s */
+    uint32_t max_retries;        /* 8 retries of a request after a transient failure (5xx, cut, timeout) */
+    uint32_t retry_delay_ms;     /* 500: the first wait, doubled each retry, at most 30 s */
     uint32_t batch_events;       /* 10000 events a request at most */
     uint32_t batch_bytes;        /* 4 MiB of NDJSON (before gzip) a request at most */
     /* Called with each warning as it happens (any number; the result keeps
@@ -430,8 +431,9 @@ typedef struct gpufl_upload_result {
     uint64_t events_rejected;    /* lines the server refused (each one also a warning) */
     uint64_t bytes_uploaded;     /* gzip bytes of the request bodies the server answered (retries included) */
     uint64_t elapsed_ms;
-    uint32_t warning_count;      /* every warning, also those not kept below */
-    char warnings[GPUFL_UPLOAD_WARNINGS_KEPT][GPUFL_UPLOAD_WARNING_LEN]; /* the first ones */
+    uint32_t warning_count; /* every warning, also those not kept below */
+    /* the first ones, each cut to GPUFL_UPLOAD_WARNING_LEN - 1 bytes */
+    char warnings[GPUFL_UPLOAD_WARNINGS_KEPT][GPUFL_UPLOAD_WARNING_LEN];
 } gpufl_upload_result;
 
 /* Fills *opts with the defaults. */

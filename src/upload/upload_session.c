@@ -142,8 +142,11 @@ static int announce(sess *s)
         if (ans->status == 401)
             u->stop_all = true;
         rc = GPUFL_EIO;
-        gpufl__upload_fail(u, rc, "%s: %s%s%s answered %ld: %s", what, u->server, "/sessions",
-                           ans->status == 401 ? " refused the API key:" : "", ans->status, text);
+        gpufl__upload_fail(u, rc, "%s: %s/sessions answered %ld%s: %s", what, u->server, ans->status,
+                           ans->status == 401   ? " (the API key was refused: nothing more is sent)"
+                           : ans->status == 404 ? " (no such address: is api_path right?)"
+                                                : "",
+                           text);
     }
     free(ans);
     return rc;

@@ -50,9 +50,10 @@ typedef struct gpufl__upload_req {
     const void *body; /* not compressed yet */
     size_t len;
     const char *what; /* for messages: "session X, device events 100-199" */
+    bool plain;       /* sent as is: docs/UPLOAD.md allows gzip only on sessions and events/stream */
 } gpufl__upload_req;
 
-/* Sends req (gzip, the key), retrying a 5xx, a cut connection or a
+/* Sends req (gzip unless plain, the key), retrying a 5xx, a cut connection or a
  * timeout with backoff (retry_delay_ms doubled, at most 30 s, max_retries
  * times, within the deadline). Returns 0 with the final answer in *ans
  * (any status but a 5xx); GPUFL_EIO when the retries or the time ran out

@@ -61,7 +61,7 @@ void gpufl__upload_answer_text(const gpufl__http_answer *ans, char *out, size_t 
 int gpufl__upload_post(gpufl__upload *u, const gpufl__upload_req *req, gpufl__http_answer *ans, char *err,
                        size_t err_len)
 {
-    int rc = gpufl__gzip(req->body, req->len, &u->gz);
+    int rc = req->plain ? 0 : gpufl__gzip(req->body, req->len, &u->gz);
     if (rc != 0) {
         snprintf(err, err_len, "%s: %s", req->what,
                  rc == GPUFL_EUNSUPPORTED ? "this gpufl was built without zlib's header (zlib.h): install "
@@ -76,7 +76,10 @@ int gpufl__upload_post(gpufl__upload *u, const gpufl__upload_req *req, gpufl__ht
     size_t nh = 0;
     hdrs[nh++] = u->auth_header;
     hdrs[nh++] = ctype;
-    hdrs[nh++] = "Content-Encoding: gzip";
+    if (!req->plain)
+        hdrs[nh++] = "Content-Encoding: gzip";
+    const void *body = req->plain ? req->body : u->gz.p;
+    size_t len = req->plain ? req->len : u->gz.len;
     for (size_t i = 0; i < req->nheaders && nh < sizeof hdrs / sizeof hdrs[0]; i++)
         hdrs[nh++] = req->headers[i];
     uint32_t delay = u->o.retry_delay_ms;
@@ -89,8 +92,8 @@ int gpufl__upload_post(gpufl__upload *u, const gpufl__upload_req *req, gpufl__ht
         gpufl__http_request hr = {.url = url,
                                   .headers = hdrs,
                                   .nheaders = nh,
-                                  .body = u->gz.p,
-                                  .len = u->gz.len,
+                                  .body = body,
+                                  .len = len,
                                   .timeout_ms = left == UINT32_MAX ? 0 : left};
         char why[1024];
         rc = gpufl__http_post(u->http, &hr, ans, why, sizeof why);
@@ -99,7 +102,7 @@ int gpufl__upload_post(gpufl__upload *u, const gpufl__upload_req *req, gpufl__ht
             return rc;
         }
         if (rc == 0)
-            u->res.bytes_uploaded += u->gz.len; /* the server read it: it answered */
+            u->res.bytes_uploaded += len; /* the server read it: it answered */
         if (rc == 0 && ans->status < 500)
             return 0;
         if (rc == 0) {

@@ -315,7 +315,8 @@ static int complete(sess *s, bool *whole)
                              .content_type = "application/json",
                              .body = body,
                              .len = strlen(body),
-                             .what = what};
+                             .what = what,
+                             .plain = true};
     gpufl__http_answer *ans = malloc(sizeof *ans);
     if (!ans) {
         gpufl__upload_fail(u, GPUFL_ENOMEM, "%s: out of memory", what);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/ndjson_format.h"
@@ -276,7 +277,9 @@ static void test_ndjson_session_arrives_whole(void **state)
     snprintf(server, sizeof server, "%s/api/v1", us_url(f->srv));
     assert_string_equal(json_string_value(json_object_get(c, "server")), server);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(c, "events"), "device")), next[0]);
-    assert_null(strstr(json_dumps(c, 0), KEY));
+    char *text = json_dumps(c, 0);
+    assert_null(strstr(text, KEY));
+    free(text);
     json_decref(c);
     /* again: nothing new, nothing sent */
     assert_int_equal(gpufl_upload_logs(&o, &r), 0);
@@ -599,6 +602,16 @@ static void test_damaged_sessions_are_named(void **state)
     assert_int_not_equal(gpufl_upload_logs(&o, &r), 0);
     assert_false(r.success);
     assert_non_null(strstr(gpufl_last_error(), "trace.gflt"));
+    /* a FIFO where session.json should be: named, never waited on */
+    char *fifo = tu_mkdtemp_in(f->logs, "fifo");
+    snprintf(p, sizeof p, "%s/session.json", fifo);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    write_at(fifo, "scope.log", "");
+    o.log_path = fifo;
+    assert_int_equal(gpufl_upload_logs(&o, &r), GPUFL_ENOTFOUND);
+    assert_non_null(strstr(gpufl_last_error(), p));
+    assert_non_null(strstr(gpufl_last_error(), "not a regular file"));
+    free(fifo);
     /* a directory with no session, and a path that is not there */
     char *empty = tu_mkdtemp_in(f->logs, "empty");
     o.log_path = empty;
@@ -741,6 +754,9 @@ static void test_cli_upload(void **state)
 
 int main(void)
 {
+    /* the test server is on 127.0.0.1: never through a proxy the environment names */
+    tu_setenv("NO_PROXY", "127.0.0.1");
+    tu_setenv("no_proxy", "127.0.0.1");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_ndjson_session_arrives_whole, setup_ndjson, teardown),
         cmocka_unit_test_setup_teardown(test_compact_session_device_work_from_trace, setup_compact, teardown),

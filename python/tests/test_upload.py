@@ -21,6 +21,13 @@ from upload_server import FakeServer
 KEY = "py-test-key-0c1d2e3f"
 
 
+@pytest.fixture(autouse=True)
+def no_proxy(monkeypatch):
+    """The fake server is on 127.0.0.1: never through a proxy the environment names."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("no_proxy", "127.0.0.1")
+
+
 @pytest.fixture
 def server():
     s = FakeServer(KEY)
@@ -184,3 +191,13 @@ def test_remote_upload_without_backend_warns_now(logs):
     assert "without backend_url" in str(runtime[0].message) and runtime[0].filename == __file__
     assert gpufl._upload._at_exit is None  # nothing registered: nowhere to upload to
     gpufl.shutdown()
+
+
+def test_refused_while_recording(logs, server):
+    assert gpufl.init(log_path=logs)
+    r = gpufl.upload_logs(logs, backend_url=server.url, api_key=KEY)
+    assert not r.success and "recording" in r.error and "shutdown" in r.error
+    assert server.requests == []
+    gpufl.shutdown()
+    r = gpufl.upload_logs(logs, backend_url=server.url, api_key=KEY)
+    assert r.success, r.error

@@ -11,6 +11,7 @@ set(layers
   sink
   backend
   read
+  upload
   analyze
   present/timeline
   present/export

@@ -512,6 +512,35 @@ static void test_pm_without_plugin()
     tu_unsetenv("GPUFL_DEVICE_PLUGIN");
 }
 
+/* uploadLogs() carries its options to the C call and the result back:
+ * GPUFL_DISABLED is success with nothing sent; a server that is not there
+ * is a failure that says which address, with the retries as warnings. */
+static void test_upload()
+{
+    tu_setenv("GPUFL_DISABLED", "1");
+    gpufl::UploadResult r = gpufl::uploadLogs();
+    CHECK(r.success && r.events_uploaded == 0 && r.error.empty());
+    tu_unsetenv("GPUFL_DISABLED");
+    gpufl::InitOptions io;
+    io.log_path = fresh_dir("upload");
+    CHECK(gpufl::init(io));
+    gpufl::shutdown();
+    gpufl::UploadOptions o;
+    o.log_path = gpufl::sessionDir();
+    o.backend_url = "http://127.0.0.1:1";
+    o.api_key = "k";
+    o.max_retries = 1;
+    o.retry_delay_ms = 1;
+    r = gpufl::uploadLogs(o);
+    CHECK(!r.success);
+    CHECK(r.error.find("127.0.0.1:1") != std::string::npos);
+    CHECK(r.warning_count == 2 && r.warnings.size() == 2); /* the retry, then the failure */
+    o.backend_url.clear();
+    tu_unsetenv("GPUFL_BACKEND_URL");
+    r = gpufl::uploadLogs(o);
+    CHECK(!r.success && r.error.find("backend_url") != std::string::npos);
+}
+
 int main()
 {
     tu_unsetenv("GPUFL_DISABLED");
@@ -527,6 +556,7 @@ int main()
     test_monitor();
     test_system_and_report();
     test_pm_without_plugin();
+    test_upload();
 
     gpufl::shutdown();
     tu_rm_rf(tmp);

@@ -23,6 +23,10 @@ provides() {
     libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
     libunwind-dev) pkg-config --exists libunwind 2>/dev/null ;;
     libdw-dev) pkg-config --exists libdw 2>/dev/null ;;
+    # the uploader: curl/curl.h to build against (libcurl itself is dlopen'd), zlib for gzip
+    libcurl4-openssl-dev) pkg-config --exists libcurl 2>/dev/null ;;
+    zlib1g-dev) pkg-config --exists zlib 2>/dev/null ;;
+    openssl) command -v openssl >/dev/null 2>&1 ;; # tests: a CA for the uploader's TLS test
     protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
     clang-format) command -v clang-format-14 >/dev/null 2>&1 || command -v clang-format >/dev/null 2>&1 ;;
     python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
@@ -45,16 +49,19 @@ provides() {
     esac
 }
 
-packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev"
+# libcurl4-openssl-dev and zlib1g-dev: the uploader (without them it builds and says so when called)
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev libcurl4-openssl-dev
+    zlib1g-dev"
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
 # --test-tools: what only tests run, so that building (and the GPU machine,
 # which has no package registry) does not need them: protoc decodes the
 # Perfetto export, headless Chromium opens the HTML report (ctest -L browser),
 # clang-format checks the sources' layout (ctest format), Prometheus scrapes
-# `gpufl exporter` (tests/exporter_prometheus.sh), and Debian's Python
+# `gpufl exporter` (tests/exporter_prometheus.sh), openssl makes the CA of the
+# uploader's TLS test (python/tests/test_upload.py), and Debian's Python
 # with venv, pytest, setuptools and wheel installs and tests the Python package
 # (ctest -L python; numpy, pandas and matplotlib for its analyzer and plots)
-case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format prometheus
+case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format prometheus openssl
     python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
 
 missing=""

@@ -378,6 +378,83 @@ GPUFL_API int gpufl_record_block(uint32_t device, uint64_t address, uint64_t byt
 GPUFL_API int gpufl_set_framework_oom(int on);
 GPUFL_API int gpufl_report_oom(uint32_t device, uint64_t requested_bytes, const char *detail);
 
+/* ---- Uploading sessions ------------------------------------------------
+ *
+ * Sends recorded sessions to a server that speaks docs/UPLOAD.md (`gpufl
+ * serve`, or any backend with that contract): each session's session.json,
+ * then its events channel by channel, gzip NDJSON in batches, each event
+ * with its place in its channel. A cursor in the session directory
+ * (.gpufl-upload-cursor.json) remembers what the server acknowledged, so an
+ * upload that is interrupted and started again sends each event once.
+ * Uploading runs on the calling thread and never while this process
+ * records: call it after gpufl_shutdown(), or use `gpufl upload`.
+ *
+ * HTTP is libcurl, loaded at run time (libcurl.so.4); gzip is zlib. TLS is
+ * always verified. The API key is sent only in the Authorization header and
+ * is never written to a message, a warning or a file.
+ */
+typedef struct gpufl_upload_options {
+    size_t struct_size; /* set by gpufl_upload_options_init(); members are only appended */
+    /* a session directory, a directory of sessions (a log_path) or a job
+     * directory; NULL/"" = $GPUFL_LOG_PATH, else "gpufl" */
+    const char *log_path;
+    const char *backend_url;     /* http(s)://host[:port]; NULL/"" = $GPUFL_BACKEND_URL */
+    const char *api_key;         /* NULL/"" = $GPUFL_API_KEY; required */
+    const char *api_path;        /* NULL/"" = $GPUFL_API_PATH, else "/api/v1" */
+    const char *ca_file;         /* PEM file of the CAs to verify the server with; NULL/"" = libcurl's default */
+    const char *session_id;      /* only the session of this id; NULL/"" = see all_sessions */
+    bool all_sessions;           /* every session under log_path; false: the newest one (or job) */
+    bool force;                  /* ignore the cursors: send every event again (the server counts duplicates) */
+    uint32_t total_timeout_ms;   /* 300000 (5 min) for the whole upload; 0 = no limit */
+    uint32_t connect_timeout_ms; /* 10000 */
+    uint32_t read_timeout_ms;    /* 30000: a request that receives nothing this long has failed */
+    uint32_t max_retries;        /* 8 retries of a request after a transient failure (5xx, cut, timeout) */
+    uint32_t retry_delay_ms;     /* 500: the first wait, doubled each retry, at most 30 s */
+    uint32_t batch_events;       /* 10000 events a request at most */
+    uint32_t batch_bytes;        /* 4 MiB of NDJSON (before gzip) a request at most */
+    /* Called with each warning as it happens (any number; the result keeps
+     * the first few). Never given the key. NULL = none. */
+    void (*on_warning)(const char *message, void *arg);
+    void *on_warning_arg;
+} gpufl_upload_options;
+
+#define GPUFL_UPLOAD_WARNINGS_KEPT 8
+#define GPUFL_UPLOAD_WARNING_LEN 256
+
+typedef struct gpufl_upload_result {
+    size_t struct_size;          /* set by the caller to sizeof(gpufl_upload_result); members are only appended */
+    bool success;                /* every session chosen was sent whole and acknowledged */
+    uint32_t sessions_processed; /* sessions sent (also those with nothing new to send) */
+    uint32_t sessions_failed;    /* sessions not sent whole */
+    uint64_t events_uploaded;    /* events the server acknowledged in this call (accepted + duplicates) */
+    uint64_t events_duplicate;   /* of those, events it already held (a batch whose answer was lost) */
+    uint64_t events_rejected;    /* lines the server refused (each one also a warning) */
+    uint64_t bytes_uploaded;     /* gzip bytes of the request bodies the server answered (retries included) */
+    uint64_t elapsed_ms;
+    uint32_t warning_count; /* every warning, also those not kept below */
+    /* the first ones, each cut to GPUFL_UPLOAD_WARNING_LEN - 1 bytes */
+    char warnings[GPUFL_UPLOAD_WARNINGS_KEPT][GPUFL_UPLOAD_WARNING_LEN];
+} gpufl_upload_result;
+
+/* Fills *opts with the defaults. */
+GPUFL_API void gpufl_upload_options_init(gpufl_upload_options *opts);
+
+/*
+ * Uploads the sessions opts names (NULL: all defaults) and fills *result
+ * (may be NULL; else its struct_size must be set). Returns 0 when every
+ * session was sent; otherwise a negative gpufl_err, with result->success
+ * false and gpufl_last_error() saying what failed (naming the session or
+ * file): GPUFL_EINVAL (bad options: no backend_url or key, a URL that is
+ * not http(s)), GPUFL_ESTATE (a session is recording in this process),
+ * GPUFL_ENOTFOUND (no session at log_path, or none of session_id),
+ * GPUFL_EUNSUPPORTED (libcurl.so.4 not installed, or the library was built
+ * without curl/zlib headers), GPUFL_ECORRUPT (a session that cannot be read),
+ * GPUFL_EIO (the server refused the key, went away past the retries, or
+ * answered what the contract does not allow). With GPUFL_DISABLED set it
+ * sends nothing and returns 0 with success true and 0 events.
+ */
+GPUFL_API int gpufl_upload_logs(const gpufl_upload_options *opts, gpufl_upload_result *result);
+
 /* ---- Scope macros ------------------------------------------------------
  *
  *   GFL_SCOPE("forward") { ... }   the block is the scope; leaving it by any

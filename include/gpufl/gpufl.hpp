@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "gpufl/gpufl.h"
 #include "gpufl/pm_sampling.h"
@@ -80,7 +81,7 @@ struct InitOptions {
     std::string backend_url;
     std::string api_key; /* never written to any file */
     std::string api_path;
-    bool remote_upload = false; /* deprecated, no effect */
+    bool remote_upload = false; /* deprecated: only warns (call uploadLogs() after shutdown()) */
     bool enable_stack_trace = false;
     bool enable_source_collection = true;
     bool enable_external_correlation = true;
@@ -230,6 +231,79 @@ inline bool reportOom(uint32_t device, uint64_t requestedBytes, const std::strin
 {
     detail::wrapperError().clear();
     return gpufl_report_oom(device, requestedBytes, why.empty() ? nullptr : why.c_str()) == 0;
+}
+
+/*
+ * Uploading sessions after the recording (gpufl_upload_logs in gpufl.h,
+ * docs/UPLOAD.md). Same fields, defaults and meanings as
+ * gpufl_upload_options; empty strings take the environment
+ * (GPUFL_BACKEND_URL, GPUFL_API_KEY, GPUFL_API_PATH, GPUFL_LOG_PATH).
+ */
+struct UploadOptions {
+    std::string log_path;
+    std::string backend_url;
+    std::string api_key; /* never written anywhere */
+    std::string api_path;
+    std::string ca_file;
+    std::string session_id;
+    bool all_sessions = false;
+    bool force = false;
+    std::uint32_t total_timeout_ms = 300000;
+    std::uint32_t connect_timeout_ms = 10000;
+    std::uint32_t read_timeout_ms = 30000;
+    std::uint32_t max_retries = 8;
+    std::uint32_t retry_delay_ms = 500;
+};
+
+struct UploadResult {
+    bool success = false;
+    std::uint32_t sessions_processed = 0, sessions_failed = 0;
+    std::uint64_t events_uploaded = 0, events_duplicate = 0, events_rejected = 0;
+    std::uint64_t bytes_uploaded = 0, elapsed_ms = 0;
+    std::uint32_t warning_count = 0;   /* all of them; */
+    std::vector<std::string> warnings; /* the first GPUFL_UPLOAD_WARNINGS_KEPT */
+    std::string error;                 /* why, when success is false */
+};
+
+/* Uploads and returns what happened; never throws for a failed upload. */
+inline UploadResult uploadLogs(const UploadOptions &in = UploadOptions())
+{
+    detail::wrapperError().clear();
+    gpufl_upload_options o;
+    gpufl_upload_options_init(&o);
+    auto str = [](const std::string &s) { return s.empty() ? nullptr : s.c_str(); };
+    o.log_path = str(in.log_path);
+    o.backend_url = str(in.backend_url);
+    o.api_key = str(in.api_key);
+    o.api_path = str(in.api_path);
+    o.ca_file = str(in.ca_file);
+    o.session_id = str(in.session_id);
+    o.all_sessions = in.all_sessions;
+    o.force = in.force;
+    o.total_timeout_ms = in.total_timeout_ms;
+    o.connect_timeout_ms = in.connect_timeout_ms;
+    o.read_timeout_ms = in.read_timeout_ms;
+    o.max_retries = in.max_retries;
+    o.retry_delay_ms = in.retry_delay_ms;
+    gpufl_upload_result r;
+    std::memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    int rc = gpufl_upload_logs(&o, &r);
+    UploadResult out;
+    out.success = rc == 0 && r.success;
+    out.sessions_processed = r.sessions_processed;
+    out.sessions_failed = r.sessions_failed;
+    out.events_uploaded = r.events_uploaded;
+    out.events_duplicate = r.events_duplicate;
+    out.events_rejected = r.events_rejected;
+    out.bytes_uploaded = r.bytes_uploaded;
+    out.elapsed_ms = r.elapsed_ms;
+    out.warning_count = r.warning_count;
+    for (std::uint32_t i = 0; i < r.warning_count && i < GPUFL_UPLOAD_WARNINGS_KEPT; i++)
+        out.warnings.emplace_back(r.warnings[i]);
+    if (rc != 0)
+        out.error = gpufl_last_error();
+    return out;
 }
 
 inline void systemStart(const std::string &name = "system") { gpufl_system_start(name.c_str()); }

@@ -25,6 +25,7 @@ from ._session import (generate_report, init, is_recording, last_error, option_n
                        session_dir, shutdown, system_start, system_stop, trace_pause, trace_resume, dump,
                        trace_window, version)
 from ._types import BackendKind, GpuflError, LogFormat, ProfilingEngine
+from ._upload import UploadResult, upload_logs
 
 __version__ = "0.1.0"
 
@@ -32,4 +33,5 @@ __all__ = [
     "BackendKind", "GpuflError", "LogFormat", "ProfilingEngine", "Scope", "generate_report", "init",
     "is_recording", "last_error", "option_names", "scope", "session", "session_dir", "shutdown",
     "system_start", "system_stop", "trace_pause", "trace_resume", "trace_window", "dump", "version",
+    "upload_logs", "UploadResult",
 ]

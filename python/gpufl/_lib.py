@@ -51,6 +51,7 @@ _REQUIRED = (
     "gpufl_init",
     "gpufl_scope_begin",
     "gpufl_generate_report",
+    "gpufl_upload_logs",
 )
 
 

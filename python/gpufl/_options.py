@@ -37,7 +37,8 @@ NAMES = tuple(_names())
 # keyword -> (option it sets, what to tell the caller).
 DEPRECATED = {
     "sampling_auto_start": ("continuous_system_sampling", "use continuous_system_sampling"),
-    "remote_upload": ("remote_upload", "it has no effect: nothing is uploaded"),
+    "remote_upload": ("remote_upload", "the session is uploaded when the interpreter exits; call "
+                      "gpufl.upload_logs() after shutdown() instead"),
     "kernel_sample_rate_ms": ("kernel_sample_rate_ms", "it has no effect"),
 }
 

@@ -17,7 +17,7 @@ import inspect
 import os
 import warnings
 
-from . import _lib, _options, _scope
+from . import _lib, _options, _scope, _upload
 from ._types import GpuflError
 
 __all__ = ["init", "shutdown", "session", "is_recording", "session_dir", "last_error", "version",
@@ -85,6 +85,8 @@ def _start(options, stacklevel):
     ok = bool(_lib.init(buf))
     del kept  # the library has copied the strings
     _scope._off = not _lib.is_recording()
+    if options.get("remote_upload") and _lib.is_recording():
+        _upload.register_at_exit(options, stacklevel=stacklevel + 1)
     return ok
 
 

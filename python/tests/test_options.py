@@ -130,10 +130,11 @@ def test_sampling_auto_start_is_continuous_system_sampling(logs):
         gpufl.init(sampling_auto_start=True, continuous_system_sampling=True)
 
 
-@pytest.mark.parametrize("kwargs, field, value", [({"remote_upload": True}, "remote_upload", True),
-                                                  ({"kernel_sample_rate_ms": 5}, "kernel_sample_rate_ms", 5)])
-def test_deprecated_keywords_warn_and_pass_through(logs, kwargs, field, value):
-    with pytest.warns(DeprecationWarning, match="%s.*no effect" % field) as w:
+@pytest.mark.parametrize("kwargs, field, value, says",
+                         [({"remote_upload": True}, "remote_upload", True, "uploaded when the interpreter exits"),
+                          ({"kernel_sample_rate_ms": 5}, "kernel_sample_rate_ms", 5, "no effect")])
+def test_deprecated_keywords_warn_and_pass_through(logs, kwargs, field, value, says):
+    with pytest.warns(DeprecationWarning, match="%s.*%s" % (field, says)) as w:
         assert gpufl.init(log_path=logs, **kwargs)
     assert w[0].filename == __file__  # points at the caller
     gpufl.shutdown()

@@ -96,5 +96,8 @@ int gpufl_cmd_diff(int argc, char **argv);
 /* replay-check exits like diff: 0 the same GPU work, 1 different, 2 bad usage
  * or unreadable input (cli/replay_check.h). */
 int gpufl_cmd_replay_check(int argc, char **argv);
+/* upload exits 0 every session sent, 1 a failure, 2 bad usage: the lead's
+ * scripts (and `gpufl serve`'s tests) tell a refused upload from a typo. */
+int gpufl_cmd_upload(int argc, char **argv);
 
 #endif /* GPUFL_CLI_CLI_H */

@@ -13,8 +13,9 @@
 #include "cli/cli.h"
 #include "gpufl/gpufl.h"
 
-#define DIFF_USAGE_EXIT 2 /* see gpufl_cmd_diff and gpufl_cmd_replay_check in cli.h */
-#define ABOUT_COLUMN 33   /* where `gpufl help` starts a command's description */
+#define DIFF_USAGE_EXIT 2       /* see gpufl_cmd_diff and gpufl_cmd_replay_check in cli.h */
+#define GFL_UPLOAD_USAGE_EXIT 2 /* see gpufl_cmd_upload in cli.h */
+#define ABOUT_COLUMN 33         /* where `gpufl help` starts a command's description */
 
 static int run_version(int argc, char **argv);
 static int run_help(int argc, char **argv);
@@ -166,6 +167,25 @@ static const gpufl__cli_command commands[] = {
      "  --no-trace  skip job.perfetto-trace\n"
      "  then: gpufl report JOB (ranks side by side, NCCL, overlap, stragglers, imbalance)\n",
      GFL_EXIT_USAGE, 0},
+    {"upload", gpufl_cmd_upload,
+     "upload [--backend-url URL] [--api-key-file F] [--api-path P] [--ca-file F]\n"
+     "[--session-id ID | --all-sessions] [--force] PATH...",
+     "send sessions to a gpufl server (docs/UPLOAD.md), resumably",
+     "  PATH                a session directory, a job directory, or a log_path holding sessions\n"
+     "                      (of which the newest run is sent, unless --session-id or --all-sessions)\n"
+     "  --backend-url URL   http(s)://host[:port] (default: GPUFL_BACKEND_URL)\n"
+     "  --api-key-file F    read the API key from F's first line (default: GPUFL_API_KEY);\n"
+     "                      never on the command line, where every user's ps shows it\n"
+     "  --api-path P        the API's path on the server (default: GPUFL_API_PATH, else /api/v1)\n"
+     "  --ca-file F         verify the server with the CA certificates in F (PEM)\n"
+     "  --session-id ID     only the session of this id\n"
+     "  --all-sessions      every session under each PATH\n"
+     "  --force             send every event again, ignoring what the cursors say was sent\n"
+     "Each session's .gpufl-upload-cursor.json remembers what the server acknowledged, so an\n"
+     "interrupted upload started again sends each event once. Prints one line on stdout:\n"
+     "sessions, events uploaded, duplicates, bytes, seconds; warnings and errors on stderr.\n"
+     "Exit code: 0 every session sent, 1 a failure (named on stderr), 2 bad usage.\n",
+     GFL_UPLOAD_USAGE_EXIT, 0},
     {"convert", gpufl_cmd_convert, "convert IN OUT [--level 0-19] [--force]",
      "between NDJSON and .gflt: OUT is a .gflt file, or a directory\nto create with the .log files",
      "  IN        a session directory, an NDJSON .log or a .gflt file\n"

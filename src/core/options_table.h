@@ -24,13 +24,15 @@
       "Directory that holds the session directories. Empty: a directory named after `app_name` "  \
       "in the working directory.")                                                                \
     X(backend_url, STRING, "", "`\"\"`", "GPUFL_BACKEND_URL", 0, 0,                               \
-      "URL of a gpufl server to upload sessions to. Not implemented yet: nothing is uploaded.")   \
+      "URL of a gpufl server, `http(s)://host[:port]`, for `gpufl_upload_logs()`, `gpufl upload` " \
+      "and Python's `upload_logs()` (docs/UPLOAD.md); recording never uploads by itself.")        \
     X(api_key, STRING, "", "`\"\"`", "GPUFL_API_KEY", 0, 0,                                       \
-      "Key for `backend_url`. Never written to any file.")                                        \
+      "Key for `backend_url`, sent as a bearer token. Never written to any file or message.")     \
     X(api_path, STRING, "", "`\"\"` (= `/api/v1`)", "GPUFL_API_PATH", 0, 0,                       \
       "Path of the upload API under `backend_url`.")                                              \
     X(remote_upload, BOOL, false, "`false`", "GPUFL_REMOTE_UPLOAD", 0, 0,                         \
-      "Deprecated: accepted, logs one warning, has no effect.")                                   \
+      "Deprecated. Python's `init(remote_upload=True)` uploads the session at exit; in C and "     \
+      "C++ it logs one warning and does nothing (call `gpufl_upload_logs()` after shutdown).")    \
     X(enable_stack_trace, BOOL, false, "`false`", "GPUFL_ENABLE_STACK_TRACE", 0, 0,               \
       "Capture the CPU call stack at kernel launches and syncs (Trace engine and up).")           \
     X(enable_source_collection, BOOL, true, "`true`", "GPUFL_ENABLE_SOURCE_COLLECTION", 0, 0,     \

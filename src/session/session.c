@@ -221,7 +221,9 @@ static void start_sampler(session *s)
 static void warn_deprecated(const gpufl_options *o)
 {
     if (o->remote_upload)
-        gpufl__log(GFL_LOG_WARN, "remote_upload is deprecated and has no effect");
+        gpufl__log(GFL_LOG_WARN, "remote_upload is deprecated; the library does not upload by itself: call "
+                                 "gpufl_upload_logs() after gpufl_shutdown() or run `gpufl upload` (Python's "
+                                 "init(remote_upload=True) uploads at exit)");
     if (o->kernel_sample_rate_ms)
         gpufl__log(GFL_LOG_WARN, "kernel_sample_rate_ms is deprecated and has no effect");
 }

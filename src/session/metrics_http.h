@@ -36,6 +36,17 @@ const char *gpufl__metrics_server_address(const gpufl__metrics_server *s);
  * GPUFL_ENOMEM with the last reading still served. Any thread. */
 int gpufl__metrics_server_publish(gpufl__metrics_server *s, const void *text, size_t text_len, const void *om,
                                   size_t om_len) __attribute__((warn_unused_result));
+/* The answer is the parts' texts in order, then the exporter's counters:
+ * the device reading (published by gpufl__metrics_server_publish, which
+ * counts it as a sample) and, in a recorded program, gpufl's own figures
+ * (the collector's). */
+#define GPUFL__METRICS_PART_DEVICES 0
+#define GPUFL__METRICS_PART_RECORDER 1
+#define GPUFL__METRICS_PARTS 2
+/* Replaces part's text in both formats. Returns 0, or GPUFL_ENOMEM with
+ * the last one still served. Any thread. */
+int gpufl__metrics_server_publish_part(gpufl__metrics_server *s, unsigned part, const void *text, size_t text_len,
+                                       const void *om, size_t om_len) __attribute__((warn_unused_result));
 /* The exporter's counters so far. Any thread. */
 void gpufl__metrics_server_counters(gpufl__metrics_server *s, gpufl__metrics_counters *out);
 /* Stops the thread, closes every connection, frees s. NULL is a no-op. */

@@ -26,7 +26,7 @@
 #include "gpufl/gpufl.h"
 #include "session/metrics_recorder.h"
 
-#define ROUNDS 7
+#define ROUNDS 11
 #define LOOP_NS 1000000000ull
 #define RENDERS 200
 
@@ -181,9 +181,9 @@ int main(void)
     char a[96], b[96], c[96];
     printf("bench_metrics_listen: %s\n", machine);
     printf("  tight scope loop, one thread, %d alternating rounds of 1 s each, a fresh session a round\n", ROUNDS);
-    printf("  metrics_listen off             %s M scopes/s\n", bench_spread(off, ROUNDS, 1e-6, 2, a, sizeof a));
+    printf("  metrics_listen off             %s M scopes/s\n", bench_spread(off, ROUNDS, 1e6, 2, a, sizeof a));
     printf("  on, scraped every 100 ms       %s M scopes/s (%u whole scrapes)\n",
-           bench_spread(on, ROUNDS, 1e-6, 2, b, sizeof b), atomic_load(&scrapes));
+           bench_spread(on, ROUNDS, 1e6, 2, b, sizeof b), atomic_load(&scrapes));
     printf("  on / off, per pair             %s\n", bench_spread(ratio, ROUNDS, 1, 3, c, sizeof c));
     printf("  the collector's render of gpufl's own metrics, both formats (every 100 ms):\n");
     double one = render_us(1), many = render_us(GFL_METRICS_MAX_SCOPES);

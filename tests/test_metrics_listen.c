@@ -24,6 +24,7 @@
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/metrics_agg.h"
 #include "gpufl/gpufl.h"
 #include "test_util.h"
 
@@ -224,6 +226,9 @@ static void test_devices_and_scopes(void **state)
         double v = value_of(t, series);
         assert_true(v >= last);
         last = v;
+        /* the le written is the bound the collector counts against */
+        if (i < GFL_METRICS_BUCKETS)
+            assert_true(llround(strtod(les[i], NULL) * 1e9) == (long long)gpufl__metrics_bounds_ns[i]);
     }
     assert_true(last == 1000);
     double sum = value_of(t, "gpufl_scope_duration_seconds_sum{scope=\"alpha\"}");

@@ -27,6 +27,8 @@ struct gpufl__metrics_listen {
     /* collector thread */
     gpufl__bytebuf rec_text, rec_om;
     bool rec_failed;
+    bool rec_published;
+    uint64_t rec_fingerprint; /* of the figures last rendered */
 };
 
 int gpufl__metrics_listen_start(const char *addr, const gpufl__device_list *devices, const char *hostname,
@@ -98,9 +100,28 @@ static void on_reading(void *ctx, const gfl_event *events, size_t n)
     publish(m, GPUFL__METRICS_PART_DEVICES, rc, &m->dev_text, &m->dev_om, &m->dev_failed);
 }
 
+/* Everything the figures are made of moves one of these: events (the
+ * aggregates change only with them), losses, bytes written. */
+static uint64_t fingerprint(const gpufl__metrics_view *v)
+{
+    uint64_t f = gpufl__stats_dropped_total(v->stats);
+    for (unsigned t = 0; t < GFL_EV_TYPE_COUNT; t++)
+        f += v->stats->events[t];
+    for (unsigned i = 0; i < v->sinks->nfiles; i++)
+        f += v->sinks->files[i].bytes;
+    return f;
+}
+
 static void on_figures(void *ctx, const gpufl__metrics_view *v)
 {
     gpufl__metrics_listen *m = ctx;
+    /* a quiet session is not rendered again (256 scope names are a few
+     * hundred KiB of text) */
+    uint64_t f = fingerprint(v);
+    if (m->rec_published && f == m->rec_fingerprint)
+        return;
+    m->rec_published = true;
+    m->rec_fingerprint = f;
     m->rec_text.len = m->rec_om.len = 0;
     int rc = gpufl__metrics_render_recorder(v, false, &m->rec_text);
     rc = rc ? rc : gpufl__metrics_render_recorder(v, true, &m->rec_om);

@@ -49,40 +49,52 @@ static const char *row_name(const gpufl__metrics_agg *a, unsigned row)
     }
 }
 
-/* le's value: the bound in seconds, as Prometheus' client libraries
- * spell it ("0.005", "1e-06", "300"). */
-static int bucket(gpufl__bytebuf *out, const char *scope, const char *le, uint64_t cumulative)
+/* le's values: the bounds in seconds, as Prometheus' client libraries
+ * spell them (gpufl__metrics_bounds_ns, which the test holds to these). */
+static const char *const le[GFL_METRICS_BUCKETS + 1] = {"1e-06", "1e-05", "0.0001", "0.001", "0.005", "0.01", "0.025",
+                                                        "0.05",  "0.1",   "0.25",   "0.5",   "1",     "2.5",  "5",
+                                                        "10",    "30",    "60",     "300",   "+Inf"};
+
+/* scope="NAME" with NAME escaped, into lbl (emptied first). */
+static int scope_label(gpufl__bytebuf *lbl, const char *scope)
 {
-    int rc = sample2(out, "gpufl_scope_duration_seconds_bucket", "scope", scope, "le", le);
-    return rc ? rc : appendf(out, "%llu\n", (unsigned long long)cumulative);
+    lbl->len = 0;
+    int rc = gpufl__bytebuf_append(lbl, "scope=\"", 7);
+    rc = rc ? rc : gpufl__metrics_label_value(lbl, scope);
+    rc = rc ? rc : gpufl__bytebuf_append(lbl, "\"", 2); /* and the NUL, not counted */
+    lbl->len -= rc ? 0 : 1;
+    return rc;
 }
 
+/* A scope's histogram is 21 lines and there may be 256 scopes, every
+ * 100 ms: its label is escaped once and each line is one snprintf. */
 static int scope_histograms(const gpufl__metrics_agg *a, bool om, gpufl__bytebuf *out)
 {
     int rc = family(out, "gpufl_scope_duration_seconds", "histogram",
                     "Durations of the scopes that ended, by scope name (the first 256 names; "
                     "the rest under scope=\"(other)\").",
                     om);
+    gpufl__bytebuf lbl = {0};
     for (unsigned row = 0; rc == 0 && row <= GPUFL__METRICS_OTHER; row++) {
         if (row == a->nscopes)
             row = GPUFL__METRICS_OTHER;
         const gpufl__metrics_scope *r = &a->rows[row];
-        if (!r->count)
+        if (!r->count || (rc = scope_label(&lbl, row_name(a, row))) != 0)
             continue;
-        const char *scope = row_name(a, row);
+        const char *l = (const char *)lbl.p;
         uint64_t cumulative = 0;
-        for (unsigned b = 0; rc == 0 && b < GFL_METRICS_BUCKETS; b++) {
-            char le[32];
-            snprintf(le, sizeof le, "%g", (double)gpufl__metrics_bounds_ns[b] / 1e9);
+        for (unsigned b = 0; rc == 0 && b <= GFL_METRICS_BUCKETS; b++) {
             cumulative += r->bucket[b];
-            rc = bucket(out, scope, le, cumulative);
+            rc = appendf(out, "gpufl_scope_duration_seconds_bucket{%s,le=\"%s\"} %llu\n", l, le[b],
+                         (unsigned long long)cumulative);
         }
-        rc = rc ? rc : bucket(out, scope, "+Inf", r->count);
-        rc = rc ? rc : sample(out, "gpufl_scope_duration_seconds_sum", "scope", scope);
-        rc = rc ? rc : appendf(out, "%.9f\n", (double)r->sum_ns / 1e9);
-        rc = rc ? rc : sample(out, "gpufl_scope_duration_seconds_count", "scope", scope);
-        rc = rc ? rc : appendf(out, "%llu\n", (unsigned long long)r->count);
+        rc = rc ? rc
+                : appendf(out,
+                          "gpufl_scope_duration_seconds_sum{%s} %.9f\n"
+                          "gpufl_scope_duration_seconds_count{%s} %llu\n",
+                          l, (double)r->sum_ns / 1e9, l, (unsigned long long)r->count);
     }
+    gpufl__bytebuf_free(&lbl);
     return rc;
 }
 

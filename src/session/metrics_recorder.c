@@ -12,7 +12,8 @@
 
 #define appendf gpufl__metrics_appendf
 
-/* "# HELP" and "# TYPE" of a family. A counter's family is named without
+/* "# HELP" and "# TYPE" of a family; help has no quote or backslash,
+ * which the two formats escape differently. A counter's family is named without
  * _total in OpenMetrics and with it in 0.0.4 (whose families are named as
  * their samples); name is given without it. */
 static int family(gpufl__bytebuf *out, const char *name, const char *type, const char *help, bool om)
@@ -72,7 +73,7 @@ static int scope_histograms(const gpufl__metrics_agg *a, bool om, gpufl__bytebuf
 {
     int rc = family(out, "gpufl_scope_duration_seconds", "histogram",
                     "Durations of the scopes that ended, by scope name (the first 256 names; "
-                    "the rest under scope=\"(other)\").",
+                    "the rest under scope (other)).",
                     om);
     gpufl__bytebuf lbl = {0};
     for (unsigned row = 0; rc == 0 && row <= GPUFL__METRICS_OTHER; row++) {
@@ -102,9 +103,9 @@ static int scope_kernels(const gpufl__metrics_agg *a, bool om, gpufl__bytebuf *o
 {
     static const char help_time[] =
         "GPU time of the kernels launched while the scope was the innermost open scope of the "
-        "launching thread (Trace engine and up). scope=\"(none)\": launched outside every scope; "
-        "\"(unknown)\": the scope was over 65536 scopes old when the kernel's record arrived; "
-        "\"(other)\": names past the first 256.";
+        "launching thread (Trace engine and up). Scope (none): launched outside every scope; "
+        "(unknown): the scope was over 65536 scopes old when the kernel's record arrived; "
+        "(other): names past the first 256.";
     int rc = family(out, "gpufl_scope_kernel_seconds", "counter", help_time, om);
     for (int pass = 0; pass < 2 && rc == 0; pass++) {
         if (pass == 1)
@@ -142,7 +143,7 @@ static int recorder(const gpufl__metrics_view *v, bool om, gpufl__bytebuf *out)
     }
     rc = rc ? rc
             : family(out, "gpufl_events_dropped", "counter",
-                     "Events lost, by reason (the session.json \"dropped\" figures).", om);
+                     "Events lost, by reason (the dropped figures of session.json).", om);
     for (unsigned r = 0; rc == 0 && r < GFL_DROP_REASON_COUNT; r++) {
         uint64_t n = 0;
         for (unsigned ch = 0; ch < GFL_CHANNEL_COUNT; ch++)

@@ -158,6 +158,41 @@ static double render_us(unsigned names)
     return us;
 }
 
+/* ns a scope (its begin and end event) costs the collector: the
+ * endpoint's aggregation, and the session's stats it keeps anyway. */
+static void agg_cost(double *agg_ns, double *stats_ns)
+{
+    enum { N = 4000000 };
+    gpufl__metrics_agg *a = gpufl__metrics_agg_new();
+    gpufl__stats st;
+    gpufl__stats_init(&st);
+    uint32_t name = gpufl__intern("tight");
+    gfl_event b = {.h = {.type = GFL_EV_SCOPE_BEGIN}}, e = {.h = {.type = GFL_EV_SCOPE_END}};
+    b.u.scope.name = e.u.scope.name = name;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t t0 = bench_now_ns();
+        for (uint64_t i = 1; i <= N; i++) {
+            b.u.scope.id = e.u.scope.id = (1ull << 40) | i;
+            b.h.ts = e.u.scope.begin_ts = i * 100;
+            e.h.ts = i * 100 + 50 + (i & 1023) * 1000;
+            if (pass) {
+                gpufl__stats_add(&st, &b);
+                gpufl__stats_add(&st, &e);
+            } else {
+                gpufl__metrics_agg_add(a, &b);
+                gpufl__metrics_agg_add(a, &e);
+            }
+        }
+        *(pass ? stats_ns : agg_ns) = (double)(bench_now_ns() - t0) / N;
+    }
+    if (a->rows[0].count != N || st.events[GFL_EV_SCOPE_END] != N) {
+        fprintf(stderr, "bench_metrics_listen: the aggregates lost scopes\n");
+        exit(1);
+    }
+    gpufl__stats_free(&st);
+    free(a);
+}
+
 int main(void)
 {
     char machine[512];
@@ -188,6 +223,11 @@ int main(void)
     printf("  the collector's render of gpufl's own metrics, both formats (every 100 ms):\n");
     double one = render_us(1), many = render_us(GFL_METRICS_MAX_SCOPES);
     printf("  render: 1 scope name %.1f us, 256 names %.1f us\n", one, many);
+    double agg[5], stats[5];
+    for (int r = 0; r < 5; r++)
+        agg_cost(&agg[r], &stats[r]);
+    printf("  collector, per scope (begin + end): endpoint's aggregation %s ns, session stats (baseline) %s ns\n",
+           bench_spread(agg, 5, 1, 1, a, sizeof a), bench_spread(stats, 5, 1, 1, b, sizeof b));
     tu_rm_rf(dir);
     free(dir);
     return 0;

@@ -492,6 +492,32 @@ static void test_triggers(void **state)
     free(t);
 }
 
+/* At most 256 scope names get series; the rest count under "(other)". */
+static void test_scope_cap(void **state)
+{
+    (void)state;
+    tu_setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
+    int port = free_port();
+    char addr[64];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+    gpufl_options o = options(addr);
+    assert_true(gpufl_init(&o));
+    for (int i = 0; i < 300; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "s%03d", i);
+        for (int k = 0; k < 2; k++)
+            gpufl_scope_end(gpufl_scope_begin(name));
+    }
+    char *t = scrape_until(port, "gpufl_scope_duration_seconds_count{scope=\"(other)\"} 88\n");
+    assert_true(value_of(t, "gpufl_scope_duration_seconds_count{scope=\"s255\"}") == 2);
+    assert_true(value_of(t, "gpufl_scope_duration_seconds_count{scope=\"s256\"}") == -1);
+    unsigned series = 0;
+    for (const char *p = t; (p = strstr(p, "\ngpufl_scope_duration_seconds_count{")) != NULL; p++)
+        series++;
+    assert_int_equal(series, 257);
+    free(t);
+}
+
 int main(void)
 {
 #ifdef GFL_FAKE_CUPTI
@@ -507,6 +533,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cannot_listen, teardown),
         cmocka_unit_test_teardown(test_kernels_by_scope, teardown),
         cmocka_unit_test_teardown(test_triggers, teardown),
+        cmocka_unit_test_teardown(test_scope_cap, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "core/record.h"
+
 const uint64_t gpufl__metrics_bounds_ns[GFL_METRICS_BUCKETS] = {
     1000ull,       10000ull,      100000ull,      1000000ull,     5000000ull,     10000000ull,
     25000000ull,   50000000ull,   100000000ull,   250000000ull,   500000000ull,   1000000000ull,
@@ -17,7 +19,7 @@ gpufl__metrics_agg *gpufl__metrics_agg_new(void) { return calloc(1, sizeof(gpufl
 
 /* The row of scope name id: found, made while there is room, else
  * "(other)". The table is four times the cap, so probes stay short. */
-static uint16_t row_of_name(gpufl__metrics_agg *a, uint32_t name)
+static uint16_t find_row(gpufl__metrics_agg *a, uint32_t name)
 {
     uint32_t h = (name * 2654435761u) & (NAME_SLOTS - 1);
     for (;; h = (h + 1) & (NAME_SLOTS - 1)) {
@@ -35,9 +37,28 @@ static uint16_t row_of_name(gpufl__metrics_agg *a, uint32_t name)
     return row;
 }
 
-/* Fibonacci hashing: a thread's consecutive scope ids land in distinct
- * slots, so the table holds about its size of the latest scopes. */
-static uint32_t recent_slot(uint64_t scope_id) { return (uint32_t)((scope_id * 0x9E3779B97F4A7C15ull) >> 48); }
+/* find_row, for the name looked up last without a probe. */
+static uint16_t row_of_name(gpufl__metrics_agg *a, uint32_t name)
+{
+    if (name == a->last_name && name)
+        return a->last_row;
+    uint16_t row = find_row(a, name);
+    a->last_name = name;
+    a->last_row = row;
+    return row;
+}
+
+/* A thread's scope ids are consecutive (core/record.h: producer index
+ * above, sequence below), so its sequence number picks the slot: one
+ * thread's last GFL_METRICS_RECENT scopes all stay, and its writes walk
+ * the table in order (a cache line holds 8 of them, where a hash spread
+ * every scope begin onto a line of its own). Each thread's walk starts
+ * elsewhere, a multiple of a large odd number apart. */
+static uint32_t recent_slot(uint64_t scope_id)
+{
+    uint64_t thread = scope_id >> GFL_SCOPE_SEQ_BITS;
+    return (uint32_t)((scope_id + thread * 40503u) & (GFL_METRICS_RECENT - 1));
+}
 
 static void add_scope_end(gpufl__metrics_agg *a, const gfl_event *ev)
 {

@@ -12,10 +12,10 @@
  * launching thread when it was launched (the CUPTI plugin reads the scope
  * stack at the launch call); the collector sees that scope's begin event
  * before the kernel (a kernel reaches it only when CUPTI hands over its
- * buffer), so a table of the last GFL_METRICS_RECENT scopes' ids, filled
- * at scope begin, names the scope of each kernel. A scope pushed out of it
- * by that many newer scopes before its kernels arrive leaves them under
- * "(unknown)".
+ * buffer), so a table of each thread's last GFL_METRICS_RECENT scopes'
+ * ids (fewer where several threads' share of it overlaps), filled at scope
+ * begin, names the scope of each kernel. A scope pushed out of it before
+ * its kernels arrive leaves them under "(unknown)".
  *
  * Bounded: GFL_METRICS_MAX_SCOPES scope names (later names count under
  * "(other)"), GFL_METRICS_MAX_TRIGGERS trigger kinds; about 700 KiB,
@@ -63,7 +63,9 @@ typedef struct gpufl__metrics_agg {
     uint32_t nscopes;
     uint16_t row_of[4 * GFL_METRICS_MAX_SCOPES]; /* open addressing by name id: row + 1, 0 empty */
     uint32_t key_of[4 * GFL_METRICS_MAX_SCOPES];
-    uint64_t recent_id[GFL_METRICS_RECENT]; /* scope id -> its row, by a hash of the id */
+    uint32_t last_name; /* the name last looked up and its row: loops repeat one */
+    uint16_t last_row;
+    uint64_t recent_id[GFL_METRICS_RECENT]; /* scope id -> its row, by its thread's sequence number */
     uint16_t recent_row[GFL_METRICS_RECENT];
     gpufl__metrics_trigger triggers[GFL_METRICS_MAX_TRIGGERS + 1]; /* the last: "(other)" */
     uint32_t ntriggers;

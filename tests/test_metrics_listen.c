@@ -332,8 +332,9 @@ static double scope_rate(int ms)
 
 /* Connections that never read their answer (and some that never finish
  * their request) hold server slots only: recording runs as fast as
- * without them (median of three alternating rounds; 0.6 leaves room for a
- * shared two-CPU machine, where a blocked producer would be far slower). */
+ * without them. The best of five alternating rounds each, since other
+ * work on a shared machine only ever slows a round; 0.6 leaves room for
+ * that, where a producer that waited on a scraper would not reach it. */
 static void test_stuck_scraper(void **state)
 {
     (void)state;
@@ -344,10 +345,11 @@ static void test_stuck_scraper(void **state)
     gpufl_options o = options(addr);
     o.log_format = GPUFL_LOG_NONE; /* the producer and the collector, not the disk */
     assert_true(gpufl_init(&o));
-    double with[3], without[3];
+    double with = 0, without = 0;
     int stuck[16];
-    for (int r = 0; r < 3; r++) {
-        without[r] = scope_rate(300);
+    for (int r = 0; r < 5; r++) {
+        double v = scope_rate(200);
+        without = v > without ? v : without;
         for (int i = 0; i < 16; i++) {
             stuck[i] = connect_port(port);
             int small = 1;
@@ -355,25 +357,13 @@ static void test_stuck_scraper(void **state)
             const char *req = i % 2 ? "GET /metrics HTTP/1.1\r\n\r\n" : "GET /met";
             assert_true(send(stuck[i], req, strlen(req), MSG_NOSIGNAL) > 0);
         }
-        with[r] = scope_rate(300);
+        v = scope_rate(200);
+        with = v > with ? v : with;
         for (int i = 0; i < 16; i++)
             close(stuck[i]);
     }
-    for (int a = 0; a < 3; a++)
-        for (int b = a + 1; b < 3; b++) {
-            if (with[b] < with[a]) {
-                double x = with[a];
-                with[a] = with[b];
-                with[b] = x;
-            }
-            if (without[b] < without[a]) {
-                double x = without[a];
-                without[a] = without[b];
-                without[b] = x;
-            }
-        }
-    print_message("scopes/s: %.0f without stuck scrapers, %.0f with 16\n", without[1], with[1]);
-    assert_true(with[1] > 0.6 * without[1]);
+    print_message("scopes/s, best of 5: %.0f without stuck scrapers, %.0f with 16\n", without, with);
+    assert_true(with > 0.6 * without);
     /* and the endpoint still answers */
     char *t = scrape(port, false);
     assert_non_null(strstr(t, "gpufl_scope_duration_seconds_count{scope=\"tight\"}"));

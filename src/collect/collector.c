@@ -358,8 +358,8 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
     pthread_cond_init(&c->wake, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&c->lock, NULL);
-    c->last_tick_ns = c->last_checkpoint_ns = c->last_clock_ns =
-        gpufl__now_ns(); /* last_publish_ns 0: at the first pass */
+    /* last_publish_ns stays 0: the metrics endpoint gets figures at the first pass */
+    c->last_tick_ns = c->last_checkpoint_ns = c->last_clock_ns = gpufl__now_ns();
     if (cfg->clock_start) {
         c->clock_start = *cfg->clock_start;
         c->last_clock_ns = cfg->clock_start->h.ts;

@@ -225,7 +225,7 @@ static void start_sampler(session *s)
     gpufl__nvml_source_close(s->nvml); /* not sampling: the descriptions were all we needed */
     s->nvml = NULL;
     char err[256];
-    gpufl__sampler_reader reader;
+    gpufl__sampler_reader reader = {0};
     if (s->metrics)
         reader = gpufl__metrics_listen_reader(s->metrics, record);
     if (n && gpufl__sampler_start(period, o->continuous_system_sampling, sources, n, s->metrics ? &reader : NULL, err,

@@ -1,8 +1,8 @@
 /*
- * The metrics endpoint's HTTP server: GET /metrics answers the text the
- * sampler last published (metrics_text.h), / a page linking to it; any
- * other path 404, another method 405, a request that is not HTTP 400, a
- * request head over 8 KiB 431.
+ * The metrics endpoint's HTTP server: GET /metrics answers the texts last
+ * published (metrics_text.h; in a recorded program metrics_recorder.h's
+ * too), / a page linking to it; any other path 404, another method 405,
+ * a request that is not HTTP 400, a request head over 8 KiB 431.
  *
  * Threads: the server is one thread of its own, polling every connection
  * without blocking, so a slow or stuck scraper holds one of its 32 slots

@@ -12,10 +12,10 @@
 
 #define appendf gpufl__metrics_appendf
 
-/* "# HELP" and "# TYPE" of a family; help has no quote or backslash,
- * which the two formats escape differently. A counter's family is named without
- * _total in OpenMetrics and with it in 0.0.4 (whose families are named as
- * their samples); name is given without it. */
+/* "# HELP" and "# TYPE" of a family. help holds no quote or backslash,
+ * which the two formats escape differently. A counter's family is named
+ * without _total in OpenMetrics and with it in 0.0.4 (whose families are
+ * named as their samples); name is given without it. */
 static int family(gpufl__bytebuf *out, const char *name, const char *type, const char *help, bool om)
 {
     const char *suffix = !om && type[0] == 'c' ? "_total" : "";

@@ -98,6 +98,7 @@ bench: build
 	@$(BUILD)/bench/bench_writer
 	@$(BUILD)/bench/bench_memory
 	@$(BUILD)/bench/bench_exporter
+	@$(BUILD)/bench/bench_metrics_listen
 	@$(BUILD)/bench/bench_trace
 	@$(BUILD)/bench/bench_export
 	@$(BUILD)/bench/bench_analyze

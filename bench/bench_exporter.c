@@ -79,8 +79,8 @@ int main(void)
         uint64_t t1 = bench_now_ns();
         for (int i = 0; i < ITERS; i++) {
             text.len = om.len = 0;
-            if (gpufl__metrics_render_devices(&live, &s, "bench-host", false, &text) != 0 ||
-                gpufl__metrics_render_devices(&live, &s, "bench-host", true, &om) != 0 ||
+            if (gpufl__metrics_render_devices(&live.devices, s.gpu, "bench-host", false, &text) != 0 ||
+                gpufl__metrics_render_devices(&live.devices, s.gpu, "bench-host", true, &om) != 0 ||
                 gpufl__metrics_server_publish(srv, text.p, text.len, om.p, om.len) != 0) {
                 fprintf(stderr, "bench_exporter: out of memory\n");
                 return 1;

@@ -188,7 +188,7 @@ static char *render(const char *script, bool openmetrics, const char *host)
     gpufl__live_sample_now(&live, &s);
     gpufl__metrics_hold(held, &s, live.devices.count);
     gpufl__bytebuf b = {0};
-    assert_int_equal(gpufl__metrics_render_devices(&live, &s, host, openmetrics, &b), 0);
+    assert_int_equal(gpufl__metrics_render_devices(&live.devices, s.gpu, host, openmetrics, &b), 0);
     gpufl__metrics_counters c = {.scrapes = 3, .samples = 2};
     assert_int_equal(gpufl__metrics_finish(&c, openmetrics, &b), 0);
     assert_int_equal(gpufl__bytebuf_append(&b, "", 1), 0);

@@ -139,6 +139,7 @@ typedef struct gpufl_options {
     uint32_t pm_sampling_interval_us;   /* 10 us between PM samples */
     const char *range_profiler_metrics; /* "default" or CUPTI metric names, comma-separated */
     bool range_profiler_nvtx;           /* NVTX ranges make range profiler ranges too */
+    const char *metrics_listen;         /* "" = off; "127.0.0.1:9400", ":9400": Prometheus endpoint */
 } gpufl_options;
 
 /* Fills *opts with the defaults. */

@@ -79,8 +79,8 @@ static int publish(gpufl__metrics_server *srv, gpufl__live *live, const char *ho
     gpufl__live_sample_now(live, &s);
     gpufl__metrics_hold(held, &s, live->devices.count);
     gpufl__bytebuf text = {0}, om = {0};
-    int rc = gpufl__metrics_render_devices(live, &s, host, false, &text);
-    rc = rc ? rc : gpufl__metrics_render_devices(live, &s, host, true, &om);
+    int rc = gpufl__metrics_render_devices(&live->devices, s.gpu, host, false, &text);
+    rc = rc ? rc : gpufl__metrics_render_devices(&live->devices, s.gpu, host, true, &om);
     rc = rc ? rc : gpufl__metrics_server_publish(srv, text.p, text.len, om.p, om.len);
     gpufl__bytebuf_free(&text);
     gpufl__bytebuf_free(&om);

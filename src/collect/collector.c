@@ -40,6 +40,7 @@ struct gpufl__collector {
     uint64_t checkpoint_failures;
     gfl_event clock_start; /* type 0: none */
     uint64_t last_clock_ns;
+    uint64_t last_publish_ns;
 };
 
 /* ---- one event ---------------------------------------------------------- */
@@ -47,6 +48,8 @@ struct gpufl__collector {
 static void deliver(gpufl__collector *c, const gfl_event *ev, uint64_t now)
 {
     gpufl__stats_add(&c->stats, ev);
+    if (c->cfg.metrics)
+        gpufl__metrics_agg_add(c->cfg.metrics, ev);
     for (size_t i = 0; i < c->cfg.nsinks; i++)
         (void)c->cfg.sinks[i].event(c->cfg.sinks[i].self, ev, now);
     if (c->cfg.triggers)
@@ -172,6 +175,8 @@ static void sinks_status(gpufl__collector *c, gpufl__sink_status *out)
         gpufl__sink_status st;
         c->cfg.sinks[i].status(c->cfg.sinks[i].self, &st);
         out->bytes_written += st.bytes_written;
+        for (unsigned f = 0; f < st.nfiles && out->nfiles < GFL_SINK_MAX_FILES; f++)
+            out->files[out->nfiles++] = st.files[f];
         /* every whole sink holds every event (log_format both: two copies),
          * and readers read the copy that lost least (read/source_choice.c),
          * so that copy's losses are the session's. A copy without some
@@ -201,6 +206,15 @@ static int build_summary(gpufl__collector *c, gpufl__summary *out, uint64_t end_
     return gpufl__summary_build(out, &c->stats, c->cfg.info, &st, end_ns, ended);
 }
 
+/* The figures to the metrics endpoint. Under c->lock, or after the
+ * collector thread has ended. */
+static void publish(gpufl__collector *c, const gpufl__sink_status *st, uint64_t now)
+{
+    gpufl__metrics_view v = {.stats = &c->stats, .agg = c->cfg.metrics, .sinks = st, .now_ns = now};
+    c->last_publish_ns = now;
+    c->cfg.publish(c->cfg.publish_ctx, &v);
+}
+
 /* Under c->lock. */
 static void checkpoint(gpufl__collector *c, uint64_t now)
 {
@@ -224,6 +238,11 @@ static void periodic(gpufl__collector *c, size_t handled)
     }
     if (c->cfg.checkpoints && now - c->last_checkpoint_ns >= CHECKPOINT_NS)
         checkpoint(c, now);
+    if (c->cfg.publish && now - c->last_publish_ns >= GFL_COLLECTOR_PUBLISH_NS) {
+        gpufl__sink_status st;
+        sinks_status(c, &st);
+        publish(c, &st, now);
+    }
     if (c->cfg.clock_period_ns && now - c->last_clock_ns >= c->cfg.clock_period_ns) {
         gfl_event ev;
         gpufl__clock_event("periodic", &ev);
@@ -339,6 +358,7 @@ int gpufl__collector_start(gpufl__collector **out, const gpufl__collector_config
     pthread_cond_init(&c->wake, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&c->lock, NULL);
+    /* last_publish_ns stays 0: the metrics endpoint gets figures at the first pass */
     c->last_tick_ns = c->last_checkpoint_ns = c->last_clock_ns = gpufl__now_ns();
     if (cfg->clock_start) {
         c->clock_start = *cfg->clock_start;
@@ -379,8 +399,12 @@ void gpufl__collector_stop(gpufl__collector *c, const gpufl__session_end *end, g
         deliver(c, end->clock, end->end_ns);
     /* Write the buffers out first, so the summary counts every byte. */
     flush_sinks(c, end->end_ns);
+    gpufl__sink_status st;
+    sinks_status(c, &st);
     gpufl__summary s;
-    bool have = build_summary(c, &s, end->end_ns, true) == 0;
+    bool have = gpufl__summary_build(&s, &c->stats, c->cfg.info, &st, end->end_ns, true) == 0;
+    if (c->cfg.publish) /* the figures the final session.json holds */
+        publish(c, &st, end->end_ns);
     /* The final loss counts go into every file's closing records, so that
      * readers show what session.json shows even when the "dropped" events
      * of the end could no longer be written. */

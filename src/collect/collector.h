@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "collect/metrics_agg.h"
 #include "collect/sink.h"
 #include "collect/summary.h"
 #include "collect/triggers.h"
@@ -40,7 +41,18 @@ typedef struct gpufl__collector_config {
      * clock_period_ns (0: none between start and end). */
     const gfl_event *clock_start;
     uint64_t clock_period_ns;
+    /* The metrics endpoint (metrics_listen; NULL: none). metrics is fed
+     * every delivered event; publish is called on the collector thread
+     * every GFL_COLLECTOR_PUBLISH_NS with the session's figures, and once
+     * more at the end with the final ones (those of the final
+     * session.json). The session owns both and frees them after the
+     * collector stops. */
+    gpufl__metrics_agg *metrics;
+    void (*publish)(void *ctx, const gpufl__metrics_view *v);
+    void *publish_ctx;
 } gpufl__collector_config;
+
+#define GFL_COLLECTOR_PUBLISH_NS 100000000ull /* as often as the sinks write out */
 
 /* Starts the thread. Returns 0, or a negative gpufl_err with a message in
  * err; on failure the sinks are closed. */

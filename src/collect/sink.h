@@ -11,6 +11,9 @@
 #include "core/event.h"
 #include "core/session_info.h"
 
+/* every file of a session: the NDJSON logs, a channel each, and trace.gflt */
+#define GFL_SINK_MAX_FILES (GFL_CHANNEL_COUNT + 1)
+
 typedef struct gpufl__sink_status {
     uint64_t bytes_written;
     uint64_t lost[GFL_CHANNEL_COUNT]; /* events accepted but never stored */
@@ -18,6 +21,13 @@ typedef struct gpufl__sink_status {
                                          log_format compact's NDJSON logs have no device channel */
     const char *stop_reason;          /* NULL while writing */
     const char *stop_detail;
+    /* bytes_written by file ("scope.log", every part of it; "trace.gflt"),
+     * nfiles of them: the metrics endpoint's gpufl_bytes_written_total */
+    struct {
+        const char *name;
+        uint64_t bytes;
+    } files[GFL_SINK_MAX_FILES];
+    unsigned nfiles;
 } gpufl__sink_status;
 
 typedef struct gpufl__sink {

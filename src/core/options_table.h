@@ -159,7 +159,13 @@
       "many as fit one pass on the chip.")                                                        \
     X(range_profiler_nvtx, BOOL, false, "`false`", "GPUFL_RANGE_PROFILER_NVTX", 0, 0,              \
       "Engine `range_profiler`: NVTX ranges of the profiled thread make ranges too, as scopes " \
-      "do.")
+      "do.")                                                                                      \
+    X(metrics_listen, STRING, "", "`\"\"` (off)", "GPUFL_METRICS_LISTEN", 0, 0,                  \
+      "Serve Prometheus metrics from inside the program at `ADDR:PORT`, `:PORT` (every "          \
+      "address) or `[IPV6]:PORT`: the GPUs under dcgm-exporter's names and labels (read by the "  \
+      "system sampler, every `system_sample_rate_ms` or every second when that is 0) and "        \
+      "gpufl's own (scope durations, kernel time by scope, drops, bytes written, triggers). An "  \
+      "address it cannot listen on is a warning; the session records anyway.")
 // clang-format on
 
 #endif /* GPUFL_CORE_OPTIONS_TABLE_H */

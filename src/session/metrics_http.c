@@ -47,7 +47,7 @@ struct gpufl__metrics_server {
     char address[128];
     conn conns[MAX_CONN];
     pthread_mutex_t lock; /* guards text, om and counters */
-    gpufl__bytebuf text, om;
+    gpufl__bytebuf text[GPUFL__METRICS_PARTS], om[GPUFL__METRICS_PARTS];
     gpufl__metrics_counters counters;
 };
 
@@ -200,8 +200,11 @@ static void answer_metrics(gpufl__metrics_server *s, conn *c, bool om, bool head
     gpufl__bytebuf body = {0};
     pthread_mutex_lock(&s->lock);
     s->counters.scrapes++;
-    const gpufl__bytebuf *src = om ? &s->om : &s->text;
-    int rc = gpufl__bytebuf_append(&body, src->p, src->len);
+    int rc = 0;
+    for (unsigned i = 0; i < GPUFL__METRICS_PARTS && rc == 0; i++) {
+        const gpufl__bytebuf *src = om ? &s->om[i] : &s->text[i];
+        rc = gpufl__bytebuf_append(&body, src->p, src->len);
+    }
     gpufl__metrics_counters counters = s->counters;
     pthread_mutex_unlock(&s->lock);
     rc = rc ? rc : gpufl__metrics_finish(&counters, om, &body);
@@ -410,6 +413,20 @@ const char *gpufl__metrics_server_address(const gpufl__metrics_server *s) { retu
 int gpufl__metrics_server_publish(gpufl__metrics_server *s, const void *text, size_t text_len, const void *om,
                                   size_t om_len)
 {
+    int rc = gpufl__metrics_server_publish_part(s, GPUFL__METRICS_PART_DEVICES, text, text_len, om, om_len);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->lock);
+        s->counters.samples++;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return rc;
+}
+
+int gpufl__metrics_server_publish_part(gpufl__metrics_server *s, unsigned part, const void *text, size_t text_len,
+                                       const void *om, size_t om_len)
+{
+    if (part >= GPUFL__METRICS_PARTS)
+        return GPUFL_EINVAL;
     gpufl__bytebuf t = {0}, o = {0};
     if (gpufl__bytebuf_append(&t, text, text_len) != 0 || gpufl__bytebuf_append(&o, om, om_len) != 0) {
         gpufl__bytebuf_free(&t);
@@ -418,10 +435,9 @@ int gpufl__metrics_server_publish(gpufl__metrics_server *s, const void *text, si
     }
     /* swap under the lock; the old copies are freed outside it */
     pthread_mutex_lock(&s->lock);
-    gpufl__bytebuf old_t = s->text, old_o = s->om;
-    s->text = t;
-    s->om = o;
-    s->counters.samples++;
+    gpufl__bytebuf old_t = s->text[part], old_o = s->om[part];
+    s->text[part] = t;
+    s->om[part] = o;
     pthread_mutex_unlock(&s->lock);
     gpufl__bytebuf_free(&old_t);
     gpufl__bytebuf_free(&old_o);
@@ -449,7 +465,9 @@ void gpufl__metrics_server_stop(gpufl__metrics_server *s)
     close(s->wake[0]);
     close(s->wake[1]);
     pthread_mutex_destroy(&s->lock);
-    gpufl__bytebuf_free(&s->text);
-    gpufl__bytebuf_free(&s->om);
+    for (unsigned i = 0; i < GPUFL__METRICS_PARTS; i++) {
+        gpufl__bytebuf_free(&s->text[i]);
+        gpufl__bytebuf_free(&s->om[i]);
+    }
     free(s);
 }

@@ -1,8 +1,8 @@
 /*
- * The metrics endpoint's HTTP server: GET /metrics answers the text the
- * sampler last published (metrics_text.h), / a page linking to it; any
- * other path 404, another method 405, a request that is not HTTP 400, a
- * request head over 8 KiB 431.
+ * The metrics endpoint's HTTP server: GET /metrics answers the texts last
+ * published (metrics_text.h; in a recorded program metrics_recorder.h's
+ * too), / a page linking to it; any other path 404, another method 405,
+ * a request that is not HTTP 400, a request head over 8 KiB 431.
  *
  * Threads: the server is one thread of its own, polling every connection
  * without blocking, so a slow or stuck scraper holds one of its 32 slots
@@ -36,6 +36,17 @@ const char *gpufl__metrics_server_address(const gpufl__metrics_server *s);
  * GPUFL_ENOMEM with the last reading still served. Any thread. */
 int gpufl__metrics_server_publish(gpufl__metrics_server *s, const void *text, size_t text_len, const void *om,
                                   size_t om_len) __attribute__((warn_unused_result));
+/* The answer is the parts' texts in order, then the exporter's counters:
+ * the device reading (published by gpufl__metrics_server_publish, which
+ * counts it as a sample) and, in a recorded program, gpufl's own figures
+ * (the collector's). */
+#define GPUFL__METRICS_PART_DEVICES 0
+#define GPUFL__METRICS_PART_RECORDER 1
+#define GPUFL__METRICS_PARTS 2
+/* Replaces part's text in both formats. Returns 0, or GPUFL_ENOMEM with
+ * the last one still served. Any thread. */
+int gpufl__metrics_server_publish_part(gpufl__metrics_server *s, unsigned part, const void *text, size_t text_len,
+                                       const void *om, size_t om_len) __attribute__((warn_unused_result));
 /* The exporter's counters so far. Any thread. */
 void gpufl__metrics_server_counters(gpufl__metrics_server *s, gpufl__metrics_counters *out);
 /* Stops the thread, closes every connection, frees s. NULL is a no-op. */

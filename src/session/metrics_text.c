@@ -10,6 +10,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "core/utf8.h"
 
 typedef double (*metric_value)(const gfl_device_metrics_payload *m);
 
@@ -61,8 +64,9 @@ static const metric_row rows[] = {
      GFL_DEV_PCIE, v_pcie_rx},
 };
 
-static int appendf(gpufl__bytebuf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int appendf(gpufl__bytebuf *out, const char *fmt, ...)
+#define appendf gpufl__metrics_appendf
+
+int gpufl__metrics_appendf(gpufl__bytebuf *out, const char *fmt, ...)
 {
     /* every line written here fits 512 bytes but the HELP texts' */
     if (gpufl__bytebuf_reserve(out, 512) != 0)
@@ -86,11 +90,20 @@ static int appendf(gpufl__bytebuf *out, const char *fmt, ...)
 
 int gpufl__metrics_label_value(gpufl__bytebuf *out, const char *text)
 {
-    for (const char *c = text; *c; c++) {
+    size_t left = strlen(text);
+    for (const char *c = text; *c;) {
         const char *esc = *c == '\\' ? "\\\\" : *c == '"' ? "\\\"" : *c == '\n' ? "\\n" : NULL;
-        int rc = esc ? gpufl__bytebuf_append(out, esc, 2) : gpufl__bytebuf_append(out, c, 1);
+        /* label values are UTF-8, and a scraper rejects the whole answer
+         * over one bad byte: a scope name may be anything, so U+FFFD */
+        size_t n = esc ? 1 : gpufl__utf8_seq((const unsigned char *)c, left);
+        int rc = esc ? gpufl__bytebuf_append(out, esc, 2)
+                 : n ? gpufl__bytebuf_append(out, c, n)
+                     : gpufl__bytebuf_append(out, "\xEF\xBF\xBD", 3);
         if (rc != 0)
             return rc;
+        n = n ? n : 1;
+        c += n;
+        left -= n;
     }
     return 0;
 }
@@ -113,17 +126,17 @@ static int labels(gpufl__bytebuf *out, const gpufl__device_desc *d, const char *
  * below 1e17; Prometheus and OpenMetrics both read it. */
 static int value(gpufl__bytebuf *out, double v) { return appendf(out, " %.17g\n", v); }
 
-int gpufl__metrics_render_devices(const gpufl__live *live, const gpufl__live_sample *s, const char *hostname,
-                                  bool openmetrics, gpufl__bytebuf *out)
+int gpufl__metrics_render_devices(const gpufl__device_list *devices, const gfl_device_metrics_payload *gpu,
+                                  const char *hostname, bool openmetrics, gpufl__bytebuf *out)
 {
-    uint32_t n = live->have_nvml ? live->devices.count : 0;
+    uint32_t n = devices->count;
     if (n > GFL_MAX_DEVICES)
         n = GFL_MAX_DEVICES;
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         const metric_row *row = &rows[r];
         bool any = false;
         for (uint32_t i = 0; i < n && !any; i++)
-            any = (s->gpu[i].valid & row->valid) == row->valid;
+            any = (gpu[i].valid & row->valid) == row->valid;
         if (!any)
             continue; /* no TYPE line for a metric without samples: nothing to describe */
         /* OpenMetrics requires a counter's samples to end in _total; the
@@ -132,11 +145,11 @@ int gpufl__metrics_render_devices(const gpufl__live *live, const gpufl__live_sam
         const char *type = openmetrics && row->type[0] == 'c' ? "gauge" : row->type;
         int rc = appendf(out, "# HELP %s %s\n# TYPE %s %s\n", row->name, row->help, row->name, type);
         for (uint32_t i = 0; rc == 0 && i < n; i++) {
-            const gfl_device_metrics_payload *m = &s->gpu[i];
+            const gfl_device_metrics_payload *m = &gpu[i];
             if ((m->valid & row->valid) != row->valid)
                 continue;
             rc = appendf(out, "%s", row->name);
-            rc = rc ? rc : labels(out, &live->devices.devices[i], hostname);
+            rc = rc ? rc : labels(out, &devices->devices[i], hostname);
             rc = rc ? rc : value(out, row->value(m));
         }
         if (rc != 0)

@@ -33,6 +33,7 @@ static uint64_t period_ns;
 static bool continuous;
 static gpufl__metric_source sources[GFL_SAMPLER_MAX_SOURCES];
 static size_t n_sources;
+static gpufl__sampler_reader reader; /* reading NULL: none */
 
 static bool have_membarrier;
 
@@ -77,11 +78,30 @@ static bool any_scope_open(void)
 
 static bool window_open(void) { return continuous || gpufl__system_windows_open() > 0 || any_scope_open(); }
 
+/* A reading for the reader alone: nothing is recorded. */
+static void read_only(void)
+{
+    gfl_event events[GFL_SAMPLER_MAX_SOURCES * MAX_EVENTS_PER_SOURCE];
+    size_t n = 0;
+    uint64_t ts = gpufl__now_ns();
+    for (size_t i = 0; i < n_sources; i++)
+        n += sources[i].sample(sources[i].self, ts, events + n, MAX_EVENTS_PER_SOURCE);
+    reader.reading(reader.ctx, events, n);
+}
+
 static void take_sample(gpufl__producer *self)
 {
     gfl_event events[GFL_SAMPLER_MAX_SOURCES * MAX_EVENTS_PER_SOURCE];
     size_t n = 0;
+    if (reader.reading && !reader.record) {
+        read_only();
+        return;
+    }
     if (!window_open()) {
+        if (reader.reading) {
+            read_only(); /* sample() in place of idle(): rates restart from it the same way */
+            return;
+        }
         uint64_t ts = gpufl__now_ns();
         for (size_t i = 0; i < n_sources; i++)
             if (sources[i].idle)
@@ -95,10 +115,15 @@ static void take_sample(gpufl__producer *self)
      * ts lies inside it. Checked before reading, not after: a reading can
      * take milliseconds (NVML), longer than a short window lasts. */
     barrier_all_threads();
-    if (!window_open() || !self)
+    if (!window_open() || !self) {
+        if (reader.reading)
+            read_only();
         return;
+    }
     for (size_t i = 0; i < n_sources; i++)
         n += sources[i].sample(sources[i].self, ts, events + n, MAX_EVENTS_PER_SOURCE);
+    if (reader.reading)
+        reader.reading(reader.ctx, events, n);
     uint32_t tid = gpufl__producer_tid(self);
     for (size_t i = 0; i < n; i++)                            /* sources leave the header's tid 0 */
         (void)gpufl__ring_push(&self->ring, &events[i], tid); /* a full ring counts it lost */
@@ -131,7 +156,7 @@ static void *sampler_main(void *arg)
 }
 
 int gpufl__sampler_start(uint32_t period_ms, bool continuous_sampling, const gpufl__metric_source *src, size_t n,
-                         char *err, size_t err_len)
+                         const gpufl__sampler_reader *rd, char *err, size_t err_len)
 {
     pthread_once(&wake_once, init_wake);
     pthread_mutex_lock(&lock);
@@ -145,6 +170,7 @@ int gpufl__sampler_start(uint32_t period_ms, bool continuous_sampling, const gpu
     n_sources = n;
     period_ns = (uint64_t)period_ms * 1000000ull;
     continuous = continuous_sampling;
+    reader = rd ? *rd : (gpufl__sampler_reader){0};
     stop_requested = kicked = false;
     int perr = gpufl__thread_start(&thread, sampler_main, NULL, "gpufl-sample");
     if (perr != 0) {
@@ -180,6 +206,7 @@ void gpufl__sampler_stop(void)
     for (size_t i = 0; i < n_sources; i++)
         sources[i].close(sources[i].self);
     n_sources = 0;
+    reader = (gpufl__sampler_reader){0};
     pthread_mutex_unlock(&lock);
 }
 

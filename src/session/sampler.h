@@ -10,6 +10,9 @@
  * sample is read only if the window is still open after that, so sample
  * timestamps fall inside the windows that asked for them; the values are
  * read from that moment on (NVML takes a few milliseconds).
+ *
+ * With a reader (the metrics endpoint) every period is read, window or
+ * not, and handed to it; only the samples inside windows are recorded.
  */
 #ifndef GPUFL_SESSION_SAMPLER_H
 #define GPUFL_SESSION_SAMPLER_H
@@ -22,10 +25,22 @@
 
 #define GFL_SAMPLER_MAX_SOURCES 4
 
+/* Who else gets every reading (the metrics endpoint, metrics_listen):
+ * called on the sampler thread with each period's events, taken whether a
+ * window is open or not (record false: never recorded at all, the sampler
+ * runs only for it). */
+typedef struct gpufl__sampler_reader {
+    void (*reading)(void *ctx, const gfl_event *events, size_t n);
+    void *ctx;
+    bool record;
+} gpufl__sampler_reader;
+
 /* Starts the sampler thread; it owns the sources from here (closing them on
- * failure too). Returns 0 or a negative gpufl_err with a message in err. */
-int gpufl__sampler_start(uint32_t period_ms, bool continuous, const gpufl__metric_source *sources, size_t n, char *err,
-                         size_t err_len) __attribute__((warn_unused_result));
+ * failure too). reader: NULL, or one that outlives the sampler. Returns 0
+ * or a negative gpufl_err with a message in err. */
+int gpufl__sampler_start(uint32_t period_ms, bool continuous, const gpufl__metric_source *sources, size_t n,
+                         const gpufl__sampler_reader *reader, char *err, size_t err_len)
+    __attribute__((warn_unused_result));
 
 /* Stops and joins the thread, closes the sources. Harmless if not running. */
 void gpufl__sampler_stop(void);

@@ -36,6 +36,7 @@
 #include "gpufl/gpufl.h"
 #include "ring/producer.h"
 #include "session/dumps.h"
+#include "session/metrics_listen.h"
 #include "session/plugin.h"
 #include "session/sampler.h"
 #include "session/session.h"
@@ -53,7 +54,9 @@ typedef struct session {
     gpufl__nvml_source *nvml; /* until the sampler takes it */
     int device_note_level;    /* why there is no GPU telemetry, logged once recording */
     char device_note[600];
-    gpufl__disk_budget budget; /* shared by the sinks; collector thread once it runs */
+    gpufl__disk_budget budget;      /* shared by the sinks; collector thread once it runs */
+    gpufl__metrics_listen *metrics; /* metrics_listen's endpoint; NULL: off, or it could not listen */
+    char metrics_note[600];         /* why it could not, logged once recording */
 } session;
 
 /* Library messages as log events of the session (core/log.h hands them
@@ -128,6 +131,8 @@ static int start_collector(session *s, const gfl_event *clock_start, char *err, 
         .clock_start = clock_start,
         .clock_period_ns = GPUFL__CLOCK_PERIOD_NS,
     };
+    if (s->metrics)
+        gpufl__metrics_listen_collector(s->metrics, &cc);
     int rc = gpufl__session_sinks_open(&cc, &s->info, &s->budget, err, err_len);
     if (rc != 0)
         return rc;
@@ -198,24 +203,55 @@ static void record_engine(session *s, const gpufl__engine_choice *c)
     gpufl__collector_checkpoint(s->collector);
 }
 
+/* The metrics endpoint's device readings come from the sampler; without
+ * system sampling it runs for the endpoint alone, once a second, recording
+ * nothing. */
+#define METRICS_ONLY_PERIOD_MS 1000
+
 static void start_sampler(session *s)
 {
     const gpufl_options *o = &s->config.o;
     gpufl__metric_source sources[2];
     size_t n = 0;
     gpufl__host_metrics *host;
-    if (o->system_sample_rate_ms && gpufl__host_metrics_open(&host, "/proc") == 0)
+    bool record = o->system_sample_rate_ms != 0;
+    uint32_t period = record ? o->system_sample_rate_ms : s->metrics && s->nvml ? METRICS_ONLY_PERIOD_MS : 0;
+    if (record && gpufl__host_metrics_open(&host, "/proc") == 0)
         sources[n++] = gpufl__host_metrics_source(host);
-    if (o->system_sample_rate_ms && s->nvml) {
+    if (period && s->nvml) {
         sources[n++] = gpufl__nvml_source_metric(s->nvml);
         s->nvml = NULL; /* the sampler owns it now, and closes it */
     }
     gpufl__nvml_source_close(s->nvml); /* not sampling: the descriptions were all we needed */
     s->nvml = NULL;
     char err[256];
-    if (n &&
-        gpufl__sampler_start(o->system_sample_rate_ms, o->continuous_system_sampling, sources, n, err, sizeof err) != 0)
+    gpufl__sampler_reader reader = {0};
+    if (s->metrics)
+        reader = gpufl__metrics_listen_reader(s->metrics, record);
+    if (n && gpufl__sampler_start(period, o->continuous_system_sampling, sources, n, s->metrics ? &reader : NULL, err,
+                                  sizeof err) != 0)
         gpufl__log(GFL_LOG_WARN, "system sampling is off: %s", err);
+}
+
+/* metrics_listen: an address it cannot listen on is said once recording
+ * (so that it is in the session's log too) and the session goes on. */
+static void start_metrics(session *s)
+{
+    const char *addr = s->config.o.metrics_listen;
+    if (!addr || !addr[0])
+        return;
+    char err[512];
+    if (gpufl__metrics_listen_start(addr, s->info.devices, s->info.host, &s->metrics, err, sizeof err) != 0)
+        snprintf(s->metrics_note, sizeof s->metrics_note, "metrics_listen: %s; recording without the metrics endpoint",
+                 err);
+}
+
+static void log_metrics(const session *s)
+{
+    if (s->metrics_note[0])
+        gpufl__log(GFL_LOG_WARN, "%s", s->metrics_note);
+    else if (s->metrics)
+        gpufl__log(GFL_LOG_INFO, "serving metrics on http://%s/metrics", gpufl__metrics_listen_address(s->metrics));
 }
 
 static void warn_deprecated(const gpufl_options *o)
@@ -247,6 +283,7 @@ static void end_session(session *s)
         gpufl__collector_stop(s->collector, &end, NULL);
         gpufl__dumps_close();
     }
+    gpufl__metrics_listen_stop(s->metrics); /* its last figures were the collector's final ones */
     gpufl__log_set_recorder(NULL);
     gpufl__system_windows_reset();
     gpufl__config_free(&s->config);
@@ -337,7 +374,9 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
     atomic_fetch_add_explicit(&gpufl__session_gen, 1, memory_order_relaxed);
     gpufl__producer_set_ring_events(s->config.o.ring_events);
     gpufl__system_windows_reset();
+    start_metrics(s);
     if ((rc = start_collector(s, &clock_start, err, sizeof err)) != 0) {
+        gpufl__metrics_listen_stop(s->metrics);
         gpufl__nvml_source_close(s->nvml);
         gpufl__config_free(&s->config);
         free(s);
@@ -355,6 +394,7 @@ GPUFL_API bool gpufl_init(const gpufl_options *opts)
         gpufl__log(GFL_LOG_WARN, "job identity (%s): %s", s->info.job.launcher ? s->info.job.launcher : "?",
                    s->info.job.warning);
     record_devices(s);
+    log_metrics(s);
     start_sampler(s);
     gpufl__engine_choice engine;
     uint64_t plugin_start_ns = gpufl__now_ns();

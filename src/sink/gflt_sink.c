@@ -104,6 +104,9 @@ static void sink_status(void *self, gpufl__sink_status *out)
     gflt_sink *s = self;
     memset(out, 0, sizeof *out);
     out->bytes_written = s->bytes;
+    out->files[0].name = "trace.gflt";
+    out->files[0].bytes = s->bytes;
+    out->nfiles = 1;
     for (int ch = 0; ch < GFL_CHANNEL_COUNT; ch++)
         out->lost[ch] = s->w.lost[ch];
     if (s->budget->stopped) {

@@ -29,6 +29,10 @@ typedef struct ndjson_sink {
     uint64_t refused[GFL_CHANNEL_COUNT]; /* events that found writing stopped */
 } ndjson_sink;
 
+/* the files as gpufl__channel_name names them, for the status */
+static const char *const log_names[GFL_CHANNEL_COUNT] = {
+    [GFL_CHANNEL_DEVICE] = "device.log", [GFL_CHANNEL_SCOPE] = "scope.log", [GFL_CHANNEL_SYSTEM] = "system.log"};
+
 static size_t header_line(void *ctx, const gpufl__logfile *f, char *buf, size_t cap)
 {
     const ndjson_sink *s = ctx;
@@ -69,6 +73,8 @@ static void sink_status(void *self, gpufl__sink_status *out)
         if (!(s->channels & GFL_NDJSON_CHANNEL(ch)))
             continue;
         out->bytes_written += s->files[ch].bytes_total;
+        out->files[out->nfiles].name = log_names[ch];
+        out->files[out->nfiles++].bytes = s->files[ch].bytes_total;
         out->lost[ch] = s->refused[ch] + s->files[ch].lines_lost;
     }
     if (s->budget->stopped) {

@@ -1,0 +1,90 @@
+/*
+ * The critical path of a step or a time window in a schedule (ana_whatif.h:
+ * the recorded one is the unchanged schedule): walking back from the
+ * step's end through what set each start (the binding constraint the
+ * schedule kept), the kernels, copies, launch calls and latencies, host
+ * gaps and syncs the time ran through, each with its time. The pieces tile
+ * the window: their sum is its length (less what overlapping host nodes,
+ * a damaged recording, leave out).
+ *
+ * Threads: any; no shared state.
+ */
+#ifndef GPUFL_ANALYZE_ANA_CRITPATH_H
+#define GPUFL_ANALYZE_ANA_CRITPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/ana_whatif.h"
+
+enum {
+    GPUFL__CP_KERNEL = 0,
+    GPUFL__CP_COPY,
+    GPUFL__CP_MEMSET,
+    GPUFL__CP_HOST,   /* the host thread's own work between its calls */
+    GPUFL__CP_CALL,   /* inside a launch call */
+    GPUFL__CP_LAUNCH, /* from a call's start until its work could start (launch latency) */
+    GPUFL__CP_QUEUE,  /* work ready but not started: the recorded residual */
+    GPUFL__CP_SYNC,   /* a sync's own time, or its wake-up after its work ended */
+    GPUFL__CP_KIND_COUNT
+};
+
+typedef struct gpufl__cp_item {
+    uint8_t kind;  /* GPUFL__CP_* */
+    uint8_t sub;   /* copies: gfl_copy_kind */
+    uint32_t name; /* kernels: string id of the name; 0 otherwise */
+    uint64_t ns;   /* time on the path */
+    size_t count;  /* pieces */
+} gpufl__cp_item;
+
+typedef struct gpufl__critpath {
+    gpufl__cp_item *items; /* most time first, then kind, then name */
+    size_t n, cap;
+    uint64_t window_ns; /* the windows' lengths together */
+    uint64_t path_ns;   /* the items' time together */
+    uint32_t *work;     /* the work nodes on the path (for a timeline), in walk order */
+    size_t nwork, wcap;
+} gpufl__critpath;
+
+/* Adds the critical path of the window [from, node end] ending at node
+ * `end` of schedule s to *cp (zero it first; it adds up over calls).
+ * Returns 0 or GPUFL_ENOMEM. */
+int gpufl__critpath_add(const gpufl__graph *g, const gpufl__sched *s, uint32_t end, uint64_t from, gpufl__critpath *cp)
+    __attribute__((warn_unused_result));
+
+/* The node of s that ends last at or before `to` (GPUFL__GNONE none). */
+uint32_t gpufl__critpath_last_before(const gpufl__graph *g, const gpufl__sched *s, uint64_t to);
+
+/* Orders the items (most time first). */
+void gpufl__critpath_sort(const gpufl__graph *g, gpufl__critpath *cp);
+void gpufl__critpath_free(gpufl__critpath *cp);
+
+const char *gpufl__cp_kind_name(unsigned kind);
+
+/*
+ * A what-if from a trace to its figures (ana_whatif_run.c): the graph, the
+ * steps, the unchanged and the changed schedules, what the steps took in
+ * each and the critical paths of the steps, all steps together.
+ */
+typedef struct gpufl__whatif {
+    gpufl__graph g;
+    gpufl__step *steps;
+    size_t nsteps;
+    uint32_t step_name;          /* string id */
+    uint64_t recorded_median_ns; /* the steps as recorded */
+    uint64_t recorded_total_ns;
+    gpufl__step_stats before; /* the unchanged replay */
+    gpufl__step_stats after;  /* under the change */
+    gpufl__critpath cp_before, cp_after;
+    size_t changed; /* kernels sped up */
+} gpufl__whatif;
+
+/* scope: the step's scope or NVTX range name (NULL: the one
+ * gpufl__graph_steps picks); c NULL: no change. Returns 0, GPUFL_EINVAL
+ * (a bad change), GPUFL_ENOTFOUND (no such step), GPUFL_ECORRUPT (a cycle)
+ * or GPUFL_ENOMEM, with the problem in err; *w is zeroed on failure. */
+int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__whatif_change *c, gpufl__whatif *w,
+                      char *err, size_t len) __attribute__((warn_unused_result));
+void gpufl__whatif_free(gpufl__whatif *w);
+
+#endif /* GPUFL_ANALYZE_ANA_CRITPATH_H */

@@ -1,0 +1,104 @@
+/*
+ * A what-if from a trace to its figures (ana_critpath.h, gpufl__whatif_run):
+ * what `gpufl whatif` prints and the report's critical path section reads.
+ *
+ * The unchanged schedule is computed as well as the changed one: the
+ * prediction is read against the replay of the session as recorded, which
+ * gives the recorded step times back (tests/test_whatif.c holds it to 2 %
+ * on the fixtures and the bundled samples).
+ *
+ * Threads: the caller's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/ana_critpath.h"
+#include "analyze/ana_util.h"
+#include "read/rows.h"
+
+static int paths(const gpufl__whatif *w, const gpufl__sched *s, gpufl__critpath *cp)
+{
+    int rc = 0;
+    for (size_t i = 0; i < w->nsteps && rc == 0; i++)
+        rc = gpufl__critpath_add(&w->g, s, w->steps[i].end, s->start[w->steps[i].begin], cp);
+    gpufl__critpath_sort(&w->g, cp);
+    return rc;
+}
+
+static int recorded(gpufl__whatif *w)
+{
+    uint64_t *v = malloc((w->nsteps ? w->nsteps : 1) * sizeof *v);
+    if (!v)
+        return GPUFL_ENOMEM;
+    for (size_t i = 0; i < w->nsteps; i++) {
+        v[i] = gpufl__span(w->g.nodes[w->steps[i].begin].start, w->g.nodes[w->steps[i].end].end);
+        w->recorded_total_ns += v[i];
+    }
+    gpufl__ana_dist d;
+    int rc = gpufl__ana_dist_of(v, w->nsteps, false, &d);
+    w->recorded_median_ns = (uint64_t)d.p50;
+    free(v);
+    return rc;
+}
+
+int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__whatif_change *c, gpufl__whatif *w,
+                      char *err, size_t len)
+{
+    if (!w)
+        return GPUFL_EINVAL;
+    memset(w, 0, sizeof *w);
+    int rc = gpufl__graph_build(t, &w->g);
+    if (rc) {
+        snprintf(err, len, "%s", rc == GPUFL_ENOMEM ? "out of memory building the graph" : "no session");
+        return rc;
+    }
+    gpufl__whatif_change none = gpufl__whatif_none();
+    if ((rc = gpufl__whatif_check(&w->g, c ? c : &none, err, len)) != 0)
+        goto fail;
+    rc = gpufl__graph_steps(&w->g, scope, &w->steps, &w->nsteps, &w->step_name);
+    if (rc == GPUFL_ENOTFOUND) {
+        if (scope)
+            snprintf(err, len, "no scope or NVTX range called '%s' in the session", scope);
+        else
+            snprintf(err, len, "no repeated outermost scope or NVTX range to take for the step: name one with --scope");
+        goto fail;
+    }
+    if (rc || (rc = recorded(w)) != 0)
+        goto nomem;
+    gpufl__sched before, after;
+    if ((rc = gpufl__whatif_schedule(&w->g, NULL, &before, err, len)) != 0)
+        goto fail;
+    if ((rc = gpufl__whatif_schedule(&w->g, c, &after, err, len)) != 0) {
+        gpufl__sched_free(&before);
+        goto fail;
+    }
+    w->changed = after.changed;
+    rc = gpufl__step_stats_of(&w->g, &before, w->steps, w->nsteps, &w->before);
+    if (rc == 0)
+        rc = gpufl__step_stats_of(&w->g, &after, w->steps, w->nsteps, &w->after);
+    if (rc == 0)
+        rc = paths(w, &before, &w->cp_before);
+    if (rc == 0)
+        rc = paths(w, &after, &w->cp_after);
+    gpufl__sched_free(&before);
+    gpufl__sched_free(&after);
+    if (rc == 0)
+        return 0;
+nomem:
+    snprintf(err, len, "out of memory");
+fail:
+    gpufl__whatif_free(w);
+    return rc;
+}
+
+void gpufl__whatif_free(gpufl__whatif *w)
+{
+    if (!w)
+        return;
+    gpufl__graph_free(&w->g);
+    free(w->steps);
+    gpufl__critpath_free(&w->cp_before);
+    gpufl__critpath_free(&w->cp_after);
+    memset(w, 0, sizeof *w);
+}

@@ -279,6 +279,46 @@ static int host_order(const void *a, const void *b, void *arg)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static int by_end(const void *a, const void *b, void *arg)
+{
+    const gpufl__gnode *nodes = arg;
+    uint64_t x = nodes[*(const uint32_t *)a].end, y = nodes[*(const uint32_t *)b].end;
+    return x < y ? -1 : x > y;
+}
+
+/* A thread's first host node after the host node of another thread that
+ * ended last before it began (inferred: a thread's start is not
+ * recorded), so that a thread started by another moves with it instead of
+ * keeping its recorded time. h: the host nodes by thread and time. */
+static int thread_starts(gpufl__graph *g, const uint32_t *h, size_t n)
+{
+    uint32_t *e = malloc((n ? n : 1) * sizeof *e);
+    if (!e)
+        return GPUFL_ENOMEM;
+    memcpy(e, h, n * sizeof *e);
+    qsort_r(e, n, sizeof *e, by_end, g->nodes);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const gpufl__gnode *f = &g->nodes[h[i]];
+        if (i && g->nodes[h[i - 1]].tid == f->tid)
+            continue;
+        size_t lo = 0, hi = n; /* the entries of e ending at or before f begins: [0, lo) */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->nodes[e[mid]].end <= f->start)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        while (lo > 0 && g->nodes[e[lo - 1]].tid == f->tid)
+            lo--;
+        if (lo > 0)
+            rc = gpufl__graph_add_edge(g, e[lo - 1], h[i], GPUFL__GE_HOST, true);
+    }
+    free(e);
+    return rc;
+}
+
 static int host_edges(build *b)
 {
     gpufl__graph *g = b->g;
@@ -290,7 +330,7 @@ static int host_edges(build *b)
         if (!gpufl__gnode_is_work(&g->nodes[i]) && g->nodes[i].tid)
             h[n++] = i;
     qsort_r(h, n, sizeof *h, host_order, g->nodes);
-    int rc = 0;
+    int rc = thread_starts(g, h, n);
     for (size_t i = 1; i < n && rc == 0; i++) {
         const gpufl__gnode *p = &g->nodes[h[i - 1]];
         if (p->tid != g->nodes[h[i]].tid)

@@ -95,6 +95,39 @@ static gpufl_trace *fixture_copy(void)
     return af_open(&f, dir, "copy");
 }
 
+/*
+ * Two threads, as PyTorch runs backward on a thread of its own: thread 5
+ * (the step 3000-3470) launches K1 3010-3110 (call 3000-3005) and waits for
+ * it in a context sync 3010-3120; thread 6 starts 30 later: K2 3160-3200
+ * (call 3150-3155), then K2b 3390-3430 (call 3380-3385); thread 5 goes on
+ * 15 after that call: K3 3430-3450 (call 3400-3405), a stream sync
+ * 3405-3460 (K3), the step's end 10 later.
+ */
+static gpufl_trace *fixture_threads(void)
+{
+    af f = {.end_ns = 4000000};
+    af_scope(&f, 5, 1, 0, 0, "step", 3000000, 3470000);
+    kernel(&f, 7, "K1", 3010000, 3110000, 3000000, 3005000);
+    af_sync(&f, 0, 0, 3010000, 3120000, "context", 5);
+    af_kernel(&f, (af_k){.stream = 7,
+                         .name = "K2",
+                         .start = 3160000,
+                         .end = 3200000,
+                         .tid = 6,
+                         .api_start = 3150000,
+                         .api_end = 3155000});
+    af_kernel(&f, (af_k){.stream = 7,
+                         .name = "K2b",
+                         .start = 3390000,
+                         .end = 3430000,
+                         .tid = 6,
+                         .api_start = 3380000,
+                         .api_end = 3385000});
+    kernel(&f, 7, "K3", 3430000, 3450000, 3400000, 3405000);
+    af_sync(&f, 0, 7, 3405000, 3460000, "stream", 5);
+    return af_open(&f, dir, "threads");
+}
+
 static uint32_t find(const gpufl__graph *g, unsigned kind, uint64_t start)
 {
     for (uint32_t i = 0; i < g->n; i++)
@@ -147,6 +180,23 @@ static void test_graph_edges(void **state)
     assert_true(edge(&g, k1, k3, GPUFL__GE_WAIT, true)); /* inferred: which event it waited on is not recorded */
     assert_false(edge(&g, c, k3, GPUFL__GE_WAIT, true)); /* C ended after K3 began */
     assert_int_equal(g.inferred, 1);
+    gpufl__graph_free(&g);
+    gpufl_trace_close(t);
+}
+
+static void test_thread_waits(void **state)
+{
+    (void)state;
+    gpufl_trace *t = fixture_threads();
+    gpufl__graph g;
+    assert_int_equal(gpufl__graph_build(t, &g), 0);
+    uint32_t y = find(&g, GPUFL__GN_SYNC, 3010000), c2 = find(&g, GPUFL__GN_CALL, 3150000),
+             c2b = find(&g, GPUFL__GN_CALL, 3380000), c3 = find(&g, GPUFL__GN_CALL, 3400000);
+    assert_true(edge(&g, y, c2, GPUFL__GE_HOST, true));    /* thread 6 starts after the sync */
+    assert_true(edge(&g, c2, c2b, GPUFL__GE_HOST, false)); /* its own order */
+    assert_true(edge(&g, c2b, c3, GPUFL__GE_HOST, true));  /* thread 5 waited for it */
+    assert_true(edge(&g, y, c3, GPUFL__GE_HOST, false));
+    assert_int_equal(g.inferred, 2);
     gpufl__graph_free(&g);
     gpufl_trace_close(t);
 }
@@ -252,6 +302,20 @@ static void test_remove_sync(void **state)
     c.remove = both;
     c.nremove = 2;
     expect(t, &c, 40000, 80000);
+    gpufl_trace_close(t);
+    /* without the context sync: thread 5 goes on at 3010; thread 6 starts
+     * 30 later (3040), K2 3110-3150 after K1; its next call 225 after its
+     * first ends (3270-3275), K2b 3280-3320; thread 5 15 after that call:
+     * K3's call 3290-3295, K3 3320-3340, the stream sync returns 3350, the
+     * step ends 3360 */
+    t = fixture_threads();
+    uint64_t ctx[] = {0};
+    c.remove = ctx;
+    c.nremove = 1;
+    expect(t, &c, 360000, 360000);
+    gpufl__whatif w = run_ok(t, NULL);
+    assert_int_equal(w.before.median_ns, 470000);
+    gpufl__whatif_free(&w);
     gpufl_trace_close(t);
 }
 
@@ -419,15 +483,11 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_graph_edges),
-        cmocka_unit_test(test_critical_path),
-        cmocka_unit_test(test_no_change_replays_the_recording),
-        cmocka_unit_test(test_speedup),
-        cmocka_unit_test(test_remove_sync),
-        cmocka_unit_test(test_host_gap_scale),
-        cmocka_unit_test(test_overlap_copies),
-        cmocka_unit_test(test_bad_changes),
-        cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_graph_edges),    cmocka_unit_test(test_thread_waits),
+        cmocka_unit_test(test_critical_path),  cmocka_unit_test(test_no_change_replays_the_recording),
+        cmocka_unit_test(test_speedup),        cmocka_unit_test(test_remove_sync),
+        cmocka_unit_test(test_host_gap_scale), cmocka_unit_test(test_overlap_copies),
+        cmocka_unit_test(test_bad_changes),    cmocka_unit_test(test_cli),
         cmocka_unit_test(test_sample_replay),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

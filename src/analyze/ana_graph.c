@@ -286,11 +286,46 @@ static int by_end(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
-/* A thread's first host node after the host node of another thread that
- * ended last before it began (inferred: a thread's start is not
- * recorded), so that a thread started by another moves with it instead of
- * keeping its recorded time. h: the host nodes by thread and time. */
-static int thread_starts(gpufl__graph *g, const uint32_t *h, size_t n)
+/* Host gaps shorter than this are the thread's own work, never a wait. */
+#define WAKE_MIN_GAP_NS 10000
+
+/* The host node of a thread other than tid that ended last in (after,
+ * until]; GPUFL__GNONE. e: host nodes by end. */
+static uint32_t other_ended(const gpufl__graph *g, const uint32_t *e, size_t n, uint32_t tid, uint64_t after,
+                            uint64_t until)
+{
+    size_t lo = 0, hi = n; /* the entries ending at or before until: [0, lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->nodes[e[mid]].end <= until)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t seen = 0; lo > 0 && seen < 256; lo--, seen++) {
+        const gpufl__gnode *u = &g->nodes[e[lo - 1]];
+        if (u->end <= after)
+            break;
+        if (u->tid != tid)
+            return e[lo - 1];
+    }
+    return GPUFL__GNONE;
+}
+
+/*
+ * Waits of one thread for another, which the recorder does not see (a
+ * condition variable, a queue, a thread's start: PyTorch's autograd
+ * thread runs backward while the main thread waits, and starts when the
+ * main thread calls backward()). Inferred: a thread's first host node
+ * follows the host node of another thread that ended last before it; a
+ * host node after a gap of its thread (WAKE_MIN_GAP_NS or more) follows
+ * the host node of another thread that ended last in that gap, when that
+ * was in its second half (the thread went on soon after it). The
+ * simulator then takes the thread to have waited in that gap
+ * (ana_whatif.c): it goes on when the other thread's node ends, plus the
+ * recorded delay. h: the host nodes by thread and time.
+ */
+static int wake_edges(gpufl__graph *g, const uint32_t *h, size_t n)
 {
     uint32_t *e = malloc((n ? n : 1) * sizeof *e);
     if (!e)
@@ -299,21 +334,20 @@ static int thread_starts(gpufl__graph *g, const uint32_t *h, size_t n)
     qsort_r(e, n, sizeof *e, by_end, g->nodes);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const gpufl__gnode *f = &g->nodes[h[i]];
-        if (i && g->nodes[h[i - 1]].tid == f->tid)
-            continue;
-        size_t lo = 0, hi = n; /* the entries of e ending at or before f begins: [0, lo) */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (g->nodes[e[mid]].end <= f->start)
-                lo = mid + 1;
-            else
-                hi = mid;
+        const gpufl__gnode *v = &g->nodes[h[i]];
+        uint32_t u;
+        if (!i || g->nodes[h[i - 1]].tid != v->tid) {
+            u = other_ended(g, e, n, v->tid, 0, v->start);
+        } else {
+            const gpufl__gnode *p = &g->nodes[h[i - 1]];
+            if (v->start < p->end + WAKE_MIN_GAP_NS)
+                continue;
+            u = other_ended(g, e, n, v->tid, p->end, v->start);
+            if (u != GPUFL__GNONE && 2 * (v->start - g->nodes[u].end) > v->start - p->end)
+                u = GPUFL__GNONE;
         }
-        while (lo > 0 && g->nodes[e[lo - 1]].tid == f->tid)
-            lo--;
-        if (lo > 0)
-            rc = gpufl__graph_add_edge(g, e[lo - 1], h[i], GPUFL__GE_HOST, true);
+        if (u != GPUFL__GNONE)
+            rc = gpufl__graph_add_edge(g, u, h[i], GPUFL__GE_HOST, true);
     }
     free(e);
     return rc;
@@ -330,7 +364,7 @@ static int host_edges(build *b)
         if (!gpufl__gnode_is_work(&g->nodes[i]) && g->nodes[i].tid)
             h[n++] = i;
     qsort_r(h, n, sizeof *h, host_order, g->nodes);
-    int rc = thread_starts(g, h, n);
+    int rc = wake_edges(g, h, n);
     for (size_t i = 1; i < n && rc == 0; i++) {
         const gpufl__gnode *p = &g->nodes[h[i - 1]];
         if (p->tid != g->nodes[h[i]].tid)

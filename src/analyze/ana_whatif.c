@@ -191,7 +191,6 @@ typedef struct sim {
     gpufl__sched *s;
     const gpufl__gedge *edges; /* the changed edges, by `to` */
     const size_t *in;
-    int64_t *gap;    /* host nodes: recorded start - the recorded end of the previous host node */
     uint64_t *resid; /* work: recorded start - the recorded latest constraint */
     uint64_t *base;  /* syncs: the shortest they take */
     uint64_t *wake;  /* syncs: from their work's end to their return */
@@ -259,9 +258,6 @@ static void measure(sim *m, const uint64_t *rs, const uint64_t *re)
             m->resid[v] = b != GPUFL__GNONE ? gpufl__span(r, n->start) : 0;
             continue;
         }
-        for (size_t j = lo; j < hi; j++)
-            if (g->edges[j].kind == GPUFL__GE_HOST)
-                m->gap[v] = (int64_t)(n->start - re[g->edges[j].from]);
         if (n->kind != GPUFL__GN_SYNC)
             continue;
         uint64_t target = 0;
@@ -306,20 +302,34 @@ static void place(sim *m, uint32_t v)
         s->end[v] = s->start[v] + dur;
         return;
     }
-    uint32_t hp = GPUFL__GNONE;
+    /* After the host node before it on its thread, by the recorded gap
+     * (positive gaps scaled); after another thread's node it waited for
+     * (an inferred host edge: ana_graph.c), by the recorded delay, and
+     * then its own gap was a wait: it only needs its node before done. */
+    bool waited = false, own = false;
     for (size_t j = lo; j < hi; j++)
-        if (m->edges[j].kind == GPUFL__GE_HOST)
-            hp = m->edges[j].from;
-    s->host_pred[v] = hp;
-    if (hp == GPUFL__GNONE) {
-        s->start[v] = n->start;
-    } else {
-        int64_t gap = m->gap[v];
-        if (gap > 0)
+        if (m->edges[j].kind == GPUFL__GE_HOST) {
+            waited |= m->edges[j].inferred;
+            own |= !m->edges[j].inferred;
+        }
+    s->start[v] = n->start;
+    bool first = true;
+    for (size_t j = lo; j < hi; j++) {
+        const gpufl__gedge *x = &m->edges[j];
+        if (x->kind != GPUFL__GE_HOST)
+            continue;
+        int64_t gap = (int64_t)(n->start - g->nodes[x->from].end);
+        if (waited && own && !x->inferred)
+            gap = gap < 0 ? gap : 0;
+        else if (gap > 0)
             gap = (int64_t)llround((double)gap * m->scale);
-        s->start[v] = add_signed(host_end(g, s, hp), gap);
-        s->bind[v] = hp;
-        s->bind_kind[v] = GPUFL__GE_HOST;
+        uint64_t t = add_signed(host_end(g, s, x->from), gap);
+        if (first || t > s->start[v]) {
+            s->start[v] = t;
+            s->bind[v] = s->host_pred[v] = x->from;
+            s->bind_kind[v] = GPUFL__GE_HOST;
+            first = false;
+        }
     }
     s->ready[v] = s->start[v];
     if (n->kind == GPUFL__GN_CALL) {
@@ -419,7 +429,6 @@ int gpufl__whatif_schedule(const gpufl__graph *g, const gpufl__whatif_change *c,
         return rc;
     size_t k = g->n ? g->n : 1;
     sim m = {.g = g, .s = s, .speedup = c->speedup, .scale = c->host_gap_scale};
-    m.gap = calloc(k, sizeof *m.gap);
     m.resid = calloc(k, sizeof *m.resid);
     m.base = calloc(k, sizeof *m.base);
     m.wake = calloc(k, sizeof *m.wake);
@@ -427,7 +436,7 @@ int gpufl__whatif_schedule(const gpufl__graph *g, const gpufl__whatif_change *c,
     m.removed = calloc(k, sizeof *m.removed);
     uint64_t *rs = malloc(k * sizeof *rs), *re = malloc(k * sizeof *re);
     gpufl__graph e = {.nodes = g->nodes, .n = g->n};
-    if (!m.gap || !m.resid || !m.base || !m.wake || !m.fast || !m.removed || !rs || !re)
+    if (!m.resid || !m.base || !m.wake || !m.fast || !m.removed || !rs || !re)
         rc = GPUFL_ENOMEM;
     if (rc == 0)
         rc = sched_alloc(s, g->n);
@@ -460,7 +469,6 @@ int gpufl__whatif_schedule(const gpufl__graph *g, const gpufl__whatif_change *c,
     }
     free(e.edges);
     free(e.in);
-    free(m.gap);
     free(m.resid);
     free(m.base);
     free(m.wake);

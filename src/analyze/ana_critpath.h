@@ -87,4 +87,33 @@ int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__what
                       char *err, size_t len) __attribute__((warn_unused_result));
 void gpufl__whatif_free(gpufl__whatif *w);
 
+/*
+ * The report's critical path (ana_critpath_report.c): of the step's
+ * median-long occurrence, as recorded. The step is the most repeated
+ * outermost scope or NVTX range (one that says "step" first); the graph is
+ * built over that occurrence's window only, so a session of millions of
+ * launches costs what one step holds.
+ */
+typedef struct gpufl__ana_cp_work {
+    uint8_t table; /* GPUFL__TBL_KERNEL, _COPY or _MEMSET (read/rows.h) */
+    uint32_t row;
+} gpufl__ana_cp_work;
+
+typedef struct gpufl__ana_critpath {
+    uint32_t step_name; /* string id */
+    uint8_t nvtx;       /* the step is an NVTX range (else a gpufl scope) */
+    size_t steps;       /* its occurrences */
+    size_t occurrence;  /* the one walked, from 1 in begin order */
+    uint64_t begin_ns, end_ns;
+    gpufl__critpath path;     /* items: names are string ids of the trace; path.work unused */
+    gpufl__ana_cp_work *work; /* the kernels, copies and memsets on the path, latest first */
+    size_t nwork;
+} gpufl__ana_critpath;
+
+/* *out: the critical path, or NULL when no scope or range repeats (or the
+ * recording's dependencies form a cycle: damaged input). Returns 0,
+ * GPUFL_EINVAL or GPUFL_ENOMEM (*out NULL). */
+int gpufl__ana_critpath_of(const gpufl_trace *t, gpufl__ana_critpath **out) __attribute__((warn_unused_result));
+void gpufl__ana_critpath_free(gpufl__ana_critpath *c);
+
 #endif /* GPUFL_ANALYZE_ANA_CRITPATH_H */

@@ -23,7 +23,10 @@ typedef struct build {
     uint32_t *stream_ops; /* work nodes grouped by stream row, each group in start order */
     size_t *stream_at;    /* group s: stream_ops[stream_at[s] .. stream_at[s + 1]) */
     size_t nstreams;
+    uint64_t from, to; /* the window: nodes that meet it */
 } build;
+
+static bool keep(const build *b, uint64_t start, uint64_t end) { return end >= b->from && start <= b->to; }
 
 static int add_node(build *b, const gpufl__gnode *n, uint32_t *id)
 {
@@ -137,6 +140,8 @@ static int add_work(build *b)
         return GPUFL_ENOMEM;
     gpufl__ops_begin(&it, r);
     while (rc == 0 && gpufl__ops_next(&it, &op)) {
+        if (!keep(b, op.start, op.end))
+            continue;
         gpufl__work_row w;
         gpufl__work_row_get(r, op.table, op.row, &w);
         gpufl__gnode n = {.start = w.start,
@@ -186,6 +191,10 @@ static int add_work(build *b)
         return GPUFL_ENOMEM;
     gpufl__ops_begin(&it, r);
     for (uint32_t id = 0; gpufl__ops_next(&it, &op); id++) {
+        if (!keep(b, op.start, op.end)) {
+            id--;
+            continue;
+        }
         /* calls were added between work nodes: find the work node again */
         while (id < b->g->n && !gpufl__gnode_is_work(&b->g->nodes[id]))
             id++;
@@ -205,6 +214,9 @@ static int add_syncs(build *b)
     for (size_t i = 0; i < g->syncs; i++) {
         gpufl__sync_row y;
         gpufl__sync_row_get(r, i, &y);
+        g->sync_node[i] = GPUFL__GNONE;
+        if (!keep(b, y.start, y.end))
+            continue;
         gpufl__gnode n = {.start = y.start,
                           .end = y.end > y.start ? y.end : y.start,
                           .device = y.device,
@@ -230,7 +242,7 @@ static int add_marks(build *b)
     for (unsigned tbl = GPUFL__TBL_SCOPE; tbl <= GPUFL__TBL_NVTX; tbl++) {
         const gpufl_trace_scopes *s = gpufl__rows_ranges(r, tbl);
         for (size_t i = 0; i < s->n; i++) {
-            if (gpufl__s_instant(s, i) || !gpufl__s_tid(s, i))
+            if (gpufl__s_instant(s, i) || !gpufl__s_tid(s, i) || !keep(b, gpufl__s_begin(s, i), gpufl__s_end(s, i)))
                 continue;
             for (int end = 0; end < 2; end++) {
                 uint64_t ts = end ? gpufl__s_end(s, i) : gpufl__s_begin(s, i);
@@ -290,14 +302,16 @@ static int by_end(const void *a, const void *b, void *arg)
 #define WAKE_MIN_GAP_NS 10000
 
 /* The host node of a thread other than tid that ended last in (after,
- * until]; GPUFL__GNONE. e: host nodes by end. */
+ * until); GPUFL__GNONE. e: host nodes by end. Strictly before `until`:
+ * every inferred host edge then goes forward in time, and with the
+ * threads' own orders can make no cycle. */
 static uint32_t other_ended(const gpufl__graph *g, const uint32_t *e, size_t n, uint32_t tid, uint64_t after,
                             uint64_t until)
 {
-    size_t lo = 0, hi = n; /* the entries ending at or before until: [0, lo) */
+    size_t lo = 0, hi = n; /* the entries ending before until: [0, lo) */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (g->nodes[e[mid]].end <= until)
+        if (g->nodes[e[mid]].end < until)
             lo = mid + 1;
         else
             hi = mid;
@@ -410,6 +424,8 @@ static int stream_and_sync_edges(build *b)
             rc = gpufl__graph_add_edge(g, b->stream_ops[j - 1], b->stream_ops[j], GPUFL__GE_STREAM, false);
     for (size_t i = 0; i < g->syncs && rc == 0; i++) {
         uint32_t y = g->sync_node[i];
+        if (y == GPUFL__GNONE)
+            continue;
         const gpufl__gnode *n = &g->nodes[y];
         if (n->sub != GFL_SYNC_STREAM && n->sub != GFL_SYNC_CONTEXT)
             continue; /* event syncs and waits: ana_graph_infer.c */
@@ -503,14 +519,16 @@ static void launch_floor(gpufl__graph *g)
         g->first = 0;
 }
 
-int gpufl__graph_build(const gpufl_trace *t, gpufl__graph *g)
+int gpufl__graph_build(const gpufl_trace *t, gpufl__graph *g) { return gpufl__graph_build_window(t, 0, UINT64_MAX, g); }
+
+int gpufl__graph_build_window(const gpufl_trace *t, uint64_t from, uint64_t to, gpufl__graph *g)
 {
     if (!g)
         return GPUFL_EINVAL;
     memset(g, 0, sizeof *g);
     if (!t)
         return GPUFL_EINVAL;
-    build b = {.g = g};
+    build b = {.g = g, .from = from, .to = to};
     g->t = t;
     gpufl__rows_open(&b.r, t);
     int rc = add_work(&b);

@@ -112,6 +112,11 @@ typedef struct gpufl__graph {
 /* Builds the graph of t into *g. Returns 0, GPUFL_EINVAL (t or g NULL) or
  * GPUFL_ENOMEM; *g is zeroed on failure (safe to free). */
 int gpufl__graph_build(const gpufl_trace *t, gpufl__graph *g) __attribute__((warn_unused_result));
+/* The same for the nodes that meet [from, to] only (work, syncs and ranges
+ * that meet it; the calls of that work): what a window's critical path
+ * needs, in memory of its size. A sync outside has sync_node GPUFL__GNONE. */
+int gpufl__graph_build_window(const gpufl_trace *t, uint64_t from, uint64_t to, gpufl__graph *g)
+    __attribute__((warn_unused_result));
 void gpufl__graph_free(gpufl__graph *g);
 
 /* Appends an edge (edges are sorted and indexed by gpufl__graph_index).

@@ -106,6 +106,8 @@ static int sync_edges(gpufl__graph *g, const dev_index *x)
     int rc = 0;
     for (size_t i = 0; i < g->syncs && rc == 0; i++) {
         uint32_t y = g->sync_node[i];
+        if (y == GPUFL__GNONE)
+            continue;
         const gpufl__gnode *s = &g->nodes[y];
         if (s->sub == GFL_SYNC_STREAM_WAIT_EVENT) {
             uint32_t q = waiting_work(g, x, s);

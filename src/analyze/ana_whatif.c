@@ -94,6 +94,10 @@ int gpufl__whatif_check(const gpufl__graph *g, const gpufl__whatif_change *c, ch
                      (unsigned long long)c->remove[i], g->syncs, g->syncs ? g->syncs - 1 : 0);
             return GPUFL_EINVAL;
         }
+        if (g->sync_node[c->remove[i]] == GPUFL__GNONE) {
+            snprintf(err, len, "--remove-sync %llu: outside the graph's window", (unsigned long long)c->remove[i]);
+            return GPUFL_EINVAL;
+        }
         const gpufl__gnode *y = &g->nodes[g->sync_node[c->remove[i]]];
         if (y->sub == GFL_SYNC_STREAM_WAIT_EVENT) {
             snprintf(err, len,

@@ -14,8 +14,6 @@
 #include "present/report/jwriter.h"
 #include "present/report/whatif_out.h"
 
-static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
-
 static double change_pct(uint64_t before, uint64_t after)
 {
     return before ? 100.0 * ((double)after - (double)before) / (double)before : 0;
@@ -33,34 +31,6 @@ static const char *dur(char *buf, size_t len, uint64_t ns)
     else
         snprintf(buf, len, "%llu ns", (unsigned long long)ns);
     return buf;
-}
-
-static const char *item_name(const gpufl__graph *g, const gpufl__cp_item *it)
-{
-    if (it->kind == GPUFL__CP_KERNEL) {
-        const char *s = gpufl_trace_string(g->t, it->name);
-        return s && *s ? s : "(unnamed)";
-    }
-    if (it->kind == GPUFL__CP_COPY)
-        return gpufl__copy_kind(it->sub)->key;
-    return "";
-}
-
-void gpufl__critpath_write_text(const gpufl__graph *g, const gpufl__critpath *cp, size_t top, FILE *out)
-{
-    char a[32];
-    fprintf(out, "  %-15s %-48s %12s %7s %8s\n", "on the path", "name", "time", "share", "pieces");
-    for (size_t i = 0; i < cp->n && i < top; i++) {
-        const gpufl__cp_item *it = &cp->items[i];
-        char name[49];
-        snprintf(name, sizeof name, "%s", item_name(g, it));
-        if (strlen(item_name(g, it)) > 48)
-            memcpy(name + 45, "...", 4);
-        fprintf(out, "  %-15s %-48s %12s %6.1f %% %8zu\n", gpufl__cp_kind_name(it->kind), name,
-                dur(a, sizeof a, it->ns), pct(it->ns, cp->window_ns), it->count);
-    }
-    if (cp->n > top)
-        fprintf(out, "  (%zu more)\n", cp->n - top);
 }
 
 static void heading(const gpufl__whatif *w, const gpufl__whatif_change *c, FILE *out)
@@ -111,7 +81,7 @@ int gpufl__whatif_write_text(const gpufl__whatif *w, const gpufl__whatif_change 
     fprintf(out, "\n  the unchanged replay is %+.2f %% off the recorded median step\n",
             change_pct(w->recorded_median_ns, b->median_ns));
     fprintf(out, "\ncritical path after the change (all %zu steps; shares of their time):\n", w->nsteps);
-    gpufl__critpath_write_text(&w->g, &w->cp_after, 15, out);
+    gpufl__critpath_write_text(w->g.t, &w->cp_after, 15, out);
     fflush(out);
     return ferror(out) ? GPUFL_EIO : 0;
 }
@@ -140,7 +110,7 @@ static void path_json(jw *j, const char *key, const gpufl__graph *g, const gpufl
         const gpufl__cp_item *it = &cp->items[i];
         gpufl__jw_obj(j, NULL);
         gpufl__jw_str(j, "kind", gpufl__cp_kind_name(it->kind));
-        const char *name = item_name(g, it);
+        const char *name = gpufl__cp_item_name(g->t, it);
         if (*name)
             gpufl__jw_str(j, "name", name);
         else

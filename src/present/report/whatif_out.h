@@ -30,7 +30,10 @@ int gpufl__whatif_write_json(const gpufl__whatif *w, const gpufl__whatif_change 
     __attribute__((warn_unused_result));
 
 /* The critical path's rows (at most `top`) as text lines, indented two
- * spaces: what the report's section and gpufl whatif print. */
-void gpufl__critpath_write_text(const gpufl__graph *g, const gpufl__critpath *cp, size_t top, FILE *out);
+ * spaces: what the report's section and gpufl whatif print
+ * (report_text_critpath.c, in libgpufl with the text report). */
+void gpufl__critpath_write_text(const gpufl_trace *t, const gpufl__critpath *cp, size_t top, FILE *out);
+/* An item's name: a kernel's, a copy's kind, "" for the others. */
+const char *gpufl__cp_item_name(const gpufl_trace *t, const gpufl__cp_item *it);
 
 #endif /* GPUFL_PRESENT_REPORT_WHATIF_OUT_H */

@@ -35,13 +35,13 @@
 #define ITERS_A_BUILT ITERS_A
 #endif
 
-#define CHECK(call)                                                                                              \
-    do {                                                                                                         \
-        cudaError_t e_ = (call);                                                                                 \
-        if (e_ != cudaSuccess) {                                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));               \
-            exit(1);                                                                                             \
-        }                                                                                                        \
+#define CHECK(call)                                                                                                    \
+    do {                                                                                                               \
+        cudaError_t e_ = (call);                                                                                       \
+        if (e_ != cudaSuccess) {                                                                                       \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));                     \
+            exit(1);                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* A dependent chain of multiply-adds per element: time in proportion to
@@ -93,7 +93,8 @@ static void step(ctx *c)
         CHECK(cudaEventRecord(c->in_done[i], c->up));
         CHECK(cudaStreamWaitEvent(c->main, c->in_done[i], 0));
 #else
-        CHECK(cudaMemcpyAsync(c->dev[i], c->host_in + (size_t)i * CHUNK_FLOATS, bytes, cudaMemcpyHostToDevice, c->main));
+        CHECK(
+            cudaMemcpyAsync(c->dev[i], c->host_in + (size_t)i * CHUNK_FLOATS, bytes, cudaMemcpyHostToDevice, c->main));
 #endif
         kernel_a<<<blocks, threads, 0, c->main>>>(c->dev[i], CHUNK_FLOATS, ITERS_A_BUILT);
         CHECK(cudaGetLastError());
@@ -106,9 +107,11 @@ static void step(ctx *c)
 #ifdef TWO_STREAMS
         CHECK(cudaEventRecord(c->b_done[i], c->main));
         CHECK(cudaStreamWaitEvent(c->down, c->b_done[i], 0));
-        CHECK(cudaMemcpyAsync(c->host_out + (size_t)i * CHUNK_FLOATS, c->dev[i], bytes, cudaMemcpyDeviceToHost, c->down));
+        CHECK(
+            cudaMemcpyAsync(c->host_out + (size_t)i * CHUNK_FLOATS, c->dev[i], bytes, cudaMemcpyDeviceToHost, c->down));
 #else
-        CHECK(cudaMemcpyAsync(c->host_out + (size_t)i * CHUNK_FLOATS, c->dev[i], bytes, cudaMemcpyDeviceToHost, c->main));
+        CHECK(
+            cudaMemcpyAsync(c->host_out + (size_t)i * CHUNK_FLOATS, c->dev[i], bytes, cudaMemcpyDeviceToHost, c->main));
 #endif
     }
     CHECK(cudaDeviceSynchronize());

@@ -137,8 +137,9 @@
     return h;
   }
 
-  function drawRow(r, y, parts) {
-    var s = r.s, d = r.d, n = r.n, c = r.c, b = r.b, N = s.length;
+  /* hl: the critical path's lane (its slices outlined) */
+  function drawRow(r, y, parts, hl) {
+    var s = r.s, d = r.d, n = r.n, c = r.c, b = r.b, N = s.length, edge = hl ? '" stroke="#d62728" stroke-width="1.5' : '';
     var i = lowerBound(s, v0 - r.maxDur), bucket = null;
     function flush() {
       if (!bucket) return;
@@ -147,7 +148,7 @@
       var op = Math.max(0.35, Math.min(1, bucket.busy / Math.max(bucket.span, 1)));
       if (bucket.kind === TRIGGER) { x -= 2; w += 4; op = 1; } /* an instant that must be seen */
       parts.push('<rect data-m="' + m + '" x="' + x.toFixed(1) + '" y="' + (y + 1) + '" width="' + w.toFixed(1) +
-                 '" height="' + (RH - 2) + '" fill="' + COLOR[bucket.kind] + '" fill-opacity="' + op.toFixed(2) + '"/>');
+                 '" height="' + (RH - 2) + '" fill="' + COLOR[bucket.kind] + '" fill-opacity="' + op.toFixed(2) + edge + '"/>');
       bucket = null;
     }
     for (; i < N && s[i] <= v1; i++) {
@@ -173,7 +174,7 @@
       var m = drawn.length, w = x1 - x0, nm = D.names[n[i]];
       drawn.push({row: r, i0: i, i1: i + 1, kind: kind, count: 1, busy: d[i], t0: s[i], span: d[i], name: n[i]});
       parts.push('<rect data-m="' + m + '" x="' + x0.toFixed(1) + '" y="' + (y + 1) + '" width="' + w.toFixed(1) +
-                 '" height="' + (RH - 2) + '" fill="' + (kind === 0 ? hue(nm) : COLOR[kind]) + '"/>');
+                 '" height="' + (RH - 2) + '" fill="' + (kind === 0 ? hue(nm) : COLOR[kind]) + edge + '"/>');
       if (w > 40) {
         var chars = Math.floor((w - 6) / 6);
         parts.push('<text class="sl" x="' + (x0 + 3).toFixed(1) + '" y="' + (y + 11) + '">' +
@@ -243,7 +244,7 @@
     pending = false;
     drawn = [];
     var parts = [];
-    lay.forEach(function (e) { drawRow(e.row, e.y, parts); });
+    lay.forEach(function (e) { drawRow(e.row, e.y, parts, e.lane.t === 'critpath'); });
     axis.innerHTML = ticks();
     plot.innerHTML = parts.join('');
     check.marks = drawn.length;

@@ -35,7 +35,8 @@ void gpufl__html_critpath(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana
         double share = whole ? (double)it->ns * 100.0 / (double)whole : 0;
         gpufl__hout_raw(o, "<tr>");
         gpufl__html_td_text(o, gpufl__cp_kind_name(it->kind));
-        gpufl__html_td_text(o, gpufl__cp_item_name(t, it));
+        const char *name = gpufl__cp_item_name(t, it);
+        gpufl__html_td_text(o, *name ? name : "-");
         gpufl__hout_printf(o, "<td class=n data-v=\"%" PRIu64 "\">%s</td>", it->ns,
                            gpufl__hfmt_ns(buf, sizeof buf, it->ns));
         gpufl__hout_printf(o, "<td class=n data-v=\"%.4f\">%.1f %%</td>", share, share);

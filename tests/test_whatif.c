@@ -382,6 +382,47 @@ static void test_bad_changes(void **state)
     gpufl_trace_close(t);
 }
 
+/* Damaged and partial recordings: work with no call times, a call that
+ * began after its kernel, a sync with no thread, work ending before it
+ * starts, scopes of two threads beginning and ending at the same instants
+ * (which once made a cycle of inferred edges). The graph builds, the
+ * unchanged replay keeps what can be kept and the critical path tiles the
+ * step. */
+static void test_damaged_input(void **state)
+{
+    (void)state;
+    af f = {.end_ns = 3000000};
+    for (unsigned tid = 5; tid <= 6; tid++)
+        for (int s = 0; s < 3; s++)
+            af_scope(&f, tid, tid * 10 + (unsigned)s, 0, 0, "step", 1100000 + (uint64_t)s * 100000,
+                     1150000 + (uint64_t)s * 100000);
+    af_kernel(&f, (af_k){.stream = 7, .name = "nocall", .start = 1100000, .end = 1120000});
+    kernel(&f, 7, "late_call", 1120000, 1130000, 1125000, 1126000);
+    af_kernel(&f, (af_k){.stream = 7,
+                         .name = "backwards",
+                         .start = 1200000,
+                         .end = 1190000,
+                         .tid = 5,
+                         .api_start = 1195000,
+                         .api_end = 1196000});
+    af_sync(&f, 0, 7, 1131000, 1140000, "stream", 0);
+    af_sync(&f, 0, 7, 1210000, 1220000, "event", 5);
+    gpufl_trace *t = af_open(&f, dir, "damaged");
+    gpufl__whatif w = run_ok(t, NULL);
+    assert_int_equal(w.nsteps, 6);
+    assert_int_equal(w.recorded_median_ns, 50000);
+    assert_int_equal(w.before.median_ns, 50000);
+    assert_int_equal(w.cp_before.path_ns, w.cp_before.window_ns);
+    gpufl__whatif_free(&w);
+    gpufl__ana_critpath *c;
+    assert_int_equal(gpufl__ana_critpath_of(t, &c), 0);
+    assert_non_null(c);
+    assert_int_equal(c->steps, 6);
+    assert_int_equal(c->end_ns - c->begin_ns, 50000);
+    gpufl__ana_critpath_free(c);
+    gpufl_trace_close(t);
+}
+
 /* Runs the command line, its stdout and stderr into out; its exit code. */
 static int cli(const char *args, char *out, size_t len)
 {
@@ -483,11 +524,17 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_graph_edges),    cmocka_unit_test(test_thread_waits),
-        cmocka_unit_test(test_critical_path),  cmocka_unit_test(test_no_change_replays_the_recording),
-        cmocka_unit_test(test_speedup),        cmocka_unit_test(test_remove_sync),
-        cmocka_unit_test(test_host_gap_scale), cmocka_unit_test(test_overlap_copies),
-        cmocka_unit_test(test_bad_changes),    cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_graph_edges),
+        cmocka_unit_test(test_thread_waits),
+        cmocka_unit_test(test_critical_path),
+        cmocka_unit_test(test_no_change_replays_the_recording),
+        cmocka_unit_test(test_speedup),
+        cmocka_unit_test(test_remove_sync),
+        cmocka_unit_test(test_host_gap_scale),
+        cmocka_unit_test(test_overlap_copies),
+        cmocka_unit_test(test_bad_changes),
+        cmocka_unit_test(test_damaged_input),
+        cmocka_unit_test(test_cli),
         cmocka_unit_test(test_sample_replay),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -286,6 +286,30 @@ static void test_speedup(void **state)
     gpufl_trace_close(t);
 }
 
+/* A time window instead of a step: step 1's span, 1100-1300 us. */
+static void test_window(void **state)
+{
+    (void)state;
+    gpufl_trace *t = fixture_steps();
+    gpufl__whatif_change c = gpufl__whatif_none();
+    c.kernel = "A";
+    c.speedup = 2;
+    gpufl__whatif w;
+    char err[512];
+    assert_int_equal(gpufl__whatif_run_window(t, 1100000, 1300000, &c, &w, err, sizeof err), 0);
+    assert_true(w.window);
+    assert_int_equal(w.nsteps, 1);
+    assert_int_equal(w.recorded_median_ns, 200000);
+    assert_int_equal(w.before.median_ns, 200000);
+    assert_int_equal(w.after.median_ns, 150000);
+    assert_int_equal(w.cp_before.window_ns, 200000);
+    assert_int_equal(w.cp_before.path_ns, 200000);
+    gpufl__whatif_free(&w);
+    assert_int_equal(gpufl__whatif_run_window(t, 2500000, 2600000, NULL, &w, err, sizeof err), GPUFL_ENOTFOUND);
+    assert_non_null(strstr(err, "no work, call, sync or mark"));
+    gpufl_trace_close(t);
+}
+
 static void test_remove_sync(void **state)
 {
     (void)state;
@@ -466,6 +490,15 @@ static void test_cli(void **state)
         nodes++;
     assert_int_equal(nodes, 4);
     assert_non_null(strstr(out, "\"kind\": \"launch\""));
+    snprintf(args, sizeof args, "whatif '%s/steps' --from 100us --to 300us --kernel A --speedup 2 --format json", dir);
+    assert_int_equal(cli(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "\"window\": true"));
+    assert_non_null(strstr(out, "\"median_ns\": 150000"));
+    snprintf(args, sizeof args, "whatif '%s/steps' --from 100us", dir);
+    assert_int_equal(cli(args, out, sizeof out), 64);
+    assert_non_null(strstr(out, "needs both --from and --to"));
+    snprintf(args, sizeof args, "whatif '%s/steps' --scope step --from 100us --to 300us", dir);
+    assert_int_equal(cli(args, out, sizeof out), 64);
     snprintf(args, sizeof args, "graph '%s/steps' -f dot --from 110us --to 100us", dir);
     assert_int_equal(cli(args, out, sizeof out), 64);
     assert_non_null(strstr(out, "the window is empty"));
@@ -524,17 +557,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_graph_edges),
-        cmocka_unit_test(test_thread_waits),
-        cmocka_unit_test(test_critical_path),
-        cmocka_unit_test(test_no_change_replays_the_recording),
-        cmocka_unit_test(test_speedup),
-        cmocka_unit_test(test_remove_sync),
-        cmocka_unit_test(test_host_gap_scale),
-        cmocka_unit_test(test_overlap_copies),
-        cmocka_unit_test(test_bad_changes),
-        cmocka_unit_test(test_damaged_input),
-        cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_graph_edges),    cmocka_unit_test(test_thread_waits),
+        cmocka_unit_test(test_critical_path),  cmocka_unit_test(test_no_change_replays_the_recording),
+        cmocka_unit_test(test_speedup),        cmocka_unit_test(test_remove_sync),
+        cmocka_unit_test(test_host_gap_scale), cmocka_unit_test(test_overlap_copies),
+        cmocka_unit_test(test_window),         cmocka_unit_test(test_bad_changes),
+        cmocka_unit_test(test_damaged_input),  cmocka_unit_test(test_cli),
         cmocka_unit_test(test_sample_replay),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

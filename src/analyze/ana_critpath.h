@@ -77,6 +77,7 @@ typedef struct gpufl__whatif {
     gpufl__step_stats after;  /* under the change */
     gpufl__critpath cp_before, cp_after;
     size_t changed; /* kernels sped up */
+    bool window;    /* the one step is a time window (gpufl__whatif_run_window) */
 } gpufl__whatif;
 
 /* scope: the step's scope or NVTX range name (NULL: the one
@@ -85,6 +86,12 @@ typedef struct gpufl__whatif {
  * or GPUFL_ENOMEM, with the problem in err; *w is zeroed on failure. */
 int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__whatif_change *c, gpufl__whatif *w,
                       char *err, size_t len) __attribute__((warn_unused_result));
+/* The same for the time window [from, to] (session ns) as the one step:
+ * from the first node that starts in it to the node that ends last in it,
+ * both followed into the changed schedule. GPUFL_ENOTFOUND when nothing
+ * starts and ends in it. */
+int gpufl__whatif_run_window(const gpufl_trace *t, uint64_t from, uint64_t to, const gpufl__whatif_change *c,
+                             gpufl__whatif *w, char *err, size_t len) __attribute__((warn_unused_result));
 void gpufl__whatif_free(gpufl__whatif *w);
 
 /*

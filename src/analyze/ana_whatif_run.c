@@ -42,8 +42,31 @@ static int recorded(gpufl__whatif *w)
     return rc;
 }
 
-int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__whatif_change *c, gpufl__whatif *w,
-                      char *err, size_t len)
+/* The window [from, to] as one step: from the first node that starts in
+ * it to the node that ends last in it. GPUFL_ENOTFOUND when none does. */
+static int window_step(gpufl__whatif *w, uint64_t from, uint64_t to)
+{
+    uint32_t b = GPUFL__GNONE, e = GPUFL__GNONE;
+    for (uint32_t i = 0; i < w->g.n; i++) {
+        const gpufl__gnode *n = &w->g.nodes[i];
+        if (n->start >= from && n->start <= to && (b == GPUFL__GNONE || n->start < w->g.nodes[b].start))
+            b = i;
+        if (n->end <= to && n->end >= from && (e == GPUFL__GNONE || n->end > w->g.nodes[e].end))
+            e = i;
+    }
+    if (b == GPUFL__GNONE || e == GPUFL__GNONE || w->g.nodes[e].end < w->g.nodes[b].start)
+        return GPUFL_ENOTFOUND;
+    if (!(w->steps = malloc(sizeof *w->steps)))
+        return GPUFL_ENOMEM;
+    w->steps[0] = (gpufl__step){b, e};
+    w->nsteps = 1;
+    w->window = true;
+    return 0;
+}
+
+/* scope, or window when scope is NULL and window is not. */
+static int run(const gpufl_trace *t, const char *scope, const uint64_t *window, const gpufl__whatif_change *c,
+               gpufl__whatif *w, char *err, size_t len)
 {
     if (!w)
         return GPUFL_EINVAL;
@@ -56,9 +79,14 @@ int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__what
     gpufl__whatif_change none = gpufl__whatif_none();
     if ((rc = gpufl__whatif_check(&w->g, c ? c : &none, err, len)) != 0)
         goto fail;
-    rc = gpufl__graph_steps(&w->g, scope, &w->steps, &w->nsteps, &w->step_name);
+    if (window)
+        rc = window_step(w, window[0], window[1]);
+    else
+        rc = gpufl__graph_steps(&w->g, scope, &w->steps, &w->nsteps, &w->step_name);
     if (rc == GPUFL_ENOTFOUND) {
-        if (scope)
+        if (window)
+            snprintf(err, len, "no work, call, sync or mark starts and ends in the window");
+        else if (scope)
             snprintf(err, len, "no scope or NVTX range called '%s' in the session", scope);
         else
             snprintf(err, len, "no repeated outermost scope or NVTX range to take for the step: name one with --scope");
@@ -90,6 +118,19 @@ nomem:
 fail:
     gpufl__whatif_free(w);
     return rc;
+}
+
+int gpufl__whatif_run(const gpufl_trace *t, const char *scope, const gpufl__whatif_change *c, gpufl__whatif *w,
+                      char *err, size_t len)
+{
+    return run(t, scope, NULL, c, w, err, len);
+}
+
+int gpufl__whatif_run_window(const gpufl_trace *t, uint64_t from, uint64_t to, const gpufl__whatif_change *c,
+                             gpufl__whatif *w, char *err, size_t len)
+{
+    const uint64_t window[2] = {from, to};
+    return run(t, NULL, window, c, w, err, len);
 }
 
 void gpufl__whatif_free(gpufl__whatif *w)

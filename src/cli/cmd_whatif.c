@@ -1,7 +1,7 @@
 /*
  * `gpufl whatif SESSION [--scope NAME] [--kernel NAME|~REGEX --speedup X]
  * [--remove-sync ID]... [--overlap-copies] [--host-gap-scale F]
- * [--format text|json] [-o FILE]`: the session re-scheduled with a change
+ * [--from T --to T] [--format text|json] [-o FILE]`: the session re-scheduled with a change
  * (analyze/ana_whatif.h): the step time, GPU busy and idle time before and
  * after, and the critical path after. Without a change it replays the
  * session as recorded, which says how well the model fits it.
@@ -17,18 +17,21 @@
 #include "cli/cli.h"
 #include "gpufl/trace.h"
 #include "present/report/whatif_out.h"
+#include "present/view/view.h"
 
 #define MAX_REMOVE 256
 
 int gpufl_cmd_whatif(int argc, char **argv)
 {
-    enum { O_SCOPE = 1, O_KERNEL, O_SPEEDUP, O_REMOVE, O_OVERLAP, O_GAPS };
+    enum { O_SCOPE = 1, O_KERNEL, O_SPEEDUP, O_REMOVE, O_OVERLAP, O_GAPS, O_FROM, O_TO };
     static const struct option opts[] = {{"scope", required_argument, 0, O_SCOPE},
                                          {"kernel", required_argument, 0, O_KERNEL},
                                          {"speedup", required_argument, 0, O_SPEEDUP},
                                          {"remove-sync", required_argument, 0, O_REMOVE},
                                          {"overlap-copies", no_argument, 0, O_OVERLAP},
                                          {"host-gap-scale", required_argument, 0, O_GAPS},
+                                         {"from", required_argument, 0, O_FROM},
+                                         {"to", required_argument, 0, O_TO},
                                          {"format", required_argument, 0, 'f'},
                                          {"output", required_argument, 0, 'o'},
                                          {"help", no_argument, 0, 'h'},
@@ -36,7 +39,8 @@ int gpufl_cmd_whatif(int argc, char **argv)
     gpufl__whatif_change ch = gpufl__whatif_none();
     static uint64_t remove[MAX_REMOVE];
     const char *scope = NULL, *format = "text", *output = NULL;
-    bool has_speedup = false;
+    bool has_speedup = false, has_from = false, has_to = false;
+    uint64_t from = 0, to = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -68,6 +72,15 @@ int gpufl_cmd_whatif(int argc, char **argv)
                 return gpufl__cli_usage_error("whatif", "bad --host-gap-scale '%s': expected a factor of at least 0",
                                               optarg);
             break;
+        case O_FROM:
+        case O_TO:
+            if (gpufl__view_parse_time(optarg, c == O_FROM ? &from : &to) != 0)
+                return gpufl__cli_usage_error("whatif",
+                                              "bad %s '%s': expected a time after the session's start, such as "
+                                              "1.5s, 250ms, 40us or 12345 (ns)",
+                                              c == O_FROM ? "--from" : "--to", optarg);
+            *(c == O_FROM ? &has_from : &has_to) = true;
+            break;
         case 'f': format = optarg; break;
         case 'o': output = optarg; break;
         case 'h': return gpufl__cli_help("whatif");
@@ -85,6 +98,12 @@ int gpufl_cmd_whatif(int argc, char **argv)
         return gpufl__cli_usage_error("whatif", "--kernel needs --speedup (how much faster)");
     if (has_speedup && !ch.kernel)
         return gpufl__cli_usage_error("whatif", "--speedup needs --kernel (which kernels)");
+    if (has_from != has_to)
+        return gpufl__cli_usage_error("whatif", "a window needs both --from and --to");
+    if (has_from && scope)
+        return gpufl__cli_usage_error("whatif", "--scope or a window (--from, --to), not both");
+    if (has_to && to <= from)
+        return gpufl__cli_usage_error("whatif", "the window is empty: --to must be after --from");
     bool json = !strcmp(format, "json");
     if (!json && strcmp(format, "text") != 0)
         return gpufl__cli_usage_error("whatif", "unknown format '%s': text or json", format);
@@ -97,7 +116,9 @@ int gpufl_cmd_whatif(int argc, char **argv)
     }
     gpufl__cli_note_trace("whatif", t);
     gpufl__whatif w;
-    int rc = gpufl__whatif_run(t, scope, &ch, &w, err, sizeof err);
+    uint64_t start = gpufl_trace_get_info(t)->start_ns;
+    int rc = has_from ? gpufl__whatif_run_window(t, start + from, start + to, &ch, &w, err, sizeof err)
+                      : gpufl__whatif_run(t, scope, &ch, &w, err, sizeof err);
     if (rc == GPUFL_EINVAL) {
         gpufl_trace_close(t);
         return gpufl__cli_usage_error("whatif", "%s", err);

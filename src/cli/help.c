@@ -105,7 +105,7 @@ static const gpufl__cli_command commands[] = {
      GFL_EXIT_USAGE, 0},
     {"whatif", gpufl_cmd_whatif,
      "whatif SESSION [--scope NAME] [--kernel NAME|~REGEX --speedup X]\n[--remove-sync ID]... [--overlap-copies] "
-     "[--host-gap-scale F]\n[--format text|json] [-o FILE]",
+     "[--host-gap-scale F]\n[--from T --to T] [--format text|json] [-o FILE]",
      "the session re-scheduled with a change: the step time, GPU busy\nand idle time predicted, the critical path",
      "  --scope NAME        the step: a scope or NVTX range name (default: the most repeated\n"
      "                      outermost one, preferring a name with \"step\")\n"
@@ -115,6 +115,8 @@ static const gpufl__cli_command commands[] = {
      "  --overlap-copies    host-device copies on a stream of their own per direction, still\n"
      "                      before the work that reads them / after the work that wrote them\n"
      "  --host-gap-scale F  the host's own time between its calls times F (F >= 0)\n"
+     "  --from T --to T     instead of a step, this window: T a time after the session's start,\n"
+     "                      1.5s, 250ms, 40us, or ns\n"
      "  --format            text (default) or json\n"
      "  -o FILE             write to FILE instead of stdout\n"
      "Without a change: the session replayed as recorded (how well the model fits it).\n",

@@ -61,8 +61,12 @@ int gpufl__whatif_write_text(const gpufl__whatif *w, const gpufl__whatif_change 
     char x[32], y[32], z[32];
     heading(w, c, out);
     const char *name = gpufl_trace_string(w->g.t, w->step_name);
-    fprintf(out, "step: `%s`, %zu occurrence%s; graph: %zu nodes, %zu edges (%zu inferred from timing)\n\n",
-            name ? name : "", w->nsteps, w->nsteps == 1 ? "" : "s", w->g.n, w->g.nedges, w->g.inferred);
+    if (w->window)
+        fprintf(out, "window: %s from its first node's start to its last node's end",
+                dur(x, sizeof x, w->recorded_median_ns));
+    else
+        fprintf(out, "step: `%s`, %zu occurrence%s", name ? name : "", w->nsteps, w->nsteps == 1 ? "" : "s");
+    fprintf(out, "; graph: %zu nodes, %zu edges (%zu inferred from timing)\n\n", w->g.n, w->g.nedges, w->g.inferred);
     fprintf(out, "  %-34s %12s %12s %12s %9s\n", "", "recorded", "replayed", "predicted", "change");
     fprintf(out, "  %-34s %12s %12s %12s %+8.1f %%\n", "step time (median)", dur(x, sizeof x, w->recorded_median_ns),
             dur(y, sizeof y, b->median_ns), dur(z, sizeof z, a->median_ns), change_pct(b->median_ns, a->median_ns));
@@ -80,7 +84,10 @@ int gpufl__whatif_write_text(const gpufl__whatif *w, const gpufl__whatif_change 
                 dur(z, sizeof z, rows[i].after), change_pct(rows[i].before, rows[i].after));
     fprintf(out, "\n  the unchanged replay is %+.2f %% off the recorded median step\n",
             change_pct(w->recorded_median_ns, b->median_ns));
-    fprintf(out, "\ncritical path after the change (all %zu steps; shares of their time):\n", w->nsteps);
+    if (w->window)
+        fprintf(out, "\ncritical path after the change (the window; shares of its time):\n");
+    else
+        fprintf(out, "\ncritical path after the change (all %zu steps; shares of their time):\n", w->nsteps);
     gpufl__critpath_write_text(w->g.t, &w->cp_after, 15, out);
     fflush(out);
     return ferror(out) ? GPUFL_EIO : 0;
@@ -132,8 +139,12 @@ int gpufl__whatif_write_json(const gpufl__whatif *w, const gpufl__whatif_change 
     gpufl__jw_str(&j, "schema", "gpufl-whatif");
     gpufl__jw_u64(&j, "schema_version", 1);
     gpufl__jw_obj(&j, "step");
-    gpufl__jw_str(&j, "name", gpufl_trace_string(w->g.t, w->step_name));
+    if (w->window)
+        gpufl__jw_null(&j, "name");
+    else
+        gpufl__jw_str(&j, "name", gpufl_trace_string(w->g.t, w->step_name));
     gpufl__jw_u64(&j, "occurrences", w->nsteps);
+    gpufl__jw_bool(&j, "window", w->window);
     gpufl__jw_obj_end(&j);
     gpufl__jw_obj(&j, "change");
     gpufl__jw_str(&j, "kernel", c->kernel);

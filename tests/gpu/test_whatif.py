@@ -65,7 +65,8 @@ def record(cli, tmp, name, argv):
     if run.returncode != 0:
         sys.stderr.write(run.stdout + run.stderr)
         raise SystemExit(f"{name}: gpufl run exited {run.returncode}")
-    sessions = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d)]
+    # under a launcher with a job id (SLURM) the session is one level down, in job-<id>/
+    sessions = [os.path.dirname(p) for p in glob.glob(os.path.join(logs, "**", "session.json"), recursive=True)]
     assert len(sessions) == 1, f"{name}: expected one session under {logs}, found {sessions}"
     return sessions[0]
 

@@ -33,12 +33,15 @@ static void piece(walk *w, unsigned kind, const gpufl__gnode *n, uint64_t a, uin
         return;
     uint8_t sub = kind == GPUFL__CP_COPY ? n->sub : 0;
     uint32_t name = kind == GPUFL__CP_KERNEL ? n->name : 0;
-    size_t i;
-    for (i = 0; i < cp->n; i++)
-        if (cp->items[i].kind == kind && cp->items[i].sub == sub && cp->items[i].name == name)
-            break;
-    if (i == cp->n) {
+    uint32_t i;
+    int put = gpufl__ana_map_put(&cp->index, (uint64_t)kind << 8 | sub, name, (uint32_t)cp->n, &i);
+    if (put < 0) {
+        w->rc = GPUFL_ENOMEM;
+        return;
+    }
+    if (put == 0) {
         if (gpufl__ana_grow(&cp->items, &cp->cap, cp->n + 1, sizeof *cp->items) != 0) {
+            gpufl__ana_map_del(&cp->index, (uint64_t)kind << 8 | sub, name);
             w->rc = GPUFL_ENOMEM;
             return;
         }
@@ -148,6 +151,8 @@ static int by_time(const void *a, const void *b, void *arg)
 void gpufl__critpath_sort(const gpufl__graph *g, gpufl__critpath *cp)
 {
     qsort_r(cp->items, cp->n, sizeof *cp->items, by_time, (void *)g->t);
+    gpufl__ana_map_free(&cp->index); /* the items moved: the path is complete (ana_critpath.h) */
+    cp->index = (ana_map){0};
 }
 
 void gpufl__critpath_free(gpufl__critpath *cp)
@@ -156,6 +161,7 @@ void gpufl__critpath_free(gpufl__critpath *cp)
         return;
     free(cp->items);
     free(cp->work);
+    gpufl__ana_map_free(&cp->index);
     memset(cp, 0, sizeof *cp);
 }
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/ana_util.h"
 #include "analyze/ana_whatif.h"
 
 enum {
@@ -44,6 +45,7 @@ typedef struct gpufl__critpath {
     uint64_t path_ns;   /* the items' time together */
     uint32_t *work;     /* the work nodes on the path (for a timeline), in walk order */
     size_t nwork, wcap;
+    ana_map index; /* (kind, sub, name) -> item: a path of millions of pieces over thousands of names */
 } gpufl__critpath;
 
 /* Adds the critical path of the window [from, node end] ending at node
@@ -55,7 +57,8 @@ int gpufl__critpath_add(const gpufl__graph *g, const gpufl__sched *s, uint32_t e
 /* The node of s that ends last at or before `to` (GPUFL__GNONE none). */
 uint32_t gpufl__critpath_last_before(const gpufl__graph *g, const gpufl__sched *s, uint64_t to);
 
-/* Orders the items (most time first). */
+/* Orders the items (most time first); the path is then complete: add
+ * nothing more to it. */
 void gpufl__critpath_sort(const gpufl__graph *g, gpufl__critpath *cp);
 void gpufl__critpath_free(gpufl__critpath *cp);
 

@@ -401,17 +401,18 @@ static uint64_t issued(const gpufl__graph *g, uint32_t w)
 /* The last work of stream group s issued at or before ts; GPUFL__GNONE. */
 static uint32_t last_issued(const build *b, size_t s, uint64_t ts)
 {
-    uint32_t best = GPUFL__GNONE;
-    uint64_t best_start = 0;
-    for (size_t j = b->stream_at[s + 1]; j-- > b->stream_at[s];) {
-        uint32_t w = b->stream_ops[j];
-        if (issued(b->g, w) <= ts && (best == GPUFL__GNONE || b->g->nodes[w].start > best_start)) {
-            best = w;
-            best_start = b->g->nodes[w].start;
-            break; /* groups are in start order: the latest issued before ts is the first found */
-        }
+    /* a stream's work is issued in its order (by one thread, or by threads
+     * taking turns), so its issue times rise along the group: a binary
+     * search, not a scan, as a session can sync millions of times */
+    size_t lo = b->stream_at[s], hi = b->stream_at[s + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (issued(b->g, b->stream_ops[mid]) <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return best;
+    return lo > b->stream_at[s] ? b->stream_ops[lo - 1] : GPUFL__GNONE;
 }
 
 static int stream_and_sync_edges(build *b)

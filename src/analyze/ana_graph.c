@@ -73,6 +73,13 @@ int gpufl__graph_index(gpufl__graph *g)
         g->edges[w++] = g->edges[i];
     }
     g->nedges = w;
+    if (w && w < g->ncap) { /* give back what growing left over: the graph is read from here on */
+        gpufl__gedge *e = realloc(g->edges, w * sizeof *e);
+        if (e) {
+            g->edges = e;
+            g->ncap = w;
+        }
+    }
     free(g->in);
     if (!(g->in = calloc(g->n + 1, sizeof *g->in)))
         return GPUFL_ENOMEM;

@@ -195,9 +195,9 @@ typedef struct sim {
     gpufl__sched *s;
     const gpufl__gedge *edges; /* the changed edges, by `to` */
     const size_t *in;
-    uint64_t *resid; /* work: recorded start - the recorded latest constraint */
-    uint64_t *base;  /* syncs: the shortest they take */
-    uint64_t *wake;  /* syncs: from their work's end to their return */
+    uint64_t *resid; /* work: recorded start - the recorded latest constraint; syncs: from their
+                        work's end to their return (wake-up) */
+    uint64_t *base;  /* per sync row: the shortest it takes */
     bool *fast, *removed;
     double speedup, scale;
 } sim;
@@ -225,17 +225,20 @@ static uint64_t host_end(const gpufl__graph *g, const gpufl__sched *s, uint32_t 
     return s->end[p];
 }
 
-/* The latest constraint on work v from edges[lo..hi) with times (st, en):
- * *bind the predecessor, *kind its edge. 0 and GPUFL__GNONE without one. */
-static uint64_t work_ready(const gpufl__graph *g, const gpufl__gedge *edges, size_t lo, size_t hi, const uint64_t *st,
-                           const uint64_t *en, uint32_t v, uint32_t *bind, uint8_t *kind)
+/* The latest constraint on work v from edges[lo..hi) with the times of s
+ * (NULL: the recorded ones): *bind the predecessor, *kind its edge. 0 and
+ * GPUFL__GNONE without one. */
+static uint64_t work_ready(const gpufl__graph *g, const gpufl__gedge *edges, size_t lo, size_t hi,
+                           const gpufl__sched *s, uint32_t v, uint32_t *bind, uint8_t *kind)
 {
     uint64_t ready = 0;
     *bind = GPUFL__GNONE;
     *kind = 0;
     for (size_t j = lo; j < hi; j++) {
         const gpufl__gedge *x = &edges[j];
-        uint64_t t = x->kind == GPUFL__GE_LAUNCH ? st[x->from] + lmin_of(g, &g->nodes[v]) : en[x->from];
+        uint32_t f = x->from;
+        uint64_t t = x->kind == GPUFL__GE_LAUNCH ? (s ? s->start[f] : g->nodes[f].start) + lmin_of(g, &g->nodes[v])
+                                                 : (s ? s->end[f] : g->nodes[f].end);
         if (*bind == GPUFL__GNONE || t > ready) {
             ready = t;
             *bind = x->from;
@@ -248,7 +251,7 @@ static uint64_t work_ready(const gpufl__graph *g, const gpufl__gedge *edges, siz
 static uint64_t add_signed(uint64_t t, int64_t d) { return d < 0 && (uint64_t)-d > t ? 0 : t + (uint64_t)d; }
 
 /* What the recording says of each node: gaps, residuals, sync times. */
-static void measure(sim *m, const uint64_t *rs, const uint64_t *re)
+static void measure(sim *m)
 {
     const gpufl__graph *g = m->g;
     uint64_t base_min = UINT64_MAX;
@@ -258,7 +261,7 @@ static void measure(sim *m, const uint64_t *rs, const uint64_t *re)
         if (gpufl__gnode_is_work(n)) {
             uint32_t b;
             uint8_t k;
-            uint64_t r = work_ready(g, g->edges, lo, hi, rs, re, v, &b, &k);
+            uint64_t r = work_ready(g, g->edges, lo, hi, NULL, v, &b, &k);
             m->resid[v] = b != GPUFL__GNONE ? gpufl__span(r, n->start) : 0;
             continue;
         }
@@ -266,21 +269,21 @@ static void measure(sim *m, const uint64_t *rs, const uint64_t *re)
             continue;
         uint64_t target = 0;
         for (size_t j = lo; j < hi; j++)
-            if (g->edges[j].kind == GPUFL__GE_SYNC && re[g->edges[j].from] > target)
-                target = re[g->edges[j].from];
+            if (g->edges[j].kind == GPUFL__GE_SYNC && g->nodes[g->edges[j].from].end > target)
+                target = g->nodes[g->edges[j].from].end;
         if (target > n->start) { /* it waited */
-            m->wake[v] = gpufl__span(target, n->end);
-            m->base[v] = UINT64_MAX; /* set below */
+            m->resid[v] = gpufl__span(target, n->end);
+            m->base[g->nodes[v].row] = UINT64_MAX; /* set below */
         } else {
-            m->base[v] = n->end - n->start;
-            base_min = m->base[v] < base_min ? m->base[v] : base_min;
+            m->base[g->nodes[v].row] = n->end - n->start;
+            base_min = m->base[g->nodes[v].row] < base_min ? m->base[g->nodes[v].row] : base_min;
         }
     }
     if (base_min == UINT64_MAX)
         base_min = 0;
     for (uint32_t v = 0; v < g->n; v++)
-        if (g->nodes[v].kind == GPUFL__GN_SYNC && m->base[v] == UINT64_MAX)
-            m->base[v] =
+        if (g->nodes[v].kind == GPUFL__GN_SYNC && m->base[g->nodes[v].row] == UINT64_MAX)
+            m->base[g->nodes[v].row] =
                 base_min < g->nodes[v].end - g->nodes[v].start ? base_min : g->nodes[v].end - g->nodes[v].start;
 }
 
@@ -293,7 +296,7 @@ static void place(sim *m, uint32_t v)
     s->bind[v] = GPUFL__GNONE;
     if (gpufl__gnode_is_work(n)) {
         uint8_t k;
-        uint64_t r = work_ready(g, m->edges, lo, hi, s->start, s->end, v, &s->bind[v], &k);
+        uint64_t r = work_ready(g, m->edges, lo, hi, s, v, &s->bind[v], &k);
         s->bind_kind[v] = k;
         if (s->bind[v] == GPUFL__GNONE)
             r = n->start, s->start[v] = n->start;
@@ -343,11 +346,11 @@ static void place(sim *m, uint32_t v)
             s->end[v] = s->start[v];
             return;
         }
-        uint64_t e = s->start[v] + m->base[v];
+        uint64_t e = s->start[v] + m->base[g->nodes[v].row];
         for (size_t j = lo; j < hi; j++) {
             const gpufl__gedge *x = &m->edges[j];
-            if (x->kind == GPUFL__GE_SYNC && s->end[x->from] + m->wake[v] > e) {
-                e = s->end[x->from] + m->wake[v];
+            if (x->kind == GPUFL__GE_SYNC && s->end[x->from] + m->resid[v] > e) {
+                e = s->end[x->from] + m->resid[v];
                 s->bind[v] = x->from;
                 s->bind_kind[v] = GPUFL__GE_SYNC;
             }
@@ -363,7 +366,8 @@ static int run(sim *m, size_t nedges, char *err, size_t len)
 {
     const gpufl__graph *g = m->g;
     size_t n = g->n;
-    size_t *out_at = calloc(n + 1, sizeof *out_at), *deg = calloc(n ? n : 1, sizeof *deg);
+    size_t *out_at = calloc(n + 1, sizeof *out_at);
+    uint32_t *deg = calloc(n ? n : 1, sizeof *deg);
     uint32_t *out = malloc((nedges ? nedges : 1) * sizeof *out), *queue = malloc((n ? n : 1) * sizeof *queue);
     int rc = out_at && deg && out && queue ? 0 : GPUFL_ENOMEM;
     if (rc == 0) {
@@ -375,7 +379,7 @@ static int run(sim *m, size_t nedges, char *err, size_t len)
             out[deg[m->edges[j].from]++ + out_at[m->edges[j].from]] = m->edges[j].to;
         size_t qn = 0, qi = 0;
         for (size_t i = 0; i < n; i++)
-            if ((deg[i] = m->in[i + 1] - m->in[i]) == 0)
+            if ((deg[i] = (uint32_t)(m->in[i + 1] - m->in[i])) == 0)
                 queue[qn++] = (uint32_t)i;
         while (qi < qn) {
             uint32_t v = queue[qi++];
@@ -434,52 +438,44 @@ int gpufl__whatif_schedule(const gpufl__graph *g, const gpufl__whatif_change *c,
     size_t k = g->n ? g->n : 1;
     sim m = {.g = g, .s = s, .speedup = c->speedup, .scale = c->host_gap_scale};
     m.resid = calloc(k, sizeof *m.resid);
-    m.base = calloc(k, sizeof *m.base);
-    m.wake = calloc(k, sizeof *m.wake);
+    m.base = calloc(g->syncs ? g->syncs : 1, sizeof *m.base);
     m.fast = calloc(k, sizeof *m.fast);
     m.removed = calloc(k, sizeof *m.removed);
-    uint64_t *rs = malloc(k * sizeof *rs), *re = malloc(k * sizeof *re);
     gpufl__graph e = {.nodes = g->nodes, .n = g->n};
-    if (!m.resid || !m.base || !m.wake || !m.fast || !m.removed || !rs || !re)
+    if (!m.resid || !m.base || !m.fast || !m.removed)
         rc = GPUFL_ENOMEM;
     if (rc == 0)
         rc = sched_alloc(s, g->n);
     if (rc == 0) {
-        for (size_t i = 0; i < g->n; i++) {
-            rs[i] = g->nodes[i].start;
-            re[i] = g->nodes[i].end;
-        }
-        measure(&m, rs, re);
+        measure(&m);
         if (c->kernel)
             rc = match_kernels(g, c->kernel, m.fast, &s->changed, err, len);
         for (size_t i = 0; i < c->nremove; i++)
             m.removed[g->sync_node[c->remove[i]]] = true;
     }
-    /* the edges under the change */
-    if (rc == 0 && !(e.edges = malloc((g->nedges ? g->nedges : 1) * sizeof *e.edges)))
-        rc = GPUFL_ENOMEM;
-    if (rc == 0) {
-        memcpy(e.edges, g->edges, g->nedges * sizeof *e.edges);
-        e.nedges = e.ncap = g->nedges;
-        if (c->overlap_copies)
+    /* the edges under the change: the graph's own, or a copy moved (overlap_copies) */
+    if (rc == 0 && c->overlap_copies) {
+        if (!(e.edges = malloc((g->nedges ? g->nedges : 1) * sizeof *e.edges)))
+            rc = GPUFL_ENOMEM;
+        if (rc == 0) {
+            memcpy(e.edges, g->edges, g->nedges * sizeof *e.edges);
+            e.nedges = e.ncap = g->nedges;
             rc = overlap_edges(g, &e);
+        }
         if (rc == 0)
             rc = gpufl__graph_index(&e);
     }
     if (rc == 0) {
-        m.edges = e.edges;
-        m.in = e.in;
-        rc = run(&m, e.nedges, err, len);
+        m.edges = c->overlap_copies ? e.edges : g->edges;
+        m.in = c->overlap_copies ? e.in : g->in;
+        rc = run(&m, c->overlap_copies ? e.nedges : g->nedges, err, len);
     }
     free(e.edges);
     free(e.in);
     free(m.resid);
     free(m.base);
-    free(m.wake);
     free(m.fast);
     free(m.removed);
-    free(rs);
-    free(re);
     if (rc)
         gpufl__sched_free(s);
     return rc;

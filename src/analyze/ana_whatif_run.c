@@ -94,23 +94,23 @@ static int run(const gpufl_trace *t, const char *scope, const uint64_t *window, 
     }
     if (rc || (rc = recorded(w)) != 0)
         goto nomem;
-    gpufl__sched before, after;
-    if ((rc = gpufl__whatif_schedule(&w->g, NULL, &before, err, len)) != 0)
+    /* one schedule at a time: each is ~40 bytes a node */
+    gpufl__sched s;
+    if ((rc = gpufl__whatif_schedule(&w->g, NULL, &s, err, len)) != 0)
         goto fail;
-    if ((rc = gpufl__whatif_schedule(&w->g, c, &after, err, len)) != 0) {
-        gpufl__sched_free(&before);
+    rc = gpufl__step_stats_of(&w->g, &s, w->steps, w->nsteps, &w->before);
+    if (rc == 0)
+        rc = paths(w, &s, &w->cp_before);
+    gpufl__sched_free(&s);
+    if (rc)
+        goto nomem;
+    if ((rc = gpufl__whatif_schedule(&w->g, c, &s, err, len)) != 0)
         goto fail;
-    }
-    w->changed = after.changed;
-    rc = gpufl__step_stats_of(&w->g, &before, w->steps, w->nsteps, &w->before);
+    w->changed = s.changed;
+    rc = gpufl__step_stats_of(&w->g, &s, w->steps, w->nsteps, &w->after);
     if (rc == 0)
-        rc = gpufl__step_stats_of(&w->g, &after, w->steps, w->nsteps, &w->after);
-    if (rc == 0)
-        rc = paths(w, &before, &w->cp_before);
-    if (rc == 0)
-        rc = paths(w, &after, &w->cp_after);
-    gpufl__sched_free(&before);
-    gpufl__sched_free(&after);
+        rc = paths(w, &s, &w->cp_after);
+    gpufl__sched_free(&s);
     if (rc == 0)
         return 0;
 nomem:

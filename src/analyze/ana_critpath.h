@@ -120,8 +120,10 @@ typedef struct gpufl__ana_critpath {
     size_t nwork;
 } gpufl__ana_critpath;
 
-/* *out: the critical path, or NULL when no scope or range repeats (or the
- * recording's dependencies form a cycle: damaged input). Returns 0,
+/* *out: the critical path, or NULL when no scope or range repeats, when
+ * the step's median occurrence holds more than a million pieces of GPU
+ * work (gpufl whatif --scope walks any), or when the recording's
+ * dependencies form a cycle (damaged input). Returns 0,
  * GPUFL_EINVAL or GPUFL_ENOMEM (*out NULL). */
 int gpufl__ana_critpath_of(const gpufl_trace *t, gpufl__ana_critpath **out) __attribute__((warn_unused_result));
 void gpufl__ana_critpath_free(gpufl__ana_critpath *c);

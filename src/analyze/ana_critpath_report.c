@@ -14,6 +14,11 @@
 #include "analyze/ana_util.h"
 #include "read/rows.h"
 
+/* A step with more GPU work than this is not walked: the report also runs
+ * inside the recorded program (gpufl_generate_report), where a graph of
+ * millions of nodes would be hundreds of MB (about 150 bytes a node). */
+#define MAX_WORK 1000000
+
 typedef struct occ {
     uint64_t begin, end;
 } occ;
@@ -91,6 +96,29 @@ static int pick_occurrence(const gpufl__rows *r, unsigned tbl, gpufl__ana_critpa
     return 0;
 }
 
+/* Rows of a table sorted by start that start in [from, to]. */
+static size_t starting_in(const uint64_t *start, size_t n, uint64_t from, uint64_t to)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (start[mid] < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t a = lo;
+    hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (start[mid] <= to)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - a;
+}
+
 static int walk(const gpufl_trace *t, gpufl__ana_critpath *c)
 {
     gpufl__graph g;
@@ -149,6 +177,13 @@ int gpufl__ana_critpath_of(const gpufl_trace *t, gpufl__ana_critpath **out)
     c->step_name = name;
     c->nvtx = tbl == GPUFL__TBL_NVTX;
     int rc = pick_occurrence(&r, tbl, c);
+    size_t work = starting_in(r.kernels->start_ns, r.kernels->n, c->begin_ns, c->end_ns) +
+                  starting_in(r.copies->start_ns, r.copies->n, c->begin_ns, c->end_ns) +
+                  starting_in(r.memsets->start_ns, r.memsets->n, c->begin_ns, c->end_ns);
+    if (rc == 0 && work > MAX_WORK) {
+        gpufl__ana_critpath_free(c);
+        return 0;
+    }
     if (rc == 0)
         rc = walk(t, c);
     if (rc) {

@@ -23,8 +23,11 @@
  *   engine  the previous copy of the same direction on the device, when the
  *           recording shows that direction's copies never overlapped there
  *           (one copy engine per direction)
- *   wait    inferred: a stream-wait-event, or an event sync
+ *   wait    inferred: a stream-wait-event (an event sync's is a `sync`
+ *           edge marked inferred)
  *   graph   inferred: a CUDA graph's node after another of its launch
+ *   host    inferred: a thread's node after another thread's node it
+ *           waited for (ana_graph.c, wake_edges)
  *
  * What the recorder does not capture is inferred from timing and marked
  * (`inferred`): which cudaEventRecord a cudaStreamWaitEvent or
@@ -34,8 +37,10 @@
  * another stream of the device, issued before the wait, that ended last
  * before the waiting work started (an event sync: that ended last while
  * the host waited): the constraint the recording can show, never one it
- * contradicts. Waits across threads other than through the GPU (a
- * mutex, a queue) are not seen: each thread replays on its own.
+ * contradicts. Waits of one thread for another outside CUDA (a condition
+ * variable, a queue, a thread's start) are not recorded either: they are
+ * inferred when a thread's first node, or its node after a gap, follows
+ * soon after another thread's node (ana_graph.c says how soon).
  *
  * Sizes: a node per kernel, copy, memset, launch call, sync and mark;
  * a few edges per node. Threads: any; the graph is built once and read.

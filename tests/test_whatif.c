@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "ana_fixture.h"
-#include "analyze/ana_critpath.h"
+#include "analyze/ana_whatif_run.h"
 #include "core/event.h"
 
 static char *dir;

@@ -1,5 +1,5 @@
 /*
- * A what-if from a trace to its figures (ana_critpath.h, gpufl__whatif_run):
+ * A what-if from a trace to its figures (ana_whatif_run.h):
  * what `gpufl whatif` prints and the report's critical path section reads.
  *
  * The unchanged schedule is computed as well as the changed one: the
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ana_critpath.h"
+#include "analyze/ana_whatif_run.h"
 #include "analyze/ana_util.h"
 #include "read/rows.h"
 

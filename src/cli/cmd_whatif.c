@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/ana_critpath.h"
+#include "analyze/ana_whatif_run.h"
 #include "cli/cli.h"
 #include "gpufl/trace.h"
 #include "present/report/whatif_out.h"

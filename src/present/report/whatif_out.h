@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analyze/ana_critpath.h"
+#include "analyze/ana_whatif_run.h"
 
 /* The nodes whose [start, end] meets [from, to] and the edges between them. */
 int gpufl__graph_write_json(const gpufl__graph *g, uint64_t from, uint64_t to, FILE *out)

@@ -1,8 +1,8 @@
 (function () {
   'use strict';
   var check = {ok: false, errors: [], lanes: 0, rows: 0, slices: 0, marks: 0, draws: 0, series: 0,
-               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], names: 0, sorted: 0, pmSeries: 0, pmPoints: 0,
-               pmCharts: 0, pmDrawn: 0};
+               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], onPath: 0, names: 0, sorted: 0, pmSeries: 0,
+               pmPoints: 0, pmCharts: 0, pmDrawn: 0};
   var out = document.getElementById('gfl-selfcheck');
   function report() { check.ok = check.errors.length === 0 && check.draws > 0; out.textContent = JSON.stringify(check); }
   window.addEventListener('error', function (e) { check.errors.push(String(e.message || e)); report(); });
@@ -51,7 +51,9 @@
         for (var i = 0; i < n; i++) {
           t += r.s[i]; s[i] = t;
           if (r.d[i] > maxDur) maxDur = r.d[i];
-          check.kinds[D.nk[r.n[i]]] += r.c ? r.c[i] : 1;
+          /* the critical path's lane repeats work of the stream lanes: counted apart */
+          if (l.t === 'critpath') check.onPath += r.c ? r.c[i] : 1;
+          else check.kinds[D.nk[r.n[i]]] += r.c ? r.c[i] : 1;
         }
         check.slices += n;
         lane.rows.push({s: s, d: r.d, n: r.n, c: r.c || null, b: r.b || null, maxDur: maxDur});

@@ -528,6 +528,13 @@ static const sfield s_nccl_row[] = {{"device", S_INT, 0},
                                     {"bytes", S_INT_NULL, 0},
                                     {"bytes_known", S_INT, 0},
                                     {0, 0, 0}};
+static const sfield s_critpath_item[] = {{"kind", S_STR, 0},  {"name", S_STR_NULL, 0}, {"ns", S_INT, 0},
+                                         {"share", S_NUM, 0}, {"pieces", S_INT, 0},    {0, 0, 0}};
+static const sfield s_critpath[] = {{"step", S_STR, 0},         {"step_kind", S_STR, 0},
+                                    {"steps", S_INT, 0},        {"occurrence", S_INT, 0},
+                                    {"begin_ns", S_INT, 0},     {"end_ns", S_INT, 0},
+                                    {"path_ns", S_INT, 0},      {"items", S_ARR_OBJ, s_critpath_item},
+                                    {"work_on_path", S_INT, 0}, {0, 0, 0}};
 static const sfield s_nccl[] = {
     {"kernels", S_INT, 0}, {"devices", S_ARR_OBJ, s_nccl_device}, {"collectives", S_ARR_OBJ, s_nccl_row}, {0, 0, 0}};
 
@@ -553,6 +560,7 @@ static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"leaks", S_OBJ, s_leaks},
                                   {"pm_sampling", S_ARR_OBJ, s_pm},
                                   {"nccl", S_OBJ_OPT, s_nccl},
+                                  {"critical_path", S_OBJ_OPT, s_critpath},
                                   {0, 0, 0}};
 
 /* Checks v against t; on a mismatch writes the member's path into why and

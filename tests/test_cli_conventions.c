@@ -36,6 +36,7 @@ static const command commands[] = {
     {"report", 64, 1},  {"info", 64, 1},     {"view", 64, 1},    {"diff", 2, 1},         {"export", 64, 1},
     {"convert", 64, 1}, {"options", 64, 0},  {"version", 64, 0}, {"help", 64, 0},        {"dump", 64, 1},
     {"mem", 2, 1},      {"exporter", 64, 0}, {"merge", 64, 1},   {"replay-check", 2, 1}, {"upload", 2, 1},
+    {"graph", 64, 1},   {"whatif", 64, 1},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -149,8 +150,8 @@ static void test_extra_operand(void **state)
      * job's sessions, any number) */
     static const struct {
         const char *name, *extra;
-    } fixed[] = {{"summary", "'b'"}, {"stacks", "'b'"},  {"info", "'b'"}, {"view", "'b'"},
-                 {"export", "'b'"},  {"convert", "'c'"}, {"diff", "'c'"}, {"replay-check", "'c'"}};
+    } fixed[] = {{"summary", "'b'"}, {"stacks", "'b'"}, {"info", "'b'"},         {"view", "'b'"},  {"export", "'b'"},
+                 {"convert", "'c'"}, {"diff", "'c'"},   {"replay-check", "'c'"}, {"graph", "'b'"}, {"whatif", "'b'"}};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         const command *c = NULL;
         for (size_t j = 0; j < NCOMMANDS; j++)

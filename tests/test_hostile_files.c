@@ -75,6 +75,8 @@ static const char *const commands[][8] = {
     {"diff", "SESSION", "GOOD", NULL},
     {"diff", "GOOD", "SESSION", NULL},
     {"diff", "SESSION", "GOOD", "--format", "json", "--all", NULL},
+    {"graph", "SESSION", "-f", "json", NULL},
+    {"graph", "SESSION", "-f", "dot", NULL},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -944,6 +944,49 @@ static void check_memory(ht_page *page, const sess *x)
     sec_close(&s);
 }
 
+/* The critical path of the step (JSON critical_path, present only with a
+ * repeated step). */
+static void check_critpath(ht_page *page, const sess *x)
+{
+    json_t *c = json_object_get(x->j, "critical_path"), *e;
+    if (!c) {
+        if (has_section(page, "critpath"))
+            fail_msg("the page has a critical path section for a session without one");
+        return;
+    }
+    sec s;
+    sec_open(&s, page, "critpath");
+    expect_text(&s, HT_HEADING, "Critical path");
+    fm_cursor m;
+    fm_begin(&m, next(&s, HT_PARA)->text, "critpath: paragraph");
+    fm_lit(&m, strcmp(js(c, "step_kind"), "nvtx") ? "Scope " : "NVTX range ");
+    fm_lit(&m, js(c, "step"));
+    fm_lit(&m, ", its median-long occurrence (");
+    fm_int(&m, ji(c, "occurrence"));
+    fm_lit(&m, " of ");
+    fm_int(&m, ji(c, "steps"));
+    fm_lit(&m, ", ");
+    fm_ns(&m, (double)(ji(c, "end_ns") - ji(c, "begin_ns")), 0);
+    fm_lit(&m, "): what it ran through, back from its end. host: the thread's own work between its calls; "
+               "call: inside launch calls; launch latency: from a call to when its work could start; queue: "
+               "work ready but not started; sync: waiting for the GPU. The timeline's first lane holds the "
+               "path's GPU work. gpufl whatif re-schedules the session with a change.");
+    fm_end(&m);
+    static const char *const cols[] = {"on the path", "name", "time", "share", "pieces", NULL};
+    head(&s, cols);
+    size_t i;
+    json_array_foreach(jget(c, "items"), i, e)
+    {
+        cell_text(&s, 0, "on the path", js(e, "kind"));
+        json_t *name = jget(e, "name");
+        cell_text(&s, 1, "name", json_is_null(name) ? "-" : json_string_value(name));
+        cell_ns(&s, 2, "time", (double)ji(e, "ns"), 0);
+        cell_pct(&s, 3, "share", jr(e, "share") * 100.0, SHARE_TOL * 100.0);
+        cell_int(&s, 4, "pieces", ji(e, "pieces"));
+    }
+    sec_close(&s);
+}
+
 /* ---- the whole page --------------------------------------------------------------------- */
 
 static void check_page(ht_page *page, const sess *x)
@@ -968,6 +1011,7 @@ static void check_page(ht_page *page, const sess *x)
     check_idle(page, x);
     check_copies(page, x);
     check_launches(page, x);
+    check_critpath(page, x);
     check_mem_layers(page, x);
     check_leaks(page, x);
     check_memory(page, x);

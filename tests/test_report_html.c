@@ -262,13 +262,18 @@ static json_t *page_data(const char *page)
 }
 
 /* Slices of one kind in the data, merged ones counted by what they hold. */
-static uint64_t slices_of_kind(json_t *d, int kind)
+/* The slices of a kind in the lanes of type `type` (NULL: every lane but
+ * the critical path's, which repeats work of the stream lanes). */
+static uint64_t slices_in(json_t *d, int kind, const char *type)
 {
     json_t *nk = json_object_get(d, "nk"), *lanes = json_object_get(d, "lanes"), *lane, *row;
     size_t i, j;
     uint64_t sum = 0;
     json_array_foreach(lanes, i, lane)
     {
+        const char *t = json_string_value(json_object_get(lane, "t"));
+        if (type ? !t || strcmp(t, type) != 0 : t && !strcmp(t, "critpath"))
+            continue;
         json_array_foreach(json_object_get(lane, "rows"), j, row)
         {
             json_t *n = json_object_get(row, "n"), *c = json_object_get(row, "c");
@@ -279,6 +284,8 @@ static uint64_t slices_of_kind(json_t *d, int kind)
     }
     return sum;
 }
+
+static uint64_t slices_of_kind(json_t *d, int kind) { return slices_in(d, kind, NULL); }
 
 static uint64_t data_count(json_t *d, const char *what)
 {
@@ -479,6 +486,13 @@ static void real_sample_session(void **state)
     assert_int_equal(data_count(d, "kernels"), kernels);
     assert_int_equal(slices_of_kind(d, 0), kernels);
     assert_true(json_array_size(json_object_get(d, "series")) >= 1);
+    /* the critical path of the median step: its own lane, first, and a section */
+    json_t *first = json_array_get(json_object_get(d, "lanes"), 0);
+    assert_string_equal(json_string_value(json_object_get(first, "t")), "critpath");
+    assert_string_equal(json_string_value(json_object_get(first, "g")), "critical path");
+    uint64_t on_path = slices_in(d, 0, "critpath");
+    assert_true(on_path > 0 && on_path < kernels);
+    assert_int_equal(count_of(page, "<section id=critpath>"), 1);
     printf("train_sample: %zu kernels, page %zu bytes\n", kernels, len);
     json_decref(d);
     free(page);

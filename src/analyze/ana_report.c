@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/ana_critpath.h"
 #include "analyze/ana_internal.h"
 #include "analyze/ana_mem_series.h"
 #include "analyze/ana_nccl.h"
@@ -92,6 +93,8 @@ static void *run_rest(void *arg)
         rc = gpufl__analyze_sass(j->t, &r->sass);
     if (rc == 0)
         rc = gpufl__analyze_memory_views(j->t, NULL, r);
+    if (rc == 0)
+        rc = gpufl__ana_critpath_of(j->t, &r->critpath);
     j->rc = rc;
     return NULL;
 }
@@ -136,5 +139,6 @@ void gpufl__ana_report_free(gpufl__ana_report *r)
     gpufl__ana_mem_peaks_free(&r->mem_peaks);
     gpufl__ana_leaks_free(&r->leaks);
     gpufl__nccl_report_free(r->nccl);
+    gpufl__ana_critpath_free(r->critpath);
     memset(r, 0, sizeof *r);
 }

@@ -1199,7 +1199,9 @@ typedef struct gpufl__ana_report {
     gpufl__ana_mem_peaks mem_peaks;
     gpufl__ana_leaks leaks;
     gpufl__ana_sass sass;
-    struct gpufl__nccl_report *nccl; /* NCCL kernels (ana_nccl.h); NULL when the trace has none */
+    struct gpufl__nccl_report *nccl;      /* NCCL kernels (ana_nccl.h); NULL when the trace has none */
+    struct gpufl__ana_critpath *critpath; /* the step's critical path (ana_critpath.h); NULL without a
+                                             repeated outermost scope or NVTX range */
 } gpufl__ana_report;
 
 /* o may be NULL (defaults). */

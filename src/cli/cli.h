@@ -88,6 +88,8 @@ typedef void (*gpufl__run_session_fn)(const char *session_dir, void *ctx);
 int gpufl__run_sessions(int argc, char **argv, gpufl__run_session_fn each, void *ctx);
 int gpufl_cmd_view(int argc, char **argv);
 int gpufl_cmd_report(int argc, char **argv);
+int gpufl_cmd_graph(int argc, char **argv);
+int gpufl_cmd_whatif(int argc, char **argv);
 /* mem exits 0 fine, 1 a leak or a threshold, 2 an error or bad usage (cli/mem.h). */
 int gpufl_cmd_mem(int argc, char **argv);
 /* diff exits 0 no regression, 1 a regression, 2 bad usage or unreadable input,

@@ -95,6 +95,33 @@ static const gpufl__cli_command commands[] = {
      "                     overlap, stragglers, imbalance); --top N lists N of each\n"
      "  --mixed            read sessions of different job ids together\n",
      GFL_EXIT_USAGE, 0},
+    {"graph", gpufl_cmd_graph, "graph SESSION -f dot|json [--from T] [--to T] [-o FILE]",
+     "the dependency graph: GPU work, launch calls, syncs, scope marks\nand what had to happen before what",
+     "  -f dot|json   Graphviz dot (inferred edges dashed) or JSON (docs/REPORT.md, critical path)\n"
+     "  --from, --to  only what meets this window; T: a time after the session's start:\n"
+     "                1.5s, 250ms, 40us, or ns (12345)\n"
+     "  -o FILE       write to FILE instead of stdout\n"
+     "Edges the recorder does not capture (event waits, CUDA graphs' insides) are inferred\n"
+     "from timing and marked inferred.\n",
+     GFL_EXIT_USAGE, 0},
+    {"whatif", gpufl_cmd_whatif,
+     "whatif SESSION [--scope NAME] [--kernel NAME|~REGEX --speedup X]\n[--remove-sync ID]... [--overlap-copies] "
+     "[--host-gap-scale F]\n[--from T --to T] [--format text|json] [-o FILE]",
+     "the session re-scheduled with a change: the step time, GPU busy\nand idle time predicted, the critical path",
+     "  --scope NAME        the step: a scope or NVTX range name (default: the most repeated\n"
+     "                      outermost one, preferring a name with \"step\")\n"
+     "  --kernel, --speedup kernels named NAME (or matching the extended regex after ~)\n"
+     "                      run X times faster (X > 0)\n"
+     "  --remove-sync ID    the host no longer waits in sync ID (gpufl graph's sync_id)\n"
+     "  --overlap-copies    host-device copies on a stream of their own per direction, still\n"
+     "                      before the work that reads them / after the work that wrote them\n"
+     "  --host-gap-scale F  the host's own time between its calls times F (F >= 0)\n"
+     "  --from T --to T     instead of a step, this window: T a time after the session's start,\n"
+     "                      1.5s, 250ms, 40us, or ns\n"
+     "  --format            text (default) or json\n"
+     "  -o FILE             write to FILE instead of stdout\n"
+     "Without a change: the session replayed as recorded (how well the model fits it).\n",
+     GFL_EXIT_USAGE, 0},
     {"info", gpufl_cmd_info, "info SESSION [--json]", "what a session holds, read from its logs or trace.gflt",
      "  SESSION   a session directory, one .log or one .gflt file\n"
      "  --json    as JSON\n",

@@ -1,8 +1,8 @@
 (function () {
   'use strict';
   var check = {ok: false, errors: [], lanes: 0, rows: 0, slices: 0, marks: 0, draws: 0, series: 0,
-               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], names: 0, sorted: 0, pmSeries: 0, pmPoints: 0,
-               pmCharts: 0, pmDrawn: 0};
+               points: 0, kinds: [0, 0, 0, 0, 0, 0, 0, 0, 0], onPath: 0, names: 0, sorted: 0, pmSeries: 0,
+               pmPoints: 0, pmCharts: 0, pmDrawn: 0};
   var out = document.getElementById('gfl-selfcheck');
   function report() { check.ok = check.errors.length === 0 && check.draws > 0; out.textContent = JSON.stringify(check); }
   window.addEventListener('error', function (e) { check.errors.push(String(e.message || e)); report(); });
@@ -51,7 +51,9 @@
         for (var i = 0; i < n; i++) {
           t += r.s[i]; s[i] = t;
           if (r.d[i] > maxDur) maxDur = r.d[i];
-          check.kinds[D.nk[r.n[i]]] += r.c ? r.c[i] : 1;
+          /* the critical path's lane repeats work of the stream lanes: counted apart */
+          if (l.t === 'critpath') check.onPath += r.c ? r.c[i] : 1;
+          else check.kinds[D.nk[r.n[i]]] += r.c ? r.c[i] : 1;
         }
         check.slices += n;
         lane.rows.push({s: s, d: r.d, n: r.n, c: r.c || null, b: r.b || null, maxDur: maxDur});
@@ -137,8 +139,9 @@
     return h;
   }
 
-  function drawRow(r, y, parts) {
-    var s = r.s, d = r.d, n = r.n, c = r.c, b = r.b, N = s.length;
+  /* hl: the critical path's lane (its slices outlined) */
+  function drawRow(r, y, parts, hl) {
+    var s = r.s, d = r.d, n = r.n, c = r.c, b = r.b, N = s.length, edge = hl ? '" stroke="#d62728" stroke-width="1.5' : '';
     var i = lowerBound(s, v0 - r.maxDur), bucket = null;
     function flush() {
       if (!bucket) return;
@@ -147,7 +150,7 @@
       var op = Math.max(0.35, Math.min(1, bucket.busy / Math.max(bucket.span, 1)));
       if (bucket.kind === TRIGGER) { x -= 2; w += 4; op = 1; } /* an instant that must be seen */
       parts.push('<rect data-m="' + m + '" x="' + x.toFixed(1) + '" y="' + (y + 1) + '" width="' + w.toFixed(1) +
-                 '" height="' + (RH - 2) + '" fill="' + COLOR[bucket.kind] + '" fill-opacity="' + op.toFixed(2) + '"/>');
+                 '" height="' + (RH - 2) + '" fill="' + COLOR[bucket.kind] + '" fill-opacity="' + op.toFixed(2) + edge + '"/>');
       bucket = null;
     }
     for (; i < N && s[i] <= v1; i++) {
@@ -173,7 +176,7 @@
       var m = drawn.length, w = x1 - x0, nm = D.names[n[i]];
       drawn.push({row: r, i0: i, i1: i + 1, kind: kind, count: 1, busy: d[i], t0: s[i], span: d[i], name: n[i]});
       parts.push('<rect data-m="' + m + '" x="' + x0.toFixed(1) + '" y="' + (y + 1) + '" width="' + w.toFixed(1) +
-                 '" height="' + (RH - 2) + '" fill="' + (kind === 0 ? hue(nm) : COLOR[kind]) + '"/>');
+                 '" height="' + (RH - 2) + '" fill="' + (kind === 0 ? hue(nm) : COLOR[kind]) + edge + '"/>');
       if (w > 40) {
         var chars = Math.floor((w - 6) / 6);
         parts.push('<text class="sl" x="' + (x0 + 3).toFixed(1) + '" y="' + (y + 11) + '">' +
@@ -243,7 +246,7 @@
     pending = false;
     drawn = [];
     var parts = [];
-    lay.forEach(function (e) { drawRow(e.row, e.y, parts); });
+    lay.forEach(function (e) { drawRow(e.row, e.y, parts, e.lane.t === 'critpath'); });
     axis.innerHTML = ticks();
     plot.innerHTML = parts.join('');
     check.marks = drawn.length;

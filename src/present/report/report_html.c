@@ -83,6 +83,7 @@ int gpufl__report_html(const gpufl_trace *t, const gpufl__ana_report *r, const c
     gpufl__html_hw(&o, t, r);
     gpufl__html_sass(&o, t, r);
     gpufl__html_nccl(&o, t, r);
+    gpufl__html_critpath(&o, t, r);
     gpufl__html_flight(&o, t, r);
     gpufl__html_pm(&o, t);
     gpufl__hout_raw(&o, "</main>\n<div id=\"tip\"></div>\n<pre id=\"gfl-selfcheck\" hidden></pre>\n"

@@ -34,6 +34,7 @@
 
 #include "core/grow.h"
 #include "core/idmap.h"
+#include "analyze/ana_critpath.h"
 #include "core/names.h"
 #include "gpufl/gpufl.h"
 #include "present/report/report_html.h"
@@ -43,8 +44,8 @@
 
 #define NONE UINT32_MAX
 
-enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS, LANE_WINDOWS, LANE_TRIGGERS, LANE_COUNT };
-static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs", "windows", "triggers"};
+enum { LANE_STREAM = 0, LANE_SCOPES, LANE_NVTX, LANE_SYNCS, LANE_WINDOWS, LANE_TRIGGERS, LANE_CRITPATH, LANE_COUNT };
+static const char *const lane_type_name[] = {"stream", "scopes", "nvtx", "syncs", "windows", "triggers", "critpath"};
 
 /* ---- lanes, rows, marks ------------------------------------------------------ */
 
@@ -82,6 +83,8 @@ typedef struct lane {
 
 typedef struct builder {
     const gpufl_trace *t;
+    const gpufl__ana_critpath *critpath; /* the report's: drawn as a lane of its own, first */
+    uint32_t critpath_lane;              /* NONE without one */
     gpufl__rows r;
     uint64_t t0, t_end, wall, q;
     lane *lanes;
@@ -243,12 +246,19 @@ static int make_lanes(builder *b)
         return rc;
     size_t nt = b->tl.ntracks;
     b->track_lane = malloc((nt ? nt : 1) * sizeof *b->track_lane);
-    b->lanes = calloc(3 * nt + 1, sizeof *b->lanes);
+    b->lanes = calloc(3 * nt + 2, sizeof *b->lanes);
     if (!b->track_lane || !b->lanes)
         return GPUFL_ENOMEM;
     for (size_t t = 0; t < nt; t++)
         for (unsigned k = 0; k < LANE_COUNT; k++)
             b->track_lane[t][k] = NONE;
+    b->critpath_lane = NONE;
+    if (b->critpath && b->critpath->nwork) {
+        lane *l = &b->lanes[b->nlanes];
+        memset(l, 0, sizeof *l);
+        l->type = LANE_CRITPATH;
+        b->critpath_lane = (uint32_t)b->nlanes++;
+    }
     if (b->tl.flight != GPUFL__TL_NONE)
         item_lanes(b, b->tl.flight, LANE_WINDOWS, LANE_TRIGGERS);
     for (uint32_t t = 0; t < nt; t++)
@@ -338,8 +348,37 @@ static void feed_tracks(builder *b, bool streams)
     }
 }
 
+static int by_start(const void *x, const void *y)
+{
+    const slice *a = x, *b = y;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->end > b->end ? -1 : a->end < b->end;
+}
+
+/* The work on the critical path (analyze/ana_critpath.h), in start order
+ * as a lane's slices must come. */
+static void feed_critpath(builder *b)
+{
+    const gpufl__ana_critpath *p = b->critpath;
+    if (b->critpath_lane == NONE)
+        return;
+    slice *v = malloc(p->nwork * sizeof *v);
+    if (!v) {
+        b->err = GPUFL_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < p->nwork; i++)
+        v[i] = item_slice(b, p->work[i].table, p->work[i].row);
+    qsort(v, p->nwork, sizeof *v, by_start);
+    for (size_t i = 0; i < p->nwork && !b->err; i++)
+        add(b, b->critpath_lane, v[i]);
+    free(v);
+}
+
 static void feed(builder *b)
 {
+    feed_critpath(b);
     feed_tracks(b, true);
     feed_tracks(b, false);
 }
@@ -487,6 +526,9 @@ static void emit_lanes(gpufl__hout *o, const builder *b)
         if (l->type == LANE_STREAM) {
             gpufl__html_device_label(o, &b->r, l->device);
             snprintf(label, sizeof label, "stream %" PRIu32, l->stream);
+        } else if (l->type == LANE_CRITPATH) {
+            gpufl__hout_json_str(o, "critical path");
+            snprintf(label, sizeof label, "step %zu of %zu", b->critpath->occurrence, b->critpath->steps);
         } else if (l->type >= LANE_WINDOWS) {
             gpufl__hout_json_str(o, "gpufl");
             snprintf(label, sizeof label, "%s", l->type == LANE_WINDOWS ? "trace windows" : "triggers");
@@ -618,6 +660,7 @@ int gpufl__html_data(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_repo
     builder b;
     memset(&b, 0, sizeof b);
     b.t = t;
+    b.critpath = r->critpath;
     gpufl__rows_open(&b.r, t);
     b.t0 = r->summary.start_ns;
     b.t_end = r->summary.end_ns > b.t0 ? r->summary.end_ns : b.t0;

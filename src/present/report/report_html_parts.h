@@ -89,6 +89,8 @@ void gpufl__html_sass(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_rep
 /* NCCL time per GPU and per collective (report_html_nccl.c, <section id=nccl>); nothing without NCCL
  * kernels. */
 void gpufl__html_nccl(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
+/* report_html_critpath.c: only with a repeated step */
+void gpufl__html_critpath(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r);
 
 /* The flight recorder's sections (report_html_flight.c), each only when
  * the session has it: what came before a crash or an out-of-memory

@@ -668,6 +668,7 @@ int gpufl__report_json(const gpufl_trace *t, const gpufl__ana_report *r, FILE *o
     gpufl__rj_leaks(&c.w, t, &r->leaks, NULL);
     gpufl__rj_pm(&c.w, t);
     gpufl__rj_nccl(&c.w, r);
+    gpufl__rj_critpath(&c.w, t, r);
     gpufl__jw_obj_end(&c.w);
     int rc = gpufl__jw_finish(&c.w);
     if (rc == 0 && (fwrite(c.w.buf, 1, c.w.n, out) != c.w.n || fflush(out) != 0))

@@ -53,5 +53,7 @@ void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, 
 /* The member "nccl" (report_json_nccl.c): NCCL time per device and per collective, algorithm and protocol;
  * left out of the report for a session without NCCL kernels (r->nccl NULL). */
 void gpufl__rj_nccl(jw *w, const gpufl__ana_report *r);
+/* report_json_critpath.c: `critical_path`, only for a session with a repeated step */
+void gpufl__rj_critpath(jw *w, const gpufl_trace *t, const gpufl__ana_report *r);
 
 #endif /* GPUFL_PRESENT_REPORT_REPORT_JSON_PARTS_H */

@@ -258,6 +258,7 @@ int gpufl__report_text(const gpufl_trace *t, const gpufl__ana_report *r, const g
     gpufl__rt_section_occupancy(&c);
     gpufl__rt_section_copies(&c);
     gpufl__rt_section_idle(&c);
+    gpufl__rt_section_critpath(&c);
     gpufl__rt_section_launches(&c);
     gpufl__rt_section_nccl(&c);
     gpufl__rt_section_memory(&c);

@@ -59,6 +59,7 @@ void gpufl__rt_section_pm(const rt *c);        /* report_text_device.c: only wit
 void gpufl__rt_section_hw(const rt *c);        /* report_text_hw.c: only with range metrics */
 void gpufl__rt_section_sass(const rt *c);      /* report_text_sass.c */
 void gpufl__rt_section_nccl(const rt *c);      /* report_text_nccl.c: only with NCCL kernels */
+void gpufl__rt_section_critpath(const rt *c);  /* report_text_critpath.c: only with a repeated step */
 /* report_text_flight.c: each only when the session has what it shows */
 void gpufl__rt_section_incident(const rt *c); /* what came before a crash or an OOM */
 void gpufl__rt_section_flight(const rt *c);   /* triggers and trace windows */

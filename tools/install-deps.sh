@@ -23,10 +23,15 @@ provides() {
     libzstd-dev) pkg-config --exists libzstd 2>/dev/null ;;
     libunwind-dev) pkg-config --exists libunwind 2>/dev/null ;;
     libdw-dev) pkg-config --exists libdw 2>/dev/null ;;
+    libpq-dev) pkg-config --exists libpq 2>/dev/null ;;     # gpufl serve, gpufl fleet (optional at build)
+    libssl-dev) pkg-config --exists openssl 2>/dev/null ;;  # their TLS and key hashes
+    zlib1g-dev) pkg-config --exists zlib 2>/dev/null ;;     # gzip upload bodies
     protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
     clang-format) command -v clang-format-14 >/dev/null 2>&1 || command -v clang-format >/dev/null 2>&1 ;;
     python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
     prometheus) test -x /usr/bin/prometheus ;; # tests: scrapes `gpufl exporter`
+    postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 ;; # tests: `gpufl serve`'s database
+    openssl | curl) command -v "$1" >/dev/null 2>&1 ;; # tests: serve's TLS certificates, an HTTPS client
     # the Python package's tests run under Debian's python3 (tests/python/run_pytest.sh)
     python3-venv) py_has ensurepip && py_has venv ;;
     python3-pytest) py_has pytest ;;
@@ -45,17 +50,20 @@ provides() {
     esac
 }
 
-packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev"
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev libpq-dev libssl-dev
+    zlib1g-dev"
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
 # --test-tools: what only tests run, so that building (and the GPU machine,
 # which has no package registry) does not need them: protoc decodes the
 # Perfetto export, headless Chromium opens the HTML report (ctest -L browser),
 # clang-format checks the sources' layout (ctest format), Prometheus scrapes
-# `gpufl exporter` (tests/exporter_prometheus.sh), and Debian's Python
+# `gpufl exporter` (tests/exporter_prometheus.sh), PostgreSQL (the server,
+# started on a temporary directory) keeps what `gpufl serve` receives
+# (tests/serve/, with openssl making its TLS certificates), and Debian's Python
 # with venv, pytest, setuptools and wheel installs and tests the Python package
 # (ctest -L python; numpy, pandas and matplotlib for its analyzer and plots)
 case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format prometheus
-    python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
+    postgresql openssl curl python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
 
 missing=""
 for p in $packages; do

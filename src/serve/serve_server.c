@@ -143,11 +143,11 @@ static SSL_CTX *tls_context(const gpufl__serve_config *cfg, char *why, size_t wh
     }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-    const char *bad = NULL;
+    const char *bad = NULL, *flag = NULL;
     if (SSL_CTX_use_certificate_chain_file(ctx, cfg->tls_cert) != 1)
-        bad = cfg->tls_cert;
+        bad = cfg->tls_cert, flag = "--tls-cert";
     else if (SSL_CTX_use_PrivateKey_file(ctx, cfg->tls_key, SSL_FILETYPE_PEM) != 1)
-        bad = cfg->tls_key;
+        bad = cfg->tls_key, flag = "--tls-key";
     if (!bad && SSL_CTX_check_private_key(ctx) != 1) {
         snprintf(why, why_len, "--tls-key %s is not the key of --tls-cert %s", cfg->tls_key, cfg->tls_cert);
         ERR_clear_error();
@@ -158,7 +158,7 @@ static SSL_CTX *tls_context(const gpufl__serve_config *cfg, char *why, size_t wh
         char e[256];
         ERR_error_string_n(ERR_get_error(), e, sizeof e);
         ERR_clear_error();
-        snprintf(why, why_len, "cannot read %s (PEM): %s", bad, e);
+        snprintf(why, why_len, "cannot use %s %s (a PEM file; a key must be the certificate's): %s", flag, bad, e);
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -372,8 +372,6 @@ static int migrate_at_start(const gpufl__serve_config *cfg, FILE *log)
 
 int gpufl__serve_run(const gpufl__serve_config *cfg, volatile sig_atomic_t *stop, FILE *log)
 {
-    if (migrate_at_start(cfg, log) != 0)
-        return GPUFL_EIO;
     server s = {.cfg = cfg, .listen_fd = -1, .epfd = -1};
     char why[512], where[128];
     if (cfg->tls_cert && !(s.tls = tls_context(cfg, why, sizeof why))) {
@@ -383,8 +381,12 @@ int gpufl__serve_run(const gpufl__serve_config *cfg, volatile sig_atomic_t *stop
     s.listen_fd = open_listener(cfg->listen, where, sizeof where, why, sizeof why);
     s.epfd = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event lev = {.events = EPOLLIN, .data.ptr = NULL};
-    if (s.listen_fd < 0 || s.epfd < 0 || epoll_ctl(s.epfd, EPOLL_CTL_ADD, s.listen_fd, &lev) != 0) {
+    bool up = s.listen_fd >= 0 && s.epfd >= 0 && epoll_ctl(s.epfd, EPOLL_CTL_ADD, s.listen_fd, &lev) == 0;
+    if (!up)
         fprintf(log, "gpufl serve: %s\n", s.listen_fd < 0 ? why : strerror(errno));
+    /* the files and the address first: a mistake there is found without
+     * touching the database */
+    if (!up || migrate_at_start(cfg, log) != 0) {
         if (s.listen_fd >= 0)
             close(s.listen_fd);
         if (s.epfd >= 0)

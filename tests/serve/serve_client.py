@@ -131,7 +131,7 @@ class Client:
         return self.request("POST", "/events/session-complete", body, {"Content-Type": "application/json"})
 
 
-def batch_body(session_id, channel, first_seq, lines, gz=True):
+def batch_body(session_id, channel, first_seq, lines, gz=True, key=None):
     """The raw bytes of an events/stream request (for tests that cut it)."""
     body = "".join(line + "\n" for line in lines).encode()
     if gz:
@@ -140,6 +140,8 @@ def batch_body(session_id, channel, first_seq, lines, gz=True):
             "%sX-GpuFlight-Session-Id: %s\r\nX-Gpufl-Channel: %s\r\nX-Gpufl-First-Seq: %d\r\n"
             "Content-Length: %d\r\n" % (API, "Content-Encoding: gzip\r\n" if gz else "", session_id, channel,
                                         first_seq, len(body)))
+    if key:
+        head += "Authorization: Bearer %s\r\n" % key
     return head, body
 
 

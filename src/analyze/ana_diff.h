@@ -295,8 +295,7 @@ int gpufl__diff_sass(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_r
  * medians; the counts never make a change real (more sessions in a period
  * is not a slowdown). base, cand and presence set; impact_ns the min
  * impact; judge_one_sided as for kernels (true) or scopes (false). */
-void gpufl__diff_judge_medians(gpufl__diff_change *ch, double threshold_pct, uint64_t impact_ns,
-                               bool judge_one_sided);
+void gpufl__diff_judge_medians(gpufl__diff_change *ch, double threshold_pct, uint64_t impact_ns, bool judge_one_sided);
 
 /* The words of the enums above, for renderers: "both", "new", "gone";
  * "same", "regressed", "improved"; "steady", "slower", "faster". */

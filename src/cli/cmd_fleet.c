@@ -41,8 +41,21 @@ static int not_for(const char *flag, int query)
 static int parse_args(fleet_args *a, int argc, char **argv)
 {
     enum {
-        O_DB = 1, O_WS, O_HOST, O_APP, O_JOB, O_SINCE, O_UNTIL, O_BY, O_TOP, O_BEFORE, O_AFTER, O_THRESHOLD,
-        O_IMPACT, O_JSON, O_ALL
+        O_DB = 1,
+        O_WS,
+        O_HOST,
+        O_APP,
+        O_JOB,
+        O_SINCE,
+        O_UNTIL,
+        O_BY,
+        O_TOP,
+        O_BEFORE,
+        O_AFTER,
+        O_THRESHOLD,
+        O_IMPACT,
+        O_JSON,
+        O_ALL
     };
     static const struct option opts[] = {{"db", required_argument, 0, O_DB},
                                          {"workspace", required_argument, 0, O_WS},
@@ -122,11 +135,11 @@ static int parse_args(fleet_args *a, int argc, char **argv)
     if (q == Q_REGRESS && (a->since || a->until))
         return not_for(a->since ? "--since" : "--until", q);
     if (q != Q_REGRESS && (a->before || a->after || a->has_threshold || a->has_min_impact || a->all))
-        return not_for(a->before             ? "--before"
-                       : a->after            ? "--after"
-                       : a->has_threshold    ? "--threshold"
-                       : a->has_min_impact   ? "--min-impact"
-                                             : "--all",
+        return not_for(a->before           ? "--before"
+                       : a->after          ? "--after"
+                       : a->has_threshold  ? "--threshold"
+                       : a->has_min_impact ? "--min-impact"
+                                           : "--all",
                        q);
     if (series && a->by && strcmp(a->by, "day") && strcmp(a->by, "hour"))
         return gpufl__cli_usage_error("fleet", "--by wants day or hour, not '%s'", a->by);
@@ -136,8 +149,9 @@ static int parse_args(fleet_args *a, int argc, char **argv)
         a->top = 10;
     int64_t ignored;
     if (a->since && !gpufl__cli_time(a->since, &a->since_ns, &ignored))
-        return gpufl__cli_usage_error("fleet", "--since wants a date or time in UTC (2026-11-27, "
-                                               "2026-11-27T10:30), not '%s'",
+        return gpufl__cli_usage_error("fleet",
+                                      "--since wants a date or time in UTC (2026-11-27, "
+                                      "2026-11-27T10:30), not '%s'",
                                       a->since);
     if (a->until && !gpufl__cli_time(a->until, &ignored, &a->until_ns))
         return gpufl__cli_usage_error("fleet", "--until wants a date or time in UTC, not '%s'", a->until);
@@ -145,8 +159,9 @@ static int parse_args(fleet_args *a, int argc, char **argv)
         if (!a->app || !a->before || !a->after)
             return gpufl__cli_usage_error("fleet", "regress wants --app, --before and --after");
         if (!gpufl__cli_time_range(a->before, &a->before_from, &a->before_to))
-            return gpufl__cli_usage_error("fleet", "--before wants a date range in UTC (2026-11-01..2026-11-07, "
-                                                   "or one day), not '%s'",
+            return gpufl__cli_usage_error("fleet",
+                                          "--before wants a date range in UTC (2026-11-01..2026-11-07, "
+                                          "or one day), not '%s'",
                                           a->before);
         if (!gpufl__cli_time_range(a->after, &a->after_from, &a->after_to))
             return gpufl__cli_usage_error("fleet", "--after wants a date range in UTC, not '%s'", a->after);
@@ -181,18 +196,17 @@ static int run_query(const fleet_args *a)
         rc = gpufl__fleet_series(conn, &f, a->query == Q_KERNELS ? GPUFL__FLEET_KERNELS : GPUFL__FLEET_SCOPES,
                                  a->by && !strcmp(a->by, "hour"), a->top, a->json, stdout, why, sizeof why);
     } else if (rc == 0) {
-        gpufl__fleet_regress_opts o = {.before_text = a->before,
-                                       .after_text = a->after,
-                                       .before_from = a->before_from,
-                                       .before_to = a->before_to,
-                                       .after_from = a->after_from,
-                                       .after_to = a->after_to,
-                                       .threshold_pct = a->has_threshold ? a->threshold
-                                                                         : GPUFL__DIFF_DEFAULT_THRESHOLD_PCT,
-                                       .min_impact_pct = a->has_min_impact ? a->min_impact
-                                                                           : GPUFL__DIFF_DEFAULT_MIN_IMPACT_PCT,
-                                       .all = a->all,
-                                       .json = a->json};
+        gpufl__fleet_regress_opts o = {
+            .before_text = a->before,
+            .after_text = a->after,
+            .before_from = a->before_from,
+            .before_to = a->before_to,
+            .after_from = a->after_from,
+            .after_to = a->after_to,
+            .threshold_pct = a->has_threshold ? a->threshold : GPUFL__DIFF_DEFAULT_THRESHOLD_PCT,
+            .min_impact_pct = a->has_min_impact ? a->min_impact : GPUFL__DIFF_DEFAULT_MIN_IMPACT_PCT,
+            .all = a->all,
+            .json = a->json};
         rc = gpufl__fleet_regress(conn, &f, &o, stdout, &regressions, why, sizeof why);
     }
     PQfinish(conn);

@@ -61,8 +61,9 @@ static int parse_args(serve_args *a, int argc, char **argv)
             break;
         case O_API:
             if (optarg[0] != '/' || optarg[strlen(optarg) - 1] == '/' || strpbrk(optarg, " ?#"))
-                return gpufl__cli_usage_error("serve", "--api-path wants a path like /api/v1 (no trailing /), not "
-                                                       "'%s'",
+                return gpufl__cli_usage_error("serve",
+                                              "--api-path wants a path like /api/v1 (no trailing /), not "
+                                              "'%s'",
                                               optarg);
             a->api_path = optarg;
             break;

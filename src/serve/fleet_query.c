@@ -65,7 +65,7 @@ static void filter_params(const gpufl__fleet_filter *f, params *p)
 
 #define FILTER_SQL                                                                                                     \
     "s.workspace_id = (SELECT id FROM workspaces WHERE name = $1) AND ($2::text IS NULL OR s.host = $2) AND "          \
-    "($3::text IS NULL OR s.app = $3) AND ($4::text IS NULL OR s.job = $4) AND ($5::bigint IS NULL OR "              \
+    "($3::text IS NULL OR s.app = $3) AND ($4::text IS NULL OR s.job = $4) AND ($5::bigint IS NULL OR "                \
     "s.start_wall_ns >= $5) AND ($6::bigint IS NULL OR s.start_wall_ns < $6)"
 
 #define ISO(ns) "to_char(to_timestamp((" ns ") / 1e9), 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
@@ -84,34 +84,33 @@ static PGresult *query(PGconn *conn, const char *sql, int n, const char *const *
 
 static const char *or_dash(const char *s) { return s[0] ? s : "-"; }
 
-int gpufl__fleet_sessions(PGconn *conn, const gpufl__fleet_filter *f, bool json, FILE *out, char *why,
-                          size_t why_len)
+int gpufl__fleet_sessions(PGconn *conn, const gpufl__fleet_filter *f, bool json, FILE *out, char *why, size_t why_len)
 {
     params p;
     filter_params(f, &p);
-    PGresult *r = query(conn,
-                        "SELECT s.session_id, s.host, s.app, s.job, s.status, coalesce(" ISO(
-                            "s.start_wall_ns") ", ''), coalesce(" ISO("s.end_wall_ns") ", ''), "
-                                                                                       "(SELECT count(*) FROM events e "
-                                                                                       "WHERE e.workspace_id = "
-                                                                                       "s.workspace_id AND "
-                                                                                       "e.session_id = s.session_id) "
-                                                                                       "FROM sessions s WHERE " FILTER_SQL
-                                                                                       " ORDER BY s.start_wall_ns NULLS "
-                                                                                       "FIRST, s.session_id",
-                        6, p.v, "listing the sessions", why, why_len);
+    PGresult *r = query(
+        conn,
+        "SELECT s.session_id, s.host, s.app, s.job, s.status, coalesce(" ISO("s.start_wall_ns") ", ''), coalesce(" ISO(
+            "s.end_wall_ns") ", ''), "
+                             "(SELECT count(*) FROM events e "
+                             "WHERE e.workspace_id = "
+                             "s.workspace_id AND "
+                             "e.session_id = s.session_id) "
+                             "FROM sessions s WHERE " FILTER_SQL " ORDER BY s.start_wall_ns NULLS "
+                             "FIRST, s.session_id",
+        6, p.v, "listing the sessions", why, why_len);
     if (!r)
         return GPUFL_EIO;
     int n = PQntuples(r);
     if (json) {
         json_t *a = json_array();
         for (int i = 0; a && i < n; i++)
-            json_array_append_new(
-                a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s?,s:s?,s:I}", "session_id", PQgetvalue(r, i, 0), "host",
-                             PQgetvalue(r, i, 1), "app", PQgetvalue(r, i, 2), "job", PQgetvalue(r, i, 3), "status",
-                             PQgetvalue(r, i, 4), "start", PQgetvalue(r, i, 5)[0] ? PQgetvalue(r, i, 5) : NULL, "end",
-                             PQgetvalue(r, i, 6)[0] ? PQgetvalue(r, i, 6) : NULL, "events",
-                             (json_int_t)strtoll(PQgetvalue(r, i, 7), NULL, 10)));
+            json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s?,s:s?,s:I}", "session_id", PQgetvalue(r, i, 0),
+                                               "host", PQgetvalue(r, i, 1), "app", PQgetvalue(r, i, 2), "job",
+                                               PQgetvalue(r, i, 3), "status", PQgetvalue(r, i, 4), "start",
+                                               PQgetvalue(r, i, 5)[0] ? PQgetvalue(r, i, 5) : NULL, "end",
+                                               PQgetvalue(r, i, 6)[0] ? PQgetvalue(r, i, 6) : NULL, "events",
+                                               (json_int_t)strtoll(PQgetvalue(r, i, 7), NULL, 10)));
         if (a)
             json_dumpf(a, out, JSON_INDENT(2));
         fputc('\n', out);
@@ -164,10 +163,10 @@ int gpufl__fleet_series(PGconn *conn, const gpufl__fleet_filter *f, int what, bo
         uint64_t sessions = strtoull(PQgetvalue(r, i, 4), NULL, 10);
         if (!top || rank <= top) {
             if (json) {
-                json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I}", "bucket", PQgetvalue(r, i, 0),
-                                                   noun, PQgetvalue(r, i, 1), "unit", by_hour ? "hour" : "day",
-                                                   "count", (json_int_t)count, "total_ns", (json_int_t)total,
-                                                   "sessions", (json_int_t)sessions));
+                json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:I,s:I,s:I}", "bucket", PQgetvalue(r, i, 0), noun,
+                                                   PQgetvalue(r, i, 1), "unit", by_hour ? "hour" : "day", "count",
+                                                   (json_int_t)count, "total_ns", (json_int_t)total, "sessions",
+                                                   (json_int_t)sessions));
             } else {
                 char t[32], m[32];
                 gpufl__format_duration(total, t, sizeof t);

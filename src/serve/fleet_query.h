@@ -34,8 +34,8 @@ int gpufl__fleet_check(PGconn *conn, const char *workspace, char *why, size_t wh
 
 /* The sessions f selects, oldest first: id, host, app, job, status, start,
  * end, events stored. 0 or GPUFL_EIO. */
-int gpufl__fleet_sessions(PGconn *conn, const gpufl__fleet_filter *f, bool json, FILE *out, char *why,
-                          size_t why_len) __attribute__((warn_unused_result));
+int gpufl__fleet_sessions(PGconn *conn, const gpufl__fleet_filter *f, bool json, FILE *out, char *why, size_t why_len)
+    __attribute__((warn_unused_result));
 
 enum { GPUFL__FLEET_KERNELS = 0, GPUFL__FLEET_SCOPES = 1 };
 

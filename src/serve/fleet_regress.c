@@ -65,11 +65,11 @@ static void period_free(period *p)
 
 #define FILTER_SQL                                                                                                     \
     "s.workspace_id = (SELECT id FROM workspaces WHERE name = $1) AND ($2::text IS NULL OR s.host = $2) AND "          \
-    "($3::text IS NULL OR s.app = $3) AND ($4::text IS NULL OR s.job = $4) AND s.start_wall_ns >= $5 AND "           \
+    "($3::text IS NULL OR s.app = $3) AND ($4::text IS NULL OR s.job = $4) AND s.start_wall_ns >= $5 AND "             \
     "s.start_wall_ns < $6"
 
 static int period_load(PGconn *conn, const gpufl__fleet_filter *f, int64_t from, int64_t to, period *p, char *why,
-                        size_t why_len)
+                       size_t why_len)
 {
     char a[24], b[24];
     snprintf(a, sizeof a, "%" PRId64, from);
@@ -242,7 +242,7 @@ static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name
     const gpufl__ana_dist *b = &ch->base, *c = &ch->cand;
     bool both = ch->presence == GPUFL__DIFF_BOTH;
     bool has_b = ch->presence != GPUFL__DIFF_NEW, has_c = ch->presence != GPUFL__DIFF_GONE;
-    char mb[32], mc[32], chg[32], pb[32], pc[32], item[32], noise[32], notes[160] = "";
+    char mb[32], mc[32], chg[32], nb[32], nc[32], pb[32], pc[32], item[32], noise[32], notes[160] = "";
     if (both)
         pct(ch->total_ns, nonneg(b->total), chg, sizeof chg);
     else
@@ -261,18 +261,19 @@ static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name
         snprintf(item, sizeof item, "%+.1f %%", ch->item_pct);
     size_t at = 0;
     if (ch->per_item != GPUFL__DIFF_STEADY)
-        at += (size_t)snprintf(notes + at, sizeof notes - at, "%s per session", gpufl__diff_per_item_name(ch->per_item));
+        at +=
+            (size_t)snprintf(notes + at, sizeof notes - at, "%s per session", gpufl__diff_per_item_name(ch->per_item));
     if ((ch->flags & GPUFL__DIFF_F_NOISE) && at < sizeof notes)
         at += (size_t)snprintf(notes + at, sizeof notes - at, "%swithin noise", at ? "; " : "");
     if ((ch->flags & GPUFL__DIFF_F_SMALL) && at < sizeof notes)
         at += (size_t)snprintf(notes + at, sizeof notes - at, "%sbelow min impact", at ? "; " : "");
     fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s%s%s%s\n",
             ch->verdict == GPUFL__DIFF_SAME ? "" : gpufl__diff_verdict_name(ch->verdict),
-            has_b ? dur(nonneg(b->total), mb, sizeof mb) : "-", has_c ? dur(nonneg(c->total), mc, sizeof mc) : "-",
-            chg, has_b ? (snprintf(pb, sizeof pb, "%" PRIu64, b->n), pb) : "-",
-            has_c ? (snprintf(pc, sizeof pc, "%" PRIu64, c->n), pc) : "-",
-            has_b ? dur(nonneg(b->p50), pb, sizeof pb) : "-", has_c ? dur(nonneg(c->p50), pc, sizeof pc) : "-",
-            item, noise, name, notes[0] ? "  (" : "", notes, notes[0] ? ")" : "");
+            has_b ? dur(nonneg(b->total), mb, sizeof mb) : "-", has_c ? dur(nonneg(c->total), mc, sizeof mc) : "-", chg,
+            has_b ? (snprintf(nb, sizeof nb, "%" PRIu64, b->n), nb) : "-",
+            has_c ? (snprintf(nc, sizeof nc, "%" PRIu64, c->n), nc) : "-",
+            has_b ? dur(nonneg(b->p50), pb, sizeof pb) : "-", has_c ? dur(nonneg(c->p50), pc, sizeof pc) : "-", item,
+            noise, name, notes[0] ? "  (" : "", notes, notes[0] ? ")" : "");
 }
 
 static void table(FILE *out, const item *items, size_t n, uint8_t kind, bool all)
@@ -290,8 +291,8 @@ static void table(FILE *out, const item *items, size_t n, uint8_t kind, bool all
             fprintf(out, "  none changed (--all lists the %zu)\n", hidden);
         return;
     }
-    fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s\n", "verdict", "mean base", "mean cand",
-            "change", "base n", "cand n", "p50 base", "p50 cand", "change", "noise",
+    fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s\n", "verdict", "mean base", "mean cand", "change",
+            "base n", "cand n", "p50 base", "p50 cand", "change", "noise",
             kind == KERNEL ? "kernel (GPU time per session)" : "scope (wall time per session)");
     for (size_t i = 0; i < n; i++)
         if (items[i].kind == kind && (all || worth_listing(&items[i].ch)))
@@ -356,9 +357,9 @@ static json_t *dist_json(const gpufl__ana_dist *d)
 
 static json_t *change_json(const char *name, const gpufl__diff_change *ch)
 {
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "name", name, "presence", gpufl__diff_presence_name(ch->presence),
-                          "verdict", gpufl__diff_verdict_name(ch->verdict), "per_session",
-                          gpufl__diff_per_item_name(ch->per_item));
+    json_t *j =
+        json_pack("{s:s,s:s,s:s,s:s}", "name", name, "presence", gpufl__diff_presence_name(ch->presence), "verdict",
+                  gpufl__diff_verdict_name(ch->verdict), "per_session", gpufl__diff_per_item_name(ch->per_item));
     if (!j)
         return NULL;
     if (ch->presence != GPUFL__DIFF_NEW)
@@ -382,13 +383,13 @@ static void json_out(FILE *out, const gpufl__fleet_filter *f, const gpufl__fleet
     for (size_t i = 0; i < n; i++)
         if (o->all || worth_listing(&items[i].ch))
             json_array_append_new(items[i].kind == KERNEL ? k : s, change_json(items[i].name, &items[i].ch));
-    json_t *root = json_pack(
-        "{s:s?,s:s?,s:{s:s,s:I},s:{s:s,s:I},s:f,s:f,s:I,s:I,s:o,s:o,s:o,s:o}", "app", f->app, "host", f->host,
-        "baseline", "period", o->before_text, "sessions", (json_int_t)b->n, "candidate", "period", o->after_text,
-        "sessions", (json_int_t)c->n, "threshold_pct", o->threshold_pct, "min_impact_pct", o->min_impact_pct,
-        "regressions", (json_int_t)t->regressions, "improvements", (json_int_t)t->improvements, "wall_time",
-        change_json("wall time", &t->wall), "kernel_time", change_json("kernel time", &t->busy), "kernels", k,
-        "scopes", s);
+    json_t *root =
+        json_pack("{s:s?,s:s?,s:{s:s,s:I},s:{s:s,s:I},s:f,s:f,s:I,s:I,s:o,s:o,s:o,s:o}", "app", f->app, "host", f->host,
+                  "baseline", "period", o->before_text, "sessions", (json_int_t)b->n, "candidate", "period",
+                  o->after_text, "sessions", (json_int_t)c->n, "threshold_pct", o->threshold_pct, "min_impact_pct",
+                  o->min_impact_pct, "regressions", (json_int_t)t->regressions, "improvements",
+                  (json_int_t)t->improvements, "wall_time", change_json("wall time", &t->wall), "kernel_time",
+                  change_json("kernel time", &t->busy), "kernels", k, "scopes", s);
     if (root)
         json_dumpf(root, out, JSON_INDENT(2));
     fputc('\n', out);

@@ -101,8 +101,7 @@ static bool authorized(gpufl__serve_db *db, const gpufl__serve_request *req, int
 }
 
 /* The body as sent, or inflated into buf; NULL after answering 400/413. */
-static const char *body_text(const gpufl__serve_request *req, gpufl__bytebuf *buf, size_t *n,
-                             gpufl__serve_answer *out)
+static const char *body_text(const gpufl__serve_request *req, gpufl__bytebuf *buf, size_t *n, gpufl__serve_answer *out)
 {
     const char *enc = req->content_encoding;
     if (!enc[0] || !strcasecmp(enc, "identity")) {
@@ -235,8 +234,8 @@ static json_t *errors_json(const gpufl__serve_batch *b)
 {
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < b->nerrors; i++)
-        json_array_append_new(a, json_pack("{s:I,s:s}", "line", (json_int_t)b->errors[i].line, "reason",
-                                           b->errors[i].reason));
+        json_array_append_new(
+            a, json_pack("{s:I,s:s}", "line", (json_int_t)b->errors[i].line, "reason", b->errors[i].reason));
     return a;
 }
 
@@ -325,8 +324,7 @@ static void complete(gpufl__serve_db *db, int64_t ws, const gpufl__serve_request
         want[c] = v ? (uint64_t)json_integer_value(v) : 0;
     }
     if (!ok) {
-        answer_error(out, 400,
-                     "want {\"session_id\":\"...\",\"events\":{\"device\":N,\"scope\":N,\"system\":N}} (%s)",
+        answer_error(out, 400, "want {\"session_id\":\"...\",\"events\":{\"device\":N,\"scope\":N,\"system\":N}} (%s)",
                      doc ? "a field is missing or not a count" : jerr.text);
         goto done;
     }
@@ -342,9 +340,8 @@ static void complete(gpufl__serve_db *db, int64_t ws, const gpufl__serve_request
     } else {
         bool all = stored[0] == want[0] && stored[1] == want[1] && stored[2] == want[2];
         answer_json(out, 200,
-                    json_pack("{s:s,s:{s:I,s:I,s:I},s:b}", "session_id", sid, "stored", "device",
-                              (json_int_t)stored[0], "scope", (json_int_t)stored[1], "system", (json_int_t)stored[2],
-                              "complete", all));
+                    json_pack("{s:s,s:{s:I,s:I,s:I},s:b}", "session_id", sid, "stored", "device", (json_int_t)stored[0],
+                              "scope", (json_int_t)stored[1], "system", (json_int_t)stored[2], "complete", all));
     }
 done:
     json_decref(doc);

@@ -66,10 +66,7 @@ int gpufl__serve_copy_text(gpufl__bytebuf *out, const char *s, size_t n)
     return 0;
 }
 
-static int put_text(gpufl__bytebuf *out, const char *s)
-{
-    return gpufl__bytebuf_append(out, s, strlen(s));
-}
+static int put_text(gpufl__bytebuf *out, const char *s) { return gpufl__bytebuf_append(out, s, strlen(s)); }
 
 /* A number field, or \N when !has. */
 static int put_num(gpufl__bytebuf *out, bool has, int64_t v)

@@ -203,8 +203,8 @@ static int copy_rows(gpufl__serve_db *db, const gpufl__serve_batch *b, char *why
     return rc;
 }
 
-static int ingest(gpufl__serve_db *db, const char *ws, const char *session_id, int channel,
-                  const gpufl__serve_batch *b, uint64_t *accepted, char *why, size_t why_len)
+static int ingest(gpufl__serve_db *db, const char *ws, const char *session_id, int channel, const gpufl__serve_batch *b,
+                  uint64_t *accepted, char *why, size_t why_len)
 {
     const char *key[2] = {ws, session_id};
     PGresult *r = run(db, "session_lock", 2, key, NULL, NULL);

@@ -186,8 +186,7 @@ int gpufl__serve_respond(gpufl__serve_conn *c, int status, const char *json, siz
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
                      "Cache-Control: no-store\r\n%s\r\n",
-                     status, gpufl__serve_status_text(status), json_len,
-                     keep_alive ? "" : "Connection: close\r\n");
+                     status, gpufl__serve_status_text(status), json_len, keep_alive ? "" : "Connection: close\r\n");
     /* one write: a head and a body sent apart would wait for the peer's
      * delayed ACK (Nagle) */
     char *all = malloc((size_t)n + json_len);

@@ -76,11 +76,10 @@ int gpufl__serve_key_list(PGconn *conn, const char *workspace, bool json, FILE *
     if (json) {
         json_t *a = json_array();
         for (int i = 0; a && i < PQntuples(r); i++)
-            json_array_append_new(a, json_pack("{s:I,s:s,s:s,s:s,s:s?}", "id",
-                                               (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "workspace",
-                                               PQgetvalue(r, i, 1), "prefix", PQgetvalue(r, i, 2), "created",
-                                               PQgetvalue(r, i, 3), "revoked",
-                                               PQgetvalue(r, i, 4)[0] ? PQgetvalue(r, i, 4) : NULL));
+            json_array_append_new(
+                a, json_pack("{s:I,s:s,s:s,s:s,s:s?}", "id", (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10),
+                             "workspace", PQgetvalue(r, i, 1), "prefix", PQgetvalue(r, i, 2), "created",
+                             PQgetvalue(r, i, 3), "revoked", PQgetvalue(r, i, 4)[0] ? PQgetvalue(r, i, 4) : NULL));
         if (a)
             json_dumpf(a, out, JSON_INDENT(2));
         fputc('\n', out);
@@ -88,8 +87,8 @@ int gpufl__serve_key_list(PGconn *conn, const char *workspace, bool json, FILE *
     } else {
         fprintf(out, "%-6s %-20s %-14s %-21s %s\n", "ID", "WORKSPACE", "KEY", "CREATED", "REVOKED");
         for (int i = 0; i < PQntuples(r); i++)
-            fprintf(out, "%-6s %-20s %-14s %-21s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1),
-                    PQgetvalue(r, i, 2), PQgetvalue(r, i, 3), PQgetvalue(r, i, 4)[0] ? PQgetvalue(r, i, 4) : "-");
+            fprintf(out, "%-6s %-20s %-14s %-21s %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2),
+                    PQgetvalue(r, i, 3), PQgetvalue(r, i, 4)[0] ? PQgetvalue(r, i, 4) : "-");
     }
     PQclear(r);
     return 0;

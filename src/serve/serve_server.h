@@ -24,8 +24,8 @@
 #include <stdio.h>
 
 typedef struct gpufl__serve_config {
-    const char *listen;   /* "ADDR:PORT", ":PORT", "[::1]:PORT"; port 0 picks one */
-    const char *conninfo; /* libpq connection string */
+    const char *listen;             /* "ADDR:PORT", ":PORT", "[::1]:PORT"; port 0 picks one */
+    const char *conninfo;           /* libpq connection string */
     const char *tls_cert, *tls_key; /* PEM files; both or neither */
     const char *api_path;           /* "/api/v1" */
     unsigned workers;               /* 1 to 256 */

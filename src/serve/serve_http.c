@@ -173,10 +173,21 @@ int gpufl__serve_read_request(gpufl__serve_conn *c, gpufl__serve_request *req, u
     return 0;
 }
 
+/* An idle connection keeps at most this much buffer: 64 uploaders that
+ * each sent an 8 MiB batch must not hold 512 MiB while they wait. */
+#define IDLE_BUFFER (64u << 10)
+
 void gpufl__serve_request_done(gpufl__serve_conn *c, const gpufl__serve_request *req)
 {
     (void)req;
     gpufl__serve_conn_compact(c);
+    if (c->cap > IDLE_BUFFER && c->len <= IDLE_BUFFER) {
+        uint8_t *p = realloc(c->buf, IDLE_BUFFER);
+        if (p) { /* else the larger buffer stays: still correct */
+            c->buf = p;
+            c->cap = IDLE_BUFFER;
+        }
+    }
 }
 
 int gpufl__serve_respond(gpufl__serve_conn *c, int status, const char *json, size_t json_len, bool keep_alive,

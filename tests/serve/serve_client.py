@@ -28,24 +28,27 @@ class Server:
         cmd = [self.cli, "serve", "--db", self.conninfo, "--listen", "127.0.0.1:%d" % (port or self.port or 0)]
         if self.workers:
             cmd += ["--workers", str(self.workers)]
-        self.proc = subprocess.Popen(cmd + self.extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 30
-        line = ""
-        while time.time() < deadline:
-            r, _, _ = select.select([self.proc.stderr], [], [], 1)
+        self.proc = subprocess.Popen(cmd + self.extra, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, bufsize=0)
+        # raw reads: a buffered readline could hold the line we wait for
+        # where select() does not see it
+        fd, text, deadline = self.proc.stderr.fileno(), b"", time.time() + 30
+        while time.time() < deadline and b"listening on" not in text:
+            r, _, _ = select.select([fd], [], [], 1)
             if r:
-                line = self.proc.stderr.readline()
-                self.stderr += line
-                if "listening on" in line:
-                    self.port = int(line.split("listening on ")[1].split(" ")[0].rsplit(":", 1)[1])
-                    return
-                if not line:
+                chunk = os.read(fd, 4096)
+                if not chunk:
                     break
-        raise RuntimeError("gpufl serve did not start: %s" % (self.stderr + self.drain()))
+                text += chunk
+        self.stderr += text.decode(errors="replace")
+        if b"listening on" not in text or not text.endswith(b"\n"):
+            self.close()  # never leave it running
+            raise RuntimeError("gpufl serve did not start: %s" % self.stderr)
+        line = [x for x in self.stderr.splitlines() if "listening on" in x][-1]
+        self.port = int(line.split("listening on ")[1].split(" ")[0].rsplit(":", 1)[1])
 
     def drain(self):
         if self.proc and self.proc.poll() is not None:
-            rest = self.proc.stderr.read()
+            rest = self.proc.stderr.read().decode(errors="replace")
             self.stderr += rest
             return rest
         return ""
@@ -60,14 +63,16 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             _, err = self.proc.communicate()
-        self.stderr += err
+        self.stderr += err.decode(errors="replace")
         rc, self.proc = self.proc.returncode, None
         return rc
 
     def close(self):
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
-            self.proc.communicate()
+        if self.proc:
+            _, err = self.proc.communicate()
+            self.stderr += err.decode(errors="replace")
         self.proc = None
 
 

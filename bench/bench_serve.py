@@ -37,6 +37,30 @@ def percentile(sorted_values, p):
     return sorted_values[k]
 
 
+def cpu_seconds(pids):
+    """User + system CPU seconds of the live processes pids (from /proc)."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            pass
+    return total
+
+
+def postgres_pids(pg):
+    """The server's processes: the postmaster (first line of postmaster.pid) and its children."""
+    try:
+        with open(os.path.join(pg.data, "postmaster.pid")) as f:
+            main = int(f.readline())
+        children = open("/proc/%d/task/%d/children" % (main, main)).read().split()
+        return [main] + [int(c) for c in children]
+    except OSError:
+        return []
+
+
 def one_run(cli, a, bodies):
     with PgServer(fsync=True) as pg:
         srv = Server(cli, pg.conninfo, workers=a.workers)
@@ -72,16 +96,20 @@ def one_run(cli, a, bodies):
                 t.start()
             start.wait()
             t0 = time.perf_counter()
+            cpu0 = (cpu_seconds([srv.proc.pid]), cpu_seconds(postgres_pids(pg)), time.process_time())
             for t in threads:
                 t.join()
             wall = time.perf_counter() - t0
+            # before the server stops: its database connections end with it
+            cpu = (cpu_seconds([srv.proc.pid]) - cpu0[0], cpu_seconds(postgres_pids(pg)) - cpu0[1],
+                   time.process_time() - cpu0[2])
             total = a.uploaders * a.batches * a.batch_events
             stored = pg.psql("SELECT count(*), count(DISTINCT (session_id, seq)) FROM events")[0]
             if errors or stored != [str(total), str(total)]:
                 raise RuntimeError("run failed: %d errors (%s), stored %s of %d" % (len(errors), errors[:2], stored,
                                                                                    total))
             latencies.sort()
-            return total / wall, percentile(latencies, 50) * 1e3, percentile(latencies, 99) * 1e3, wall
+            return total / wall, percentile(latencies, 50) * 1e3, percentile(latencies, 99) * 1e3, wall, cpu
         finally:
             srv.stop()
             srv.close()
@@ -105,12 +133,12 @@ def main():
                           len(bodies[0]), len(gzip.decompress(bodies[0])), a.workers))
     rates, p50s, p99s = [], [], []
     for run in range(a.runs):
-        rate, p50, p99, wall = one_run(a.cli, a, bodies)
+        rate, p50, p99, wall, cpu = one_run(a.cli, a, bodies)
         rates.append(rate)
         p50s.append(p50)
         p99s.append(p99)
-        print("run %d: %8.0f events/s  batch latency p50 %7.1f ms  p99 %7.1f ms  (%.1f s)" % (run + 1, rate, p50,
-                                                                                             p99, wall))
+        print("run %d: %8.0f events/s  batch latency p50 %7.1f ms  p99 %7.1f ms  (%.1f s; CPU s: gpufl serve %.1f, "
+              "PostgreSQL %.1f, uploaders %.1f)" % (run + 1, rate, p50, p99, wall, cpu[0], cpu[1], cpu[2]))
         sys.stdout.flush()
     print("median [min-max] of %d runs: %.0f [%.0f-%.0f] events/s, p50 %.1f [%.1f-%.1f] ms, p99 %.1f [%.1f-%.1f] ms"
           % (a.runs, statistics.median(rates), min(rates), max(rates), statistics.median(p50s), min(p50s),

@@ -152,7 +152,7 @@ int gpufl__fleet_series(PGconn *conn, const gpufl__fleet_filter *f, int what, bo
     int n = PQntuples(r);
     const char *noun = what == GPUFL__FLEET_KERNELS ? "kernel" : "scope";
     json_t *a = json ? json_array() : NULL;
-    if (!json)
+    if (!json && n)
         fprintf(out, "%-14s %12s %10s %12s %9s  %s\n", by_hour ? "HOUR" : "DAY", "TIME", "COUNT", "MEAN", "SESSIONS",
                 what == GPUFL__FLEET_KERNELS ? "KERNEL" : "SCOPE");
     unsigned hidden = 0;

@@ -43,6 +43,10 @@ CREATE INDEX sessions_job ON sessions (workspace_id, job);
 -- seq) is the key every batch is inserted against (ON CONFLICT DO NOTHING).
 -- channel: 0 device, 1 scope, 2 system (docs/UPLOAD.md's X-Gpufl-Channel).
 -- The columns queries use are taken out of the line; raw is the line.
+-- No foreign key to sessions: each batch checks its session once, locking
+-- it FOR KEY SHARE in the batch's transaction (src/serve/serve_db.c); a
+-- key checked per row took 27 % more PostgreSQL CPU per event
+-- (bench/RESULTS.md), and sessions are never deleted by gpufl serve.
 CREATE TABLE events (
     workspace_id  bigint NOT NULL,
     session_id    text NOT NULL,
@@ -55,7 +59,6 @@ CREATE TABLE events (
     device        integer,
     stream        bigint,
     raw           text NOT NULL,
-    PRIMARY KEY (workspace_id, session_id, channel, seq),
-    FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, session_id)
+    PRIMARY KEY (workspace_id, session_id, channel, seq)
 );
 CREATE INDEX events_type_name ON events (workspace_id, type, name);

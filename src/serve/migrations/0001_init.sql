@@ -45,7 +45,7 @@ CREATE INDEX sessions_job ON sessions (workspace_id, job);
 -- The columns queries use are taken out of the line; raw is the line.
 -- No foreign key to sessions: each batch checks its session once, locking
 -- it FOR KEY SHARE in the batch's transaction (src/serve/serve_db.c); a
--- key checked per row took 27 % more PostgreSQL CPU per event
+-- key checked per row took about a quarter more PostgreSQL CPU per event
 -- (bench/RESULTS.md), and sessions are never deleted by gpufl serve.
 CREATE TABLE events (
     workspace_id  bigint NOT NULL,

@@ -25,7 +25,8 @@ typedef struct serve_args {
     unsigned workers;
     bool migrate, json;
     const char *key_action, *key_arg; /* `key add|list|revoke [ARG]` */
-    const char *server_flag;          /* the first option that only the server takes */
+    char server_flag[32];             /* the first option that only the server takes ("" none) */
+    char listen_flag[32];             /* the same, --migrate left out */
 } serve_args;
 
 static int parse_args(serve_args *a, int argc, char **argv)
@@ -42,12 +43,16 @@ static int parse_args(serve_args *a, int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     double v;
-    int c;
+    int c, li;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c != O_DB && c != O_JSON && c != 'h' && c != '?' && !a->server_flag)
-            a->server_flag = argv[optind - 1];
+    while ((c = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+        if (c > 0 && c != O_DB && c != O_JSON && c != '?' && c != 'h') {
+            if (!a->server_flag[0])
+                snprintf(a->server_flag, sizeof a->server_flag, "--%s", opts[li].name);
+            if (c != O_MIGRATE && !a->listen_flag[0])
+                snprintf(a->listen_flag, sizeof a->listen_flag, "--%s", opts[li].name);
+        }
         switch (c) {
         case O_DB: a->db = optarg; break;
         case O_LISTEN: a->listen = optarg; break;
@@ -91,7 +96,7 @@ static int parse_args(serve_args *a, int argc, char **argv)
         if (argc > optind + 3)
             return gpufl__cli_usage_error("serve", "key %s: one operand too many ('%s')", a->key_action,
                                           argv[optind + 3]);
-        if (a->server_flag)
+        if (a->server_flag[0])
             return gpufl__cli_usage_error("serve", "%s is the server's; key %s takes only --db%s", a->server_flag,
                                           a->key_action, list ? " and --json" : "");
         if (a->json && !list)
@@ -103,9 +108,9 @@ static int parse_args(serve_args *a, int argc, char **argv)
             return gpufl__cli_usage_error("serve", "--json is for key list");
         if (!a->tls_cert != !a->tls_key)
             return gpufl__cli_usage_error("serve", "--tls-cert and --tls-key go together");
-        if (a->migrate && a->server_flag && strcmp(a->server_flag, "--migrate"))
+        if (a->migrate && a->listen_flag[0])
             return gpufl__cli_usage_error("serve", "--migrate only migrates the schema: %s does not apply",
-                                          a->server_flag);
+                                          a->listen_flag);
     }
     if (!a->db)
         a->db = getenv("GPUFL_SERVE_DB");

@@ -177,6 +177,22 @@ def run(cli, pg, srv):
         r = fleet(cli, pg, *bad)
         check(r.returncode == 64 and named in r.stderr and "usage: gpufl fleet" in r.stderr,
               "usage error naming %s: %s" % (named, r.stderr.splitlines()[0] if r.stderr else ""))
+    for bad, named in ((["key", "add"], "WORKSPACE"), (["--tls-cert", "a.pem"], "--tls-key"),
+                       (["key", "list", "--listen", ":1"], "--listen"), (["--migrate", "--workers", "2"], "--workers"),
+                       (["key", "revoke"], "id or prefix"), (["--workers", "0"], "--workers"),
+                       (["key", "add", "a", "b"], "'b'"), (["--api-path", "api/"], "--api-path")):
+        r = subprocess.run([cli, "serve"] + bad + ["--db", pg.conninfo], capture_output=True, text=True, timeout=60)
+        check(r.returncode == 64 and named in r.stderr and "usage: gpufl serve" in r.stderr and not r.stdout,
+              "serve usage error naming %s: %s" % (named, r.stderr.splitlines()[0] if r.stderr else ""))
+    r = subprocess.run([cli, "serve", "--listen", "127.0.0.1:0"], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, GPUFL_SERVE_DB=""))
+    check(r.returncode == 64 and "GPUFL_SERVE_DB" in r.stderr, "serve without a database: usage error")
+    r = subprocess.run([cli, "serve", "--migrate", "--db", pg.conninfo], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "at version 1 already" in r.stderr, "serve --migrate: %s" % r.stderr.strip())
+    r = subprocess.run([cli, "serve", "--listen", "127.0.0.1:0", "--db", "host=127.0.0.1 port=1 user=x "
+                        "password=sekrit dbname=x connect_timeout=5"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "cannot connect to the database" in r.stderr and "sekrit" not in r.stderr,
+          "serve with an unreachable database: exit 1, the reason, no password: %s" % r.stderr.strip())
     r = subprocess.run([cli, "fleet", "sessions", "--workspace", "team"], capture_output=True, text=True,
                        env=dict(os.environ, GPUFL_SERVE_DB=pg.conninfo), timeout=60)
     check(r.returncode == 0 and "13 sessions" in r.stdout, "GPUFL_SERVE_DB stands for --db")

@@ -22,7 +22,7 @@ enum { Q_SESSIONS, Q_KERNELS, Q_SCOPES, Q_REGRESS };
 
 typedef struct fleet_args {
     const char *db, *workspace, *host, *app, *job;
-    const char *since, *until, *before, *after, *by;
+    const char *since, *until, *before, *after, *by, *step;
     int query;
     unsigned top;
     double threshold, min_impact;
@@ -55,7 +55,8 @@ static int parse_args(fleet_args *a, int argc, char **argv)
         O_THRESHOLD,
         O_IMPACT,
         O_JSON,
-        O_ALL
+        O_ALL,
+        O_STEP
     };
     static const struct option opts[] = {{"db", required_argument, 0, O_DB},
                                          {"workspace", required_argument, 0, O_WS},
@@ -72,6 +73,7 @@ static int parse_args(fleet_args *a, int argc, char **argv)
                                          {"min-impact", required_argument, 0, O_IMPACT},
                                          {"json", no_argument, 0, O_JSON},
                                          {"all", no_argument, 0, O_ALL},
+                                         {"per-step", required_argument, 0, O_STEP},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     double v;
@@ -109,6 +111,11 @@ static int parse_args(fleet_args *a, int argc, char **argv)
             break;
         case O_JSON: a->json = true; break;
         case O_ALL: a->all = true; break;
+        case O_STEP:
+            if (!optarg[0])
+                return gpufl__cli_usage_error("fleet", "--per-step wants a scope name");
+            a->step = optarg;
+            break;
         case 'h': gpufl__cli_help("fleet"); return -1;
         default:
             return gpufl__cli_usage_error("fleet", "bad argument '%s'",
@@ -134,6 +141,8 @@ static int parse_args(fleet_args *a, int argc, char **argv)
         return not_for("--top", q);
     if (q == Q_REGRESS && (a->since || a->until))
         return not_for(a->since ? "--since" : "--until", q);
+    if (q != Q_REGRESS && a->step)
+        return not_for("--per-step", q);
     if (q != Q_REGRESS && (a->before || a->after || a->has_threshold || a->has_min_impact || a->all))
         return not_for(a->before           ? "--before"
                        : a->after          ? "--after"
@@ -205,6 +214,7 @@ static int run_query(const fleet_args *a)
             .after_to = a->after_to,
             .threshold_pct = a->has_threshold ? a->threshold : GPUFL__DIFF_DEFAULT_THRESHOLD_PCT,
             .min_impact_pct = a->has_min_impact ? a->min_impact : GPUFL__DIFF_DEFAULT_MIN_IMPACT_PCT,
+            .step = a->step,
             .all = a->all,
             .json = a->json};
         rc = gpufl__fleet_regress(conn, &f, &o, stdout, &regressions, why, sizeof why);

@@ -58,7 +58,8 @@ static const gpufl__cli_command commands[] = {
      "fleet sessions|kernels|scopes|regress --workspace NAME [--db CONNINFO]\n"
      "[--host H] [--app A] [--job J] [--since T] [--until T] [--json]\n"
      "[--by day|hour] [--top N] (kernels, scopes)\n"
-     "[--before RANGE --after RANGE] [--threshold PCT] [--min-impact PCT] [--all] (regress)",
+     "[--before RANGE --after RANGE] [--per-step SCOPE] [--threshold PCT] [--min-impact PCT] [--all]\n"
+     "(regress)",
      "query the sessions gpufl serve stored: sessions, time per kernel\nor scope over time, regressions between two periods",
      "  sessions        the sessions selected, oldest first, with their events stored\n"
      "  kernels         GPU time per kernel name per day (--by hour: hour), the --top N names of\n"
@@ -72,6 +73,8 @@ static const gpufl__cli_command commands[] = {
      "  --since T, --until T   sessions started from T, before the end of T (UTC: 2026-11-27,\n"
      "                  2026-11-27T10:30)\n"
      "  --before, --after RANGE  2026-11-01..2026-11-07 (whole days, UTC) or one day\n"
+     "  --per-step SCOPE  compare time per instance of SCOPE (a training step) in each session,\n"
+     "                  not per session, so that runs of different lengths compare\n"
      "  --threshold PCT, --min-impact PCT, --all   as gpufl diff's (defaults 5 and 0.5)\n"
      "  --json          as JSON\n"
      "Exit code: 0 done (regress: no regression), 1 failed (database, no session in a period;\n"

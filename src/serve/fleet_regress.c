@@ -24,14 +24,16 @@ typedef struct row {
     uint8_t kind;
     const char *name; /* in the period's result */
     uint32_t session;
-    uint64_t ns;
+    uint64_t ns, count;
 } row;
 
 typedef struct period {
     PGresult *sessions, *events;
     uint32_t n;            /* sessions */
+    uint32_t used;         /* of them, those with steps (all without --per-step) */
     const char **ids;      /* sorted, for the lookup of rows' sessions */
     uint64_t *wall, *busy; /* per session (index in ids): wall time, kernel time */
+    uint64_t *steps;       /* per session: instances of the step scope (1 without --per-step) */
     row *rows;
     size_t nrows;
 } period;
@@ -59,6 +61,7 @@ static void period_free(period *p)
     free(p->ids);
     free(p->wall);
     free(p->busy);
+    free(p->steps);
     free(p->rows);
     memset(p, 0, sizeof *p);
 }
@@ -68,8 +71,8 @@ static void period_free(period *p)
     "($3::text IS NULL OR s.app = $3) AND ($4::text IS NULL OR s.job = $4) AND s.start_wall_ns >= $5 AND "             \
     "s.start_wall_ns < $6"
 
-static int period_load(PGconn *conn, const gpufl__fleet_filter *f, int64_t from, int64_t to, period *p, char *why,
-                       size_t why_len)
+static int period_load(PGconn *conn, const gpufl__fleet_filter *f, const char *step, int64_t from, int64_t to,
+                       period *p, char *why, size_t why_len)
 {
     char a[24], b[24];
     snprintf(a, sizeof a, "%" PRId64, from);
@@ -83,12 +86,13 @@ static int period_load(PGconn *conn, const gpufl__fleet_filter *f, int64_t from,
         gpufl__serve_pg_why(conn, p->sessions, "finding the sessions", why, why_len);
         return GPUFL_EIO;
     }
-    p->events = PQexecParams(conn,
-                             "SELECT s.session_id, e.type, coalesce(e.name, ''), sum(coalesce(e.dur_ns, 0)) FROM "
-                             "events e JOIN sessions s ON s.workspace_id = e.workspace_id AND s.session_id = "
-                             "e.session_id WHERE e.workspace_id = (SELECT id FROM workspaces WHERE name = $1) AND "
-                             "e.type IN ('kernel', 'scope_end') AND " FILTER_SQL " GROUP BY 1, 2, 3",
-                             6, NULL, v, NULL, NULL, 0);
+    p->events =
+        PQexecParams(conn,
+                     "SELECT s.session_id, e.type, coalesce(e.name, ''), sum(coalesce(e.dur_ns, 0)), count(*) FROM "
+                     "events e JOIN sessions s ON s.workspace_id = e.workspace_id AND s.session_id = "
+                     "e.session_id WHERE e.workspace_id = (SELECT id FROM workspaces WHERE name = $1) AND "
+                     "e.type IN ('kernel', 'scope_end') AND " FILTER_SQL " GROUP BY 1, 2, 3",
+                     6, NULL, v, NULL, NULL, 0);
     if (PQresultStatus(p->events) != PGRES_TUPLES_OK) {
         gpufl__serve_pg_why(conn, p->events, "summing the sessions' time", why, why_len);
         return GPUFL_EIO;
@@ -98,8 +102,9 @@ static int period_load(PGconn *conn, const gpufl__fleet_filter *f, int64_t from,
     p->ids = calloc(p->n ? p->n : 1, sizeof *p->ids);
     p->wall = calloc(p->n ? p->n : 1, sizeof *p->wall);
     p->busy = calloc(p->n ? p->n : 1, sizeof *p->busy);
+    p->steps = calloc(p->n ? p->n : 1, sizeof *p->steps);
     p->rows = calloc(p->nrows ? p->nrows : 1, sizeof *p->rows);
-    if (!p->ids || !p->wall || !p->busy || !p->rows)
+    if (!p->ids || !p->wall || !p->busy || !p->steps || !p->rows)
         return GPUFL_ENOMEM;
     for (uint32_t i = 0; i < p->n; i++)
         p->ids[i] = PQgetvalue(p->sessions, (int)i, 0);
@@ -117,20 +122,34 @@ static int period_load(PGconn *conn, const gpufl__fleet_filter *f, int64_t from,
         r->name = PQgetvalue(p->events, (int)i, 2);
         r->session = (uint32_t)(at - p->ids);
         r->ns = strtoull(PQgetvalue(p->events, (int)i, 3), NULL, 10);
+        r->count = strtoull(PQgetvalue(p->events, (int)i, 4), NULL, 10);
         if (r->kind == KERNEL)
             p->busy[r->session] += r->ns;
+        else if (step && !strcmp(r->name, step))
+            p->steps[r->session] = r->count;
+    }
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (!step)
+            p->steps[i] = 1;
+        p->used += p->steps[i] > 0;
     }
     qsort(p->rows, p->nrows, sizeof *p->rows, cmp_row);
     return 0;
 }
 
-/* The distribution of v[0..n) (sorted in place), its total the mean per
- * session, as the judge compares totals. */
-static int per_session(uint64_t *v, size_t n, gpufl__ana_dist *d)
+/* The distribution of the values v[0..p->n) per session (changed in
+ * place) over the period's items: each session's value, or with
+ * --per-step its value per step, sessions without steps left out. Its
+ * total is the mean per item, as the judge compares totals. */
+static int per_item(const period *p, uint64_t *v, gpufl__ana_dist *d)
 {
-    if (gpufl__ana_dist_of(v, n, false, d) != 0)
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->n; i++)
+        if (p->steps[i])
+            v[k++] = v[i] / p->steps[i];
+    if (gpufl__ana_dist_of(v, k, false, d) != 0)
         return GPUFL_ENOMEM;
-    d->total = n ? llround(d->mean) : 0;
+    d->total = k ? llround(d->mean) : 0;
     return 0;
 }
 
@@ -141,7 +160,7 @@ static int dist_of(const period *p, const row *rows, size_t n, uint64_t *scratch
     memset(scratch, 0, p->n * sizeof *scratch);
     for (size_t i = 0; i < n; i++)
         scratch[rows[i].session] += rows[i].ns;
-    return per_session(scratch, p->n, d);
+    return per_item(p, scratch, d);
 }
 
 /* Rows of one (kind, name) from rows[at]: how many. */
@@ -237,7 +256,7 @@ static bool worth_listing(const gpufl__diff_change *ch)
            ch->per_item != GPUFL__DIFF_STEADY;
 }
 
-static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name)
+static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name, const char *item_word)
 {
     const gpufl__ana_dist *b = &ch->base, *c = &ch->cand;
     bool both = ch->presence == GPUFL__DIFF_BOTH;
@@ -261,8 +280,8 @@ static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name
         snprintf(item, sizeof item, "%+.1f %%", ch->item_pct);
     size_t at = 0;
     if (ch->per_item != GPUFL__DIFF_STEADY)
-        at +=
-            (size_t)snprintf(notes + at, sizeof notes - at, "%s per session", gpufl__diff_per_item_name(ch->per_item));
+        at += (size_t)snprintf(notes + at, sizeof notes - at, "%s per %s", gpufl__diff_per_item_name(ch->per_item),
+                               item_word);
     if ((ch->flags & GPUFL__DIFF_F_NOISE) && at < sizeof notes)
         at += (size_t)snprintf(notes + at, sizeof notes - at, "%swithin noise", at ? "; " : "");
     if ((ch->flags & GPUFL__DIFF_F_SMALL) && at < sizeof notes)
@@ -276,7 +295,7 @@ static void change_row(FILE *out, const gpufl__diff_change *ch, const char *name
             noise, name, notes[0] ? "  (" : "", notes, notes[0] ? ")" : "");
 }
 
-static void table(FILE *out, const item *items, size_t n, uint8_t kind, bool all)
+static void table(FILE *out, const item *items, size_t n, uint8_t kind, bool all, const char *item_word)
 {
     size_t total = 0, hidden = 0;
     for (size_t i = 0; i < n; i++)
@@ -291,12 +310,12 @@ static void table(FILE *out, const item *items, size_t n, uint8_t kind, bool all
             fprintf(out, "  none changed (--all lists the %zu)\n", hidden);
         return;
     }
-    fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s\n", "verdict", "mean base", "mean cand", "change",
-            "base n", "cand n", "p50 base", "p50 cand", "change", "noise",
-            kind == KERNEL ? "kernel (GPU time per session)" : "scope (wall time per session)");
+    fprintf(out, "  %-9s %10s %10s %9s %8s %8s %10s %10s %9s %7s  %s%s)\n", "verdict", "mean base", "mean cand",
+            "change", "base n", "cand n", "p50 base", "p50 cand", "change", "noise",
+            kind == KERNEL ? "kernel (GPU time per " : "scope (wall time per ", item_word);
     for (size_t i = 0; i < n; i++)
         if (items[i].kind == kind && (all || worth_listing(&items[i].ch)))
-            change_row(out, &items[i].ch, items[i].name);
+            change_row(out, &items[i].ch, items[i].name, item_word);
     if (hidden)
         fprintf(out, "  ... and %zu unchanged %s%s (--all lists them)\n", hidden, noun, hidden == 1 ? "" : "s");
 }
@@ -310,10 +329,14 @@ static void text(FILE *out, const gpufl__fleet_filter *f, const gpufl__fleet_reg
                  const period *c, const totals *t, const item *items, size_t n)
 {
     char x[32], y[32], z[32];
+    const char *w = o->step ? "step" : "session";
     fprintf(out, "gpufl fleet regress\n");
     fprintf(out, "  app        %s%s%s\n", f->app ? f->app : "(any)", f->host ? ", host " : "", f->host ? f->host : "");
-    fprintf(out, "  baseline   %s: %u session%s\n", o->before_text, b->n, b->n == 1 ? "" : "s");
-    fprintf(out, "  candidate  %s: %u session%s\n", o->after_text, c->n, c->n == 1 ? "" : "s");
+    fprintf(out, "  baseline   %s: %u session%s\n", o->before_text, b->used, b->used == 1 ? "" : "s");
+    fprintf(out, "  candidate  %s: %u session%s\n", o->after_text, c->used, c->used == 1 ? "" : "s");
+    if (o->step)
+        fprintf(out, "  per step   each session's time divided by its '%s' scopes (sessions without one left out)\n",
+                o->step);
     fprintf(out, "  threshold  %.1f %%, min impact %.1f %%\n\n", o->threshold_pct, o->min_impact_pct);
     if (t->regressions)
         fprintf(out, "Result: REGRESSION: %u regression%s", t->regressions, t->regressions == 1 ? "" : "s");
@@ -323,7 +346,7 @@ static void text(FILE *out, const gpufl__fleet_filter *f, const gpufl__fleet_reg
         fprintf(out, "%s%u improvement%s", t->regressions ? ", " : " (", t->improvements,
                 t->improvements == 1 ? "" : "s");
     fprintf(out, "%s\n", t->improvements && !t->regressions ? ")" : "");
-    fprintf(out, "\nPer session %*s %12s %12s %10s\n", 18, "", "baseline", "candidate", "change");
+    fprintf(out, "\nPer %-7s %*s %12s %12s %10s\n", w, 18, "", "baseline", "candidate", "change");
     const gpufl__diff_change *rows[2] = {&t->wall, &t->busy};
     const char *labels[2] = {"wall time (mean)", "kernel time (mean)"};
     for (int i = 0; i < 2; i++) {
@@ -333,25 +356,26 @@ static void text(FILE *out, const gpufl__fleet_filter *f, const gpufl__fleet_reg
                 dur(nonneg(ch->cand.total), y, sizeof y), z, ch->verdict ? "  " : "",
                 ch->verdict ? gpufl__diff_verdict_name(ch->verdict) : "");
     }
-    table(out, items, n, KERNEL, o->all);
-    table(out, items, n, SCOPE, o->all);
-    fputs("\nHow changes are judged (as gpufl diff, with a session as the item)\n"
-          "  mean       time per session, over the period's sessions (0 where a name did not run)\n"
-          "  change     after p50: of the median session; noise: 2 standard errors of that change,\n"
-          "             from each period's p50-p95 distance; n/a with a single session\n"
-          "  slower     the change per session is past the threshold and past the noise (faster: down)\n"
-          "  regressed  the mean moved past the threshold and by at least min impact (of the\n"
-          "             baseline's kernel time per session for kernels, wall time for scopes), and\n"
-          "             the median moved past the noise; a kernel only in the candidate, by at least\n"
-          "             min impact (improved: down, or gone)\n",
-          out);
+    table(out, items, n, KERNEL, o->all, w);
+    table(out, items, n, SCOPE, o->all, w);
+    fprintf(out,
+            "\nHow changes are judged (as gpufl diff, with a session as the item)\n"
+            "  mean       time per %s, over the period's sessions (0 where a name did not run)\n"
+            "  change     after p50: of the median session; noise: 2 standard errors of that change,\n"
+            "             from each period's p50-p95 distance; n/a with a single session\n"
+            "  slower     the change per %s is past the threshold and past the noise (faster: down)\n"
+            "  regressed  the mean moved past the threshold and by at least min impact (of the\n"
+            "             baseline's kernel time per %s for kernels, wall time for scopes), and\n"
+            "             the median moved past the noise; a kernel only in the candidate, by at least\n"
+            "             min impact (improved: down, or gone)\n",
+            w, w, w);
 }
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
 static json_t *dist_json(const gpufl__ana_dist *d)
 {
-    return json_pack("{s:I,s:I,s:I,s:I}", "sessions", (json_int_t)d->n, "mean_ns", (json_int_t)d->total, "p50_ns",
+    return json_pack("{s:I,s:I,s:I,s:I}", "items", (json_int_t)d->n, "mean_ns", (json_int_t)d->total, "p50_ns",
                      (json_int_t)d->p50, "p95_ns", (json_int_t)d->p95);
 }
 
@@ -359,7 +383,7 @@ static json_t *change_json(const char *name, const gpufl__diff_change *ch)
 {
     json_t *j =
         json_pack("{s:s,s:s,s:s,s:s}", "name", name, "presence", gpufl__diff_presence_name(ch->presence), "verdict",
-                  gpufl__diff_verdict_name(ch->verdict), "per_session", gpufl__diff_per_item_name(ch->per_item));
+                  gpufl__diff_verdict_name(ch->verdict), "per_item", gpufl__diff_per_item_name(ch->per_item));
     if (!j)
         return NULL;
     if (ch->presence != GPUFL__DIFF_NEW)
@@ -383,13 +407,13 @@ static void json_out(FILE *out, const gpufl__fleet_filter *f, const gpufl__fleet
     for (size_t i = 0; i < n; i++)
         if (o->all || worth_listing(&items[i].ch))
             json_array_append_new(items[i].kind == KERNEL ? k : s, change_json(items[i].name, &items[i].ch));
-    json_t *root =
-        json_pack("{s:s?,s:s?,s:{s:s,s:I},s:{s:s,s:I},s:f,s:f,s:I,s:I,s:o,s:o,s:o,s:o}", "app", f->app, "host", f->host,
-                  "baseline", "period", o->before_text, "sessions", (json_int_t)b->n, "candidate", "period",
-                  o->after_text, "sessions", (json_int_t)c->n, "threshold_pct", o->threshold_pct, "min_impact_pct",
-                  o->min_impact_pct, "regressions", (json_int_t)t->regressions, "improvements",
-                  (json_int_t)t->improvements, "wall_time", change_json("wall time", &t->wall), "kernel_time",
-                  change_json("kernel time", &t->busy), "kernels", k, "scopes", s);
+    json_t *root = json_pack(
+        "{s:s?,s:s?,s:s,s:s?,s:{s:s,s:I},s:{s:s,s:I},s:f,s:f,s:I,s:I,s:o,s:o,s:o,s:o}", "app", f->app, "host", f->host,
+        "item", o->step ? "step" : "session", "step_scope", o->step, "baseline", "period", o->before_text, "sessions",
+        (json_int_t)b->used, "candidate", "period", o->after_text, "sessions", (json_int_t)c->used, "threshold_pct",
+        o->threshold_pct, "min_impact_pct", o->min_impact_pct, "regressions", (json_int_t)t->regressions,
+        "improvements", (json_int_t)t->improvements, "wall_time", change_json("wall time", &t->wall), "kernel_time",
+        change_json("kernel time", &t->busy), "kernels", k, "scopes", s);
     if (root)
         json_dumpf(root, out, JSON_INDENT(2));
     fputc('\n', out);
@@ -405,19 +429,24 @@ int gpufl__fleet_regress(PGconn *conn, const gpufl__fleet_filter *f, const gpufl
     item *items = NULL;
     size_t n = 0;
     totals t = {0};
-    int rc = period_load(conn, f, o->before_from, o->before_to, &b, why, why_len);
+    int rc = period_load(conn, f, o->step, o->before_from, o->before_to, &b, why, why_len);
     if (rc == 0)
-        rc = period_load(conn, f, o->after_from, o->after_to, &c, why, why_len);
+        rc = period_load(conn, f, o->step, o->after_from, o->after_to, &c, why, why_len);
     if (rc == 0 && (!b.n || !c.n)) {
         snprintf(why, why_len, "no session%s%s%s started in %s (the %s period): nothing to compare",
                  f->app ? " of app '" : "", f->app ? f->app : "", f->app ? "'" : "",
                  !b.n ? o->before_text : o->after_text, !b.n ? "--before" : "--after");
         rc = GPUFL_ENOTFOUND;
+    } else if (rc == 0 && (!b.used || !c.used)) {
+        snprintf(why, why_len, "none of the %u session%s started in %s (the %s period) has a scope '%s' (--per-step)",
+                 !b.used ? b.n : c.n, (!b.used ? b.n : c.n) == 1 ? "" : "s", !b.used ? o->before_text : o->after_text,
+                 !b.used ? "--before" : "--after", o->step);
+        rc = GPUFL_ENOTFOUND;
     }
     if (rc == 0) {
         t.wall.presence = t.busy.presence = GPUFL__DIFF_BOTH;
-        rc = per_session(b.wall, b.n, &t.wall.base) | per_session(c.wall, c.n, &t.wall.cand) |
-             per_session(b.busy, b.n, &t.busy.base) | per_session(c.busy, c.n, &t.busy.cand);
+        rc = per_item(&b, b.wall, &t.wall.base) | per_item(&c, c.wall, &t.wall.cand) |
+             per_item(&b, b.busy, &t.busy.base) | per_item(&c, c.busy, &t.busy.cand);
     }
     if (rc == 0) {
         uint64_t kfloor = (uint64_t)((double)nonneg(t.busy.base.total) * o->min_impact_pct / 100.0);

@@ -7,6 +7,9 @@
  * judged on the medians and their noise (gpufl__diff_judge_medians), and
  * a regression must also move the mean per session by at least the min
  * impact (of the baseline's kernel time or wall time per session).
+ * With a step scope (--per-step NAME) each session's times are divided by
+ * its instances of that scope first, so that runs of different lengths
+ * compare: time per training step rather than per run.
  *
  * Threads: the caller's, with its own connection. Sizes: one row per
  * (session, name) of the two periods comes back from the database.
@@ -26,6 +29,9 @@ typedef struct gpufl__fleet_regress_opts {
     const char *before_text, *after_text; /* the periods as given, for the text */
     int64_t before_from, before_to, after_from, after_to;
     double threshold_pct, min_impact_pct; /* gpufl diff's defaults: 5 and 0.5 */
+    const char *step;                     /* NULL: a session is the item; else the time per
+                                             instance of this scope (a training step) in each
+                                             session is, sessions without it left out */
     bool all;                             /* list the rows that did not change */
     bool json;
 } gpufl__fleet_regress_opts;

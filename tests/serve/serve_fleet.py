@@ -88,6 +88,10 @@ def run(cli, pg, srv):
         k["topk" if after else "softmax"] = (20, 1.0)
         sessions.append(("team", "train-%02d" % i, "train", "node%d" % (1 + i % 2), "job-%d" % (1 + i % 2), day, k))
     sessions.append(("team", "infer-00", "infer", "node3", None, 5, {"decode": (30, 0.5)}))
+    # long: the later runs are twice as long (20 steps, not 10), each step the same
+    for i in range(8):
+        n = 200 if i >= 4 else 100
+        sessions.append(("team", "long-%d" % i, "long", "node4", None, 20 if i >= 4 else 15, {"gemm": (n, 1.0)}))
     sessions.append(("other", "train-x", "train", "node1", None, 1, {"gemm": (10, 1.0)}))
     uploaded = {}
     for ws, sid, app, host, job, day, k in sessions:
@@ -111,7 +115,7 @@ def run(cli, pg, srv):
     # ---- sessions ---------------------------------------------------------------------
     r = fleet(cli, pg, "sessions", "--json")
     rows = json.loads(r.stdout) if r.returncode == 0 else []
-    check(r.returncode == 0 and len(rows) == 13, "sessions of team: 13 (%d) %s" % (len(rows), r.stderr))
+    check(r.returncode == 0 and len(rows) == 21, "sessions of team: 21 (%d) %s" % (len(rows), r.stderr))
     check(all(row["events"] == uploaded[row["session_id"]][0] for row in rows), "each with its events stored")
     check([row["session_id"] for row in rows][:2] == ["train-00", "train-01"] and rows[0]["start"] ==
           "2026-11-01T10:00:00Z" and rows[0]["end"] == "2026-11-01T10:01:00Z", "oldest first, times in UTC")
@@ -163,6 +167,23 @@ def run(cli, pg, srv):
     same = ["regress", "--app", "train", "--before", "2026-11-01..2026-11-02", "--after", "2026-11-02..2026-11-03"]
     r = fleet(cli, pg, *same)
     check(r.returncode == 0 and "Result: no regression" in r.stdout, "regress between like periods: exit 0, none")
+    # runs twice as long: per session a regression, per step none
+    longer = ["regress", "--app", "long", "--before", "2026-11-15", "--after", "2026-11-20"]
+    r = fleet(cli, pg, *longer)
+    check(r.returncode == 2 and any(x.split()[:1] == ["regressed"] and "gemm  (slower per session)" in x
+                                    for x in r.stdout.splitlines()), "runs twice as long: gemm per session regressed")
+    r = fleet(cli, pg, *(longer + ["--per-step", "step"]))
+    check(r.returncode == 0 and "Result: no regression" in r.stdout and "\nPer step " in r.stdout and
+          "per step   each session's time divided by its 'step' scopes" in r.stdout,
+          "--per-step step: the same time per step, no regression (%d)" % r.returncode)
+    r = fleet(cli, pg, *(longer + ["--per-step", "step", "--json", "--all"]))
+    j = json.loads(r.stdout) if r.returncode == 0 else {}
+    gemm = [k for k in j.get("kernels", []) if k["name"] == "gemm"]
+    check(j.get("item") == "step" and len(gemm) == 1 and gemm[0]["verdict"] == "same" and
+          abs(gemm[0]["baseline"]["mean_ns"] - 10 * MS) < 0.03 * 10 * MS, "--per-step --json: gemm 10 ms a step")
+    r = fleet(cli, pg, *(longer + ["--per-step", "nosuch"]))
+    check(r.returncode == 1 and "has a scope 'nosuch'" in r.stderr, "--per-step of a scope no session has: %s"
+          % r.stderr.strip())
     r = fleet(cli, pg, "regress", "--app", "train", "--before", "2026-10-01..2026-10-02", "--after", "2026-11-10")
     check(r.returncode == 1 and "no session of app 'train' started in 2026-10-01..2026-10-02" in r.stderr,
           "a period without sessions is said: %s" % r.stderr.strip())
@@ -173,7 +194,8 @@ def run(cli, pg, srv):
     for bad, named in ((["kernels", "--by", "week"], "--by"), (["sessions", "--by", "day"], "--by"),
                        (["regress", "--app", "a", "--before", "2026-13-01", "--after", "2026-11-01"], "--before"),
                        (["sessions", "--since", "yesterday"], "--since"), (["frobnicate"], "frobnicate"),
-                       (["regress", "--before", "2026-11-01", "--after", "2026-11-02"], "--app")):
+                       (["regress", "--before", "2026-11-01", "--after", "2026-11-02"], "--app"),
+                       (["sessions", "--per-step", "step"], "--per-step")):
         r = fleet(cli, pg, *bad)
         check(r.returncode == 64 and named in r.stderr and "usage: gpufl fleet" in r.stderr,
               "usage error naming %s: %s" % (named, r.stderr.splitlines()[0] if r.stderr else ""))
@@ -195,7 +217,7 @@ def run(cli, pg, srv):
           "serve with an unreachable database: exit 1, the reason, no password: %s" % r.stderr.strip())
     r = subprocess.run([cli, "fleet", "sessions", "--workspace", "team"], capture_output=True, text=True,
                        env=dict(os.environ, GPUFL_SERVE_DB=pg.conninfo), timeout=60)
-    check(r.returncode == 0 and "13 sessions" in r.stdout, "GPUFL_SERVE_DB stands for --db")
+    check(r.returncode == 0 and "21 sessions" in r.stdout, "GPUFL_SERVE_DB stands for --db")
     r = subprocess.run([cli, "serve", "key", "list", "--db", pg.conninfo, "--json"], capture_output=True, text=True,
                        timeout=60)
     listed = json.loads(r.stdout) if r.returncode == 0 else []

@@ -20,6 +20,7 @@ set(layers
   present/diff
   session
   inject
+  serve
   cli)
 
 # The layer a path under src/ belongs to ("" when none).

@@ -36,7 +36,7 @@ static const command commands[] = {
     {"report", 64, 1},  {"info", 64, 1},     {"view", 64, 1},    {"diff", 2, 1},         {"export", 64, 1},
     {"convert", 64, 1}, {"options", 64, 0},  {"version", 64, 0}, {"help", 64, 0},        {"dump", 64, 1},
     {"mem", 2, 1},      {"exporter", 64, 0}, {"merge", 64, 1},   {"replay-check", 2, 1}, {"upload", 2, 1},
-    {"graph", 64, 1},   {"whatif", 64, 1},
+    {"graph", 64, 1},   {"whatif", 64, 1},   {"serve", 64, 0},   {"fleet", 64, 1},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

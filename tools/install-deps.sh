@@ -26,11 +26,14 @@ provides() {
     # the uploader: curl/curl.h to build against (libcurl itself is dlopen'd), zlib for gzip
     libcurl4-openssl-dev) pkg-config --exists libcurl 2>/dev/null ;;
     zlib1g-dev) pkg-config --exists zlib 2>/dev/null ;;
-    openssl) command -v openssl >/dev/null 2>&1 ;; # tests: a CA for the uploader's TLS test
+    libpq-dev) pkg-config --exists libpq 2>/dev/null ;;     # gpufl serve, gpufl fleet (optional at build)
+    libssl-dev) pkg-config --exists openssl 2>/dev/null ;;  # their TLS and key hashes
     protobuf-compiler) command -v protoc >/dev/null 2>&1 ;; # tests: protoc --decode_raw
     clang-format) command -v clang-format-14 >/dev/null 2>&1 || command -v clang-format >/dev/null 2>&1 ;;
     python3 | chromium) command -v "$1" >/dev/null 2>&1 ;;
     prometheus) test -x /usr/bin/prometheus ;; # tests: scrapes `gpufl exporter`
+    postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 ;; # tests: `gpufl serve`'s database
+    openssl | curl) command -v "$1" >/dev/null 2>&1 ;; # tests: TLS certificates (uploader, serve), an HTTPS client
     # the Python package's tests run under Debian's python3 (tests/python/run_pytest.sh)
     python3-venv) py_has ensurepip && py_has venv ;;
     python3-pytest) py_has pytest ;;
@@ -49,8 +52,9 @@ provides() {
     esac
 }
 
-# libcurl4-openssl-dev and zlib1g-dev: the uploader (without them it builds and says so when called)
-packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev libcurl4-openssl-dev
+# libcurl4-openssl-dev and zlib1g-dev: the uploader (without them it builds and says so when called);
+# libpq-dev and libssl-dev: gpufl serve and gpufl fleet (optional at build)
+packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-dev libzstd-dev libcurl4-openssl-dev libpq-dev libssl-dev
     zlib1g-dev"
 [ "${1:-}" = "--sanitizers" ] && packages="$packages clang libclang-rt-14-dev"
 # --test-tools: what only tests run, so that building (and the GPU machine,
@@ -58,11 +62,13 @@ packages="cmake pkg-config g++ libjansson-dev libcmocka-dev libunwind-dev libdw-
 # Perfetto export, headless Chromium opens the HTML report (ctest -L browser),
 # clang-format checks the sources' layout (ctest format), Prometheus scrapes
 # `gpufl exporter` (tests/exporter_prometheus.sh), openssl makes the CA of the
-# uploader's TLS test (python/tests/test_upload.py), and Debian's Python
+# uploader's TLS test (python/tests/test_upload.py) and gpufl serve's
+# certificates, PostgreSQL (the server, started on a temporary directory)
+# keeps what `gpufl serve` receives (tests/serve/), and Debian's Python
 # with venv, pytest, setuptools and wheel installs and tests the Python package
 # (ctest -L python; numpy, pandas and matplotlib for its analyzer and plots)
-case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format prometheus openssl
-    python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
+case " $* " in *" --test-tools "*) packages="$packages protobuf-compiler python3 chromium clang-format prometheus
+    postgresql openssl curl python3-venv python3-pytest python3-setuptools python3-wheel python3-numpy python3-pandas python3-matplotlib" ;; esac
 
 missing=""
 for p in $packages; do

@@ -103,8 +103,9 @@ static void median_change(gpufl__diff_change *ch)
 }
 
 /* Judges ch (both sides present) from its totals, counts and per-item
- * evidence (item_pct, item_noise_pct). */
-static void judge_present(gpufl__diff_change *ch, double thr, uint64_t impact_ns)
+ * evidence (item_pct, item_noise_pct). counts_judged: a count that grew
+ * (shrank) past the threshold makes a growth (shrinkage) real. */
+static void judge_present(gpufl__diff_change *ch, double thr, uint64_t impact_ns, bool counts_judged)
 {
     const gpufl__ana_dist *b = &ch->base, *c = &ch->cand;
     uint64_t bt = nonneg(b->total), ct = nonneg(c->total);
@@ -122,9 +123,9 @@ static void judge_present(gpufl__diff_change *ch, double thr, uint64_t impact_ns
     uint64_t delta = ct > bt ? ct - bt : bt - ct;
     bool real;
     if (grew_past(bt, ct, thr))
-        real = grew_past(b->n, c->n, thr) || up_real;
+        real = (counts_judged && grew_past(b->n, c->n, thr)) || up_real;
     else if (shrank_past(bt, ct, thr))
-        real = shrank_past(b->n, c->n, thr) || down_real;
+        real = (counts_judged && shrank_past(b->n, c->n, thr)) || down_real;
     else
         return;
     if (!real)
@@ -138,11 +139,12 @@ static void judge_present(gpufl__diff_change *ch, double thr, uint64_t impact_ns
 /* Fills the deltas and the judgment of ch (base, cand and presence set;
  * with both sides, the per-item evidence too). judge_one_sided: whether a
  * row on one side only is judged at all. */
-static void judge(gpufl__diff_change *ch, double thr, uint64_t impact_ns, bool judge_one_sided)
+static void judge_counts(gpufl__diff_change *ch, double thr, uint64_t impact_ns, bool judge_one_sided,
+                         bool counts_judged)
 {
     ch->total_ns = ch->cand.total - ch->base.total;
     if (ch->presence == GPUFL__DIFF_BOTH) {
-        judge_present(ch, thr, impact_ns);
+        judge_present(ch, thr, impact_ns, counts_judged);
         return;
     }
     ch->flags |= GPUFL__DIFF_F_COUNT;
@@ -153,6 +155,18 @@ static void judge(gpufl__diff_change *ch, double thr, uint64_t impact_ns, bool j
         ch->flags |= GPUFL__DIFF_F_SMALL;
     else
         ch->verdict = ch->presence == GPUFL__DIFF_NEW ? GPUFL__DIFF_REGRESSED : GPUFL__DIFF_IMPROVED;
+}
+
+static void judge(gpufl__diff_change *ch, double thr, uint64_t impact_ns, bool judge_one_sided)
+{
+    judge_counts(ch, thr, impact_ns, judge_one_sided, true);
+}
+
+void gpufl__diff_judge_medians(gpufl__diff_change *ch, double threshold_pct, uint64_t impact_ns, bool judge_one_sided)
+{
+    if (ch->presence == GPUFL__DIFF_BOTH)
+        median_change(ch);
+    judge_counts(ch, threshold_pct, impact_ns, judge_one_sided, false);
 }
 
 /* ---- matching by text ------------------------------------------------------------ */

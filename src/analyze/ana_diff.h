@@ -288,6 +288,15 @@ int gpufl__diff_pm(gpufl__diff *out, const gpufl_trace *bt, const gpufl_trace *c
 int gpufl__diff_sass(gpufl__diff *out, const gpufl_trace *bt, const gpufl__ana_report *b, const gpufl_trace *ct,
                      const gpufl__ana_report *c) __attribute__((warn_unused_result));
 
+/* Judges ch as a row of a diff is judged (above), for values that are not
+ * one session's launches: `gpufl fleet regress` compares the sessions of
+ * two periods (n = sessions, the values each session's time, total the
+ * mean per session). The change per item and its noise come from the
+ * medians; the counts never make a change real (more sessions in a period
+ * is not a slowdown). base, cand and presence set; impact_ns the min
+ * impact; judge_one_sided as for kernels (true) or scopes (false). */
+void gpufl__diff_judge_medians(gpufl__diff_change *ch, double threshold_pct, uint64_t impact_ns, bool judge_one_sided);
+
 /* The words of the enums above, for renderers: "both", "new", "gone";
  * "same", "regressed", "improved"; "steady", "slower", "faster". */
 const char *gpufl__diff_presence_name(uint8_t presence);

@@ -61,6 +61,16 @@ void gpufl__cli_note_trace(const char *command, const struct gpufl_trace *t);
 bool gpufl__cli_number(const char *text, double lo, double hi, double *out);
 bool gpufl__cli_devices(const char *text, bool *wanted, unsigned count);
 
+/* ---- dates and times in UTC (cli_time.c) ----------------------------------
+ * gpufl__cli_time: "2026-11-27" (that day), "2026-11-27T10:30" or
+ * "2026-11-27T10:30:05" (a trailing Z allowed); *start_ns (ns since the
+ * Unix epoch) when it begins, *end_ns when the day, minute or second it
+ * names ends. gpufl__cli_time_range: "A..B" (A's start to B's end) or one
+ * date or time (its start to its end). false for anything else, or B
+ * ending before A starts. */
+bool gpufl__cli_time(const char *text, int64_t *start_ns, int64_t *end_ns);
+bool gpufl__cli_time_range(const char *text, int64_t *from_ns, int64_t *to_ns);
+
 /* ---- clock limits as text (throttle_text.c) ------------------------------
  * "sw_power_cap,gpu_idle" from NVML clock-event bits ("none" when 0). */
 void gpufl__throttle_text(uint64_t mask, char *buf, size_t len);
@@ -101,5 +111,9 @@ int gpufl_cmd_replay_check(int argc, char **argv);
 /* upload exits 0 every session sent, 1 a failure, 2 bad usage: the lead's
  * scripts (and `gpufl serve`'s tests) tell a refused upload from a typo. */
 int gpufl_cmd_upload(int argc, char **argv);
+/* serve and fleet exit 0 fine, 1 failed (or built without libpq), 64 bad usage;
+ * fleet regress 2 when it found a regression. */
+int gpufl_cmd_serve(int argc, char **argv);
+int gpufl_cmd_fleet(int argc, char **argv);
 
 #endif /* GPUFL_CLI_CLI_H */

@@ -37,6 +37,50 @@ static const gpufl__cli_command commands[] = {
      "report left out; gpufl_exporter_* counters of the exporter itself.\n"
      "Exit code: 0 stopped, 1 cannot listen (the address is named), 3 no NVIDIA driver, 64 bad usage.\n",
      GFL_EXIT_USAGE, 0},
+    {"serve", gpufl_cmd_serve,
+     "serve [--db CONNINFO] [--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]\n"
+     "[--workers N] [--api-path PATH] [--migrate]\n"
+     "| key add WORKSPACE | key list [WORKSPACE] [--json] | key revoke ID|PREFIX",
+     "receive uploaded sessions (docs/UPLOAD.md) into PostgreSQL;\nmanage the API keys of workspaces",
+     "  --db CONNINFO        the PostgreSQL database (libpq: \"host=... dbname=...\" or a postgresql://\n"
+     "                       URI); default: GPUFL_SERVE_DB. Never printed: it may hold a password\n"
+     "  --listen ADDR:PORT   where to listen (default :8080, every address)\n"
+     "  --tls-cert FILE      serve HTTPS with this PEM certificate (chain) and --tls-key's key\n"
+     "  --workers N          requests served at once, each with its database connection (default 8)\n"
+     "  --api-path PATH      the API's prefix (default /api/v1)\n"
+     "  --migrate            bring the database's schema up to date and exit (serve does it at start)\n"
+     "key add WORKSPACE prints a new key once on stdout (only its SHA-256 is kept); key list shows\n"
+     "ids and prefixes; key revoke refuses the key from then on. Uploads are stored under the\n"
+     "key's workspace, each event once however often it is sent.\n"
+     "Exit code: 0 stopped (SIGINT, SIGTERM) or done, 1 failed (database, address, TLS files;\n"
+     "or built without libpq), 64 bad usage.\n",
+     GFL_EXIT_USAGE, 0},
+    {"fleet", gpufl_cmd_fleet,
+     "fleet sessions|kernels|scopes|regress --workspace NAME [--db CONNINFO]\n"
+     "[--host H] [--app A] [--job J] [--since T] [--until T] [--json]\n"
+     "[--by day|hour] [--top N] (kernels, scopes)\n"
+     "[--before RANGE --after RANGE] [--per-step SCOPE] [--threshold PCT] [--min-impact PCT] [--all]\n"
+     "(regress)",
+     "query the sessions gpufl serve stored: sessions, time per kernel\nor scope over time, regressions between two periods",
+     "  sessions        the sessions selected, oldest first, with their events stored\n"
+     "  kernels         GPU time per kernel name per day (--by hour: hour), the --top N names of\n"
+     "                  each (default 10, 0 all)\n"
+     "  scopes          the same for scopes (wall time)\n"
+     "  regress         the sessions of --app started in --before against those in --after,\n"
+     "                  kernel and scope time per session, judged as gpufl diff judges\n"
+     "  --workspace NAME  the workspace (gpufl serve key add made it)\n"
+     "  --db CONNINFO   as gpufl serve's (default: GPUFL_SERVE_DB)\n"
+     "  --host, --app, --job   sessions of this host, app name, job id only\n"
+     "  --since T, --until T   sessions started from T, before the end of T (UTC: 2026-11-27,\n"
+     "                  2026-11-27T10:30)\n"
+     "  --before, --after RANGE  2026-11-01..2026-11-07 (whole days, UTC) or one day\n"
+     "  --per-step SCOPE  compare time per instance of SCOPE (a training step) in each session,\n"
+     "                  not per session, so that runs of different lengths compare\n"
+     "  --threshold PCT, --min-impact PCT, --all   as gpufl diff's (defaults 5 and 0.5)\n"
+     "  --json          as JSON\n"
+     "Exit code: 0 done (regress: no regression), 1 failed (database, no session in a period;\n"
+     "or built without libpq), 2 regress found a regression, 64 bad usage.\n",
+     GFL_EXIT_USAGE, 0},
     {"monitor", gpufl_cmd_monitor,
      "monitor [--duration S] [--interval MS] [--devices 0,1]\n"
      "[--format table|csv|json|ndjson] [--output FILE]\n"

@@ -167,8 +167,8 @@ int gpufl__ana_critpath_of(const gpufl_trace *t, gpufl__ana_critpath **out)
         return GPUFL_EINVAL;
     gpufl__rows r;
     gpufl__rows_open(&r, t);
-    unsigned tbl;
-    uint32_t name;
+    unsigned tbl = GPUFL__TBL_SCOPE; /* set by pick_step when it finds one */
+    uint32_t name = 0;
     if (!pick_step(&r, &tbl, &name))
         return 0;
     gpufl__ana_critpath *c = calloc(1, sizeof *c);

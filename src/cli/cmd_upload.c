@@ -122,8 +122,8 @@ int gpufl_cmd_upload(int argc, char **argv)
     }
     free(paths);
     /* failures were printed as warnings when they happened; the first one
-     * again, as the reason */
-    if (urc != 0)
+     * again, as the reason, when there were others after it or none */
+    if (urc != 0 && r.warning_count != 1)
         fprintf(stderr, "gpufl upload: %s\n", gpufl_last_error());
     printf("gpufl upload: %u session%s sent%s, %llu events uploaded, %llu duplicates, %llu rejected, %llu bytes, "
            "%.1f s\n",

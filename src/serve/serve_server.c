@@ -23,6 +23,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "core/listen_address.h"
 #include "gpufl/gpufl.h"
 #include "serve/serve_api.h"
 #include "serve/serve_conn.h"
@@ -61,36 +62,10 @@ typedef struct worker {
 
 /* ---- listening ------------------------------------------------------------ */
 
-/* "ADDR:PORT", ":PORT" or "[V6]:PORT" into host ("" = any) and port. */
-static bool split_address(const char *addr, char *host, size_t host_len, char *port, size_t port_len)
-{
-    const char *h = addr, *colon;
-    size_t hlen;
-    if (addr[0] == '[') {
-        const char *close = strchr(addr, ']');
-        if (!close || close[1] != ':')
-            return false;
-        h = addr + 1;
-        hlen = (size_t)(close - h);
-        colon = close + 1;
-    } else {
-        if (!(colon = strrchr(addr, ':')))
-            return false;
-        hlen = (size_t)(colon - addr);
-    }
-    size_t plen = strlen(colon + 1);
-    if (hlen >= host_len || plen == 0 || plen >= port_len || strspn(colon + 1, "0123456789") != plen)
-        return false;
-    memcpy(host, h, hlen);
-    host[hlen] = '\0';
-    memcpy(port, colon + 1, plen + 1);
-    return atol(port) <= 65535;
-}
-
 static int open_listener(const char *addr, char *where, size_t where_len, char *why, size_t why_len)
 {
     char host[256], port[16];
-    if (!split_address(addr, host, sizeof host, port, sizeof port)) {
+    if (!gpufl__split_listen_address(addr, host, sizeof host, port, sizeof port)) {
         snprintf(why, why_len, "bad listen address '%s' (want ADDR:PORT, :PORT or [IPV6]:PORT)", addr);
         return -1;
     }

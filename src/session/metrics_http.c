@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/bytebuf.h"
+#include "core/listen_address.h"
 
 #define MAX_CONN 32
 #define MAX_HEAD 8192
@@ -66,39 +67,10 @@ static int set_nonblocking(int fd)
 
 /* ---- listening ------------------------------------------------------------ */
 
-/* Splits "ADDR:PORT", ":PORT" or "[V6]:PORT" into host (NULL = any) and
- * port; false when it is none of these. */
-static bool split_address(const char *addr, char *host, size_t host_len, char *port, size_t port_len)
-{
-    const char *colon;
-    const char *h = addr;
-    size_t hlen;
-    if (addr[0] == '[') {
-        const char *close = strchr(addr, ']');
-        if (!close || close[1] != ':')
-            return false;
-        h = addr + 1;
-        hlen = (size_t)(close - h);
-        colon = close + 1;
-    } else {
-        colon = strrchr(addr, ':');
-        if (!colon)
-            return false;
-        hlen = (size_t)(colon - addr);
-    }
-    size_t plen = strlen(colon + 1);
-    if (hlen >= host_len || plen == 0 || plen >= port_len || strspn(colon + 1, "0123456789") != plen)
-        return false;
-    memcpy(host, h, hlen);
-    host[hlen] = '\0';
-    memcpy(port, colon + 1, plen + 1);
-    return atol(port) <= 65535;
-}
-
 static int open_listener(gpufl__metrics_server *s, const char *addr, char *err, size_t err_len)
 {
     char host[256], port[16];
-    if (!split_address(addr, host, sizeof host, port, sizeof port)) {
+    if (!gpufl__split_listen_address(addr, host, sizeof host, port, sizeof port)) {
         snprintf(err, err_len, "bad listen address '%s' (want ADDR:PORT, :PORT or [IPV6]:PORT)", addr);
         return GPUFL_EINVAL;
     }

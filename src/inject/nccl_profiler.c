@@ -124,15 +124,16 @@ static gpufl__nccl_result begin(void **handle, const gpufl_nccl_collective *c, c
     record_fn fn = atomic_load_explicit(&record, memory_order_acquire);
     if (!fn)
         return GPUFL__NCCL_SUCCESS;
+    const char *func = names[0] && names[0][0] ? names[0] : "unknown"; /* kept, as what NCCL did not name */
     slot *s = claim();
     if (!s) {
         gpufl_nccl_collective now = *c;
-        now.func = names[0], now.datatype = names[1], now.algo = names[2], now.proto = names[3];
+        now.func = func, now.datatype = names[1], now.algo = names[2], now.proto = names[3];
         (void)fn(&now);
         return GPUFL__NCCL_SUCCESS;
     }
     s->c = *c;
-    s->c.func = keep_name(s->names[0], names[0]);
+    s->c.func = keep_name(s->names[0], func);
     s->c.datatype = keep_name(s->names[1], names[1]);
     s->c.algo = keep_name(s->names[2], names[2]);
     s->c.proto = keep_name(s->names[3], names[3]);

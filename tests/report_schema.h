@@ -527,9 +527,16 @@ static const sfield s_nccl_row[] = {{"device", S_INT, 0},
                                     {"busy_pct", S_NUM, 0},
                                     {"bytes", S_INT_NULL, 0},
                                     {"bytes_known", S_INT, 0},
+                                    {"algbw_gbps", S_NUM_NULL, 0},
+                                    {"busbw_gbps", S_NUM_NULL, 0},
                                     {0, 0, 0}};
-static const sfield s_nccl[] = {
-    {"kernels", S_INT, 0}, {"devices", S_ARR_OBJ, s_nccl_device}, {"collectives", S_ARR_OBJ, s_nccl_row}, {0, 0, 0}};
+static const sfield s_nccl[] = {{"kernels", S_INT, 0},
+                                {"recorded_collectives", S_INT, 0},
+                                {"kernels_with_bytes", S_INT, 0},
+                                {"bytes_note", S_STR, 0},
+                                {"devices", S_ARR_OBJ, s_nccl_device},
+                                {"collectives", S_ARR_OBJ, s_nccl_row},
+                                {0, 0, 0}};
 
 static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"schema_version", S_INT, 0},

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,8 @@ static int teardown(void **state)
     return 0;
 }
 
+static uint32_t ring_events; /* 0: the default */
+
 static void start(gpufl_log_format format)
 {
     log_path = tu_mkdtemp("nccl-plugin");
@@ -87,6 +90,8 @@ static void start(gpufl_log_format format)
     o.log_path = log_path;
     o.system_sample_rate_ms = 0;
     o.log_format = format;
+    if (ring_events)
+        o.ring_events = ring_events;
     assert_true(gpufl_init(&o));
 }
 
@@ -339,6 +344,65 @@ static void slots_run_out(void **state)
     gpufl_trace_close(t);
 }
 
+/* Several threads enqueue at once, as NCCL's users do with several
+ * communicators: every collective is recorded once, with its own bytes
+ * (slots are never shared between two collectives in flight). */
+enum { THREADS = 4, PER_THREAD = 3000 };
+
+static void *enqueue(void *arg)
+{
+    void *ctx = arg;
+    for (size_t i = 0; i < PER_THREAD; i++) {
+        gpufl__nccl_descr_v4 d = {.type = GPUFL__NCCL_PROFILE_COLL, .rank = 0};
+        /* count tells the thread and the collective apart: bytes = 4 x count */
+        d.coll.seq = i, d.coll.func = "AllReduce", d.coll.count = 1 + i, d.coll.datatype = "ncclFloat32";
+        void *h = NULL;
+        if (v4->start_event(ctx, &h, &d) != 0 || !h || v4->stop_event(h) != 0)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void threads_at_once(void **state)
+{
+    (void)state;
+    ring_events = 1u << 16;
+    start(GPUFL_LOG_GFLT);
+    ring_events = 0;
+    void *ctx[THREADS];
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        int mask = 0;
+        assert_int_equal(v4->init(&ctx[i], &mask, "c", 0x100 + (uint64_t)i, 1, 4, i, NULL), 0);
+        assert_int_equal(pthread_create(&th[i], NULL, enqueue, ctx[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++) {
+        void *rc;
+        assert_int_equal(pthread_join(th[i], &rc), 0);
+        assert_null(rc);
+        assert_int_equal(v4->finalize(ctx[i]), 0);
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    gpufl_shutdown();
+    gpufl_trace *t;
+    char err[512];
+    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    const gpufl_trace_nccl_collectives *c = gpufl_trace_get_nccl_collectives(t);
+    assert_int_equal(c->n, THREADS * PER_THREAD);
+    uint64_t per_comm[THREADS] = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        assert_true(c->comm_hash[i] >= 0x100 && c->comm_hash[i] < 0x100 + THREADS);
+        assert_int_equal(c->bytes[i], 4 * c->count[i]);
+        assert_int_equal(c->count[i], c->seq[i] + 1);
+        per_comm[c->comm_hash[i] - 0x100] += c->count[i];
+    }
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(per_comm[i], (uint64_t)PER_THREAD * (PER_THREAD + 1) / 2);
+    gpufl_trace_close(t);
+}
+
 /* The library entry itself: what it refuses, and datatype sizes. */
 static void record_api(void **state)
 {
@@ -383,6 +447,7 @@ int main(void)
         cmocka_unit_test_teardown(idle_without_session, teardown),
         cmocka_unit_test_teardown(collectives_in_both_formats, teardown),
         cmocka_unit_test_teardown(slots_run_out, teardown),
+        cmocka_unit_test_teardown(threads_at_once, teardown),
         cmocka_unit_test_teardown(record_api, teardown),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -215,7 +215,7 @@ static void nccl(gpufl__hout *o, const gpufl__job_report *r)
             if (v[j].bytes_known)
                 gpufl__html_td_bytes(o, v[j].bytes);
             else
-                gpufl__html_td_text(o, "not recorded");
+                gpufl__html_td_text(o, "unknown"); /* the note above says why */
             char alg[32] = "-", bus[32] = "-";
             if (v[j].bw_ns) {
                 snprintf(alg, sizeof alg, "%.2f GB/s", v[j].alg_bytes / (double)v[j].bw_ns);

@@ -527,6 +527,8 @@ static const sfield s_nccl_row[] = {{"device", S_INT, 0},
                                     {"busy_pct", S_NUM, 0},
                                     {"bytes", S_INT_NULL, 0},
                                     {"bytes_known", S_INT, 0},
+                                    {"algbw_gbps", S_NUM_NULL, 0},
+                                    {"busbw_gbps", S_NUM_NULL, 0},
                                     {0, 0, 0}};
 static const sfield s_critpath_item[] = {{"kind", S_STR, 0},  {"name", S_STR_NULL, 0}, {"ns", S_INT, 0},
                                          {"share", S_NUM, 0}, {"pieces", S_INT, 0},    {0, 0, 0}};
@@ -535,8 +537,13 @@ static const sfield s_critpath[] = {{"step", S_STR, 0},         {"step_kind", S_
                                     {"begin_ns", S_INT, 0},     {"end_ns", S_INT, 0},
                                     {"path_ns", S_INT, 0},      {"items", S_ARR_OBJ, s_critpath_item},
                                     {"work_on_path", S_INT, 0}, {0, 0, 0}};
-static const sfield s_nccl[] = {
-    {"kernels", S_INT, 0}, {"devices", S_ARR_OBJ, s_nccl_device}, {"collectives", S_ARR_OBJ, s_nccl_row}, {0, 0, 0}};
+static const sfield s_nccl[] = {{"kernels", S_INT, 0},
+                                {"recorded_collectives", S_INT, 0},
+                                {"kernels_with_bytes", S_INT, 0},
+                                {"bytes_note", S_STR, 0},
+                                {"devices", S_ARR_OBJ, s_nccl_device},
+                                {"collectives", S_ARR_OBJ, s_nccl_row},
+                                {0, 0, 0}};
 
 static const sfield s_report[] = {{"schema", S_STR, 0},
                                   {"schema_version", S_INT, 0},

@@ -416,6 +416,8 @@ static void time_per_collective(void **state)
     assert_int_equal(o.n, 5);
     /* bytes as a source that knows them would give: two of device 0's ring all-reduces' three... */
     o.op[0].bytes = 1000; /* device 0's first all-reduce (starts at 0, before device 1's) */
+    o.op[0].has_bytes = 1;
+    o.op[0].nranks = 4;
     gpufl__nccl_row *rows;
     size_t n;
     assert_int_equal(gpufl__nccl_summary_of(&o, &rows, &n), 0);
@@ -448,6 +450,10 @@ static void time_per_collective(void **state)
     assert_int_equal(bytes, 1000);
     assert_int_equal(known, 1);
     assert_true(o.op[0].device == 0 && rows[1].bytes == 1000 && rows[1].bytes_known == 1);
+    /* bandwidth over the sized op alone: AllReduce of 4 ranks, bus factor 2(n-1)/n = 1.5 */
+    assert_true(rows[1].alg_bytes == 1000.0 && rows[1].bus_bytes == 1500.0);
+    assert_int_equal(rows[1].bw_ns, o.op[0].end_ns - o.op[0].start_ns);
+    assert_true(rows[0].bw_ns == 0 && rows[0].alg_bytes == 0);
     free(rows);
     gpufl__nccl_ops none = {0};
     assert_int_equal(gpufl__nccl_summary_of(&none, &rows, &n), 0);

@@ -554,6 +554,35 @@ static void test_caller_environment_kept(void **state)
     json_decref(sj);
 }
 
+/* NCCL_PROFILER_PLUGIN names gpufl's NCCL plugin, built beside the
+ * injection library; one the user set is left alone, and said. */
+static void test_nccl_profiler_plugin(void **state)
+{
+    (void)state;
+    result *r = run_cli(ARGS("/bin/sh", "-c", "echo \"plugin=$NCCL_PROFILER_PLUGIN\""),
+                        (const char *const[]){"NCCL_PROFILER_PLUGIN=", NULL});
+    expect_code(r, 0);
+    char want[4200], *real = realpath(GFL_NCCL_PLUGIN, NULL);
+    assert_non_null(real);
+    snprintf(want, sizeof want, "plugin=%s\n", real);
+    free(real);
+    assert_string_equal(r->out, want);
+    assert_null(strstr(r->err, "NCCL_PROFILER_PLUGIN"));
+    free(r->out);
+    free(r->err);
+    tu_rm_rf(r->cwd);
+    free(r->cwd);
+    free(r);
+    current = NULL;
+
+    r = run_cli(ARGS("/bin/sh", "-c", "echo \"plugin=$NCCL_PROFILER_PLUGIN\""),
+                (const char *const[]){"NCCL_PROFILER_PLUGIN=/opt/mine/libnccl-profiler.so", NULL});
+    expect_code(r, 0);
+    assert_string_equal(r->out, "plugin=/opt/mine/libnccl-profiler.so\n");
+    if (!strstr(r->err, "NCCL_PROFILER_PLUGIN=/opt/mine/libnccl-profiler.so is set: left alone"))
+        fail_msg("not said; stderr:\n%s", r->err);
+}
+
 /* ---- errors ------------------------------------------------------------------- */
 
 static void test_program_not_found(void **state)
@@ -628,6 +657,7 @@ int main(void)
         cmocka_unit_test_teardown(test_no_cuda_no_session, cleanup),
         cmocka_unit_test_teardown(test_options_reach_the_session, cleanup),
         cmocka_unit_test_teardown(test_caller_environment_kept, cleanup),
+        cmocka_unit_test_teardown(test_nccl_profiler_plugin, cleanup),
         cmocka_unit_test_teardown(test_program_not_found, cleanup),
         cmocka_unit_test_teardown(test_program_not_executable, cleanup),
         cmocka_unit_test_teardown(test_bad_usage, cleanup),

@@ -173,6 +173,7 @@ static void expected_gaps(uint8_t type, range *gaps, int *n)
     case GFL_EV_RANGE_METRIC: TAIL(u.range_metric.range); break;
     case GFL_EV_SASS_METRIC: TAIL(u.sass.valid); break;
     case GFL_EV_CLOCK: TAIL(u.clock.ntp_status); break;
+    case GFL_EV_NCCL_COLL: TAIL(u.nccl.abi); break;
     case GFL_EV_STACK:
     case GFL_EV_CRASH_STACK:
         gaps[(*n)++] = (range)RANGE_OF(u.stack.reserved);

@@ -456,6 +456,46 @@ GPUFL_API void gpufl_upload_options_init(gpufl_upload_options *opts);
  */
 GPUFL_API int gpufl_upload_logs(const gpufl_upload_options *opts, gpufl_upload_result *result);
 
+/*
+ * NCCL collectives with their payload. gpufl's NCCL profiler plugin
+ * (libgpufl_nccl.so, which `gpufl run` names in NCCL_PROFILER_PLUGIN)
+ * calls this for every collective NCCL enqueues; any other communication
+ * library may feed it the same way. Strings are copied (interned) before
+ * it returns; NULL or "" leaves a name out. bytes is count times the size
+ * of datatype when datatype is one of NCCL's names ("ncclFloat32",
+ * "ncclBfloat16", ...), else unknown: nothing is guessed.
+ */
+typedef struct gpufl_nccl_collective {
+    size_t struct_size;   /* sizeof(gpufl_nccl_collective): members are only appended */
+    uint64_t start_ns;    /* CLOCK_MONOTONIC; 0 = now */
+    uint64_t end_ns;      /* the library finished enqueuing it; 0 = unknown */
+    uint64_t comm_hash;   /* the communicator, the same number on every rank of it */
+    uint64_t seq;         /* the collective's number in its communicator */
+    uint64_t count;       /* elements */
+    const char *func;     /* "AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "Send", ... */
+    const char *datatype; /* "ncclFloat32", ... */
+    const char *algo;     /* "Ring", "Tree", ...; NULL = not known */
+    const char *proto;    /* "Simple", "LL", "LL128"; NULL = not known */
+    int32_t rank;         /* in the communicator; -1 = unknown */
+    int32_t root;         /* root of a rooted collective, peer of Send/Recv; -1 = none */
+    uint32_t nranks;      /* ranks in the communicator; 0 = unknown */
+    uint32_t channels;    /* channels used; 0 = not known (values above 255 are kept as 255) */
+    uint32_t device;      /* the CUDA device, when known */
+    uint32_t abi;         /* the NCCL profiler interface version that delivered it; 0 = none */
+    int is_p2p;           /* a point-to-point call (root is the peer) */
+} gpufl_nccl_collective;
+
+/* Records one collective. Returns 0; GPUFL_ESTATE with no session
+ * (nothing recorded); GPUFL_EINVAL for NULL, a too small struct_size or
+ * no func; GPUFL_ENOMEM when the calling thread's ring is full (the event
+ * is counted lost). Any thread; no lock unless a name is new. */
+GPUFL_API int gpufl_record_nccl_collective(const gpufl_nccl_collective *coll);
+
+/* Bytes of one element of an NCCL datatype named as NCCL names them
+ * ("ncclFloat32" 4, "ncclBfloat16" 2, "ncclInt8" 1, ...); 0 for NULL or a
+ * name it does not know. */
+GPUFL_API size_t gpufl_nccl_datatype_size(const char *datatype);
+
 /* ---- Scope macros ------------------------------------------------------
  *
  *   GFL_SCOPE("forward") { ... }   the block is the scope; leaving it by any

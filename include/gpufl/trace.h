@@ -393,6 +393,33 @@ typedef struct gpufl_trace_clocks {
     const uint32_t *ntp_status; /* adjtimex status bits (STA_*) */
 } gpufl_trace_clocks;
 
+/* NCCL collectives (docs/FORMAT.md, `nccl_coll`) as NCCL's profiler plugin
+ * interface described them when they were enqueued, in start order
+ * (host clock): the communicator (comm_hash, the same on all its ranks),
+ * this process's rank in it, the sequence number, NCCL's names of the
+ * operation, datatype, algorithm and protocol (string ids; 0 when the
+ * version of the interface gave none), and the payload: count elements,
+ * bytes = count x the datatype's size where bytes_known is 1. For
+ * AllGather count is what each rank sends, for ReduceScatter what each
+ * receives (NCCL's API). end_ns is when NCCL stopped the event (the
+ * enqueue was done), not when the GPU finished: the GPU time is the NCCL
+ * kernel's. p2p marks a Send or Recv, whose root column is the peer. */
+typedef struct gpufl_trace_nccl_collectives {
+    size_t n;
+    const uint64_t *start_ns, *end_ns; /* end_ns 0 = unknown */
+    const uint64_t *comm_hash, *seq, *count;
+    const uint64_t *bytes;            /* valid where bytes_known */
+    const uint32_t *func, *datatype;  /* string ids: "AllReduce", "ncclFloat32" (0 = not given) */
+    const uint32_t *algo, *proto;     /* string ids, 0 = not given */
+    const int32_t *rank, *root;       /* -1 = unknown / none */
+    const uint32_t *nranks;           /* 0 = unknown */
+    const uint32_t *tid;              /* the thread NCCL called the plugin on */
+    const uint16_t *device;           /* 0: the plugin does not know the device */
+    const uint8_t *channels;          /* 0 = not given */
+    const uint8_t *abi;               /* NCCL profiler interface version, 0 = not the plugin */
+    const uint8_t *bytes_known, *p2p; /* 1 / 0 */
+} gpufl_trace_nccl_collectives;
+
 /* GPU samples; a field's bit in `valid` (GFL_DEV_* of docs/FORMAT.md order:
  * 1 gpu util, 2 mem util, 4 memory, 8 temp, 16 mem temp, 32 power, 64 power
  * limit, 128 energy, 256 clocks, 512 throttle, 1024 pcie, 2048 fan, 4096 ecc,
@@ -550,6 +577,7 @@ GPUFL_API const gpufl_trace_pm_samples *gpufl_trace_get_pm_samples(const gpufl_t
 GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_sass_metrics *gpufl_trace_get_sass_metrics(const gpufl_trace *t);
 GPUFL_API const gpufl_trace_clocks *gpufl_trace_get_clocks(const gpufl_trace *t);
+GPUFL_API const gpufl_trace_nccl_collectives *gpufl_trace_get_nccl_collectives(const gpufl_trace *t);
 
 /*
  * The exact times of row i (i < n) of a table, whatever the columns hold:
@@ -595,6 +623,7 @@ enum {
     GPUFL_TRACE_TABLE_RANGE_METRICS,
     GPUFL_TRACE_TABLE_SASS_METRICS,
     GPUFL_TRACE_TABLE_CLOCKS,
+    GPUFL_TRACE_TABLE_NCCL_COLLECTIVES,
     GPUFL_TRACE_TABLE_COUNT /* appended to, never renumbered */
 };
 

@@ -151,6 +151,14 @@ class Clocks(ctypes.Structure):
                 ("ntp_maxerror_ns", _P(_u64)), ("ntp_esterror_ns", _P(_u64)), ("ntp_status", _P(_u32))]
 
 
+class NcclCollectives(ctypes.Structure):
+    _fields_ = [("n", _size), ("start_ns", _P(_u64)), ("end_ns", _P(_u64)), ("comm_hash", _P(_u64)),
+                ("seq", _P(_u64)), ("count", _P(_u64)), ("bytes", _P(_u64)), ("func", _P(_u32)),
+                ("datatype", _P(_u32)), ("algo", _P(_u32)), ("proto", _P(_u32)), ("rank", _P(_i32)),
+                ("root", _P(_i32)), ("nranks", _P(_u32)), ("tid", _P(_u32)), ("device", _P(_u16)),
+                ("channels", _P(_u8)), ("abi", _P(_u8)), ("bytes_known", _P(_u8)), ("p2p", _P(_u8))]
+
+
 class Job(ctypes.Structure):
     _fields_ = [("struct_size", _u32), ("present", _u32), ("launcher", _u32), ("has", _u32), ("rank", _u32),
                 ("local_rank", _u32), ("world_size", _u32), ("local_world_size", _u32), ("id", _u32),
@@ -280,6 +288,7 @@ _getters = {
     "sass_metrics": ("gpufl_trace_get_sass_metrics", SassMetrics),
     "range_metrics": ("gpufl_trace_get_range_metrics", RangeMetrics),
     "clocks": ("gpufl_trace_get_clocks", Clocks),
+    "nccl_collectives": ("gpufl_trace_get_nccl_collectives", NcclCollectives),
 }
 # a table this libgpufl cannot read yet (an older build) is left out: table() says so
 _getters = {k: (_lib.bind(f, _P(s), [_vp], True), s) for k, (f, s) in _getters.items() if hasattr(_lib.lib, f)}
@@ -554,7 +563,8 @@ class Trace:
     def table(self, name):
         """A Table of one of: scopes, nvtx, kernels, copies, memsets, syncs,
         memory, device_samples, host_samples, launch_configs, streams, callers,
-        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics, range_metrics, clocks. KeyError for a table the loaded
+        triggers, trace_windows, allocator, pm_samples, pc_samples, sass_metrics, range_metrics, clocks,
+        nccl_collectives. KeyError for a table the loaded
         libgpufl cannot read (an older build)."""
         t = self._tables.get(name)
         if t is None:

@@ -30,6 +30,10 @@ typedef struct gpufl__job_coll {
     uint32_t stream;             /* the rank's NCCL streams numbered 0.. in order of first use */
     uint32_t step;               /* the step it ran in, from 1; 0 outside any step */
     uint8_t coll, algo, proto;   /* gpufl__nccl_* */
+    uint8_t has_bytes;           /* bytes is known (gpufl__nccl_bytes_attach matched an nccl_coll event) */
+    uint8_t api_coll;            /* the collective that event names, 0 none */
+    uint32_t nranks;             /* ranks of its communicator, 0 unknown */
+    uint64_t bytes;              /* count x datatype size, with has_bytes */
 } gpufl__job_coll;
 
 /* Time of one kernel name on a rank (NCCL's excluded). */
@@ -63,6 +67,8 @@ typedef struct gpufl__job_rank {
     uint64_t comm_ns, compute_ns, overlap_ns, span_ns; /* summed over devices (gpufl__nccl_overlap) */
     gpufl__job_coll *coll;
     size_t ncoll;
+    uint64_t nccl_recorded;     /* nccl_coll events in the session (NCCL's profiler plugin) */
+    uint32_t bytes_note;        /* digest string: why some collectives have no bytes (gpufl__nccl_ops.bytes_note) */
     gpufl__job_kernel_time *kt; /* one per kernel name, in the order of their first configuration */
     size_t nkt;
     gpufl__job_step *steps;

@@ -256,6 +256,10 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
             c->coll = op->kind.coll;
             c->algo = op->kind.algo;
             c->proto = op->kind.proto;
+            c->has_bytes = op->has_bytes;
+            c->api_coll = op->api_coll;
+            c->nranks = op->nranks;
+            c->bytes = op->bytes;
             continue;
         }
         if (end > d->compute_end) {
@@ -268,6 +272,9 @@ static int walk_kernels(const gpufl_trace *t, const gpufl__nccl_ops *ops, gpufl_
     for (size_t i = 0; i < 65536; i++)
         r->busy_ns += dev[i].busy_end - dev[i].busy_start;
     r->ncoll = o;
+    r->nccl_recorded = ops->recorded;
+    if (ops->bytes_note[0] && !(r->bytes_note = gpufl__job_str(r, ops->bytes_note)))
+        goto oom;
     r->kernels = k->n;
     r->nccl_kernels = o;
     /* per name: configurations of one kernel (other grids) fold together */

@@ -14,7 +14,7 @@
 #include "core/crc32c.h"
 
 #define MAGIC "GFLJOBD1"
-#define VERSION 1u
+#define VERSION 2u /* 2: NCCL bytes (coll bytes, has_bytes, api_coll, nranks; nccl_recorded, bytes_note) */
 
 /* What a session's files are now: names, sizes and modification times. */
 static uint64_t fingerprint(const char *dir)
@@ -103,6 +103,8 @@ static void put_rank(wbuf *w, const gpufl__job_rank *r, uint64_t print)
     put_u64(w, r->span_ns);
     put_u64(w, r->ncoll);
     put(w, r->coll, r->ncoll * sizeof *r->coll);
+    put_u64(w, r->nccl_recorded);
+    put(w, &r->bytes_note, sizeof r->bytes_note);
     put_u64(w, r->nkt);
     put(w, r->kt, r->nkt * sizeof *r->kt);
     put_u64(w, r->nsteps);
@@ -241,6 +243,8 @@ static bool get_rank(rbuf *b, const char *job_dir, gpufl__job_rank *r, char *err
     r->busy_ns = v[11], r->comm_ns = v[12], r->compute_ns = v[13], r->overlap_ns = v[14];
     r->span_ns = get_u64(b);
     r->coll = get_array(b, &r->ncoll, sizeof *r->coll);
+    r->nccl_recorded = get_u64(b);
+    get(b, &r->bytes_note, sizeof r->bytes_note);
     r->kt = get_array(b, &r->nkt, sizeof *r->kt);
     r->steps = get_array(b, &r->nsteps, sizeof *r->steps);
     get(b, &r->step_name, sizeof r->step_name);
@@ -253,7 +257,8 @@ static bool get_rank(rbuf *b, const char *job_dir, gpufl__job_rank *r, char *err
     r->nstr = (size_t)nstr;
     for (size_t i = 0; i < r->nstr && !b->bad; i++)
         r->str[i] = get_str(b);
-    bool ok = !b->bad && r->path && r->host && r->job_id && r->launcher && r->session_id && r->step_name < r->nstr;
+    bool ok = !b->bad && r->path && r->host && r->job_id && r->launcher && r->session_id && r->step_name < r->nstr &&
+              r->bytes_note < r->nstr;
     /* string numbers point into the table */
     for (size_t i = 0; ok && i < r->nkt; i++)
         ok = r->kt[i].name < r->nstr;

@@ -107,7 +107,10 @@ int gpufl__nccl_ops_of(const gpufl_trace *t, gpufl__nccl_ops *out)
         refine(&a, i, op);
     }
     free(c);
-    return 0;
+    int rc = gpufl__nccl_bytes_attach(t, out);
+    if (rc != 0)
+        gpufl__nccl_ops_free(out);
+    return rc;
 }
 
 void gpufl__nccl_ops_free(gpufl__nccl_ops *o)
@@ -279,9 +282,16 @@ int gpufl__nccl_summary_of(const gpufl__nccl_ops *ops, gpufl__nccl_row **out, si
         w->total_ns += dur;
         if (dur > w->max_ns)
             w->max_ns = dur;
-        if (op->bytes) {
+        if (op->has_bytes) {
             w->bytes += op->bytes;
             w->bytes_known++;
+            double alg, bus;
+            /* the collective the event names: a SendRecv kernel's is Send or Recv */
+            if (gpufl__nccl_bw_bytes(op->api_coll ? op->api_coll : op->kind.coll, op->bytes, op->nranks, &alg, &bus)) {
+                w->bw_ns += dur;
+                w->alg_bytes += alg;
+                w->bus_bytes += bus;
+            }
         }
     }
     gpufl__ana_map_free(&row_of);

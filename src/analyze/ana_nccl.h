@@ -118,16 +118,55 @@ typedef struct gpufl__nccl_op {
     uint16_t device;
     gpufl__nccl_kind kind; /* from the name; coll refined from the launch's NVTX range where the name does
                               not tell (Generic, SendRecv: see coll_from_nvtx) */
-    uint64_t bytes;        /* 0 = unknown (always, today: see above) */
+    uint64_t bytes;        /* with has_bytes: count x datatype size of the nccl_coll event matched to it
+                              (gpufl__nccl_bytes_attach); 0 otherwise */
     /* Appended fields. */
     uint8_t coll_from_nvtx; /* 1: kind.coll comes from the NCCL API range the kernel was launched in
                                ("ncclSend" makes a SendRecv kernel SEND) */
+    uint8_t has_bytes;      /* bytes is known */
+    uint8_t api_coll;       /* the collective the matched nccl_coll event names (gpufl__nccl_coll), 0 none */
+    uint32_t nranks;        /* ranks of its communicator, from the nccl_coll event; 0 unknown */
 } gpufl__nccl_op;
 
 typedef struct gpufl__nccl_ops {
     size_t n;
     gpufl__nccl_op *op;
+    /* Appended fields: the nccl_coll events (NCCL's profiler plugin) and how they were matched */
+    size_t recorded;      /* nccl_coll events in the trace */
+    size_t matched;       /* ops given bytes from them */
+    char bytes_note[320]; /* why some or all ops have no bytes, and how they were paired; "" when plain */
 } gpufl__nccl_ops;
+
+/* The bytes of NCCL's kernels, from the nccl_coll events NCCL's profiler
+ * plugin recorded (one per collective as it was enqueued). The rule: a
+ * communicator's collectives go to one NCCL stream in the order they are
+ * enqueued, so the k-th nccl_coll event of a communicator is the k-th NCCL
+ * kernel of its stream. Communicators and NCCL streams are paired by order
+ * of first use (the first communicator to enqueue with the first stream to
+ * run an NCCL kernel), which is exact with one communicator and an
+ * assumption with several, said in the note. A communicator whose count of
+ * events differs from its stream's count of kernels (grouped calls that
+ * NCCL fuses into one kernel, a trace window that missed kernels), or
+ * whose k-th event names another collective than its k-th kernel, gets no
+ * bytes at all, and the note says so: nothing is guessed. Sets op bytes,
+ * has_bytes, nranks and api_coll, and ops->recorded, matched and
+ * bytes_note. 0, or GPUFL_ENOMEM (ops without bytes). */
+int gpufl__nccl_bytes_attach(const gpufl_trace *t, gpufl__nccl_ops *ops) __attribute__((warn_unused_result));
+
+/* The collective (gpufl__nccl_coll) NCCL's name of an operation gives
+ * ("AllReduce", "Send", ...); GFL_NCCL_OTHER for a name it does not know,
+ * GFL_NCCL_NONE for NULL or "". */
+unsigned gpufl__nccl_coll_of_func(const char *func);
+
+/* Bandwidths as nccl-tests defines them. The algorithm's size S is the
+ * bytes recorded (count x datatype size), times n for AllGather and
+ * ReduceScatter, whose count is one rank's part; algorithm bandwidth is
+ * S / time, bus bandwidth S x factor / time, the factor being 2(n-1)/n
+ * for AllReduce, (n-1)/n for AllGather and ReduceScatter, 1 for
+ * Broadcast, Reduce, Send, Recv and SendRecv. Sets *alg_bytes (S) and
+ * *bus_bytes (S x factor); false when the collective has no such factor
+ * (Other) or n (ranks of the communicator) is needed and unknown (0). */
+bool gpufl__nccl_bw_bytes(unsigned coll, uint64_t bytes, uint32_t n, double *alg_bytes, double *bus_bytes);
 
 /* The trace's NCCL kernels, in the kernels table's order (start, then as
  * recorded), so kernel_row ascends. 0, GPUFL_EINVAL (NULL argument) or
@@ -164,6 +203,9 @@ typedef struct gpufl__nccl_row {
     uint64_t bytes_known; /* ops whose bytes were known (bytes is theirs alone when < count) */
     double busy_pct;      /* total_ns / the device's GPU busy time * 100; filled by gpufl__nccl_report_of,
                               0 from gpufl__nccl_summary_of and when the busy time is unknown */
+    /* Appended fields: bandwidth over the ops gpufl__nccl_bw_bytes could size */
+    uint64_t bw_ns;              /* their kernel time */
+    double alg_bytes, bus_bytes; /* their S and S x factor: alg_bytes / bw_ns is GB/s */
 } gpufl__nccl_row;
 
 /* Rows by device, then total_ns descending, then coll, algo, proto. 0 with *out malloc'd (free()) and *n set

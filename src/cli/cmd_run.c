@@ -46,6 +46,7 @@
 
 #define INJECT_NAME "libgpufl_inject.so"
 #define CUPTI_PLUGIN_NAME "libgpufl_cupti.so"
+#define NCCL_PLUGIN_NAME "libgpufl_nccl.so"
 #define DEFAULT_LOG_PATH "gpufl-logs" /* in the current directory */
 /* One recorded process: its full summary. Up to this many: the first lines
  * of each. More: where they went, nothing else. */
@@ -183,6 +184,31 @@ static void beside(const char *inject, const char *name, char *out, size_t len)
  * injection library, first in LD_PRELOAD: a CUPTI client in the program
  * that gpufl shuts out is then told so on stderr and named in the session.
  * Builds without it (sanitizer builds) run the program without it. */
+/* Names gpufl's NCCL profiler plugin (inject/nccl_profiler.c), installed
+ * beside the injection library, in NCCL_PROFILER_PLUGIN, so that NCCL
+ * hands every collective's count and datatype to the session (the bytes
+ * of the NCCL reports). A plugin the user named is theirs: left alone,
+ * and said, since the reports then have no bytes. */
+static int name_nccl_plugin(const char *inject)
+{
+    char plugin[PATH_MAX + 64];
+    beside(inject, NCCL_PLUGIN_NAME, plugin, sizeof plugin);
+    const char *user = getenv("NCCL_PROFILER_PLUGIN");
+    if (user && user[0]) {
+        if (strcmp(user, plugin) != 0)
+            fprintf(stderr,
+                    "gpufl run: NCCL_PROFILER_PLUGIN=%s is set: left alone, so NCCL's collectives are recorded "
+                    "without their bytes (gpufl's plugin is %s)\n",
+                    user, plugin);
+        return 0;
+    }
+    if (!readable(plugin)) {
+        fprintf(stderr, "gpufl run: %s is missing: NCCL's collectives are recorded without their bytes\n", plugin);
+        return 0;
+    }
+    return set("NCCL_PROFILER_PLUGIN", plugin);
+}
+
 static int preload_cupti_guard(const char *inject)
 {
     char guard[PATH_MAX + 64];
@@ -236,6 +262,8 @@ static int prepare_environment(const run_args *a, const char *inject, const char
         if (gpufl__run_python_env(path, !a->no_torch_ops) != 0)
             return -1;
     }
+    if (name_nccl_plugin(inject) != 0)
+        return -1;
     return preload_cupti_guard(inject);
 }
 

@@ -109,6 +109,8 @@ static const gpufl__cli_command commands[] = {
      "  --no-torch-ops    Python programs: do not name kernels by their PyTorch op and module\n"
      "                    (gpufl.torch, attached when the program imports torch)\n"
      "Without a flag, GPUFL_PROFILING_ENGINE, GPUFL_LOG_PATH and GPUFL_APP_NAME apply when set.\n"
+     "NCCL_PROFILER_PLUGIN is set to gpufl's libgpufl_nccl.so, so NCCL's collectives are recorded\n"
+     "with their bytes (NCCL 2.24 and later); one already set is left alone, and said.\n"
      "Signals sent to gpufl run (HUP, INT, QUIT, TERM, USR1, USR2, WINCH) are passed on to\n"
      "PROGRAM, which stays in the terminal's process group; if gpufl run is killed, so is PROGRAM.\n"
      "Exit code: PROGRAM's own (128+N when signal N killed it); 126 PROGRAM could not be\n"

@@ -43,6 +43,7 @@ const char *gpufl__event_type_name(uint8_t type)
         [GFL_EV_SASS_METRIC] = "sass_metric",
         [GFL_EV_PM_SAMPLE] = "pm_sample",
         [GFL_EV_CLOCK] = "clock",
+        [GFL_EV_NCCL_COLL] = "nccl_coll",
         [GFL_EV_TRACE_WINDOW] = "trace_window",
     };
     return NAME_OF(names, type);

@@ -50,8 +50,9 @@ typedef enum gfl_event_type {
     GFL_EV_SASS_METRIC = 28,  /* one SASS instruction's counts over one kernel launch (SASS metrics engine) */
     GFL_EV_RANGE_METRIC = 29, /* one metric of one range profiler range (backend/cupti/range_profiler.h) */
     GFL_EV_PM_SAMPLE = 30,    /* one metric of one PM sampling interval (backend/cupti/pm_source.h) */
-    GFL_EV_CLOCK = 31, /* the session clock read against CLOCK_MONOTONIC and CLOCK_REALTIME (core/clock_pair.h) */
-    GFL_EV_TYPE_COUNT = 32
+    GFL_EV_CLOCK = 31,     /* the session clock read against CLOCK_MONOTONIC and CLOCK_REALTIME (core/clock_pair.h) */
+    GFL_EV_NCCL_COLL = 32, /* an NCCL collective as NCCL enqueued it (inject/nccl_profiler.c) */
+    GFL_EV_TYPE_COUNT = 33
 } gfl_event_type;
 
 /* Which log file an event goes to (DESIGN §6). */
@@ -571,6 +572,33 @@ typedef struct gfl_clock_payload {
     uint32_t ntp_status;      /* adjtimex status bits (STA_*) */
 } gfl_clock_payload;
 
+/* One NCCL collective (or point-to-point call) as NCCL's profiler plugin
+ * interface described it when it was enqueued (inject/nccl_profiler.c,
+ * through gpufl_record_nccl_collective): h.ts when NCCL started the event,
+ * end_ts when it stopped it (the enqueue was done; the GPU work is the
+ * NCCL kernel of the communicator's stream). bytes = count x the
+ * datatype's size, valid only with GFL_F_NCCL_BYTES (an unknown datatype
+ * leaves it out, never a made-up size). Strings are NCCL's own names
+ * ("AllReduce", "ncclFloat32", "Ring", "Simple"). */
+#define GFL_F_NCCL_BYTES 0x01 /* bytes is known */
+#define GFL_F_NCCL_P2P 0x02   /* a point-to-point call (Send, Recv): peer in root */
+typedef struct gfl_nccl_coll_payload {
+    uint64_t end_ts;    /* NCCL stopped the event (enqueued), 0 = unknown */
+    uint64_t comm_hash; /* NCCL's communicator hash: the same on every rank of the communicator */
+    uint64_t seq;       /* the collective's sequence number in its communicator */
+    uint64_t count;     /* elements, as the API call gave them */
+    uint64_t bytes;     /* count x datatype size, with GFL_F_NCCL_BYTES */
+    uint32_t func;      /* string id: "AllReduce", "AllGather", ... */
+    uint32_t datatype;  /* string id, 0 = not given */
+    uint32_t algo;      /* string id, 0 = not given (NCCL's "Ring", "Tree", ...) */
+    uint32_t proto;     /* string id, 0 = not given ("Simple", "LL", "LL128") */
+    int32_t rank;       /* in the communicator, -1 = unknown */
+    int32_t root;       /* root (peer for point-to-point), -1 = none */
+    uint32_t nranks;    /* ranks of the communicator, 0 = unknown */
+    uint8_t channels;   /* NCCL channels used, 0 = not given */
+    uint8_t abi;        /* the NCCL profiler ABI version that delivered it, 0 = not the plugin */
+} gfl_nccl_coll_payload;
+
 typedef struct gfl_dropped_payload {
     uint64_t count;  /* lost since the previous dropped event of this source */
     uint64_t total;  /* lost by this source in the session so far */
@@ -611,6 +639,7 @@ typedef struct gfl_event {
         gfl_range_metric_payload range_metric;
         gfl_sass_metric_payload sass;
         gfl_clock_payload clock;
+        gfl_nccl_coll_payload nccl;
         gfl_dropped_payload dropped;
         gfl_log_payload log;
         uint8_t raw[GFL_EVENT_SIZE - sizeof(gfl_event_header)];

@@ -36,8 +36,9 @@ static const uint8_t payload_size[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_SASS_METRIC] = sizeof(gfl_sass_metric_payload),
     [GFL_EV_PM_SAMPLE] = sizeof(gfl_pm_sample_payload),
     [GFL_EV_CLOCK] = sizeof(gfl_clock_payload),
+    [GFL_EV_NCCL_COLL] = sizeof(gfl_nccl_coll_payload),
 };
-_Static_assert(GFL_EV_TYPE_COUNT == 32, "a new event type needs its payload size in the table above");
+_Static_assert(GFL_EV_TYPE_COUNT == 33, "a new event type needs its payload size in the table above");
 
 size_t gpufl__record_payload_size(unsigned type) { return type < GFL_EV_TYPE_COUNT ? payload_size[type] : 0; }
 

@@ -381,6 +381,27 @@ static const gpufl__gflt_field clock_fields[] = {
     OPT(u.clock.ntp_status, GFLT_VAR),
 };
 
+/* A communicator's collectives come in sequence: seq grows by 1, the
+ * hash, names and sizes repeat. */
+static const gpufl__gflt_field nccl_coll_fields[] = {
+    HEADER,
+    F(h.ts, GFLT_DELTA),
+    OPT_REF(u.nccl.end_ts, h.ts),
+    F(u.nccl.comm_hash, GFLT_DELTA),
+    F(u.nccl.seq, GFLT_DELTA),
+    F(u.nccl.func, GFLT_STR),
+    F(u.nccl.count, GFLT_DELTA),
+    OPT(u.nccl.bytes, GFLT_DELTA),
+    OPT(u.nccl.datatype, GFLT_STR),
+    OPT(u.nccl.algo, GFLT_STR),
+    OPT(u.nccl.proto, GFLT_STR),
+    F(u.nccl.rank, GFLT_SVAR),
+    F(u.nccl.root, GFLT_SVAR),
+    OPT(u.nccl.nranks, GFLT_VAR),
+    OPT(u.nccl.channels, GFLT_VAR),
+    OPT(u.nccl.abi, GFLT_VAR),
+};
+
 static const gpufl__gflt_field dropped_fields[] = {
     HEADER,
     F(h.ts, GFLT_DELTA),
@@ -433,6 +454,7 @@ static const gpufl__gflt_layout layouts[GFL_EV_TYPE_COUNT] = {
     [GFL_EV_PM_SAMPLE] = LAYOUT(pm_sample_fields),
     [GFL_EV_SASS_METRIC] = LAYOUT(sass_metric_fields),
     [GFL_EV_CLOCK] = LAYOUT(clock_fields),
+    [GFL_EV_NCCL_COLL] = LAYOUT(nccl_coll_fields),
 };
 
 const gpufl__gflt_layout *gpufl__gflt_layout_of(uint8_t type)

@@ -65,6 +65,11 @@
 #define GFL_NDJ_IF_API_memset(ev, v, a) ((ev)->u.memset.api_start_ts != 0)
 #define GFL_NDJ_IF_CC_KNOWN(ev, v, a) ((v) >= 0)
 #define GFL_NDJ_IF_POSITIVE(ev, v, a) ((v) > 0)
+/* nccl_coll lines: the root of a rooted collective or the peer of a
+ * point-to-point call; none is -1 */
+#define GFL_NDJ_IF_NCCL_ROOT(ev, v, a) ((v) >= 0 && !((ev)->h.flags & GFL_F_NCCL_P2P))
+#define GFL_NDJ_IF_NCCL_PEER(ev, v, a) ((v) >= 0 && ((ev)->h.flags & GFL_F_NCCL_P2P))
+#define GFL_NDJ_IF_NCCL_BYTES(ev, v, a) (((ev)->h.flags & GFL_F_NCCL_BYTES) != 0)
 /* clock lines: the kernel's NTP figures, when it gave them */
 #define GFL_NDJ_IF_CLOCK_NTP(ev, v, a) ((ev)->u.clock.ntp != 0)
 #define GFL_NDJ_IF_CODE_NAMED(ev, v, a) (gpufl__signal_code_name((ev)->u.crash.signal, (v)) != NULL)
@@ -460,6 +465,32 @@
     X(ntp_status, u.clock.ntp_status, U, 0, CLOCK_NTP)
 // clang-format on
 
+/* An NCCL collective as NCCL enqueued it (NCCL's profiler plugin
+ * interface): "bytes" only when the datatype's size is known (the reader
+ * sets GFL_F_NCCL_BYTES from its presence), "peer" marks a point-to-point
+ * call and gives its peer, "root" a rooted collective's root. */
+// clang-format off
+#define GFL_NDJSON_NCCL_COLL(X)                                                                    \
+    X(start_ns, h.ts, U, 0, REQ)                                                                   \
+    X(end_ns, u.nccl.end_ts, U, 0, NONZERO)                                                        \
+    X(device, h.device, U, 0, ALWAYS)                                                              \
+    X(tid, h.tid, U, 0, NONZERO)                                                                   \
+    X(comm, u.nccl.comm_hash, HEX, 0, ALWAYS)                                                      \
+    X(rank, u.nccl.rank, I, 0, ALWAYS)                                                             \
+    X(nranks, u.nccl.nranks, U, 0, NONZERO)                                                        \
+    X(seq, u.nccl.seq, U, 0, ALWAYS)                                                               \
+    X(func, u.nccl.func, STR, 0, ALWAYS)                                                           \
+    X(count, u.nccl.count, U, 0, ALWAYS)                                                           \
+    X(datatype, u.nccl.datatype, STR, 0, NONZERO)                                                  \
+    X(bytes, u.nccl.bytes, U, 0, NCCL_BYTES)                                                       \
+    X(root, u.nccl.root, I, 0, NCCL_ROOT)                                                          \
+    X(peer, u.nccl.root, I, 0, NCCL_PEER)                                                          \
+    X(algo, u.nccl.algo, STR, 0, NONZERO)                                                          \
+    X(proto, u.nccl.proto, STR, 0, NONZERO)                                                        \
+    X(channels, u.nccl.channels, U, 0, NONZERO)                                                    \
+    X(abi, u.nccl.abi, U, 0, NONZERO)
+// clang-format on
+
 /* Every event type with its fields, and where its validity bits live
  * (host, dev or none). L(type, fields, valid). */
 // clang-format off
@@ -494,7 +525,8 @@
     L(GFL_EV_RANGE_METRIC, GFL_NDJSON_RANGE_METRIC, none)                                          \
     L(GFL_EV_PM_SAMPLE, GFL_NDJSON_PM_SAMPLE, none)                                                \
     L(GFL_EV_SASS_METRIC, GFL_NDJSON_SASS_METRIC, none)                                            \
-    L(GFL_EV_CLOCK, GFL_NDJSON_CLOCK, none)
+    L(GFL_EV_CLOCK, GFL_NDJSON_CLOCK, none)                                                        \
+    L(GFL_EV_NCCL_COLL, GFL_NDJSON_NCCL_COLL, none)
 // clang-format on
 
 /* ---- session lines -------------------------------------------------------- */
@@ -581,7 +613,8 @@ typedef struct gpufl__meta_line {
     X(function) X(cubin_crc) X(pc_offset) X(file) X(line) X(stalls) X(metric) X(range)                     \
     X(function_index) X(valid) X(inst_executed) X(thread_inst_executed) X(sectors) X(sectors_ideal) \
     X(branch_targets) X(divergent_targets) X(mono_ns) X(uncertainty_ns) X(point) X(ntp) X(ntp_offset_ns)        \
-    X(ntp_maxerror_ns) X(ntp_esterror_ns) X(ntp_status)
+    X(ntp_maxerror_ns) X(ntp_esterror_ns) X(ntp_status) X(comm) X(rank) X(nranks) X(func)          \
+    X(datatype) X(root) X(peer) X(algo) X(proto) X(channels) X(abi)
 // clang-format on
 
 #endif /* GPUFL_FORMAT_NDJSON_FIELDS_H */

@@ -72,6 +72,9 @@ size_t gpufl__ndjson_line_bound(const gfl_event *ev, gpufl__jnames *names)
                name_bound(names, ev->u.range_metric.name);
     case GFL_EV_CLOCK:
         return FIXED_PART_BOUND + name_bound(names, ev->u.clock.point) + name_bound(names, ev->u.clock.ntp);
+    case GFL_EV_NCCL_COLL:
+        return FIXED_PART_BOUND + name_bound(names, ev->u.nccl.func) + name_bound(names, ev->u.nccl.datatype) +
+               name_bound(names, ev->u.nccl.algo) + name_bound(names, ev->u.nccl.proto);
     case GFL_EV_ALLOCATOR:
         return FIXED_PART_BOUND + name_bound(names, ev->u.allocator.framework) +
                name_bound(names, ev->u.allocator.reason);

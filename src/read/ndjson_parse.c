@@ -537,7 +537,7 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
     const line_type *lt = &line_types[type];
     uint32_t valid = 0;
     uint64_t seen_required = 0, required = 0;
-    bool has_depth = false, has_seq = false;
+    bool has_depth = false, has_seq = false, has_bytes = false, has_peer = false, has_root = false;
     for (unsigned i = 0; lt->slots[i].key; i++)
         if (lt->slots[i].required)
             required |= 1ull << i;
@@ -558,6 +558,9 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
         valid |= sl->kind == V_SKIP ? 0 : sl->arg * (lt->valid_off != 0);
         has_depth |= key == K_depth;
         has_seq |= key == K_seq;
+        has_bytes |= key == K_bytes;
+        has_peer |= key == K_peer;
+        has_root |= key == K_root;
         seen_required |= (uint64_t)sl->required << (si - 1);
     }
     if (seen_required != required) {
@@ -574,6 +577,11 @@ int gpufl__ndjson_parse_line(gpufl__ndjson_parser *p, const char *line, size_t n
         ev->h.flags |= GFL_F_NVTX_START_END;
     if (type == GFL_EV_NVTX_RANGE && has_seq)
         ev->h.flags |= GFL_F_NVTX_SEQ;
+    if (type == GFL_EV_NCCL_COLL) { /* root and peer share a field; -1 when the line has neither */
+        ev->h.flags |= (has_bytes ? GFL_F_NCCL_BYTES : 0) | (has_peer ? GFL_F_NCCL_P2P : 0);
+        if (!has_peer && !has_root)
+            ev->u.nccl.root = -1;
+    }
     switch (type) {
     case T_session_start: return GFL_LINE_SESSION_START;
     case T_session_end: return GFL_LINE_SESSION_END;

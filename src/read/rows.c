@@ -26,6 +26,7 @@ static const gpufl_trace_pm_samples no_pm_samples;
 static const gpufl_trace_range_metrics no_range_metrics;
 static const gpufl_trace_sass_metrics no_sass;
 static const gpufl_trace_clocks no_clocks;
+static const gpufl_trace_nccl_collectives no_nccl;
 
 #define OR(p, empty) ((p) ? (p) : &(empty))
 
@@ -55,6 +56,7 @@ void gpufl__rows_open(gpufl__rows *a, const gpufl_trace *t)
     a->range_metrics = OR(gpufl_trace_get_range_metrics(t), no_range_metrics);
     a->sass = OR(gpufl_trace_get_sass_metrics(t), no_sass);
     a->clocks = OR(gpufl_trace_get_clocks(t), no_clocks);
+    a->nccl = OR(gpufl_trace_get_nccl_collectives(t), no_nccl);
     a->start_ns = a->info->start_ns;
     a->ended = a->info->end_ns != 0;
     /* a session that did not end (a crash) ends at its last recorded time,

@@ -74,6 +74,7 @@ typedef struct gpufl__rows {
     const gpufl_trace_range_metrics *range_metrics;
     const gpufl_trace_sass_metrics *sass;
     const gpufl_trace_clocks *clocks;
+    const gpufl_trace_nccl_collectives *nccl;
     const gpufl_trace_windows *windows; /* trace windows */
     uint64_t start_ns;
     uint64_t end_ns; /* the session's end; when it did not end, its last recorded time

@@ -27,6 +27,7 @@
 #define RM_SIZE(f) SIZE_OF(gpufl_trace_range_metrics, RM, f)
 #define QC_SIZE(f) SIZE_OF(gpufl_trace_sass_metrics, QC, f)
 #define CK_SIZE(f) SIZE_OF(gpufl_trace_clocks, CK, f)
+#define NC_SIZE(f) SIZE_OF(gpufl_trace_nccl_collectives, NC, f)
 
 static const uint8_t scope_sizes[] = {SCOPE_COLS(SC_SIZE)};
 static const uint8_t kernel_sizes[] = {KERNEL_COLS(KC_SIZE)};
@@ -43,6 +44,7 @@ static const uint8_t pm_sample_sizes[] = {PM_SAMPLE_COLS(PM_SIZE)};
 static const uint8_t range_metric_sizes[] = {RANGE_METRIC_COLS(RM_SIZE)};
 static const uint8_t sass_sizes[] = {SASS_COLS(QC_SIZE)};
 static const uint8_t clock_sizes[] = {CLOCK_COLS(CK_SIZE)};
+static const uint8_t nccl_sizes[] = {NCCL_COLL_COLS(NC_SIZE)};
 
 static const uint8_t scope_xlat[SC_COUNT] = {[SC_name] = GFL_X_STRING, [SC_domain] = GFL_X_STRING};
 static const uint8_t kernel_xlat[KC_COUNT] = {
@@ -62,6 +64,8 @@ static const uint8_t range_metric_xlat[RM_COUNT] = {[RM_name] = GFL_X_STRING, [R
 static const uint8_t sass_xlat[QC_COUNT] = {
     [QC_function] = GFL_X_STRING, [QC_file] = GFL_X_STRING, [QC_caller_row] = GFL_X_CALLER};
 static const uint8_t clock_xlat[CK_COUNT] = {[CK_point] = GFL_X_STRING, [CK_ntp] = GFL_X_STRING};
+static const uint8_t nccl_xlat[NC_COUNT] = {
+    [NC_func] = GFL_X_STRING, [NC_datatype] = GFL_X_STRING, [NC_algo] = GFL_X_STRING, [NC_proto] = GFL_X_STRING};
 static const uint8_t plain_xlat[GFL_MAX_COLS] = {0};
 
 _Static_assert(DC_COUNT <= GFL_MAX_COLS && TC_COUNT <= GFL_MAX_COLS, "GFL_MAX_COLS too small");
@@ -84,6 +88,7 @@ const gpufl__table_desc gpufl__tables[GFL_T_COUNT] = {
     [GFL_T_RANGE_METRICS] = {RM_COUNT, RM_ts_ns, range_metric_sizes, range_metric_xlat},
     [GFL_T_SASS_METRICS] = {QC_COUNT, QC_ts_ns, sass_sizes, sass_xlat},
     [GFL_T_CLOCKS] = {CK_COUNT, CK_ts_ns, clock_sizes, clock_xlat},
+    [GFL_T_NCCL_COLLECTIVES] = {NC_COUNT, NC_start_ns, nccl_sizes, nccl_xlat},
 };
 
 void gpufl__rows_init(gpufl__rows *r, unsigned table)
@@ -133,6 +138,7 @@ size_t gpufl__rows_memory(const gpufl__rows *r)
 #define RMSET(f, v) SETF(gpufl_trace_range_metrics, RM_##f, f, v)
 #define QSET(f, v) SETF(gpufl_trace_sass_metrics, QC_##f, f, v)
 #define CKSET(f, v) SETF(gpufl_trace_clocks, CK_##f, f, v)
+#define NCSET(f, v) SETF(gpufl_trace_nccl_collectives, NC_##f, f, v)
 #define ROW(R, r)                                                                                                      \
     do {                                                                                                               \
         if (gpufl__table_add_row(&(R)->t, &(r)) != 0)                                                                  \
@@ -413,6 +419,34 @@ static int range_metric_row(gpufl__segment *s, const gfl_event *ev)
     return 0;
 }
 
+static int nccl_row(gpufl__segment *s, const gfl_event *ev)
+{
+    gpufl__rows *R = &s->rows[GFL_T_NCCL_COLLECTIVES];
+    const gfl_nccl_coll_payload *p = &ev->u.nccl;
+    size_t r;
+    ROW(R, r);
+    NCSET(start_ns, ev->h.ts);
+    NCSET(end_ns, p->end_ts);
+    NCSET(comm_hash, p->comm_hash);
+    NCSET(seq, p->seq);
+    NCSET(count, p->count);
+    NCSET(bytes, (ev->h.flags & GFL_F_NCCL_BYTES) ? p->bytes : 0);
+    NCSET(func, p->func);
+    NCSET(datatype, p->datatype);
+    NCSET(algo, p->algo);
+    NCSET(proto, p->proto);
+    NCSET(rank, p->rank);
+    NCSET(root, p->root);
+    NCSET(nranks, p->nranks);
+    NCSET(tid, ev->h.tid);
+    NCSET(device, ev->h.device);
+    NCSET(channels, p->channels);
+    NCSET(abi, p->abi);
+    NCSET(bytes_known, (ev->h.flags & GFL_F_NCCL_BYTES) != 0);
+    NCSET(p2p, (ev->h.flags & GFL_F_NCCL_P2P) != 0);
+    return 0;
+}
+
 static int clock_row(gpufl__segment *s, const gfl_event *ev)
 {
     gpufl__rows *R = &s->rows[GFL_T_CLOCKS];
@@ -638,6 +672,7 @@ int gpufl__segment_add(gpufl__segment *s, const gfl_event *ev)
     case GFL_EV_RANGE_METRIC: return range_metric_row(s, ev);
     case GFL_EV_SASS_METRIC: return sass_row(s, ev);
     case GFL_EV_CLOCK: return clock_row(s, ev);
+    case GFL_EV_NCCL_COLL: return nccl_row(s, ev);
     case GFL_EV_SCOPE_BEGIN:
     case GFL_EV_SCOPE_END:
     case GFL_EV_DEVICE_INFO:

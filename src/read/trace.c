@@ -72,6 +72,7 @@ void gpufl__trace_free(gpufl_trace *t)
 #define RM_BIND(f) BIND(RM, f)
 #define QC_BIND(f) BIND(QC, f)
 #define CK_BIND(f) BIND(CK, f)
+#define NC_BIND(f) BIND(NC, f)
 
 static void bind_scopes(gpufl_trace_scopes *pub, const gpufl__rows *R, const void *zero)
 {
@@ -186,6 +187,12 @@ static void bind_rows(gpufl_trace *t)
         const gpufl__rows *R = &t->rows[GFL_T_CLOCKS];
         pub->n = R->t.n;
         CLOCK_COLS(CK_BIND)
+    }
+    {
+        gpufl_trace_nccl_collectives *pub = &t->nccl_pub;
+        const gpufl__rows *R = &t->rows[GFL_T_NCCL_COLLECTIVES];
+        pub->n = R->t.n;
+        NCCL_COLL_COLS(NC_BIND)
     }
 }
 
@@ -388,6 +395,11 @@ GPUFL_API const gpufl_trace_range_metrics *gpufl_trace_get_range_metrics(const g
 
 GPUFL_API const gpufl_trace_clocks *gpufl_trace_get_clocks(const gpufl_trace *t) { return &t->clocks_pub; }
 
+GPUFL_API const gpufl_trace_nccl_collectives *gpufl_trace_get_nccl_collectives(const gpufl_trace *t)
+{
+    return &t->nccl_pub;
+}
+
 GPUFL_API size_t gpufl_trace_event_count(const gpufl_trace *t, unsigned event_type)
 {
     return event_type < 256 ? (size_t)t->counts[event_type] : 0;
@@ -511,6 +523,8 @@ GPUFL_API size_t gpufl_trace_table_memory_bytes(const gpufl_trace *t, unsigned t
         return gpufl__rows_memory(&t->rows[GFL_T_SASS_METRICS]);
     if (table == GPUFL_TRACE_TABLE_CLOCKS)
         return gpufl__rows_memory(&t->rows[GFL_T_CLOCKS]);
+    if (table == GPUFL_TRACE_TABLE_NCCL_COLLECTIVES)
+        return gpufl__rows_memory(&t->rows[GFL_T_NCCL_COLLECTIVES]);
     const gpufl_trace_launch_configs *g = &t->configs_pub;
     const gpufl_trace_streams *s = &t->streams_pub;
     const gpufl_trace_callers *c = &t->callers_pub;

@@ -54,6 +54,9 @@
     X(branch_targets) X(divergent_targets) X(file) X(line) X(caller_row)
 #define CLOCK_COLS(X) X(ts_ns) X(mono_ns) X(wall_ns) X(uncertainty_ns) X(point) X(ntp)       \
     X(ntp_offset_ns) X(ntp_maxerror_ns) X(ntp_esterror_ns) X(ntp_status)
+#define NCCL_COLL_COLS(X) X(start_ns) X(end_ns) X(comm_hash) X(seq) X(count) X(bytes) X(func) \
+    X(datatype) X(algo) X(proto) X(rank) X(root) X(nranks) X(tid) X(device) X(channels) X(abi)  \
+    X(bytes_known) X(p2p)
 // clang-format on
 
 #define GFL__SC(f) SC_##f,
@@ -71,6 +74,7 @@
 #define GFL__RM(f) RM_##f,
 #define GFL__QC(f) QC_##f,
 #define GFL__CK(f) CK_##f,
+#define GFL__NC(f) NC_##f,
 enum { SCOPE_COLS(GFL__SC) SC_COUNT };
 enum { KERNEL_COLS(GFL__KC) KC_COUNT };
 enum { TRANSFER_COLS(GFL__TC) TC_COUNT };
@@ -86,6 +90,7 @@ enum { PM_SAMPLE_COLS(GFL__PM) PM_COUNT };
 enum { RANGE_METRIC_COLS(GFL__RM) RM_COUNT };
 enum { SASS_COLS(GFL__QC) QC_COUNT };
 enum { CLOCK_COLS(GFL__CK) CK_COUNT };
+enum { NCCL_COLL_COLS(GFL__NC) NC_COUNT };
 
 /* The row tables, numbered as GPUFL_TRACE_TABLE_* (trace.h) up to the host
  * samples; the tables appended to trace.h after its tables of distinct
@@ -108,6 +113,7 @@ enum {
     GFL_T_RANGE_METRICS,
     GFL_T_SASS_METRICS,
     GFL_T_CLOCKS,
+    GFL_T_NCCL_COLLECTIVES,
     GFL_T_COUNT
 };
 
@@ -203,6 +209,7 @@ struct gpufl_trace {
     gpufl_trace_range_metrics range_metrics_pub;
     gpufl_trace_sass_metrics sass_pub;
     gpufl_trace_clocks clocks_pub;
+    gpufl_trace_nccl_collectives nccl_pub;
     gpufl_trace_job job_pub;
     gpufl_trace_launch_configs configs_pub;
     gpufl_trace_streams streams_pub;

@@ -658,10 +658,10 @@ static int segment_blocks(merge *m, plan *p)
 /* The tables in the order their columns are copied: widest first, so the
  * longest jobs start early; column by column, so that the segments' memory
  * is given back while the trace's is filled. */
-static const unsigned copy_order[] = {GFL_T_KERNELS,       GFL_T_NVTX,         GFL_T_COPIES,         GFL_T_MEMSETS,
-                                      GFL_T_SYNCS,         GFL_T_MEMORY,       GFL_T_DEVICE_SAMPLES, GFL_T_HOST_SAMPLES,
-                                      GFL_T_TRIGGERS,      GFL_T_ALLOCATOR,    GFL_T_PC_SAMPLES,     GFL_T_PM_SAMPLES,
-                                      GFL_T_RANGE_METRICS, GFL_T_SASS_METRICS, GFL_T_CLOCKS};
+static const unsigned copy_order[] = {
+    GFL_T_KERNELS,        GFL_T_NVTX,         GFL_T_COPIES,   GFL_T_MEMSETS,         GFL_T_SYNCS,      GFL_T_MEMORY,
+    GFL_T_DEVICE_SAMPLES, GFL_T_HOST_SAMPLES, GFL_T_TRIGGERS, GFL_T_ALLOCATOR,       GFL_T_PC_SAMPLES, GFL_T_PM_SAMPLES,
+    GFL_T_RANGE_METRICS,  GFL_T_SASS_METRICS, GFL_T_CLOCKS,   GFL_T_NCCL_COLLECTIVES};
 
 static int merge_rows(merge *m, unsigned nthreads)
 {

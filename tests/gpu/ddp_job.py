@@ -11,7 +11,8 @@ torch_loop.py, so kernel counts compare with torch.profiler's exactly.
 
 With --profile DIR each rank runs under torch.profiler (CUDA activities)
 and writes DIR/rank-R.json: the kernels between the fences, by count and
-by name. Either way rank R prints one JSON line with its loss.
+by name. Either way rank R prints one JSON line with its loss and its
+gradients' bytes (what DDP all-reduces every step, bucket by bucket).
 """
 import argparse
 import collections
@@ -106,7 +107,8 @@ def main():
 
     for _ in range(args.warmup):
         step()
-    out = {"rank": rank}
+    out = {"rank": rank, "grad_bytes": sum(p.numel() * p.element_size() for p in net.parameters()
+                                           if p.requires_grad)}
     if args.profile:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:

@@ -15,7 +15,13 @@
   - each rank's kernels between the job's two fence kernels equal, in
     number, what torch.profiler counts in the same job run again under it
     (the job is deterministic; one CUPTI client per process means the two
-    cannot record the same process).
+    cannot record the same process);
+  - NCCL's bytes (NCCL's profiler plugin, which `gpufl run` names in
+    NCCL_PROFILER_PLUGIN): on each rank, the AllReduce bytes recorded
+    (nccl_coll events) inside every measured step equal the model's
+    gradient bytes (sum of numel x element size; DDP all-reduces them in
+    buckets, so the step's total is compared), and the job report gives
+    every AllReduce kernel its bytes and a bus bandwidth.
 
 Prints the figures. Exits 77 (skipped) without torch, NCCL or 2 GPUs.
 
@@ -82,6 +88,62 @@ def kernels_between_fences(cli, session, tmp):
     return [r[2] for r in rows if lo <= r[0] < hi]
 
 
+def nccl_bytes_per_step(cli, session):
+    """{step number from 1: AllReduce bytes enqueued inside it} and the count of nccl_coll events, read with
+    the Python reader of the libgpufl beside the CLI."""
+    os.environ.setdefault("GPUFL_LIBRARY", os.path.join(os.path.dirname(cli), "libgpufl.so"))
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    from gpufl._trace import Trace
+    with Trace(session) as t:
+        c = t.table("nccl_collectives")
+        s = t.table("scopes")
+        steps = sorted((int(s.begin_ns[i]), int(s.end_ns[i])) for i in range(s.n)
+                       if t.string(s.name[i]) == "step" and int(s.depth[i]) == 0)
+        per = {}
+        for i in range(c.n):
+            if t.string(c.func[i]) != "AllReduce":
+                continue
+            if not c.bytes_known[i]:
+                per.setdefault("unknown", 0)
+                per["unknown"] += 1
+                continue
+            at = int(c.start_ns[i])
+            for k, (b, e) in enumerate(steps):
+                if b <= at < e:
+                    per[k + 1] = per.get(k + 1, 0) + int(c.bytes[i])
+        return per, c.n
+
+
+def check_nccl_bytes(cli, report, grad_bytes, failures):
+    import torch
+    nccl = ".".join(map(str, torch.cuda.nccl.version()))
+    for r in report["ranks"]:
+        per, recorded = nccl_bytes_per_step(cli, r["path"])
+        if not recorded:
+            failures.append(f"rank {r['rank']}: no nccl_coll events: NCCL {nccl}'s profiler plugin recorded nothing "
+                            f"(needs NCCL >= 2.24 and NCCL_PROFILER_PLUGIN naming libgpufl_nccl.so; "
+                            f"report's note: {r.get('bytes_note')!r})")
+            continue
+        if "unknown" in per:
+            failures.append(f"rank {r['rank']}: {per['unknown']} AllReduce(s) without bytes")
+        want = grad_bytes[r["rank"]]
+        steps = range(WARMUP + 1, WARMUP + STEPS + 1)
+        bad = {s: per.get(s, 0) for s in steps if per.get(s, 0) != want}
+        print(f"rank {r['rank']} (NCCL {nccl}): {recorded} nccl_coll events; AllReduce bytes per measured step "
+              f"{sorted(set(per.get(s, 0) for s in steps))}, gradients {want} bytes")
+        if bad:
+            failures.append(f"rank {r['rank']}: AllReduce bytes per step differ from the gradients' {want}: {bad}")
+        ar = [c for c in r["collectives"] if c["collective"] == "AllReduce"]
+        if not ar or any(c["bytes"] is None or c["bytes_known"] != c["count"] or c["busbw_gbps"] is None
+                         for c in ar):
+            failures.append(f"rank {r['rank']}: the job report's AllReduce rows lack bytes or bandwidth: {ar}; "
+                            f"note: {r.get('bytes_note')!r}")
+        else:
+            for c in ar:
+                print(f"  {c['algorithm']} {c['protocol']}: {c['count']} x, {c['bytes'] / 1e6:.1f} MB, "
+                      f"alg bw {c['algbw_gbps']:.2f} GB/s, bus bw {c['busbw_gbps']:.2f} GB/s")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -93,7 +155,16 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="gpufl-ddp-") as tmp:
         logs = os.path.join(tmp, "logs")
-        run([cli, "run", "--log-path", logs, "--"] + torchrun([]))
+        job = run([cli, "run", "--log-path", logs, "--"] + torchrun([]))
+        grad_bytes = {}
+        for line in job.stdout.splitlines():
+            if line.startswith("{") and "grad_bytes" in line:
+                o = json.loads(line)
+                grad_bytes[o["rank"]] = o["grad_bytes"]
+        if sorted(grad_bytes) != [0, 1]:
+            sys.exit(f"FAIL: the job printed gradient bytes for ranks {sorted(grad_bytes)}:\n{job.stdout[-2000:]}")
+        if "NCCL_PROFILER_PLUGIN" in job.stderr:
+            print(job.stderr[-2000:])
         jobs = glob.glob(os.path.join(logs, "job-*"))
         if len(jobs) != 1:
             sys.exit(f"FAIL: {len(jobs)} job directories under {logs}: {os.listdir(logs)}")
@@ -130,6 +201,8 @@ def main():
                 failures.append(f"step {x['step']}: rank 1 late by {ms:.2f} ms, expected {SLEEP_MS} +- {TOLERANCE_MS}")
         if found != slept:
             failures.append(f"rank 1 found late on steps {sorted(found)}, it slept before {sorted(slept)}")
+
+        check_nccl_bytes(cli, report, grad_bytes, failures)
 
         ours = [kernels_between_fences(cli, r["path"], tmp) for r in ranks]
         prof = os.path.join(tmp, "prof")

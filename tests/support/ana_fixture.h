@@ -197,6 +197,24 @@ static inline void af_pm(af *f, unsigned dev, const char *metric, uint64_t start
             (unsigned long long)start, (unsigned long long)end, dev, metric, value);
 }
 
+/* An NCCL collective as NCCL's profiler plugin records it (nccl_coll);
+ * dtype NULL leaves datatype and bytes out, as the plugin does for a
+ * datatype it cannot size. */
+static inline void af_nccl(af *f, uint64_t start, uint64_t comm, int rank, unsigned nranks, uint64_t seq,
+                           const char *func, uint64_t count, const char *dtype, unsigned dtype_size)
+{
+    char extra[160] = "";
+    if (dtype)
+        snprintf(extra, sizeof extra, ",\"datatype\":\"%s\",\"bytes\":%llu", dtype,
+                 (unsigned long long)(count * dtype_size));
+    af_line(f, AF_DEVICE,
+            "{\"type\":\"nccl_coll\",\"start_ns\":%llu,\"end_ns\":%llu,\"device\":0,\"comm\":\"0x%llx\","
+            "\"rank\":%d,\"nranks\":%u,\"seq\":%llu,\"func\":\"%s\",\"count\":%llu%s,\"algo\":\"Ring\","
+            "\"proto\":\"Simple\",\"abi\":4}",
+            (unsigned long long)start, (unsigned long long)start + 1000, (unsigned long long)comm, rank, nranks,
+            (unsigned long long)seq, func, (unsigned long long)count, extra);
+}
+
 /* Writes the session as <dir>/<name> and opens it; frees f's text. */
 static inline gpufl_trace *af_open(af *f, const char *dir, const char *name)
 {

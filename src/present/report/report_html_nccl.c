@@ -48,8 +48,8 @@ static void devices(gpufl__hout *o, const gpufl__nccl_report *n)
 
 static void collectives(gpufl__hout *o, const gpufl__nccl_report *n)
 {
-    static const char *const cols[] = {"GPU",  "collective", "algorithm", "protocol", "kernels",
-                                       "time", "of busy",    "max",       "bytes",    NULL};
+    static const char *const cols[] = {"GPU",     "collective", "algorithm", "protocol", "kernels", "time",
+                                       "of busy", "max",        "bytes",     "alg bw",   "bus bw",  NULL};
     gpufl__html_table_head(o, "nccl-collectives", cols);
     for (size_t i = 0; i < n->nrows; i++) {
         const gpufl__nccl_row *w = &n->rows[i];
@@ -69,6 +69,13 @@ static void collectives(gpufl__hout *o, const gpufl__nccl_report *n)
             gpufl__html_td_bytes(o, w->bytes);
         else
             gpufl__html_td_text(o, "unknown");
+        char alg[32] = "-", bus[32] = "-";
+        if (w->bw_ns) {
+            snprintf(alg, sizeof alg, "%.2f GB/s", w->alg_bytes / (double)w->bw_ns);
+            snprintf(bus, sizeof bus, "%.2f GB/s", w->bus_bytes / (double)w->bw_ns);
+        }
+        gpufl__html_td_text(o, alg);
+        gpufl__html_td_text(o, bus);
         gpufl__hout_raw(o, "</tr>\n");
     }
     gpufl__html_table_end(o);
@@ -84,8 +91,14 @@ void gpufl__html_nccl(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_rep
                        "times are unions of intervals, so kernels that ran at once count once; overlapped is the "
                        "time both ran. Algorithm and protocol are what the kernel names say: NCCL names the kernel "
                        "it specialised (LL whatever protocol ran; since 2.19 Ring for every algorithm but Tree). "
-                       "Bytes are unknown: NCCL gives them only in NVTX payloads, which gpufl does not "
-                       "record.</p>\n");
+                       "Bytes are count &times; datatype size as NCCL's profiler plugin gave them; alg bw is the "
+                       "size (&times; n for AllGather and ReduceScatter) over kernel time, bus bw alg bw &times; "
+                       "2(n-1)/n for AllReduce, (n-1)/n for AllGather and ReduceScatter, 1 for the rest.</p>\n");
+    if (n->ops.bytes_note[0]) {
+        gpufl__hout_raw(o, "<p>");
+        gpufl__hout_text(o, n->ops.bytes_note);
+        gpufl__hout_raw(o, "</p>\n");
+    }
     devices(o, n);
     collectives(o, n);
     gpufl__hout_raw(o, "</section>\n");

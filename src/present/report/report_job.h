@@ -34,6 +34,9 @@ void gpufl__job_rank_name(const gpufl__job_rank *r, size_t i, char *buf, size_t 
 typedef struct gpufl__job_coll_time {
     uint8_t coll, algo, proto;
     uint64_t count, total_ns;
+    uint64_t bytes, bytes_known; /* summed over the collectives whose bytes are known; how many they are */
+    uint64_t bw_ns;              /* time of those gpufl__nccl_bw_bytes could size */
+    double alg_bytes, bus_bytes; /* their S and S x bus factor (ana_nccl.h): / bw_ns for GB/s */
 } gpufl__job_coll_time;
 /* Rows of rank r, largest total first; returns the count (0 none, or out
  * of memory: *out NULL). */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyze/ana_nccl.h"
 #include "present/report/report_job.h"
 
 static int by_total(const void *a, const void *b)
@@ -33,8 +34,19 @@ size_t gpufl__job_coll_times(const gpufl__job_rank *r, gpufl__job_coll_time **ou
             v = q;
             v[n++] = (gpufl__job_coll_time){.coll = c->coll, .algo = c->algo, .proto = c->proto};
         }
+        uint64_t dur = c->end_ns - c->start_ns;
         v[k].count++;
-        v[k].total_ns += c->end_ns - c->start_ns;
+        v[k].total_ns += dur;
+        double alg, bus;
+        if (c->has_bytes) {
+            v[k].bytes += c->bytes;
+            v[k].bytes_known++;
+            if (gpufl__nccl_bw_bytes(c->api_coll ? c->api_coll : c->coll, c->bytes, c->nranks, &alg, &bus)) {
+                v[k].bw_ns += dur;
+                v[k].alg_bytes += alg;
+                v[k].bus_bytes += bus;
+            }
+        }
     }
     qsort(v, n, sizeof *v, by_total);
     *out = v;

@@ -179,12 +179,26 @@ static const char *or_dash(const char *s) { return s[0] ? s : "-"; }
 
 static void nccl(gpufl__hout *o, const gpufl__job_report *r)
 {
-    static const char *const cols[] = {"rank", "collective", "algorithm", "protocol", "kernels", "time", "mean", NULL};
+    static const char *const cols[] = {"rank", "collective", "algorithm", "protocol", "kernels", "time",
+                                       "mean", "bytes",      "alg bw",    "bus bw",   NULL};
     if (!any_nccl(r))
         return;
     gpufl__hout_raw(o, "<section id=nccl><h2>NCCL per rank</h2>\n<p>Kinds from the kernels' names: NCCL names the "
                        "kernel it specialised (LL whatever protocol ran; since 2.19 Ring for every algorithm but "
-                       "Tree).</p>\n");
+                       "Tree). Bytes are count &times; datatype size from NCCL's profiler plugin; alg bw is the "
+                       "size (&times; n for AllGather and ReduceScatter) over kernel time, bus bw alg bw &times; "
+                       "2(n-1)/n for AllReduce, (n-1)/n for AllGather and ReduceScatter, 1 for the rest, as "
+                       "nccl-tests.</p>\n");
+    for (size_t i = 0; i < r->nranks; i++) {
+        const gpufl__job_rank *k = &r->ranks[i];
+        if (!k->bytes_note)
+            continue;
+        char rn[24];
+        gpufl__job_rank_name(k, i, rn, sizeof rn);
+        gpufl__hout_printf(o, "<p class=note>rank %s: ", rn);
+        gpufl__hout_text(o, k->str[k->bytes_note]);
+        gpufl__hout_raw(o, "</p>\n");
+    }
     gpufl__html_table_head(o, "job-nccl", cols);
     for (size_t i = 0; i < r->nranks; i++) {
         gpufl__job_coll_time *v = NULL;
@@ -198,6 +212,17 @@ static void nccl(gpufl__hout *o, const gpufl__job_report *r)
             gpufl__html_td_u64(o, v[j].count);
             td_ns(o, v[j].total_ns);
             td_ns(o, v[j].total_ns / v[j].count);
+            if (v[j].bytes_known)
+                gpufl__html_td_bytes(o, v[j].bytes);
+            else
+                gpufl__html_td_text(o, "unknown"); /* the note above says why */
+            char alg[32] = "-", bus[32] = "-";
+            if (v[j].bw_ns) {
+                snprintf(alg, sizeof alg, "%.2f GB/s", v[j].alg_bytes / (double)v[j].bw_ns);
+                snprintf(bus, sizeof bus, "%.2f GB/s", v[j].bus_bytes / (double)v[j].bw_ns);
+            }
+            gpufl__html_td_text(o, alg);
+            gpufl__html_td_text(o, bus);
             gpufl__hout_raw(o, "</tr>\n");
         }
         free(v);

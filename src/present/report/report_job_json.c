@@ -46,10 +46,24 @@ static void collectives(jw *w, const gpufl__job_rank *k)
         gpufl__jw_str(w, "protocol", gpufl__nccl_proto_name(v[j].proto));
         gpufl__jw_u64(w, "count", v[j].count);
         gpufl__jw_u64(w, "total_ns", v[j].total_ns);
+        if (v[j].bytes_known)
+            gpufl__jw_u64(w, "bytes", v[j].bytes);
+        else
+            gpufl__jw_null(w, "bytes");
+        gpufl__jw_u64(w, "bytes_known", v[j].bytes_known);
+        if (v[j].bw_ns) { /* GB/s over the collectives with bytes (ana_nccl.h, gpufl__nccl_bw_bytes) */
+            gpufl__jw_real(w, "algbw_gbps", v[j].alg_bytes / (double)v[j].bw_ns, 3);
+            gpufl__jw_real(w, "busbw_gbps", v[j].bus_bytes / (double)v[j].bw_ns, 3);
+        } else {
+            gpufl__jw_null(w, "algbw_gbps");
+            gpufl__jw_null(w, "busbw_gbps");
+        }
         gpufl__jw_obj_end(w);
     }
     gpufl__jw_arr_end(w);
     free(v);
+    gpufl__jw_u64(w, "nccl_recorded", k->nccl_recorded);
+    gpufl__jw_str(w, "bytes_note", k->str[k->bytes_note]);
 }
 
 static void ranks(jw *w, const gpufl__job_report *r)

@@ -91,13 +91,28 @@ static void nccl(const gpufl__job_report *r, FILE *out)
         gpufl__job_rank_name(k, i, rn, sizeof rn);
         fprintf(out, "  rank %s: %" PRIu64 " NCCL kernels, %.2f ms, %.1f %% overlapped with compute\n", rn,
                 k->nccl_kernels, ms(k->comm_ns), pct(k->overlap_ns, k->comm_ns));
-        for (size_t j = 0; j < n; j++)
-            fprintf(out, "    %-14s %-8s %-7s %8" PRIu64 " x %10.3f ms  (mean %.1f us)\n",
+        for (size_t j = 0; j < n; j++) {
+            fprintf(out, "    %-14s %-8s %-7s %8" PRIu64 " x %10.3f ms  (mean %.1f us)",
                     gpufl__nccl_coll_name(v[j].coll), gpufl__nccl_algo_name(v[j].algo),
                     gpufl__nccl_proto_name(v[j].proto), v[j].count, ms(v[j].total_ns),
                     (double)v[j].total_ns / 1e3 / (double)v[j].count);
+            if (v[j].bytes_known) {
+                fprintf(out, "  %.3f MB", (double)v[j].bytes / 1e6);
+                if (v[j].bytes_known < v[j].count)
+                    fprintf(out, " in %" PRIu64 " of them", v[j].bytes_known);
+                if (v[j].bw_ns)
+                    fprintf(out, ", alg bw %.2f GB/s, bus bw %.2f GB/s", v[j].alg_bytes / (double)v[j].bw_ns,
+                            v[j].bus_bytes / (double)v[j].bw_ns);
+            }
+            fputc('\n', out);
+        }
+        if (k->bytes_note)
+            fprintf(out, "    (%s)\n", k->str[k->bytes_note]);
         free(v);
     }
+    fprintf(out, "  (bytes: count x datatype size from NCCL's profiler plugin, MB = 1e6 bytes; alg bw: size / kernel "
+                 "time, the size x n for AllGather and ReduceScatter; bus bw: alg bw x 2(n-1)/n for AllReduce, "
+                 "(n-1)/n for AllGather and ReduceScatter, 1 for Broadcast, Reduce, Send and Recv, as nccl-tests)\n");
 }
 
 static void stragglers(const gpufl__job_report *r, uint32_t top, FILE *out)

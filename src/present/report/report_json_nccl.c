@@ -38,6 +38,13 @@ static void row(jw *w, const gpufl__nccl_row *r)
     else
         gpufl__jw_null(w, "bytes");
     gpufl__jw_u64(w, "bytes_known", r->bytes_known);
+    if (r->bw_ns) { /* GB/s over the kernels with bytes (ana_nccl.h, gpufl__nccl_bw_bytes) */
+        gpufl__jw_real(w, "algbw_gbps", r->alg_bytes / (double)r->bw_ns, 3);
+        gpufl__jw_real(w, "busbw_gbps", r->bus_bytes / (double)r->bw_ns, 3);
+    } else {
+        gpufl__jw_null(w, "algbw_gbps");
+        gpufl__jw_null(w, "busbw_gbps");
+    }
     gpufl__jw_obj_end(w);
 }
 
@@ -48,6 +55,9 @@ void gpufl__rj_nccl(jw *w, const gpufl__ana_report *r)
         return;
     gpufl__jw_obj(w, "nccl");
     gpufl__jw_u64(w, "kernels", n->ops.n);
+    gpufl__jw_u64(w, "recorded_collectives", n->ops.recorded); /* nccl_coll events: NCCL's profiler plugin */
+    gpufl__jw_u64(w, "kernels_with_bytes", n->ops.matched);
+    gpufl__jw_str(w, "bytes_note", n->ops.bytes_note);
     gpufl__jw_arr(w, "devices");
     for (size_t i = 0; i < n->noverlap; i++)
         device(w, &n->overlap[i]);

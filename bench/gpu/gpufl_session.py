@@ -34,8 +34,11 @@ def channel_files(session, channel):
 
 def counts(logs):
     """(kernel records, dropped events) over every session under logs.
-    Dropped: the larger of the `dropped` lines' counts and session.json's
-    summary.dropped_total (which also counts what could not be written)."""
+    Kernels: session.json's summary.events.kernel, which every log_format
+    writes (counting device.log lines found none in a compact session, whose
+    kernels are only in trace.gflt). Dropped: the larger of the `dropped`
+    lines' counts and summary.dropped_total (which also counts what could
+    not be written)."""
     kernels = dropped = 0
     for s in sessions(logs):
         lines_dropped = 0
@@ -45,16 +48,15 @@ def counts(logs):
                     continue
                 with open(path, encoding="utf-8", errors="replace") as f:
                     for line in f:
-                        if line.startswith('{"type":"kernel"'):
-                            kernels += 1
-                        elif line.startswith('{"type":"dropped"') and line.endswith("\n"):
+                        if line.startswith('{"type":"dropped"') and line.endswith("\n"):
                             lines_dropped += json.loads(line).get("count", 0)
         try:
             with open(os.path.join(s, "session.json"), encoding="utf-8") as f:
-                total = json.load(f).get("summary", {}).get("dropped_total", 0)
+                summary = json.load(f).get("summary", {})
         except (OSError, ValueError):
-            total = 0
-        dropped += max(lines_dropped, total)
+            summary = {}
+        kernels += summary.get("events", {}).get("kernel", 0)
+        dropped += max(lines_dropped, summary.get("dropped_total", 0))
     return kernels, dropped
 
 

@@ -28,7 +28,6 @@
 #include "serve/serve_db.h"
 #include "serve/serve_http.h"
 #include "serve/serve_migrate.h"
-#include "serve/serve_pg.h"
 
 #define MAX_CONN 1024
 #define REQUEST_NS (60ull * 1000000000ull)   /* a request whole, from its first byte */
@@ -290,9 +289,7 @@ static void poll_loop(server *s, volatile sig_atomic_t *stop)
 static int migrate_at_start(const gpufl__serve_config *cfg, FILE *log)
 {
     char why[512];
-    PGconn *conn = gpufl__serve_pg_connect(cfg->conninfo, why, sizeof why);
-    int from = 0, to = 0, rc = conn ? gpufl__serve_migrate(conn, &from, &to, why, sizeof why) : GPUFL_EIO;
-    PQfinish(conn);
+    int from = 0, to = 0, rc = gpufl__serve_migrate_db(cfg->conninfo, &from, &to, why, sizeof why);
     if (rc != 0) {
         fprintf(log, "gpufl serve: %s\n", why);
         return GPUFL_EIO;

@@ -51,13 +51,8 @@ static char *log_path;
 static int teardown(void **state)
 {
     (void)state;
-    gpufl_shutdown();
+    tu_end_session(&log_path);
     tu_unsetenv("FAKE_NVML");
-    if (log_path) {
-        tu_rm_rf(log_path);
-        free(log_path);
-        log_path = NULL;
-    }
     return 0;
 }
 

@@ -71,12 +71,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    gpufl_shutdown();
-    if (log_path) {
-        tu_rm_rf(log_path);
-        free(log_path);
-        log_path = NULL;
-    }
+    tu_end_session(&log_path);
     return 0;
 }
 

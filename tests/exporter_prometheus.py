@@ -10,59 +10,24 @@ Exit 77 (skip) only when prometheus is not installed or cannot run at all.
 
 Usage: exporter_prometheus.py GPUFL_CLI FAKE_NVML_LIBRARY
 """
-import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.parse
-import urllib.request
 
-PROMETHEUS = "/usr/bin/prometheus"
+from prometheus_run import query, skip_reason, start, stop, wait_for
+
 GPUS = 8
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def query(port, promql):
-    url = "http://127.0.0.1:%d/api/v1/query?query=%s" % (port, urllib.parse.quote(promql))
-    with urllib.request.urlopen(url, timeout=5) as r:
-        body = json.load(r)
-    assert body["status"] == "success", body
-    return body["data"]["result"]
-
-
-def stop(proc):
-    if proc and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def main():
     cli, fake_nvml = sys.argv[1], sys.argv[2]
-    if not os.access(PROMETHEUS, os.X_OK):
-        print("SKIP: %s is not installed (make deps-test-tools installs Debian's prometheus)" % PROMETHEUS)
+    why = skip_reason()
+    if why:
+        print("SKIP: " + why)
         return 77
-    try:
-        version = subprocess.run([PROMETHEUS, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        print("SKIP: %s cannot run: %s" % (PROMETHEUS, e))
-        return 77
-    if version.returncode != 0:
-        print("SKIP: %s --version failed: %s" % (PROMETHEUS, version.stderr.strip()))
-        return 77
-    print((version.stdout or version.stderr).splitlines()[0])
 
     tmp = tempfile.mkdtemp(prefix="gpufl-prom-")
     exporter = prom = None
@@ -76,30 +41,8 @@ def main():
             raise AssertionError("gpufl exporter did not start: %s" % banner)
         target = banner.split("http://")[1].split("/")[0]
 
-        port = free_port()
-        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: gpufl\n    static_configs:\n"
-                    "      - targets: ['%s']\n" % target)
-        log = open(os.path.join(tmp, "prometheus.log"), "w")
-        prom = subprocess.Popen([PROMETHEUS, "--config.file=" + os.path.join(tmp, "prometheus.yml"),
-                                 "--storage.tsdb.path=" + os.path.join(tmp, "data"),
-                                 "--web.listen-address=127.0.0.1:%d" % port],
-                                stdout=log, stderr=subprocess.STDOUT)
-
-        deadline = time.time() + 45
-        result = []
-        while time.time() < deadline:
-            if prom.poll() is not None:
-                raise AssertionError("prometheus exited %d:\n%s" %
-                                     (prom.returncode, open(os.path.join(tmp, "prometheus.log")).read()[-3000:]))
-            try:
-                result = query(port, "DCGM_FI_DEV_GPU_UTIL")
-            except OSError:
-                result = []
-            if len(result) == GPUS:
-                break
-            time.sleep(0.5)
+        prom, port = start(tmp, "gpufl", target)
+        result = wait_for(prom, port, tmp, "DCGM_FI_DEV_GPU_UTIL", lambda r: len(r) == GPUS)
         if len(result) != GPUS:
             raise AssertionError("after 45 s Prometheus has %d DCGM_FI_DEV_GPU_UTIL series, want %d" %
                                  (len(result), GPUS))

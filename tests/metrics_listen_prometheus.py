@@ -17,9 +17,8 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
-from exporter_prometheus import PROMETHEUS, free_port, query, stop
+from prometheus_run import free_port, query, skip_reason, start, stop, wait_for
 
 STEPS = 1234
 GPUS = 2
@@ -27,13 +26,9 @@ GPUS = 2
 
 def main():
     target_exe, fake_nvml = sys.argv[1], sys.argv[2]
-    if not os.access(PROMETHEUS, os.X_OK):
-        print("SKIP: %s is not installed (make deps-test-tools installs Debian's prometheus)" % PROMETHEUS)
-        return 77
-    try:
-        subprocess.run([PROMETHEUS, "--version"], capture_output=True, timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError) as e:
-        print("SKIP: %s cannot run: %s" % (PROMETHEUS, e))
+    why = skip_reason()
+    if why:
+        print("SKIP: " + why)
         return 77
 
     tmp = tempfile.mkdtemp(prefix="gpufl-mlisten-")
@@ -48,31 +43,9 @@ def main():
         if line.strip() != "ready":
             raise AssertionError("metrics_target did not start: %r %s" % (line, program.stderr.read()))
 
-        port = free_port()
-        with open(os.path.join(tmp, "prometheus.yml"), "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "scrape_configs:\n  - job_name: recorded\n    static_configs:\n"
-                    "      - targets: ['%s']\n" % target)
-        log = open(os.path.join(tmp, "prometheus.log"), "w")
-        prom = subprocess.Popen([PROMETHEUS, "--config.file=" + os.path.join(tmp, "prometheus.yml"),
-                                 "--storage.tsdb.path=" + os.path.join(tmp, "data"),
-                                 "--web.listen-address=127.0.0.1:%d" % port],
-                                stdout=log, stderr=subprocess.STDOUT)
-
+        prom, port = start(tmp, "recorded", target)
         promql = 'gpufl_scope_duration_seconds_count{scope="step"}'
-        deadline = time.time() + 45
-        result = []
-        while time.time() < deadline:
-            if prom.poll() is not None:
-                raise AssertionError("prometheus exited %d:\n%s" %
-                                     (prom.returncode, open(os.path.join(tmp, "prometheus.log")).read()[-3000:]))
-            try:
-                result = query(port, promql)
-            except OSError:
-                result = []
-            if result and float(result[0]["value"][1]) == STEPS:
-                break
-            time.sleep(0.5)
+        result = wait_for(prom, port, tmp, promql, lambda r: r and float(r[0]["value"][1]) == STEPS)
         if not result or float(result[0]["value"][1]) != STEPS:
             raise AssertionError("after 45 s Prometheus answers %s with %s, want %d" % (promql, result, STEPS))
         m = result[0]["metric"]

@@ -57,12 +57,7 @@ static void start(uint32_t window_s, uint32_t min_interval_s)
 static int cleanup(void **state)
 {
     (void)state;
-    gpufl_shutdown();
-    if (log_path) {
-        tu_rm_rf(log_path);
-        free(log_path);
-        log_path = NULL;
-    }
+    tu_end_session(&log_path);
     return 0;
 }
 

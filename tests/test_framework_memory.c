@@ -43,12 +43,7 @@ static void start(gpufl_log_format format)
 static int cleanup(void **state)
 {
     (void)state;
-    gpufl_shutdown();
-    if (log_path) {
-        tu_rm_rf(log_path);
-        free(log_path);
-        log_path = NULL;
-    }
+    tu_end_session(&log_path);
     return 0;
 }
 

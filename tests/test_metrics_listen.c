@@ -51,13 +51,8 @@ static char *log_path;
 static int teardown(void **state)
 {
     (void)state;
-    gpufl_shutdown();
+    tu_end_session(&log_path);
     tu_unsetenv("FAKE_NVML");
-    if (log_path) {
-        tu_rm_rf(log_path);
-        free(log_path);
-        log_path = NULL;
-    }
     return 0;
 }
 
@@ -152,6 +147,16 @@ static gpufl_options options(const char *listen)
     return o;
 }
 
+/* options() listening on a free port of `host` ("" for every address),
+ * the port to *port; the address lives until the next call. */
+static gpufl_options options_free_port(const char *host, int *port)
+{
+    static char addr[64];
+    *port = free_port();
+    snprintf(addr, sizeof addr, "%s:%d", host, *port);
+    return options(addr);
+}
+
 static void nested_scopes(unsigned outer, unsigned inner)
 {
     for (unsigned i = 0; i < outer; i++) {
@@ -171,10 +176,8 @@ static void test_devices_and_scopes(void **state)
     (void)state;
     tu_setenv("GPUFL_NVML_LIBRARY", GFL_FAKE_NVML_FULL);
     tu_setenv("FAKE_NVML", "devices=2");
-    int port = free_port();
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    gpufl_options o = options(addr);
+    int port;
+    gpufl_options o = options_free_port("127.0.0.1", &port);
     assert_true(gpufl_init(&o));
     char host[256] = "";
     gethostname(host, sizeof host - 1);
@@ -262,10 +265,8 @@ static void test_figures_agree(void **state)
 {
     (void)state;
     tu_setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
-    int port = free_port();
-    char addr[64];
-    snprintf(addr, sizeof addr, ":%d", port);
-    gpufl_options o = options(addr);
+    int port;
+    gpufl_options o = options_free_port("", &port);
     o.ring_events = 16;
     assert_true(gpufl_init(&o));
     for (int i = 0; i < 20000; i++)
@@ -339,10 +340,8 @@ static void test_stuck_scraper(void **state)
 {
     (void)state;
     tu_setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
-    int port = free_port();
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    gpufl_options o = options(addr);
+    int port;
+    gpufl_options o = options_free_port("127.0.0.1", &port);
     o.log_format = GPUFL_LOG_NONE; /* the producer and the collector, not the disk */
     assert_true(gpufl_init(&o));
     double with = 0, without = 0;
@@ -429,10 +428,8 @@ static void test_kernels_by_scope(void **state)
     (void)state;
 #ifdef GFL_FAKE_CUPTI
     tu_setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
-    int port = free_port();
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    gpufl_options o = options(addr);
+    int port;
+    gpufl_options o = options_free_port("127.0.0.1", &port);
     o.profiling_engine = GPUFL_ENGINE_TRACE;
     o.device_plugin = GFL_CUPTI_PLUGIN;
     assert_true(gpufl_init(&o));
@@ -467,10 +464,8 @@ static void test_triggers(void **state)
 {
     (void)state;
     tu_setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
-    int port = free_port();
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    gpufl_options o = options(addr);
+    int port;
+    gpufl_options o = options_free_port("127.0.0.1", &port);
     o.flight_window_s = 30;
     o.dump_min_interval_s = 3600;
     assert_true(gpufl_init(&o));
@@ -487,10 +482,8 @@ static void test_scope_cap(void **state)
 {
     (void)state;
     tu_setenv("GPUFL_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
-    int port = free_port();
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    gpufl_options o = options(addr);
+    int port;
+    gpufl_options o = options_free_port("127.0.0.1", &port);
     assert_true(gpufl_init(&o));
     for (int i = 0; i < 300; i++) {
         char name[32];

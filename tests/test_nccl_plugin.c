@@ -27,6 +27,7 @@
 
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
+#include "fake_cupti_setup.h" /* tu_plugin_session_end: not CUPTI's alone */
 #include "inject/nccl_profiler_abi.h"
 #include "test_util.h"
 
@@ -70,12 +71,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    gpufl_shutdown();
-    if (log_path) {
-        tu_rm_rf(log_path);
-        free(log_path);
-        log_path = NULL;
-    }
+    tu_end_session(&log_path);
     return 0;
 }
 
@@ -324,13 +320,7 @@ static void slots_run_out(void **state)
         if (handles[i])
             assert_int_equal(v4->stop_event(handles[i]), 0);
     assert_int_equal(v4->finalize(ctx), 0);
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
-    gpufl_shutdown();
-    gpufl_trace *t;
-    char err[512];
-    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_nccl_collectives *c = gpufl_trace_get_nccl_collectives(t);
     assert_int_equal(c->n, N);
     size_t ended = 0;
@@ -382,13 +372,7 @@ static void threads_at_once(void **state)
         assert_null(rc);
         assert_int_equal(v4->finalize(ctx[i]), 0);
     }
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
-    gpufl_shutdown();
-    gpufl_trace *t;
-    char err[512];
-    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_nccl_collectives *c = gpufl_trace_get_nccl_collectives(t);
     assert_int_equal(c->n, THREADS * PER_THREAD);
     uint64_t per_comm[THREADS] = {0};
@@ -425,13 +409,7 @@ static void record_api(void **state)
     c.datatype = "ncclInt64";
     c.rank = -7;
     assert_int_equal(gpufl_record_nccl_collective(&c), 0);
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
-    gpufl_shutdown();
-    gpufl_trace *t;
-    char err[512];
-    if (gpufl_trace_open(dir, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_nccl_collectives *n = gpufl_trace_get_nccl_collectives(t);
     assert_int_equal(n->n, 1);
     assert_int_equal(n->bytes_known[0], 0);

@@ -157,6 +157,16 @@ static void test_json(void **state)
     json_t *d = json_object_get(lane, "first_divergence");
     assert_string_equal(json_string_value(json_object_get(d, "change")), "name");
     assert_int_equal(json_integer_value(json_object_get(d, "index_a")), 1);
+    assert_int_equal(json_integer_value(json_object_get(d, "index_b")), 1);
+    assert_int_equal(json_integer_value(json_object_get(d, "span_a")), 1);
+    assert_int_equal(json_integer_value(json_object_get(d, "span_b")), 1);
+    assert_true(json_is_true(json_object_get(d, "resynced")));
+    /* the list's first entry says the same of it */
+    json_t *listed = json_array_get(json_object_get(lane, "divergence_list"), 0);
+    static const char *const head[] = {"change", "fields", "index_a", "index_b", "span_a", "span_b", "resynced"};
+    for (size_t k = 0; k < sizeof head / sizeof *head; k++)
+        if (!json_equal(json_object_get(d, head[k]), json_object_get(listed, head[k])))
+            fail_msg("first_divergence and divergence_list[0] differ in %s", head[k]);
     json_t *lines = json_object_get(d, "lines");
     assert_int_equal(json_array_size(lines), 4); /* gemm, -relu, +gelu, softmax */
     json_t *minus = json_array_get(lines, 1);

@@ -77,25 +77,20 @@ static char *record(const char *logs, gpufl_log_format format)
     return dir;
 }
 
-static int setup_compact(void **state)
+/* A session recorded in `format` and a test server, into *state. */
+static int setup_as(void **state, gpufl_log_format format)
 {
     fx *f = calloc(1, sizeof *f);
     f->logs = tu_mkdtemp("upload");
-    f->dir = record(f->logs, GPUFL_LOG_COMPACT);
+    f->dir = record(f->logs, format);
     f->srv = us_start(KEY);
     *state = f;
     return 0;
 }
 
-static int setup_ndjson(void **state)
-{
-    fx *f = calloc(1, sizeof *f);
-    f->logs = tu_mkdtemp("upload");
-    f->dir = record(f->logs, GPUFL_LOG_NDJSON);
-    f->srv = us_start(KEY);
-    *state = f;
-    return 0;
-}
+static int setup_compact(void **state) { return setup_as(state, GPUFL_LOG_COMPACT); }
+
+static int setup_ndjson(void **state) { return setup_as(state, GPUFL_LOG_NDJSON); }
 
 static int teardown(void **state)
 {

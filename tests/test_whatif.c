@@ -372,37 +372,41 @@ static void test_overlap_copies(void **state)
     gpufl_trace_close(t);
 }
 
+/* Fails the test unless the replay of `scope` with c fails with `code`
+ * and, where want is not NULL, an error saying want. */
+static void refused(gpufl_trace *t, const char *scope, const gpufl__whatif_change *c, int code, const char *want)
+{
+    gpufl__whatif w;
+    char err[512] = "";
+    int rc = gpufl__whatif_run(t, scope, c, &w, err, sizeof err);
+    if (rc != code || (want && !strstr(err, want)))
+        fail_msg("whatif %s: %d (want %d) '%s', not saying '%s'", scope, rc, code, err, want ? want : "");
+}
+
 static void test_bad_changes(void **state)
 {
     (void)state;
     gpufl_trace *t = fixture_steps();
-    gpufl__whatif w;
-    char err[512];
     gpufl__whatif_change c = gpufl__whatif_none();
     c.kernel = "A";
     c.speedup = 0;
-    assert_int_equal(gpufl__whatif_run(t, "step", &c, &w, err, sizeof err), GPUFL_EINVAL);
-    assert_non_null(strstr(err, "--speedup 0: must be a number above 0"));
+    refused(t, "step", &c, GPUFL_EINVAL, "--speedup 0: must be a number above 0");
     c.speedup = -2;
-    assert_int_equal(gpufl__whatif_run(t, "step", &c, &w, err, sizeof err), GPUFL_EINVAL);
+    refused(t, "step", &c, GPUFL_EINVAL, NULL);
     c.speedup = 2;
     c.kernel = "~([";
-    assert_int_equal(gpufl__whatif_run(t, "step", &c, &w, err, sizeof err), GPUFL_EINVAL);
-    assert_non_null(strstr(err, "not a regular expression"));
+    refused(t, "step", &c, GPUFL_EINVAL, "not a regular expression");
     c.kernel = "nothing";
-    assert_int_equal(gpufl__whatif_run(t, "step", &c, &w, err, sizeof err), GPUFL_EINVAL);
-    assert_non_null(strstr(err, "matches no kernel"));
+    refused(t, "step", &c, GPUFL_EINVAL, "matches no kernel");
     c = gpufl__whatif_none();
     uint64_t bad[] = {2};
     c.remove = bad;
     c.nremove = 1;
-    assert_int_equal(gpufl__whatif_run(t, "step", &c, &w, err, sizeof err), GPUFL_EINVAL);
-    assert_non_null(strstr(err, "--remove-sync 2: no such sync (the session has 2: ids 0 to 1"));
+    refused(t, "step", &c, GPUFL_EINVAL, "--remove-sync 2: no such sync (the session has 2: ids 0 to 1");
     c = gpufl__whatif_none();
     c.host_gap_scale = -1;
-    assert_int_equal(gpufl__whatif_run(t, "step", &c, &w, err, sizeof err), GPUFL_EINVAL);
-    assert_int_equal(gpufl__whatif_run(t, "nope", NULL, &w, err, sizeof err), GPUFL_ENOTFOUND);
-    assert_non_null(strstr(err, "no scope or NVTX range called 'nope'"));
+    refused(t, "step", &c, GPUFL_EINVAL, NULL);
+    refused(t, "nope", NULL, GPUFL_ENOTFOUND, "no scope or NVTX range called 'nope'");
     gpufl_trace_close(t);
 }
 
@@ -460,53 +464,44 @@ static int cli(const char *args, char *out, size_t len)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* Runs `gpufl CMD <dir>/steps OPTS`: fails the test unless it exits with
+ * `code` and, where want is not NULL, says want. Its output, until the
+ * next call. */
+static const char *steps_cli(const char *cmd, const char *opts, int code, const char *want)
+{
+    static char out[1 << 16];
+    char args[4096];
+    snprintf(args, sizeof args, "%s '%s/steps' %s", cmd, dir, opts);
+    int rc = cli(args, out, sizeof out);
+    if (rc != code || (want && !strstr(out, want)))
+        fail_msg("gpufl %s: exit %d (want %d), output without '%s':\n%s", args, rc, code, want ? want : "", out);
+    return out;
+}
+
 static void test_cli(void **state)
 {
     (void)state;
     gpufl_trace_close(fixture_steps());
-    static char out[1 << 16];
-    char args[4096];
-    snprintf(args, sizeof args, "whatif '%s/steps' --kernel A --speedup 0", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    assert_non_null(strstr(out, "bad --speedup '0'"));
-    snprintf(args, sizeof args, "whatif '%s/steps' --remove-sync 7", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    assert_non_null(strstr(out, "--remove-sync 7: no such sync"));
-    snprintf(args, sizeof args, "whatif '%s/steps' --kernel '~(' --speedup 2", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    assert_non_null(strstr(out, "not a regular expression"));
-    snprintf(args, sizeof args, "whatif '%s/steps' --speedup 2", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    assert_non_null(strstr(out, "--speedup needs --kernel"));
-    snprintf(args, sizeof args, "whatif '%s/steps' --kernel A --speedup 2 --format json", dir);
-    assert_int_equal(cli(args, out, sizeof out), 0);
-    assert_non_null(strstr(out, "\"median_ns\": 150000"));
+    steps_cli("whatif", "--kernel A --speedup 0", 64, "bad --speedup '0'");
+    steps_cli("whatif", "--remove-sync 7", 64, "--remove-sync 7: no such sync");
+    steps_cli("whatif", "--kernel '~(' --speedup 2", 64, "not a regular expression");
+    steps_cli("whatif", "--speedup 2", 64, "--speedup needs --kernel");
+    steps_cli("whatif", "--kernel A --speedup 2 --format json", 0, "\"median_ns\": 150000");
     /* 100-110 us after the start: what meets [1100, 1110] us: the begin mark of step 1, call A,
      * call B and kernel A (the HtoD copy ended at 1060) */
-    snprintf(args, sizeof args, "graph '%s/steps' -f json --from 100us --to 110us", dir);
-    assert_int_equal(cli(args, out, sizeof out), 0);
+    const char *out = steps_cli("graph", "-f json --from 100us --to 110us", 0, NULL);
     size_t nodes = 0;
     for (const char *p = out; (p = strstr(p, "\"id\":")); p++)
         nodes++;
     assert_int_equal(nodes, 4);
     assert_non_null(strstr(out, "\"kind\": \"launch\""));
-    snprintf(args, sizeof args, "whatif '%s/steps' --from 100us --to 300us --kernel A --speedup 2 --format json", dir);
-    assert_int_equal(cli(args, out, sizeof out), 0);
-    assert_non_null(strstr(out, "\"window\": true"));
+    out = steps_cli("whatif", "--from 100us --to 300us --kernel A --speedup 2 --format json", 0, "\"window\": true");
     assert_non_null(strstr(out, "\"median_ns\": 150000"));
-    snprintf(args, sizeof args, "whatif '%s/steps' --from 100us", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    assert_non_null(strstr(out, "needs both --from and --to"));
-    snprintf(args, sizeof args, "whatif '%s/steps' --scope step --from 100us --to 300us", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    snprintf(args, sizeof args, "graph '%s/steps' -f dot --from 110us --to 100us", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    assert_non_null(strstr(out, "the window is empty"));
-    snprintf(args, sizeof args, "graph '%s/steps' -f svg", dir);
-    assert_int_equal(cli(args, out, sizeof out), 64);
-    snprintf(args, sizeof args, "graph '%s/steps' -f dot", dir);
-    assert_int_equal(cli(args, out, sizeof out), 0);
-    assert_non_null(strstr(out, "digraph gpufl"));
+    steps_cli("whatif", "--from 100us", 64, "needs both --from and --to");
+    steps_cli("whatif", "--scope step --from 100us --to 300us", 64, NULL);
+    steps_cli("graph", "-f dot --from 110us --to 100us", 64, "the window is empty");
+    steps_cli("graph", "-f svg", 64, NULL);
+    steps_cli("graph", "-f dot", 0, "digraph gpufl");
 }
 
 /* The unchanged replay of a real session: every step within 2 %. */

@@ -149,9 +149,7 @@ static int keys(const serve_args *a)
 static int migrate_only(const serve_args *a)
 {
     char why[600];
-    PGconn *conn = gpufl__serve_pg_connect(a->db, why, sizeof why);
-    int from = 0, to = 0, rc = conn ? gpufl__serve_migrate(conn, &from, &to, why, sizeof why) : GPUFL_EIO;
-    PQfinish(conn);
+    int from = 0, to = 0, rc = gpufl__serve_migrate_db(a->db, &from, &to, why, sizeof why);
     if (rc != 0) {
         fprintf(stderr, "gpufl serve --migrate: %s\n", why);
         return GFL_EXIT_FAIL;

@@ -203,8 +203,11 @@ static int copy_rows(gpufl__serve_db *db, const gpufl__serve_batch *b, char *why
     return rc;
 }
 
-static int ingest(gpufl__serve_db *db, const char *ws, const char *session_id, int channel, const gpufl__serve_batch *b,
-                  uint64_t *accepted, char *why, size_t why_len)
+/* 0 when the workspace has announced the session (and, in a transaction,
+ * holds its row: FOR KEY SHARE); GPUFL_ENOTFOUND with why saying so (and `hint`) when it
+ * has not; the database's error otherwise. */
+static int session_known(gpufl__serve_db *db, const char *ws, const char *session_id, const char *hint, char *why,
+                         size_t why_len)
 {
     const char *key[2] = {ws, session_id};
     PGresult *r = run(db, "session_lock", 2, key, NULL, NULL);
@@ -213,19 +216,28 @@ static int ingest(gpufl__serve_db *db, const char *ws, const char *session_id, i
     bool exists = PQntuples(r) > 0;
     PQclear(r);
     if (!exists) {
-        snprintf(why, why_len, "session '%s' was not announced (POST .../sessions first)", session_id);
+        snprintf(why, why_len, "session '%s' was not announced%s", session_id, hint);
         return GPUFL_ENOTFOUND;
     }
+    return 0;
+}
+
+static int ingest(gpufl__serve_db *db, const char *ws, const char *session_id, int channel, const gpufl__serve_batch *b,
+                  uint64_t *accepted, char *why, size_t why_len)
+{
+    int rc = session_known(db, ws, session_id, " (POST .../sessions first)", why, why_len);
+    if (rc != 0)
+        return rc;
     *accepted = 0;
     if (b->rows == 0)
         return 0;
-    int rc = copy_rows(db, b, why, why_len);
+    rc = copy_rows(db, b, why, why_len);
     if (rc != 0)
         return rc;
     char ch[8];
     snprintf(ch, sizeof ch, "%d", channel);
     const char *v[3] = {ws, session_id, ch};
-    r = run(db, "ingest", 3, v, NULL, NULL);
+    PGresult *r = run(db, "ingest", 3, v, NULL, NULL);
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         return failed(db, r, "storing the batch", why, why_len);
     *accepted = strtoull(PQcmdTuples(r), NULL, 10);
@@ -259,18 +271,11 @@ int gpufl__serve_db_stored(gpufl__serve_db *db, int64_t workspace, const char *s
         snprintf(w[c], sizeof w[c], "%" PRIu64, want[c] > INT64_MAX ? (uint64_t)INT64_MAX : want[c]);
         stored[c] = 0;
     }
-    const char *key[2] = {ws, session_id};
-    PGresult *r = run(db, "session_lock", 2, key, NULL, NULL);
-    if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        return failed(db, r, "finding the session", why, why_len);
-    bool exists = PQntuples(r) > 0;
-    PQclear(r);
-    if (!exists) {
-        snprintf(why, why_len, "session '%s' was not announced", session_id);
-        return GPUFL_ENOTFOUND;
-    }
+    int rc = session_known(db, ws, session_id, "", why, why_len);
+    if (rc != 0)
+        return rc;
     const char *v[5] = {ws, session_id, w[0], w[1], w[2]};
-    r = run(db, "stored", 5, v, NULL, NULL);
+    PGresult *r = run(db, "stored", 5, v, NULL, NULL);
     if (PQresultStatus(r) != PGRES_TUPLES_OK)
         return failed(db, r, "counting the session's events", why, why_len);
     for (int i = 0; i < PQntuples(r); i++) {

@@ -114,3 +114,11 @@ int gpufl__serve_migrate(PGconn *conn, int *from, int *to, char *why, size_t why
     }
     return gpufl__serve_pg_exec(conn, "COMMIT", why, why_len);
 }
+
+int gpufl__serve_migrate_db(const char *conninfo, int *from, int *to, char *why, size_t why_len)
+{
+    PGconn *conn = gpufl__serve_pg_connect(conninfo, why, why_len);
+    int rc = conn ? gpufl__serve_migrate(conn, from, to, why, why_len) : GPUFL_EIO;
+    PQfinish(conn);
+    return rc;
+}

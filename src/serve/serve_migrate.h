@@ -22,6 +22,11 @@ int gpufl__serve_schema_latest(void);
 int gpufl__serve_migrate(PGconn *conn, int *from, int *to, char *why, size_t why_len)
     __attribute__((warn_unused_result));
 
+/* gpufl__serve_migrate on a connection of its own to conninfo, closed
+ * again; GPUFL_EIO with why when it cannot connect. */
+int gpufl__serve_migrate_db(const char *conninfo, int *from, int *to, char *why, size_t why_len)
+    __attribute__((warn_unused_result));
+
 /* The version conn's schema is at (0: none). 0 or GPUFL_EIO. */
 int gpufl__serve_schema_version(PGconn *conn, int *version, char *why, size_t why_len)
     __attribute__((warn_unused_result));

@@ -7,9 +7,7 @@
  */
 #include "serve/serve_server.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -30,7 +28,6 @@
 #include "serve/serve_db.h"
 #include "serve/serve_http.h"
 #include "serve/serve_migrate.h"
-#include "serve/serve_pg.h"
 
 #define MAX_CONN 1024
 #define REQUEST_NS (60ull * 1000000000ull)   /* a request whole, from its first byte */
@@ -64,49 +61,8 @@ typedef struct worker {
 
 static int open_listener(const char *addr, char *where, size_t where_len, char *why, size_t why_len)
 {
-    char host[256], port[16];
-    if (!gpufl__split_listen_address(addr, host, sizeof host, port, sizeof port)) {
-        snprintf(why, why_len, "bad listen address '%s' (want ADDR:PORT, :PORT or [IPV6]:PORT)", addr);
-        return -1;
-    }
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
-    int gai = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-    if (gai != 0) {
-        snprintf(why, why_len, "cannot listen on %s: %s", addr, gai_strerror(gai));
-        return -1;
-    }
-    struct addrinfo *ai = res;
-    for (struct addrinfo *a = res; !host[0] && a; a = a->ai_next)
-        if (a->ai_family == AF_INET) {
-            ai = a;
-            break;
-        }
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 512) != 0) {
-        snprintf(why, why_len, "cannot listen on %s: %s", addr, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        return -1;
-    }
-    freeaddrinfo(res);
-    struct sockaddr_storage sa;
-    socklen_t sl = sizeof sa;
-    char ip[INET6_ADDRSTRLEN] = "?";
-    unsigned p = 0;
-    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0) {
-        if (sa.ss_family == AF_INET) {
-            inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, ip, sizeof ip);
-            p = ntohs(((struct sockaddr_in *)&sa)->sin_port);
-        } else {
-            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, ip, sizeof ip);
-            p = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
-        }
-    }
-    snprintf(where, where_len, sa.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, p);
-    return fd;
+    int fd;
+    return gpufl__listen_tcp(addr, 512, &fd, where, where_len, why, why_len) == 0 ? fd : -1;
 }
 
 static SSL_CTX *tls_context(const gpufl__serve_config *cfg, char *why, size_t why_len)
@@ -333,9 +289,7 @@ static void poll_loop(server *s, volatile sig_atomic_t *stop)
 static int migrate_at_start(const gpufl__serve_config *cfg, FILE *log)
 {
     char why[512];
-    PGconn *conn = gpufl__serve_pg_connect(cfg->conninfo, why, sizeof why);
-    int from = 0, to = 0, rc = conn ? gpufl__serve_migrate(conn, &from, &to, why, sizeof why) : GPUFL_EIO;
-    PQfinish(conn);
+    int from = 0, to = 0, rc = gpufl__serve_migrate_db(cfg->conninfo, &from, &to, why, sizeof why);
     if (rc != 0) {
         fprintf(log, "gpufl serve: %s\n", why);
         return GPUFL_EIO;

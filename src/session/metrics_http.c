@@ -9,10 +9,8 @@
  */
 #include "session/metrics_http.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,68 +57,11 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int set_nonblocking(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
 /* ---- listening ------------------------------------------------------------ */
 
 static int open_listener(gpufl__metrics_server *s, const char *addr, char *err, size_t err_len)
 {
-    char host[256], port[16];
-    if (!gpufl__split_listen_address(addr, host, sizeof host, port, sizeof port)) {
-        snprintf(err, err_len, "bad listen address '%s' (want ADDR:PORT, :PORT or [IPV6]:PORT)", addr);
-        return GPUFL_EINVAL;
-    }
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE;
-    int gai = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-    if (gai != 0) {
-        snprintf(err, err_len, "cannot listen on %s: %s", addr, gai_strerror(gai));
-        return GPUFL_EIO;
-    }
-    /* ":PORT" gets every address; prefer IPv4's any then, which every
-     * machine has (an IPv6 socket may not take IPv4 where v6only is set) */
-    struct addrinfo *ai = res;
-    for (struct addrinfo *a = res; !host[0] && a; a = a->ai_next)
-        if (a->ai_family == AF_INET) {
-            ai = a;
-            break;
-        }
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0 || set_nonblocking(fd) != 0) {
-        snprintf(err, err_len, "cannot listen on %s: %s", addr, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        return GPUFL_EIO;
-    }
-    freeaddrinfo(res);
-    struct sockaddr_storage sa;
-    socklen_t sl = sizeof sa;
-    char ip[INET6_ADDRSTRLEN] = "?";
-    unsigned p = 0;
-    if (getsockname(fd, (struct sockaddr *)&sa, &sl) == 0) {
-        if (sa.ss_family == AF_INET) {
-            struct sockaddr_in *in = (struct sockaddr_in *)&sa;
-            inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
-            p = ntohs(in->sin_port);
-        } else if (sa.ss_family == AF_INET6) {
-            struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
-            inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
-            p = ntohs(in6->sin6_port);
-        }
-    }
-    snprintf(s->address, sizeof s->address, sa.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, p);
-    s->listen_fd = fd;
-    return 0;
+    return gpufl__listen_tcp(addr, 64, &s->listen_fd, s->address, sizeof s->address, err, err_len);
 }
 
 /* ---- answering ---------------------------------------------------------- */

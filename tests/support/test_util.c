@@ -20,12 +20,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpufl/gpufl.h"
+
 extern char **environ;
 
 static void die(const char *what, const char *path)
 {
     fprintf(stderr, "test helper: %s '%s': %s\n", what, path, strerror(errno));
     abort();
+}
+
+void tu_end_session(char **log_path)
+{
+    gpufl_shutdown();
+    if (*log_path) {
+        tu_rm_rf(*log_path);
+        free(*log_path);
+        *log_path = NULL;
+    }
 }
 
 char *tu_session_dir(const char *log_path)

@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+/* Ends a test's session: gpufl_shutdown() (nothing when none runs), then
+ * removes the directory *log_path names, frees it and leaves it NULL
+ * (nothing when it is NULL already). */
+void tu_end_session(char **log_path);
+
 /* The one session directory under log_path (malloc'd), or NULL if there is
  * not exactly one. */
 char *tu_session_dir(const char *log_path);

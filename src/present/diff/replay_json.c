@@ -80,20 +80,35 @@ static json_t *op_json(jb *b, const gpufl__rp_key *k)
     return o;
 }
 
+/* What a divergence says wherever it is written (the lane's first, each of
+ * its list): what changed, which fields, where, how long, whether the
+ * lanes met again. Into o. */
+static void div_head(jb *b, json_t *o, const gpufl__rp_div *d)
+{
+    set(b, o, "change", json_string(gpufl__replay_change_key(d->change)));
+    json_t *fields = json_array();
+    for (unsigned bit = 1; bit <= GPUFL__RP_F_GRAPH; bit <<= 1)
+        if (d->fields & bit)
+            push(b, fields, json_string(gpufl__replay_field_key(bit)));
+    set(b, o, "fields", fields);
+    set(b, o, "index_a", index_or_null(d->at_a));
+    set(b, o, "index_b", index_or_null(d->at_b));
+    set(b, o, "span_a", u64(d->span_a));
+    set(b, o, "span_b", u64(d->span_b));
+    set(b, o, "resynced", json_boolean(d->resynced));
+}
+
 static json_t *divergence_json(jb *b, const gpufl__replay *r, const gpufl__rp_lane *l)
 {
     json_t *d = json_object();
-    set(b, d, "change", json_string(gpufl__replay_change_key(l->change)));
-    json_t *fields = json_array();
-    for (unsigned bit = 1; bit <= GPUFL__RP_F_GRAPH; bit <<= 1)
-        if (l->fields & bit)
-            push(b, fields, json_string(gpufl__replay_field_key(bit)));
-    set(b, d, "fields", fields);
-    set(b, d, "index_a", index_or_null(l->at_a));
-    set(b, d, "index_b", index_or_null(l->at_b));
-    set(b, d, "span_a", u64(l->span_a));
-    set(b, d, "span_b", u64(l->span_b));
-    set(b, d, "resynced", json_boolean(l->resynced));
+    const gpufl__rp_div first = {.change = l->change,
+                                 .fields = l->fields,
+                                 .at_a = l->at_a,
+                                 .at_b = l->at_b,
+                                 .span_a = l->span_a,
+                                 .span_b = l->span_b,
+                                 .resynced = l->resynced};
+    div_head(b, d, &first);
     json_t *lines = json_array();
     for (size_t k = 0; k < l->nlines; k++) {
         const gpufl__rp_line *x = &l->lines[k];
@@ -135,17 +150,7 @@ static json_t *lane_json(jb *b, const gpufl__replay *r, const gpufl__rp_lane *l)
     for (size_t k = 0; k < l->ndivs; k++) {
         const gpufl__rp_div *d = &l->divs[k];
         json_t *x = json_object();
-        set(b, x, "change", json_string(gpufl__replay_change_key(d->change)));
-        json_t *fields = json_array();
-        for (unsigned bit = 1; bit <= GPUFL__RP_F_GRAPH; bit <<= 1)
-            if (d->fields & bit)
-                push(b, fields, json_string(gpufl__replay_field_key(bit)));
-        set(b, x, "fields", fields);
-        set(b, x, "index_a", index_or_null(d->at_a));
-        set(b, x, "index_b", index_or_null(d->at_b));
-        set(b, x, "span_a", u64(d->span_a));
-        set(b, x, "span_b", u64(d->span_b));
-        set(b, x, "resynced", json_boolean(d->resynced));
+        div_head(b, x, d);
         set(b, x, "op_a", d->key_a == GPUFL__RP_NOKEY ? json_null() : op_json(b, &r->keys[d->key_a]));
         set(b, x, "op_b", d->key_b == GPUFL__RP_NOKEY ? json_null() : op_json(b, &r->keys[d->key_b]));
         push(b, divs, x);

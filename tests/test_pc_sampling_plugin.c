@@ -362,6 +362,46 @@ static void no_sources_when_collection_is_off(void **state)
     free(src);
 }
 
+/* A relative path in line info is the build's, taken from the program's
+ * working directory when the session ends. */
+static void relative_paths_are_read_from_the_working_directory(void **state)
+{
+    (void)state;
+    char *src = tu_mkdtemp("pcs_src_rel"), cwd[4096], at[4400];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(at, sizeof at, "%s/rel", src);
+    assert_int_equal(mkdir(at, 0755), 0);
+    snprintf(at, sizeof at, "%s/rel/k.cu", src);
+    tu_write_file(at, "x\ny\n");
+    assert_int_equal(chdir(src), 0);
+    const char *ck = "fake-cubin file=rel/k.cu line=1";
+    start("pcs_src_rel", GPUFL_ENGINE_PC_SAMPLING, 0);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    fake.create_context(7, 0);
+    fake.load_module(7, ck);
+    assert_int_equal(fake.pc_sample(7, "k_rel", crc_of(ck), 0x10, 3, 4), 0);
+    gpufl_trace *t = tu_plugin_session_end();
+    assert_int_equal(chdir(cwd), 0);
+    json_error_t jerr;
+    snprintf(at, sizeof at, "%s/sources/index.json", dir);
+    json_t *index = json_load_file(at, 0, &jerr);
+    assert_non_null(index);
+    json_t *e = json_array_get(json_object_get(index, "files"), 0);
+    assert_string_equal(json_string_value(json_object_get(e, "path")), "rel/k.cu");
+    assert_string_equal(json_string_value(json_object_get(e, "stored")), "0001-k.cu");
+    snprintf(at, sizeof at, "%s/sources/0001-k.cu", dir);
+    size_t len = 0;
+    char *copy = tu_read_file(at, &len);
+    assert_non_null(copy);
+    assert_memory_equal(copy, "x\ny\n", 4);
+    free(copy);
+    json_decref(index);
+    gpufl_trace_close(t);
+    tu_rm_rf(src);
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +412,7 @@ int main(void)
         cmocka_unit_test(trace_engine_does_not_sample),
         cmocka_unit_test(sources_are_copied_with_the_session),
         cmocka_unit_test(no_sources_when_collection_is_off),
+        cmocka_unit_test(relative_paths_are_read_from_the_working_directory),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -428,9 +428,9 @@ static const sfield s_section[] = {{"status", S_STR, 0}, {"engine", S_STR_NULL, 
 static const sfield s_stall[] = {{"reason", S_STR, 0}, {"samples", S_INT, 0}, {0, 0, 0}};
 static const sfield s_stall_kernel[] = {{"name", S_STR, 0},        {"samples", S_INT, 0},       {"stalled", S_INT, 0},
                                         {"gpu_time_ns", S_INT, 0}, {"top", S_ARR_OBJ, s_stall}, {0, 0, 0}};
-static const sfield s_stall_line[] = {
-    {"function", S_STR, 0}, {"file", S_STR, 0},          {"line", S_INT, 0}, {"samples", S_INT, 0},
-    {"stalled", S_INT, 0},  {"top", S_ARR_OBJ, s_stall}, {0, 0, 0}};
+static const sfield s_stall_line[] = {{"function", S_STR, 0},  {"file", S_STR, 0},           {"line", S_INT, 0},
+                                      {"code", S_STR_NULL, 0}, {"code_from", S_STR_NULL, 0}, {"samples", S_INT, 0},
+                                      {"stalled", S_INT, 0},   {"top", S_ARR_OBJ, s_stall},  {0, 0, 0}};
 static const sfield s_stall_scope[] = {
     {"scope", S_STR_NULL, 0}, {"samples", S_INT, 0}, {"stalled", S_INT, 0}, {"top", S_ARR_OBJ, s_stall}, {0, 0, 0}};
 static const sfield s_stalls[] = {{"status", S_STR, 0},
@@ -457,6 +457,8 @@ static const sfield s_sass_kernel[] = {{"name", S_STR, 0}, {"launches", S_INT, 0
 static const sfield s_sass_line[] = {{"function", S_STR, 0},
                                      {"file", S_STR_NULL, 0},
                                      {"line", S_INT_NULL, 0},
+                                     {"code", S_STR_NULL, 0},
+                                     {"code_from", S_STR_NULL, 0},
                                      {"pc", S_INT_NULL, 0},
                                      SASS_COUNTS,
                                      {0, 0, 0}};
@@ -464,6 +466,8 @@ static const sfield s_sass_finding[] = {{"kind", S_STR, 0},
                                         {"function", S_STR, 0},
                                         {"file", S_STR_NULL, 0},
                                         {"line", S_INT_NULL, 0},
+                                        {"code", S_STR_NULL, 0},
+                                        {"code_from", S_STR_NULL, 0},
                                         {"pc", S_INT_NULL, 0},
                                         {"cost", S_INT, 0},
                                         {"coalescing", S_NUM_NULL, 0},

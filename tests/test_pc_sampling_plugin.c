@@ -17,11 +17,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "fake_cupti.h"
 #include "fake_cupti_setup.h"
@@ -197,6 +201,207 @@ static void trace_engine_does_not_sample(void **state)
     gpufl_trace_close(tu_plugin_session_end());
 }
 
+/* enable_source_collection: the files line info named are copied into the
+ * session's sources/ at its end, so the report shows a line's code after
+ * the file is gone; a FIFO and a file over 1 MiB are listed with the
+ * reason and never read or copied. */
+static void sources_are_copied_with_the_session(void **state)
+{
+    (void)state;
+    char *src = tu_mkdtemp("pcs_src");
+    char k[4200], fifo[4200], big[4200], ck[4400], cf[4400], cb[4400];
+    snprintf(k, sizeof k, "%s/kernels.cu", src);
+    snprintf(fifo, sizeof fifo, "%s/fifo.cu", src);
+    snprintf(big, sizeof big, "%s/big.cu", src);
+    char text[2048] = "";
+    for (int i = 1; i <= 20; i++) {
+        char l[128];
+        snprintf(l, sizeof l, i == 12 ? "    float v = in[i] * 2.0f;   // line %d, the load\n" : "// line %d\n", i);
+        strcat(text, l);
+    }
+    tu_write_file(k, text);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 40000; i++)
+        fputs("// a line of a generated file, forty bytes\n", f);
+    fclose(f);
+    snprintf(ck, sizeof ck, "fake-cubin file=%s line=10", k);
+    snprintf(cf, sizeof cf, "fake-cubin file=%s line=10", fifo);
+    snprintf(cb, sizeof cb, "fake-cubin file=%s line=10", big);
+
+    start("pcs_src", GPUFL_ENGINE_PC_SAMPLING, 0);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    fake.create_context(5, 0);
+    fake.load_module(5, ck);
+    fake.load_module(5, cf);
+    fake.load_module(5, cb);
+    assert_int_equal(fake.pc_sample(5, "k_src", crc_of(ck), 0x20, 3, 80), 0);
+    assert_int_equal(fake.pc_sample(5, "k_src", crc_of(ck), 0x20, 3, 20), 0);
+    assert_int_equal(fake.pc_sample(5, "k_fifo", crc_of(cf), 0x10, 3, 5), 0);
+    assert_int_equal(fake.pc_sample(5, "k_big", crc_of(cb), 0x10, 3, 5), 0);
+    gpufl_trace *t = tu_plugin_session_end();
+
+    char at[4400];
+    snprintf(at, sizeof at, "%s/sources/index.json", dir);
+    json_error_t jerr;
+    json_t *index = json_load_file(at, 0, &jerr);
+    assert_non_null(index);
+    json_t *files = json_object_get(index, "files"), *e;
+    assert_int_equal(json_array_size(files), 3);
+    size_t i;
+    int seen = 0;
+    json_array_foreach(files, i, e)
+    {
+        const char *path = json_string_value(json_object_get(e, "path"));
+        const char *stored = json_string_value(json_object_get(e, "stored"));
+        const char *skipped = json_string_value(json_object_get(e, "skipped"));
+        if (!strcmp(path, k)) {
+            assert_non_null(stored);
+            assert_null(skipped);
+            assert_int_equal(json_integer_value(json_object_get(e, "size")), strlen(text));
+            snprintf(at, sizeof at, "%s/sources/%s", dir, stored);
+            size_t len = 0;
+            char *copy = tu_read_file(at, &len);
+            assert_non_null(copy);
+            assert_int_equal(len, strlen(text));
+            assert_memory_equal(copy, text, len);
+            free(copy);
+            seen |= 1;
+        } else if (!strcmp(path, fifo)) {
+            assert_null(stored);
+            assert_non_null(strstr(skipped, "FIFO"));
+            seen |= 2;
+        } else if (!strcmp(path, big)) {
+            assert_null(stored);
+            assert_non_null(strstr(skipped, "larger than"));
+            seen |= 4;
+        }
+    }
+    assert_int_equal(seen, 7);
+    json_decref(index);
+    size_t n_stored = 0;
+    snprintf(at, sizeof at, "%s/sources", dir);
+    DIR *d = opendir(at);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));)
+        n_stored += de->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(n_stored, 2); /* index.json and the one copy */
+
+    /* the original gone, the report still shows the code, from the copy */
+    assert_int_equal(unlink(k), 0);
+    char *out = NULL, err[256];
+    size_t len = 0;
+    assert_int_equal(gpufl_trace_report(t, "text", 0, &out, &len, err, sizeof err), 0);
+    assert_non_null(strstr(out, "kernels.cu:12"));
+    assert_non_null(strstr(out, "| float v = in[i] * 2.0f;   // line 12, the load\n"));
+    gpufl_trace_free_text(out);
+    assert_int_equal(gpufl_trace_report(t, "json", 0, &out, &len, err, sizeof err), 0);
+    json_t *r = json_loads(out, 0, &jerr);
+    assert_non_null(r);
+    gpufl_trace_free_text(out);
+    json_t *lines = json_object_get(json_object_get(json_object_get(r, "counters"), "stalls"), "lines");
+    assert_true(json_array_size(lines) >= 1);
+    int coded = 0;
+    json_array_foreach(lines, i, e)
+    {
+        if (json_integer_value(json_object_get(e, "line")) == 12) {
+            assert_string_equal(json_string_value(json_object_get(e, "code")),
+                                "float v = in[i] * 2.0f;   // line 12, the load");
+            assert_string_equal(json_string_value(json_object_get(e, "code_from")), "copy");
+            coded++;
+        } else if (strstr(json_string_value(json_object_get(e, "file")), "big.cu")) {
+            /* not copied, but unchanged since: read from the file itself */
+            assert_string_equal(json_string_value(json_object_get(e, "code")),
+                                "// a line of a generated file, forty bytes");
+            assert_string_equal(json_string_value(json_object_get(e, "code_from")), "file");
+            coded++;
+        } else {
+            assert_true(json_is_null(json_object_get(e, "code"))); /* the FIFO's: never read */
+            assert_true(json_is_null(json_object_get(e, "code_from")));
+        }
+    }
+    assert_int_equal(coded, 2);
+    json_decref(r);
+    gpufl_trace_close(t);
+    tu_rm_rf(src);
+    free(src);
+}
+
+/* Off, nothing is copied (and no line is looked up). */
+static void no_sources_when_collection_is_off(void **state)
+{
+    (void)state;
+    char *src = tu_mkdtemp("pcs_src_off");
+    char k[4200], ck[4400];
+    snprintf(k, sizeof k, "%s/kernels.cu", src);
+    tu_write_file(k, "a\nb\nc\n");
+    snprintf(ck, sizeof ck, "fake-cubin file=%s line=1", k);
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = "pcs_src_off";
+    o.log_path = logs;
+    o.profiling_engine = GPUFL_ENGINE_PC_SAMPLING;
+    o.device_plugin = GFL_CUPTI_PLUGIN;
+    o.enable_source_collection = false;
+    fake.refuse_pc_sampling(CUPTI_SUCCESS);
+    assert_true(gpufl_init(&o));
+    char dir[4096], at[4200];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    fake.create_context(6, 0);
+    fake.load_module(6, ck);
+    assert_int_equal(fake.pc_sample(6, "k_off", crc_of(ck), 0x10, 3, 9), 0);
+    gpufl_trace *t = tu_plugin_session_end();
+    assert_int_equal(samples_of(t, "k_off", "long_scoreboard", NULL, NULL), 9);
+    snprintf(at, sizeof at, "%s/sources", dir);
+    assert_false(tu_exists(at));
+    gpufl_trace_close(t);
+    tu_rm_rf(src);
+    free(src);
+}
+
+/* A relative path in line info is the build's, taken from the program's
+ * working directory when the session ends. */
+static void relative_paths_are_read_from_the_working_directory(void **state)
+{
+    (void)state;
+    char *src = tu_mkdtemp("pcs_src_rel"), cwd[4096], at[4400];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(at, sizeof at, "%s/rel", src);
+    assert_int_equal(mkdir(at, 0755), 0);
+    snprintf(at, sizeof at, "%s/rel/k.cu", src);
+    tu_write_file(at, "x\ny\n");
+    assert_int_equal(chdir(src), 0);
+    const char *ck = "fake-cubin file=rel/k.cu line=1";
+    start("pcs_src_rel", GPUFL_ENGINE_PC_SAMPLING, 0);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
+    fake.create_context(7, 0);
+    fake.load_module(7, ck);
+    assert_int_equal(fake.pc_sample(7, "k_rel", crc_of(ck), 0x10, 3, 4), 0);
+    gpufl_trace *t = tu_plugin_session_end();
+    assert_int_equal(chdir(cwd), 0);
+    json_error_t jerr;
+    snprintf(at, sizeof at, "%s/sources/index.json", dir);
+    json_t *index = json_load_file(at, 0, &jerr);
+    assert_non_null(index);
+    json_t *e = json_array_get(json_object_get(index, "files"), 0);
+    assert_string_equal(json_string_value(json_object_get(e, "path")), "rel/k.cu");
+    assert_string_equal(json_string_value(json_object_get(e, "stored")), "0001-k.cu");
+    snprintf(at, sizeof at, "%s/sources/0001-k.cu", dir);
+    size_t len = 0;
+    char *copy = tu_read_file(at, &len);
+    assert_non_null(copy);
+    assert_memory_equal(copy, "x\ny\n", 4);
+    free(copy);
+    json_decref(index);
+    gpufl_trace_close(t);
+    tu_rm_rf(src);
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +410,9 @@ int main(void)
         cmocka_unit_test(full_buffer_restarts_with_a_longer_period),
         cmocka_unit_test(refusal_steps_down_to_trace_and_says_why),
         cmocka_unit_test(trace_engine_does_not_sample),
+        cmocka_unit_test(sources_are_copied_with_the_session),
+        cmocka_unit_test(no_sources_when_collection_is_off),
+        cmocka_unit_test(relative_paths_are_read_from_the_working_directory),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

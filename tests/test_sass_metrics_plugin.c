@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fake_cupti.h"
 #include "fake_cupti_setup.h"
@@ -269,10 +270,59 @@ static void deep_steps_down_to_trace_when_pc_sampling_is_refused(void **state)
     gpufl_trace_close(t);
 }
 
+/* enable_source_collection with SASS metrics: the text report's findings
+ * show each line's code, read from the session's sources/ copy (the
+ * original is deleted first). */
+static void findings_show_the_code_of_their_lines(void **state)
+{
+    (void)state;
+    char *src = tu_mkdtemp("sass_src");
+    char file[4200], cubin[4400];
+    snprintf(file, sizeof file, "%s/sass.cu", src);
+    char text[1024] = "";
+    for (int i = 1; i <= 30; i++) {
+        char l[96];
+        snprintf(l, sizeof l,
+                 i == 21   ? "\tfloat v = in[threadIdx.x * 8];\n"
+                 : i == 24 ? "    if (threadIdx.x & 1) {  \n"
+                           : "// %d\n",
+                 i);
+        strcat(text, l);
+    }
+    tu_write_file(file, text);
+    snprintf(cubin, sizeof cubin, "fake-cubin file=%s line=20", file);
+    start("sass_src", GPUFL_ENGINE_SASS_METRICS);
+    fake.create_context(1, 0);
+    fake.load_module(1, cubin);
+    /* program's two findings, with counts over the analysis's floors */
+    static const fake_cupti_sass_inst big[] = {
+        {.pc_offset = 0x10, .inst = 2048, .thread_inst = 65536, .sectors = 65536, .sectors_ideal = 8192},
+        {.pc_offset = 0x40, .inst = 2048, .thread_inst = 32768, .branch = 2048, .divergent = 1024},
+    };
+    fake.sass_program(KERNEL, crc32_of(cubin), big, 2);
+    fake_cupti_kernel k = {.name = KERNEL, .grid = {8, 1, 1}, .block = {32, 1, 1}};
+    fake.launch_kernel(&k);
+    gpufl_trace *t = tu_plugin_session_end();
+    assert_int_equal(unlink(file), 0);
+    char *out = NULL, err[256];
+    size_t len = 0;
+    assert_int_equal(gpufl_trace_report(t, "text", 0, &out, &len, err, sizeof err), 0);
+    char at[4300];
+    snprintf(at, sizeof at, "uncoalesced access: %s:21", file);
+    assert_non_null(strstr(out, at));
+    assert_non_null(strstr(out, "\n      | float v = in[threadIdx.x * 8];\n"));
+    assert_non_null(strstr(out, "\n      | if (threadIdx.x & 1) {\n"));
+    gpufl_trace_free_text(out);
+    gpufl_trace_close(t);
+    tu_rm_rf(src);
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(counts_of_every_launch_are_read_once),
+        cmocka_unit_test(findings_show_the_code_of_their_lines),
         cmocka_unit_test(kernels_of_one_module_keep_their_own_counts),
         cmocka_unit_test(a_metric_the_chip_lacks_clears_its_bit),
         cmocka_unit_test(a_context_it_cannot_measure_steps_down),

@@ -98,7 +98,7 @@ typedef struct gpufl_options {
     const char *api_path;               /* "" = "/api/v1" */
     bool remote_upload;                 /* deprecated, no effect */
     bool enable_stack_trace;            /* CPU stacks at launch and sync points */
-    bool enable_source_collection;      /* true: collect source for SASS views */
+    bool enable_source_collection;      /* true: source lines, and sources/ copies */
     bool enable_external_correlation;   /* true: framework correlation ids */
     bool enable_synchronization;        /* true: record syncs (Trace and up) */
     bool enable_memory_tracking;        /* record device allocations */

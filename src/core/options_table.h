@@ -36,8 +36,9 @@
     X(enable_stack_trace, BOOL, false, "`false`", "GPUFL_ENABLE_STACK_TRACE", 0, 0,               \
       "Capture the CPU call stack at kernel launches and syncs (Trace engine and up).")           \
     X(enable_source_collection, BOOL, true, "`true`", "GPUFL_ENABLE_SOURCE_COLLECTION", 0, 0,     \
-      "Collect CUDA source and SASS for the PC-sampling and SASS views. Not implemented yet: no " \
-      "effect.")                                                                                  \
+      "Source lines for PC samples and SASS metrics (the modules' cubins are kept for their "     \
+      "line info), and a copy of the source files they name in the session's `sources/` (1 MiB "  \
+      "a file, 32 MiB in all), so that reports show each hot line's code. No SASS listing.")      \
     X(enable_external_correlation, BOOL, true, "`true`", "GPUFL_ENABLE_EXTERNAL_CORRELATION", 0,  \
       0, "Record the correlation ids frameworks push (PyTorch ops to their kernels).")            \
     X(enable_synchronization, BOOL, true, "`true`", "GPUFL_ENABLE_SYNCHRONIZATION", 0, 0,         \

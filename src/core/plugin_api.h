@@ -63,6 +63,13 @@ typedef struct gpufl_plugin_host {
      * (a context created afterwards refused it) it records a new engine
      * event and logs a warning. Any thread; never blocks. */
     void (*engine_ran)(uint32_t engine, const char *reason);
+    /* A source file that line info named (a path as the build wrote it:
+     * absolute, or relative to the program's working directory), while
+     * options->enable_source_collection is on. The session keeps the
+     * distinct paths and copies the files into <session>/sources/ when the
+     * plugin has stopped; nothing is read here. Any thread; takes a mutex,
+     * so call it off the program's launch path (the plugin's worker). */
+    void (*source_file)(const char *path);
 } gpufl_plugin_host;
 
 typedef struct gpufl_plugin {

@@ -19,6 +19,7 @@
 #include "core/plugin_api.h"
 #include "ring/producer.h"
 #include "session/session.h"
+#include "session/source_files.h"
 #include "session/trace_windows.h"
 
 #define DEFAULT_PLUGIN "libgpufl_cupti.so"
@@ -248,6 +249,7 @@ static bool start_plugin(const gpufl__session_info *info, gpufl__engine_choice *
         .trigger = gpufl__dumps_plugin_trigger,
         .start_paused = start_paused,
         .engine_ran = host_engine_ran,
+        .source_file = gpufl__source_files_note,
     };
     char err[512] = "";
     int rc = plugin->start(&host, err, sizeof err);
@@ -361,6 +363,8 @@ void gpufl__plugin_stop(void)
     atomic_store_explicit(&gpufl__scope_hook, NULL, memory_order_release);
     running->stop();
     running = NULL;
+    /* the plugin names no more files once stopped; this may block on I/O */
+    gpufl__source_files_copy(host.session_dir);
 }
 
 const char *gpufl__plugin_name(void) { return running ? running->name : NULL; }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+#include <jansson.h>
 
 #include "fs_util.h"
 #include "gpu_skip.h"
@@ -137,6 +138,49 @@ static void print(const char *name, const stalls &s)
     std::printf("\n");
 }
 
+/* Line n of path, trimmed of spaces and tabs, "" when there is none. */
+static std::string line_text(const std::string &path, uint32_t n)
+{
+    FILE *f = std::fopen(path.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (uint32_t at = 1; f && std::fgets(buf, sizeof buf, f); at++)
+        if (at == n) {
+            out = buf;
+            break;
+        }
+    if (f)
+        std::fclose(f);
+    size_t b = out.find_first_not_of(" \t"), e = out.find_last_not_of(" \t\r\n");
+    return b == std::string::npos ? "" : out.substr(b, e - b + 1);
+}
+
+/* The JSON report's code and code_from of file:line among the stall lines. */
+static void report_code(const gpufl_trace *t, const std::string &file, uint32_t line, std::string *code,
+                        std::string *from)
+{
+    char *text = nullptr, err[256];
+    size_t len = 0;
+    CHECK(gpufl_trace_report(t, "json", 0, &text, &len, err, sizeof err) == 0, "report: %s", err);
+    json_error_t jerr;
+    json_t *r = json_loads(text, 0, &jerr);
+    gpufl_trace_free_text(text);
+    CHECK(r, "the JSON report does not parse: %s", jerr.text);
+    json_t *lines = json_object_get(json_object_get(json_object_get(r, "counters"), "stalls"), "lines"), *e;
+    size_t i;
+    json_array_foreach(lines, i, e)
+    {
+        const char *f = json_string_value(json_object_get(e, "file"));
+        if (f && file == f && json_integer_value(json_object_get(e, "line")) == (json_int_t)line) {
+            const char *c = json_string_value(json_object_get(e, "code"));
+            const char *w = json_string_value(json_object_get(e, "code_from"));
+            *code = c ? c : "";
+            *from = w ? w : "";
+        }
+    }
+    json_decref(r);
+}
+
 int main(int argc, char **argv)
 {
     skip_without_gpu();
@@ -200,6 +244,14 @@ int main(int argc, char **argv)
               chase.file.c_str());
         CHECK(hot > (uint32_t)chase_first_line && hot < (uint32_t)chase_last_line,
               "k_chase's hottest line %u is outside k_chase (%d-%d)", hot, chase_first_line, chase_last_line);
+        /* enable_source_collection: the session copied this file, and the
+         * report shows the hottest line's code from the copy */
+        std::string code, from, want = line_text(chase.file, hot);
+        report_code(t, chase.file, hot, &code, &from);
+        std::printf("k_chase's hottest line's code (%s): %s\n", from.c_str(), code.c_str());
+        CHECK(from == "copy", "the hottest line's code came from \"%s\", not the session's copy", from.c_str());
+        CHECK(!want.empty() && code == want, "the report's code \"%s\" is not line %u of %s (\"%s\")", code.c_str(),
+              hot, chase.file.c_str(), want.c_str());
     }
     gpufl_trace_close(t);
     std::printf("ok\n");

@@ -23,16 +23,19 @@ static struct {
     pthread_mutex_t lock;
     const gfl_cupti_api *api;
     void (*log)(int level, const char *message);
+    void (*note_file)(const char *path);
     cubin *v;
     size_t n, cap, bytes;
     bool full_said;
 } S = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-void gfl_cubins_init(const gfl_cupti_api *api, void (*log)(int level, const char *message))
+void gfl_cubins_init(const gfl_cupti_api *api, void (*log)(int level, const char *message),
+                     void (*note_file)(const char *path))
 {
     pthread_mutex_lock(&S.lock);
     S.api = api;
     S.log = log;
+    S.note_file = note_file;
     pthread_mutex_unlock(&S.lock);
 }
 
@@ -105,6 +108,7 @@ int gfl_cubins_source_line(uint64_t crc, const char *function, uint64_t pc_offse
         .pcOffset = pc_offset,
     };
     int rc = c && S.api->cuptiGetSassToSourceCorrelation(&p) == CUPTI_SUCCESS && p.fileName && p.lineNumber ? 0 : -1;
+    void (*note_file)(const char *path) = S.note_file;
     pthread_mutex_unlock(&S.lock);
     if (rc == 0) {
         if (p.dirName && p.dirName[0] && p.fileName[0] != '/')
@@ -112,6 +116,8 @@ int gfl_cubins_source_line(uint64_t crc, const char *function, uint64_t pc_offse
         else
             snprintf(file, file_len, "%s", p.fileName);
         *line = p.lineNumber;
+        if (note_file)
+            note_file(file);
     }
     /* CUPTI allocates both with malloc and leaves them to us */
     free(p.fileName);

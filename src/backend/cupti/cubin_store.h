@@ -23,7 +23,10 @@
 
 /* The CUPTI whose cuptiGetCubinCrc and cuptiGetSassToSourceCorrelation
  * the store uses; log(level, message) for its one warning, or NULL. */
-void gfl_cubins_init(const gfl_cupti_api *api, void (*log)(int level, const char *message));
+/* note_file(path), or NULL: called with each file a lookup resolves
+ * (enable_source_collection: the session copies them at its end). */
+void gfl_cubins_init(const gfl_cupti_api *api, void (*log)(int level, const char *message),
+                     void (*note_file)(const char *path));
 
 /* On module load: keeps a copy of the cubin under its CRC (once per CRC).
  * 0, or -1 when it is not kept (no CRC function, store full, no memory). */

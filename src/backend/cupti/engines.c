@@ -51,7 +51,12 @@ void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api)
     E.api = api;
     E.ran = host->options->profiling_engine;
     atomic_store(&E.stepping, false);
-    gfl_cubins_init(api, host->log);
+    /* the files line info names, for the session's sources/ copy */
+    void (*note)(const char *) = NULL;
+    if (host->options->enable_source_collection &&
+        host->size >= offsetof(gpufl_plugin_host, source_file) + sizeof host->source_file)
+        note = host->source_file;
+    gfl_cubins_init(api, host->log, note);
 }
 
 bool gfl_engines_serial_kernels(void) { return wants_sass(E.ran); }

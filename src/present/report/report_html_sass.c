@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "present/report/report_html_parts.h"
+#include "present/report/source_code.h"
 
 #define S(id) gpufl_trace_string(t, (id))
 
@@ -76,15 +77,19 @@ static void findings(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_sass
 
 static void lines(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_sass *s)
 {
-    static const char *const cols[] = {"source line", "kernel",       "warp instructions",
+    static const char *const cols[] = {"source line", "code",         "kernel", "warp instructions",
                                        "coalescing",  "active lanes", NULL};
     gpufl__html_table_head(o, "sass-lines", cols);
+    gpufl__source_cache *sc = gpufl__report_code_cache(t);
     for (uint32_t i = 0; i < s->n_lines; i++) {
         const gpufl__ana_sass_row *l = &s->lines[i];
-        char at[4200];
+        char at[4200], code[121] = "";
         where(t, l, at, sizeof at);
+        if (l->line)
+            gpufl__report_code(sc, S(l->file), l->line, sizeof code - 1, code);
         gpufl__hout_raw(o, "<tr>");
         gpufl__html_td_text(o, at);
+        gpufl__html_td_text(o, code);
         gpufl__html_td_text(o, S(l->name));
         gpufl__html_td_u64(o, l->inst);
         td_ratio(o, l->coalescing);
@@ -92,6 +97,7 @@ static void lines(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_sass *s
         gpufl__hout_raw(o, "</tr>\n");
     }
     gpufl__html_table_end(o);
+    gpufl__source_cache_free(sc);
 }
 
 void gpufl__html_sass(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_report *r)

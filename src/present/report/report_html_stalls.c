@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "present/report/report_html_parts.h"
+#include "present/report/source_code.h"
 
 #define S(id) gpufl_trace_string(t, (id))
 
@@ -66,14 +67,17 @@ static void lines(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_stalls 
                            "<code>enable_source_collection</code> on.</p>\n");
         return;
     }
-    static const char *const cols[] = {"source line", "function", "samples", "of all", "top stalls", NULL};
+    static const char *const cols[] = {"source line", "code", "function", "samples", "of all", "top stalls", NULL};
     gpufl__html_table_head(o, "stall-lines", cols);
+    gpufl__source_cache *sc = gpufl__report_code_cache(t);
     for (uint32_t i = 0; i < s->nlines; i++) {
         const gpufl__ana_stall_row *l = &s->lines[i];
-        char where[4200];
+        char where[4200], code[121];
         snprintf(where, sizeof where, "%s:%u", S(l->file), l->line);
+        gpufl__report_code(sc, S(l->file), l->line, sizeof code - 1, code);
         gpufl__hout_raw(o, "<tr>");
         gpufl__html_td_text(o, where);
+        gpufl__html_td_text(o, code);
         gpufl__html_td_text(o, S(l->name));
         gpufl__html_td_u64(o, l->samples);
         td_share(o, l->samples, s->samples);
@@ -81,6 +85,7 @@ static void lines(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_stalls 
         gpufl__hout_raw(o, "</tr>\n");
     }
     gpufl__html_table_end(o);
+    gpufl__source_cache_free(sc);
 }
 
 static void scopes(gpufl__hout *o, const gpufl_trace *t, const gpufl__ana_stalls *s)

@@ -4,6 +4,7 @@
  * (ana_sass.c) and its findings, where the text report prints the top ten.
  */
 #include "present/report/report_json_parts.h"
+#include "present/report/source_code.h"
 
 static const char *text(const gpufl_trace *t, uint32_t id)
 {
@@ -20,16 +21,18 @@ static void ratio(jw *w, const char *key, double v)
         gpufl__jw_real(w, key, v, 4);
 }
 
-static void where(jw *w, const gpufl_trace *t, const gpufl__ana_sass_row *r)
+static void where(jw *w, const gpufl_trace *t, gpufl__source_cache *sc, const gpufl__ana_sass_row *r)
 {
     gpufl__jw_str(w, "function", text(t, r->name));
     if (r->line) {
         gpufl__jw_str(w, "file", text(t, r->file));
         gpufl__jw_u64(w, "line", r->line);
+        gpufl__report_code_json(w, sc, text(t, r->file), r->line);
         gpufl__jw_null(w, "pc");
     } else {
         gpufl__jw_null(w, "file");
         gpufl__jw_null(w, "line");
+        gpufl__report_code_json(w, sc, NULL, 0);
         gpufl__jw_u64(w, "pc", r->pc);
     }
 }
@@ -53,6 +56,7 @@ void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, 
     gpufl__jw_str(w, "status", sec->status == GPUFL__ANA_SECTION_ROWS ? "rows" : "empty");
     gpufl__jw_str(w, "engine", sec->engine);
     gpufl__jw_u64(w, "rows", sec->rows);
+    gpufl__source_cache *sc = gpufl__report_code_cache(t);
     gpufl__jw_arr(w, "kernels");
     for (uint32_t i = 0; i < s->n_kernels; i++) {
         const gpufl__ana_sass_row *k = &s->kernels[i];
@@ -66,7 +70,7 @@ void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, 
     gpufl__jw_arr(w, "lines");
     for (uint32_t i = 0; i < s->n_lines; i++) {
         gpufl__jw_obj(w, NULL);
-        where(w, t, &s->lines[i]);
+        where(w, t, sc, &s->lines[i]);
         counts(w, &s->lines[i]);
         gpufl__jw_obj_end(w);
     }
@@ -77,7 +81,7 @@ void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, 
         const gpufl__ana_sass_row *l = &s->lines[f->line];
         gpufl__jw_obj(w, NULL);
         gpufl__jw_str(w, "kind", f->kind == GPUFL__ANA_SASS_UNCOALESCED ? "uncoalesced" : "divergent");
-        where(w, t, l);
+        where(w, t, sc, l);
         gpufl__jw_u64(w, "cost", f->cost); /* sectors beyond the ideal, or idle lanes */
         ratio(w, "coalescing", l->coalescing);
         ratio(w, "active", l->active);
@@ -85,4 +89,5 @@ void gpufl__rj_sass(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, 
     }
     gpufl__jw_arr_end(w);
     gpufl__jw_obj_end(w);
+    gpufl__source_cache_free(sc);
 }

@@ -4,6 +4,7 @@
  * every row rather than the top ten.
  */
 #include "present/report/report_json_parts.h"
+#include "present/report/source_code.h"
 
 static const char *text(const gpufl_trace *t, uint32_t id)
 {
@@ -27,6 +28,7 @@ enum { KERNELS, LINES, SCOPES };
 
 static void rows(jw *w, const gpufl_trace *t, const char *key, const gpufl__ana_stall_row *v, uint32_t n, int kind)
 {
+    gpufl__source_cache *sc = kind == LINES ? gpufl__report_code_cache(t) : NULL;
     gpufl__jw_arr(w, key);
     for (uint32_t i = 0; i < n; i++) {
         const gpufl__ana_stall_row *r = &v[i];
@@ -38,6 +40,7 @@ static void rows(jw *w, const gpufl_trace *t, const char *key, const gpufl__ana_
         if (kind == LINES) {
             gpufl__jw_str(w, "file", text(t, r->file));
             gpufl__jw_u64(w, "line", r->line);
+            gpufl__report_code_json(w, sc, text(t, r->file), r->line);
         }
         gpufl__jw_u64(w, "samples", r->samples);
         gpufl__jw_u64(w, "stalled", r->stalled);
@@ -47,6 +50,7 @@ static void rows(jw *w, const gpufl_trace *t, const char *key, const gpufl__ana_
         gpufl__jw_obj_end(w);
     }
     gpufl__jw_arr_end(w);
+    gpufl__source_cache_free(sc);
 }
 
 void gpufl__rj_stalls(jw *w, const gpufl_trace *t, const gpufl__ana_section *sec, const gpufl__ana_stalls *s)

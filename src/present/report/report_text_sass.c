@@ -7,9 +7,11 @@
 #include <inttypes.h>
 
 #include "present/report/report_text_util.h"
+#include "present/report/source_code.h"
 
 #define MAX_KERNELS 10
 #define MAX_FINDINGS 10
+#define CODE_WIDTH 72
 
 static void pct(FILE *out, double v)
 {
@@ -50,6 +52,7 @@ void gpufl__rt_section_sass(const rt *c)
         fprintf(c->out, "  no uncoalesced access or divergent branches over the thresholds\n");
         return;
     }
+    gpufl__source_cache *sc = gpufl__report_code_cache(c->t);
     for (uint32_t i = 0; i < s->n_findings && i < MAX_FINDINGS; i++) {
         const gpufl__ana_sass_finding *f = &s->findings[i];
         const gpufl__ana_sass_row *l = &s->lines[f->line];
@@ -62,5 +65,11 @@ void gpufl__rt_section_sass(const rt *c)
         else
             fprintf(c->out, "  divergent branches: %s in %s: %.1f of 32 threads active per instruction\n", at, name,
                     32.0 * l->active);
+        char code[CODE_WIDTH + 1];
+        gpufl__source_from from =
+            l->line ? gpufl__report_code(sc, gpufl__rt_str(c, l->file), l->line, CODE_WIDTH, code) : GPUFL__SOURCE_NONE;
+        if (from)
+            fprintf(c->out, "      | %s%s\n", code, from == GPUFL__SOURCE_NOW ? "   (the file as it is now)" : "");
     }
+    gpufl__source_cache_free(sc);
 }

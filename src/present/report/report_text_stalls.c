@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "present/report/report_text_util.h"
+#include "present/report/source_code.h"
 
 #define MAX_ROWS 10
 #define NAME_WIDTH 44
 #define FILE_WIDTH 48
+#define CODE_WIDTH 72
 
 /* "long_scoreboard 61% wait 12% ..." for a row's top stalls */
 static void top_stalls(const rt *c, const gpufl__ana_stall_row *row)
@@ -67,14 +69,19 @@ static void lines(const rt *c, const gpufl__ana_stalls *s)
         return;
     }
     fprintf(c->out, "\n  %-*s %10s %8s  top stalls\n", FILE_WIDTH, "source line", "samples", "of all");
+    gpufl__source_cache *sc = gpufl__report_code_cache(c->t);
     for (uint32_t i = 0; i < s->nlines && i < MAX_ROWS; i++) {
         const gpufl__ana_stall_row *l = &s->lines[i];
-        char where[FILE_WIDTH + 16];
+        char where[FILE_WIDTH + 16], code[CODE_WIDTH + 1];
         file_line(c, l, where, sizeof where);
         fprintf(c->out, "  %-*s %10s %8s  ", FILE_WIDTH, where, gpufl__rt_count(l->samples).s,
                 gpufl__rt_pct(gpufl__rt_share(l->samples, s->samples)).s);
         top_stalls(c, l);
+        gpufl__source_from from = gpufl__report_code(sc, gpufl__rt_str(c, l->file), l->line, CODE_WIDTH, code);
+        if (from)
+            fprintf(c->out, "      | %s%s\n", code, from == GPUFL__SOURCE_NOW ? "   (the file as it is now)" : "");
     }
+    gpufl__source_cache_free(sc);
     if (s->no_line)
         fprintf(c->out, "  (%s of the samples are at instructions without line info)\n",
                 gpufl__rt_pct(gpufl__rt_share(s->no_line, s->samples)).s);

@@ -12,6 +12,7 @@
 #include "core/names.h"
 #include "gpufl/gpufl.h"
 #include "present/report/jwriter.h"
+#include "present/report/summary_text.h"
 #include "present/report/whatif_out.h"
 
 static double change_pct(uint64_t before, uint64_t after)
@@ -19,17 +20,11 @@ static double change_pct(uint64_t before, uint64_t after)
     return before ? 100.0 * ((double)after - (double)before) / (double)before : 0;
 }
 
-/* "12.30 ms" and the like, as the text report writes durations. */
+/* "12.30 ms" and the like, as the text report writes durations
+ * (gpufl__format_duration), usable inside an argument list. */
 static const char *dur(char *buf, size_t len, uint64_t ns)
 {
-    if (ns >= 1000000000ull)
-        snprintf(buf, len, "%.3f s", (double)ns / 1e9);
-    else if (ns >= 1000000ull)
-        snprintf(buf, len, "%.2f ms", (double)ns / 1e6);
-    else if (ns >= 1000ull)
-        snprintf(buf, len, "%.2f us", (double)ns / 1e3);
-    else
-        snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+    gpufl__format_duration(ns, buf, len);
     return buf;
 }
 

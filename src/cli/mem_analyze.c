@@ -144,11 +144,7 @@ static int write_json(const gpufl_trace *t, const gpufl__ana_report *r, const ch
     gpufl__rj_leaks(&w, t, &r->leaks, stacks);
     gpufl__rj_memory(&w, t, &r->memory);
     gpufl__jw_obj_end(&w);
-    int rc = gpufl__jw_finish(&w);
-    if (rc == 0 && (fwrite(w.buf, 1, w.n, out) != w.n || fflush(out) != 0))
-        rc = GPUFL_EIO;
-    gpufl__jw_free(&w);
-    return rc;
+    return gpufl__jw_write(&w, out);
 }
 
 /* Whether name was judged (it was repeated often enough). */

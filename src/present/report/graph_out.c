@@ -87,11 +87,7 @@ int gpufl__graph_write_json(const gpufl__graph *g, uint64_t from, uint64_t to, F
     gpufl__jw_arr_end(&w);
     gpufl__jw_u64(&w, "inferred_edges", g->inferred);
     gpufl__jw_obj_end(&w);
-    int rc = gpufl__jw_finish(&w);
-    if (rc == 0 && (fwrite(w.buf, 1, w.n, out) != w.n || fflush(out) != 0))
-        rc = GPUFL_EIO;
-    gpufl__jw_free(&w);
-    return rc;
+    return gpufl__jw_write(&w, out);
 }
 
 /* Text inside a dot string: quotes and backslashes escaped, control bytes

@@ -171,6 +171,15 @@ void gpufl__jw_str(jw *w, const char *key, const char *s)
         commit(w, gpufl__jput_str(p, s, n));
 }
 
+int gpufl__jw_write(jw *w, FILE *out)
+{
+    int rc = gpufl__jw_finish(w);
+    if (rc == 0 && (fwrite(w->buf, 1, w->n, out) != w->n || fflush(out) != 0))
+        rc = GPUFL_EIO;
+    gpufl__jw_free(w);
+    return rc;
+}
+
 int gpufl__jw_finish(jw *w)
 {
     if (w->depth != 0)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define JW_MAX_DEPTH 32
 
@@ -50,5 +51,9 @@ void gpufl__jw_str(jw *w, const char *key, const char *s);
  * (w->n bytes, NUL-terminated), GPUFL_ENOMEM, or GPUFL_EINVAL when a
  * container was left open. */
 int gpufl__jw_finish(jw *w) __attribute__((warn_unused_result));
+
+/* Finishes the document, writes it to out and flushes, then frees w.
+ * 0, gpufl__jw_finish's errors, or GPUFL_EIO when out refused it. */
+int gpufl__jw_write(jw *w, FILE *out) __attribute__((warn_unused_result));
 
 #endif /* GPUFL_PRESENT_REPORT_JWRITER_H */

@@ -450,6 +450,37 @@ static void test_errors(void **state)
     assert_false(tu_exists(job));
 }
 
+/* A rank's sources/ (the source files its reports quote) comes along
+ * into the job, so a merged job's reports still show the code. */
+static void test_merge_keeps_sources(void **state)
+{
+    (void)state;
+    char r0[4200], r1[4200], job[4200], p[4400];
+    paths(r0, r1, sizeof r0);
+    snprintf(p, sizeof p, "%s/sources", r0);
+    assert_int_equal(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/sources/0001-k.cu", r0);
+    tu_write_file(p, "__global__ void k() {}\n");
+    snprintf(p, sizeof p, "%s/sources/index.json", r0);
+    tu_write_file(p, "{\"version\":1,\"files\":[]}\n");
+    snprintf(job, sizeof job, "%s/JOB", dir);
+    char *out, *err;
+    int rc = gpufl("merge", (const char *[]){r0, r1, "-o", job, NULL}, &out, &err);
+    if (rc != 0)
+        fail_msg("gpufl merge: exit %d: %s", rc, err);
+    free(out);
+    free(err);
+    snprintf(p, sizeof p, "%s/rank-0/sources/0001-k.cu", job);
+    char *text = tu_read_file(p, NULL);
+    assert_non_null(text);
+    assert_string_equal(text, "__global__ void k() {}\n");
+    free(text);
+    snprintf(p, sizeof p, "%s/rank-0/sources/index.json", job);
+    assert_true(tu_exists(p));
+    snprintf(p, sizeof p, "%s/rank-1/sources", job);
+    assert_false(tu_exists(p));
+}
+
 /* A merge that fails part way (here: files limited to 2 KiB, so job.html
  * cannot be written) leaves no half-made job directory, and the sessions
  * it merged from as they were. */
@@ -546,6 +577,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_library_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_merge_leaves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_merge_keeps_sources, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

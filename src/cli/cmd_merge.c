@@ -58,8 +58,36 @@ static int copy_file(const char *from, const char *to)
     return 0;
 }
 
-/* The session at src (a directory's files, or one file and the
- * session.json beside it) into the new directory dst. */
+/* The regular files of the directory src into the new directory dst
+ * (a session's sources/: the source files its reports quote). */
+static int copy_files(const char *src, const char *dst)
+{
+    if (mkdir(dst, 0755) != 0)
+        return -1;
+    DIR *d = opendir(src);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    struct stat st;
+    char from[PATH_MAX], to[PATH_MAX];
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (snprintf(from, sizeof from, "%s/%s", src, e->d_name) >= (int)sizeof from ||
+            snprintf(to, sizeof to, "%s/%s", dst, e->d_name) >= (int)sizeof to) {
+            errno = ENAMETOOLONG;
+            rc = -1;
+        } else if (lstat(from, &st) == 0 && S_ISREG(st.st_mode)) {
+            rc = copy_file(from, to);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* The session at src (a directory's files and its sources/, or one file
+ * and the session.json beside it) into the new directory dst. */
 static int copy_session(const char *src, const char *dst)
 {
     if (mkdir(dst, 0755) != 0)
@@ -94,6 +122,8 @@ static int copy_session(const char *src, const char *dst)
             rc = -1;
         } else if (stat(from, &st) == 0 && S_ISREG(st.st_mode)) {
             rc = copy_file(from, to);
+        } else if (!strcmp(e->d_name, "sources") && lstat(from, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = copy_files(from, to);
         }
     }
     closedir(d);

@@ -58,12 +58,12 @@ static int copy_file(const char *from, const char *to)
     return 0;
 }
 
-/* The regular files of the directory src into the new directory dst
- * (a session's sources/: the source files its reports quote). */
-static int copy_files(const char *src, const char *dst)
+/* The regular files of the directory src into the existing directory dst;
+ * a session's top directory (top) also brings its sources/ (the source
+ * files its reports quote), whose entries must themselves be regular
+ * files, not links to them. */
+static int copy_dir(const char *src, const char *dst, bool top)
 {
-    if (mkdir(dst, 0755) != 0)
-        return -1;
     DIR *d = opendir(src);
     if (!d)
         return -1;
@@ -78,8 +78,10 @@ static int copy_files(const char *src, const char *dst)
             snprintf(to, sizeof to, "%s/%s", dst, e->d_name) >= (int)sizeof to) {
             errno = ENAMETOOLONG;
             rc = -1;
-        } else if (lstat(from, &st) == 0 && S_ISREG(st.st_mode)) {
+        } else if ((top ? stat(from, &st) : lstat(from, &st)) == 0 && S_ISREG(st.st_mode)) {
             rc = copy_file(from, to);
+        } else if (top && !strcmp(e->d_name, "sources") && lstat(from, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = mkdir(to, 0755) == 0 ? copy_dir(from, to, false) : -1;
         }
     }
     closedir(d);
@@ -108,26 +110,7 @@ static int copy_session(const char *src, const char *dst)
         snprintf(to, sizeof to, "%s/session.json", dst);
         return stat(from, &st) == 0 ? copy_file(from, to) : 0;
     }
-    DIR *d = opendir(src);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    int rc = 0;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (snprintf(from, sizeof from, "%s/%s", src, e->d_name) >= (int)sizeof from ||
-            snprintf(to, sizeof to, "%s/%s", dst, e->d_name) >= (int)sizeof to) {
-            errno = ENAMETOOLONG;
-            rc = -1;
-        } else if (stat(from, &st) == 0 && S_ISREG(st.st_mode)) {
-            rc = copy_file(from, to);
-        } else if (!strcmp(e->d_name, "sources") && lstat(from, &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = copy_files(from, to);
-        }
-    }
-    closedir(d);
-    return rc;
+    return copy_dir(src, dst, true);
 }
 
 static bool empty_or_missing(const char *dir)

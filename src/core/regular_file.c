@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,4 +68,45 @@ json_t *gpufl__json_load_regular(const char *path, size_t flags, json_error_t *j
     json_t *root = json_loadfd(fd, flags, jerr);
     close(fd);
     return root;
+}
+
+int gpufl__read_fd_all(int fd, size_t max, char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    size_t cap = max < 65536 ? max + 1 : 65536, n = 0;
+    char *b = malloc(cap + 1); /* + 1: the NUL */
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    while (n < max + 1) {
+        if (n == cap) {
+            size_t grow = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+            char *nb = realloc(b, grow + 1);
+            if (!nb) {
+                free(b);
+                errno = ENOMEM;
+                return -1;
+            }
+            b = nb;
+            cap = grow;
+        }
+        ssize_t r = read(fd, b + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(b);
+            errno = e;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    b[n] = '\0';
+    *out = b;
+    *len = n;
+    return 0;
 }

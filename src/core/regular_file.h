@@ -21,6 +21,12 @@
  * that is not a regular one. Nothing stays open on failure. */
 int gpufl__open_regular(const char *path, char *why, size_t why_len);
 
+/* Reads fd to its end, but never more than max + 1 bytes (so that a file
+ * past max shows as *len > max), into a malloc'd buffer that grows as it
+ * fills and is NUL-terminated past *len. 0, or -1 with errno set (a read
+ * error, ENOMEM) and *out NULL. EINTR is retried. */
+int gpufl__read_fd_all(int fd, size_t max, char **out, size_t *len);
+
 /* json_load_file() for regular files only: on any failure to open (this
  * one included) NULL with jerr->line -1 and the reason in jerr->text. */
 json_t *gpufl__json_load_regular(const char *path, size_t flags, json_error_t *jerr);

@@ -90,18 +90,11 @@ static bool slurp(const char *path, char **data, size_t *len)
         close(fd);
         return false;
     }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *b = malloc(cap);
-    while (b && n < cap) {
-        ssize_t r = read(fd, b + n, cap - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
+    char *b = NULL;
+    size_t n = 0;
+    int rc = gpufl__read_fd_all(fd, (size_t)st.st_size, &b, &n);
     close(fd);
-    if (!b || n != (size_t)st.st_size) { /* out of memory, an error, or it changed */
+    if (rc != 0 || n != (size_t)st.st_size) { /* out of memory, an error, or it changed */
         free(b);
         return false;
     }

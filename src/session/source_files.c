@@ -77,33 +77,6 @@ static void stored_name(size_t index, const char *path, char *buf, size_t len)
     buf[at] = '\0';
 }
 
-/* Reads all of fd (at most max + 1 bytes, to see a file that grew past
- * max) into a malloc'd buffer. -1 with errno on failure. */
-static int read_all(int fd, size_t max, char **out, size_t *len)
-{
-    char *b = malloc(max + 1);
-    if (!b)
-        return -1;
-    size_t n = 0;
-    while (n < max + 1) {
-        ssize_t r = read(fd, b + n, max + 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            int e = errno;
-            free(b);
-            errno = e;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    *out = b;
-    *len = n;
-    return 0;
-}
-
 static int write_file(const char *path, const char *data, size_t len)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -155,7 +128,7 @@ static json_t *copy_one(const char *dir, size_t index, const char *path, size_t 
         snprintf(why, sizeof why, "larger than %u bytes", GPUFL__SOURCES_MAX_FILE);
     else if (*total + (size_t)st.st_size > GPUFL__SOURCES_MAX_TOTAL)
         snprintf(why, sizeof why, "the copies reached %u bytes in all", GPUFL__SOURCES_MAX_TOTAL);
-    else if (read_all(fd, GPUFL__SOURCES_MAX_FILE, &data, &len) != 0)
+    else if (gpufl__read_fd_all(fd, GPUFL__SOURCES_MAX_FILE, &data, &len) != 0)
         snprintf(why, sizeof why, "%s", strerror(errno));
     else if (len > GPUFL__SOURCES_MAX_FILE || len != (size_t)st.st_size)
         snprintf(why, sizeof why, "changed while it was read");

@@ -72,26 +72,18 @@ static int read_session_json(sess *s)
         gpufl__upload_fail(u, GPUFL_ENOTFOUND, "%s: %s (the session is announced with it)", path, why);
         return GPUFL_ENOTFOUND;
     }
-    gpufl__bytebuf b = {0};
-    ssize_t n = 0;
-    do {
-        if (gpufl__bytebuf_reserve(&b, 65536) != 0) {
-            n = -1;
-            errno = ENOMEM;
-            break;
-        }
-        n = read(fd, b.p + b.len, 65536);
-        if (n > 0)
-            b.len += (size_t)n;
-    } while ((n > 0 || (n < 0 && errno == EINTR)) && b.len <= SESSION_JSON_MAX);
+    char *text = NULL;
+    size_t len = 0;
+    int read_rc = gpufl__read_fd_all(fd, SESSION_JSON_MAX, &text, &len), read_errno = errno;
     close(fd);
-    if (n < 0 || b.len > SESSION_JSON_MAX) {
-        gpufl__upload_fail(u, GPUFL_EIO, "%s: %s", path, n < 0 ? strerror(errno) : "over 16 MiB: not a session.json");
-        gpufl__bytebuf_free(&b);
+    if (read_rc != 0 || len > SESSION_JSON_MAX) {
+        gpufl__upload_fail(u, GPUFL_EIO, "%s: %s", path,
+                           read_rc != 0 ? strerror(read_errno) : "over 16 MiB: not a session.json");
+        free(text);
         return GPUFL_EIO;
     }
     json_error_t jerr;
-    json_t *j = json_loadb((const char *)b.p, b.len, 0, &jerr);
+    json_t *j = json_loadb(text, len, 0, &jerr);
     const char *id = json_string_value(json_object_get(j, "session_id"));
     const char *host = json_string_value(json_object_get(j, "host"));
     int rc = 0;
@@ -112,12 +104,12 @@ static int read_session_json(sess *s)
             clean = (unsigned char)*c >= 0x20 && *c != 0x7f;
         if (clean)
             snprintf(s->host_header, sizeof s->host_header, "X-GpuFlight-Hostname: %s", host);
-        s->json = (char *)b.p;
-        s->json_len = b.len;
-        b.p = NULL;
+        s->json = text;
+        s->json_len = len;
+        text = NULL;
     }
     json_decref(j);
-    gpufl__bytebuf_free(&b);
+    free(text);
     return rc;
 }
 

@@ -206,8 +206,6 @@ static uint64_t push_data(const device_source *d, const gpufl_pm_counter_data *d
     return kept;
 }
 
-static uint64_t realtime_ns(void);
-
 /* Once, at the first samples: which clock they are in (see the top). */
 static void choose_clock(const device_source *d, const gpufl_pm_counter_data *data)
 {

@@ -23,11 +23,21 @@
  *       deep   profiling_engine deep: SASS metrics and PC samples together
  *       deep_late  deep with the context there first: steps down to
  *              pc_sampling and says why
+ *       many_late  late, and then 128 more kernels, each its own function
+ *              launched for the first time 2 ms after the one before: CUPTI
+ *              patches each at its first launch, and the run must end (it
+ *              once hung, see engines.h) with rows for each of them
  *       --plain  no gpufl, for ncu
+ *
+ * A run that has not ended after HANG_S seconds says so and exits 1.
  */
 #include <string>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <unistd.h>
+#include <utility>
 
 #include "gpu_skip.h"
 #include "gpufl/gpufl.h"
@@ -84,6 +94,35 @@ static void launch_all(void)
     CUDA_OK(cudaFree(out));
 }
 
+#define MANY 128
+#define HANG_S 60
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+template <int I> __global__ void k_many(float *out) { out[blockIdx.x * blockDim.x + threadIdx.x] += (float)I; }
+
+template <std::size_t... I> static void launch_each(float *out, std::index_sequence<I...>)
+{
+    ((usleep(2000), k_many<(int)I><<<4, 128>>>(out)), ...);
+}
+
+static void launch_many(void)
+{
+    float *out;
+    CUDA_OK(cudaMalloc(&out, 4 * 128 * sizeof(float)));
+    CUDA_OK(cudaMemset(out, 0, 4 * 128 * sizeof(float)));
+    launch_each(out, std::make_index_sequence<MANY>{});
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaFree(out));
+}
+
+static void hung(int)
+{
+    static const char msg[] = "test_sass_metrics: still running after " STR(HANG_S) " s: hung (see engines.h)\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(1);
+}
+
 typedef struct figures {
     unsigned long long inst, thread_inst, sectors, ideal, branch, divergent, rows;
     unsigned lines; /* rows with a source line */
@@ -119,6 +158,11 @@ int main(int argc, char **argv)
         return 0;
     }
     std::string mode = argc > 1 ? argv[1] : "early";
+    std::signal(SIGALRM, hung);
+    alarm(HANG_S);
+    bool many = mode == "many_late";
+    if (many)
+        mode = "late";
     if (mode == "late" || mode == "deep_late")
         CUDA_OK(cudaFree(0)); /* the context exists before gpufl starts */
     char *logs = tu_mkdtemp("sass-metrics");
@@ -130,8 +174,14 @@ int main(int argc, char **argv)
     o.enable_source_collection = true;
     o.enable_debug_output = true; /* the engine's log (metrics the chip offers, counts read) on stderr */
     o.device_plugin = GFL_CUPTI_PLUGIN;
+    /* deep records pc_sampling here (below), and these nine kernels run for
+     * microseconds: the default 2^19 cycles between samples (about 260 us an
+     * SM) gave none of them a sample on an H200, 2^13 gives each some */
+    o.pc_sampling_period = 13;
     CHECK(gpufl_init(&o), "%s", gpufl_last_error());
     launch_all();
+    if (many)
+        launch_many();
     gpufl_shutdown();
 
     char *dir = tu_session_dir(logs);
@@ -215,6 +265,16 @@ int main(int argc, char **argv)
            f[2].inst);
     EXPECT(f[0].inst && f[0].thread_inst == f[0].inst * 32, "coalesced kernel: not every lane active (%llu / %llu)",
            f[0].thread_inst, f[0].inst);
+    if (many) {
+        std::set<std::string> measured;
+        for (size_t i = 0; i < s->n; i++) {
+            const char *name = gpufl_trace_string(t, s->function[i]);
+            if (name && std::strstr(name, "k_many"))
+                measured.insert(name);
+        }
+        std::printf("k_many: %zu of %d functions with rows\n", measured.size(), MANY);
+        EXPECT(measured.size() == MANY, "%zu of the %d k_many functions have SASS rows", measured.size(), MANY);
+    }
     gpufl_trace_close(t);
     if (!failed)
         tu_rm_rf(logs);

@@ -117,7 +117,8 @@ static void *worker_main(void *arg)
         gfl_activity_buffer *b = gfl_buffers_take(next_flush > now ? next_flush - now : 0);
         if (now_ns() >= next_flush) {
             /* default flush: buffers whose records are all complete */
-            (void)P.api.cuptiActivityFlushAll(0);
+            if (gfl_engines_worker_may_flush())
+                (void)P.api.cuptiActivityFlushAll(0);
             next_flush = now_ns() + FLUSH_PERIOD_NS;
         }
         pthread_mutex_lock(&P.lock);

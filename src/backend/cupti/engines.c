@@ -61,6 +61,8 @@ void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api)
 
 bool gfl_engines_serial_kernels(void) { return wants_sass(E.ran); }
 
+bool gfl_engines_worker_may_flush(void) { return !atomic_load(&gfl_sass_metrics_on); }
+
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len)
 {
     if (wants_rp()) {

@@ -30,6 +30,18 @@ void gfl_engines_init(const gpufl_plugin_host *host, const gfl_cupti_api *api);
  * tracing on an H100 (every value 0; with KIND_KERNEL, ncu's figures). */
 bool gfl_engines_serial_kernels(void);
 
+/* Whether the plugin's worker may ask CUPTI for a default flush of its own
+ * accord (every 100 ms). Not while SASS metrics patch kernels: on an H200
+ * (CUPTI 13.0.1, driver 580) about one run in five of
+ * `test_sass_metrics late` hung for good with the worker in
+ * cuptiActivityFlushAll, waiting on CUPTI's own thread, that thread
+ * waiting for the driver's lock for writing, and the program's thread in
+ * cuLaunchKernel, inside CUPTI, waiting on a mutex. Full buffers still
+ * come back (CUPTI's own thread returns them), and the forced flushes of
+ * an out-of-memory dump, a pause and the end still run: on the program's
+ * thread, or after the engine has stopped. */
+bool gfl_engines_worker_may_flush(void);
+
 /* The resource callbacks the engines need, on the plugin's subscriber:
  * 0, or -1 with the reason in err. */
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len);

@@ -125,7 +125,7 @@ def gpufl_run(cli, mode, logs):
     sessions = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d)]
     if len(sessions) != 1:
         raise SystemExit(f"FAIL: expected one session in {logs}, found {sessions}")
-    out = os.path.join(logs, "csv")
+    out = logs.rstrip("/") + "-csv"  # beside the logs, which then hold the session alone
     exp = subprocess.run([cli, "export", sessions[0], "-f", "csv", "-o", out], capture_output=True, text=True)
     if exp.returncode != 0:
         raise SystemExit(f"FAIL: gpufl export: {exp.stderr}")
@@ -187,7 +187,7 @@ def attribution(cli, failures):
         failures.append(f"{len(texts)} NVTX names keep PyTorch's per-call numbers, e.g. {texts[0]!r}")
 
     # the C report gives backward GPU time to the forward op (and module) it belongs to
-    session = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d) and not d.endswith("csv")][0]
+    session = [d for d in glob.glob(os.path.join(logs, "*")) if os.path.isdir(d)][0]
     rep = subprocess.run([cli, "report", "--format", "json", session], capture_output=True, text=True)
     if rep.returncode != 0:
         failures.append(f"gpufl report --format json failed: {rep.stderr[-500:]}")

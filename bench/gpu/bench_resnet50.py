@@ -113,8 +113,9 @@ def one_run(variant, cli, warmup, iters, scopes=False):
     else:
         proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
     if proc.returncode != 0:
-        raise SystemExit(f"bench_resnet50: the {variant} run exited {proc.returncode}")
+        raise SystemExit(f"bench_resnet50: the {variant} run exited {proc.returncode}: {(proc.stderr or '')[-2000:]}")
     res = gpufl_session.last_json_line(proc.stdout)
+    res["warnings"] = gpufl_session.warnings(proc.stderr or "")
     if logs:
         res["kernels"], res["dropped"] = gpufl_session.counts(logs)
         shutil.rmtree(logs, ignore_errors=True)
@@ -129,6 +130,8 @@ def measure(variants, args, cli, iters, torch, torchvision):
         for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
             res[v].append(one_run(v, cli, args.warmup, iters, args.scopes))
             print(f"  run {r + 1} {v}: {res[v][-1]['ms_per_iter']:.2f} ms/iter", flush=True)  # a cut-short bench keeps these
+            for w in res[v][-1]["warnings"]:
+                print(f"    {w[:300]}", flush=True)
     med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
     print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__})")

@@ -76,7 +76,7 @@ def one_run(variant, cli, ops):
         proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise SystemExit(f"bench_torch_ops: the {variant} run exited {proc.returncode}")
+        raise SystemExit(f"bench_torch_ops: the {variant} run exited {proc.returncode}: {(proc.stderr or '')[-2000:]}")
     res = gpufl_session.last_json_line(proc.stdout)
     res["wall_s"] = wall
     if logs:

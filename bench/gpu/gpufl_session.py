@@ -18,7 +18,14 @@ def run(cli, argv, app_name, engine="trace", options=(), env=None):
     Returns (CompletedProcess with stdout captured, log directory)."""
     logs = tempfile.mkdtemp(prefix=f"gpufl-{app_name}-", dir=os.environ.get("BENCH_DIR"))
     cmd = [cli, "run", "--engine", engine, "--log-path", logs, "--app-name", app_name] + list(options) + ["--"] + argv
-    return subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env), logs
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env), logs
+
+
+def warnings(stderr):
+    """gpufl's warnings in a run's stderr (the engines' say what they
+    changed: a restarted PC sampling, samples lost), the rest of it left
+    out."""
+    return [line for line in stderr.splitlines() if line.startswith("gpufl: warning:")]
 
 
 def sessions(logs):

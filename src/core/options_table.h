@@ -140,7 +140,8 @@
       "cycles, N from 5 to 31; 0 lets CUPTI choose (2^11 on an H100, where a "                    \
       "memory-bound kernel then made samples faster than CUPTI decoded them and later kernels "  \
       "went unsampled). Longer periods cost less and sample less: ResNet-50 training on an H100 " \
-      "ran 1.05x slower at 19 (median of 8 runs; 2 runs 1.2x) and 1.22-1.43x at 15 "              \
+      "ran 1.02-1.05x slower at 19 (medians of 3 benches, 14 runs; 4 runs 1.10-1.21x) and "       \
+      "1.22-1.43x at 15 "                                                                          \
       "(bench/RESULTS.md).")                                                                       \
     X(pm_sampling_metrics, STRING, "", "`\"\"` (off)", "GPUFL_PM_SAMPLING_METRICS", 0, 0,            \
       "Trace engine and up: CUPTI metrics the GPU's performance monitor samples on "               \

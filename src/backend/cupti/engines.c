@@ -7,8 +7,6 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "backend/cupti/cubin_store.h"
 #include "backend/cupti/driver_api.h"
@@ -197,13 +195,6 @@ static void start_rp(bool resumed)
         step_down(GPUFL_ENGINE_TRACE, "%s; recording as trace", err);
 }
 
-/* GPUFL_EXPERIMENTAL_DEEP=1: run deep's two halves together anyway. */
-static bool deep_wanted_anyway(void)
-{
-    const char *v = getenv("GPUFL_EXPERIMENTAL_DEEP");
-    return v && !strcmp(v, "1");
-}
-
 void gfl_engines_start(bool resumed)
 {
     gpufl_engine asked = E.ran;
@@ -221,15 +212,11 @@ void gfl_engines_start(bool resumed)
     if (asked == GPUFL_ENGINE_DEEP && !resumed && contexts_exist())
         step_down(GPUFL_ENGINE_PC_SAMPLING, "deep: gpufl started after the program's first CUDA context, so SASS "
                                             "metrics would miss the kernels before; recording pc_sampling");
-    /* PC sampling and SASS metrics together hung the program on an H100
-     * (CUDA 13.0, driver 580): its first kernel launch waited forever on a
-     * lock inside libcupti (the stack of a SIGSEGV sent after 45 s, test
-     * gpu_pc_sampling_deep, 2026-11-27), while each alone ran. */
-    if (E.ran == GPUFL_ENGINE_DEEP && !deep_wanted_anyway())
-        step_down(GPUFL_ENGINE_PC_SAMPLING,
-                  "deep: PC sampling with SASS metrics hung the program's first kernel launch inside CUPTI "
-                  "on an H100 (CUDA 13); recording pc_sampling (run sass_metrics on its own for the SASS counts, "
-                  "or set GPUFL_EXPERIMENTAL_DEEP=1 to try both)");
+    /* PC sampling and SASS metrics together used to hang the program's
+     * first kernel launch inside libcupti (H100, CUDA 13.0, driver 580):
+     * the worker's own periodic flush deadlocked against SASS metrics'
+     * patching (gfl_engines_worker_may_flush). Without that flush, 24 of
+     * 24 runs of the two deep GPU tests ran both halves (2026-11-27). */
     if (wants_sass(E.ran))
         (void)start_sass(); /* else stepped down: deep to pc_sampling, sass_metrics to trace */
     if (wants_pcs(E.ran))

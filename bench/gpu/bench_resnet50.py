@@ -19,14 +19,20 @@ gpufl scope "step" holding "forward", "backward" and "optimizer" (under
 gpufl only; the no-tracer runs are the same loop without them): what the
 range_profiler engine measures, one range per scope.
 
+With --run-timeout T a run still going after T seconds is killed and
+reported with the iterations it finished (each child then synchronizes
+after every iteration and says so on stderr): for engines that may take
+minutes an iteration, e.g. sass_metrics and deep, which instrument every
+kernel.
+
 usage: bench_resnet50.py GPUFL_CLI [--runs R] [--warmup W] [--iters M] [--seconds S] [--engines E,...] [--scopes]
-       bench_resnet50.py --child --warmup W --iters M [--scopes]        (one run)
+                         [--run-timeout T]
+       bench_resnet50.py --child --warmup W --iters M [--scopes] [--progress]        (one run)
 """
 import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 
@@ -58,7 +64,10 @@ def scope_class(wanted):
     return gpufl.Scope
 
 
-def child(warmup, iters, scopes=False):
+PROGRESS = "bench_resnet50 progress: "
+
+
+def child(warmup, iters, scopes=False, progress=False):
     Scope = scope_class(scopes)
     import torch
     import torchvision
@@ -84,34 +93,53 @@ def child(warmup, iters, scopes=False):
             with Scope("optimizer"):
                 opt.step()
 
-    for _ in range(warmup):
+    started = time.perf_counter()
+
+    def done(i):  # with --progress: the iteration's work is finished
+        if progress:
+            torch.cuda.synchronize()
+            print(f"{PROGRESS}{i} {time.perf_counter() - started:.3f}", file=sys.stderr, flush=True)
+
+    for i in range(warmup):
         step()
+        done(i + 1)
     torch.cuda.synchronize()
     t0, c0 = time.perf_counter(), time.thread_time()
-    for _ in range(iters):
+    for i in range(iters):
         step()
+        done(warmup + i + 1)
     torch.cuda.synchronize()
     print(json.dumps({"ms_per_iter": (time.perf_counter() - t0) * 1000.0 / iters,
                       "cpu_ms_per_iter": (time.thread_time() - c0) * 1000.0 / iters}))
     return 0
 
 
-def one_run(variant, cli, warmup, iters, scopes=False):
+def one_run(variant, cli, warmup, iters, scopes=False, timeout=None):
     me = [sys.executable, os.path.abspath(__file__), "--child", "--warmup", str(warmup), "--iters", str(iters)]
     if scopes:
         me.append("--scopes")
+    if timeout:
+        me.append("--progress")
     if variant in ("gpufl", "gpufl_ops"):
         options = () if variant == "gpufl_ops" else ("--no-torch-ops",)
-        proc, logs = gpufl_session.run(cli, me, "resnet50", options=options)
+        proc, logs = gpufl_session.run(cli, me, "resnet50", options=options, timeout=timeout)
     elif variant.startswith("engine:"):
         engine, *settings = variant[7:].split("@")
         env = dict(os.environ)
         for s in settings:
             name, _, value = s.partition("=")
             env["GPUFL_" + name.upper()] = value
-        proc, logs = gpufl_session.run(cli, me, "resnet50", engine=engine, options=("--no-torch-ops",), env=env)
+        proc, logs = gpufl_session.run(cli, me, "resnet50", engine=engine, options=("--no-torch-ops",), env=env,
+                                       timeout=timeout)
     else:
-        proc, logs = subprocess.run(me, stdout=subprocess.PIPE, text=True), None
+        proc, logs = gpufl_session.run_program(me, timeout=timeout), None
+    if proc.timed_out:
+        if logs:
+            shutil.rmtree(logs, ignore_errors=True)
+        marks = [line[len(PROGRESS):].split() for line in proc.stderr.splitlines() if line.startswith(PROGRESS)]
+        return {"timed_out": True, "finished": int(marks[-1][0]) if marks else 0,
+                "at_s": float(marks[-1][1]) if marks else 0.0, "ms_per_iter": None,
+                "warnings": gpufl_session.warnings(proc.stderr)}
     if proc.returncode != 0:
         raise SystemExit(f"bench_resnet50: the {variant} run exited {proc.returncode}: {(proc.stderr or '')[-2000:]}")
     res = gpufl_session.last_json_line(proc.stdout)
@@ -128,11 +156,18 @@ def measure(variants, args, cli, iters, torch, torchvision):
     res = {v: [] for v in variants}
     for r in range(args.runs):
         for v in (variants if r % 2 == 0 else tuple(reversed(variants))):  # drifts hit all alike
-            res[v].append(one_run(v, cli, args.warmup, iters, args.scopes))
-            print(f"  run {r + 1} {v}: {res[v][-1]['ms_per_iter']:.2f} ms/iter", flush=True)  # a cut-short bench keeps these
-            for w in res[v][-1]["warnings"]:
+            x = one_run(v, cli, args.warmup, iters, args.scopes, args.run_timeout or None)
+            res[v].append(x)
+            if x.get("timed_out"):
+                print(f"  run {r + 1} {v}: killed after {args.run_timeout:g} s, {x['finished']} of {args.warmup} + "
+                      f"{iters} iterations finished (the last at {x['at_s']:.1f} s)", flush=True)
+            else:
+                print(f"  run {r + 1} {v}: {x['ms_per_iter']:.2f} ms/iter", flush=True)  # a cut-short bench keeps these
+            for w in x["warnings"]:
                 print(f"    {w[:300]}", flush=True)
-    med = {v: gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
+    # a variant with a run that did not finish has no median
+    med = {v: None if any(x.get("timed_out") for x in res[v]) else
+           gpufl_session.median([x["ms_per_iter"] for x in res[v]]) for v in res}
     print(f"bench_resnet50 ({torch.cuda.get_device_name(0)}, torch {torch.__version__}, "
           f"torchvision {torchvision.__version__})")
     print(f"  ResNet-50 training, batch {BATCH}x3x224x224, SGD, float32; {args.warmup} warm-up + {iters} "
@@ -144,6 +179,12 @@ def compare_engines(args, cli, iters, torch, torchvision):
     variants = ("none",) + tuple("engine:" + e for e in args.engines.split(","))
     res, med = measure(variants, args, cli, iters, torch, torchvision)
     for v in variants:
+        if med[v] is None or med["none"] is None:
+            ends = ", ".join(f"{x['finished']} in {args.run_timeout:g} s" if x.get("timed_out")
+                             else f"all in {x['ms_per_iter']:.2f} ms/iter" for x in res[v])
+            print(f"    {v[7:] if v != 'none' else 'none':14s} did not finish every run: iterations finished per run: "
+                  f"{ends}")
+            continue
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         spread = (max(x["ms_per_iter"] for x in res[v]) - min(x["ms_per_iter"] for x in res[v])) / med[v] * 100
         ratio = med[v] / med["none"]
@@ -151,8 +192,8 @@ def compare_engines(args, cli, iters, torch, torchvision):
         print(f"    {v[7:] if v != 'none' else 'none':14s} ms/iter {vals}   median {med[v]:8.2f}  "
               f"x{ratio:.3f} of none (spread {spread:.1f} %); main thread CPU {cpu:.2f} ms/iter")
     for v in variants[1:]:
-        print(f"  {v[7:]} kernel records per run: {' '.join(str(x['kernels']) for x in res[v])}; "
-              f"dropped: {' '.join(str(x['dropped']) for x in res[v])}")
+        print(f"  {v[7:]} kernel records per run: {' '.join(str(x.get('kernels', '-')) for x in res[v])}; "
+              f"dropped: {' '.join(str(x.get('dropped', '-')) for x in res[v])}")
     return 0
 
 
@@ -166,9 +207,14 @@ def main():
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--engines", default="", help="comma-separated engines to compare with no tracer")
     ap.add_argument("--scopes", action="store_true", help="scopes step/forward/backward/optimizer under gpufl")
+    ap.add_argument("--run-timeout", type=float, default=0,
+                    help="seconds after which a run is killed and reported with the iterations it finished")
+    ap.add_argument("--progress", action="store_true", help="(child) synchronize and report after each iteration")
     args = ap.parse_args()
     if args.child:
-        return child(args.warmup, args.iters, args.scopes)
+        return child(args.warmup, args.iters, args.scopes, args.progress)
+    if args.run_timeout < 0:
+        ap.error("--run-timeout must be 0 (none) or more")
     if not args.cli:
         ap.error("GPUFL_CLI is required")
     try:
@@ -183,11 +229,14 @@ def main():
     cli = os.path.abspath(args.cli)
     iters = args.iters
     if iters <= 0:
-        probe = one_run("none", cli, args.warmup, 20)["ms_per_iter"]
+        probe = one_run("none", cli, args.warmup, 20)["ms_per_iter"]  # no timeout: the baseline must finish
         iters = max(20, round(args.seconds * 1000.0 / probe))
     if args.engines:
         return compare_engines(args, cli, iters, torch, torchvision)
     res, med = measure(("none", "gpufl", "gpufl_ops"), args, cli, iters, torch, torchvision)
+    if None in med.values():
+        print("  a run did not finish within --run-timeout: no overhead to compare")
+        return 1
     for v, label in (("none", "no tracing  "), ("gpufl", "gpufl trace "), ("gpufl_ops", "gpufl + ops ")):
         vals = " ".join(f"{x['ms_per_iter']:8.2f}" for x in res[v])
         print(f"    {label} ms/iter {vals}   median {med[v]:8.2f}")

@@ -8,17 +8,38 @@ per process), so nothing depends on what `gpufl run` prints.
 import glob
 import json
 import os
+import signal
 import subprocess
 import tempfile
 
 
-def run(cli, argv, app_name, engine="trace", options=(), env=None):
+def run(cli, argv, app_name, engine="trace", options=(), env=None, timeout=None):
     """Runs argv under `gpufl run` (with its options, e.g. --no-torch-ops)
     in a fresh log directory, in env (default: this process's).
-    Returns (CompletedProcess with stdout captured, log directory)."""
+    Returns (CompletedProcess with stdout and stderr captured, log
+    directory); see run_program for timeout."""
     logs = tempfile.mkdtemp(prefix=f"gpufl-{app_name}-", dir=os.environ.get("BENCH_DIR"))
     cmd = [cli, "run", "--engine", engine, "--log-path", logs, "--app-name", app_name] + list(options) + ["--"] + argv
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env), logs
+    return run_program(cmd, env=env, timeout=timeout), logs
+
+
+def run_program(cmd, env=None, timeout=None):
+    """Runs cmd, stdout and stderr captured. After timeout seconds (None:
+    never) its whole process group is killed (the program under `gpufl run`
+    too), and the CompletedProcess has returncode None and timed_out True,
+    with what it had printed."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        done.timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        done = subprocess.CompletedProcess(cmd, None, out, err)
+        done.timed_out = True
+    return done
 
 
 def warnings(stderr):

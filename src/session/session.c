@@ -271,6 +271,7 @@ static void end_session(session *s)
     gpufl__dumps_disarm();
     gpufl__trace_windows_stop();
     gpufl__plugin_stop();
+    gpufl__trace_windows_end();
     gpufl__sampler_stop();
     /* the end is the end's clock pair, so that it maps to wall time as
      * exactly as the pair says */

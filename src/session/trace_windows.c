@@ -388,6 +388,10 @@ void gpufl__trace_windows_stop(void)
         wake();
         pthread_join(W.thread, NULL);
     }
+}
+
+void gpufl__trace_windows_end(void)
+{
     pthread_mutex_lock(&W.lock);
     close_window(false, "the session ended");
     W.session = W.tracing = W.windowed = false;
@@ -420,7 +424,8 @@ void gpufl__trace_windows_step_end(void)
     if (!at || ended < at)
         return;
     pthread_mutex_lock(&W.lock);
-    if (W.windowed && W.open && W.steps_until && ended >= W.steps_until)
+    /* stopping: the open window stays open until the plugin has stopped */
+    if (W.windowed && !W.stop && W.open && W.steps_until && ended >= W.steps_until)
         limit_reached(false, true);
     pthread_mutex_unlock(&W.lock);
 }

@@ -61,9 +61,14 @@ bool gpufl__trace_windows_start_paused(const gpufl_options *o);
  * tracing all the time. Never fails the session. Lifecycle lock held. */
 void gpufl__trace_windows_start(const gpufl_options *o, bool tracing, uint64_t plugin_start_ns);
 
-/* Closes the open window (its closing event), stops the controller's
- * thread; the plugin is stopped after it. Lifecycle lock held. */
+/* The session's end, around the plugin's stop. stop: no window opens or
+ * closes any more, the controller's thread ends; an open window stays
+ * open. end, after the plugin has stopped: the open window closes (its
+ * closing event), so that its end comes after the start of every record
+ * the plugin pushed (closed before the stop, the kernels recorded between
+ * the two fell outside every window). Lifecycle lock held. */
 void gpufl__trace_windows_stop(void);
+void gpufl__trace_windows_end(void);
 
 /* gpufl_trace_pause() / gpufl_trace_resume(): the plugin's, plus the
  * windows' part (an open window closes; none opens while paused). 0 or a

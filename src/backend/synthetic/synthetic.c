@@ -23,6 +23,9 @@
  * windows, every one of them must fall inside a window, none lost or
  * repeated. Like CUPTI's buffers they are held back and pushed every 20
  * ms; pause() and stop() push what is held before they return.
+ * `stop_ms=N` makes stop() take N ms before the rate stream ends, as a
+ * real plugin's stop takes its time flushing while the program still
+ * launches.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -37,7 +40,7 @@
 #define MAX_THREADS 16
 
 typedef struct script {
-    unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad, held, rate;
+    unsigned kernels, copies, memsets, syncs, allocs, metrics, devices, streams, threads, bad, held, rate, stop_ms;
     bool pace;
     bool fail; /* start() fails, as a plugin whose vendor library cannot start */
 } script;
@@ -103,6 +106,8 @@ static void parse_script(const char *text)
             cfg.held = v;
         else if (!strcmp(kv, "rate"))
             cfg.rate = v > 1000000 ? 1000000 : v;
+        else if (!strcmp(kv, "stop_ms"))
+            cfg.stop_ms = v > 10000 ? 10000 : v;
         else if (!strcmp(kv, "pace"))
             cfg.pace = v != 0;
         else if (!strcmp(kv, "fail"))
@@ -405,6 +410,11 @@ static void synthetic_flush(void) {}
 
 static void synthetic_stop(void)
 {
+    if (cfg.stop_ms) {
+        struct timespec ts = {(time_t)(cfg.stop_ms / 1000), (long)(cfg.stop_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+    }
     rate_stop();
     for (unsigned i = 0; i < n_threads; i++)
         pthread_join(threads[i], NULL);

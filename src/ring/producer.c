@@ -50,9 +50,16 @@ gpufl__producer *gpufl__producer_first(void)
 
 uint32_t gpufl__producer_count(void) { return atomic_load_explicit(&registry_count, memory_order_relaxed); }
 
+/* A free producer whose ring is of the size ring_events asks for now: a
+ * thread that starts recording in a session with another ring_events than
+ * the one that made the free producers gets a ring of its own size (those
+ * stay free for a session of their size). */
 static gpufl__producer *adopt_free(void)
 {
+    size_t want = gpufl__ring_bytes_for(atomic_load_explicit(&ring_events, memory_order_relaxed));
     for (gpufl__producer *p = gpufl__producer_first(); p; p = p->next) {
+        if (p->ring.map_bytes != want)
+            continue;
         int expected = GFL_PRODUCER_FREE;
         /* acquire on success: pairs with the collector's release */
         if (atomic_load_explicit(&p->state, memory_order_relaxed) == GFL_PRODUCER_FREE &&

@@ -113,7 +113,8 @@ static inline uint64_t gpufl__producer_lost(gpufl__producer *p, unsigned reason,
     return atomic_load_explicit(&p->lost[reason][channel], memory_order_relaxed);
 }
 
-/* Capacity, in events, of rings created from now on. */
+/* Capacity, in events, of the rings of threads that attach from now on:
+ * a free producer with a ring of another size is not adopted. */
 void gpufl__producer_set_ring_events(uint32_t events);
 
 /* Called on the exiting thread, before its producer is orphaned, so that

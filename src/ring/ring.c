@@ -9,9 +9,8 @@
 
 #include "gpufl/gpufl.h"
 
-int gpufl__ring_init(gpufl__ring *ring, uint32_t events)
+size_t gpufl__ring_bytes_for(uint32_t events)
 {
-    memset(ring, 0, sizeof *ring);
     if (events < GFL_RING_MIN_EVENTS)
         events = GFL_RING_MIN_EVENTS;
     if (events > GFL_RING_MAX_EVENTS)
@@ -19,7 +18,13 @@ int gpufl__ring_init(gpufl__ring *ring, uint32_t events)
     uint64_t units = 1;
     while (units < events)
         units <<= 1;
-    size_t bytes = (size_t)units * GFL_RING_UNIT;
+    return (size_t)units * GFL_RING_UNIT;
+}
+
+int gpufl__ring_init(gpufl__ring *ring, uint32_t events)
+{
+    memset(ring, 0, sizeof *ring);
+    size_t bytes = gpufl__ring_bytes_for(events);
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (map == MAP_FAILED)
         return GPUFL_ENOMEM;

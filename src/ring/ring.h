@@ -70,6 +70,8 @@ typedef struct gpufl__ring {
  * Returns 0, or GPUFL_ENOMEM with the ring left empty and safe to destroy.
  */
 int gpufl__ring_init(gpufl__ring *ring, uint32_t events) __attribute__((warn_unused_result));
+/* The bytes gpufl__ring_init maps for `events`. */
+size_t gpufl__ring_bytes_for(uint32_t events);
 void gpufl__ring_destroy(gpufl__ring *ring);
 
 /* Bytes. */

@@ -417,7 +417,8 @@ void fake__deliver(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const voi
     fn(userdata, domain, cbid, data);
 }
 
-static void call_enter(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char *symbol)
+static void call_enter_in(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char *symbol,
+                          CUcontext context)
 {
     memset(c, 0, sizeof *c);
     c->domain = domain;
@@ -434,12 +435,17 @@ static void call_enter(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cb
     c->data.callbackSite = CUPTI_API_ENTER;
     c->data.functionName = c->function;
     c->data.symbolName = symbol;
-    c->data.context = (CUcontext)(uintptr_t)0x1000;
-    c->data.contextUid = FAKE_CUPTI_CONTEXT;
+    c->data.context = context;
+    c->data.contextUid = context ? FAKE_CUPTI_CONTEXT : 0;
     c->data.correlationData = &c->correlation_data;
     c->data.correlationId = corr;
     c->start = fake__timestamp();
     fake__deliver(domain, cbid, &c->data);
+}
+
+static void call_enter(call *c, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char *symbol)
+{
+    call_enter_in(c, domain, cbid, symbol, (CUcontext)(uintptr_t)0x1000);
 }
 
 /* The exit callback, then the call's external correlation and API records. */
@@ -644,13 +650,19 @@ static void sass_execute(const char *function)
 
 EXPORT uint32_t fake_cupti_launch_kernel(const fake_cupti_kernel *k)
 {
-    call c;
+    call c, nested;
     if (k->driver_api)
         call_enter(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, k->name);
+    else if (k->unbound_thread)
+        call_enter_in(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, k->name, NULL);
     else
         call_enter(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, k->name);
+    if (k->unbound_thread && !k->driver_api)
+        call_enter(&nested, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, k->name);
     sass_execute(k->name);
     uint64_t start = fake__timestamp();
+    if (k->unbound_thread && !k->driver_api)
+        call_exit(&nested);
     call_exit(&c);
     kernel_record(k, c.data.correlationId, 0, start, start + duration(k));
     fake__rp_kernel(duration(k));

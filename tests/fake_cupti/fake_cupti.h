@@ -39,6 +39,11 @@ typedef struct fake_cupti_kernel {
     uint32_t stream;
     uint64_t duration_ns; /* 0: FAKE_CUPTI_DURATION_NS */
     bool driver_api;      /* launched with cuLaunchKernel, else cudaLaunchKernel */
+    /* cudaLaunchKernel on a thread with no context current yet (PyTorch's
+     * autograd thread at its first launch, on an H100): the runtime call
+     * enters with context NULL, and the cuLaunchKernel nested in it, once
+     * the runtime has made the primary context current, names it. */
+    bool unbound_thread;
 } fake_cupti_kernel;
 
 /* Launches one kernel. Returns the call's correlation id. */

@@ -295,6 +295,15 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         t->nesting = 0;
     }
     if (d->callbackSite == CUPTI_API_ENTER) {
+        /* SASS metrics enable a context at its first launch, before the
+         * kernel runs, at whichever level of the call first names the
+         * context: a runtime launch on a thread with no context current
+         * yet enters with context NULL (PyTorch's autograd thread at its
+         * first launch, on an H100), and the driver launch nested in it
+         * names the context the runtime has just made current. */
+        if ((c == GFL_API_LAUNCH || c == GFL_API_GRAPH_LAUNCH) && d->context &&
+            atomic_load_explicit(&gfl_sass_metrics_on, memory_order_relaxed))
+            gfl_sass_metrics_launch_enter(d->context);
         if (t->nesting++)
             return;
         gfl_launch_info info = {
@@ -306,9 +315,6 @@ static void callback_body(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, co
         if (cfg.stacks && c != GFL_API_ALLOC)
             info.stack = gpufl__stack_capture();
         gfl_launch_enter(cfg.table, d->correlationId, &info);
-        if ((c == GFL_API_LAUNCH || c == GFL_API_GRAPH_LAUNCH) &&
-            atomic_load_explicit(&gfl_sass_metrics_on, memory_order_relaxed))
-            gfl_sass_metrics_launch_enter(d->context);
         return;
     }
     if (t->nesting == 0 || --t->nesting) /* an exit without its entry (enabled mid-call), or nested */

@@ -52,7 +52,7 @@ typedef struct pcs_context {
     uint32_t device;
     uint32_t period;   /* the exponent in use; 0: CUPTI's, not known */
     uint32_t restarts; /* after the hardware buffer filled */
-    bool dead;         /* a restart failed: no more sampling here */
+    bool dead;         /* a restart or a collection failed: no more sampling here */
     uint64_t since;    /* the previous collection */
     reason_id *reasons;
     size_t nreasons;
@@ -299,7 +299,10 @@ static int configure(pcs_context *c, char *err, size_t err_len)
 static void disable(pcs_context *c)
 {
     CUpti_PCSamplingDisableParams p = {.size = CUpti_PCSamplingDisableParamsSize, .ctx = c->ctx};
-    (void)S.cfg.api->cuptiPCSamplingDisable(&p);
+    CUptiResult rc = S.cfg.api->cuptiPCSamplingDisable(&p);
+    if (rc != CUPTI_SUCCESS)
+        say(GFL_LOG_DEBUG, "PC sampling: cuptiPCSamplingDisable on GPU %u: %s", c->device,
+            gfl_cupti_error(S.cfg.api, rc));
 }
 
 /* Under the lock. */
@@ -555,6 +558,15 @@ static size_t collect_locked(pcs_context *c, bool wait)
         CUptiResult rc = S.cfg.api->cuptiPCSamplingGetData(&p);
         if (rc == CUPTI_ERROR_OUT_OF_MEMORY || b->hardwareBufferFull)
             full = true;
+        if (rc != CUPTI_SUCCESS && !full) {
+            /* said, not swallowed: a context whose samples cannot be
+             * read records none, and is left alone from here on */
+            char err[512];
+            refused("cuptiPCSamplingGetData", rc, err, sizeof err);
+            say(GFL_LOG_WARN, "%s on GPU %u; its samples from here on are lost", err, c->device);
+            c->dead = true;
+            return pcs;
+        }
         if (rc != CUPTI_SUCCESS)
             break;
         S.samples += b->totalSamples;

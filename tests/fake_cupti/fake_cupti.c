@@ -143,7 +143,7 @@ static _Atomic uint64_t dropped; /* since the last cuptiActivityGetNumDroppedRec
 
 static struct {
     _Atomic uint64_t subscribes, unsubscribes, subscribe_refusals, callbacks, buffers_requested, buffers_empty,
-        buffers_completed, records, records_dropped, flushes, forced_flushes, timestamp_calls, flush_period_ms;
+        buffers_completed, records, records_dropped, flushes, forced_flushes, timestamp_calls;
 } count;
 
 static __thread thread_buffer *my_buffer;
@@ -1014,7 +1014,6 @@ EXPORT void fake_cupti_get_counters(fake_cupti_counters *out)
     GET(flushes);
     GET(forced_flushes);
     GET(timestamp_calls);
-    GET(flush_period_ms);
 #undef GET
 }
 
@@ -1295,13 +1294,6 @@ CUptiResult CUPTIAPI cuptiActivityDisable(CUpti_ActivityKind kind)
     pthread_mutex_lock(&lock);
     act.enabled[kind] = false;
     pthread_mutex_unlock(&lock);
-    return CUPTI_SUCCESS;
-}
-
-/* Only remembered: the fake's buffers go back at the client's flushes. */
-CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t time)
-{
-    atomic_store_explicit(&count.flush_period_ms, time, memory_order_relaxed);
     return CUPTI_SUCCESS;
 }
 

@@ -158,7 +158,6 @@ typedef struct fake_cupti_counters {
     uint64_t records_dropped;   /* no buffer, plus fake_cupti_drop() */
     uint64_t flushes, forced_flushes;
     uint64_t timestamp_calls; /* timestamps taken from the client's callback */
-    uint64_t flush_period_ms; /* the last cuptiActivityFlushPeriod: 0 = CUPTI's own heuristics */
 } fake_cupti_counters;
 
 void fake_cupti_get_counters(fake_cupti_counters *out);

@@ -65,7 +65,6 @@ int gfl_cupti_open(gfl_cupti_api *api, char *err, size_t err_len)
     BIND(cuptiActivityEnable);
     BIND(cuptiActivityDisable);
     BIND(cuptiActivityFlushAll);
-    BIND(cuptiActivityFlushPeriod);
     BIND(cuptiActivityGetNextRecord);
     BIND(cuptiActivityGetNumDroppedRecords);
     BIND(cuptiActivitySetAttribute);

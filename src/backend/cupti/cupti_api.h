@@ -36,7 +36,6 @@ typedef struct gfl_cupti_api {
     GFL_CUPTI_FN(cuptiActivityEnable);
     GFL_CUPTI_FN(cuptiActivityDisable);
     GFL_CUPTI_FN(cuptiActivityFlushAll);
-    GFL_CUPTI_FN(cuptiActivityFlushPeriod); /* optional */
     GFL_CUPTI_FN(cuptiActivityGetNextRecord);
     GFL_CUPTI_FN(cuptiActivityGetNumDroppedRecords);
     GFL_CUPTI_FN(cuptiActivitySetAttribute);

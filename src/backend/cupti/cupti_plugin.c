@@ -104,23 +104,6 @@ static void process(gfl_activity_buffer *b)
 
 static uint64_t now_ns(void) { return P.host->now_ns(); }
 
-/* CUPTI's own thread flushes every FLUSH_PERIOD_NS (on), or by its own
- * heuristics again (off). Returns whether it now flushes on our period;
- * a CUPTI without cuptiActivityFlushPeriod leaves the records to the
- * buffers that fill, and to the forced flushes. */
-static bool hand_flush_to_cupti(bool on)
-{
-    if (!P.api.cuptiActivityFlushPeriod)
-        return false;
-    uint32_t ms = on ? (uint32_t)(FLUSH_PERIOD_NS / 1000000u) : 0;
-    CUptiResult rc = P.api.cuptiActivityFlushPeriod(ms);
-    if (rc != CUPTI_SUCCESS) {
-        plugin_log(GFL_LOG_DEBUG, "cuptiActivityFlushPeriod(%u): %s", ms, gfl_cupti_error(&P.api, rc));
-        return false;
-    }
-    return on;
-}
-
 static void *worker_main(void *arg)
 {
     (void)arg;
@@ -129,17 +112,12 @@ static void *worker_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     uint64_t next_flush = now_ns() + FLUSH_PERIOD_NS;
-    bool cupti_flushes = false; /* CUPTI's own thread flushes on our period */
     while (!atomic_load_explicit(&P.stopping, memory_order_acquire)) {
         uint64_t now = now_ns();
         gfl_activity_buffer *b = gfl_buffers_take(next_flush > now ? next_flush - now : 0);
         if (now_ns() >= next_flush) {
-            /* default flush: buffers whose records are all complete; by
-             * CUPTI's own thread while we may not (engines.h) */
-            bool mine = gfl_engines_worker_may_flush();
-            if (mine == cupti_flushes)
-                cupti_flushes = hand_flush_to_cupti(!mine);
-            if (mine)
+            /* default flush: buffers whose records are all complete */
+            if (gfl_engines_worker_may_flush())
                 (void)P.api.cuptiActivityFlushAll(0);
             next_flush = now_ns() + FLUSH_PERIOD_NS;
         }
@@ -158,8 +136,6 @@ static void *worker_main(void *arg)
         }
         pthread_mutex_unlock(&P.lock);
     }
-    if (cupti_flushes)
-        (void)hand_flush_to_cupti(false);
     return NULL;
 }
 

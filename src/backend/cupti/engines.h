@@ -36,12 +36,10 @@ bool gfl_engines_serial_kernels(void);
  * `test_sass_metrics late` hung for good with the worker in
  * cuptiActivityFlushAll, waiting on CUPTI's own thread, that thread
  * waiting for the driver's lock for writing, and the program's thread in
- * cuLaunchKernel, inside CUPTI, waiting on a mutex. Meanwhile CUPTI's
- * own thread flushes on the same period (cuptiActivityFlushPeriod): with
- * no flush at all, ResNet-50's records came only at the end, and 180 of
- * them arrived after their launch details had been overwritten. The
- * forced flushes of an out-of-memory dump, a pause and the end still run:
- * on the program's thread, or after the engine has stopped. */
+ * cuLaunchKernel, inside CUPTI, waiting on a mutex. Full buffers still
+ * come back (CUPTI's own thread returns them), and the forced flushes of
+ * an out-of-memory dump, a pause and the end still run: on the program's
+ * thread, or after the engine has stopped. */
 bool gfl_engines_worker_may_flush(void);
 
 /* The resource callbacks the engines need, on the plugin's subscriber:

@@ -27,6 +27,7 @@ static const gfl_driver_api *bind(void)
     BIND(cuCtxGetCurrent, "cuCtxGetCurrent");
     BIND(cuCtxSynchronize, "cuCtxSynchronize");
     BIND(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode");
+    BIND(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId");
 #undef BIND
     /* the handle stays open: the program holds the library anyway */
     if (!D.cuDeviceGetCount || !D.cuDeviceGet || !D.cuDevicePrimaryCtxGetState || !D.cuDevicePrimaryCtxRetain ||

@@ -24,6 +24,7 @@ typedef struct gfl_driver_api {
     GFL_DRIVER_FN(cuCtxGetCurrent);
     GFL_DRIVER_FN(cuCtxSynchronize);
     GFL_DRIVER_FN(cuThreadExchangeStreamCaptureMode); /* optional */
+    GFL_DRIVER_FN(cuDeviceGetPCIBusId);               /* optional */
 } gfl_driver_api;
 
 /* The driver's functions once the program has loaded libcuda, else NULL

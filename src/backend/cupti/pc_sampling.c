@@ -28,6 +28,7 @@
 
 #include "backend/cupti/cubin_store.h"
 #include "backend/cupti/driver_api.h"
+#include "backend/cupti/pcs_claim.h"
 
 #define MAX_CONTEXTS 64
 #define COLLECT_PCS 2048   /* PCs one GetData returns at most */
@@ -305,6 +306,30 @@ static void disable(pcs_context *c)
             gfl_cupti_error(S.cfg.api, rc));
 }
 
+/* The GPU of device ordinal `device` for this process alone (pcs_claim.h):
+ * 0, or -1 with why in err. Named by its PCI bus id, which is the same in
+ * every process; without the driver's answer it is not claimed. */
+static int claim_gpu(uint32_t device, char *err, size_t err_len)
+{
+    const gfl_driver_api *d = gfl_driver();
+    CUdevice dev;
+    char bus[64];
+    if (!d || !d->cuDeviceGetPCIBusId || d->cuDeviceGet(&dev, (int)device) != CUDA_SUCCESS ||
+        d->cuDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != CUDA_SUCCESS)
+        return 0;
+    char why[512];
+    if (gfl_pcs_claim(GFL_PCS_CLAIM_DIR, bus, why, sizeof why) != 0) {
+        snprintf(err, err_len,
+                 "PC sampling: %s, and the GPU samples for one process at a time (a second one gets no "
+                 "samples from CUPTI, which then crashed in it at the end)",
+                 why);
+        return -1;
+    }
+    if (why[0])
+        say(GFL_LOG_DEBUG, "PC sampling: %s", why);
+    return 0;
+}
+
 /* Under the lock. */
 static int enable_locked(CUcontext ctx, char *err, size_t err_len)
 {
@@ -322,6 +347,10 @@ static int enable_locked(CUcontext ctx, char *err, size_t err_len)
     uint32_t device = 0;
     if (S.cfg.api->cuptiGetDeviceId && S.cfg.api->cuptiGetDeviceId(ctx, &device) == CUPTI_SUCCESS)
         c->device = device;
+    if (claim_gpu(c->device, err, err_len) != 0) {
+        free_context(c);
+        return -1;
+    }
     CUpti_PCSamplingEnableParams ep = {.size = CUpti_PCSamplingEnableParamsSize, .ctx = ctx};
     CUptiResult rc = S.cfg.api->cuptiPCSamplingEnable(&ep);
     if (rc != CUPTI_SUCCESS) {
@@ -413,6 +442,7 @@ int gfl_pcs_start(const gfl_pcs_config *cfg, bool *late, char *err, size_t err_l
         }
         S.ncontexts = 0;
         S.running = false;
+        gfl_pcs_release_claims();
     }
     pthread_mutex_unlock(&S.lock);
     return rc;
@@ -674,6 +704,7 @@ void gfl_pcs_stop(bool disable_too)
     }
     S.ncontexts = 0;
     S.running = false;
+    gfl_pcs_release_claims();
     free(S.lines);
     S.lines = NULL;
     say(S.dropped || S.lost_events ? GFL_LOG_WARN : GFL_LOG_DEBUG,

@@ -14,6 +14,10 @@
  *       early  gpufl_init before the first CUDA call (the default)
  *       late   the CUDA context exists first: sampling still starts on it
  *       deep   profiling_engine deep: PC sampling with SASS metrics alongside
+ *       two    two processes PC-sample the GPU at once: one records
+ *              pc_sampling, the other steps down to trace naming the first
+ *              one's pid, and neither crashes (on an H100 the second got no
+ *              samples and then crashed inside CUPTI; see pcs_claim.h)
  *       plain  no gpufl at all, for ncu to profile the same kernels
  *
  * Prints each kernel's stall shares, for comparison with ncu's warp state
@@ -29,6 +33,8 @@
 
 #include <cuda_runtime.h>
 #include <jansson.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fs_util.h"
 #include "gpu_skip.h"
@@ -181,10 +187,79 @@ static void report_code(const gpufl_trace *t, const std::string &file, uint32_t 
     json_decref(r);
 }
 
+/* One of the processes of mode two: its CUDA context (where the GPU is
+ * claimed, or refused) exists before it tells the other one and waits for
+ * it, so the two sessions overlap. Returns 10 for pc_sampling, 20 for a
+ * step down to trace that names another process, 2 otherwise. */
+static int one_of_two(int tell, int wait_for)
+{
+    char *logs = tu_mkdtemp("pcs-two");
+    gpufl_options o;
+    gpufl_options_init(&o);
+    o.app_name = "pcs_two";
+    o.log_path = logs;
+    o.profiling_engine = GPUFL_ENGINE_PC_SAMPLING;
+    o.device_plugin = GFL_CUPTI_PLUGIN;
+    o.pc_sampling_period = 15;
+    CHECK(gpufl_init(&o), "%s", gpufl_last_error());
+    CUDA_OK(cudaFree(0));
+    char b = 'x';
+    CHECK(write(tell, &b, 1) == 1 && read(wait_for, &b, 1) == 1, "the other process is gone");
+    run_kernels();
+    std::string dir = gpufl_session_dir();
+    gpufl_shutdown();
+    gpufl_trace *t = nullptr;
+    char err[512];
+    CHECK(gpufl_trace_open(dir.c_str(), &t, err, sizeof err) == 0, "%s: %s", dir.c_str(), err);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    std::string engine = str(t, info->engine), reason = str(t, info->engine_reason);
+    std::printf("pid %ld: engine %s%s%s\n", (long)getpid(), engine.c_str(), reason.empty() ? "" : ": ", reason.c_str());
+    int code = engine == "pc_sampling"                                                    ? 10
+               : engine == "trace" && reason.find("another process") != std::string::npos ? 20
+                                                                                          : 2;
+    gpufl_trace_close(t);
+    tu_rm_rf(logs);
+    return code;
+}
+
+/* Mode two: this process and a copy of it (exec'd: CUDA does not survive a
+ * bare fork) sample the GPU at once. */
+static int two_processes(const char *self)
+{
+    int to_child[2], to_parent[2];
+    CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0, "pipe");
+    pid_t child = fork();
+    CHECK(child >= 0, "fork");
+    if (child == 0) {
+        char tell[16], wait_for[16];
+        std::snprintf(tell, sizeof tell, "%d", to_parent[1]);
+        std::snprintf(wait_for, sizeof wait_for, "%d", to_child[0]);
+        execl(self, self, "two_child", tell, wait_for, (char *)nullptr);
+        _exit(3);
+    }
+    close(to_child[0]);
+    close(to_parent[1]);
+    int mine = one_of_two(to_child[1], to_parent[0]);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child, "waitpid");
+    CHECK(WIFEXITED(status), "the other process died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    int theirs = WEXITSTATUS(status);
+    CHECK((mine == 10 && theirs == 20) || (mine == 20 && theirs == 10),
+          "one process should sample and the other step down naming it: got %d and %d (10 sampled, 20 stepped "
+          "down)",
+          mine, theirs);
+    std::printf("ok\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     skip_without_gpu();
     std::string mode = argc > 1 ? argv[1] : "early";
+    if (mode == "two_child" && argc == 4)
+        return one_of_two(std::atoi(argv[2]), std::atoi(argv[3]));
+    if (mode == "two")
+        return two_processes(argv[0]);
     if (mode == "plain") {
         run_kernels();
         return 0;

@@ -104,6 +104,27 @@ static void process(gfl_activity_buffer *b)
 
 static uint64_t now_ns(void) { return P.host->now_ns(); }
 
+/* A launch table as large as the engine needs (launch_table.h). One that
+ * is too small for this session is replaced and kept, not freed: a callback
+ * of the last session may still be reading it. Before callbacks are on. */
+static int launch_table_for(const gpufl_options *o)
+{
+    static gfl_launch_table retired;
+    bool unflushed = o->profiling_engine == GPUFL_ENGINE_SASS_METRICS || o->profiling_engine == GPUFL_ENGINE_DEEP;
+    unsigned bits = unflushed ? GFL_LAUNCH_TABLE_BITS_UNFLUSHED : GFL_LAUNCH_TABLE_BITS;
+    if (P.launches.slots && P.launches.mask >= ((uint32_t)1 << bits) - 1)
+        return 0;
+    gfl_launch_table bigger;
+    if (gfl_launch_table_init(&bigger, bits) != 0)
+        return P.launches.slots ? 0 : -1; /* the smaller one still serves */
+    if (P.launches.slots) {
+        gfl_launch_table_free(&retired);
+        retired = P.launches;
+    }
+    P.launches = bigger;
+    return 0;
+}
+
 static void *worker_main(void *arg)
 {
     (void)arg;
@@ -513,7 +534,7 @@ static int plugin_start(const gpufl_plugin_host *host, char *err, size_t err_len
             return -1;
         P.loaded = true;
     }
-    if (!P.launches.slots && gfl_launch_table_init(&P.launches, GFL_LAUNCH_TABLE_BITS) != 0) {
+    if (launch_table_for(o) != 0) {
         snprintf(err, err_len, "out of memory for the launch table");
         return -1;
     }

@@ -38,7 +38,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    gfl_pcs_release_claims();
+    gpufl__pcs_release_claims();
     tu_rm_rf(dir);
     free(dir);
     return 0;
@@ -52,7 +52,7 @@ static int claim_in_child(const char *gpu, pid_t want_pid)
     assert_true(pid >= 0);
     if (pid == 0) {
         char err[512];
-        int rc = gfl_pcs_claim(dir, gpu, err, sizeof err);
+        int rc = gpufl__pcs_claim(dir, gpu, err, sizeof err);
         if (rc == 0)
             _exit(err[0] ? 2 : 0);
         char who[64];
@@ -69,12 +69,12 @@ static void a_second_process_is_refused_with_the_first_ones_pid(void **state)
 {
     (void)state;
     char err[512];
-    assert_int_equal(gfl_pcs_claim(dir, GPU, err, sizeof err), 0);
+    assert_int_equal(gpufl__pcs_claim(dir, GPU, err, sizeof err), 0);
     assert_string_equal(err, "");
-    assert_int_equal(gfl_pcs_claim(dir, GPU, err, sizeof err), 0); /* again: already ours */
+    assert_int_equal(gpufl__pcs_claim(dir, GPU, err, sizeof err), 0); /* again: already ours */
     assert_int_equal(claim_in_child(GPU, getpid()), 1);
     assert_int_equal(claim_in_child("0000:66:00.0", 0), 0); /* another GPU is free */
-    gfl_pcs_release_claims();
+    gpufl__pcs_release_claims();
     assert_int_equal(claim_in_child(GPU, 0), 0);
 }
 
@@ -84,7 +84,7 @@ static void a_forked_child_does_not_keep_the_claim(void **state)
 {
     (void)state;
     char err[512];
-    assert_int_equal(gfl_pcs_claim(dir, GPU, err, sizeof err), 0);
+    assert_int_equal(gpufl__pcs_claim(dir, GPU, err, sizeof err), 0);
     pid_t sleeper = fork();
     assert_true(sleeper >= 0);
     if (sleeper == 0) {
@@ -92,7 +92,7 @@ static void a_forked_child_does_not_keep_the_claim(void **state)
         _exit(0);
     }
     assert_int_equal(claim_in_child(GPU, getpid()), 1);
-    gfl_pcs_release_claims();
+    gpufl__pcs_release_claims();
     int free_now = claim_in_child(GPU, 0);
     kill(sleeper, SIGKILL);
     waitpid(sleeper, NULL, 0);
@@ -109,7 +109,7 @@ static void the_claim_ends_with_its_process(void **state)
     assert_true(holder >= 0);
     if (holder == 0) {
         char err[512];
-        char said = gfl_pcs_claim(dir, GPU, err, sizeof err) == 0 && !err[0] ? 'y' : 'n';
+        char said = gpufl__pcs_claim(dir, GPU, err, sizeof err) == 0 && !err[0] ? 'y' : 'n';
         if (write(ready[1], &said, 1) != 1)
             _exit(3);
         pause();
@@ -136,7 +136,7 @@ static void a_planted_link_is_not_followed(void **state)
     snprintf(link, sizeof link, "%s/gpufl-pc-sampling-%s.lock", dir, GPU);
     assert_int_equal(symlink(target, link), 0);
     char err[512];
-    assert_int_equal(gfl_pcs_claim(dir, GPU, err, sizeof err), 0); /* unchecked, and said */
+    assert_int_equal(gpufl__pcs_claim(dir, GPU, err, sizeof err), 0); /* unchecked, and said */
     if (!strstr(err, "not checked"))
         fail_msg("no reason given: %s", err);
     char *text = tu_read_file(target, NULL);

@@ -318,7 +318,7 @@ static int claim_gpu(uint32_t device, char *err, size_t err_len)
         d->cuDeviceGetPCIBusId(bus, (int)sizeof bus, dev) != CUDA_SUCCESS)
         return 0;
     char why[512];
-    if (gfl_pcs_claim(GFL_PCS_CLAIM_DIR, bus, why, sizeof why) != 0) {
+    if (gpufl__pcs_claim(GFL_PCS_CLAIM_DIR, bus, why, sizeof why) != 0) {
         snprintf(err, err_len,
                  "PC sampling: %s, and the GPU samples for one process at a time (a second one gets no "
                  "samples from CUPTI, which then crashed in it at the end)",
@@ -442,7 +442,7 @@ int gfl_pcs_start(const gfl_pcs_config *cfg, bool *late, char *err, size_t err_l
         }
         S.ncontexts = 0;
         S.running = false;
-        gfl_pcs_release_claims();
+        gpufl__pcs_release_claims();
     }
     pthread_mutex_unlock(&S.lock);
     return rc;
@@ -704,7 +704,7 @@ void gfl_pcs_stop(bool disable_too)
     }
     S.ncontexts = 0;
     S.running = false;
-    gfl_pcs_release_claims();
+    gpufl__pcs_release_claims();
     free(S.lines);
     S.lines = NULL;
     say(S.dropped || S.lost_events ? GFL_LOG_WARN : GFL_LOG_DEBUG,

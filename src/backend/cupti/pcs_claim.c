@@ -126,7 +126,7 @@ static int claim_locked(const char *dir, const char *gpu, char *err, size_t err_
     return 0;
 }
 
-int gfl_pcs_claim(const char *dir, const char *gpu, char *err, size_t err_len)
+int gpufl__pcs_claim(const char *dir, const char *gpu, char *err, size_t err_len)
 {
     err[0] = '\0';
     (void)pthread_once(&at_fork_once, watch_forks);
@@ -136,7 +136,7 @@ int gfl_pcs_claim(const char *dir, const char *gpu, char *err, size_t err_len)
     return rc;
 }
 
-void gfl_pcs_release_claims(void)
+void gpufl__pcs_release_claims(void)
 {
     pthread_mutex_lock(&C.lock);
     for (size_t i = 0; i < C.n; i++) {

@@ -29,9 +29,9 @@
  * when claimed, now or before (err empty), or when the claim cannot be
  * checked (err says why); -1 when another process holds it, err naming
  * its pid. Any thread. */
-int gfl_pcs_claim(const char *dir, const char *gpu, char *err, size_t err_len);
+int gpufl__pcs_claim(const char *dir, const char *gpu, char *err, size_t err_len);
 
 /* Gives back every claim of this process (the files stay, unlocked). */
-void gfl_pcs_release_claims(void);
+void gpufl__pcs_release_claims(void);
 
 #endif /* GPUFL_BACKEND_CUPTI_PCS_CLAIM_H */

@@ -187,6 +187,20 @@ static void report_code(const gpufl_trace *t, const std::string &file, uint32_t 
     json_decref(r);
 }
 
+/* Ends the session and opens what it recorded: *engine ran, for *reason. */
+static gpufl_trace *end_and_open(std::string *engine, std::string *reason)
+{
+    std::string dir = gpufl_session_dir();
+    gpufl_shutdown();
+    gpufl_trace *t = nullptr;
+    char err[512];
+    CHECK(gpufl_trace_open(dir.c_str(), &t, err, sizeof err) == 0, "%s: %s", dir.c_str(), err);
+    const gpufl_trace_info *info = gpufl_trace_get_info(t);
+    *engine = str(t, info->engine);
+    *reason = str(t, info->engine_reason);
+    return t;
+}
+
 /* One of the processes of mode two: its CUDA context (where the GPU is
  * claimed, or refused) exists before it tells the other one and waits for
  * it, so the two sessions overlap. Returns 10 for pc_sampling, 20 for a
@@ -206,13 +220,8 @@ static int one_of_two(int tell, int wait_for)
     char b = 'x';
     CHECK(write(tell, &b, 1) == 1 && read(wait_for, &b, 1) == 1, "the other process is gone");
     run_kernels();
-    std::string dir = gpufl_session_dir();
-    gpufl_shutdown();
-    gpufl_trace *t = nullptr;
-    char err[512];
-    CHECK(gpufl_trace_open(dir.c_str(), &t, err, sizeof err) == 0, "%s: %s", dir.c_str(), err);
-    const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    std::string engine = str(t, info->engine), reason = str(t, info->engine_reason);
+    std::string engine, reason;
+    gpufl_trace *t = end_and_open(&engine, &reason);
     std::printf("pid %ld: engine %s%s%s\n", (long)getpid(), engine.c_str(), reason.empty() ? "" : ": ", reason.c_str());
     int code = engine == "pc_sampling"                                                    ? 10
                : engine == "trace" && reason.find("another process") != std::string::npos ? 20
@@ -278,15 +287,9 @@ int main(int argc, char **argv)
     o.pc_sampling_period = 15;
     CHECK(gpufl_init(&o), "%s", gpufl_last_error());
     run_kernels();
-    std::string dir = gpufl_session_dir();
-    gpufl_shutdown();
-
-    gpufl_trace *t = nullptr;
-    char err[512];
-    CHECK(gpufl_trace_open(dir.c_str(), &t, err, sizeof err) == 0, "%s: %s", dir.c_str(), err);
-    const gpufl_trace_info *info = gpufl_trace_get_info(t);
-    std::string engine = str(t, info->engine), reason = str(t, info->engine_reason);
-    std::printf("engine %s (asked %s)%s%s\n", engine.c_str(), str(t, info->engine_requested),
+    std::string engine, reason;
+    gpufl_trace *t = end_and_open(&engine, &reason);
+    std::printf("engine %s (asked %s)%s%s\n", engine.c_str(), str(t, gpufl_trace_get_info(t)->engine_requested),
                 reason.empty() ? "" : ": ", reason.c_str());
     CHECK(engine == (mode == "deep" ? "deep" : "pc_sampling"), "the session recorded as %s: %s", engine.c_str(),
           reason.c_str());

@@ -128,7 +128,7 @@ int gfl_sass_metrics_start(const gfl_cupti_api *api, const gpufl_plugin_host *ho
      * cuptiGetSassToSourceCorrelation crashed inside CUPTI (13.0.1, H100)
      * on ResNet-50's SASS records, in 6 of 6 runs at the end of the
      * session, whether PC sampling had stopped or not; alone it never did
-     * (7 runs). PC samples keep their lines, which point at the same code. */
+     * (8 runs). PC samples keep their lines, which point at the same code. */
     S.sources = host->options->enable_source_collection && host->options->profiling_engine != GPUFL_ENGINE_DEEP;
     if (host->options->enable_source_collection && !S.sources)
         sass_log(GFL_LOG_INFO, "SASS metrics under deep: instructions carry no source line (CUPTI crashed looking "

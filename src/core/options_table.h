@@ -65,8 +65,8 @@
       "reasons by instruction and source line), `sass_metrics` (trace, and per-instruction "      \
       "counts: coalescing, active lanes; kernels instrumented and traced one at a time), "        \
       "`range_profiler` (trace, and hardware counters per scope: `range_profiler_metrics`), "     \
-      "`deep` (pc_sampling and SASS metrics in one run; `pc_sampling` when started after the "   \
-      "first CUDA context).")                                                                     \
+      "`deep` (pc_sampling and SASS metrics in one run, the SASS rows without source lines; "   \
+      "`pc_sampling` when started after the first CUDA context).")                                \
     X(config_file, STRING, "", "`\"\"`", "GPUFL_CONFIG_FILE", 0, 0,                               \
       "JSON file whose keys are these option names; applied over the defaults and under the "    \
       "environment.")                                                                             \

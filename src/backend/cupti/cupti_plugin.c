@@ -110,8 +110,8 @@ static uint64_t now_ns(void) { return P.host->now_ns(); }
 static int launch_table_for(const gpufl_options *o)
 {
     static gfl_launch_table retired;
-    bool unflushed = o->profiling_engine == GPUFL_ENGINE_SASS_METRICS || o->profiling_engine == GPUFL_ENGINE_DEEP;
-    unsigned bits = unflushed ? GFL_LAUNCH_TABLE_BITS_UNFLUSHED : GFL_LAUNCH_TABLE_BITS;
+    unsigned bits =
+        gfl_engines_unflushed(o->profiling_engine) ? GFL_LAUNCH_TABLE_BITS_UNFLUSHED : GFL_LAUNCH_TABLE_BITS;
     if (P.launches.slots && P.launches.mask >= ((uint32_t)1 << bits) - 1)
         return 0;
     gfl_launch_table bigger;

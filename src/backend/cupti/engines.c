@@ -61,6 +61,8 @@ bool gfl_engines_serial_kernels(void) { return wants_sass(E.ran); }
 
 bool gfl_engines_worker_may_flush(void) { return !atomic_load(&gfl_sass_metrics_on); }
 
+bool gfl_engines_unflushed(gpufl_engine e) { return wants_sass(e); }
+
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len)
 {
     if (wants_rp()) {

@@ -42,6 +42,11 @@ bool gfl_engines_serial_kernels(void);
  * thread, or after the engine has stopped. */
 bool gfl_engines_worker_may_flush(void);
 
+/* Whether engine e runs SASS metrics (sass_metrics, deep), so that the
+ * worker will not flush while it records (above). For sizing what must
+ * wait for late records before the engines start. */
+bool gfl_engines_unflushed(gpufl_engine e);
+
 /* The resource callbacks the engines need, on the plugin's subscriber:
  * 0, or -1 with the reason in err. */
 int gfl_engines_callbacks(const gfl_cupti_api *api, CUpti_SubscriberHandle sub, char *err, size_t err_len);

@@ -77,17 +77,18 @@ void gfl_sass_metrics_stop_here(void);
 /* Nonzero while started: the launch hooks below do nothing otherwise. */
 extern _Atomic bool gfl_sass_metrics_on;
 
-/* A launch call's entry on the calling thread (each level that names a
- * context: NULL is ignored): enables the context at its first launch. When a context cannot be measured (the chip
- * lacks smsp__sass_inst_executed, the counters are refused or held by
- * another tool), refused(why) is called once, on this thread, without the
- * engine's lock (start's argument; NULL: logged). A context that cannot be enabled is logged
- * once, with CUPTI's reason, and left unmeasured. */
+/* A launch call's entry on the calling thread (each level of the call
+ * that names a context; NULL is ignored): enables the context at its
+ * first launch. When a context cannot be measured (the chip lacks
+ * smsp__sass_inst_executed, the counters are refused or held by another
+ * tool), refused(why) is called once, on this thread, without the
+ * engine's lock (start's argument; NULL: logged). A context that cannot
+ * be enabled is logged once, with CUPTI's reason, and left unmeasured. */
 void gfl_sass_metrics_launch_enter(CUcontext ctx);
 
 /* A context is being destroyed (its thread): its counts are read, waiting
- * for room in the ring as stop does, and it is measured no more. A later context at the same
- * address is not measured either. */
+ * for room in the ring as stop does, and it is measured no more. A later
+ * context at the same address is not measured either. */
 void gfl_sass_metrics_context_destroying(CUcontext ctx);
 
 #endif /* GPUFL_BACKEND_CUPTI_SASS_METRICS_H */

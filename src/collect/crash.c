@@ -30,8 +30,10 @@
  *
  * One crash is recorded per session, the first: a second thread crashing
  * meanwhile waits for that record to be written, then takes its own
- * signal's path. A crash on the collector thread itself (a gpufl bug:
- * it blocks every signal, so only abort() reaches it) is not recorded.
+ * signal's path. gpufl's own threads block the program's signals but
+ * not the faults (core/thread_signals.h), so a crash on one of them, or in
+ * CUPTI called from one, is recorded like any other; only a crash on the
+ * collector thread itself, which would have to wait for itself, is not.
  */
 #include "collect/crash.h"
 

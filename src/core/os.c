@@ -2,6 +2,7 @@
  * The real system calls behind gpufl__os, and small helpers built on them.
  */
 #include "core/os.h"
+#include "core/thread_signals.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -100,9 +101,8 @@ int gpufl__thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, const
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256u << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    gpufl__block_program_signals(&old); /* the new thread inherits the mask */
     int rc = pthread_create(thread, &attr, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);

@@ -38,8 +38,9 @@ int gpufl__mkdir_p(const char *path);
 int gpufl__write_file_atomic(const char *path, const void *data, size_t n);
 
 /* Starts one of gpufl's own threads (collector, sampler, dump writer,
- * trace windows): a 256 KiB stack, a name, and every signal blocked, so
- * that the program's handlers run on the program's threads, never on ours.
+ * trace windows): a 256 KiB stack, a name, and the program's signals
+ * blocked (core/thread_signals.h), so that its handlers for them run on its
+ * own threads; a fault on ours still reaches the crash handler.
  * Returns 0 or pthread_create's error number. */
 int gpufl__thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, const char *name);
 

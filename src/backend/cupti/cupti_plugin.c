@@ -40,6 +40,7 @@
 #include "backend/cupti/pm_source.h"
 #include "backend/cupti/stack_capture.h"
 #include "core/plugin_api.h"
+#include "core/thread_signals.h"
 
 #define FLUSH_PERIOD_NS 100000000ull
 #define FLUSH_WAIT_S 10
@@ -128,10 +129,9 @@ static int launch_table_for(const gpufl_options *o)
 static void *worker_main(void *arg)
 {
     (void)arg;
-    /* the program's signals are for the program's threads */
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    /* the program's signals are for the program's threads; a fault here
+     * (this thread calls into CUPTI) still reaches the crash handler */
+    gpufl__block_program_signals(NULL);
     uint64_t next_flush = now_ns() + FLUSH_PERIOD_NS;
     while (!atomic_load_explicit(&P.stopping, memory_order_acquire)) {
         uint64_t now = now_ns();

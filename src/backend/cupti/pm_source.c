@@ -54,6 +54,7 @@
 
 #include "backend/cupti/driver_api.h"
 #include "backend/cupti/pm_sampling.h"
+#include "core/thread_signals.h"
 #include "gpufl/gpufl.h"
 
 #define MAX_DEVICES 16
@@ -396,6 +397,7 @@ static int open_devices(void)
 static void *decoder(void *arg)
 {
     (void)arg;
+    gpufl__block_program_signals(NULL);
     if (open_devices() == 0)
         return NULL;
     pthread_mutex_lock(&S.lock);

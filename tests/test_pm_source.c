@@ -164,21 +164,6 @@ static void check_report(const char *dir)
     free(se);
 }
 
-/* Whether the session's system log has a line holding both a and b. */
-static bool logged(const char *dir, const char *a, const char *b)
-{
-    tu_ndjson sys;
-    assert_int_equal(tu_ndjson_load_channel(dir, "system", &sys), 0);
-    bool found = false;
-    for (size_t i = 0; i < tu_count_type(&sys, "log"); i++) {
-        const char *m = tu_str(tu_nth_type(&sys, "log", i), "message");
-        if (m && strstr(m, a) && strstr(m, b))
-            found = true;
-    }
-    tu_ndjson_free(&sys);
-    return found;
-}
-
 static void test_samples_in_both_formats(void **state)
 {
     (void)state;
@@ -202,7 +187,7 @@ static void test_samples_in_both_formats(void **state)
     char log[4096];
     snprintf(log, sizeof log, "%s/device.log", dir);
     check_samples(log, 1000, t0, t1);
-    assert_true(logged(dir, "sm__not_on_this_chip.sum", "left out"));
+    assert_true(tu_logged(dir, "sm__not_on_this_chip.sum", "left out"));
     check_chrome_counters(dir);
     check_report(dir);
     assert_int_equal(fake.retained[0], 0); /* the context it worked in, given back */
@@ -232,7 +217,7 @@ static void test_refused_device_leaves_a_session(void **state)
     assert_int_equal(gpufl_trace_get_pm_samples(t)->n, 0);
     assert_int_equal(gpufl_trace_get_kernels(t)->n, 1);
     gpufl_trace_close(t);
-    assert_true(logged(dir, "no PM sampling on device 0", "NVreg_RestrictProfilingToAdminUsers"));
+    assert_true(tu_logged(dir, "no PM sampling on device 0", "NVreg_RestrictProfilingToAdminUsers"));
     free(dir);
     tu_rm_rf(log_path);
     free(log_path);

@@ -33,6 +33,7 @@
 #include "fs_util.h"
 #include "gpufl/gpufl.h"
 #include "gpufl/trace.h"
+#include "test_util.h"
 
 // clang-format off
 #define FAKE_FUNCTIONS(X)                                                                          \
@@ -223,12 +224,16 @@ static void deep_runs_pc_sampling_and_sass_metrics(void **state)
     fake_cupti_pcs_state pst;
     assert_true(fake.pc_sampling_state(1, &pst));
     assert_true(pst.enabled);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", gpufl_session_dir());
     gpufl_trace *t = tu_plugin_session_end();
     const gpufl_trace_info *info = gpufl_trace_get_info(t);
     assert_string_equal(tu_trace_text(t, info->engine), "deep");
     assert_int_equal(info->engine_reason, 0);
     assert_int_equal(gpufl_trace_get_sass_metrics(t)->n, 2);
     gpufl_trace_close(t);
+    /* the risk CUPTI brings with both halves on is said as the session starts */
+    assert_true(tu_logged(dir, "deep:", "crashed the program"));
 }
 
 /* A runtime launch on a thread with no context current yet (PyTorch's

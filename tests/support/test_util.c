@@ -158,6 +158,21 @@ size_t tu_count_type(const tu_ndjson *f, const char *type)
     return n;
 }
 
+bool tu_logged(const char *dir, const char *a, const char *b)
+{
+    tu_ndjson sys;
+    if (tu_ndjson_load_channel(dir, "system", &sys) != 0)
+        return false;
+    bool found = false;
+    for (size_t i = 0; i < tu_count_type(&sys, "log"); i++) {
+        const char *m = tu_str(tu_nth_type(&sys, "log", i), "message");
+        if (m && strstr(m, a) && strstr(m, b))
+            found = true;
+    }
+    tu_ndjson_free(&sys);
+    return found;
+}
+
 json_t *tu_nth_type(const tu_ndjson *f, const char *type, size_t i)
 {
     for (size_t k = 0; k < f->n; k++)

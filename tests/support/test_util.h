@@ -52,6 +52,9 @@ size_t tu_count_type(const tu_ndjson *f, const char *type);
 json_t *tu_nth_type(const tu_ndjson *f, const char *type, size_t i);
 /* Sums an integer field over lines of a type (e.g. "dropped", "count"). */
 long long tu_sum_field(const tu_ndjson *f, const char *type, const char *field);
+/* Whether the session in dir logged (system channel) a line holding both a
+ * and b. */
+bool tu_logged(const char *dir, const char *a, const char *b);
 
 /* Threads in this process (entries of /proc/self/task). */
 int tu_thread_count(void);

@@ -515,6 +515,7 @@ static int attach(const gpufl_options *o, char *err, size_t err_len)
         snprintf(err, err_len, "cannot start the CUPTI worker thread");
         return -1;
     }
+    pthread_setname_np(P.worker, "gpufl-cupti"); /* named in gdb, top and /proc */
     P.worker_running = true;
     gfl_engines_start(P.resumed);
     return 0;

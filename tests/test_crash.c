@@ -233,11 +233,8 @@ static void run_case(const char *signame, int sig, bool own)
     snprintf(logs, sizeof logs, "%s/logs", log_path);
     char *dir = tu_session_dir(logs);
     assert_non_null(dir);
-    json_t *session = tu_session_json(dir);
-    assert_string_equal(tu_str(session, "status"), "crashed");
-    json_t *crash = json_object_get(session, "crash");
-    assert_non_null(crash);
-    assert_int_equal(tu_int(crash, "signal"), sig);
+    json_t *crash;
+    json_t *session = tu_crashed_session(dir, sig, &crash);
     assert_string_equal(tu_str(crash, "action"), own ? "handler" : "default");
     child = (pid_t)tu_int(session, "pid");
     assert_int_equal(tu_int(crash, "tid"), child);

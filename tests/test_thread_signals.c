@@ -105,11 +105,8 @@ static void a_fault_on_a_gpufl_thread_is_recorded(void **state)
     free(err);
     char *session_dir = tu_session_dir(dir);
     assert_non_null(session_dir);
-    json_t *session = tu_session_json(session_dir);
-    assert_string_equal(tu_str(session, "status"), "crashed");
-    json_t *crash = json_object_get(session, "crash");
-    assert_non_null(crash);
-    assert_int_equal(tu_int(crash, "signal"), SIGSEGV);
+    json_t *crash;
+    json_t *session = tu_crashed_session(session_dir, SIGSEGV, &crash);
     /* the gpufl thread's, not the main thread's */
     assert_int_not_equal(tu_int(crash, "tid"), tu_int(session, "pid"));
     json_decref(session);

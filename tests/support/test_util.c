@@ -306,6 +306,16 @@ json_t *tu_session_json(const char *dir)
     return j;
 }
 
+json_t *tu_crashed_session(const char *dir, int sig, json_t **crash)
+{
+    json_t *session = tu_session_json(dir);
+    assert_string_equal(tu_str(session, "status"), "crashed");
+    *crash = json_object_get(session, "crash");
+    assert_non_null(*crash);
+    assert_int_equal(tu_int(*crash, "signal"), sig);
+    return session;
+}
+
 long long tu_int(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);

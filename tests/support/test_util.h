@@ -33,6 +33,10 @@ const char *tu_str(json_t *obj, const char *key);
 /* <dir>/session.json parsed (free with json_decref); fails the test when it
  * cannot be read or parsed. */
 json_t *tu_session_json(const char *dir);
+/* The session.json of a session that crashed by sig: fails the test
+ * (cmocka) unless its status is "crashed" and its crash has that signal.
+ * The caller frees it (json_decref); *crash points into it. */
+json_t *tu_crashed_session(const char *dir, int sig, json_t **crash);
 
 /* An NDJSON file read back: every newline-terminated line parsed. */
 typedef struct tu_ndjson {
